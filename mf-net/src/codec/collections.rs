@@ -1,0 +1,119 @@
+use smallvec::{Array, SmallVec};
+
+use super::NetCodec;
+use crate::schema::{hash_name, hash_u64};
+use crate::wire::{DecodeError, NetReader, NetWriter};
+
+const fn container_hash(name: &str, element: u64) -> u64 {
+    hash_u64(hash_name(name), element)
+}
+
+fn encode_slice<T: NetCodec>(items: &[T], w: &mut NetWriter) {
+    w.write_len(items.len());
+    for item in items {
+        item.encode(w);
+    }
+}
+
+impl<T: NetCodec> NetCodec for Vec<T> {
+    const NAME: &'static str = "Vec";
+    const SCHEMA_HASH: u64 = container_hash("Vec", T::SCHEMA_HASH);
+    const MIN_SIZE: usize = 1;
+
+    fn encode(&self, w: &mut NetWriter) {
+        encode_slice(self, w);
+    }
+
+    fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+        let count = r.read_count(T::MIN_SIZE)?;
+        let mut out = Vec::with_capacity(count);
+        for _ in 0..count {
+            out.push(T::decode(r)?);
+        }
+        Ok(out)
+    }
+}
+
+impl<T: NetCodec> NetCodec for Box<[T]> {
+    const NAME: &'static str = "Vec";
+    const SCHEMA_HASH: u64 = <Vec<T> as NetCodec>::SCHEMA_HASH;
+    const MIN_SIZE: usize = 1;
+
+    fn encode(&self, w: &mut NetWriter) {
+        encode_slice(self, w);
+    }
+
+    fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+        Vec::<T>::decode(r).map(Vec::into_boxed_slice)
+    }
+}
+
+impl<A> NetCodec for SmallVec<A>
+where
+    A: Array,
+    A::Item: NetCodec,
+{
+    const NAME: &'static str = "Vec";
+    const SCHEMA_HASH: u64 = <Vec<A::Item> as NetCodec>::SCHEMA_HASH;
+    const MIN_SIZE: usize = 1;
+
+    fn encode(&self, w: &mut NetWriter) {
+        encode_slice(self, w);
+    }
+
+    fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+        let count = r.read_count(<A::Item as NetCodec>::MIN_SIZE)?;
+        let mut out = SmallVec::with_capacity(count);
+        for _ in 0..count {
+            out.push(<A::Item as NetCodec>::decode(r)?);
+        }
+        Ok(out)
+    }
+}
+
+impl<T: NetCodec, const N: usize> NetCodec for [T; N] {
+    const NAME: &'static str = "Array";
+    const SCHEMA_HASH: u64 = hash_u64(container_hash("Array", T::SCHEMA_HASH), N as u64);
+    const MIN_SIZE: usize = T::MIN_SIZE * N;
+
+    fn encode(&self, w: &mut NetWriter) {
+        for item in self {
+            item.encode(w);
+        }
+    }
+
+    fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+        // Decode into an inline SmallVec of exactly N (no heap), then move the array out.
+        let mut items: SmallVec<[T; N]> = SmallVec::new();
+        for _ in 0..N {
+            items.push(T::decode(r)?);
+        }
+        items
+            .into_inner()
+            .map_err(|_| DecodeError::Invalid("array length mismatch"))
+    }
+}
+
+impl<T: NetCodec> NetCodec for Option<T> {
+    const NAME: &'static str = "Option";
+    const SCHEMA_HASH: u64 = container_hash("Option", T::SCHEMA_HASH);
+    const MIN_SIZE: usize = 1;
+
+    fn encode(&self, w: &mut NetWriter) {
+        match self {
+            Some(v) => {
+                w.write_bool(true);
+                v.encode(w);
+            }
+            None => w.write_bool(false),
+        }
+    }
+
+    fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+        if r.read_bool()? {
+            T::decode(r).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+}

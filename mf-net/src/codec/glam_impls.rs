@@ -1,0 +1,38 @@
+use glam::{Quat, Vec2, Vec3, Vec4};
+
+use super::NetCodec;
+use crate::schema::hash_name;
+use crate::wire::{DecodeError, NetReader, NetWriter};
+
+macro_rules! float_vector {
+    ($($ty:ty, $name:literal, $n:literal, $from:path;)*) => {$(
+        impl NetCodec for $ty {
+            const NAME: &'static str = $name;
+            const SCHEMA_HASH: u64 = hash_name($name);
+            const MIN_SIZE: usize = 4 * $n;
+
+            #[inline]
+            fn encode(&self, w: &mut NetWriter) {
+                for c in self.to_array() {
+                    w.write_f32(c);
+                }
+            }
+
+            #[inline]
+            fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+                let mut c = [0.0f32; $n];
+                for slot in &mut c {
+                    *slot = r.read_f32()?;
+                }
+                Ok($from(c))
+            }
+        }
+    )*};
+}
+
+float_vector! {
+    Vec2, "Vec2", 2, Vec2::from_array;
+    Vec3, "Vec3", 3, Vec3::from_array;
+    Vec4, "Vec4", 4, Vec4::from_array;
+    Quat, "Quat", 4, Quat::from_array;
+}

@@ -1,0 +1,84 @@
+//! Typed values on the wire: the [`NetCodec`] trait and its implementations.
+//!
+//! Every codec type has a **stable name** and a **schema hash**, both constants. The schema hash
+//! covers the name and, for composite types, every field's name and schema hash, so two builds
+//! agree on a message's shape exactly when their fingerprints agree.
+//!
+//! | type | encoding |
+//! | --- | --- |
+//! | `bool`, `u8`, `i8` | 1 byte (bool is 0 or 1) |
+//! | `u16`/`i16`, `u32`/`i32`, `u64`/`i64`, `u128`/`i128` | fixed width, little-endian |
+//! | `usize` / `isize` | varint / zig-zag varint (checked against the target's width) |
+//! | `f32` / `f64` | IEEE 754 bits, little-endian |
+//! | `char` | varint of the scalar value (surrogates and values past U+10FFFF refused) |
+//! | `String` | varint UTF-8 byte count + bytes (at most [`MAX_STRING_BYTES`](crate::wire::MAX_STRING_BYTES)) |
+//! | `Vec<T>`, `Box<[T]>`, `SmallVec<[T; N]>` | varint count + elements (count checked against the bytes left before allocating) |
+//! | `[T; N]` | the N elements, no count |
+//! | `Option<T>` | bool, then the value if present |
+//! | tuples up to 6 | the elements in order |
+//! | `glam::{Vec2, Vec3, Vec4, Quat}` (feature `glam`) | 2 / 3 / 4 / 4 × `f32` |
+
+mod collections;
+#[cfg(feature = "glam")]
+mod glam_impls;
+mod primitives;
+mod tuples;
+
+use crate::wire::{DecodeError, NetReader, NetWriter};
+
+/// A value that can travel in an mf-net message.
+///
+/// Implement it with `#[derive(NetCodec)]`; hand-written implementations must keep `decode`
+/// strict (every read checked, no panics) and `encode` infallible.
+///
+/// ```
+/// use mf_net::codec::NetCodec;
+/// use mf_net::wire::{NetReader, NetWriter};
+///
+/// #[derive(NetCodec, Debug, PartialEq)]
+/// struct Chat {
+///     from: String,
+///     text: String,
+/// }
+///
+/// let mut w = NetWriter::new();
+/// Chat { from: "ann".into(), text: "hi".into() }.encode(&mut w);
+/// let mut r = NetReader::new(w.as_slice());
+/// let back = Chat::decode(&mut r).unwrap();
+/// r.finish().unwrap();
+/// assert_eq!(back.text, "hi");
+/// ```
+pub trait NetCodec: Sized {
+    /// The type's stable name, part of every fingerprint that covers it. Generic containers
+    /// name only themselves (`"Vec"`); their parameters enter through [`Self::SCHEMA_HASH`].
+    const NAME: &'static str;
+    /// Hash of the name and the shape (fields, variants, element types). Two types with the
+    /// same schema hash encode the same way.
+    const SCHEMA_HASH: u64;
+    /// The fewest bytes an encoded value can take; used to validate element counts before
+    /// allocating. Zero is allowed (it is treated as one byte when checking counts).
+    const MIN_SIZE: usize = 0;
+
+    /// Appends the value's encoding.
+    fn encode(&self, w: &mut NetWriter);
+
+    /// Reads a value, refusing anything malformed.
+    fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError>;
+}
+
+pub use mf_net_derive::NetCodec;
+
+/// Encodes `value` into a fresh byte vector (convenience for tests and tools; allocates).
+pub fn to_vec<T: NetCodec>(value: &T) -> Vec<u8> {
+    let mut w = NetWriter::new();
+    value.encode(&mut w);
+    w.into_vec()
+}
+
+/// Decodes a whole buffer into one value, refusing trailing bytes.
+pub fn from_slice<T: NetCodec>(bytes: &[u8]) -> Result<T, DecodeError> {
+    let mut r = NetReader::new(bytes);
+    let value = T::decode(&mut r)?;
+    r.finish()?;
+    Ok(value)
+}

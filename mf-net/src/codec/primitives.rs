@@ -1,0 +1,119 @@
+use super::NetCodec;
+use crate::schema::hash_name;
+use crate::wire::{DecodeError, NetReader, NetWriter};
+
+macro_rules! fixed {
+    ($($ty:ty, $name:literal, $size:literal, $write:ident, $read:ident;)*) => {$(
+        impl NetCodec for $ty {
+            const NAME: &'static str = $name;
+            const SCHEMA_HASH: u64 = hash_name($name);
+            const MIN_SIZE: usize = $size;
+
+            #[inline]
+            fn encode(&self, w: &mut NetWriter) {
+                w.$write(*self);
+            }
+
+            #[inline]
+            fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+                r.$read()
+            }
+        }
+    )*};
+}
+
+fixed! {
+    bool, "bool", 1, write_bool, read_bool;
+    u8, "u8", 1, write_u8, read_u8;
+    i8, "i8", 1, write_i8, read_i8;
+    u16, "u16", 2, write_u16, read_u16;
+    i16, "i16", 2, write_i16, read_i16;
+    u32, "u32", 4, write_u32, read_u32;
+    i32, "i32", 4, write_i32, read_i32;
+    u64, "u64", 8, write_u64, read_u64;
+    i64, "i64", 8, write_i64, read_i64;
+    u128, "u128", 16, write_u128, read_u128;
+    i128, "i128", 16, write_i128, read_i128;
+    f32, "f32", 4, write_f32, read_f32;
+    f64, "f64", 8, write_f64, read_f64;
+}
+
+impl NetCodec for usize {
+    const NAME: &'static str = "usize";
+    const SCHEMA_HASH: u64 = hash_name("usize");
+    const MIN_SIZE: usize = 1;
+
+    #[inline]
+    fn encode(&self, w: &mut NetWriter) {
+        w.write_var_u64(*self as u64);
+    }
+
+    #[inline]
+    fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+        usize::try_from(r.read_var_u64()?)
+            .map_err(|_| DecodeError::Invalid("usize out of range on this target"))
+    }
+}
+
+impl NetCodec for isize {
+    const NAME: &'static str = "isize";
+    const SCHEMA_HASH: u64 = hash_name("isize");
+    const MIN_SIZE: usize = 1;
+
+    #[inline]
+    fn encode(&self, w: &mut NetWriter) {
+        w.write_var_i64(*self as i64);
+    }
+
+    #[inline]
+    fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+        isize::try_from(r.read_var_i64()?)
+            .map_err(|_| DecodeError::Invalid("isize out of range on this target"))
+    }
+}
+
+impl NetCodec for char {
+    const NAME: &'static str = "char";
+    const SCHEMA_HASH: u64 = hash_name("char");
+    const MIN_SIZE: usize = 1;
+
+    #[inline]
+    fn encode(&self, w: &mut NetWriter) {
+        w.write_var_u32(u32::from(*self));
+    }
+
+    #[inline]
+    fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+        char::from_u32(r.read_var_u32()?)
+            .ok_or(DecodeError::Invalid("char is not a Unicode scalar value"))
+    }
+}
+
+impl NetCodec for String {
+    const NAME: &'static str = "String";
+    const SCHEMA_HASH: u64 = hash_name("String");
+    const MIN_SIZE: usize = 1;
+
+    #[inline]
+    fn encode(&self, w: &mut NetWriter) {
+        w.write_str(self);
+    }
+
+    #[inline]
+    fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+        r.read_str().map(str::to_owned)
+    }
+}
+
+impl NetCodec for () {
+    const NAME: &'static str = "()";
+    const SCHEMA_HASH: u64 = hash_name("()");
+
+    #[inline]
+    fn encode(&self, _: &mut NetWriter) {}
+
+    #[inline]
+    fn decode(_: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+        Ok(())
+    }
+}

@@ -1,0 +1,34 @@
+use super::NetCodec;
+use crate::schema::{hash_name, hash_u64};
+use crate::wire::{DecodeError, NetReader, NetWriter};
+
+macro_rules! tuple {
+    ($($name:ident)+) => {
+        impl<$($name: NetCodec),+> NetCodec for ($($name,)+) {
+            const NAME: &'static str = "Tuple";
+            const SCHEMA_HASH: u64 = {
+                let h = hash_name("Tuple");
+                $(let h = hash_u64(h, $name::SCHEMA_HASH);)+
+                h
+            };
+            const MIN_SIZE: usize = 0 $(+ $name::MIN_SIZE)+;
+
+            #[allow(non_snake_case)]
+            fn encode(&self, w: &mut NetWriter) {
+                let ($($name,)+) = self;
+                $($name.encode(w);)+
+            }
+
+            fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+                Ok(($($name::decode(r)?,)+))
+            }
+        }
+    };
+}
+
+tuple!(A);
+tuple!(A B);
+tuple!(A B C);
+tuple!(A B C D);
+tuple!(A B C D E);
+tuple!(A B C D E F);

@@ -1,0 +1,39 @@
+//! mf-net: typed messages, server-authoritative replication and RPCs for multiplayer games.
+//!
+//! The core is sans-IO: nothing here reads a clock, sleeps, spawns a thread or opens a socket.
+//! Time is passed in and packets move through a [`Transport`](transport::Transport), so a
+//! server and many clients can run in one test, frame by frame, with the same result every run.
+//!
+//! Layers, bottom to top:
+//!
+//! - [`wire`]: [`NetWriter`](wire::NetWriter) / [`NetReader`](wire::NetReader), the strict
+//!   byte format;
+//! - [`codec`]: [`NetCodec`](codec::NetCodec), typed values with stable schema hashes, and
+//!   `#[derive(NetCodec)]`;
+//! - [`transport`]: the [`Transport`](transport::Transport) trait, in-process loopback and a
+//!   seeded bad-network simulator;
+//! - [`bus`]: [`MessageRegistry`](bus::MessageRegistry) and [`MessageBus`](bus::MessageBus),
+//!   typed messages with a 7-byte header, dispatch, peers, events and stats.
+
+pub mod codec;
+pub mod schema;
+pub mod transport;
+pub mod wire;
+
+pub use mf_net_derive::NetCodec;
+
+/// The names most programs need.
+pub mod prelude {
+    pub use crate::codec::NetCodec;
+    pub use crate::transport::{Channel, DisconnectReason, PeerId, Transport};
+    pub use crate::wire::{DecodeError, NetReader, NetWriter};
+}
+
+/// What macro-generated code calls. Not a public API: it changes without notice.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::codec::NetCodec;
+    pub use crate::schema::{hash_name, hash_str, hash_u64, strip_crate};
+    pub use crate::wire::{DecodeError, NetReader, NetWriter};
+    pub use core::result::Result;
+}

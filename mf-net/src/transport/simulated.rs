@@ -1,0 +1,1 @@
+//! Bad-network decorator (placeholder).

@@ -1,0 +1,202 @@
+use super::{zigzag32, zigzag64};
+
+/// A growable, reusable byte buffer that encodes values in mf-net's wire format.
+///
+/// [`clear`](Self::clear) keeps the capacity, so a writer reused every frame stops allocating
+/// once it has grown to the largest message it carries.
+#[derive(Debug, Default, Clone)]
+pub struct NetWriter {
+    buf: Vec<u8>,
+}
+
+impl NetWriter {
+    /// An empty writer; it allocates on the first write.
+    pub const fn new() -> Self {
+        Self { buf: Vec::new() }
+    }
+
+    /// An empty writer with room for `capacity` bytes.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self { buf: Vec::with_capacity(capacity) }
+    }
+
+    /// Forgets the contents but keeps the allocation.
+    #[inline]
+    pub fn clear(&mut self) {
+        self.buf.clear();
+    }
+
+    /// The bytes written so far.
+    #[inline]
+    pub fn as_slice(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// Number of bytes written so far.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Whether nothing has been written since the last [`clear`](Self::clear).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// Bytes the writer can hold without growing.
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+
+    /// Drops everything after the first `len` bytes (used to roll back a partial entry).
+    #[inline]
+    pub fn truncate(&mut self, len: usize) {
+        self.buf.truncate(len);
+    }
+
+    /// Overwrites already written bytes at `pos` (used to patch lengths and counts).
+    ///
+    /// # Panics
+    /// If `pos + bytes.len()` is past what was written: that is a bug in the caller, never a
+    /// consequence of network input.
+    #[inline]
+    pub fn patch(&mut self, pos: usize, bytes: &[u8]) {
+        self.buf[pos..pos + bytes.len()].copy_from_slice(bytes);
+    }
+
+    /// Takes the bytes out, leaving the writer empty.
+    pub fn into_vec(self) -> Vec<u8> {
+        self.buf
+    }
+
+    /// Appends raw bytes (no length prefix).
+    #[inline]
+    pub fn write_bytes(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Writes one byte.
+    #[inline]
+    pub fn write_u8(&mut self, v: u8) {
+        self.buf.push(v);
+    }
+
+    /// Writes a signed byte.
+    #[inline]
+    pub fn write_i8(&mut self, v: i8) {
+        self.buf.push(v as u8);
+    }
+
+    /// Writes `false` as 0 and `true` as 1.
+    #[inline]
+    pub fn write_bool(&mut self, v: bool) {
+        self.buf.push(u8::from(v));
+    }
+
+    /// Writes 2 bytes, little-endian.
+    #[inline]
+    pub fn write_u16(&mut self, v: u16) {
+        self.write_bytes(&v.to_le_bytes());
+    }
+
+    /// Writes 2 bytes, little-endian.
+    #[inline]
+    pub fn write_i16(&mut self, v: i16) {
+        self.write_bytes(&v.to_le_bytes());
+    }
+
+    /// Writes 4 bytes, little-endian.
+    #[inline]
+    pub fn write_u32(&mut self, v: u32) {
+        self.write_bytes(&v.to_le_bytes());
+    }
+
+    /// Writes 4 bytes, little-endian.
+    #[inline]
+    pub fn write_i32(&mut self, v: i32) {
+        self.write_bytes(&v.to_le_bytes());
+    }
+
+    /// Writes 8 bytes, little-endian.
+    #[inline]
+    pub fn write_u64(&mut self, v: u64) {
+        self.write_bytes(&v.to_le_bytes());
+    }
+
+    /// Writes 8 bytes, little-endian.
+    #[inline]
+    pub fn write_i64(&mut self, v: i64) {
+        self.write_bytes(&v.to_le_bytes());
+    }
+
+    /// Writes 16 bytes, little-endian.
+    #[inline]
+    pub fn write_u128(&mut self, v: u128) {
+        self.write_bytes(&v.to_le_bytes());
+    }
+
+    /// Writes 16 bytes, little-endian.
+    #[inline]
+    pub fn write_i128(&mut self, v: i128) {
+        self.write_bytes(&v.to_le_bytes());
+    }
+
+    /// Writes the IEEE 754 bits, 4 bytes little-endian.
+    #[inline]
+    pub fn write_f32(&mut self, v: f32) {
+        self.write_u32(v.to_bits());
+    }
+
+    /// Writes the IEEE 754 bits, 8 bytes little-endian.
+    #[inline]
+    pub fn write_f64(&mut self, v: f64) {
+        self.write_u64(v.to_bits());
+    }
+
+    /// Writes a LEB128 varint: 1 to 5 bytes.
+    #[inline]
+    pub fn write_var_u32(&mut self, v: u32) {
+        self.write_var_u64(u64::from(v));
+    }
+
+    /// Writes a LEB128 varint: 1 to 10 bytes.
+    #[inline]
+    pub fn write_var_u64(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.buf.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.buf.push(v as u8);
+    }
+
+    /// Writes a zig-zag varint: 1 to 5 bytes, small magnitudes short.
+    #[inline]
+    pub fn write_var_i32(&mut self, v: i32) {
+        self.write_var_u32(zigzag32(v));
+    }
+
+    /// Writes a zig-zag varint: 1 to 10 bytes, small magnitudes short.
+    #[inline]
+    pub fn write_var_i64(&mut self, v: i64) {
+        self.write_var_u64(zigzag64(v));
+    }
+
+    /// Writes a length (or element count) as a varint.
+    ///
+    /// # Panics
+    /// If `len` does not fit in a `u32`: no message may carry 4 GiB.
+    #[inline]
+    pub fn write_len(&mut self, len: usize) {
+        let len = u32::try_from(len).expect("mf-net lengths and counts must fit in a u32");
+        self.write_var_u32(len);
+    }
+
+    /// Writes a string as its varint UTF-8 byte count followed by the bytes.
+    #[inline]
+    pub fn write_str(&mut self, s: &str) {
+        self.write_len(s.len());
+        self.write_bytes(s.as_bytes());
+    }
+}
