@@ -15,6 +15,7 @@
 //! - [`bus`]: [`MessageRegistry`](bus::MessageRegistry) and [`MessageBus`](bus::MessageBus),
 //!   typed messages with a 7-byte header, dispatch, peers, events and stats.
 
+pub mod bus;
 pub mod codec;
 pub mod schema;
 pub mod transport;

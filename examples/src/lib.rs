@@ -1,0 +1,1 @@
+//! Runnable mf-net demos: see the `[[example]]` entries (`cargo run --example chat`).

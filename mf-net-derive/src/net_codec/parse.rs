@@ -1,0 +1,74 @@
+//! Step 1: darling receivers for `#[derive(NetCodec)]` and its `#[net(..)]` options.
+
+use darling::ast::{Data, Fields};
+use darling::util::Flag;
+use darling::{FromDeriveInput, FromField, FromVariant};
+use quote::format_ident;
+use syn::ext::IdentExt;
+use syn::{Generics, Ident, Index, LitStr, Member, Type};
+
+/// The item: a struct or an enum with its options.
+#[derive(FromDeriveInput)]
+#[darling(attributes(net), supports(struct_any, enum_any))]
+pub(crate) struct NetCodecInput {
+    pub(crate) ident: Ident,
+    pub(crate) generics: Generics,
+    pub(crate) data: Data<NetCodecVariant, NetCodecField>,
+    /// `#[net(name = "..")]`: the stable name, replacing the module path and type name.
+    #[darling(with = crate::attr::string)]
+    pub(crate) name: Option<LitStr>,
+}
+
+/// An enum variant. It has no options of its own; `#[net(..)]` on it is refused.
+#[derive(FromVariant)]
+#[darling(attributes(net))]
+pub(crate) struct NetCodecVariant {
+    pub(crate) ident: Ident,
+    pub(crate) fields: Fields<NetCodecField>,
+}
+
+/// A field of a struct or of an enum variant.
+#[derive(FromField)]
+#[darling(attributes(net))]
+pub(crate) struct NetCodecField {
+    pub(crate) ident: Option<Ident>,
+    pub(crate) ty: Type,
+    /// `#[net(skip)]`: not sent, decoded as `Default::default()`, not in the schema hash.
+    #[darling(with = crate::attr::flag)]
+    pub(crate) skip: Flag,
+}
+
+impl NetCodecVariant {
+    /// The variant name as it enters the schema hash (without `r#`).
+    pub(crate) fn schema_name(&self) -> String {
+        self.ident.unraw().to_string()
+    }
+}
+
+impl NetCodecField {
+    /// Whether the field is on the wire.
+    pub(crate) fn is_sent(&self) -> bool {
+        !self.skip.is_present()
+    }
+
+    /// How to name the field in an access or a struct expression: `name` or `0`.
+    pub(crate) fn member(&self, index: usize) -> Member {
+        match &self.ident {
+            Some(ident) => Member::Named(ident.clone()),
+            None => Member::Unnamed(Index::from(index)),
+        }
+    }
+
+    /// The field name as it enters the schema hash: the name without `r#`, or the index.
+    pub(crate) fn schema_name(&self, index: usize) -> String {
+        match &self.ident {
+            Some(ident) => ident.unraw().to_string(),
+            None => index.to_string(),
+        }
+    }
+
+    /// A hygienic local name for the field when an enum variant is destructured.
+    pub(crate) fn binding(index: usize) -> Ident {
+        format_ident!("__f{}", index)
+    }
+}

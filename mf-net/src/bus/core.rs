@@ -1,0 +1,292 @@
+use std::collections::VecDeque;
+use std::fmt;
+
+use tracing::{debug, info, trace, warn};
+
+use super::events::{BusEvent, BusStats, DropReason};
+use super::header::MessageHeader;
+use super::registry::{MessageRegistry, RegistryError};
+use crate::codec::NetCodec;
+use crate::transport::{Channel, DisconnectReason, PeerId, SendError, Transport};
+use crate::wire::NetWriter;
+
+/// Events kept for the game before the oldest are discarded (and counted in
+/// [`BusStats::events_lost`]).
+pub const MAX_QUEUED_EVENTS: usize = 1024;
+
+/// Which end of the connection a bus is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Accepts clients and checks their fingerprints.
+    Server,
+    /// Talks to one server.
+    Client,
+}
+
+/// Why [`BusCore::send`] failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BusSendError {
+    /// The message type is not in the registry (a programming error, caught before sending).
+    NotRegistered(&'static str),
+    /// The transport refused the packet; a [`BusEvent::SendFailed`] was raised and counted.
+    Transport(SendError),
+}
+
+impl fmt::Display for BusSendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BusSendError::NotRegistered(name) => {
+                fmt::Display::fmt(&RegistryError::NotRegistered(name), f)
+            }
+            BusSendError::Transport(e) => write!(f, "send failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for BusSendError {}
+
+impl From<SendError> for BusSendError {
+    fn from(e: SendError) -> Self {
+        BusSendError::Transport(e)
+    }
+}
+
+/// Everything a [`MessageBus`](super::MessageBus) does except subscribing and polling: sending,
+/// peers, events, stats. Message handlers receive it so they can answer while dispatching.
+pub struct BusCore<T> {
+    pub(super) transport: T,
+    pub(super) registry: MessageRegistry,
+    pub(super) role: Role,
+    writer: NetWriter,
+    pub(super) recv: Vec<u8>,
+    peers: Vec<PeerId>,
+    events: VecDeque<BusEvent>,
+    pub(super) stats: BusStats,
+    tick: u32,
+    log_packets: bool,
+}
+
+impl<T: Transport> BusCore<T> {
+    pub(super) fn new(transport: T, registry: MessageRegistry, role: Role) -> Self {
+        Self {
+            transport,
+            registry,
+            role,
+            writer: NetWriter::with_capacity(1500),
+            recv: Vec::with_capacity(1500),
+            peers: Vec::new(),
+            events: VecDeque::with_capacity(64),
+            stats: BusStats::default(),
+            tick: 0,
+            log_packets: false,
+        }
+    }
+
+    /// Whether this bus is a server or a client.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// The registry both ends share.
+    pub fn registry(&self) -> &MessageRegistry {
+        &self.registry
+    }
+
+    /// The connected peers (on a client: the server, once connected).
+    pub fn peers(&self) -> &[PeerId] {
+        &self.peers
+    }
+
+    /// Whether `peer` is connected.
+    pub fn is_connected(&self, peer: PeerId) -> bool {
+        self.peers.contains(&peer)
+    }
+
+    /// The tick written into outgoing headers.
+    pub fn tick(&self) -> u32 {
+        self.tick
+    }
+
+    /// Sets the tick written into outgoing headers.
+    pub fn set_tick(&mut self, tick: u32) {
+        self.tick = tick;
+    }
+
+    /// Logs every message sent and received at `trace` level (off by default).
+    pub fn set_log_packets(&mut self, on: bool) {
+        self.log_packets = on;
+    }
+
+    /// Counters since the bus was created.
+    pub fn stats(&self) -> &BusStats {
+        &self.stats
+    }
+
+    /// The transport underneath.
+    pub fn transport(&self) -> &T {
+        &self.transport
+    }
+
+    /// The transport underneath, mutably (for example to advance its time).
+    pub fn transport_mut(&mut self) -> &mut T {
+        &mut self.transport
+    }
+
+    /// Takes the oldest pending event.
+    pub fn next_event(&mut self) -> Option<BusEvent> {
+        self.events.pop_front()
+    }
+
+    /// Sends `message` to `peer`. A transport failure raises [`BusEvent::SendFailed`], is
+    /// counted and logged, and is returned; it never panics.
+    pub fn send<M: NetCodec + 'static>(
+        &mut self,
+        peer: PeerId,
+        message: &M,
+        channel: Channel,
+    ) -> Result<(), BusSendError> {
+        let id = self.id_of::<M>()?;
+        self.encode(id, |w| message.encode(w));
+        self.send_encoded(peer, id, channel).map_err(BusSendError::Transport)
+    }
+
+    /// Sends `message` to every connected peer but `except`; returns how many accepted it.
+    pub fn broadcast<M: NetCodec + 'static>(
+        &mut self,
+        message: &M,
+        channel: Channel,
+        except: Option<PeerId>,
+    ) -> Result<usize, BusSendError> {
+        let id = self.id_of::<M>()?;
+        self.encode(id, |w| message.encode(w));
+        Ok(self.broadcast_encoded(id, channel, except))
+    }
+
+    /// Sends a message whose payload `encode` writes, under a raw id (used by the replication
+    /// layer for its reserved ids, and by generated RPC senders that encode arguments in place).
+    pub fn send_with(
+        &mut self,
+        peer: PeerId,
+        id: u16,
+        channel: Channel,
+        encode: impl FnOnce(&mut NetWriter),
+    ) -> Result<(), SendError> {
+        self.encode(id, encode);
+        self.send_encoded(peer, id, channel)
+    }
+
+    /// Broadcasts a message whose payload `encode` writes once; returns how many peers accepted.
+    pub fn broadcast_with(
+        &mut self,
+        id: u16,
+        channel: Channel,
+        except: Option<PeerId>,
+        encode: impl FnOnce(&mut NetWriter),
+    ) -> usize {
+        self.encode(id, encode);
+        self.broadcast_encoded(id, channel, except)
+    }
+
+    /// Disconnects `peer` with `reason`; the peer leaves the list and a
+    /// [`BusEvent::PeerDisconnected`] is raised locally.
+    pub fn disconnect(&mut self, peer: PeerId, reason: DisconnectReason) {
+        if let Some(i) = self.peers.iter().position(|p| *p == peer) {
+            self.peers.swap_remove(i);
+            info!(%peer, %reason, "disconnecting peer");
+            self.transport.disconnect(peer, reason);
+            self.push_event(BusEvent::PeerDisconnected { peer, reason });
+        }
+    }
+
+    /// Pushes queued packets onto the wire (call once per frame, after sending).
+    pub fn flush(&mut self) {
+        self.transport.flush();
+    }
+
+    fn id_of<M: NetCodec + 'static>(&self) -> Result<u16, BusSendError> {
+        self.registry.id_of::<M>().ok_or(BusSendError::NotRegistered(M::NAME))
+    }
+
+    fn encode(&mut self, id: u16, encode: impl FnOnce(&mut NetWriter)) {
+        self.writer.clear();
+        MessageHeader { version: self.registry.protocol_version(), id, tick: self.tick }
+            .write(&mut self.writer);
+        encode(&mut self.writer);
+    }
+
+    fn send_encoded(&mut self, peer: PeerId, id: u16, channel: Channel) -> Result<(), SendError> {
+        let len = self.writer.len();
+        match self.transport.send(peer, channel, self.writer.as_slice()) {
+            Ok(()) => {
+                self.stats.messages_sent += 1;
+                self.stats.bytes_sent += len as u64;
+                if self.log_packets {
+                    trace!(%peer, id, len, ?channel, "sent message");
+                }
+                Ok(())
+            }
+            Err(error) => {
+                self.stats.send_failures += 1;
+                warn!(%peer, id, %error, "send failed");
+                self.push_event(BusEvent::SendFailed { peer, message_id: id, error });
+                Err(error)
+            }
+        }
+    }
+
+    fn broadcast_encoded(&mut self, id: u16, channel: Channel, except: Option<PeerId>) -> usize {
+        let mut accepted = 0;
+        for i in 0..self.peers.len() {
+            let peer = self.peers[i];
+            if Some(peer) != except && self.send_encoded(peer, id, channel).is_ok() {
+                accepted += 1;
+            }
+        }
+        accepted
+    }
+
+    pub(super) fn push_event(&mut self, event: BusEvent) {
+        if self.events.len() >= MAX_QUEUED_EVENTS {
+            self.events.pop_front();
+            self.stats.events_lost += 1;
+        }
+        self.events.push_back(event);
+    }
+
+    pub(super) fn on_connected(&mut self, peer: PeerId, connect_data: u32) {
+        let expected = self.registry.fingerprint();
+        if self.role == Role::Server && connect_data != expected {
+            let reason = DisconnectReason::ProtocolMismatch;
+            warn!(%peer, got = connect_data, expected, "refusing peer: fingerprint mismatch");
+            self.stats.peers_refused += 1;
+            self.transport.disconnect(peer, reason);
+            self.push_event(BusEvent::PeerRefused { peer, reason });
+            return;
+        }
+        info!(%peer, "peer connected");
+        if !self.peers.contains(&peer) {
+            self.peers.push(peer);
+        }
+        self.push_event(BusEvent::PeerConnected(peer));
+    }
+
+    pub(super) fn on_disconnected(&mut self, peer: PeerId, reason: DisconnectReason) {
+        info!(%peer, %reason, "peer disconnected");
+        if let Some(i) = self.peers.iter().position(|p| *p == peer) {
+            self.peers.swap_remove(i);
+        }
+        self.push_event(BusEvent::PeerDisconnected { peer, reason });
+    }
+
+    pub(super) fn drop_packet(&mut self, peer: PeerId, message_id: Option<u16>, reason: DropReason) {
+        match reason {
+            DropReason::ProtocolMismatch => self.stats.dropped_protocol_mismatch += 1,
+            DropReason::UnknownId => self.stats.dropped_unknown_id += 1,
+            DropReason::Malformed(_) => self.stats.dropped_malformed += 1,
+            DropReason::NoHandler => self.stats.dropped_no_handler += 1,
+        }
+        debug!(%peer, ?message_id, %reason, "dropped message");
+        self.push_event(BusEvent::MessageDropped { peer, message_id, reason });
+    }
+}

@@ -1,0 +1,114 @@
+//! A private pool of packet buffers shared by the in-process transports.
+//!
+//! Packets are copied into `Vec<u8>`s taken from the pool and given back once the receiver has
+//! seen them, so after a warm-up the steady state allocates nothing: every buffer has grown to
+//! the sizes it carries and the free list has grown to the number of packets in flight.
+//!
+//! The pool is single-threaded on purpose (the reference engine measured a flaky test when its
+//! buffers came from a process-wide pool that other threads could drain).
+
+/// Free buffers, reused last-in first-out (the warmest buffer first).
+#[derive(Debug)]
+pub(crate) struct PacketPool {
+    free: Vec<Vec<u8>>,
+    max_pooled: usize,
+}
+
+impl PacketPool {
+    /// How many free buffers a pool keeps by default; buffers given back past that are freed.
+    pub(crate) const DEFAULT_MAX_POOLED: usize = 4096;
+
+    /// An empty pool keeping at most [`DEFAULT_MAX_POOLED`](Self::DEFAULT_MAX_POOLED) buffers.
+    pub(crate) const fn new() -> Self {
+        Self {
+            free: Vec::new(),
+            max_pooled: Self::DEFAULT_MAX_POOLED,
+        }
+    }
+
+    /// A buffer holding a copy of `data`, reusing a pooled buffer when there is one.
+    pub(crate) fn take(&mut self, data: &[u8]) -> Vec<u8> {
+        let mut buf = self.free.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(data);
+        buf
+    }
+
+    /// Gives a buffer back for reuse. Buffers past the pool's limit are freed.
+    pub(crate) fn give(&mut self, buf: Vec<u8>) {
+        if self.free.len() < self.max_pooled && buf.capacity() > 0 {
+            self.free.push(buf);
+        }
+    }
+
+    /// Makes sure at least `buffers` free buffers of at least `bytes` capacity each are pooled
+    /// (capped by the pool's limit), so that a later burst allocates nothing.
+    pub(crate) fn reserve(&mut self, buffers: usize, bytes: usize) {
+        let buffers = buffers.min(self.max_pooled);
+        let bytes = bytes.max(1);
+        for buf in &mut self.free {
+            if buf.capacity() < bytes {
+                buf.reserve(bytes);
+            }
+        }
+        if self.free.len() < buffers {
+            self.free.reserve(buffers - self.free.len());
+            while self.free.len() < buffers {
+                self.free.push(Vec::with_capacity(bytes));
+            }
+        }
+    }
+
+    /// How many free buffers are pooled.
+    pub(crate) fn len(&self) -> usize {
+        self.free.len()
+    }
+}
+
+impl Default for PacketPool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reuses_buffers() {
+        let mut pool = PacketPool::new();
+        let a = pool.take(b"hello");
+        assert_eq!(a, b"hello");
+        let ptr = a.as_ptr();
+        pool.give(a);
+        assert_eq!(pool.len(), 1);
+        let b = pool.take(b"hey");
+        assert_eq!(b, b"hey");
+        assert_eq!(b.as_ptr(), ptr, "the pooled buffer is reused");
+        assert_eq!(pool.len(), 0);
+    }
+
+    #[test]
+    fn keeps_at_most_its_limit() {
+        let mut pool = PacketPool {
+            free: Vec::new(),
+            max_pooled: 2,
+        };
+        for _ in 0..5 {
+            pool.give(vec![1, 2, 3]);
+        }
+        assert_eq!(pool.len(), 2);
+        pool.give(Vec::new());
+        assert_eq!(pool.len(), 2);
+    }
+
+    #[test]
+    fn reserve_prefills() {
+        let mut pool = PacketPool::new();
+        pool.give(Vec::with_capacity(1));
+        pool.reserve(3, 64);
+        assert_eq!(pool.len(), 3);
+        assert!(pool.free.iter().all(|b| b.capacity() >= 64));
+    }
+}
