@@ -1,1 +1,3 @@
-//! placeholder
+//! Integration tests for mf-net: shared helpers for the test binaries in `tests/`.
+
+pub mod alloc_counter;

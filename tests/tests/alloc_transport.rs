@@ -1,0 +1,122 @@
+//! Zero allocations in steady state: loopback send + flush + poll, and the same through the
+//! bad-network simulator, counted by the thread-local counting allocator.
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
+use mf_net::transport::simulated::{NetworkConditions, SimulatedTransport};
+use mf_net::transport::{Channel, PeerId, Transport, TransportEvent};
+use mf_net_tests::alloc_counter;
+
+const CLIENTS: usize = 8;
+
+/// One round: every client sends on both channels, the server echoes everything, the clients
+/// read the echoes. Returns how many echoes the clients read.
+fn round<S: Transport, C: Transport>(server: &mut S, clients: &mut [C], dt: Duration) -> usize {
+    let reliable = [7u8; 32];
+    let unreliable = [9u8; 200];
+    for client in clients.iter_mut() {
+        client.advance(dt);
+        // Some clients of the simulated test are not connected yet during warm-up.
+        let _ = client.send(PeerId::SERVER, Channel::Reliable, &reliable);
+        let _ = client.send(PeerId::SERVER, Channel::Unreliable, &unreliable);
+        client.flush();
+    }
+    server.advance(dt);
+    while let Some(event) = server.poll_event() {
+        if let TransportEvent::Received {
+            peer,
+            channel,
+            data,
+        } = event
+        {
+            let mut echo = [0u8; 256];
+            let len = data.len().min(echo.len());
+            echo[..len].copy_from_slice(&data[..len]);
+            let _ = server.send(peer, channel, &echo[..len]);
+        }
+    }
+    server.flush();
+    let mut echoes = 0;
+    for client in clients.iter_mut() {
+        while let Some(event) = client.poll_event() {
+            if let TransportEvent::Received { data, .. } = event {
+                assert!(data[0] == 7 || data[0] == 9);
+                echoes += 1;
+            }
+        }
+    }
+    echoes
+}
+
+fn connect_all(network: &LoopbackNetwork) -> (LoopbackTransport, Vec<LoopbackTransport>) {
+    let server = network.listen("alloc", CLIENTS).unwrap();
+    let clients = (0..CLIENTS)
+        .map(|i| network.connect("alloc", i as u32))
+        .collect();
+    (server, clients)
+}
+
+#[test]
+fn loopback_rounds_allocate_nothing() {
+    let network = LoopbackNetwork::new();
+    let (mut server, mut clients) = connect_all(&network);
+    for _ in 0..100 {
+        round(&mut server, &mut clients, Duration::ZERO);
+    }
+    let echoes = alloc_counter::assert_no_alloc("1000 loopback rounds", || {
+        let mut echoes = 0;
+        for _ in 0..1000 {
+            echoes += round(&mut server, &mut clients, Duration::ZERO);
+        }
+        echoes
+    });
+    assert_eq!(echoes, 1000 * CLIENTS * 2);
+    // The clients' first round was refused: their Connected events were polled after it.
+    assert_eq!(server.stats().packets_received, 1099 * CLIENTS as u64 * 2);
+}
+
+#[test]
+fn simulated_rounds_allocate_nothing() {
+    let network = LoopbackNetwork::new();
+    let (server, clients) = connect_all(&network);
+    let conditions = NetworkConditions {
+        loss: 0.1,
+        duplication: 0.1,
+        latency: Duration::from_millis(50),
+        jitter: Duration::from_millis(30),
+        reorder: 0.1,
+    };
+    let mut server = SimulatedTransport::new(server, conditions, 1);
+    let mut clients: Vec<_> = clients
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| SimulatedTransport::new(c, conditions, 100 + i as u64))
+        .collect();
+    // Jitter and loss make the number of packets in flight wander, and every new peak would
+    // take one more pooled buffer: reserve headroom for the peaks (a real game sizes this from
+    // its send rate and latency), then warm up.
+    network.reserve_buffers(512, 256);
+    server.reserve(256, 256);
+    for client in &mut clients {
+        client.reserve(64, 256);
+    }
+    let frame = Duration::from_millis(16);
+    for _ in 0..300 {
+        round(&mut server, &mut clients, frame);
+    }
+    let echoes = alloc_counter::assert_no_alloc("1000 simulated rounds", || {
+        let mut echoes = 0;
+        for _ in 0..1000 {
+            echoes += round(&mut server, &mut clients, frame);
+        }
+        echoes
+    });
+    // Reliable echoes all arrive (1000 per client, give or take those in flight); unreliable
+    // ones are lost on the way there and back and sometimes doubled.
+    assert!(echoes > 1000 * CLIENTS, "{echoes}");
+    assert!(server.simulation_stats().dropped > 0);
+    assert!(server.simulation_stats().duplicated > 0);
+}
