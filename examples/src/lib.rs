@@ -1,1 +1,19 @@
-//! Runnable mf-net demos: see the `[[example]]` entries (`cargo run --example chat`).
+//! Runnable mf-net demos (see the `[[example]]` entries: `cargo run --example chat`).
+//!
+//! This crate also compiles and runs every Rust block of the book (`book/src`) as a doctest, so
+//! the tutorial cannot drift from the code.
+
+macro_rules! book_chapters {
+    ($($name:ident => $file:literal),* $(,)?) => {$(
+        #[doc = include_str!(concat!("../../book/src/", $file))]
+        #[cfg(doctest)]
+        pub struct $name;
+    )*};
+}
+
+book_chapters! {
+    BookIntroduction => "introduction.md",
+    BookMessages => "messages.md",
+    BookTransports => "transports.md",
+    BookWireFormat => "wire-format.md",
+}

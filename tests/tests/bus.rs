@@ -1,5 +1,7 @@
 //! Message bus over loopback: typed dispatch, drops, fingerprints, broadcast, send failures.
 
+#![allow(clippy::unwrap_used)]
+
 use mf_net::bus::{
     BusEvent, BusSendError, DropReason, MessageBus, MessageRegistry, RegistryError,
     FIRST_RESERVED_ID,
@@ -207,6 +209,7 @@ fn random_garbage_never_panics_the_bus() {
     let mut log = Log::default();
     let mut raw = raw_client(&net, "garbage");
     server.poll(&mut log);
+    while raw.poll_event().is_some() {}
     let mut rng = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = || {
         rng ^= rng << 13;
