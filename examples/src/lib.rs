@@ -3,6 +3,8 @@
 //! This crate also compiles and runs every Rust block of the book (`book/src`) as a doctest, so
 //! the tutorial cannot drift from the code.
 
+pub mod chat;
+
 macro_rules! book_chapters {
     ($($name:ident => $file:literal),* $(,)?) => {$(
         #[doc = include_str!(concat!("../../book/src/", $file))]

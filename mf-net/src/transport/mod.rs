@@ -4,7 +4,10 @@
 //! [`Transport::advance`]. Implementations here are in-process ([`loopback`]) or decorate
 //! another transport ([`simulated`]); `mf-net-enet` provides real UDP.
 
+pub mod address;
 pub mod loopback;
+mod pool;
+pub mod selector;
 pub mod simulated;
 mod types;
 
