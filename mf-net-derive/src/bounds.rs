@@ -6,43 +6,58 @@
 
 use std::collections::BTreeSet;
 
-use proc_macro2::{TokenStream, TokenTree};
+use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::{Generics, Ident, Type, WherePredicate};
 
 /// The names of `generics`' type parameters that occur in `ty`.
 ///
-/// The search is over tokens: every identifier in `ty` (inside `<..>`, tuples, arrays, ...)
-/// that is not the tail of a `::` path is compared with the parameter names. That can only
-/// over-approximate (add a bound nothing needed), never miss a use.
+/// The search is over tokens (see [`occurrences`]), so it can only over-approximate (add a
+/// bound nothing needed), never miss a use.
 pub(crate) fn type_params_in<'g>(generics: &'g Generics, ty: &Type) -> BTreeSet<&'g Ident> {
     let params: Vec<&Ident> = generics.type_params().map(|p| &p.ident).collect();
-    let mut found = BTreeSet::new();
-    if !params.is_empty() {
-        scan(ty.to_token_stream(), &params, &mut found);
+    if params.is_empty() {
+        return BTreeSet::new();
     }
+    occurrences(ty, &params)
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// Every place where one of `names` occurs in `ty`, with the span of that occurrence.
+///
+/// Every identifier in `ty` (inside `<..>`, tuples, arrays, ...) that is not the tail of a
+/// `::` path is compared with `names`, so `T` in `Vec<T>` counts but `a::T` does not.
+pub(crate) fn occurrences<'n>(ty: &Type, names: &[&'n Ident]) -> Vec<(&'n Ident, Span)> {
+    let mut found = Vec::new();
+    scan(ty.to_token_stream(), names, &mut found);
     found
 }
 
-fn scan<'g>(tokens: TokenStream, params: &[&'g Ident], found: &mut BTreeSet<&'g Ident>) {
-    // Whether the previous two tokens were `::`, so that `a::T` does not count as a use of `T`.
+fn scan<'n>(tokens: TokenStream, names: &[&'n Ident], found: &mut Vec<(&'n Ident, Span)>) {
+    // How many `:` came just before, so that `a::T` does not count as a use of `T`.
     let mut colons = 0u8;
     for tree in tokens {
         match tree {
             TokenTree::Group(group) => {
-                scan(group.stream(), params, found);
+                scan(group.stream(), names, found);
                 colons = 0;
             }
             TokenTree::Ident(ident) => {
                 if colons < 2 {
-                    if let Some(param) = params.iter().find(|p| **p == &ident) {
-                        found.insert(*param);
+                    if let Some(name) = names.iter().find(|n| **n == &ident) {
+                        found.push((*name, ident.span()));
                     }
                 }
                 colons = 0;
             }
             TokenTree::Punct(punct) => {
-                colons = if punct.as_char() == ':' { colons + 1 } else { 0 };
+                colons = if punct.as_char() == ':' {
+                    colons.saturating_add(1)
+                } else {
+                    0
+                };
             }
             TokenTree::Literal(_) => colons = 0,
         }

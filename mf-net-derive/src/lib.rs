@@ -34,5 +34,5 @@ mod runtime;
 #[proc_macro_derive(NetCodec, attributes(net))]
 pub fn derive_net_codec(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    diagnostics::into_tokens(net_codec::derive(&input)).into()
+    net_codec::derive(&input).into()
 }

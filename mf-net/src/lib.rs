@@ -33,6 +33,7 @@ pub mod prelude {
 /// What macro-generated code calls. Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::codec::skipped::SkippedField;
     pub use crate::codec::NetCodec;
     pub use crate::schema::{hash_name, hash_str, hash_u64, strip_crate};
     pub use crate::wire::{DecodeError, NetReader, NetWriter};

@@ -3,9 +3,8 @@
 use darling::ast::{Data, Fields};
 use darling::util::Flag;
 use darling::{FromDeriveInput, FromField, FromVariant};
-use quote::format_ident;
 use syn::ext::IdentExt;
-use syn::{Generics, Ident, Index, LitStr, Member, Type};
+use syn::{Attribute, Generics, Ident, Index, LitStr, Member, Type};
 
 /// The item: a struct or an enum with its options.
 #[derive(FromDeriveInput)]
@@ -15,16 +14,21 @@ pub(crate) struct NetCodecInput {
     pub(crate) generics: Generics,
     pub(crate) data: Data<NetCodecVariant, NetCodecField>,
     /// `#[net(name = "..")]`: the stable name, replacing the module path and type name.
-    #[darling(with = crate::attr::string)]
+    #[darling(with = |m| crate::attr::string("net", "game::Chat", m))]
     pub(crate) name: Option<LitStr>,
 }
 
-/// An enum variant. It has no options of its own; `#[net(..)]` on it is refused.
+/// An enum variant.
+///
+/// Variants have no options yet, so their `#[net(..)]` attributes are forwarded raw and refused
+/// by [`check`](super::check) with a message that points to `#[net(skip)]` on fields. When a
+/// variant option is added, switch to `#[darling(attributes(net))]` and declare it here.
 #[derive(FromVariant)]
-#[darling(attributes(net))]
+#[darling(forward_attrs(net))]
 pub(crate) struct NetCodecVariant {
     pub(crate) ident: Ident,
     pub(crate) fields: Fields<NetCodecField>,
+    pub(crate) attrs: Vec<Attribute>,
 }
 
 /// A field of a struct or of an enum variant.
@@ -34,7 +38,7 @@ pub(crate) struct NetCodecField {
     pub(crate) ident: Option<Ident>,
     pub(crate) ty: Type,
     /// `#[net(skip)]`: not sent, decoded as `Default::default()`, not in the schema hash.
-    #[darling(with = crate::attr::flag)]
+    #[darling(with = |m| crate::attr::flag("net", m))]
     pub(crate) skip: Flag,
 }
 
@@ -65,10 +69,5 @@ impl NetCodecField {
             Some(ident) => ident.unraw().to_string(),
             None => index.to_string(),
         }
-    }
-
-    /// A hygienic local name for the field when an enum variant is destructured.
-    pub(crate) fn binding(index: usize) -> Ident {
-        format_ident!("__f{}", index)
     }
 }

@@ -8,6 +8,19 @@ const fn container_hash(name: &str, element: u64) -> u64 {
     hash_u64(hash_name(name), element)
 }
 
+/// Most bytes a decoder reserves up front for a collection's elements.
+///
+/// A count is already checked against the bytes left (`count * MIN_SIZE`), but an element can
+/// be much larger in memory than its smallest encoding (`Option<[u8; 1024]>` takes 1 byte when
+/// `None`), so a hostile count could still reserve far more than the packet could fill. Past
+/// this cap the collection grows as elements actually decode.
+const MAX_PREALLOC_BYTES: usize = 1 << 20;
+
+/// `count`, capped so that the reservation stays under [`MAX_PREALLOC_BYTES`].
+fn cautious_capacity<T>(count: usize) -> usize {
+    count.min(MAX_PREALLOC_BYTES / size_of::<T>().max(1))
+}
+
 fn encode_slice<T: NetCodec>(items: &[T], w: &mut NetWriter) {
     w.write_len(items.len());
     for item in items {
@@ -26,7 +39,7 @@ impl<T: NetCodec> NetCodec for Vec<T> {
 
     fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
         let count = r.read_count(T::MIN_SIZE)?;
-        let mut out = Vec::with_capacity(count);
+        let mut out = Vec::with_capacity(cautious_capacity::<T>(count));
         for _ in 0..count {
             out.push(T::decode(r)?);
         }
@@ -63,7 +76,7 @@ where
 
     fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
         let count = r.read_count(<A::Item as NetCodec>::MIN_SIZE)?;
-        let mut out = SmallVec::with_capacity(count);
+        let mut out = SmallVec::with_capacity(cautious_capacity::<A::Item>(count));
         for _ in 0..count {
             out.push(<A::Item as NetCodec>::decode(r)?);
         }

@@ -22,6 +22,7 @@ mod collections;
 #[cfg(feature = "glam")]
 mod glam_impls;
 mod primitives;
+pub(crate) mod skipped;
 mod tuples;
 
 use crate::wire::{DecodeError, NetReader, NetWriter};
@@ -48,6 +49,13 @@ use crate::wire::{DecodeError, NetReader, NetWriter};
 /// r.finish().unwrap();
 /// assert_eq!(back.text, "hi");
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be sent by mf-net: it does not implement `NetCodec`",
+    label = "not a `NetCodec` type",
+    note = "derive it with `#[derive(NetCodec)]`, implement `NetCodec` by hand, or use a type that \
+            has it (`String` for `&str`, `Vec<T>` for other collections)",
+    note = "a struct field that need not be sent can be left out with `#[net(skip)]`"
+)]
 pub trait NetCodec: Sized {
     /// The type's stable name, part of every fingerprint that covers it. Generic containers
     /// name only themselves (`"Vec"`); their parameters enter through [`Self::SCHEMA_HASH`].
@@ -57,6 +65,10 @@ pub trait NetCodec: Sized {
     const SCHEMA_HASH: u64;
     /// The fewest bytes an encoded value can take; used to validate element counts before
     /// allocating. Zero is allowed (it is treated as one byte when checking counts).
+    ///
+    /// Because of that, a collection of a type whose encoding can be empty (`()`, a unit
+    /// struct, a struct whose fields are all `#[net(skip)]`) decodes only if no more elements
+    /// are claimed than bytes follow the count; send a count field instead of such a list.
     const MIN_SIZE: usize = 0;
 
     /// Appends the value's encoding.

@@ -1,0 +1,332 @@
+//! Step 3: the `NetCodec` impl.
+//!
+//! - Every use of a field's type goes through `<FieldTy as NetCodec>::..` spanned at the
+//!   field's type, so a field whose type is not a codec is reported by rustc at that type.
+//! - Every runtime item is named through `::mf_net::__private`.
+//! - Local variables (`__w`, `__r`, `__h`, `__f0`..) have mixed-site hygiene, so no user item
+//!   with the same name (a `const __w`, say) can capture them.
+
+use std::collections::BTreeSet;
+
+use darling::ast::{Data, Fields};
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{DeriveInput, Ident, Type};
+
+use super::parse::{NetCodecField, NetCodecInput, NetCodecVariant};
+use crate::bounds;
+use crate::runtime;
+
+/// Names shared by every piece of one expansion.
+struct Ctx {
+    /// `::mf_net::__private`.
+    p: TokenStream,
+    /// The writer parameter of `encode`.
+    w: Ident,
+    /// The reader parameter of `decode`.
+    r: Ident,
+    /// The running hash in `SCHEMA_HASH`.
+    h: Ident,
+}
+
+impl Ctx {
+    fn new() -> Self {
+        Self {
+            p: runtime::private(),
+            w: local("__w"),
+            r: local("__r"),
+            h: local("__h"),
+        }
+    }
+
+    /// `<FieldTy as NetCodec>::item`, spanned at the field's type so that a missing impl is
+    /// reported there.
+    fn codec_item(&self, ty: &Type, item: &str) -> TokenStream {
+        let p = &self.p;
+        let item = Ident::new(item, ty.span());
+        quote_spanned!(ty.span()=> <#ty as #p::NetCodec>::#item)
+    }
+
+    /// `Default::default()` for a skipped field, spanned at its type; through `SkippedField`
+    /// so that a type without `Default` is reported with a message about `#[net(skip)]`.
+    fn skipped_value(&self, ty: &Type) -> TokenStream {
+        let p = &self.p;
+        let call = quote_spanned!(ty.span()=> <#ty as #p::SkippedField>::skipped);
+        quote!(#call())
+    }
+}
+
+/// A local variable name that user code cannot capture or shadow.
+fn local(name: &str) -> Ident {
+    Ident::new(name, Span::mixed_site())
+}
+
+/// The local bound to field `index` when an enum variant is destructured.
+fn field_binding(index: usize) -> Ident {
+    format_ident!("__f{}", index, span = Span::mixed_site())
+}
+
+/// The whole expansion: one `impl NetCodec` wrapped in an anonymous const.
+pub(crate) fn impl_net_codec(input: &NetCodecInput) -> TokenStream {
+    let cx = Ctx::new();
+    let Ctx { p, w, r, h } = &cx;
+    let ident = &input.ident;
+    let generics = inferred_generics(input, p);
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+
+    let name = match &input.name {
+        Some(name) => quote!(#name),
+        None => {
+            let type_name = ident.to_string();
+            let type_name = type_name.strip_prefix("r#").unwrap_or(&type_name);
+            quote! {
+                #p::strip_crate(::core::concat!(::core::module_path!(), "::", #type_name))
+            }
+        }
+    };
+
+    let (schema_hash, min_size, encode, decode) = match &input.data {
+        Data::Struct(fields) => (
+            hash_fields(&cx, fields),
+            struct_min_size(&cx, fields),
+            encode_struct(&cx, fields),
+            decode_struct(&cx, fields),
+        ),
+        Data::Enum(variants) => (
+            hash_variants(&cx, variants),
+            quote!(1),
+            encode_enum(&cx, variants),
+            decode_enum(&cx, variants),
+        ),
+    };
+
+    quote! {
+        #[doc(hidden)]
+        #[allow(unused_qualifications, clippy::all)]
+        const _: () = {
+            #[automatically_derived]
+            impl #impl_generics #p::NetCodec for #ident #ty_generics #where_clause {
+                const NAME: &'static str = #name;
+
+                const SCHEMA_HASH: u64 = {
+                    let #h = #p::hash_name(<Self as #p::NetCodec>::NAME);
+                    #schema_hash
+                    #h
+                };
+
+                const MIN_SIZE: usize = #min_size;
+
+                #[inline]
+                fn encode(&self, #w: &mut #p::NetWriter) {
+                    #encode
+                }
+
+                #[inline]
+                fn decode(
+                    #r: &mut #p::NetReader<'_>,
+                ) -> #p::Result<Self, #p::DecodeError> {
+                    #decode
+                }
+            }
+        };
+    }
+}
+
+/// An impl with no behaviour, emitted next to the errors of a declaration that has mistakes:
+/// the build fails on those errors anyway, and uses of the type elsewhere then compile instead
+/// of adding "`NetCodec` is not implemented" errors that would hide the real ones.
+pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
+    let p = runtime::private();
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    quote! {
+        #[doc(hidden)]
+        #[allow(unused_qualifications, clippy::all)]
+        const _: () = {
+            #[automatically_derived]
+            impl #impl_generics #p::NetCodec for #ident #ty_generics #where_clause {
+                const NAME: &'static str = "";
+                const SCHEMA_HASH: u64 = 0;
+
+                fn encode(&self, _: &mut #p::NetWriter) {}
+
+                fn decode(
+                    _: &mut #p::NetReader<'_>,
+                ) -> #p::Result<Self, #p::DecodeError> {
+                    #p::Result::Err(#p::DecodeError::Invalid("NetCodec derive failed"))
+                }
+            }
+        };
+    }
+}
+
+/// Every field of the item, across all variants.
+fn all_fields(input: &NetCodecInput) -> Vec<&NetCodecField> {
+    match &input.data {
+        Data::Struct(fields) => fields.iter().collect(),
+        Data::Enum(variants) => variants.iter().flat_map(|v| v.fields.iter()).collect(),
+    }
+}
+
+/// The item's generics plus `T: NetCodec` for each type parameter a sent field mentions, and
+/// `FieldTy: SkippedField` (that is, `Default`) for each skipped field whose type mentions a
+/// type parameter.
+fn inferred_generics(input: &NetCodecInput, p: &TokenStream) -> syn::Generics {
+    let fields = all_fields(input);
+    let codec_params: BTreeSet<&Ident> = fields
+        .iter()
+        .filter(|f| f.is_sent())
+        .flat_map(|f| bounds::type_params_in(&input.generics, &f.ty))
+        .collect();
+    let default_types: Vec<&Type> = fields
+        .iter()
+        .filter(|f| !f.is_sent() && !bounds::type_params_in(&input.generics, &f.ty).is_empty())
+        .map(|f| &f.ty)
+        .collect();
+    let generics = bounds::with_param_bounds(&input.generics, codec_params, &quote!(#p::NetCodec));
+    bounds::with_type_bounds(&generics, default_types, &quote!(#p::SkippedField))
+}
+
+/// The sent fields with their declaration index (the index names tuple fields).
+fn sent(fields: &Fields<NetCodecField>) -> impl Iterator<Item = (usize, &NetCodecField)> {
+    fields.iter().enumerate().filter(|(_, f)| f.is_sent())
+}
+
+/// Statements folding the sent fields' names and schema hashes into the running hash.
+fn hash_fields(cx: &Ctx, fields: &Fields<NetCodecField>) -> TokenStream {
+    let Ctx { p, h, .. } = cx;
+    let steps = sent(fields).map(|(i, f)| {
+        let name = f.schema_name(i);
+        let hash = cx.codec_item(&f.ty, "SCHEMA_HASH");
+        quote! {
+            let #h = #p::hash_str(#h, #name);
+            let #h = #p::hash_u64(#h, #hash);
+        }
+    });
+    quote!(#(#steps)*)
+}
+
+/// Statements folding each variant's name, then its fields, into the running hash.
+fn hash_variants(cx: &Ctx, variants: &[NetCodecVariant]) -> TokenStream {
+    let Ctx { p, h, .. } = cx;
+    let steps = variants.iter().map(|v| {
+        let name = v.schema_name();
+        let fields = hash_fields(cx, &v.fields);
+        quote! {
+            let #h = #p::hash_str(#h, #name);
+            #fields
+        }
+    });
+    quote!(#(#steps)*)
+}
+
+/// The sum of the sent fields' minimum sizes.
+fn struct_min_size(cx: &Ctx, fields: &Fields<NetCodecField>) -> TokenStream {
+    let sizes: Vec<TokenStream> = sent(fields)
+        .map(|(_, f)| cx.codec_item(&f.ty, "MIN_SIZE"))
+        .collect();
+    if sizes.is_empty() {
+        quote!(0)
+    } else {
+        quote!(#(#sizes)+*)
+    }
+}
+
+/// Encodes `self.field` for each sent field, in declaration order.
+fn encode_struct(cx: &Ctx, fields: &Fields<NetCodecField>) -> TokenStream {
+    let w = &cx.w;
+    let steps = sent(fields).map(|(i, f)| {
+        let member = f.member(i);
+        let encode = cx.codec_item(&f.ty, "encode");
+        quote!(#encode(&self.#member, #w);)
+    });
+    quote!(#(#steps)*)
+}
+
+/// `Path { field: decoded or default, .. }` in declaration order, so reads happen in the
+/// order the fields were written. Braces with `0:`-style members work for every shape.
+fn construct(cx: &Ctx, path: TokenStream, fields: &Fields<NetCodecField>) -> TokenStream {
+    let r = &cx.r;
+    let inits = fields.iter().enumerate().map(|(i, f)| {
+        let member = f.member(i);
+        let value = if f.is_sent() {
+            let decode = cx.codec_item(&f.ty, "decode");
+            quote!(#decode(#r)?)
+        } else {
+            cx.skipped_value(&f.ty)
+        };
+        quote!(#member: #value)
+    });
+    quote!(#path { #(#inits,)* })
+}
+
+fn decode_struct(cx: &Ctx, fields: &Fields<NetCodecField>) -> TokenStream {
+    let p = &cx.p;
+    let value = construct(cx, quote!(Self), fields);
+    quote!(#p::Result::Ok(#value))
+}
+
+/// `match self`, one arm per variant: the index as a varint, then the sent fields.
+fn encode_enum(cx: &Ctx, variants: &[NetCodecVariant]) -> TokenStream {
+    let Ctx { p, w, .. } = cx;
+    if variants.is_empty() {
+        return quote!(match *self {});
+    }
+    let arms = variants.iter().enumerate().map(|(index, v)| {
+        let ident = &v.ident;
+        let index = variant_index(index);
+        let bindings = sent(&v.fields).map(|(i, f)| {
+            let member = f.member(i);
+            let binding = field_binding(i);
+            quote!(#member: #binding)
+        });
+        let encodes = sent(&v.fields).map(|(i, f)| {
+            let binding = field_binding(i);
+            let encode = cx.codec_item(&f.ty, "encode");
+            quote!(#encode(#binding, #w);)
+        });
+        quote! {
+            Self::#ident { #(#bindings,)* .. } => {
+                #p::NetWriter::write_var_u32(#w, #index);
+                #(#encodes)*
+            }
+        }
+    });
+    quote! {
+        match self {
+            #(#arms)*
+        }
+    }
+}
+
+/// Reads the variant index, then that variant's fields; an unknown index is invalid.
+fn decode_enum(cx: &Ctx, variants: &[NetCodecVariant]) -> TokenStream {
+    let Ctx { p, r, .. } = cx;
+    let unknown = quote! {
+        #p::Result::Err(#p::DecodeError::Invalid("unknown enum variant"))
+    };
+    if variants.is_empty() {
+        return quote! {
+            let _ = #r;
+            #unknown
+        };
+    }
+    let arms = variants.iter().enumerate().map(|(index, v)| {
+        let ident = &v.ident;
+        let index = variant_index(index);
+        let value = construct(cx, quote!(Self::#ident), &v.fields);
+        quote!(#index => #p::Result::Ok(#value),)
+    });
+    quote! {
+        match #p::NetReader::read_var_u32(#r)? {
+            #(#arms)*
+            _ => #unknown,
+        }
+    }
+}
+
+fn variant_index(index: usize) -> Literal {
+    // More than u32::MAX variants cannot be declared; saturate rather than panic.
+    Literal::u32_suffixed(u32::try_from(index).unwrap_or(u32::MAX))
+}

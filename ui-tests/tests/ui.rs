@@ -1,0 +1,8 @@
+//! Runs the trybuild cases under `tests/ui/`.
+
+#[test]
+fn net_codec() {
+    let t = trybuild::TestCases::new();
+    t.pass("tests/ui/net_codec/pass/*.rs");
+    t.compile_fail("tests/ui/net_codec/*.rs");
+}
