@@ -45,13 +45,18 @@ fn thousand_loopback_rounds_allocate_nothing() {
         .subscribe(|bus, ctx, input: &Input, c: &mut Counters| {
             c.inputs += 1;
             c.last_seq = input.seq;
-            let reply = State { seq: input.seq, position: (1.0, 2.0, 3.0), health: Some(100) };
+            let reply = State {
+                seq: input.seq,
+                position: (1.0, 2.0, 3.0),
+                health: Some(100),
+            };
             bus.send(ctx.sender, &reply, Channel::Unreliable).unwrap();
         })
         .unwrap();
     let mut clients: Vec<(MessageBus<LoopbackTransport, Counters>, Counters)> = (0..2)
         .map(|_| {
-            let mut c = MessageBus::client(net.connect("alloc", registry().fingerprint()), registry());
+            let mut c =
+                MessageBus::client(net.connect("alloc", registry().fingerprint()), registry());
             c.subscribe(|_, _, s: &State, c: &mut Counters| {
                 c.states += 1;
                 c.last_seq = s.seq;
@@ -62,25 +67,36 @@ fn thousand_loopback_rounds_allocate_nothing() {
         .collect();
     let mut counters = Counters::default();
 
-    let round = |seq: u32,
-                     server: &mut MessageBus<LoopbackTransport, Counters>,
-                     counters: &mut Counters,
-                     clients: &mut [(MessageBus<LoopbackTransport, Counters>, Counters)]| {
-        for (client, _) in clients.iter_mut() {
-            let input = Input { seq, axes: [0.5, -0.5], fire: seq % 2 == 0 };
-            client.send(PeerId::SERVER, &input, Channel::Reliable).unwrap();
-            client.flush();
-        }
-        server.poll(counters);
-        let tick = State { seq, position: (0.0, 0.0, 0.0), health: None };
-        server.broadcast(&tick, Channel::Unreliable, None).unwrap();
-        server.flush();
-        for (client, c) in clients.iter_mut() {
-            client.poll(c);
-            while client.next_event().is_some() {}
-        }
-        while server.next_event().is_some() {}
-    };
+    let round =
+        |seq: u32,
+         server: &mut MessageBus<LoopbackTransport, Counters>,
+         counters: &mut Counters,
+         clients: &mut [(MessageBus<LoopbackTransport, Counters>, Counters)]| {
+            for (client, _) in clients.iter_mut() {
+                let input = Input {
+                    seq,
+                    axes: [0.5, -0.5],
+                    fire: seq % 2 == 0,
+                };
+                client
+                    .send(PeerId::SERVER, &input, Channel::Reliable)
+                    .unwrap();
+                client.flush();
+            }
+            server.poll(counters);
+            let tick = State {
+                seq,
+                position: (0.0, 0.0, 0.0),
+                health: None,
+            };
+            server.broadcast(&tick, Channel::Unreliable, None).unwrap();
+            server.flush();
+            for (client, c) in clients.iter_mut() {
+                client.poll(c);
+                while client.next_event().is_some() {}
+            }
+            while server.next_event().is_some() {}
+        };
 
     // Connect, then warm up: buffers and queues reach their steady sizes.
     for _ in 0..3 {

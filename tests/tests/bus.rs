@@ -83,26 +83,53 @@ fn typed_dispatch_reaches_handlers_with_state_and_handlers_can_answer() {
     server
         .subscribe(|bus, ctx, chat: &Chat, log: &mut Log| {
             log.chats.push((ctx.sender, chat.text.clone()));
-            let echo = Chat { text: format!("echo: {}", chat.text) };
-            bus.broadcast(&echo, Channel::Reliable, Some(ctx.sender)).unwrap();
+            let echo = Chat {
+                text: format!("echo: {}", chat.text),
+            };
+            bus.broadcast(&echo, Channel::Reliable, Some(ctx.sender))
+                .unwrap();
         })
         .unwrap();
-    server.subscribe(|_, _, m: &Move, log: &mut Log| log.moves.push(*m)).unwrap();
+    server
+        .subscribe(|_, _, m: &Move, log: &mut Log| log.moves.push(*m))
+        .unwrap();
     // A second handler on the same type runs too.
-    server.subscribe(|_, _, m: &Move, log: &mut Log| log.moves.push(Move { dx: -m.dx, dy: -m.dy })).unwrap();
+    server
+        .subscribe(|_, _, m: &Move, log: &mut Log| {
+            log.moves.push(Move {
+                dx: -m.dx,
+                dy: -m.dy,
+            })
+        })
+        .unwrap();
 
     assert_eq!(server.peers().len(), 2);
     let first = server.peers()[0];
     let (c0, _) = &mut clients[0];
     c0.set_tick(42);
-    c0.send(PeerId::SERVER, &Chat { text: "hi".into() }, Channel::Reliable).unwrap();
-    c0.send(PeerId::SERVER, &Move { dx: 1, dy: 2 }, Channel::Unreliable).unwrap();
+    c0.send(
+        PeerId::SERVER,
+        &Chat { text: "hi".into() },
+        Channel::Reliable,
+    )
+    .unwrap();
+    c0.send(PeerId::SERVER, &Move { dx: 1, dy: 2 }, Channel::Unreliable)
+        .unwrap();
     pump(&mut server, &mut log, &mut clients);
 
     assert_eq!(log.chats, vec![(first, "hi".to_string())]);
-    assert_eq!(log.moves, vec![Move { dx: 1, dy: 2 }, Move { dx: -1, dy: -2 }]);
-    assert!(clients[0].1.chats.is_empty(), "the sender is excepted from the echo");
-    assert_eq!(clients[1].1.chats, vec![(PeerId::SERVER, "echo: hi".to_string())]);
+    assert_eq!(
+        log.moves,
+        vec![Move { dx: 1, dy: 2 }, Move { dx: -1, dy: -2 }]
+    );
+    assert!(
+        clients[0].1.chats.is_empty(),
+        "the sender is excepted from the echo"
+    );
+    assert_eq!(
+        clients[1].1.chats,
+        vec![(PeerId::SERVER, "echo: hi".to_string())]
+    );
     assert_eq!(server.stats().messages_dispatched, 2);
     assert_eq!(server.stats().dropped(), 0);
 }
@@ -111,12 +138,16 @@ fn typed_dispatch_reaches_handlers_with_state_and_handlers_can_answer() {
 fn broadcast_with_except_counts_accepting_peers() {
     let (_net, mut server, mut log, mut clients) = setup("broadcast", 3);
     let skip = server.peers()[1];
-    let n = server.broadcast(&Chat { text: "all".into() }, Channel::Reliable, Some(skip)).unwrap();
+    let n = server
+        .broadcast(&Chat { text: "all".into() }, Channel::Reliable, Some(skip))
+        .unwrap();
     assert_eq!(n, 2);
     pump(&mut server, &mut log, &mut clients);
     let got: Vec<usize> = clients.iter().map(|(_, l)| l.chats.len()).collect();
     assert_eq!(got.iter().sum::<usize>(), 2);
-    let n = server.broadcast(&Chat { text: "all".into() }, Channel::Reliable, None).unwrap();
+    let n = server
+        .broadcast(&Chat { text: "all".into() }, Channel::Reliable, None)
+        .unwrap();
     assert_eq!(n, 3);
 }
 
@@ -127,7 +158,9 @@ fn header_is_seven_bytes_little_endian_then_payload() {
     let mut client = Client::client(net.connect("header", registry().fingerprint()), registry());
     client.poll(&mut Log::default());
     client.set_tick(0x0403_0201);
-    client.send(PeerId::SERVER, &Move { dx: 1, dy: -1 }, Channel::Reliable).unwrap();
+    client
+        .send(PeerId::SERVER, &Move { dx: 1, dy: -1 }, Channel::Reliable)
+        .unwrap();
     client.flush();
     let mut packets = Vec::new();
     while let Some(ev) = raw_server.poll_event() {
@@ -139,7 +172,9 @@ fn header_is_seven_bytes_little_endian_then_payload() {
     assert_eq!(move_id, 1);
     assert_eq!(
         packets,
-        vec![vec![3, 1, 0, 0x01, 0x02, 0x03, 0x04, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]]
+        vec![vec![
+            3, 1, 0, 0x01, 0x02, 0x03, 0x04, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff
+        ]]
     );
 }
 
@@ -152,7 +187,9 @@ fn raw_client(net: &LoopbackNetwork, name: &str) -> LoopbackTransport {
 fn malformed_unknown_and_unhandled_packets_are_dropped_and_counted() {
     let net = LoopbackNetwork::new();
     let mut server = Server::server(net.listen("hostile", 4).unwrap(), registry());
-    server.subscribe(|_, _, m: &Move, log: &mut Log| log.moves.push(*m)).unwrap();
+    server
+        .subscribe(|_, _, m: &Move, log: &mut Log| log.moves.push(*m))
+        .unwrap();
     let mut log = Log::default();
     let mut raw = raw_client(&net, "hostile");
     server.poll(&mut log);
@@ -164,11 +201,23 @@ fn malformed_unknown_and_unhandled_packets_are_dropped_and_counted() {
     let unhandled_id = registry().id_of::<Unhandled>().unwrap() as u8;
     let cases: Vec<(Vec<u8>, DropReason)> = vec![
         (vec![3, 1], DropReason::Malformed(DecodeError::EndOfStream)),
-        (vec![9, move_id, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0], DropReason::ProtocolMismatch),
+        (
+            vec![9, move_id, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0],
+            DropReason::ProtocolMismatch,
+        ),
         (vec![3, 0xff, 0x0e, 0, 0, 0, 0], DropReason::UnknownId),
-        (vec![3, unhandled_id, 0, 0, 0, 0, 0, 7], DropReason::NoHandler),
-        (vec![3, chat_id, 0, 0, 0, 0, 0, 5, b'a'], DropReason::NoHandler),
-        (vec![3, move_id, 0, 0, 0, 0, 0, 1, 0], DropReason::Malformed(DecodeError::EndOfStream)),
+        (
+            vec![3, unhandled_id, 0, 0, 0, 0, 0, 7],
+            DropReason::NoHandler,
+        ),
+        (
+            vec![3, chat_id, 0, 0, 0, 0, 0, 5, b'a'],
+            DropReason::NoHandler,
+        ),
+        (
+            vec![3, move_id, 0, 0, 0, 0, 0, 1, 0],
+            DropReason::Malformed(DecodeError::EndOfStream),
+        ),
         (
             vec![3, move_id, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 99],
             DropReason::Malformed(DecodeError::Invalid("trailing bytes after the message")),
@@ -178,8 +227,12 @@ fn malformed_unknown_and_unhandled_packets_are_dropped_and_counted() {
         raw.send(PeerId::SERVER, Channel::Reliable, bytes).unwrap();
     }
     // And one valid message after all of that.
-    raw.send(PeerId::SERVER, Channel::Reliable, &[3, move_id, 0, 0, 0, 0, 0, 5, 0, 0, 0, 6, 0, 0, 0])
-        .unwrap();
+    raw.send(
+        PeerId::SERVER,
+        Channel::Reliable,
+        &[3, move_id, 0, 0, 0, 0, 0, 5, 0, 0, 0, 6, 0, 0, 0],
+    )
+    .unwrap();
     raw.flush();
     server.poll(&mut log);
 
@@ -204,8 +257,12 @@ fn malformed_unknown_and_unhandled_packets_are_dropped_and_counted() {
 fn random_garbage_never_panics_the_bus() {
     let net = LoopbackNetwork::new();
     let mut server = Server::server(net.listen("garbage", 4).unwrap(), registry());
-    server.subscribe(|_, _, c: &Chat, log: &mut Log| log.chats.push((PeerId(0), c.text.clone()))).unwrap();
-    server.subscribe(|_, _, m: &Move, log: &mut Log| log.moves.push(*m)).unwrap();
+    server
+        .subscribe(|_, _, c: &Chat, log: &mut Log| log.chats.push((PeerId(0), c.text.clone())))
+        .unwrap();
+    server
+        .subscribe(|_, _, m: &Move, log: &mut Log| log.moves.push(*m))
+        .unwrap();
     let mut log = Log::default();
     let mut raw = raw_client(&net, "garbage");
     server.poll(&mut log);
@@ -225,7 +282,8 @@ fn random_garbage_never_panics_the_bus() {
             bytes[1] = (next() % 3) as u8;
             bytes[2] = 0;
         }
-        raw.send(PeerId::SERVER, Channel::Unreliable, &bytes).unwrap();
+        raw.send(PeerId::SERVER, Channel::Unreliable, &bytes)
+            .unwrap();
         raw.flush();
         server.poll(&mut log);
     }
@@ -255,7 +313,10 @@ fn fingerprint_mismatch_is_refused_on_both_ends() {
     assert_eq!(server.stats().peers_refused, 1);
     assert!(matches!(
         drain(&mut server).as_slice(),
-        [BusEvent::PeerRefused { reason: DisconnectReason::ProtocolMismatch, .. }]
+        [BusEvent::PeerRefused {
+            reason: DisconnectReason::ProtocolMismatch,
+            ..
+        }]
     ));
     let client_events = drain(&mut client);
     assert!(
@@ -280,17 +341,25 @@ fn protocol_version_is_part_of_the_fingerprint() {
 #[test]
 fn sending_to_an_unknown_peer_fails_cleanly_and_is_counted() {
     let (_net, mut server, _log, _clients) = setup("unknown-peer", 1);
-    let err = server.send(PeerId(999), &Chat { text: "x".into() }, Channel::Reliable).unwrap_err();
+    let err = server
+        .send(PeerId(999), &Chat { text: "x".into() }, Channel::Reliable)
+        .unwrap_err();
     assert_eq!(err, BusSendError::Transport(SendError::UnknownPeer));
     assert_eq!(server.stats().send_failures, 1);
     assert!(drain(&mut server).iter().any(|e| matches!(
         e,
-        BusEvent::SendFailed { peer: PeerId(999), error: SendError::UnknownPeer, .. }
+        BusEvent::SendFailed {
+            peer: PeerId(999),
+            error: SendError::UnknownPeer,
+            ..
+        }
     )));
 
     #[derive(NetCodec)]
     struct NeverRegistered;
-    let err = server.send(PeerId(2), &NeverRegistered, Channel::Reliable).unwrap_err();
+    let err = server
+        .send(PeerId(2), &NeverRegistered, Channel::Reliable)
+        .unwrap_err();
     assert!(matches!(err, BusSendError::NotRegistered(_)));
 }
 
@@ -302,14 +371,19 @@ fn disconnects_reach_the_bus_and_leave_the_peer_list() {
     server.disconnect(kicked, DisconnectReason::Kicked);
     assert_eq!(
         drain(&mut server),
-        vec![BusEvent::PeerDisconnected { peer: kicked, reason: DisconnectReason::Kicked }]
+        vec![BusEvent::PeerDisconnected {
+            peer: kicked,
+            reason: DisconnectReason::Kicked
+        }]
     );
     pump(&mut server, &mut log, &mut clients);
     let reasons: Vec<Vec<BusEvent>> = clients.iter_mut().map(|(c, _)| drain(c)).collect();
-    assert!(reasons.iter().any(|evs| evs.contains(&BusEvent::PeerDisconnected {
-        peer: PeerId::SERVER,
-        reason: DisconnectReason::Kicked
-    })));
+    assert!(reasons
+        .iter()
+        .any(|evs| evs.contains(&BusEvent::PeerDisconnected {
+            peer: PeerId::SERVER,
+            reason: DisconnectReason::Kicked
+        })));
     assert_eq!(server.peers().len(), 1);
     // The other client leaves on its own: the server sees it.
     let (leaving, _) = clients.remove(1);
@@ -323,8 +397,14 @@ fn registry_ids_are_checked() {
     let mut r = MessageRegistry::new(1);
     assert_eq!(r.register_with_id::<Move>(10), Ok(10));
     assert_eq!(r.register::<Chat>(), Ok(0));
-    assert!(matches!(r.register::<Chat>(), Err(RegistryError::AlreadyRegistered { id: 0, .. })));
-    assert!(matches!(r.register_with_id::<Unhandled>(10), Err(RegistryError::IdTaken { id: 10, .. })));
+    assert!(matches!(
+        r.register::<Chat>(),
+        Err(RegistryError::AlreadyRegistered { id: 0, .. })
+    ));
+    assert!(matches!(
+        r.register_with_id::<Unhandled>(10),
+        Err(RegistryError::IdTaken { id: 10, .. })
+    ));
     assert_eq!(
         r.register_with_id::<Unhandled>(FIRST_RESERVED_ID),
         Err(RegistryError::IdOutOfRange(FIRST_RESERVED_ID))

@@ -185,5 +185,3 @@ pub(super) fn host_addr(arg: &str) -> Option<SocketAddr> {
     }
     arg.parse().ok()
 }
-
-

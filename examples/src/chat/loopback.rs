@@ -36,14 +36,18 @@ pub(super) fn demo() -> ExitCode {
         .subscribe(|bus, ctx, join: &Join, room: &mut Room| {
             println!("[server] {} joined as {}", ctx.sender, join.name);
             room.names.insert(ctx.sender, join.name.clone());
-            let line = Line { text: format!("* {} joined", join.name) };
+            let line = Line {
+                text: format!("* {} joined", join.name),
+            };
             let _ = bus.broadcast(&line, Channel::Reliable, Some(ctx.sender));
         })
         .and_then(|()| {
             server.subscribe(|bus, ctx, say: &Say, room: &mut Room| {
                 let from = room.names.get(&ctx.sender).map_or("?", String::as_str);
                 println!("[server] {from}: {}", say.text);
-                let line = Line { text: format!("{from}: {}", say.text) };
+                let line = Line {
+                    text: format!("{from}: {}", say.text),
+                };
                 // Relay to everybody else; a failure is counted and raised as an event.
                 let _ = bus.broadcast(&line, Channel::Reliable, Some(ctx.sender));
             })
@@ -65,7 +69,13 @@ pub(super) fn demo() -> ExitCode {
             eprintln!("subscribe: {e}");
             return ExitCode::FAILURE;
         }
-        clients.push((bus, Screen { me, lines: Vec::new() }));
+        clients.push((
+            bus,
+            Screen {
+                me,
+                lines: Vec::new(),
+            },
+        ));
     }
 
     for frame in 0..8 {
@@ -75,14 +85,18 @@ pub(super) fn demo() -> ExitCode {
             while let Some(event) = bus.next_event() {
                 match event {
                     BusEvent::PeerConnected(server) => {
-                        let join = Join { name: screen.me.to_string() };
+                        let join = Join {
+                            name: screen.me.to_string(),
+                        };
                         let _ = bus.send(server, &join, Channel::Reliable);
                     }
                     other => println!("[{}] {other:?}", screen.me),
                 }
             }
             if frame == 2 {
-                let say = Say { text: format!("hello from {}", screen.me) };
+                let say = Say {
+                    text: format!("hello from {}", screen.me),
+                };
                 let _ = bus.send(PeerId::SERVER, &say, Channel::Reliable);
             }
             bus.flush();

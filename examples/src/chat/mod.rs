@@ -43,7 +43,11 @@ pub struct Line {
 /// The chat's messages, registered in the same order on every end.
 pub fn registry() -> MessageRegistry {
     let mut r = MessageRegistry::new(1);
-    for result in [r.register::<Join>(), r.register::<Say>(), r.register::<Line>()] {
+    for result in [
+        r.register::<Join>(),
+        r.register::<Say>(),
+        r.register::<Line>(),
+    ] {
         if let Err(e) = result {
             eprintln!("registry: {e}");
         }
@@ -60,7 +64,10 @@ fn usage() -> ExitCode {
 pub fn main(args: impl IntoIterator<Item = String>) -> ExitCode {
     let args: Vec<String> = args.into_iter().collect();
     let value = |flag: &str| {
-        args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).map(String::as_str)
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .map(String::as_str)
     };
     if let Some(arg) = value("--host") {
         return match enet::host_addr(arg) {

@@ -148,7 +148,8 @@ impl<T: Transport> BusCore<T> {
     ) -> Result<(), BusSendError> {
         let id = self.id_of::<M>()?;
         self.encode(id, |w| message.encode(w));
-        self.send_encoded(peer, id, channel).map_err(BusSendError::Transport)
+        self.send_encoded(peer, id, channel)
+            .map_err(BusSendError::Transport)
     }
 
     /// Sends `message` to every connected peer but `except`; returns how many accepted it.
@@ -205,13 +206,19 @@ impl<T: Transport> BusCore<T> {
     }
 
     fn id_of<M: NetCodec + 'static>(&self) -> Result<u16, BusSendError> {
-        self.registry.id_of::<M>().ok_or(BusSendError::NotRegistered(M::NAME))
+        self.registry
+            .id_of::<M>()
+            .ok_or(BusSendError::NotRegistered(M::NAME))
     }
 
     fn encode(&mut self, id: u16, encode: impl FnOnce(&mut NetWriter)) {
         self.writer.clear();
-        MessageHeader { version: self.registry.protocol_version(), id, tick: self.tick }
-            .write(&mut self.writer);
+        MessageHeader {
+            version: self.registry.protocol_version(),
+            id,
+            tick: self.tick,
+        }
+        .write(&mut self.writer);
         encode(&mut self.writer);
     }
 
@@ -229,7 +236,11 @@ impl<T: Transport> BusCore<T> {
             Err(error) => {
                 self.stats.send_failures += 1;
                 warn!(%peer, id, %error, "send failed");
-                self.push_event(BusEvent::SendFailed { peer, message_id: id, error });
+                self.push_event(BusEvent::SendFailed {
+                    peer,
+                    message_id: id,
+                    error,
+                });
                 Err(error)
             }
         }
@@ -279,7 +290,12 @@ impl<T: Transport> BusCore<T> {
         self.push_event(BusEvent::PeerDisconnected { peer, reason });
     }
 
-    pub(super) fn drop_packet(&mut self, peer: PeerId, message_id: Option<u16>, reason: DropReason) {
+    pub(super) fn drop_packet(
+        &mut self,
+        peer: PeerId,
+        message_id: Option<u16>,
+        reason: DropReason,
+    ) {
         match reason {
             DropReason::ProtocolMismatch => self.stats.dropped_protocol_mismatch += 1,
             DropReason::UnknownId => self.stats.dropped_unknown_id += 1,
@@ -287,6 +303,10 @@ impl<T: Transport> BusCore<T> {
             DropReason::NoHandler => self.stats.dropped_no_handler += 1,
         }
         debug!(%peer, ?message_id, %reason, "dropped message");
-        self.push_event(BusEvent::MessageDropped { peer, message_id, reason });
+        self.push_event(BusEvent::MessageDropped {
+            peer,
+            message_id,
+            reason,
+        });
     }
 }

@@ -35,6 +35,10 @@ impl MessageHeader {
     /// Reads a header.
     #[inline]
     pub fn read(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
-        Ok(Self { version: r.read_u8()?, id: r.read_u16()?, tick: r.read_u32()? })
+        Ok(Self {
+            version: r.read_u8()?,
+            id: r.read_u16()?,
+            tick: r.read_u32()?,
+        })
     }
 }

@@ -42,8 +42,7 @@ pub use self::core::{BusCore, BusSendError, Role, MAX_QUEUED_EVENTS};
 pub use events::{BusEvent, BusStats, DropReason, MessageContext};
 pub use header::MessageHeader;
 pub use registry::{
-    MessageInfo, MessageRegistry, RegistryError, FIRST_RESERVED_ID, MAX_MESSAGES,
-    RESERVED_MESSAGES,
+    MessageInfo, MessageRegistry, RegistryError, FIRST_RESERVED_ID, MAX_MESSAGES, RESERVED_MESSAGES,
 };
 
 use std::any::Any;
@@ -121,7 +120,10 @@ impl<T: Transport + 'static, S: 'static> MessageBus<T, S> {
     }
 
     fn new(transport: T, registry: MessageRegistry, role: Role) -> Self {
-        Self { core: BusCore::new(transport, registry, role), slots: Vec::new() }
+        Self {
+            core: BusCore::new(transport, registry, role),
+            slots: Vec::new(),
+        }
     }
 
     /// Calls `handler` for every `M` received, during [`poll`](Self::poll). Several handlers
@@ -131,13 +133,19 @@ impl<T: Transport + 'static, S: 'static> MessageBus<T, S> {
         M: NetCodec + 'static,
         F: FnMut(&mut BusCore<T>, &MessageContext, &M, &mut S) + 'static,
     {
-        let id = self.core.registry.id_of::<M>().ok_or(RegistryError::NotRegistered(M::NAME))?;
+        let id = self
+            .core
+            .registry
+            .id_of::<M>()
+            .ok_or(RegistryError::NotRegistered(M::NAME))?;
         let index = usize::from(id);
         if self.slots.len() <= index {
             self.slots.resize_with(index + 1, || None);
         }
         let slot = self.slots[index].get_or_insert_with(|| {
-            Box::new(TypedSlot::<T, S, M> { handlers: Vec::new() }) as Box<dyn Slot<T, S>>
+            Box::new(TypedSlot::<T, S, M> {
+                handlers: Vec::new(),
+            }) as Box<dyn Slot<T, S>>
         });
         if let Some(typed) = slot.as_any().downcast_mut::<TypedSlot<T, S, M>>() {
             typed.handlers.push(Box::new(handler));
@@ -155,7 +163,12 @@ impl<T: Transport + 'static, S: 'static> MessageBus<T, S> {
     /// the message, `Ok(false)` to let the bus drop it, or an error to drop it as malformed.
     pub fn poll_with<F>(&mut self, state: &mut S, mut raw: F)
     where
-        F: FnMut(&mut BusCore<T>, &MessageContext, &mut NetReader<'_>, &mut S) -> Result<bool, DecodeError>,
+        F: FnMut(
+            &mut BusCore<T>,
+            &MessageContext,
+            &mut NetReader<'_>,
+            &mut S,
+        ) -> Result<bool, DecodeError>,
     {
         loop {
             let core = &mut self.core;
@@ -169,7 +182,11 @@ impl<T: Transport + 'static, S: 'static> MessageBus<T, S> {
                     core.on_disconnected(peer, reason);
                     continue;
                 }
-                Some(TransportEvent::Received { peer, channel, data }) => {
+                Some(TransportEvent::Received {
+                    peer,
+                    channel,
+                    data,
+                }) => {
                     core.recv.clear();
                     core.recv.extend_from_slice(data);
                     (peer, channel)
@@ -190,7 +207,12 @@ impl<T: Transport + 'static, S: 'static> MessageBus<T, S> {
         state: &mut S,
         raw: &mut F,
     ) where
-        F: FnMut(&mut BusCore<T>, &MessageContext, &mut NetReader<'_>, &mut S) -> Result<bool, DecodeError>,
+        F: FnMut(
+            &mut BusCore<T>,
+            &MessageContext,
+            &mut NetReader<'_>,
+            &mut S,
+        ) -> Result<bool, DecodeError>,
     {
         let core = &mut self.core;
         core.stats.messages_received += 1;
@@ -204,8 +226,17 @@ impl<T: Transport + 'static, S: 'static> MessageBus<T, S> {
         if header.version != core.registry.protocol_version() {
             return core.drop_packet(peer, id, DropReason::ProtocolMismatch);
         }
-        let ctx = MessageContext { sender: peer, tick: header.tick, channel, message_id: header.id };
-        let result = match self.slots.get_mut(usize::from(header.id)).and_then(Option::as_mut) {
+        let ctx = MessageContext {
+            sender: peer,
+            tick: header.tick,
+            channel,
+            message_id: header.id,
+        };
+        let result = match self
+            .slots
+            .get_mut(usize::from(header.id))
+            .and_then(Option::as_mut)
+        {
             Some(slot) => slot.dispatch(core, &ctx, &mut r, state).map(|()| true),
             None => raw(core, &ctx, &mut r, state),
         };

@@ -99,7 +99,12 @@ pub struct MessageRegistry {
 impl MessageRegistry {
     /// An empty registry for `protocol_version`, which goes in every message header.
     pub fn new(protocol_version: u8) -> Self {
-        Self { version: protocol_version, by_type: HashMap::new(), by_id: Vec::new(), next_id: 0 }
+        Self {
+            version: protocol_version,
+            by_type: HashMap::new(),
+            by_id: Vec::new(),
+            next_id: 0,
+        }
     }
 
     /// The protocol version written in every header.
@@ -116,7 +121,10 @@ impl MessageRegistry {
     }
 
     /// Registers `M` under `id`, which must be below [`FIRST_RESERVED_ID`] and free.
-    pub fn register_with_id<M: NetCodec + 'static>(&mut self, id: u16) -> Result<u16, RegistryError> {
+    pub fn register_with_id<M: NetCodec + 'static>(
+        &mut self,
+        id: u16,
+    ) -> Result<u16, RegistryError> {
         if id >= FIRST_RESERVED_ID {
             return Err(RegistryError::IdOutOfRange(id));
         }
@@ -125,16 +133,26 @@ impl MessageRegistry {
 
     fn insert<M: NetCodec + 'static>(&mut self, id: u16) -> Result<u16, RegistryError> {
         if let Some(&existing) = self.by_type.get(&TypeId::of::<M>()) {
-            return Err(RegistryError::AlreadyRegistered { name: M::NAME, id: existing });
+            return Err(RegistryError::AlreadyRegistered {
+                name: M::NAME,
+                id: existing,
+            });
         }
         if let Some(holder) = self.info(id) {
-            return Err(RegistryError::IdTaken { id, holder: holder.name });
+            return Err(RegistryError::IdTaken {
+                id,
+                holder: holder.name,
+            });
         }
         let index = usize::from(id);
         if self.by_id.len() <= index {
             self.by_id.resize(index + 1, None);
         }
-        self.by_id[index] = Some(MessageInfo { id, name: M::NAME, schema_hash: M::SCHEMA_HASH });
+        self.by_id[index] = Some(MessageInfo {
+            id,
+            name: M::NAME,
+            schema_hash: M::SCHEMA_HASH,
+        });
         self.by_type.insert(TypeId::of::<M>(), id);
         Ok(id)
     }

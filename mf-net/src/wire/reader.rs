@@ -230,7 +230,9 @@ impl<'a> NetReader<'a> {
         let needed = count.checked_mul(min_element_size.max(1));
         match needed {
             Some(needed) if needed <= self.remaining() => Ok(count),
-            _ => Err(DecodeError::Invalid("length or count larger than the bytes left")),
+            _ => Err(DecodeError::Invalid(
+                "length or count larger than the bytes left",
+            )),
         }
     }
 

@@ -17,7 +17,9 @@ impl NetWriter {
 
     /// An empty writer with room for `capacity` bytes.
     pub fn with_capacity(capacity: usize) -> Self {
-        Self { buf: Vec::with_capacity(capacity) }
+        Self {
+            buf: Vec::with_capacity(capacity),
+        }
     }
 
     /// Forgets the contents but keeps the allocation.
