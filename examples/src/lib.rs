@@ -17,5 +17,6 @@ book_chapters! {
     BookIntroduction => "introduction.md",
     BookMessages => "messages.md",
     BookTransports => "transports.md",
+    BookEnet => "enet.md",
     BookWireFormat => "wire-format.md",
 }
