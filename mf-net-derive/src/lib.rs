@@ -17,6 +17,7 @@ mod attr;
 mod bounds;
 mod diagnostics;
 mod net_codec;
+mod replicated;
 mod runtime;
 
 /// Derives `mf_net::codec::NetCodec` for a struct or an enum.
@@ -35,4 +36,24 @@ mod runtime;
 pub fn derive_net_codec(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     net_codec::derive(&input).into()
+}
+
+/// Derives `mf_net::replication::Replicated` for a struct with named fields.
+///
+/// Fields marked `#[replicated]` are members (their types must be `NetCodec + PartialEq +
+/// Clone`); other fields stay local. Options:
+///
+/// - `#[replicated(name = "game::Player")]` on the struct: the stable name (default: the module
+///   path without the crate name, then the type name);
+/// - `#[replicated(interpolate)]` on a field: a member that clients blend between snapshots;
+/// - `#[replicated(flatten)]` on a field whose type is `Replicated`: a base whose state goes on
+///   the wire before this type's members.
+///
+/// At most 64 members per type. Generic types, tuple and unit structs, enums and unions are
+/// refused. The type is registered in the link-time table that
+/// `mf_net::replication::ReplicationRegistry` reads.
+#[proc_macro_derive(Replicated, attributes(replicated))]
+pub fn derive_replicated(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    replicated::derive(&input).into()
 }

@@ -13,19 +13,25 @@
 //! - [`transport`]: the [`Transport`](transport::Transport) trait, in-process loopback and a
 //!   seeded bad-network simulator;
 //! - [`bus`]: [`MessageRegistry`](bus::MessageRegistry) and [`MessageBus`](bus::MessageBus),
-//!   typed messages with a 7-byte header, dispatch, peers, events and stats.
+//!   typed messages with a 7-byte header, dispatch, peers, events and stats;
+//! - [`replication`]: [`Replicated`](replication::Replicated) game structs
+//!   (`#[derive(Replicated)]`) and the link-time
+//!   [`ReplicationRegistry`](replication::ReplicationRegistry) of them.
 
 pub mod bus;
 pub mod codec;
+pub mod replication;
 pub mod schema;
 pub mod transport;
 pub mod wire;
 
 pub use mf_net_derive::NetCodec;
+pub use mf_net_derive::Replicated;
 
 /// The names most programs need.
 pub mod prelude {
     pub use crate::codec::NetCodec;
+    pub use crate::replication::Replicated;
     pub use crate::transport::{Channel, DisconnectReason, PeerId, Transport};
     pub use crate::wire::{DecodeError, NetReader, NetWriter};
 }
@@ -35,7 +41,10 @@ pub mod prelude {
 pub mod __private {
     pub use crate::codec::skipped::SkippedField;
     pub use crate::codec::NetCodec;
+    pub use crate::replication::member::{MemberClone, MemberCodec, MemberEq};
+    pub use crate::replication::{MemberInfo, RegisteredType, Replicated, MAX_MEMBERS};
     pub use crate::schema::{hash_name, hash_str, hash_u64, strip_crate};
     pub use crate::wire::{DecodeError, NetReader, NetWriter};
     pub use core::result::Result;
+    pub use inventory;
 }

@@ -1,0 +1,471 @@
+//! Step 3: the hidden shadow-state struct, the `Replicated` impl and the registry entry.
+//!
+//! - Every use of a member's type goes through `<FieldTy as MemberCodec / MemberEq /
+//!   MemberClone>::..` spanned at the field's type, and every use of a flattened base through
+//!   `<BaseTy as Replicated>::..`, so a type that lacks what it needs is reported by rustc at
+//!   that field, with a message about `#[replicated]`.
+//! - Every runtime item is named through `::mf_net::__private`, and everything is wrapped in
+//!   `const _: () = { .. };`, so the state struct cannot be named from outside.
+//! - Local variables (`__s`, `__w`, `__r`, `__tick`, ..) have mixed-site hygiene, so no user
+//!   item with the same name can capture them.
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{DeriveInput, Ident, Type};
+
+use super::parse::{Field, Role};
+use super::Model;
+use crate::runtime;
+
+/// A local variable name that user code cannot capture or shadow.
+fn local(name: &str) -> Ident {
+    Ident::new(name, Span::mixed_site())
+}
+
+/// `<Ty as Trait>::item`, spanned at `ty` so that a missing impl is reported there.
+fn spanned_item(p: &TokenStream, ty: &Type, tr: &str, item: &str) -> TokenStream {
+    let tr = Ident::new(tr, ty.span());
+    let item = Ident::new(item, ty.span());
+    quote_spanned!(ty.span()=> <#ty as #p::#tr>::#item)
+}
+
+/// `ident`, resolved as before but reported at `span`: expressions that touch a flattened
+/// base's state are all located at the base's type, so that a base that is not `Replicated`
+/// is reported there (a field access `__s.base` is reported at its first token, which would
+/// otherwise be the derive).
+fn at(ident: &Ident, span: Span) -> Ident {
+    let mut ident = ident.clone();
+    ident.set_span(ident.span().located_at(span));
+    ident
+}
+
+/// The generated functions' local variables.
+struct Locals {
+    s: Ident,
+    tick: Ident,
+    w: Ident,
+    r: Ident,
+    since: Ident,
+    h: Ident,
+    changed: Ident,
+    last: Ident,
+}
+
+impl Locals {
+    fn new() -> Self {
+        Self {
+            s: local("__s"),
+            tick: local("__tick"),
+            w: local("__w"),
+            r: local("__r"),
+            since: local("__since"),
+            h: local("__h"),
+            changed: local("__changed"),
+            last: local("__last"),
+        }
+    }
+
+    /// The same variables, reported at `span` (see [`at`]).
+    fn at(&self, span: Span) -> Self {
+        Self {
+            s: at(&self.s, span),
+            tick: at(&self.tick, span),
+            w: at(&self.w, span),
+            r: at(&self.r, span),
+            since: at(&self.since, span),
+            h: at(&self.h, span),
+            changed: at(&self.changed, span),
+            last: at(&self.last, span),
+        }
+    }
+}
+
+/// The bit of member `index` in the change mask.
+fn bit(index: usize) -> Literal {
+    Literal::u64_suffixed(1u64 << index)
+}
+
+/// The mask with a bit for each of `count` members.
+fn all_bits(count: usize) -> Literal {
+    Literal::u64_suffixed(if count >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << count) - 1
+    })
+}
+
+/// The whole expansion.
+pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
+    let p = &runtime::private();
+    let ident = &m.ident;
+    let state = Ident::new("__MfNetReplicatedState", Span::call_site());
+    let locals = Locals::new();
+    let Locals {
+        s,
+        tick,
+        w,
+        r,
+        since,
+        h,
+        changed,
+        last,
+    } = &locals;
+    let (mask, own) = (local("__mask"), local("__own"));
+    let ticks = Ident::new("__mf_net_ticks", Span::call_site());
+    let own_last = Ident::new("__mf_net_last", Span::call_site());
+
+    // Own members with their bit index, and flattened bases, in declaration order.
+    let members: Vec<(usize, &Field, bool)> = m
+        .fields
+        .iter()
+        .filter_map(|f| match f.role {
+            Role::Member { interpolate } => Some((f, interpolate)),
+            _ => None,
+        })
+        .enumerate()
+        .map(|(i, (f, interpolate))| (i, f, interpolate))
+        .collect();
+    let bases: Vec<&Field> = m
+        .fields
+        .iter()
+        .filter(|f| matches!(f.role, Role::Base))
+        .collect();
+    let count = members.len();
+    let count_lit = Literal::usize_unsuffixed(count);
+    let all = all_bits(count);
+
+    let codec = |ty: &Type, item: &str| spanned_item(p, ty, "MemberCodec", item);
+    let base = |ty: &Type, item: &str| spanned_item(p, ty, "Replicated", item);
+
+    let name = match &m.name {
+        Some(name) => quote!(#name),
+        None => {
+            let type_name = ident.to_string();
+            let type_name = type_name.strip_prefix("r#").unwrap_or(&type_name);
+            quote! {
+                #p::strip_crate(::core::concat!(::core::module_path!(), "::", #type_name))
+            }
+        }
+    };
+
+    // The state struct's fields.
+    let member_fields = members.iter().map(|(_, f, _)| {
+        let (field, ty) = (&f.ident, &f.ty);
+        quote!(#field: #ty,)
+    });
+    let base_fields = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let ty = base(&f.ty, "State");
+        quote_spanned!(f.ty.span()=> #field: #ty,)
+    });
+
+    // SCHEMA_HASH: the name, each base's hash, then each member's name, type hash and options.
+    let hash_bases = bases.iter().map(|f| {
+        let hash = base(&f.ty, "SCHEMA_HASH");
+        quote!(let #h = #p::hash_u64(#h, #hash);)
+    });
+    let hash_members = members.iter().map(|(_, f, interpolate)| {
+        let name = f.schema_name();
+        let hash = codec(&f.ty, "SCHEMA_HASH");
+        let flags = Literal::u64_suffixed(u64::from(*interpolate));
+        quote! {
+            let #h = #p::hash_str(#h, #name);
+            let #h = #p::hash_u64(#h, #hash);
+            let #h = #p::hash_u64(#h, #flags);
+        }
+    });
+
+    let member_infos = members.iter().map(|(_, f, interpolate)| {
+        let name = f.schema_name();
+        let type_name = codec(&f.ty, "NAME");
+        let hash = codec(&f.ty, "SCHEMA_HASH");
+        quote! {
+            #p::MemberInfo {
+                name: #name,
+                type_name: #type_name,
+                schema_hash: #hash,
+                interpolate: #interpolate,
+            },
+        }
+    });
+    let base_state_counts = bases.iter().map(|f| {
+        let n = base(&f.ty, "STATE_COUNT");
+        quote!(+ #n)
+    });
+
+    // new_state
+    let new_members = members.iter().map(|(_, f, _)| {
+        let field = &f.ident;
+        let shadow = spanned_item(p, &f.ty, "MemberClone", "shadow");
+        quote!(#field: #shadow(&self.#field),)
+    });
+    let new_bases = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let Locals { tick, .. } = locals.at(sp);
+        let new_state = base(&f.ty, "new_state");
+        quote_spanned!(f.ty.span()=> #field: #new_state(&self.#field, #tick),)
+    });
+
+    // capture
+    let capture_bases = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let Locals {
+            s, tick, changed, ..
+        } = locals.at(sp);
+        let capture = base(&f.ty, "capture");
+        quote_spanned! {f.ty.span()=>
+            if #capture(&self.#field, &mut #s.#field, #tick) {
+                #changed = true;
+            }
+        }
+    });
+    let capture_members = members.iter().map(|(i, f, _)| {
+        let field = &f.ident;
+        let index = Literal::usize_unsuffixed(*i);
+        let unchanged = spanned_item(p, &f.ty, "MemberEq", "unchanged");
+        let copy_into = spanned_item(p, &f.ty, "MemberClone", "copy_into");
+        quote! {
+            if !#unchanged(&self.#field, &#s.#field) {
+                #copy_into(&self.#field, &mut #s.#field);
+                #s.#ticks[#index] = #tick;
+                #own = true;
+            }
+        }
+    });
+
+    let last_bases = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let Locals { s, h, last, .. } = locals.at(sp);
+        let last_changed = base(&f.ty, "last_changed");
+        quote_spanned! {f.ty.span()=>
+            let #h = #last_changed(&#s.#field);
+            if #h > #last {
+                #last = #h;
+            }
+        }
+    });
+
+    // write_since / write_full
+    let since_bases = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let Locals { s, w, since, .. } = locals.at(sp);
+        let write_since = base(&f.ty, "write_since");
+        quote_spanned!(f.ty.span()=> #write_since(&#s.#field, #since, #w);)
+    });
+    let since_mask = members.iter().map(|(i, _, _)| {
+        let index = Literal::usize_unsuffixed(*i);
+        let bit = bit(*i);
+        quote! {
+            if #s.#ticks[#index] > #since {
+                #mask |= #bit;
+            }
+        }
+    });
+    let since_values = members.iter().map(|(i, f, _)| {
+        let field = &f.ident;
+        let bit = bit(*i);
+        let encode = codec(&f.ty, "encode_member");
+        quote! {
+            if #mask & #bit != 0 {
+                #encode(&#s.#field, #w);
+            }
+        }
+    });
+    let full_bases = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let Locals { s, w, .. } = locals.at(sp);
+        let write_full = base(&f.ty, "write_full");
+        quote_spanned!(f.ty.span()=> #write_full(&#s.#field, #w);)
+    });
+    let full_values = members.iter().map(|(_, f, _)| {
+        let field = &f.ident;
+        let encode = codec(&f.ty, "encode_member");
+        quote!(#encode(&#s.#field, #w);)
+    });
+
+    // read
+    let read_bases = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let Locals { r, .. } = locals.at(sp);
+        let read = base(&f.ty, "read");
+        quote_spanned!(f.ty.span()=> #read(&mut self.#field, #r)?;)
+    });
+    let check_mask = (count < 64).then(|| {
+        quote! {
+            if #mask & !#all != 0 {
+                return #p::Result::Err(#p::DecodeError::Invalid(
+                    "change mask has bits past the last member",
+                ));
+            }
+        }
+    });
+    // Interpolated members are assigned directly for now; the interpolation buffer (and the
+    // `Interpolate` bound on their types) comes with the interpolation runtime.
+    let read_values = members.iter().map(|(i, f, _)| {
+        let field = &f.ident;
+        let bit = bit(*i);
+        let decode = codec(&f.ty, "decode_member");
+        quote! {
+            if #mask & #bit != 0 {
+                self.#field = #decode(#r)?;
+            }
+        }
+    });
+
+    quote! {
+        #[doc(hidden)]
+        #[allow(
+            unused_qualifications,
+            unused_mut,
+            unused_variables,
+            unreachable_pub,
+            missing_docs,
+            non_camel_case_types,
+            clippy::all
+        )]
+        const _: () = {
+            /// The shadow state of the type's members (`Replicated::State`).
+            #[doc(hidden)]
+            pub struct #state {
+                #(#member_fields)*
+                #(#base_fields)*
+                #ticks: [u32; #count_lit],
+                #own_last: u32,
+            }
+
+            #[automatically_derived]
+            impl #p::Replicated for #ident {
+                type State = #state;
+
+                const NAME: &'static str = #name;
+
+                const SCHEMA_HASH: u64 = {
+                    let #h = #p::hash_name(<Self as #p::Replicated>::NAME);
+                    #(#hash_bases)*
+                    #(#hash_members)*
+                    #h
+                };
+
+                const MEMBERS: &'static [#p::MemberInfo] = &[#(#member_infos)*];
+
+                const STATE_COUNT: usize = 1usize #(#base_state_counts)*;
+
+                #[inline]
+                fn new_state(&self, #tick: u32) -> Self::State {
+                    #state {
+                        #(#new_members)*
+                        #(#new_bases)*
+                        #ticks: [#tick; #count_lit],
+                        #own_last: #tick,
+                    }
+                }
+
+                #[inline]
+                fn capture(&self, #s: &mut Self::State, #tick: u32) -> bool {
+                    let mut #changed = false;
+                    #(#capture_bases)*
+                    let mut #own = false;
+                    #(#capture_members)*
+                    if #own {
+                        #s.#own_last = #tick;
+                    }
+                    #changed || #own
+                }
+
+                #[inline]
+                fn last_changed(#s: &Self::State) -> u32 {
+                    let mut #last = #s.#own_last;
+                    #(#last_bases)*
+                    #last
+                }
+
+                #[inline]
+                fn write_since(#s: &Self::State, #since: u32, #w: &mut #p::NetWriter) {
+                    #(#since_bases)*
+                    let mut #mask: u64 = 0;
+                    #(#since_mask)*
+                    #p::NetWriter::write_var_u64(#w, #mask);
+                    #(#since_values)*
+                }
+
+                #[inline]
+                fn write_full(#s: &Self::State, #w: &mut #p::NetWriter) {
+                    #(#full_bases)*
+                    #p::NetWriter::write_var_u64(#w, #all);
+                    #(#full_values)*
+                }
+
+                #[inline]
+                fn read(
+                    &mut self,
+                    #r: &mut #p::NetReader<'_>,
+                ) -> #p::Result<(), #p::DecodeError> {
+                    #(#read_bases)*
+                    let #mask = #p::NetReader::read_var_u64(#r)?;
+                    #check_mask
+                    #(#read_values)*
+                    #p::Result::Ok(())
+                }
+            }
+
+            #p::inventory::submit! {
+                #p::RegisteredType::of::<#ident>()
+            }
+        };
+    }
+}
+
+/// An impl with no behaviour, emitted next to the errors of a declaration that has mistakes:
+/// the build fails on those errors anyway, and uses of the type elsewhere then compile instead
+/// of adding "`Replicated` is not implemented" errors that would hide the real ones. Generic
+/// items get none (their impl would need bounds the user has not written).
+pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
+    if !input.generics.params.is_empty() {
+        return TokenStream::new();
+    }
+    let p = runtime::private();
+    let ident = &input.ident;
+    quote! {
+        #[doc(hidden)]
+        #[allow(unused_qualifications, clippy::all)]
+        const _: () = {
+            #[automatically_derived]
+            impl #p::Replicated for #ident {
+                type State = ();
+                const NAME: &'static str = "";
+                const SCHEMA_HASH: u64 = 0;
+                const MEMBERS: &'static [#p::MemberInfo] = &[];
+                const STATE_COUNT: usize = 1;
+
+                fn new_state(&self, _: u32) -> Self::State {}
+
+                fn capture(&self, _: &mut Self::State, _: u32) -> bool {
+                    false
+                }
+
+                fn last_changed(_: &Self::State) -> u32 {
+                    0
+                }
+
+                fn write_since(_: &Self::State, _: u32, _: &mut #p::NetWriter) {}
+
+                fn write_full(_: &Self::State, _: &mut #p::NetWriter) {}
+
+                fn read(
+                    &mut self,
+                    _: &mut #p::NetReader<'_>,
+                ) -> #p::Result<(), #p::DecodeError> {
+                    #p::Result::Err(#p::DecodeError::Invalid("Replicated derive failed"))
+                }
+            }
+        };
+    }
+}

@@ -1,0 +1,10 @@
+use mf_net::Replicated;
+
+#[derive(Replicated)]
+struct Player {
+    #[replicated]
+    #[replicated(interpolate)]
+    position: f32,
+}
+
+fn main() {}

@@ -1,0 +1,12 @@
+use mf_net::Replicated;
+
+#[derive(Replicated)]
+#[replicated(nmae = "game::Player")]
+struct Player {
+    #[replicated(interpolat)]
+    position: f32,
+    #[replicated(owner_only)]
+    health: i32,
+}
+
+fn main() {}
