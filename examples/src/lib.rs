@@ -18,5 +18,6 @@ book_chapters! {
     BookMessages => "messages.md",
     BookTransports => "transports.md",
     BookEnet => "enet.md",
+    BookReplicated => "replicated.md",
     BookWireFormat => "wire-format.md",
 }
