@@ -21,6 +21,7 @@
 pub mod bus;
 pub mod codec;
 pub mod replication;
+pub mod scene;
 pub mod schema;
 pub mod transport;
 pub mod wire;
@@ -32,6 +33,7 @@ pub use mf_net_derive::Replicated;
 pub mod prelude {
     pub use crate::codec::NetCodec;
     pub use crate::replication::Replicated;
+    pub use crate::scene::{NetRef, NodeId, Scene, SceneIndex, SceneLibrary};
     pub use crate::transport::{Channel, DisconnectReason, PeerId, Transport};
     pub use crate::wire::{DecodeError, NetReader, NetWriter};
 }
