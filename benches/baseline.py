@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""Turns the text output of `cargo bench -p mf-net-benches` into benches/baseline.json.
+
+    cargo bench -p mf-net-benches 2>&1 | tee /tmp/bench.txt
+    python3 benches/baseline.py /tmp/bench.txt --note "idle machine" > benches/baseline.json
+    python3 benches/baseline.py --markdown /tmp/bench.txt   # the README's tables
+
+Reads divan's tree: for every benchmark the median time per iteration, the median throughput
+(items per second, from the benchmark's ItemsCount counter) and the median allocations per
+iteration (counted by divan's AllocProfiler). Per-entity times are 1 / throughput. Ratios to
+the bitcode reference compare per-frame totals of the same scenario (same boxes, same changes).
+Standard library only.
+"""
+
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+
+TIME_UNITS = {"ps": 1e-3, "ns": 1.0, "µs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
+SI = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+PENDING = {
+    "replication/*/encode_snapshot/*": "one client's full snapshot (header, acks, budget) — "
+    "lands with the Multiplayer's snapshot encoder",
+    "replication/*/decode_snapshot/*": "client snapshot decode + apply + ack (+ interpolation "
+    "buffering) — lands with the Multiplayer's snapshot decoder",
+    "bandwidth report": "bytes per moving box, per idle node, idle snapshot, spawn per node "
+    "(100 and 1000 boxes), bytes/s per client at 30 Hz — a pinned test, with the Multiplayer",
+}
+
+
+def parse_time(text):
+    m = re.fullmatch(r"([\d.]+)\s*(ps|ns|µs|us|ms|s)", text.strip())
+    return float(m.group(1)) * TIME_UNITS[m.group(2)] if m else None
+
+
+def parse_rate(text, unit):
+    m = re.fullmatch(r"([\d.]+)\s*([KMGT]?)" + unit + "/s", text.strip())
+    return float(m.group(1)) * SI[m.group(2)] if m else None
+
+
+def parse_count(text):
+    m = re.fullmatch(r"([\d.]+)\s*([KMGT]?)B?", text.strip())
+    return float(m.group(1)) * SI[m.group(2)] if m else None
+
+
+def parse(lines):
+    results = {}
+    columns = None
+    path = []
+    current = None
+    pending_alloc = None  # lines still expected after an "alloc:" label
+    for line in lines:
+        line = line.rstrip("\n")
+        if "fastest" in line and "median" in line and "│" in line:
+            columns = [line.index(c) for c in ("fastest", "slowest", "median", "mean")]
+            columns.append(line.index("samples"))
+            path = [line.split()[0]]
+            current = None
+            continue
+        if columns is None or not line.strip():
+            continue
+
+        def column(i):
+            start = columns[i]
+            end = line.find("│", start)
+            return line[start : end if end >= 0 else None].strip()
+
+        marker = max(line.find("├─ "), line.find("╰─ "))
+        if marker >= 0:
+            depth = marker // 3 + 1
+            name = line[marker + 3 : columns[0]].split()
+            if not name:
+                continue
+            del path[depth:]
+            path.append(name[0])
+            median = parse_time(column(2))
+            if median is None:
+                current = None
+                continue
+            current = {"median_ns": median, "allocs": 0, "alloc_bytes": 0}
+            results["/".join(path)] = current
+            pending_alloc = None
+            continue
+        if current is None:
+            continue
+        label = column(0)
+        if pending_alloc is not None:
+            value = parse_count(column(2))
+            if pending_alloc == 2:
+                current["allocs"] = value
+            else:
+                current["alloc_bytes"] = value
+            pending_alloc = pending_alloc - 1 or None
+            continue
+        if label == "alloc:":
+            pending_alloc = 2
+            continue
+        rate = parse_rate(column(2), "item")
+        if rate:
+            current["per_item_ns"] = 1e9 / rate
+    for r in results.values():
+        r["median_ns"] = round(r["median_ns"], 3)
+        if "per_item_ns" in r:
+            r["per_item_ns"] = round(r["per_item_ns"], 4)
+    return results
+
+
+def ratios(results):
+    out = {}
+    for motion in ("all_changed", "ten_percent_changed"):
+        for n in ("100", "1000", "10000"):
+            get = lambda op: results.get(f"replication/{motion}/{op}/{n}", {}).get("median_ns")
+            enc, dec, cap = get("encode"), get("decode_apply"), get("capture")
+            benc, bdec = get("bitcode_encode"), get("bitcode_decode")
+            if None in (enc, dec, cap, benc, bdec):
+                continue
+            out[f"{motion}/{n}"] = {
+                "encode / bitcode_encode": round(enc / benc, 2),
+                "decode_apply / bitcode_decode": round(dec / bdec, 2),
+                "capture / bitcode_encode": round(cap / benc, 2),
+                "(capture + encode) / bitcode_encode": round((cap + enc) / benc, 2),
+            }
+            every = results.get(f"replication/all_changed/bitcode_encode/{n}", {}).get("median_ns")
+            if every:
+                # What a serializer without change detection sends every frame: every box.
+                out[f"{motion}/{n}"]["(capture + encode) / bitcode_encode of every box"] = round(
+                    (cap + enc) / every, 2
+                )
+    return out
+
+
+def machine():
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        rustc = subprocess.run(
+            ["rustc", "--version"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        rustc = "unknown"
+    return {"nproc": os.cpu_count(), "cpu": cpu, "rustc": rustc}
+
+
+def markdown(results, ratio_table):
+    rows = ["| benchmark | boxes | all changed | 10 % changed |", "|---|---:|---:|---:|"]
+    for op in ("capture", "encode", "decode_apply", "bitcode_encode", "bitcode_decode"):
+        for n in ("100", "1000", "10000"):
+            cells = []
+            for motion in ("all_changed", "ten_percent_changed"):
+                r = results.get(f"replication/{motion}/{op}/{n}")
+                cells.append(f"{r['per_item_ns']:.2f} ns" if r and "per_item_ns" in r else "–")
+            rows.append(f"| `{op}` | {n} | {cells[0]} | {cells[1]} |")
+    rows += ["", "| ratio (per frame) | boxes | all changed | 10 % changed |", "|---|---:|---:|---:|"]
+    names = ["encode / bitcode_encode", "decode_apply / bitcode_decode", "capture / bitcode_encode",
+             "(capture + encode) / bitcode_encode",
+             "(capture + encode) / bitcode_encode of every box"]
+    for name in names:
+        for n in ("100", "1000", "10000"):
+            cells = [ratio_table.get(f"{m}/{n}", {}).get(name) for m in ("all_changed", "ten_percent_changed")]
+            cells = [f"{c:.2f}×" if c is not None else "–" for c in cells]
+            rows.append(f"| {name} | {n} | {cells[0]} | {cells[1]} |")
+    rows += ["", "| benchmark | median | per item | allocations |", "|---|---:|---:|---:|"]
+    for key, r in results.items():
+        if key.startswith(("bus/", "wire/")):
+            per = f"{r['per_item_ns']:.2f} ns" if "per_item_ns" in r else "–"
+            rows.append(f"| `{key}` | {r['median_ns']:.1f} ns | {per} | {r['allocs']:g} |")
+    return "\n".join(rows)
+
+
+def main():
+    args = sys.argv[1:]
+    as_markdown = "--markdown" in args
+    args = [a for a in args if a != "--markdown"]
+    note = None
+    if "--note" in args:
+        i = args.index("--note")
+        if i + 1 >= len(args):
+            sys.exit(__doc__)
+        note = args[i + 1]
+        del args[i : i + 2]
+    if len(args) != 1:
+        sys.exit(__doc__)
+    with open(args[0], encoding="utf-8") as f:
+        results = parse(f)
+    if not results:
+        sys.exit(f"no divan results found in {args[0]}")
+    ratio_table = ratios(results)
+    host = machine()
+    if note:
+        host["note"] = note
+    if as_markdown:
+        print(markdown(results, ratio_table))
+        return
+    print(
+        json.dumps(
+            {
+                "command": "cargo bench -p mf-net-benches",
+                "date": datetime.date.today().isoformat(),
+                "machine": host,
+                "notes": "Medians. per_item_ns: replication capture per box scanned, encode and "
+                "decode_apply per changed box, bitcode per box encoded/decoded; bus per message "
+                "(round trip: per round trip); wire per value or string. allocs: median "
+                "allocations per iteration (divan AllocProfiler).",
+                "present": results,
+                "ratios_vs_bitcode": ratio_table,
+                "pending": PENDING,
+            },
+            indent=2,
+            ensure_ascii=False,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

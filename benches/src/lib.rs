@@ -1,0 +1,794 @@
+//! Shared fixtures of mf-net's benchmarks (`cargo bench -p mf-net-benches`).
+//!
+//! The benchmarks themselves are the `[[bench]]` targets in `benches/benches/`:
+//!
+//! - `replication`: server change detection ([`ReplicationScenario::capture`]), encoding the
+//!   changed boxes as snapshot entries ([`encode_changed`]) and decoding + applying them on a
+//!   client ([`decode_apply`]), for 100, 1000 and 10 000 [`BoxEntity`]s with every box or 10 % of
+//!   them moving ([`Motion`]); next to them, the **bitcode reference**: the same values as
+//!   [`PlainBox`]es, encoded and decoded whole with `bitcode`;
+//! - `bus`: sending a message into a loopback transport ([`SendFixture`]), decoding and
+//!   dispatching one ([`DispatchFixture`]), a loopback round trip ([`RoundTripFixture`]);
+//! - `wire`: varints of every size ([`varint_u32_values`], [`varint_u64_values`]) and strings
+//!   ([`ascii_string`]).
+//!
+//! Everything here is deterministic: the same scenario always moves the same boxes to the same
+//! places, so byte counts are stable (the tests below pin them) and runs compare.
+//!
+//! # Snapshot entries, until the snapshot encoder exists
+//!
+//! The replication runtime (`Multiplayer`, snapshot encode/decode with acks, the bandwidth
+//! report) is not written yet. Until it lands, [`encode_changed`] frames each changed node the
+//! way a snapshot entry will be framed — varint net id, varint byte length, then
+//! [`Replicated::write_since`] — so the `encode` and `decode_apply` benchmarks measure the
+//! per-entity work a snapshot does, without the snapshot header, acks, budgets or
+//! interpolation buffering. The full `encode_snapshot` / `decode_snapshot` benchmarks are added
+//! next to these ones when the snapshot encoder lands with the `Multiplayer`.
+
+use std::fmt;
+use std::time::Duration;
+
+use glam::{Quat, Vec3};
+use mf_net::bus::{MessageBus, MessageRegistry};
+use mf_net::prelude::*;
+use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
+use mf_net::transport::{TransportEvent, TransportStats};
+
+// ---------------------------------------------------------------------------------------------
+// Replication fixtures
+// ---------------------------------------------------------------------------------------------
+
+/// The benchmarks' replicated node: a moving box (`Vec3` position, `Quat` rotation) with a
+/// health that rarely changes.
+#[derive(Replicated, Debug, Clone, PartialEq)]
+pub struct BoxEntity {
+    /// Where the box is.
+    #[replicated]
+    pub position: Vec3,
+    /// How it is turned.
+    #[replicated]
+    pub rotation: Quat,
+    /// Changes for about 1 in 100 moving boxes per frame.
+    #[replicated]
+    pub health: i32,
+}
+
+/// The server's shadow state of one [`BoxEntity`].
+pub type BoxState = <BoxEntity as Replicated>::State;
+
+/// Health every box spawns with.
+pub const START_HEALTH: i32 = 100;
+
+/// The box counts every replication benchmark runs at.
+pub const BOX_COUNTS: [usize; 3] = [100, 1000, 10_000];
+
+/// Which boxes a [`step`] moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Motion {
+    /// Every box moves every frame.
+    All,
+    /// Exactly one box in ten moves each frame (those whose index is the frame number modulo
+    /// 10), so a different tenth moves every frame.
+    TenPercent,
+}
+
+impl Motion {
+    /// Whether box `index` moves at `frame`.
+    #[inline]
+    pub fn moves(self, index: usize, frame: u32) -> bool {
+        match self {
+            Motion::All => true,
+            Motion::TenPercent => index % 10 == (frame % 10) as usize,
+        }
+    }
+}
+
+impl fmt::Display for Motion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Motion::All => "all",
+            Motion::TenPercent => "10%",
+        })
+    }
+}
+
+/// Mixes two integers into a well-spread one (a fixed, seedless hash: deterministic).
+#[inline]
+fn mix(a: u32, b: u32) -> u32 {
+    let mut x = (u64::from(a) << 32 | u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    x ^= x >> 29;
+    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    (x >> 32) as u32
+}
+
+/// Where box `index` rests: a grid 100 boxes wide, 2 units apart.
+fn home(index: usize) -> Vec3 {
+    Vec3::new((index % 100) as f32 * 2.0, 0.0, (index / 100) as f32 * 2.0)
+}
+
+/// The pose of box `index` at `frame`: bobbing around its home and turning about Y.
+fn pose(index: usize, frame: u32) -> (Vec3, Quat) {
+    let t = frame as f32 * 0.05 + index as f32 * 0.37;
+    let offset = Vec3::new(t.sin(), 0.5 * (t * 0.7).cos(), 0.25 * (t * 1.3).sin());
+    (home(index) + offset, Quat::from_rotation_y(t))
+}
+
+/// `count` boxes at their frame-0 pose, full health.
+pub fn spawn_boxes(count: usize) -> Vec<BoxEntity> {
+    (0..count)
+        .map(|i| {
+            let (position, rotation) = pose(i, 0);
+            BoxEntity {
+                position,
+                rotation,
+                health: START_HEALTH,
+            }
+        })
+        .collect()
+}
+
+/// Moves the boxes that `motion` selects to their pose at `frame` (about 1 in 100 of them also
+/// loses a point of health). Returns how many boxes moved. Deterministic.
+pub fn step(boxes: &mut [BoxEntity], frame: u32, motion: Motion) -> usize {
+    let mut moved = 0;
+    for (i, b) in boxes.iter_mut().enumerate() {
+        if !motion.moves(i, frame) {
+            continue;
+        }
+        let (position, rotation) = pose(i, frame);
+        b.position = position;
+        b.rotation = rotation;
+        if mix(i as u32, frame) % 100 == 0 {
+            b.health -= 1;
+        }
+        moved += 1;
+    }
+    moved
+}
+
+/// Writes one snapshot-style entry for a node: varint `net_id`, varint byte length, then the
+/// node's members changed since `since` ([`Replicated::write_since`]).
+///
+/// The length is written as a one-byte placeholder and patched, so an entry under 128 bytes (a
+/// box's is at most 34) costs no copy; a longer one is moved up by the extra length bytes (that
+/// path allocates, and is never taken by these benchmarks).
+#[inline]
+pub fn write_entry<T: Replicated>(w: &mut NetWriter, net_id: u32, state: &T::State, since: u32) {
+    w.write_var_u32(net_id);
+    let len_at = w.len();
+    w.write_u8(0);
+    T::write_since(state, since, w);
+    let len = w.len() - len_at - 1;
+    if len < 0x80 {
+        w.patch(len_at, &[len as u8]);
+    } else {
+        let body = w.as_slice()[len_at + 1..].to_vec();
+        w.truncate(len_at);
+        w.write_len(len);
+        w.write_bytes(&body);
+    }
+}
+
+/// The net id of the box at `index` (ids start at 1, as the replication layer's do).
+#[inline]
+pub fn net_id(index: usize) -> u32 {
+    index as u32 + 1
+}
+
+/// Appends an entry ([`write_entry`]) for every box whose state changed after `since`, skipping
+/// the others with [`Replicated::last_changed`]. Returns how many entries were written.
+#[inline]
+pub fn encode_changed(states: &[BoxState], since: u32, w: &mut NetWriter) -> usize {
+    let mut written = 0;
+    for (i, state) in states.iter().enumerate() {
+        if BoxEntity::last_changed(state) > since {
+            write_entry::<BoxEntity>(w, net_id(i), state, since);
+            written += 1;
+        }
+    }
+    written
+}
+
+/// Reads every entry of `bytes` and applies it to the client's box with that net id
+/// ([`Replicated::read`] on the entry's bytes). Returns how many entries were applied.
+///
+/// # Errors
+/// A malformed entry, an entry whose state does not use all its bytes, or an unknown net id.
+#[inline]
+pub fn decode_apply(bytes: &[u8], boxes: &mut [BoxEntity]) -> Result<usize, DecodeError> {
+    let mut r = NetReader::new(bytes);
+    let mut applied = 0;
+    while r.remaining() > 0 {
+        let id = r.read_var_u32()?;
+        let len = r.read_len()?;
+        let mut entry = NetReader::new(r.read_bytes(len)?);
+        let target = (id as usize)
+            .checked_sub(1)
+            .and_then(|index| boxes.get_mut(index))
+            .ok_or(DecodeError::Invalid("unknown net id"))?;
+        target.read(&mut entry)?;
+        entry.finish()?;
+        applied += 1;
+    }
+    Ok(applied)
+}
+
+/// A server's view of `boxes` boxes under one [`Motion`], set up so that every
+/// [`capture`](Self::capture) sees the same number of changed boxes.
+///
+/// It holds two frames of box values — the spawn (frame 0) and the spawn after one [`step`] —
+/// and captures them alternately, so each capture finds exactly the boxes that differ between
+/// them changed, with no stepping cost in what is measured.
+pub struct ReplicationScenario {
+    frames: [Vec<BoxEntity>; 2],
+    states: Vec<BoxState>,
+    tick: u32,
+    changed: usize,
+}
+
+impl ReplicationScenario {
+    /// `boxes` boxes spawned (shadow states stamped at tick 0), nothing captured yet.
+    pub fn new(boxes: usize, motion: Motion) -> Self {
+        let spawn = spawn_boxes(boxes);
+        let mut moved = spawn.clone();
+        let changed = step(&mut moved, 1, motion);
+        let states = spawn.iter().map(|b| b.new_state(0)).collect();
+        Self {
+            frames: [spawn, moved],
+            states,
+            tick: 0,
+            changed,
+        }
+    }
+
+    /// How many boxes there are.
+    pub fn boxes(&self) -> usize {
+        self.states.len()
+    }
+
+    /// How many boxes every capture finds changed.
+    pub fn changed(&self) -> usize {
+        self.changed
+    }
+
+    /// The tick of the last capture (0 before the first).
+    pub fn tick(&self) -> u32 {
+        self.tick
+    }
+
+    /// The server's shadow states.
+    pub fn states(&self) -> &[BoxState] {
+        &self.states
+    }
+
+    /// The box values as of the last capture.
+    pub fn server_boxes(&self) -> &[BoxEntity] {
+        &self.frames[(self.tick % 2) as usize]
+    }
+
+    /// A client's copy of the boxes as spawned (what it holds before the first update).
+    pub fn client_boxes(&self) -> Vec<BoxEntity> {
+        self.frames[0].clone()
+    }
+
+    /// Server change detection for one tick: advances the tick and captures every box of the
+    /// other frame into its shadow. Returns how many boxes changed.
+    #[inline]
+    pub fn capture(&mut self) -> usize {
+        self.tick += 1;
+        let frame = &self.frames[(self.tick % 2) as usize];
+        let mut changed = 0;
+        for (b, state) in frame.iter().zip(&mut self.states) {
+            changed += usize::from(b.capture(state, self.tick));
+        }
+        changed
+    }
+
+    /// Encodes the boxes changed at the last capture (changed since the tick before, which the
+    /// client acknowledged) into `w` ([`encode_changed`]). Returns how many were written.
+    #[inline]
+    pub fn encode(&self, w: &mut NetWriter) -> usize {
+        encode_changed(&self.states, self.tick.saturating_sub(1), w)
+    }
+
+    /// The values of the boxes changed at the last capture, as [`PlainBox`]es in net id order:
+    /// what the bitcode reference encodes.
+    pub fn changed_plain(&self) -> Vec<PlainBox> {
+        let since = self.tick.saturating_sub(1);
+        self.server_boxes()
+            .iter()
+            .zip(&self.states)
+            .filter(|(_, state)| BoxEntity::last_changed(state) > since)
+            .map(|(b, _)| PlainBox::from(b))
+            .collect()
+    }
+}
+
+/// A box as plain data for the `bitcode` reference: the same values, no change detection.
+#[derive(bitcode::Encode, bitcode::Decode, Debug, Clone, Copy, PartialEq)]
+pub struct PlainBox {
+    /// [`BoxEntity::position`] as an array.
+    pub position: [f32; 3],
+    /// [`BoxEntity::rotation`] as an array (x, y, z, w).
+    pub rotation: [f32; 4],
+    /// [`BoxEntity::health`].
+    pub health: i32,
+}
+
+impl From<&BoxEntity> for PlainBox {
+    fn from(b: &BoxEntity) -> Self {
+        Self {
+            position: b.position.to_array(),
+            rotation: b.rotation.to_array(),
+            health: b.health,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bus fixtures
+// ---------------------------------------------------------------------------------------------
+
+/// The message the bus benchmarks send: a typical client input (21 payload bytes, 28 with the
+/// header).
+#[derive(NetCodec, Debug, Clone, Copy, PartialEq)]
+pub struct PlayerInput {
+    /// The client tick it was sampled at.
+    pub tick: u32,
+    /// Movement axes.
+    pub movement: Vec3,
+    /// Look direction.
+    pub yaw: f32,
+    /// Button bits.
+    pub buttons: u8,
+}
+
+/// A deterministic input for sequence number `seq`.
+pub fn sample_input(seq: u32) -> PlayerInput {
+    PlayerInput {
+        tick: seq,
+        movement: Vec3::new(1.0, 0.0, -0.5),
+        yaw: seq as f32 * 0.01,
+        buttons: (seq & 0x0f) as u8,
+    }
+}
+
+/// The registry both ends of the bus benchmarks use.
+pub fn bus_registry() -> MessageRegistry {
+    let mut registry = MessageRegistry::new(1);
+    registry
+        .register::<PlayerInput>()
+        .expect("a fresh registry takes the type");
+    registry
+}
+
+/// A client bus sending into a loopback transport whose other end is a raw transport that
+/// drains what arrives (no bus there: only the sending side is measured).
+pub struct SendFixture {
+    bus: MessageBus<LoopbackTransport>,
+    receiver: LoopbackTransport,
+}
+
+impl SendFixture {
+    /// A connected client bus and its raw receiver, handshake done and the pool warmed up.
+    pub fn new() -> Self {
+        let registry = bus_registry();
+        let (mut receiver, client) = LoopbackNetwork::new().pair(registry.fingerprint());
+        let mut bus = MessageBus::client(client, registry);
+        bus.poll(&mut ());
+        while receiver.poll_event().is_some() {}
+        let mut fixture = Self { bus, receiver };
+        for seq in 0..8 {
+            fixture.send(&sample_input(seq));
+        }
+        fixture
+    }
+
+    /// Sends `input` (header + encode + copy into a pooled packet), flushes it to the receiver
+    /// and drains the receiver (which hands the packet buffer back to the pool). Returns the
+    /// bytes received.
+    #[inline]
+    pub fn send(&mut self, input: &PlayerInput) -> usize {
+        self.bus
+            .send(PeerId::SERVER, input, Channel::Unreliable)
+            .expect("the loopback peer is connected");
+        self.bus.flush();
+        let mut received = 0;
+        while let Some(event) = self.receiver.poll_event() {
+            if let TransportEvent::Received { data, .. } = event {
+                received += data.len();
+            }
+        }
+        received
+    }
+}
+
+impl Default for SendFixture {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A transport that hands out one prepared packet each time it is [`arm`](Self::arm)ed: feeds a
+/// bus with no transport work besides lending the bytes, so decoding and dispatch are measured
+/// alone.
+pub struct ReplayTransport {
+    packet: Vec<u8>,
+    pending: bool,
+    stats: TransportStats,
+}
+
+impl ReplayTransport {
+    /// The sender peer id the packets appear to come from.
+    pub const SENDER: PeerId = PeerId(2);
+
+    /// A transport that will replay `packet`.
+    pub fn new(packet: Vec<u8>) -> Self {
+        Self {
+            packet,
+            pending: false,
+            stats: TransportStats::default(),
+        }
+    }
+
+    /// Makes the next [`poll_event`](Transport::poll_event) return the packet once.
+    #[inline]
+    pub fn arm(&mut self) {
+        self.pending = true;
+    }
+}
+
+impl Transport for ReplayTransport {
+    fn send(
+        &mut self,
+        _: PeerId,
+        _: Channel,
+        data: &[u8],
+    ) -> Result<(), mf_net::transport::SendError> {
+        self.stats.bytes_sent += data.len() as u64;
+        self.stats.packets_sent += 1;
+        Ok(())
+    }
+
+    fn poll_event(&mut self) -> Option<TransportEvent<'_>> {
+        if !std::mem::take(&mut self.pending) {
+            return None;
+        }
+        self.stats.bytes_received += self.packet.len() as u64;
+        self.stats.packets_received += 1;
+        Some(TransportEvent::Received {
+            peer: Self::SENDER,
+            channel: Channel::Unreliable,
+            data: &self.packet,
+        })
+    }
+
+    fn advance(&mut self, _: Duration) {}
+
+    fn flush(&mut self) {}
+
+    fn disconnect(&mut self, _: PeerId, _: DisconnectReason) {}
+
+    fn stats(&self) -> TransportStats {
+        self.stats
+    }
+}
+
+/// A server bus whose transport replays one encoded [`PlayerInput`] message; a handler counts
+/// and sums what it receives.
+pub struct DispatchFixture {
+    bus: MessageBus<ReplayTransport, u64>,
+    received: u64,
+}
+
+impl DispatchFixture {
+    /// The bus, its handler subscribed, and the packet encoded as a client's bus sends it.
+    pub fn new() -> Self {
+        let mut w = NetWriter::new();
+        let registry = bus_registry();
+        mf_net::bus::MessageHeader {
+            version: registry.protocol_version(),
+            id: registry
+                .id_of::<PlayerInput>()
+                .expect("PlayerInput is registered"),
+            tick: 7,
+        }
+        .write(&mut w);
+        sample_input(7).encode(&mut w);
+        let mut bus = MessageBus::server(ReplayTransport::new(w.into_vec()), registry);
+        bus.subscribe(|_, _, input: &PlayerInput, received: &mut u64| {
+            *received += u64::from(input.buttons) + 1;
+        })
+        .expect("PlayerInput is registered");
+        Self { bus, received: 0 }
+    }
+
+    /// Delivers the packet once: the bus reads the header, decodes the message on the stack and
+    /// calls the handler. Returns the handler's running total.
+    #[inline]
+    pub fn dispatch_one(&mut self) -> u64 {
+        self.bus.transport_mut().arm();
+        self.bus.poll(&mut self.received);
+        self.received
+    }
+}
+
+impl Default for DispatchFixture {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A client bus and a server bus over loopback; the server echoes every [`PlayerInput`] back.
+pub struct RoundTripFixture {
+    client: MessageBus<LoopbackTransport, u64>,
+    server: MessageBus<LoopbackTransport>,
+    echoes: u64,
+}
+
+impl RoundTripFixture {
+    /// Both buses connected (fingerprints checked) and warmed up.
+    pub fn new() -> Self {
+        let registry = bus_registry();
+        let (server, client) = LoopbackNetwork::new().pair(registry.fingerprint());
+        let mut server = MessageBus::server(server, registry.clone());
+        server
+            .subscribe(|bus, ctx, input: &PlayerInput, _: &mut ()| {
+                // A failed send is counted and raised as an event by the bus; the round trip
+                // then returns without the echo, which the tests would notice.
+                let _ = bus.send(ctx.sender, input, Channel::Unreliable);
+            })
+            .expect("PlayerInput is registered");
+        let mut client = MessageBus::client(client, registry);
+        client
+            .subscribe(|_, _, _: &PlayerInput, echoes: &mut u64| *echoes += 1)
+            .expect("PlayerInput is registered");
+        let mut echoes = 0;
+        client.poll(&mut echoes);
+        server.poll(&mut ());
+        while client.next_event().is_some() {}
+        while server.next_event().is_some() {}
+        let mut fixture = Self {
+            client,
+            server,
+            echoes,
+        };
+        for seq in 0..8 {
+            fixture.round_trip(&sample_input(seq));
+        }
+        fixture
+    }
+
+    /// Client sends, flushes; the server polls (decode, dispatch, echo), flushes; the client
+    /// polls (decode, dispatch). Returns how many echoes the client has received in all.
+    #[inline]
+    pub fn round_trip(&mut self, input: &PlayerInput) -> u64 {
+        self.client
+            .send(PeerId::SERVER, input, Channel::Unreliable)
+            .expect("the server is connected");
+        self.client.flush();
+        self.server.poll(&mut ());
+        self.server.flush();
+        self.client.poll(&mut self.echoes);
+        self.echoes
+    }
+}
+
+impl Default for RoundTripFixture {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wire fixtures
+// ---------------------------------------------------------------------------------------------
+
+/// How many values one wire benchmark iteration writes or reads (divan divides by it).
+pub const WIRE_BATCH: usize = 256;
+
+/// `count` distinct `u32`s whose LEB128 encoding is exactly `bytes` long (1 to 5).
+///
+/// # Panics
+/// If `bytes` is not in 1..=5.
+pub fn varint_u32_values(bytes: u32, count: usize) -> Vec<u32> {
+    assert!((1..=5).contains(&bytes), "a u32 varint is 1 to 5 bytes");
+    varint_u64_range(bytes, count, u64::from(u32::MAX))
+        .into_iter()
+        .map(|v| u32::try_from(v).expect("in range"))
+        .collect()
+}
+
+/// `count` distinct `u64`s whose LEB128 encoding is exactly `bytes` long (1 to 10).
+///
+/// # Panics
+/// If `bytes` is not in 1..=10.
+pub fn varint_u64_values(bytes: u32, count: usize) -> Vec<u64> {
+    assert!((1..=10).contains(&bytes), "a u64 varint is 1 to 10 bytes");
+    varint_u64_range(bytes, count, u64::MAX)
+}
+
+fn varint_u64_range(bytes: u32, count: usize, max: u64) -> Vec<u64> {
+    let lo = if bytes == 1 {
+        0
+    } else {
+        1u64 << (7 * (bytes - 1))
+    };
+    let hi = if 7 * bytes >= 64 {
+        max
+    } else {
+        ((1u64 << (7 * bytes)) - 1).min(max)
+    };
+    let span = hi - lo;
+    (0..count as u64)
+        .map(|i| lo + u64::from(mix(i as u32, bytes)) * 0x1_0000_0001 % (span + 1).max(1))
+        .map(|v| v.clamp(lo, hi))
+        .collect()
+}
+
+/// A deterministic printable-ASCII string of `len` bytes.
+pub fn ascii_string(len: usize) -> String {
+    (0..len)
+        .map(|i| char::from(b' ' + (mix(i as u32, 17) % 95) as u8))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mf_net::wire::varint_len;
+
+    #[test]
+    fn motion_moves_all_or_exactly_a_tenth() {
+        for frame in 0..20 {
+            let mut boxes = spawn_boxes(1000);
+            assert_eq!(step(&mut boxes, frame, Motion::All), 1000);
+            let mut boxes = spawn_boxes(1000);
+            assert_eq!(step(&mut boxes, frame, Motion::TenPercent), 100);
+        }
+    }
+
+    #[test]
+    fn steps_are_deterministic() {
+        let mut a = spawn_boxes(500);
+        let mut b = spawn_boxes(500);
+        for frame in 1..10 {
+            step(&mut a, frame, Motion::All);
+            step(&mut b, frame, Motion::All);
+        }
+        assert_eq!(a, b);
+        assert!(
+            a.iter().any(|b| b.health < START_HEALTH),
+            "health rarely changes, not never"
+        );
+        assert!(a.iter().filter(|b| b.health < START_HEALTH).count() < 100);
+    }
+
+    #[test]
+    fn every_capture_finds_the_same_boxes_changed() {
+        for &n in &BOX_COUNTS {
+            for (motion, expected) in [(Motion::All, n), (Motion::TenPercent, n / 10)] {
+                let mut s = ReplicationScenario::new(n, motion);
+                assert_eq!(s.changed(), expected);
+                for _ in 0..4 {
+                    assert_eq!(s.capture(), expected, "{n} boxes, {motion}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn encoded_entries_apply_on_a_client() {
+        for motion in [Motion::All, Motion::TenPercent] {
+            let mut s = ReplicationScenario::new(1000, motion);
+            let mut client = s.client_boxes();
+            let mut w = NetWriter::new();
+            for _ in 0..3 {
+                s.capture();
+                w.clear();
+                assert_eq!(s.encode(&mut w), s.changed());
+                let applied = decode_apply(w.as_slice(), &mut client).expect("valid entries");
+                assert_eq!(applied, s.changed());
+                assert_eq!(client, s.server_boxes(), "{motion}");
+            }
+        }
+    }
+
+    /// Pinned: snapshot-entry bytes of the benchmark scenarios (id + length + mask + values).
+    #[test]
+    fn entry_sizes_are_pinned() {
+        let sizes: Vec<(usize, Motion, usize)> = BOX_COUNTS
+            .iter()
+            .flat_map(|&n| [Motion::All, Motion::TenPercent].map(|m| (n, m)))
+            .map(|(n, motion)| {
+                let mut s = ReplicationScenario::new(n, motion);
+                s.capture();
+                let mut w = NetWriter::new();
+                s.encode(&mut w);
+                (n, motion, w.len())
+            })
+            .collect();
+        // A moving box: id (1 B below 128, else 2 B) + length (1 B) + mask (1 B) + Vec3 (12 B)
+        // + Quat (16 B) = 31 or 32 B, + 4 B for the roughly 1 in 100 whose health changed
+        // (0, 5 and 96 of them at 100, 1000 and 10 000 boxes all moving). Which boxes move and
+        // lose health is integer arithmetic, so these hold on every machine.
+        let expected: Vec<(usize, Motion, usize)> = vec![
+            (100, Motion::All, 3100),
+            (100, Motion::TenPercent, 310),
+            (1000, Motion::All, 31_893),
+            (1000, Motion::TenPercent, 3187),
+            (10_000, Motion::All, 320_257),
+            (10_000, Motion::TenPercent, 32_027),
+        ];
+        assert_eq!(sizes, expected);
+    }
+
+    #[test]
+    fn long_entries_get_a_longer_length() {
+        #[derive(Replicated)]
+        struct Blob {
+            #[replicated]
+            text: String,
+        }
+        let blob = Blob {
+            text: ascii_string(300),
+        };
+        let mut w = NetWriter::new();
+        write_entry::<Blob>(&mut w, 5, &blob.new_state(1), 0);
+        let mut r = NetReader::new(w.as_slice());
+        assert_eq!(r.read_var_u32(), Ok(5));
+        let len = r.read_len().expect("a length");
+        assert!(len >= 0x80, "a two-byte length");
+        assert_eq!(len, r.remaining());
+        let mut target = Blob {
+            text: String::new(),
+        };
+        target.read(&mut r).expect("valid state");
+        assert_eq!(target.text, blob.text);
+    }
+
+    #[test]
+    fn bitcode_reference_round_trips_the_changed_boxes() {
+        let mut s = ReplicationScenario::new(1000, Motion::TenPercent);
+        s.capture();
+        let plain = s.changed_plain();
+        assert_eq!(plain.len(), 100);
+        let mut buffer = bitcode::Buffer::new();
+        let bytes = buffer.encode(&plain).to_vec();
+        let back: Vec<PlainBox> = buffer.decode(&bytes).expect("valid bitcode");
+        assert_eq!(back, plain);
+    }
+
+    #[test]
+    fn bus_fixtures_deliver() {
+        let mut send = SendFixture::new();
+        assert_eq!(send.send(&sample_input(1)), 7 + 21);
+        let mut dispatch = DispatchFixture::new();
+        let first = dispatch.dispatch_one();
+        assert!(first > 0);
+        assert_eq!(dispatch.dispatch_one(), 2 * first);
+        let mut round_trip = RoundTripFixture::new();
+        let before = round_trip.round_trip(&sample_input(1));
+        assert_eq!(round_trip.round_trip(&sample_input(2)), before + 1);
+    }
+
+    #[test]
+    fn varint_values_have_the_asked_length() {
+        for bytes in 1..=5 {
+            for v in varint_u32_values(bytes, WIRE_BATCH) {
+                assert_eq!(varint_len(u64::from(v)), bytes as usize, "{v}");
+            }
+        }
+        for bytes in 1..=10 {
+            let values = varint_u64_values(bytes, WIRE_BATCH);
+            for &v in &values {
+                assert_eq!(varint_len(v), bytes as usize, "{v}");
+            }
+            if bytes > 1 {
+                assert!(values.windows(2).any(|w| w[0] != w[1]), "values vary");
+            }
+        }
+        assert!(ascii_string(64).is_ascii());
+        assert_eq!(ascii_string(64).len(), 64);
+    }
+}
