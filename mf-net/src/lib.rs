@@ -20,6 +20,7 @@
 
 pub mod bus;
 pub mod codec;
+pub mod interpolation;
 pub mod replication;
 pub mod scene;
 pub mod schema;
@@ -32,7 +33,10 @@ pub use mf_net_derive::Replicated;
 /// The names most programs need.
 pub mod prelude {
     pub use crate::codec::NetCodec;
-    pub use crate::replication::Replicated;
+    pub use crate::interpolation::Interpolate;
+    pub use crate::replication::{
+        Multiplayer, MultiplayerConfig, MultiplayerEvent, NetId, Replicated,
+    };
     pub use crate::scene::{NetRef, NodeId, Scene, SceneIndex, SceneLibrary};
     pub use crate::transport::{Channel, DisconnectReason, PeerId, Transport};
     pub use crate::wire::{DecodeError, NetReader, NetWriter};
@@ -43,6 +47,7 @@ pub mod prelude {
 pub mod __private {
     pub use crate::codec::skipped::SkippedField;
     pub use crate::codec::NetCodec;
+    pub use crate::interpolation::member::MemberInterpolate;
     pub use crate::replication::member::{MemberClone, MemberCodec, MemberEq};
     pub use crate::replication::{MemberInfo, RegisteredType, Replicated, MAX_MEMBERS};
     pub use crate::schema::{hash_name, hash_str, hash_u64, strip_crate};

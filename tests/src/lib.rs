@@ -1,3 +1,4 @@
 //! Integration tests for mf-net: shared helpers for the test binaries in `tests/`.
 
 pub mod alloc_counter;
+pub mod harness;

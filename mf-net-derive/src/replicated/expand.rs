@@ -3,7 +3,8 @@
 //! - Every use of a member's type goes through `<FieldTy as MemberCodec / MemberEq /
 //!   MemberClone>::..` spanned at the field's type, and every use of a flattened base through
 //!   `<BaseTy as Replicated>::..`, so a type that lacks what it needs is reported by rustc at
-//!   that field, with a message about `#[replicated]`.
+//!   that field, with a message about `#[replicated]`. Interpolated members are also asserted
+//!   to be `Interpolate`, through `<FieldTy as MemberInterpolate>::EXTRAPOLATE`, the same way.
 //! - Every runtime item is named through `::mf_net::__private`, and everything is wrapped in
 //!   `const _: () = { .. };`, so the state struct cannot be named from outside.
 //! - Local variables (`__s`, `__w`, `__r`, `__tick`, ..) have mixed-site hygiene, so no user
@@ -307,8 +308,18 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
             }
         }
     });
-    // Interpolated members are assigned directly for now; the interpolation buffer (and the
-    // `Interpolate` bound on their types) comes with the interpolation runtime.
+    // `#[replicated(interpolate)]` members must be `Interpolate`: one assertion each, spanned
+    // at the field's type so that a type without it is reported there, with a message about
+    // the attribute (`MemberInterpolate`'s). Evaluated at compile time; emits no code.
+    let interpolate_checks = members
+        .iter()
+        .filter(|(_, _, interpolate)| *interpolate)
+        .map(|(_, f, _)| {
+            let extrapolate = spanned_item(p, &f.ty, "MemberInterpolate", "EXTRAPOLATE");
+            quote_spanned!(f.ty.span()=> const _: bool = #extrapolate;)
+        });
+    // Interpolated members are assigned directly for now; their interpolation buffers come
+    // with the interpolation runtime (`mf_net::interpolation`).
     let read_values = members.iter().map(|(i, f, _)| {
         let field = &f.ident;
         let bit = bit(*i);
@@ -332,6 +343,8 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
             clippy::all
         )]
         const _: () = {
+            #(#interpolate_checks)*
+
             /// The shadow state of the type's members (`Replicated::State`).
             #[doc(hidden)]
             pub struct #state {

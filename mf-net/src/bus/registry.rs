@@ -131,6 +131,43 @@ impl MessageRegistry {
         self.insert::<M>(id)
     }
 
+    /// Reserves id [`FIRST_RESERVED_ID`]` + slot` for one of mf-net's own messages, which has
+    /// no Rust type (the replication layer encodes it by hand) but enters the fingerprint under
+    /// `name` and `schema_hash`. Registering the same name at the same slot again is a no-op.
+    pub(crate) fn register_reserved_raw(
+        &mut self,
+        slot: u16,
+        name: &'static str,
+        schema_hash: u64,
+    ) -> Result<u16, RegistryError> {
+        let id = FIRST_RESERVED_ID
+            .checked_add(slot)
+            .filter(|&id| id < MAX_MESSAGES)
+            .ok_or(RegistryError::IdOutOfRange(
+                FIRST_RESERVED_ID.saturating_add(slot),
+            ))?;
+        match self.info(id) {
+            Some(info) if info.name == name && info.schema_hash == schema_hash => return Ok(id),
+            Some(info) => {
+                return Err(RegistryError::IdTaken {
+                    id,
+                    holder: info.name,
+                })
+            }
+            None => {}
+        }
+        let index = usize::from(id);
+        if self.by_id.len() <= index {
+            self.by_id.resize(index + 1, None);
+        }
+        self.by_id[index] = Some(MessageInfo {
+            id,
+            name,
+            schema_hash,
+        });
+        Ok(id)
+    }
+
     fn insert<M: NetCodec + 'static>(&mut self, id: u16) -> Result<u16, RegistryError> {
         if let Some(&existing) = self.by_type.get(&TypeId::of::<M>()) {
             return Err(RegistryError::AlreadyRegistered {

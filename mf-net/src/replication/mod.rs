@@ -1,14 +1,22 @@
 //! Server-authoritative replication: the [`Replicated`] trait that `#[derive(Replicated)]`
-//! implements, and the link-time [`registry`] of replicated types.
+//! implements, the link-time [`registry`] of replicated types, and the [`Multiplayer`] runtime
+//! that spawns scenes on clients and keeps them in sync with delta snapshots.
 //!
-//! The runtime that drives it (spawns, delta snapshots with acks, late join) is built on these
-//! pieces; see the book's replication chapter for the protocol.
+//! See [`multiplayer`] for the runtime and [`protocol`] for its wire format.
 
+pub mod erased;
 pub(crate) mod member;
+pub mod multiplayer;
+pub mod protocol;
 pub mod registry;
 mod replicated;
 
+pub use erased::ErasedState;
 pub use mf_net_derive::Replicated;
+pub use multiplayer::{
+    Multiplayer, MultiplayerConfig, MultiplayerError, MultiplayerEvent, NetId, NetworkStats,
+    PeerNetworkStats,
+};
 pub use registry::{
     RegisteredType, ReplicatedTypeId, ReplicationRegistry, ReplicationRegistryError,
 };

@@ -29,8 +29,10 @@ use std::fmt::{self, Write as _};
 use std::num::NonZeroU16;
 use std::sync::OnceLock;
 
+use super::erased::{self, ErasedState};
 use super::{MemberInfo, Replicated};
 use crate::schema;
+use crate::wire::{DecodeError, NetReader};
 
 /// One replicated type as the registry sees it: the item that `#[derive(Replicated)]` submits to
 /// the link-time table.
@@ -45,6 +47,8 @@ pub struct RegisteredType {
     state_count: usize,
     type_id: fn() -> TypeId,
     rust_name: fn() -> &'static str,
+    new_state: fn(&dyn std::any::Any, u32) -> Option<Box<dyn ErasedState>>,
+    read: fn(&mut dyn std::any::Any, &mut NetReader<'_>) -> Result<(), DecodeError>,
 }
 
 impl RegisteredType {
@@ -57,6 +61,8 @@ impl RegisteredType {
             state_count: T::STATE_COUNT,
             type_id: TypeId::of::<T>,
             rust_name: std::any::type_name::<T>,
+            new_state: erased::new_state::<T>,
+            read: erased::read::<T>,
         }
     }
 
@@ -95,6 +101,19 @@ impl RegisteredType {
     /// stable between compiler versions.
     pub fn rust_name(&self) -> &'static str {
         (self.rust_name)()
+    }
+
+    /// A boxed shadow state of `value` with every member stamped `tick`
+    /// ([`Replicated::new_state`]); `None` if `value` is not of this type.
+    pub fn new_state(&self, value: &dyn std::any::Any, tick: u32) -> Option<Box<dyn ErasedState>> {
+        (self.new_state)(value, tick)
+    }
+
+    /// Reads a state written by [`ErasedState::write_since`] or [`ErasedState::write_full`]
+    /// into `value` ([`Replicated::read`]); [`DecodeError::Invalid`] if `value` is not of this
+    /// type.
+    pub fn read(&self, value: &mut dyn std::any::Any, r: &mut NetReader<'_>) -> Result<(), DecodeError> {
+        (self.read)(value, r)
     }
 }
 
@@ -227,7 +246,9 @@ impl ReplicationRegistry {
                 .ok()
                 .and_then(ReplicatedTypeId::new)
                 .ok_or(ReplicationRegistryError::TooManyTypes { count: types.len() })?;
-            by_type.insert(ty.type_id(), id);
+            // Not `ty.type_id()`: on a `&&RegisteredType` that could resolve to
+            // `Any::type_id` of the reference wherever `Any` is in scope.
+            by_type.insert(RegisteredType::type_id(ty), id);
             fingerprint = schema::hash_str(fingerprint, ty.name);
             fingerprint = schema::hash_u64(fingerprint, ty.schema_hash);
         }

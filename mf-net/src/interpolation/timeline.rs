@@ -1,0 +1,178 @@
+//! [`InterpolationTimeline`]: the server clock, the delay and the configuration together.
+
+use std::time::Duration;
+
+use super::{AdaptiveDelay, ClockUpdate, InterpolationConfig, ServerClock};
+
+/// A client's interpolation timeline: a [`ServerClock`], the delay (fixed, or an
+/// [`AdaptiveDelay`] when [`InterpolationConfig::adaptive`] is set) and the limits, behind two
+/// calls: [`advance`](Self::advance) once per frame and [`on_snapshot`](Self::on_snapshot) once
+/// per arriving snapshot. [`render_tick`](Self::render_tick) and
+/// [`max_extrapolation_ticks`](Self::max_extrapolation_ticks) are then what
+/// [`InterpolationBuffer::sample`](super::InterpolationBuffer::sample) takes.
+///
+/// It keeps its own local time (the sum of the frame times it was given) to time snapshot
+/// arrivals for the adaptive delay; it reads no clock and never allocates.
+///
+/// ```
+/// use std::time::Duration;
+/// use mf_net::interpolation::{InterpolationConfig, InterpolationTimeline};
+///
+/// let mut timeline = InterpolationTimeline::new(InterpolationConfig::default(), 20);
+/// assert_eq!(timeline.render_tick(), None);
+/// timeline.on_snapshot(100);
+/// timeline.advance(Duration::from_millis(50)); // one tick at 20 Hz
+/// // 101 − 0.1 s × 20 Hz.
+/// assert!((timeline.render_tick().unwrap() - 99.0).abs() < 1e-9);
+/// assert!((timeline.max_extrapolation_ticks() - 5.0).abs() < 1e-9);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct InterpolationTimeline {
+    config: InterpolationConfig,
+    clock: ServerClock,
+    adaptive: Option<AdaptiveDelay>,
+    now: Duration,
+}
+
+impl InterpolationTimeline {
+    /// A timeline for a server running at `tick_rate` ticks per second (from its welcome).
+    pub fn new(config: InterpolationConfig, tick_rate: u32) -> Self {
+        Self {
+            config,
+            clock: ServerClock::new(tick_rate),
+            adaptive: config
+                .adaptive
+                .map(|adaptive| AdaptiveDelay::new(adaptive, config.delay)),
+            now: Duration::ZERO,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &InterpolationConfig {
+        &self.config
+    }
+
+    /// The server clock.
+    pub fn clock(&self) -> &ServerClock {
+        &self.clock
+    }
+
+    /// The adaptive delay, when [`InterpolationConfig::adaptive`] is set.
+    pub fn adaptive(&self) -> Option<&AdaptiveDelay> {
+        self.adaptive.as_ref()
+    }
+
+    /// The local time: the sum of the frame times given to [`advance`](Self::advance).
+    pub fn now(&self) -> Duration {
+        self.now
+    }
+
+    /// A frame passed: advances the local time and the server clock by `dt`.
+    pub fn advance(&mut self, dt: Duration) {
+        self.now = self.now.saturating_add(dt);
+        self.clock.advance(dt);
+    }
+
+    /// A snapshot of `tick` arrived (now): updates the server clock and, for snapshots that
+    /// are not stale, the adaptive delay's arrival statistics (forgotten when the clock
+    /// snaps).
+    ///
+    /// When this returns [`ClockUpdate::Snapped`] the caller must clear every interpolation
+    /// buffer before applying the snapshot
+    /// ([`must_clear_buffers`](ClockUpdate::must_clear_buffers)).
+    pub fn on_snapshot(&mut self, tick: u32) -> ClockUpdate {
+        let update = self.clock.on_snapshot(tick);
+        if let Some(adaptive) = &mut self.adaptive {
+            match update {
+                ClockUpdate::Stale => {}
+                ClockUpdate::Snapped { .. } => {
+                    adaptive.reset();
+                    adaptive.on_snapshot(self.now);
+                }
+                ClockUpdate::Started | ClockUpdate::Pulled { .. } => {
+                    adaptive.on_snapshot(self.now);
+                }
+            }
+        }
+        update
+    }
+
+    /// The interpolation delay in use: adaptive when configured, else
+    /// [`InterpolationConfig::delay`].
+    pub fn delay(&self) -> Duration {
+        match &self.adaptive {
+            Some(adaptive) => adaptive.delay(),
+            None => self.config.delay,
+        }
+    }
+
+    /// The tick at which to sample interpolation buffers this frame (estimated server tick
+    /// minus the delay), once a snapshot has arrived.
+    pub fn render_tick(&self) -> Option<f64> {
+        self.clock.render_tick(self.delay())
+    }
+
+    /// [`InterpolationConfig::max_extrapolation`] in ticks at the server's rate.
+    pub fn max_extrapolation_ticks(&self) -> f64 {
+        self.clock.ticks(self.config.max_extrapolation)
+    }
+
+    /// Forgets the clock, the arrival statistics and the local time, keeping the
+    /// configuration and tick rate (after a disconnect).
+    pub fn reset(&mut self) {
+        *self = Self::new(self.config, self.clock.tick_rate());
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::interpolation::AdaptiveDelayConfig;
+
+    #[test]
+    fn fixed_delay_render_tick() {
+        let mut t = InterpolationTimeline::new(InterpolationConfig::default(), 60);
+        assert!(t.adaptive().is_none());
+        assert_eq!(t.on_snapshot(600), ClockUpdate::Started);
+        t.advance(Duration::from_millis(100));
+        assert_eq!(t.now(), Duration::from_millis(100));
+        assert!((t.clock().estimate().unwrap() - 606.0).abs() < 1e-9);
+        assert!((t.render_tick().unwrap() - 600.0).abs() < 1e-9);
+        assert!((t.max_extrapolation_ticks() - 15.0).abs() < 1e-9);
+        assert_eq!(t.delay(), InterpolationConfig::DEFAULT_DELAY);
+        assert_eq!(t.on_snapshot(600), ClockUpdate::Stale);
+    }
+
+    #[test]
+    fn adaptive_delay_follows_arrivals_and_forgets_on_snap() {
+        let config = InterpolationConfig {
+            adaptive: Some(AdaptiveDelayConfig::default()),
+            ..InterpolationConfig::default()
+        };
+        let mut t = InterpolationTimeline::new(config, 20);
+        assert_eq!(t.delay(), Duration::from_millis(100));
+        // 20 Hz, one snapshot every 50 ms: three intervals are 150 ms.
+        let mut tick = 1000;
+        for _ in 0..100 {
+            t.on_snapshot(tick);
+            tick += 1;
+            t.advance(Duration::from_millis(50));
+        }
+        let a = t.adaptive().unwrap();
+        assert!(a.target().abs_diff(Duration::from_millis(150)) < Duration::from_micros(1));
+        assert_eq!(t.delay(), a.delay());
+        assert!((t.render_tick().unwrap() - (f64::from(tick) - 0.15 * 20.0)).abs() < 0.1);
+        // Stale snapshots are not arrivals.
+        let before = t.adaptive().cloned();
+        t.on_snapshot(tick - 5);
+        assert_eq!(t.adaptive().cloned(), before);
+        // A 2 s stall of the server: the clock snaps and the statistics start over.
+        t.advance(Duration::from_secs(2));
+        assert!(t.on_snapshot(tick).must_clear_buffers());
+        assert_eq!(t.adaptive().unwrap().mean_interval(), None);
+        t.reset();
+        assert_eq!(t.render_tick(), None);
+        assert_eq!(t.now(), Duration::ZERO);
+    }
+}

@@ -1,0 +1,82 @@
+//! Type-erased per-node replication state, for the runtime that holds nodes of many types.
+//!
+//! A scene stores each node's value as `Box<dyn Any>` next to its [`RegisteredType`]. The
+//! runtime reaches the value's [`Replicated`] implementation only through the function pointers
+//! of that entry ([`RegisteredType::new_state`] and [`RegisteredType::read`]) and through the
+//! [`ErasedState`] they create, which wraps the typed shadow state. Boxing happens once, when a
+//! node becomes networked; capture, writes and reads allocate nothing.
+//!
+//! [`RegisteredType`]: super::RegisteredType
+//! [`RegisteredType::new_state`]: super::RegisteredType::new_state
+//! [`RegisteredType::read`]: super::RegisteredType::read
+
+use std::any::Any;
+use std::marker::PhantomData;
+
+use super::Replicated;
+use crate::wire::{DecodeError, NetReader, NetWriter};
+
+/// A node's typed shadow state behind a trait object: [`Replicated`]'s state functions without
+/// the type.
+pub trait ErasedState {
+    /// [`Replicated::capture`] of `value` (which must be the state's type; any other value
+    /// captures nothing and returns `false`).
+    fn capture(&mut self, value: &dyn Any, tick: u32) -> bool;
+    /// [`Replicated::last_changed`].
+    fn last_changed(&self) -> u32;
+    /// [`Replicated::write_since`].
+    fn write_since(&self, since: u32, w: &mut NetWriter);
+    /// [`Replicated::write_full`].
+    fn write_full(&self, w: &mut NetWriter);
+}
+
+/// The shadow state of a `T`, as an [`ErasedState`].
+struct StateOf<T: Replicated> {
+    state: T::State,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<T: Replicated> ErasedState for StateOf<T> {
+    #[inline]
+    fn capture(&mut self, value: &dyn Any, tick: u32) -> bool {
+        match value.downcast_ref::<T>() {
+            Some(value) => value.capture(&mut self.state, tick),
+            None => false,
+        }
+    }
+
+    #[inline]
+    fn last_changed(&self) -> u32 {
+        T::last_changed(&self.state)
+    }
+
+    #[inline]
+    fn write_since(&self, since: u32, w: &mut NetWriter) {
+        T::write_since(&self.state, since, w);
+    }
+
+    #[inline]
+    fn write_full(&self, w: &mut NetWriter) {
+        T::write_full(&self.state, w);
+    }
+}
+
+/// `T::new_state(value, tick)`, boxed; `None` if `value` is not a `T`.
+pub(crate) fn new_state<T: Replicated>(value: &dyn Any, tick: u32) -> Option<Box<dyn ErasedState>> {
+    let value = value.downcast_ref::<T>()?;
+    Some(Box::new(StateOf::<T> {
+        state: value.new_state(tick),
+        _type: PhantomData,
+    }))
+}
+
+/// `T::read(value, r)`; [`DecodeError::Invalid`] if `value` is not a `T`.
+pub(crate) fn read<T: Replicated>(
+    value: &mut dyn Any,
+    r: &mut NetReader<'_>,
+) -> Result<(), DecodeError> {
+    match value.downcast_mut::<T>() {
+        Some(value) => value.read(r),
+        None => Err(DecodeError::Invalid("node value has another type")),
+    }
+}

@@ -1,0 +1,490 @@
+//! The client side: handshake, spawns, despawns, authority, snapshot application and acks.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use tracing::{debug, info, warn};
+
+use super::events::MultiplayerEvent;
+use super::server::instance_nodes;
+use super::{NetId, Shared};
+use crate::bus::{BusCore, MessageHeader};
+use crate::replication::protocol::{
+    self, ParentRef, SpawnHeader, ACK, AUTHORITY, DESPAWN, HELLO, REFUSE, SCENE_BIND, SNAPSHOT,
+    SPAWN, WELCOME,
+};
+use crate::scene::{NodeId, SceneIndex};
+use crate::transport::{Channel, DisconnectReason, PeerId, Transport};
+use crate::wire::{DecodeError, NetReader};
+
+/// Acks queued between two frames before the oldest are dropped (dropping one only makes the
+/// server resend what that snapshot carried).
+const MAX_PENDING_ACKS: usize = 16;
+
+/// A networked node on a client.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ClientNode {
+    pub(crate) net_id: u32,
+    pub(crate) node: NodeId,
+    pub(crate) authority: PeerId,
+}
+
+/// An applied spawn: its root, and whether it was a bind (bound nodes stay when the
+/// connection ends).
+#[derive(Debug, Clone, Copy)]
+struct ClientGroup {
+    root: NodeId,
+    bound: bool,
+}
+
+/// The client's replication state.
+pub(crate) struct ClientState {
+    pub(crate) welcomed: bool,
+    pub(crate) local_peer: PeerId,
+    started_at: Duration,
+    last_snapshot_at: Duration,
+    pub(crate) tick_rate: u8,
+    /// Newest snapshot tick applied (in full or in part).
+    pub(crate) newest_applied: u32,
+    /// Newest snapshot tick applied in full.
+    newest_acked: u32,
+    /// Whether the newest applied snapshot was truncated.
+    pub(crate) last_truncated: bool,
+    /// Sorted by net id.
+    pub(crate) nodes: Vec<ClientNode>,
+    pub(crate) by_node: HashMap<NodeId, u32>,
+    groups: Vec<ClientGroup>,
+    /// The highest net id of any spawn received.
+    max_spawned: u32,
+    acks: [u32; MAX_PENDING_ACKS],
+    ack_count: usize,
+    ack_accumulator: Duration,
+    /// Set when the connection ended; the runtime then goes offline.
+    pub(crate) finished: Option<DisconnectReason>,
+}
+
+impl ClientState {
+    pub(crate) fn new(now: Duration) -> Self {
+        Self {
+            welcomed: false,
+            local_peer: PeerId(0),
+            started_at: now,
+            last_snapshot_at: now,
+            tick_rate: 30,
+            newest_applied: 0,
+            newest_acked: 0,
+            last_truncated: false,
+            nodes: Vec::new(),
+            by_node: HashMap::new(),
+            groups: Vec::new(),
+            max_spawned: 0,
+            acks: [0; MAX_PENDING_ACKS],
+            ack_count: 0,
+            ack_accumulator: Duration::ZERO,
+            finished: None,
+        }
+    }
+
+    fn index_of(&self, net_id: u32) -> Option<usize> {
+        self.nodes.binary_search_by_key(&net_id, |n| n.net_id).ok()
+    }
+
+    /// The scene node of `net_id`.
+    pub(crate) fn node_of(&self, net_id: u32) -> Option<NodeId> {
+        self.index_of(net_id).map(|i| self.nodes[i].node)
+    }
+
+    /// The authority of a networked node.
+    pub(crate) fn authority_of(&self, node: NodeId) -> Option<PeerId> {
+        let id = *self.by_node.get(&node)?;
+        self.index_of(id).map(|i| self.nodes[i].authority)
+    }
+
+    /// The net id of `node`.
+    pub(crate) fn net_id(&self, node: NodeId) -> Option<NetId> {
+        self.by_node.get(&node).copied().and_then(NetId::new)
+    }
+
+    /// The transport connected: say hello.
+    pub(crate) fn connected<T: Transport>(&mut self, core: &mut BusCore<T>, shared: &mut Shared) {
+        let (fingerprint, shapes) = (shared.fingerprint, &shared.shapes);
+        if let Err(error) = core.send_with(PeerId::SERVER, HELLO, Channel::Reliable, |w| {
+            protocol::write_hello(w, fingerprint, shapes);
+        }) {
+            warn!(%error, "hello refused by the transport");
+            shared.stats.control_send_failures += 1;
+            self.end(core, shared, DisconnectReason::Closed, true);
+        }
+    }
+
+    /// The connection ended: free every spawned node (bound nodes stay, unbound), raise
+    /// `Disconnected`, and disconnect the transport if we are the ones ending it.
+    pub(crate) fn end<T: Transport>(
+        &mut self,
+        core: &mut BusCore<T>,
+        shared: &mut Shared,
+        reason: DisconnectReason,
+        local: bool,
+    ) {
+        if self.finished.is_some() {
+            return;
+        }
+        if local {
+            core.disconnect(PeerId::SERVER, reason);
+        }
+        self.free_all(shared);
+        info!(%reason, "disconnected from the server");
+        self.finished = Some(reason);
+        shared
+            .events
+            .push(MultiplayerEvent::Disconnected { reason });
+    }
+
+    pub(crate) fn free_all(&mut self, shared: &mut Shared) {
+        for group in self.groups.drain(..) {
+            if !group.bound {
+                shared.scene.remove(group.root);
+            }
+        }
+        self.nodes.clear();
+        self.by_node.clear();
+        shared.stats.networked_nodes = 0;
+    }
+
+    /// A replication message from the server.
+    pub(crate) fn on_message<T: Transport>(
+        &mut self,
+        core: &mut BusCore<T>,
+        shared: &mut Shared,
+        message_id: u16,
+        tick: u32,
+        r: &mut NetReader<'_>,
+    ) -> Result<bool, DecodeError> {
+        if self.finished.is_some() {
+            return Ok(true);
+        }
+        match message_id {
+            WELCOME => {
+                let peer = PeerId(r.read_u64()?);
+                let rate = r.read_u8()?.max(1);
+                let tick = r.read_u32()?;
+                r.finish()?;
+                if self.welcomed {
+                    shared.stats.control_dropped += 1;
+                    return Ok(true);
+                }
+                self.welcomed = true;
+                self.local_peer = peer;
+                self.tick_rate = rate;
+                self.newest_applied = tick;
+                self.newest_acked = tick;
+                self.last_snapshot_at = shared.now;
+                core.set_tick(tick);
+                info!(%peer, tick, rate, "connected to the server");
+                shared.events.push(MultiplayerEvent::ConnectedToServer {
+                    local_peer_id: peer,
+                });
+                Ok(true)
+            }
+            REFUSE => {
+                let text = r.read_str()?.to_owned();
+                warn!(%text, "the server refused us");
+                shared.refusal = Some(text);
+                Ok(true)
+            }
+            _ if !self.welcomed => {
+                shared.stats.control_dropped += 1;
+                Ok(true)
+            }
+            SPAWN => self.on_spawn(shared, r),
+            DESPAWN => {
+                let id = r.read_var_u32()?;
+                r.finish()?;
+                self.on_despawn(shared, id);
+                Ok(true)
+            }
+            AUTHORITY => {
+                let id = r.read_var_u32()?;
+                let peer = PeerId(r.read_var_u64()?);
+                let recursive = r.read_bool()?;
+                r.finish()?;
+                self.on_authority(shared, id, peer, recursive);
+                Ok(true)
+            }
+            SNAPSHOT => self.on_snapshot(shared, tick, r),
+            _ => {
+                shared.stats.control_dropped += 1;
+                Err(DecodeError::Invalid(
+                    "replication message not accepted from the server",
+                ))
+            }
+        }
+    }
+
+    fn on_spawn(
+        &mut self,
+        shared: &mut Shared,
+        r: &mut NetReader<'_>,
+    ) -> Result<bool, DecodeError> {
+        let header = SpawnHeader::read(r)?;
+        let last = header.first_net_id + header.count.saturating_sub(1);
+        self.max_spawned = self.max_spawned.max(last);
+        match self.apply_spawn(shared, &header, r) {
+            Ok(()) => Ok(true),
+            Err(reason) => {
+                warn!(first = header.first_net_id, reason, "cannot apply spawn");
+                shared.stats.spawn_failures += 1;
+                if let Some(net_id) = NetId::new(header.first_net_id) {
+                    shared.events.push(MultiplayerEvent::SpawnFailed { net_id });
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    fn apply_spawn(
+        &mut self,
+        shared: &mut Shared,
+        header: &SpawnHeader,
+        r: &mut NetReader<'_>,
+    ) -> Result<(), &'static str> {
+        if self.index_of(header.first_net_id).is_some() || header.count == 0 {
+            return Err("net ids already in use");
+        }
+        let parent = match &header.parent {
+            ParentRef::Net(id) => self.node_of(*id),
+            ParentRef::Path(path) => shared.scene.find(path),
+        }
+        .ok_or("parent not found")?;
+        let (root, bound) = if header.scene == SCENE_BIND {
+            let node = shared
+                .scene
+                .child(parent, &header.name)
+                .ok_or("bound node not found")?;
+            if self.by_node.contains_key(&node) {
+                return Err("bound node is networked already");
+            }
+            (node, true)
+        } else {
+            let index = u16::try_from(header.scene).map_err(|_| "unknown scene index")?;
+            let root = shared
+                .library
+                .instantiate(
+                    SceneIndex::new(index),
+                    &mut shared.scene,
+                    parent,
+                    &header.name,
+                )
+                .map_err(|_| "cannot instantiate the scene")?;
+            (root, false)
+        };
+        let undo = |shared: &mut Shared| {
+            if !bound {
+                shared.scene.remove(root);
+            }
+        };
+        let nodes = instance_nodes(&shared.scene, root);
+        if nodes.len() != header.count as usize {
+            undo(shared);
+            return Err("the instance has another number of networked nodes");
+        }
+        let result = (|| -> Result<(), DecodeError> {
+            let absent = r.read_count(1)?;
+            for _ in 0..absent {
+                let id = r.read_var_u32()?;
+                let offset = id
+                    .checked_sub(header.first_net_id)
+                    .filter(|&o| o > 0 && o < header.count)
+                    .ok_or(DecodeError::Invalid("absent id outside the spawn"))?;
+                shared.scene.remove(nodes[offset as usize]);
+            }
+            for &node in &nodes {
+                let Some(ty) = shared.scene.value_info(node).copied() else {
+                    continue;
+                };
+                if let Some(value) = shared.scene.value_any_mut(node) {
+                    ty.read(value, r)?;
+                }
+            }
+            r.finish()
+        })();
+        if result.is_err() {
+            undo(shared);
+            return Err("malformed spawn state");
+        }
+        let authority = PeerId(header.authority);
+        for (offset, &node) in (0u32..).zip(&nodes) {
+            if !shared.scene.contains(node) {
+                continue;
+            }
+            let net_id = header.first_net_id + offset;
+            let at = self.nodes.partition_point(|n| n.net_id < net_id);
+            self.nodes.insert(
+                at,
+                ClientNode {
+                    net_id,
+                    node,
+                    authority,
+                },
+            );
+            self.by_node.insert(node, net_id);
+        }
+        self.groups.push(ClientGroup { root, bound });
+        shared.stats.spawns += 1;
+        shared.stats.networked_nodes = self.nodes.len();
+        debug!(
+            first = header.first_net_id,
+            count = header.count,
+            "spawn applied"
+        );
+        if let Some(net_id) = NetId::new(header.first_net_id) {
+            shared
+                .events
+                .push(MultiplayerEvent::NodeSpawned { node: root, net_id });
+        }
+        Ok(())
+    }
+
+    fn on_despawn(&mut self, shared: &mut Shared, id: u32) {
+        let Some(node) = self.node_of(id) else {
+            return;
+        };
+        shared.scene.remove(node);
+        let scene = &shared.scene;
+        let by_node = &mut self.by_node;
+        self.nodes.retain(|n| {
+            let alive = scene.contains(n.node);
+            if !alive {
+                by_node.remove(&n.node);
+            }
+            alive
+        });
+        self.groups.retain(|g| scene.contains(g.root));
+        shared.stats.despawns += 1;
+        shared.stats.networked_nodes = self.nodes.len();
+        debug!(net_id = id, "despawn applied");
+        if let Some(net_id) = NetId::new(id) {
+            shared
+                .events
+                .push(MultiplayerEvent::NodeDespawned { net_id });
+        }
+    }
+
+    fn on_authority(&mut self, shared: &mut Shared, id: u32, peer: PeerId, recursive: bool) {
+        let Some(node) = self.node_of(id) else {
+            return;
+        };
+        if recursive {
+            for target in shared.scene.depth_first(node).collect::<Vec<_>>() {
+                if let Some(i) = self.by_node.get(&target).and_then(|&id| self.index_of(id)) {
+                    self.nodes[i].authority = peer;
+                }
+            }
+        } else if let Some(i) = self.index_of(id) {
+            self.nodes[i].authority = peer;
+        }
+        shared
+            .events
+            .push(MultiplayerEvent::AuthorityChanged { node, peer });
+    }
+
+    /// Applies a snapshot unless it is stale; acknowledges it if every entry could be applied.
+    fn on_snapshot(
+        &mut self,
+        shared: &mut Shared,
+        tick: u32,
+        r: &mut NetReader<'_>,
+    ) -> Result<bool, DecodeError> {
+        self.last_snapshot_at = shared.now;
+        let size = MessageHeader::SIZE + r.remaining();
+        shared.stats.last_snapshot_bytes = size;
+        shared.stats.largest_snapshot_bytes = shared.stats.largest_snapshot_bytes.max(size);
+        if tick <= self.newest_applied {
+            shared.stats.snapshots_discarded += 1;
+            return Ok(true);
+        }
+        let flags = r.read_u8()?;
+        let mut complete = true;
+        loop {
+            let id = r.read_var_u32()?;
+            if id == 0 {
+                break;
+            }
+            let len = r.read_len()?;
+            let bytes = r.read_bytes(len)?;
+            let Some(i) = self.index_of(id) else {
+                // Above every spawn received: that spawn is still in flight, so this snapshot
+                // must not be acknowledged. Below: despawned, skip.
+                if id > self.max_spawned {
+                    complete = false;
+                }
+                continue;
+            };
+            let node = self.nodes[i].node;
+            let Some(ty) = shared.scene.value_info(node).copied() else {
+                continue;
+            };
+            let Some(value) = shared.scene.value_any_mut(node) else {
+                continue;
+            };
+            let mut entry = NetReader::new(bytes);
+            ty.read(value, &mut entry)?;
+            entry.finish()?;
+        }
+        r.finish()?;
+        self.newest_applied = tick;
+        self.last_truncated = flags & protocol::SNAPSHOT_TRUNCATED != 0;
+        if complete {
+            shared.stats.snapshots_applied += 1;
+            self.newest_acked = self.newest_acked.max(tick);
+            if self.ack_count == MAX_PENDING_ACKS {
+                self.acks.copy_within(1.., 0);
+                self.ack_count -= 1;
+            }
+            self.acks[self.ack_count] = tick;
+            self.ack_count += 1;
+        } else {
+            shared.stats.snapshots_partial += 1;
+        }
+        Ok(true)
+    }
+
+    /// End of frame: timeouts, then acks (and the heartbeat at the server's tick rate).
+    pub(crate) fn end_frame<T: Transport>(&mut self, core: &mut BusCore<T>, shared: &mut Shared) {
+        if self.finished.is_some() {
+            return;
+        }
+        let now = shared.now;
+        if !self.welcomed {
+            if now.saturating_sub(self.started_at) > shared.config.handshake_timeout {
+                warn!("no welcome from the server in time");
+                self.end(core, shared, DisconnectReason::Timeout, true);
+            }
+            return;
+        }
+        if now.saturating_sub(self.last_snapshot_at) > shared.config.peer_timeout {
+            warn!("no snapshot from the server in time");
+            self.end(core, shared, DisconnectReason::Timeout, true);
+            return;
+        }
+        core.set_tick(self.newest_applied);
+        let interval = Duration::from_secs(1) / u32::from(self.tick_rate.max(1));
+        self.ack_accumulator += shared.frame_dt;
+        let heartbeat_due = self.ack_accumulator >= interval;
+        if heartbeat_due {
+            self.ack_accumulator = self.ack_accumulator.saturating_sub(interval).min(interval);
+        }
+        if self.ack_count == 0 && heartbeat_due {
+            self.acks[0] = self.newest_acked;
+            self.ack_count = 1;
+        }
+        for k in 0..self.ack_count {
+            let tick = self.acks[k];
+            // Unreliable: a refused ack is as good as a lost one.
+            let _ = core.send_with(PeerId::SERVER, ACK, Channel::Unreliable, |w| {
+                w.write_var_u32(tick);
+            });
+        }
+        self.ack_count = 0;
+    }
+}

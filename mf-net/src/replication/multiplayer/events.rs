@@ -1,0 +1,95 @@
+//! [`MultiplayerEvent`] and the bounded queue that holds them.
+
+use std::collections::VecDeque;
+
+use super::NetId;
+use crate::bus::BusEvent;
+use crate::scene::NodeId;
+use crate::transport::{DisconnectReason, PeerId};
+
+/// Events kept for the game before the oldest are discarded.
+pub const MAX_QUEUED_EVENTS: usize = 1024;
+
+/// Something the game may want to react to, taken with
+/// [`Multiplayer::next_event`](super::Multiplayer::next_event).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MultiplayerEvent {
+    /// Server: a client completed the handshake and received every live spawn.
+    PeerJoined(PeerId),
+    /// Server: a joined client is gone.
+    PeerLeft {
+        /// Who.
+        peer: PeerId,
+        /// Why.
+        reason: DisconnectReason,
+    },
+    /// Client: the server welcomed us.
+    ConnectedToServer {
+        /// Our peer id, as the server numbers us.
+        local_peer_id: PeerId,
+    },
+    /// Client: the connection ended (refused, kicked, timed out, server gone, or
+    /// [`stop`](super::Multiplayer::stop)). Every spawned node was freed. After a refusal,
+    /// [`Multiplayer::refusal`](super::Multiplayer::refusal) says why.
+    Disconnected {
+        /// Why.
+        reason: DisconnectReason,
+    },
+    /// Client: a spawn arrived and its instance was added (the root's net id and node).
+    NodeSpawned {
+        /// The instance root.
+        node: NodeId,
+        /// Its network id.
+        net_id: NetId,
+    },
+    /// Client: a networked node (with its subtree) was freed on the server's order.
+    NodeDespawned {
+        /// The network id of the despawned node.
+        net_id: NetId,
+    },
+    /// A networked node's authority changed (on the server when it is set, on clients when
+    /// the change arrives).
+    AuthorityChanged {
+        /// The node.
+        node: NodeId,
+        /// Its new authority.
+        peer: PeerId,
+    },
+    /// A client could not apply a spawn (unknown scene, missing parent or bound node, state
+    /// that does not decode); its ids are skipped by snapshots.
+    SpawnFailed {
+        /// The first network id of the spawn.
+        net_id: NetId,
+    },
+    /// An event of the message bus underneath (send failures, dropped packets, refused peers).
+    Bus(BusEvent),
+}
+
+/// A bounded FIFO of events.
+#[derive(Debug)]
+pub(crate) struct EventQueue {
+    queue: VecDeque<MultiplayerEvent>,
+    pub(crate) lost: u64,
+}
+
+impl EventQueue {
+    pub(crate) fn new() -> Self {
+        Self {
+            queue: VecDeque::with_capacity(64),
+            lost: 0,
+        }
+    }
+
+    pub(crate) fn push(&mut self, event: MultiplayerEvent) {
+        if self.queue.len() >= MAX_QUEUED_EVENTS {
+            self.queue.pop_front();
+            self.lost += 1;
+        }
+        self.queue.push_back(event);
+    }
+
+    pub(crate) fn pop(&mut self) -> Option<MultiplayerEvent> {
+        self.queue.pop_front()
+    }
+}

@@ -1,0 +1,692 @@
+//! [`Multiplayer`]: server-authoritative replication of one [`Scene`] over any [`Transport`].
+//!
+//! The runtime is sans-IO and frame-driven. Each frame the game calls
+//! [`begin_frame`](Multiplayer::begin_frame) (advance the transport's time by the frame's
+//! delta, receive: handshakes, spawns, despawns, snapshots), runs its own logic on the scene,
+//! then calls [`end_frame`](Multiplayer::end_frame) (server: despawn freed nodes, send this
+//! frame's spawns, check timeouts, and on a network tick capture every change and send one
+//! snapshot per client; client: acks and heartbeat; both: flush).
+//!
+//! # Protocol
+//!
+//! See [`protocol`](crate::replication::protocol) for the byte layouts.
+//!
+//! - **Handshake.** The transport connects with the message registry's fingerprint (after
+//!   [`prepare_registry`](crate::replication::protocol::prepare_registry), which
+//!   [`Multiplayer::connect_data`] applies). The client sends *hello* with the replication
+//!   fingerprint: every spawnable scene's name and the stable type name and schema hash of each
+//!   of its networked nodes, in id order. On a mismatch the server answers *refuse* with a text
+//!   naming the first scene or type that differs and disconnects with
+//!   [`ProtocolMismatch`](DisconnectReason::ProtocolMismatch); otherwise *welcome* (peer id,
+//!   tick rate, tick), then every live spawn.
+//! - **Network ids.** A spawn's instance root and each descendant holding a value take
+//!   consecutive ids (from 1; 0 ends a snapshot) in depth-first order. Clients recompute them by
+//!   instantiating the same scene.
+//! - **Delta snapshots.** On each net tick the server compares every networked value with its
+//!   shadow and stamps changed members with the tick. Per client it keeps, for every node, the
+//!   newest acknowledged tick of a snapshot that carried it, and the node lists of the last 64
+//!   snapshots. A snapshot entry carries everything changed since that tick, so loss,
+//!   duplication and reordering are harmless; clients discard snapshots not newer than the
+//!   newest applied, and acknowledge a snapshot only when they could apply all of it.
+//!
+//! ```
+//! use std::time::Duration;
+//! use mf_net::prelude::*;
+//! use mf_net::bus::MessageRegistry;
+//! use mf_net::replication::{Multiplayer, MultiplayerConfig};
+//! use mf_net::transport::loopback::LoopbackNetwork;
+//!
+//! #[derive(Replicated, Default)]
+//! struct Score {
+//!     #[replicated]
+//!     points: i32,
+//! }
+//!
+//! fn library() -> SceneLibrary {
+//!     let mut scenes = SceneLibrary::new();
+//!     scenes.register("score", |scene, root| scene.set_value(root, Score::default()).map(drop)).unwrap();
+//!     scenes
+//! }
+//!
+//! let net = LoopbackNetwork::new();
+//! let messages = MessageRegistry::new(1);
+//! let mut server = Multiplayer::new(library(), MultiplayerConfig::default());
+//! server.start_server(net.listen("game", 8).unwrap(), messages.clone()).unwrap();
+//! let mut client = Multiplayer::new(library(), MultiplayerConfig::default());
+//! let connect_data = Multiplayer::<mf_net::transport::loopback::LoopbackTransport>::connect_data(&messages).unwrap();
+//! client.start_client(net.connect("game", connect_data), messages).unwrap();
+//!
+//! let root = server.scene().root();
+//! let score = server.spawn(SceneIndex::new(0), root, PeerId::SERVER).unwrap();
+//! let dt = Duration::from_secs(1) / 30;
+//! for frame in 0..10 {
+//!     if frame == 5 {
+//!         let handle = server.scene().net_ref::<Score>(score).unwrap();
+//!         server.scene_mut().get_mut(handle).unwrap().points = 7;
+//!     }
+//!     for mp in [&mut server, &mut client] {
+//!         mp.begin_frame(dt);
+//!         mp.end_frame();
+//!     }
+//! }
+//! let (_, copy) = client.scene().iter::<Score>().next().unwrap();
+//! assert_eq!(copy.points, 7);
+//! ```
+
+mod client;
+mod config;
+mod events;
+mod server;
+mod snapshot;
+mod stats;
+
+pub use config::{MultiplayerConfig, MultiplayerError};
+pub use events::{MultiplayerEvent, MAX_QUEUED_EVENTS};
+pub use stats::{NetworkStats, PeerNetworkStats};
+
+use std::fmt;
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+use tracing::info;
+
+use self::client::ClientState;
+use self::events::EventQueue;
+use self::server::ServerState;
+use self::stats::Bandwidth;
+use crate::bus::{BusCore, BusEvent, MessageBus, MessageRegistry, FIRST_RESERVED_ID};
+use crate::replication::protocol;
+use crate::scene::{NodeId, Scene, SceneIndex, SceneLibrary, SceneShape};
+use crate::transport::{DisconnectReason, PeerId, Transport};
+use crate::wire::{DecodeError, NetReader, NetWriter};
+
+/// A networked node's id, the same on every peer (1 or more).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NetId(NonZeroU32);
+
+impl NetId {
+    /// The id numbered `id`; `None` for 0.
+    pub const fn new(id: u32) -> Option<Self> {
+        match NonZeroU32::new(id) {
+            Some(id) => Some(Self(id)),
+            None => None,
+        }
+    }
+
+    /// The number.
+    pub const fn get(self) -> u32 {
+        self.0.get()
+    }
+}
+
+impl fmt::Display for NetId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "net#{}", self.0)
+    }
+}
+
+/// Everything but the bus and the role state, lent to the server and client halves.
+pub(crate) struct Shared {
+    pub(crate) scene: Scene,
+    pub(crate) library: SceneLibrary,
+    pub(crate) config: MultiplayerConfig,
+    pub(crate) events: EventQueue,
+    pub(crate) stats: NetworkStats,
+    bandwidth: Bandwidth,
+    pub(crate) now: Duration,
+    pub(crate) frame_dt: Duration,
+    /// Our scene shapes and their fingerprint (computed when starting).
+    pub(crate) shapes: Vec<SceneShape>,
+    pub(crate) fingerprint: u64,
+    pub(crate) refusal: Option<String>,
+    /// Reused for snapshot entries.
+    pub(crate) scratch: NetWriter,
+}
+
+enum Role {
+    Server(ServerState),
+    Client(ClientState),
+}
+
+/// Replication of one [`Scene`] (the spec's `MultiplayerApi`): a server, a client, or offline
+/// (which counts as the server, with local peer id 1, so server-side game logic runs in
+/// single-player).
+///
+/// It runs its own [`MessageBus`]; game messages share it through [`bus_mut`](Self::bus_mut).
+/// See the [module documentation](self) for the frame and the protocol.
+pub struct Multiplayer<T: Transport> {
+    bus: Option<MessageBus<T>>,
+    shared: Shared,
+    role: Role,
+}
+
+impl<T: Transport + 'static> fmt::Debug for Multiplayer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Multiplayer")
+            .field("server", &self.is_server())
+            .field("running", &self.bus.is_some())
+            .field("local_peer_id", &self.local_peer_id())
+            .field("tick", &self.tick())
+            .field("stats", &self.shared.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Transport + 'static> Multiplayer<T> {
+    /// An offline instance replicating a fresh scene, with the spawnable `scenes` (both ends
+    /// must register the same scenes in the same order).
+    pub fn new(scenes: SceneLibrary, config: MultiplayerConfig) -> Self {
+        Self {
+            bus: None,
+            shared: Shared {
+                scene: Scene::new(),
+                library: scenes,
+                config,
+                events: EventQueue::new(),
+                stats: NetworkStats::default(),
+                bandwidth: Bandwidth::default(),
+                now: Duration::ZERO,
+                frame_dt: Duration::ZERO,
+                shapes: Vec::new(),
+                fingerprint: 0,
+                refusal: None,
+                scratch: NetWriter::with_capacity(256),
+            },
+            role: Role::Server(ServerState::new(0)),
+        }
+    }
+
+    /// The transport connect data a client needs: the fingerprint of `messages` once the
+    /// replication messages are added to it ([`protocol::prepare_registry`]).
+    ///
+    /// # Errors
+    ///
+    /// If a game message holds a reserved id.
+    pub fn connect_data(messages: &MessageRegistry) -> Result<u32, MultiplayerError> {
+        let mut messages = messages.clone();
+        protocol::prepare_registry(&mut messages)?;
+        Ok(messages.fingerprint())
+    }
+
+    fn prepare(&mut self, messages: &mut MessageRegistry) -> Result<(), MultiplayerError> {
+        if self.bus.is_some() {
+            return Err(MultiplayerError::AlreadyStarted);
+        }
+        protocol::prepare_registry(messages)?;
+        let shapes = self.shared.library.shapes()?;
+        self.shared.fingerprint = SceneShape::fingerprint(&shapes);
+        self.shared.shapes = shapes;
+        self.shared.refusal = None;
+        self.shared.bandwidth.reset_totals();
+        Ok(())
+    }
+
+    /// Starts serving over `transport` (an accepting endpoint). Nodes spawned while offline
+    /// stay networked.
+    ///
+    /// # Errors
+    ///
+    /// [`MultiplayerError::AlreadyStarted`], a registry conflict with the reserved ids, or a
+    /// scene builder failing while the scene shapes are computed.
+    pub fn start_server(
+        &mut self,
+        transport: T,
+        mut messages: MessageRegistry,
+    ) -> Result<(), MultiplayerError> {
+        self.prepare(&mut messages)?;
+        if !matches!(self.role, Role::Server(_)) {
+            self.role = Role::Server(ServerState::new(0));
+        }
+        info!(
+            tick_rate = self.shared.config.tick_rate,
+            "multiplayer server started"
+        );
+        self.bus = Some(MessageBus::server(transport, messages));
+        Ok(())
+    }
+
+    /// Starts a client over `transport`, which must connect with
+    /// [`connect_data`](Self::connect_data)`(&messages)`. Nodes networked while offline become
+    /// plain nodes.
+    ///
+    /// # Errors
+    ///
+    /// As [`start_server`](Self::start_server).
+    pub fn start_client(
+        &mut self,
+        transport: T,
+        mut messages: MessageRegistry,
+    ) -> Result<(), MultiplayerError> {
+        self.prepare(&mut messages)?;
+        self.role = Role::Client(ClientState::new(self.shared.now));
+        info!("multiplayer client started");
+        self.bus = Some(MessageBus::client(transport, messages));
+        Ok(())
+    }
+
+    /// Stops. A server disconnects every client ([`Shutdown`](DisconnectReason::Shutdown)) and
+    /// keeps its nodes as plain, non-networked nodes; a client disconnects
+    /// ([`Closed`](DisconnectReason::Closed)), frees every spawned node and raises
+    /// [`Disconnected`](MultiplayerEvent::Disconnected). Either way the instance is offline
+    /// afterwards.
+    pub fn stop(&mut self) {
+        let Some(mut bus) = self.bus.take() else {
+            return;
+        };
+        match &mut self.role {
+            Role::Server(server) => {
+                for i in (0..bus.peers().len()).rev() {
+                    let peer = bus.peers()[i];
+                    bus.disconnect(peer, DisconnectReason::Shutdown);
+                }
+                for peer in std::mem::take(&mut server.joined) {
+                    self.shared.events.push(MultiplayerEvent::PeerLeft {
+                        peer,
+                        reason: DisconnectReason::Shutdown,
+                    });
+                }
+                let tick = server.tick;
+                self.role = Role::Server(ServerState::new(tick));
+                info!("multiplayer server stopped");
+            }
+            Role::Client(client) => {
+                client.end(&mut bus, &mut self.shared, DisconnectReason::Closed, true);
+                self.role = Role::Server(ServerState::new(0));
+            }
+        }
+        self.shared.stats.networked_nodes = 0;
+        bus.flush();
+    }
+
+    /// Start of frame: advances the transport's time by `dt` (the only clock), receives and
+    /// applies handshakes, spawns, despawns, authority changes and snapshots, and dispatches
+    /// game messages to their handlers.
+    pub fn begin_frame(&mut self, dt: Duration) {
+        self.shared.now += dt;
+        self.shared.frame_dt = dt;
+        let Self { bus, shared, role } = self;
+        let Some(bus) = bus.as_mut() else {
+            return;
+        };
+        bus.transport_mut().advance(dt);
+        bus.poll_with(&mut (), |core, ctx, r, _| {
+            if ctx.message_id < FIRST_RESERVED_ID {
+                return Ok(false);
+            }
+            on_message(role, core, shared, ctx.sender, ctx.message_id, ctx.tick, r)
+        });
+        while let Some(event) = bus.next_event() {
+            on_bus_event(role, bus, shared, event);
+        }
+        self.finish_if_disconnected();
+    }
+
+    /// End of frame: see the [module documentation](self). Sends everything and flushes the
+    /// transport.
+    pub fn end_frame(&mut self) {
+        let Self { bus, shared, role } = self;
+        let mut core: Option<&mut BusCore<T>> = bus.as_deref_mut();
+        match role {
+            Role::Server(server) => server.end_frame(core.as_deref_mut(), shared),
+            Role::Client(client) => {
+                if let Some(core) = core.as_deref_mut() {
+                    client.end_frame(core, shared);
+                }
+            }
+        }
+        if let Some(core) = core {
+            core.flush();
+            let totals = core.stats();
+            let (sent, received) = (totals.bytes_sent, totals.bytes_received);
+            shared.stats.bytes_sent = sent;
+            shared.stats.bytes_received = received;
+            let (sent_rate, received_rate) = shared.bandwidth.update(shared.now, sent, received);
+            shared.stats.bytes_sent_per_second = sent_rate;
+            shared.stats.bytes_received_per_second = received_rate;
+        }
+        shared.stats.events_lost = shared.events.lost;
+        self.finish_if_disconnected();
+    }
+
+    fn finish_if_disconnected(&mut self) {
+        if let Role::Client(client) = &self.role {
+            if client.finished.is_some() {
+                if let Some(mut bus) = self.bus.take() {
+                    bus.flush();
+                }
+                self.role = Role::Server(ServerState::new(0));
+            }
+        }
+    }
+
+    /// The replicated scene.
+    pub fn scene(&self) -> &Scene {
+        &self.shared.scene
+    }
+
+    /// The replicated scene, mutably. Freeing a networked node on the server despawns it at
+    /// the end of the frame.
+    pub fn scene_mut(&mut self) -> &mut Scene {
+        &mut self.shared.scene
+    }
+
+    /// The spawnable scenes.
+    pub fn scenes(&self) -> &SceneLibrary {
+        &self.shared.library
+    }
+
+    /// The message bus, once started: subscribe to and send game messages through it.
+    pub fn bus(&self) -> Option<&MessageBus<T>> {
+        self.bus.as_ref()
+    }
+
+    /// The message bus, mutably.
+    pub fn bus_mut(&mut self) -> Option<&mut MessageBus<T>> {
+        self.bus.as_mut()
+    }
+
+    /// Spawns an instance of `scene` under `parent` with authority `authority` (server or
+    /// offline only), named after the scene and its first network id. The spawn message leaves
+    /// at the end of the frame with the state at that moment, so configure the instance in the
+    /// same frame. `parent` must be networked, or at the same path on every client.
+    ///
+    /// # Errors
+    ///
+    /// [`NotServer`](MultiplayerError::NotServer), [`UnknownPeer`](MultiplayerError::UnknownPeer)
+    /// for an authority that is neither the server nor a joined client, or the scene error.
+    pub fn spawn(
+        &mut self,
+        scene: SceneIndex,
+        parent: NodeId,
+        authority: PeerId,
+    ) -> Result<NodeId, MultiplayerError> {
+        let Role::Server(server) = &self.role else {
+            return Err(MultiplayerError::NotServer);
+        };
+        let scene_name = self
+            .shared
+            .library
+            .name(scene)
+            .ok_or(crate::scene::SceneError::UnknownScene(scene))?;
+        let name = format!("{scene_name}#{}", server.next_net_id());
+        self.spawn_named(scene, parent, &name, authority)
+    }
+
+    /// [`spawn`](Self::spawn) with the instance root named `name`.
+    ///
+    /// # Errors
+    ///
+    /// As [`spawn`](Self::spawn), and [`DuplicateName`](crate::scene::SceneError::DuplicateName)
+    /// if `parent` has a child named `name`.
+    pub fn spawn_named(
+        &mut self,
+        scene: SceneIndex,
+        parent: NodeId,
+        name: &str,
+        authority: PeerId,
+    ) -> Result<NodeId, MultiplayerError> {
+        let Role::Server(server) = &mut self.role else {
+            return Err(MultiplayerError::NotServer);
+        };
+        if !server.valid_authority(authority) {
+            return Err(MultiplayerError::UnknownPeer(authority));
+        }
+        let shared = &mut self.shared;
+        let root = shared
+            .library
+            .instantiate(scene, &mut shared.scene, parent, name)?;
+        let index = i32::from(scene.get());
+        server.add_group(&shared.scene, root, index, parent, authority);
+        Ok(root)
+    }
+
+    /// Networks `node`, a node of a scene every peer loads (server or offline only): it is sent
+    /// like a spawn with scene index −1, and each client binds its own node with the same
+    /// parent path and name (which must be loaded before the message arrives). The node and its
+    /// descendants holding values take consecutive network ids.
+    ///
+    /// # Errors
+    ///
+    /// [`NotServer`](MultiplayerError::NotServer),
+    /// [`AlreadyNetworked`](MultiplayerError::AlreadyNetworked),
+    /// [`NoValue`](MultiplayerError::NoValue), or
+    /// [`NoSuchNode`](crate::scene::SceneError::NoSuchNode) (the root cannot be bound).
+    pub fn bind(&mut self, node: NodeId) -> Result<(), MultiplayerError> {
+        let Role::Server(server) = &mut self.role else {
+            return Err(MultiplayerError::NotServer);
+        };
+        let scene = &self.shared.scene;
+        let parent = scene
+            .parent(node)
+            .ok_or(crate::scene::SceneError::NoSuchNode(node))?;
+        if server.by_node.contains_key(&node) {
+            return Err(MultiplayerError::AlreadyNetworked(node));
+        }
+        if scene.value_info(node).is_none() {
+            return Err(MultiplayerError::NoValue(node));
+        }
+        server.add_group(scene, node, protocol::SCENE_BIND, parent, PeerId::SERVER);
+        Ok(())
+    }
+
+    /// Frees `node` and its subtree (as `scene_mut().remove(node)`): on the server a networked
+    /// node is despawned at the end of the frame. Returns whether the node was in the scene.
+    pub fn despawn(&mut self, node: NodeId) -> bool {
+        self.shared.scene.remove(node)
+    }
+
+    /// Gives `peer` authority over the networked `node` (and its networked descendants if
+    /// `recursive`, the usual choice), on the server; clients learn it.
+    ///
+    /// # Errors
+    ///
+    /// [`NotServer`](MultiplayerError::NotServer),
+    /// [`UnknownPeer`](MultiplayerError::UnknownPeer),
+    /// [`NotNetworked`](MultiplayerError::NotNetworked).
+    pub fn set_authority(
+        &mut self,
+        node: NodeId,
+        peer: PeerId,
+        recursive: bool,
+    ) -> Result<(), MultiplayerError> {
+        let Role::Server(server) = &mut self.role else {
+            return Err(MultiplayerError::NotServer);
+        };
+        if !server.valid_authority(peer) {
+            return Err(MultiplayerError::UnknownPeer(peer));
+        }
+        server
+            .set_authority(
+                self.bus.as_deref_mut(),
+                &mut self.shared,
+                node,
+                peer,
+                recursive,
+            )
+            .ok_or(MultiplayerError::NotNetworked(node))
+    }
+
+    /// The authority of `node`: its owner if networked, the server otherwise.
+    pub fn authority(&self, node: NodeId) -> PeerId {
+        match &self.role {
+            Role::Server(s) => s.authority_of(node),
+            Role::Client(c) => c.authority_of(node),
+        }
+        .unwrap_or(PeerId::SERVER)
+    }
+
+    /// Whether this peer has authority over `node`: true on the owning peer, and for nodes that
+    /// are not networked.
+    pub fn is_network_authority(&self, node: NodeId) -> bool {
+        match &self.role {
+            Role::Server(s) => s.authority_of(node),
+            Role::Client(c) => c.authority_of(node),
+        }
+        .map_or(true, |owner| owner == self.local_peer_id())
+    }
+
+    /// The network id of `node`, if it is networked.
+    pub fn net_id(&self, node: NodeId) -> Option<NetId> {
+        match &self.role {
+            Role::Server(s) => s.net_id(node),
+            Role::Client(c) => c.net_id(node),
+        }
+    }
+
+    /// The node with network id `id`.
+    pub fn node(&self, id: NetId) -> Option<NodeId> {
+        match &self.role {
+            Role::Server(s) => s.node_of(id.get()),
+            Role::Client(c) => c.node_of(id.get()),
+        }
+    }
+
+    /// Disconnects a client with `reason` (server only; usually
+    /// [`Kicked`](DisconnectReason::Kicked)). It leaves as if it had disconnected.
+    pub fn kick(&mut self, peer: PeerId, reason: DisconnectReason) {
+        let (Some(bus), Role::Server(server)) = (self.bus.as_mut(), &mut self.role) else {
+            return;
+        };
+        info!(%peer, %reason, "kicking client");
+        bus.disconnect(peer, reason);
+        server.peer_left(Some(&mut **bus), &mut self.shared, peer, reason);
+    }
+
+    /// Takes the oldest pending event.
+    pub fn next_event(&mut self) -> Option<MultiplayerEvent> {
+        self.shared.events.pop()
+    }
+
+    /// Replication and bandwidth counters.
+    pub fn stats(&self) -> &NetworkStats {
+        &self.shared.stats
+    }
+
+    /// What the server knows about a client (server only).
+    pub fn peer_stats(&self, peer: PeerId) -> Option<&PeerNetworkStats> {
+        match &self.role {
+            Role::Server(s) => s.clients.iter().find(|c| c.peer == peer).map(|c| &c.stats),
+            Role::Client(_) => None,
+        }
+    }
+
+    /// Whether this is the server (or offline, which counts as the server).
+    pub fn is_server(&self) -> bool {
+        matches!(self.role, Role::Server(_))
+    }
+
+    /// Whether this is a client (connecting or connected).
+    pub fn is_client(&self) -> bool {
+        matches!(self.role, Role::Client(_))
+    }
+
+    /// Whether a server or client is running (not offline).
+    pub fn is_running(&self) -> bool {
+        self.bus.is_some()
+    }
+
+    /// Our peer id: [`PeerId::SERVER`] on the server and offline; on a client, the id the
+    /// server gave us (`PeerId(0)` until welcomed).
+    pub fn local_peer_id(&self) -> PeerId {
+        match &self.role {
+            Role::Server(_) => PeerId::SERVER,
+            Role::Client(c) => c.local_peer,
+        }
+    }
+
+    /// Server: the clients that joined (completed the handshake). Client: the server, once
+    /// welcomed.
+    pub fn peers(&self) -> &[PeerId] {
+        const SERVER_ONLY: &[PeerId] = &[PeerId::SERVER];
+        match &self.role {
+            Role::Server(s) => &s.joined,
+            Role::Client(c) if c.welcomed => SERVER_ONLY,
+            Role::Client(_) => &[],
+        }
+    }
+
+    /// Server: the current network tick. Client: the tick of the newest snapshot applied.
+    pub fn tick(&self) -> u32 {
+        match &self.role {
+            Role::Server(s) => s.tick,
+            Role::Client(c) => c.newest_applied,
+        }
+    }
+
+    /// Network ticks per second: ours on the server, the server's on a welcomed client.
+    pub fn tick_rate(&self) -> u8 {
+        match &self.role {
+            Role::Client(c) if c.welcomed => c.tick_rate,
+            _ => self.shared.config.tick_rate.max(1),
+        }
+    }
+
+    /// Client: whether the newest applied snapshot was truncated by the server's byte budget.
+    pub fn last_snapshot_truncated(&self) -> bool {
+        matches!(&self.role, Role::Client(c) if c.last_truncated)
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &MultiplayerConfig {
+        &self.shared.config
+    }
+
+    /// The settings, mutably (change them before starting; the byte budget and timeouts may
+    /// change at any time).
+    pub fn config_mut(&mut self) -> &mut MultiplayerConfig {
+        &mut self.shared.config
+    }
+
+    /// Why the server refused us, naming the first scene or type that differs (client, after a
+    /// [`ProtocolMismatch`](DisconnectReason::ProtocolMismatch) disconnect).
+    pub fn refusal(&self) -> Option<&str> {
+        self.shared.refusal.as_deref()
+    }
+
+    /// Our replication fingerprint (a hash of the spawnable scenes' shapes), once started.
+    pub fn fingerprint(&self) -> u64 {
+        self.shared.fingerprint
+    }
+}
+
+/// Routes a replication message to the server or client half.
+fn on_message<T: Transport>(
+    role: &mut Role,
+    core: &mut BusCore<T>,
+    shared: &mut Shared,
+    sender: PeerId,
+    message_id: u16,
+    tick: u32,
+    r: &mut NetReader<'_>,
+) -> Result<bool, DecodeError> {
+    if message_id > protocol::AUTHORITY {
+        return Ok(false);
+    }
+    match role {
+        Role::Server(server) => server.on_message(core, shared, sender, message_id, r),
+        Role::Client(client) => client.on_message(core, shared, message_id, tick, r),
+    }
+}
+
+/// Handles a bus event: connections and disconnections drive the handshake and leaving; the
+/// rest is passed on to the game.
+fn on_bus_event<T: Transport>(
+    role: &mut Role,
+    core: &mut BusCore<T>,
+    shared: &mut Shared,
+    event: BusEvent,
+) {
+    match (role, event) {
+        (Role::Server(server), BusEvent::PeerConnected(peer)) => {
+            server.peer_connected(peer, shared.now);
+        }
+        (Role::Server(server), BusEvent::PeerDisconnected { peer, reason }) => {
+            server.peer_left(Some(core), shared, peer, reason);
+        }
+        (Role::Client(client), BusEvent::PeerConnected(_)) => client.connected(core, shared),
+        (Role::Client(client), BusEvent::PeerDisconnected { reason, .. }) => {
+            client.end(core, shared, reason, false);
+        }
+        (_, event) => shared.events.push(MultiplayerEvent::Bus(event)),
+    }
+}

@@ -1,0 +1,759 @@
+//! The server (and offline) side: networked node records, spawn groups, clients, handshake,
+//! despawn detection, capture and snapshots.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use tracing::{debug, info, warn};
+
+use super::events::MultiplayerEvent;
+use super::snapshot::{self, SentSnapshot};
+use super::{NetId, Shared};
+use crate::bus::BusCore;
+use crate::replication::erased::ErasedState;
+use crate::replication::protocol::{
+    self, ParentRef, SpawnHeader, ACK, AUTHORITY, DESPAWN, HELLO, REFUSE, SPAWN, WELCOME,
+};
+use crate::scene::{NodeId, Scene};
+use crate::transport::{Channel, DisconnectReason, PeerId, Transport};
+use crate::wire::{DecodeError, NetReader, NetWriter};
+
+/// A networked node on the server.
+pub(crate) struct NetNode {
+    pub(crate) net_id: u32,
+    pub(crate) node: NodeId,
+    /// The typed shadow state; `None` for an instance root that holds no value.
+    pub(crate) state: Option<Box<dyn ErasedState>>,
+    pub(crate) authority: PeerId,
+    /// The nearest networked ancestor when the node was spawned (0: none).
+    pub(crate) net_parent: u32,
+}
+
+/// A spawned (or bound) instance, kept for late joiners.
+#[derive(Debug, Clone)]
+pub(crate) struct Group {
+    pub(crate) first: u32,
+    pub(crate) count: u32,
+    pub(crate) scene: i32,
+    pub(crate) parent: ParentRef,
+    pub(crate) name: String,
+    pub(crate) authority: PeerId,
+    pub(crate) root: NodeId,
+}
+
+/// A spawn made this frame, sent at the end of it.
+pub(crate) struct Pending {
+    pub(crate) group: Group,
+    /// Node, authority and nearest networked ancestor of each id `first + i`.
+    pub(crate) nodes: Vec<(NodeId, PeerId, u32)>,
+}
+
+/// One connected client.
+pub(crate) struct ClientSlot {
+    pub(crate) peer: PeerId,
+    pub(crate) ready: bool,
+    pub(crate) connected_at: Duration,
+    pub(crate) last_heard: Duration,
+    pub(crate) last_progress: Duration,
+    /// Acknowledged tick per node, parallel to [`ServerState::nodes`] (once ready).
+    pub(crate) acked: Vec<u32>,
+    pub(crate) ring: Vec<SentSnapshot>,
+    /// Net id the next snapshot starts at (0: the first node).
+    pub(crate) cursor: u32,
+    pub(crate) stats: super::PeerNetworkStats,
+}
+
+impl ClientSlot {
+    fn new(peer: PeerId, now: Duration) -> Self {
+        Self {
+            peer,
+            ready: false,
+            connected_at: now,
+            last_heard: now,
+            last_progress: now,
+            acked: Vec::new(),
+            ring: snapshot::new_ring(),
+            cursor: 0,
+            stats: super::PeerNetworkStats::default(),
+        }
+    }
+}
+
+/// The server's replication state (also used offline).
+pub(crate) struct ServerState {
+    pub(crate) tick: u32,
+    accumulator: Duration,
+    next_net_id: u32,
+    /// Sorted by net id.
+    pub(crate) nodes: Vec<NetNode>,
+    /// Sorted by first net id.
+    groups: Vec<Group>,
+    pending: Vec<Pending>,
+    pub(crate) by_node: HashMap<NodeId, u32>,
+    pub(crate) clients: Vec<ClientSlot>,
+    pub(crate) joined: Vec<PeerId>,
+    /// Peers whose control messages failed during the current operation.
+    failed: Vec<PeerId>,
+}
+
+/// The networked nodes of an instance rooted at `root`: the root, then every descendant holding
+/// a value, depth-first.
+pub(crate) fn instance_nodes(scene: &Scene, root: NodeId) -> Vec<NodeId> {
+    let mut out = vec![root];
+    out.extend(scene.networked_depth_first(root).filter(|&n| n != root));
+    out
+}
+
+impl ServerState {
+    pub(crate) fn new(tick: u32) -> Self {
+        Self {
+            tick,
+            accumulator: Duration::ZERO,
+            next_net_id: 1,
+            nodes: Vec::new(),
+            groups: Vec::new(),
+            pending: Vec::new(),
+            by_node: HashMap::new(),
+            clients: Vec::new(),
+            joined: Vec::new(),
+            failed: Vec::new(),
+        }
+    }
+
+    fn index_of(&self, net_id: u32) -> Option<usize> {
+        self.nodes.binary_search_by_key(&net_id, |n| n.net_id).ok()
+    }
+
+    /// The scene node of `net_id` (flushed or pending).
+    pub(crate) fn node_of(&self, net_id: u32) -> Option<NodeId> {
+        if let Some(i) = self.index_of(net_id) {
+            return Some(self.nodes[i].node);
+        }
+        self.pending.iter().find_map(|p| {
+            let offset = net_id.checked_sub(p.group.first)?;
+            p.nodes.get(offset as usize).map(|n| n.0)
+        })
+    }
+
+    /// The authority of a networked node.
+    pub(crate) fn authority_of(&self, node: NodeId) -> Option<PeerId> {
+        let id = *self.by_node.get(&node)?;
+        if let Some(i) = self.index_of(id) {
+            return Some(self.nodes[i].authority);
+        }
+        self.pending.iter().find_map(|p| {
+            let offset = id.checked_sub(p.group.first)?;
+            p.nodes.get(offset as usize).map(|n| n.1)
+        })
+    }
+
+    pub(crate) fn next_net_id(&self) -> u32 {
+        self.next_net_id
+    }
+
+    pub(crate) fn valid_authority(&self, peer: PeerId) -> bool {
+        peer == PeerId::SERVER || self.joined.contains(&peer)
+    }
+
+    /// Registers a new instance rooted at `root` (already in the scene) as a pending spawn.
+    pub(crate) fn add_group(
+        &mut self,
+        scene: &Scene,
+        root: NodeId,
+        scene_index: i32,
+        parent: NodeId,
+        authority: PeerId,
+    ) -> u32 {
+        let nodes = instance_nodes(scene, root);
+        let first = self.next_net_id;
+        let count = u32::try_from(nodes.len()).unwrap_or(u32::MAX);
+        self.next_net_id = self.next_net_id.saturating_add(count);
+        let parent_ref = match self.by_node.get(&parent) {
+            Some(&id) => ParentRef::Net(id),
+            None => ParentRef::Path(scene.path(parent).unwrap_or_default()),
+        };
+        let mut entries = Vec::with_capacity(nodes.len());
+        for (offset, &node) in (0u32..).zip(&nodes) {
+            let mut up = scene.parent(node);
+            let mut net_parent = 0;
+            while let Some(ancestor) = up {
+                if let Some(&id) = self.by_node.get(&ancestor) {
+                    net_parent = id;
+                    break;
+                }
+                up = scene.parent(ancestor);
+            }
+            self.by_node.insert(node, first + offset);
+            entries.push((node, authority, net_parent));
+        }
+        debug!(first, count, scene = scene_index, "spawn queued");
+        self.pending.push(Pending {
+            group: Group {
+                first,
+                count,
+                scene: scene_index,
+                parent: parent_ref,
+                name: scene.name(root).unwrap_or_default().to_owned(),
+                authority,
+                root,
+            },
+            nodes: entries,
+        });
+        first
+    }
+
+    /// Sets the authority of the networked `node` (and its networked descendants if
+    /// `recursive`), and tells joined clients.
+    pub(crate) fn set_authority<T: Transport>(
+        &mut self,
+        core: Option<&mut BusCore<T>>,
+        shared: &mut Shared,
+        node: NodeId,
+        peer: PeerId,
+        recursive: bool,
+    ) -> Option<()> {
+        let top = *self.by_node.get(&node)?;
+        let targets: Vec<NodeId> = if recursive {
+            shared.scene.depth_first(node).collect()
+        } else {
+            vec![node]
+        };
+        let mut top_flushed = false;
+        for target in targets {
+            let Some(&id) = self.by_node.get(&target) else {
+                continue;
+            };
+            if let Some(i) = self.index_of(id) {
+                self.nodes[i].authority = peer;
+                top_flushed |= id == top;
+            } else {
+                for p in &mut self.pending {
+                    if let Some(entry) = id
+                        .checked_sub(p.group.first)
+                        .and_then(|o| p.nodes.get_mut(o as usize))
+                    {
+                        entry.1 = peer;
+                    }
+                }
+            }
+        }
+        shared
+            .events
+            .push(MultiplayerEvent::AuthorityChanged { node, peer });
+        if top_flushed {
+            if let Some(core) = core {
+                for c in 0..self.clients.len() {
+                    if !self.clients[c].ready {
+                        continue;
+                    }
+                    let to = self.clients[c].peer;
+                    self.send_control(core, shared, to, AUTHORITY, |w| {
+                        w.write_var_u32(top);
+                        w.write_var_u64(peer.0);
+                        w.write_bool(recursive);
+                    });
+                }
+                self.drop_failed(core, shared);
+            }
+        }
+        Some(())
+    }
+
+    /// Sends a reliable control message; a refusal marks the client for disconnection.
+    fn send_control<T: Transport>(
+        &mut self,
+        core: &mut BusCore<T>,
+        shared: &mut Shared,
+        peer: PeerId,
+        id: u16,
+        encode: impl FnOnce(&mut NetWriter),
+    ) -> bool {
+        let before = core.stats().bytes_sent;
+        match core.send_with(peer, id, Channel::Reliable, encode) {
+            Ok(()) => {
+                let sent = core.stats().bytes_sent - before;
+                if let Some(c) = self.clients.iter_mut().find(|c| c.peer == peer) {
+                    c.stats.bytes_sent += sent;
+                }
+                true
+            }
+            Err(error) => {
+                warn!(%peer, id, %error, "control message refused; disconnecting the client");
+                shared.stats.control_send_failures += 1;
+                if !self.failed.contains(&peer) {
+                    self.failed.push(peer);
+                }
+                false
+            }
+        }
+    }
+
+    /// Disconnects every client whose control messages failed.
+    fn drop_failed<T: Transport>(&mut self, core: &mut BusCore<T>, shared: &mut Shared) {
+        while let Some(peer) = self.failed.pop() {
+            core.disconnect(peer, DisconnectReason::Closed);
+            self.peer_left(Some(&mut *core), shared, peer, DisconnectReason::Closed);
+        }
+    }
+
+    /// A transport-level connection: the client must say hello within the handshake timeout.
+    pub(crate) fn peer_connected(&mut self, peer: PeerId, now: Duration) {
+        if !self.clients.iter().any(|c| c.peer == peer) {
+            self.clients.push(ClientSlot::new(peer, now));
+        }
+    }
+
+    /// A client is gone (disconnected, kicked, timed out).
+    pub(crate) fn peer_left<T: Transport>(
+        &mut self,
+        core: Option<&mut BusCore<T>>,
+        shared: &mut Shared,
+        peer: PeerId,
+        reason: DisconnectReason,
+    ) {
+        let Some(index) = self.clients.iter().position(|c| c.peer == peer) else {
+            return;
+        };
+        let slot = self.clients.swap_remove(index);
+        if !slot.ready {
+            debug!(%peer, %reason, "client left before joining");
+            return;
+        }
+        self.joined.retain(|&p| p != peer);
+        info!(%peer, %reason, "client left");
+        shared
+            .events
+            .push(MultiplayerEvent::PeerLeft { peer, reason });
+        let owned: Vec<NodeId> = self
+            .nodes
+            .iter()
+            .filter(|n| n.authority == peer)
+            .map(|n| n.node)
+            .chain(
+                self.pending
+                    .iter()
+                    .flat_map(|p| p.nodes.iter().filter(|n| n.1 == peer).map(|n| n.0)),
+            )
+            .collect();
+        if shared.config.despawn_owned_on_disconnect {
+            // Freed nodes are despawned at the end of the frame.
+            for node in owned {
+                shared.scene.remove(node);
+            }
+        } else {
+            let mut core = core;
+            for node in owned {
+                self.set_authority(core.as_deref_mut(), shared, node, PeerId::SERVER, false);
+            }
+        }
+    }
+
+    /// A replication message from a client.
+    pub(crate) fn on_message<T: Transport>(
+        &mut self,
+        core: &mut BusCore<T>,
+        shared: &mut Shared,
+        peer: PeerId,
+        message_id: u16,
+        r: &mut NetReader<'_>,
+    ) -> Result<bool, DecodeError> {
+        match message_id {
+            HELLO => self.on_hello(core, shared, peer, r),
+            ACK => {
+                let tick = r.read_var_u32()?;
+                r.finish()?;
+                let now = shared.now;
+                let Some(c) = self.clients.iter_mut().find(|c| c.peer == peer && c.ready) else {
+                    shared.stats.control_dropped += 1;
+                    return Ok(true);
+                };
+                c.last_heard = now;
+                if let Some(rtt) = snapshot::ack(&self.nodes, c, tick, now) {
+                    let srtt = &mut c.stats.round_trip_time;
+                    *srtt = if srtt.is_zero() {
+                        rtt
+                    } else {
+                        (*srtt * 7 + rtt) / 8
+                    };
+                    if tick > c.stats.acknowledged_tick {
+                        c.stats.acknowledged_tick = tick;
+                        c.last_progress = now;
+                    }
+                }
+                Ok(true)
+            }
+            _ => {
+                shared.stats.control_dropped += 1;
+                Err(DecodeError::Invalid(
+                    "replication message not accepted from a client",
+                ))
+            }
+        }
+    }
+
+    fn on_hello<T: Transport>(
+        &mut self,
+        core: &mut BusCore<T>,
+        shared: &mut Shared,
+        peer: PeerId,
+        r: &mut NetReader<'_>,
+    ) -> Result<bool, DecodeError> {
+        let fingerprint = r.read_u64()?;
+        if !core.is_connected(peer) {
+            return Ok(true);
+        }
+        self.peer_connected(peer, shared.now);
+        let Some(index) = self.clients.iter().position(|c| c.peer == peer) else {
+            return Ok(true);
+        };
+        if self.clients[index].ready {
+            shared.stats.control_dropped += 1;
+            return Ok(true);
+        }
+        if fingerprint != shared.fingerprint {
+            let text = match protocol::read_shapes(r) {
+                Ok(theirs) => protocol::describe_difference(&shared.shapes, &theirs),
+                Err(_) => "replication fingerprints differ".to_owned(),
+            };
+            warn!(%peer, %text, "refusing client: replication mismatch");
+            let _ = core.send_with(peer, REFUSE, Channel::Reliable, |w| w.write_str(&text));
+            core.disconnect(peer, DisconnectReason::ProtocolMismatch);
+            self.clients.swap_remove(index);
+            return Ok(true);
+        }
+        let tick = self.tick;
+        let rate = shared.config.tick_rate.max(1);
+        self.send_control(core, shared, peer, WELCOME, |w| {
+            w.write_u64(peer.0);
+            w.write_u8(rate);
+            w.write_u32(tick);
+        });
+        // Late join: every live spawn in id order, with the state captured so far.
+        for g in 0..self.groups.len() {
+            if !shared.scene.contains(self.groups[g].root) || !self.failed.is_empty() {
+                continue;
+            }
+            self.send_group(core, shared, g, peer);
+        }
+        if !self.failed.is_empty() {
+            self.drop_failed(core, shared);
+            return Ok(true);
+        }
+        let now = shared.now;
+        let slot = &mut self.clients[index];
+        slot.ready = true;
+        slot.stats.ready = true;
+        slot.acked.clear();
+        slot.acked.resize(self.nodes.len(), tick);
+        slot.last_heard = now;
+        slot.last_progress = now;
+        slot.stats.acknowledged_tick = tick;
+        for entry in &mut slot.ring {
+            entry.nodes.reserve(self.nodes.len());
+        }
+        self.joined.push(peer);
+        info!(%peer, tick, "client joined");
+        shared.events.push(MultiplayerEvent::PeerJoined(peer));
+        Ok(true)
+    }
+
+    /// Sends group `g` (flushed) to `peer` as a spawn, then the authority of every node whose
+    /// authority differs from the group's.
+    fn send_group<T: Transport>(
+        &mut self,
+        core: &mut BusCore<T>,
+        shared: &mut Shared,
+        g: usize,
+        peer: PeerId,
+    ) {
+        let group = &self.groups[g];
+        let (lo, hi) = group_range(&self.nodes, group);
+        let header = SpawnHeader {
+            first_net_id: group.first,
+            scene: group.scene,
+            parent: group.parent.clone(),
+            name: group.name.clone(),
+            authority: group.authority.0,
+            count: group.count,
+        };
+        let group_authority = group.authority;
+        let nodes = &self.nodes[lo..hi];
+        let scene = &shared.scene;
+        let before = core.stats().bytes_sent;
+        let result = core.send_with(peer, SPAWN, Channel::Reliable, |w| {
+            write_spawn(w, &header, nodes, scene);
+        });
+        let sent = core.stats().bytes_sent - before;
+        if let Err(error) = result {
+            warn!(%peer, %error, "spawn refused; disconnecting the client");
+            shared.stats.control_send_failures += 1;
+            if !self.failed.contains(&peer) {
+                self.failed.push(peer);
+            }
+            return;
+        }
+        if let Some(c) = self.clients.iter_mut().find(|c| c.peer == peer) {
+            c.stats.bytes_sent += sent;
+        }
+        for i in lo..hi {
+            let n = &self.nodes[i];
+            if n.authority != group_authority && shared.scene.contains(n.node) {
+                let (id, authority) = (n.net_id, n.authority);
+                self.send_control(core, shared, peer, AUTHORITY, |w| {
+                    w.write_var_u32(id);
+                    w.write_var_u64(authority.0);
+                    w.write_bool(false);
+                });
+            }
+        }
+    }
+
+    /// End of frame: despawns, spawns, timeouts, and on a net tick capture and snapshots.
+    pub(crate) fn end_frame<T: Transport>(
+        &mut self,
+        mut core: Option<&mut BusCore<T>>,
+        shared: &mut Shared,
+    ) {
+        if let Some(core) = core.as_deref_mut() {
+            core.set_tick(self.tick);
+        }
+        if self.nodes.iter().any(|n| !shared.scene.contains(n.node)) {
+            self.despawn_freed(core.as_deref_mut(), shared);
+        }
+        if !self.pending.is_empty() {
+            self.flush_spawns(core.as_deref_mut(), shared);
+        }
+        if let Some(core) = core.as_deref_mut() {
+            self.check_timeouts(core, shared);
+        }
+        let interval = Duration::from_secs(1) / u32::from(shared.config.tick_rate.max(1));
+        self.accumulator += shared.frame_dt;
+        if self.accumulator >= interval {
+            let ticks = self.accumulator.as_nanos() / interval.as_nanos();
+            self.accumulator -= interval * u32::try_from(ticks).unwrap_or(u32::MAX);
+            self.tick = self
+                .tick
+                .wrapping_add(u32::try_from(ticks).unwrap_or(u32::MAX));
+            for n in &mut self.nodes {
+                if let (Some(state), Some(value)) =
+                    (n.state.as_mut(), shared.scene.value_any(n.node))
+                {
+                    state.capture(value, self.tick);
+                }
+            }
+            if let Some(core) = core {
+                core.set_tick(self.tick);
+                self.send_snapshots(core, shared);
+            }
+        }
+        shared.stats.networked_nodes = self.nodes.len();
+    }
+
+    fn send_snapshots<T: Transport>(&mut self, core: &mut BusCore<T>, shared: &mut Shared) {
+        let budget = shared.config.max_snapshot_bytes;
+        let (tick, now) = (self.tick, shared.now);
+        for c in 0..self.clients.len() {
+            let client = &mut self.clients[c];
+            if !client.ready {
+                continue;
+            }
+            let peer = client.peer;
+            let nodes = &self.nodes;
+            let scratch = &mut shared.scratch;
+            let mut size = 0;
+            let mut truncated = false;
+            let result = core.send_with(peer, protocol::SNAPSHOT, Channel::Unreliable, |w| {
+                truncated = snapshot::write(w, nodes, client, scratch, budget, tick, now).truncated;
+                size = w.len();
+            });
+            let stats = &mut shared.stats;
+            stats.snapshots_sent += 1;
+            stats.snapshots_truncated += u64::from(truncated);
+            stats.last_snapshot_bytes = size;
+            stats.largest_snapshot_bytes = stats.largest_snapshot_bytes.max(size);
+            if result.is_ok() {
+                client.stats.snapshots_sent += 1;
+                client.stats.bytes_sent += size as u64;
+                client.stats.last_snapshot_bytes = size;
+            }
+        }
+    }
+
+    fn check_timeouts<T: Transport>(&mut self, core: &mut BusCore<T>, shared: &mut Shared) {
+        let now = shared.now;
+        let config = shared.config;
+        for c in &self.clients {
+            let expired = if c.ready {
+                now.saturating_sub(c.last_heard) > config.peer_timeout
+                    || now.saturating_sub(c.last_progress) > config.peer_timeout
+            } else {
+                now.saturating_sub(c.connected_at) > config.handshake_timeout
+            };
+            if expired {
+                self.failed.push(c.peer);
+            }
+        }
+        while let Some(peer) = self.failed.pop() {
+            info!(%peer, "client timed out");
+            core.disconnect(peer, DisconnectReason::Timeout);
+            self.peer_left(Some(&mut *core), shared, peer, DisconnectReason::Timeout);
+        }
+    }
+
+    /// Sends one despawn per freed node whose networked parent is still alive, and forgets
+    /// every freed node.
+    fn despawn_freed<T: Transport>(
+        &mut self,
+        mut core: Option<&mut BusCore<T>>,
+        shared: &mut Shared,
+    ) {
+        let scene = &shared.scene;
+        let mut explicit = Vec::new();
+        for n in &self.nodes {
+            if scene.contains(n.node) {
+                continue;
+            }
+            let parent_alive = self
+                .index_of(n.net_parent)
+                .is_some_and(|i| scene.contains(self.nodes[i].node));
+            let parent_gone_now =
+                n.net_parent != 0 && self.index_of(n.net_parent).is_some() && !parent_alive;
+            if !parent_gone_now {
+                explicit.push(n.net_id);
+            }
+        }
+        for &id in &explicit {
+            debug!(net_id = id, "despawn");
+            shared.stats.despawns += 1;
+            if let Some(core) = core.as_deref_mut() {
+                for c in 0..self.clients.len() {
+                    if self.clients[c].ready {
+                        let peer = self.clients[c].peer;
+                        self.send_control(core, shared, peer, DESPAWN, |w| w.write_var_u32(id));
+                    }
+                }
+            }
+        }
+        let mut i = self.nodes.len();
+        while i > 0 {
+            i -= 1;
+            if shared.scene.contains(self.nodes[i].node) {
+                continue;
+            }
+            let gone = self.nodes.remove(i);
+            self.by_node.remove(&gone.node);
+            for c in &mut self.clients {
+                if c.ready && i < c.acked.len() {
+                    c.acked.remove(i);
+                }
+            }
+        }
+        let scene = &shared.scene;
+        self.groups.retain(|g| scene.contains(g.root));
+        if let Some(core) = core {
+            self.drop_failed(core, shared);
+        }
+    }
+
+    /// Sends this frame's spawns (in id order) to every joined client, with the state at this
+    /// moment (captured as tick 0).
+    fn flush_spawns<T: Transport>(
+        &mut self,
+        mut core: Option<&mut BusCore<T>>,
+        shared: &mut Shared,
+    ) {
+        let pending = std::mem::take(&mut self.pending);
+        for p in pending {
+            if !shared.scene.contains(p.group.root) {
+                // Spawned and freed in the same frame: nothing is sent.
+                for (node, _, _) in &p.nodes {
+                    self.by_node.remove(node);
+                }
+                continue;
+            }
+            for (offset, &(node, authority, net_parent)) in (0u32..).zip(&p.nodes) {
+                if !shared.scene.contains(node) {
+                    self.by_node.remove(&node);
+                    continue;
+                }
+                let state = shared
+                    .scene
+                    .value_info(node)
+                    .copied()
+                    .zip(shared.scene.value_any(node))
+                    .and_then(|(ty, value)| ty.new_state(value, 0));
+                self.nodes.push(NetNode {
+                    net_id: p.group.first + offset,
+                    node,
+                    state,
+                    authority,
+                    net_parent,
+                });
+                for c in &mut self.clients {
+                    if c.ready {
+                        c.acked.push(0);
+                    }
+                }
+            }
+            shared.stats.spawns += 1;
+            debug!(first = p.group.first, count = p.group.count, "spawn sent");
+            self.groups.push(p.group);
+            let g = self.groups.len() - 1;
+            if let Some(core) = core.as_deref_mut() {
+                for c in 0..self.clients.len() {
+                    if self.clients[c].ready {
+                        let peer = self.clients[c].peer;
+                        self.send_group(core, shared, g, peer);
+                    }
+                }
+            }
+        }
+        let n = self.nodes.len();
+        for c in &mut self.clients {
+            for entry in &mut c.ring {
+                entry.nodes.reserve(n.saturating_sub(entry.nodes.len()));
+            }
+        }
+        if let Some(core) = core {
+            self.drop_failed(core, shared);
+        }
+    }
+}
+
+/// The index range of `group`'s records in `nodes`.
+fn group_range(nodes: &[NetNode], group: &Group) -> (usize, usize) {
+    let lo = nodes.partition_point(|n| n.net_id < group.first);
+    let end = group.first.saturating_add(group.count);
+    let hi = nodes.partition_point(|n| n.net_id < end);
+    (lo, hi)
+}
+
+/// Writes a spawn payload: the header, the absent ids, then the full state of every present
+/// node in id order. `nodes` are the group's records.
+fn write_spawn(w: &mut NetWriter, header: &SpawnHeader, nodes: &[NetNode], scene: &Scene) {
+    header.write(w);
+    let present = |id: u32| {
+        nodes
+            .binary_search_by_key(&id, |n| n.net_id)
+            .ok()
+            .filter(|&i| scene.contains(nodes[i].node))
+    };
+    let ids = header.first_net_id..header.first_net_id.saturating_add(header.count);
+    let absent = ids.clone().filter(|&id| present(id).is_none()).count();
+    w.write_len(absent);
+    for id in ids.clone().filter(|&id| present(id).is_none()) {
+        w.write_var_u32(id);
+    }
+    for id in ids {
+        if let Some(state) = present(id).and_then(|i| nodes[i].state.as_ref()) {
+            state.write_full(w);
+        }
+    }
+}
+
+impl ServerState {
+    /// The net id of `node`, flushed or pending.
+    pub(crate) fn net_id(&self, node: NodeId) -> Option<NetId> {
+        self.by_node.get(&node).copied().and_then(NetId::new)
+    }
+}

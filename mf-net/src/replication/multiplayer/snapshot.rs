@@ -1,0 +1,125 @@
+//! Building a client's snapshot on the server, and the ring of the last 64 snapshots sent to
+//! it, whose node lists acks advance.
+
+use std::time::Duration;
+
+use super::server::{ClientSlot, NetNode};
+use crate::replication::protocol::SNAPSHOT_TRUNCATED;
+use crate::wire::{varint_len, NetWriter};
+
+/// How many sent snapshots the server remembers per client.
+pub(crate) const RING: usize = 64;
+
+/// One snapshot sent to a client: its tick, when it left, and which nodes it carried.
+#[derive(Debug, Default)]
+pub(crate) struct SentSnapshot {
+    pub(crate) tick: u32,
+    pub(crate) sent_at: Duration,
+    /// Whether an ack for it was already processed (a duplicate ack changes nothing).
+    pub(crate) acked: bool,
+    /// Net ids of the nodes it carried; the capacity is kept between uses.
+    pub(crate) nodes: Vec<u32>,
+}
+
+/// A fresh ring: every entry acknowledged already, so no ack matches it before it is used.
+pub(crate) fn new_ring() -> Vec<SentSnapshot> {
+    (0..RING)
+        .map(|_| SentSnapshot {
+            acked: true,
+            ..SentSnapshot::default()
+        })
+        .collect()
+}
+
+/// What one snapshot came to.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Written {
+    pub(crate) truncated: bool,
+}
+
+/// Appends a snapshot payload for `client` to `w` (which holds the header already): flags, an
+/// entry for every node changed after the client's acknowledged tick for it, starting at the
+/// client's cursor and stopping before the byte budget (`budget`, 0 = unlimited, counting the
+/// whole packet) would be exceeded, then the terminating 0. Records the carried nodes in the
+/// ring entry of `tick`. Allocates nothing once the ring's node lists and `scratch` have grown.
+pub(crate) fn write(
+    w: &mut NetWriter,
+    nodes: &[NetNode],
+    client: &mut ClientSlot,
+    scratch: &mut NetWriter,
+    budget: usize,
+    tick: u32,
+    now: Duration,
+) -> Written {
+    let entry = &mut client.ring[tick as usize % RING];
+    entry.tick = tick;
+    entry.sent_at = now;
+    entry.acked = false;
+    entry.nodes.clear();
+
+    let flags_at = w.len();
+    w.write_u8(0);
+    let count = nodes.len();
+    let start = match nodes.partition_point(|n| n.net_id < client.cursor) {
+        s if s >= count => 0,
+        s => s,
+    };
+    let mut truncated = false;
+    let mut cursor = 0;
+    for k in 0..count {
+        let i = (start + k) % count;
+        let node = &nodes[i];
+        let Some(state) = node.state.as_ref() else {
+            continue;
+        };
+        let since = client.acked.get(i).copied().unwrap_or(0);
+        if state.last_changed() <= since {
+            continue;
+        }
+        scratch.clear();
+        state.write_since(since, scratch);
+        let len = scratch.len();
+        let entry_len = varint_len(u64::from(node.net_id)) + varint_len(len as u64) + len;
+        // + 1 for the terminator. An entry larger than the whole budget still goes out alone,
+        // or it would never be sent.
+        if budget > 0 && w.len() + entry_len + 1 > budget && !entry.nodes.is_empty() {
+            truncated = true;
+            cursor = node.net_id;
+            break;
+        }
+        w.write_var_u32(node.net_id);
+        w.write_len(len);
+        w.write_bytes(scratch.as_slice());
+        entry.nodes.push(node.net_id);
+    }
+    w.write_var_u32(0);
+    if truncated {
+        w.patch(flags_at, &[SNAPSHOT_TRUNCATED]);
+    }
+    client.cursor = cursor;
+    Written { truncated }
+}
+
+/// Applies an ack of `tick` from `client`: every node the snapshot of that tick carried is
+/// acknowledged up to `tick`. Returns the round-trip sample, or `None` if the tick is no longer
+/// (or never was) in the ring, or was acknowledged already.
+pub(crate) fn ack(
+    nodes: &[NetNode],
+    client: &mut ClientSlot,
+    tick: u32,
+    now: Duration,
+) -> Option<Duration> {
+    let entry = &mut client.ring[tick as usize % RING];
+    if entry.tick != tick || entry.acked {
+        return None;
+    }
+    entry.acked = true;
+    for &id in &entry.nodes {
+        if let Ok(i) = nodes.binary_search_by_key(&id, |n| n.net_id) {
+            if let Some(acked) = client.acked.get_mut(i) {
+                *acked = (*acked).max(tick);
+            }
+        }
+    }
+    Some(now.saturating_sub(entry.sent_at))
+}

@@ -1,0 +1,239 @@
+//! The replication layer's own messages: reserved ids at the top of the message id space and
+//! their byte layouts.
+//!
+//! Every message is one packet with the bus's 7-byte header (protocol version `u8`, message id
+//! `u16`, sender tick `u32`, little-endian) and the payload below. Varints are LEB128; `varint
+//! i32` is zig-zag. Snapshot and ack travel on the unreliable channel, everything else on the
+//! reliable one.
+//!
+//! | id | message | direction | payload |
+//! | --- | --- | --- | --- |
+//! | 4080 | hello | client → server | fingerprint `u64` · scene count varint · per scene: name string · node count varint · per node: type name string, schema hash `u64` |
+//! | 4081 | welcome | server → client | peer id `u64` · tick rate `u8` · server tick `u32` |
+//! | 4082 | refuse | server → client | text string (then the server disconnects with `ProtocolMismatch`) |
+//! | 4083 | spawn | server → client | first net id varint · scene varint i32 (index, −1 bind, −2 spawner) · parent net id varint (0: by path) · [parent path string] · name string · authority varint u64 · node count varint · absent count varint · absent net ids varint… · per present node, in id order: its full state |
+//! | 4084 | despawn | server → client | net id varint |
+//! | 4085 | snapshot | server → client | flags `u8` (bit 0: truncated) · entries `net id varint · length varint · state` · `0` |
+//! | 4086 | ack | client → server | snapshot tick varint |
+//! | 4087 | authority | server → client | net id varint · peer varint u64 · recursive bool |
+//!
+//! An idle snapshot is the header, the flags byte and the terminating 0: 9 bytes. Id 4088
+//! ([`RPC`]) is kept for RPCs; the remaining reserved ids are unused.
+
+use crate::bus::{MessageRegistry, RegistryError};
+use crate::scene::SceneShape;
+use crate::schema;
+use crate::wire::{DecodeError, NetReader, NetWriter};
+
+/// Client → server: the replication fingerprint and the scene shapes behind it.
+pub const HELLO: u16 = crate::bus::FIRST_RESERVED_ID;
+/// Server → client: the client's peer id, the tick rate and the server tick.
+pub const WELCOME: u16 = HELLO + 1;
+/// Server → client: why the hello was refused, naming the first difference.
+pub const REFUSE: u16 = HELLO + 2;
+/// Server → client: a spawned (or bound) scene instance with its full state.
+pub const SPAWN: u16 = HELLO + 3;
+/// Server → client: a networked node (and its subtree) is gone.
+pub const DESPAWN: u16 = HELLO + 4;
+/// Server → client: the members changed since the client's acknowledged tick, per node.
+pub const SNAPSHOT: u16 = HELLO + 5;
+/// Client → server: a snapshot was fully applied (also the client's heartbeat).
+pub const ACK: u16 = HELLO + 6;
+/// Server → client: a node's network authority changed.
+pub const AUTHORITY: u16 = HELLO + 7;
+/// Kept for RPCs (not registered yet).
+pub const RPC: u16 = HELLO + 8;
+
+/// Scene index of a spawn message that binds a node every peer loads.
+pub const SCENE_BIND: i32 = -1;
+/// Scene index of a spawn message made by a spawner.
+pub const SCENE_SPAWNER: i32 = -2;
+
+/// Snapshot flag: some changed nodes did not fit the byte budget and follow in later ticks.
+pub const SNAPSHOT_TRUNCATED: u8 = 1;
+
+/// Longest node or scene name or path the replication messages accept.
+pub const MAX_NAME_BYTES: usize = 4096;
+
+const NAMES: [(u16, &str); 8] = [
+    (HELLO, "mf_net::replication::Hello"),
+    (WELCOME, "mf_net::replication::Welcome"),
+    (REFUSE, "mf_net::replication::Refuse"),
+    (SPAWN, "mf_net::replication::Spawn"),
+    (DESPAWN, "mf_net::replication::Despawn"),
+    (SNAPSHOT, "mf_net::replication::Snapshot"),
+    (ACK, "mf_net::replication::Ack"),
+    (AUTHORITY, "mf_net::replication::Authority"),
+];
+
+/// Version of the layouts above; part of each reserved message's schema hash.
+const LAYOUT_VERSION: u64 = 1;
+
+/// Adds the replication messages to `registry` at their reserved ids (idempotent). Both ends
+/// must do it before the registry's fingerprint becomes the transport's connect data;
+/// [`Multiplayer::connect_data`](super::Multiplayer::connect_data) does it on a copy.
+///
+/// # Errors
+///
+/// [`RegistryError::IdTaken`] if something else holds a reserved id.
+pub fn prepare_registry(registry: &mut MessageRegistry) -> Result<(), RegistryError> {
+    for (id, name) in NAMES {
+        let hash = schema::hash_u64(schema::hash_name(name), LAYOUT_VERSION);
+        registry.register_reserved_raw(id - crate::bus::FIRST_RESERVED_ID, name, hash)?;
+    }
+    Ok(())
+}
+
+/// Writes a hello payload.
+pub(crate) fn write_hello(w: &mut NetWriter, fingerprint: u64, shapes: &[SceneShape]) {
+    w.write_u64(fingerprint);
+    w.write_len(shapes.len());
+    for shape in shapes {
+        w.write_str(&shape.name);
+        w.write_len(shape.types.len());
+        for &(name, hash) in &shape.types {
+            w.write_str(name);
+            w.write_u64(hash);
+        }
+    }
+}
+
+/// A peer's scene shape as read from a hello (owned strings).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RemoteShape {
+    pub(crate) name: String,
+    pub(crate) types: Vec<(String, u64)>,
+}
+
+/// Reads a hello's shapes (after the fingerprint). Counts are checked against the bytes left
+/// before allocating.
+pub(crate) fn read_shapes(r: &mut NetReader<'_>) -> Result<Vec<RemoteShape>, DecodeError> {
+    // A scene is at least a name length and a count; a node a name length and a hash.
+    let scenes = r.read_count(2)?;
+    let mut shapes = Vec::with_capacity(scenes);
+    for _ in 0..scenes {
+        let name = r.read_str_max(MAX_NAME_BYTES)?.to_owned();
+        let nodes = r.read_count(9)?;
+        let mut types = Vec::with_capacity(nodes);
+        for _ in 0..nodes {
+            let ty = r.read_str_max(MAX_NAME_BYTES)?.to_owned();
+            types.push((ty, r.read_u64()?));
+        }
+        shapes.push(RemoteShape { name, types });
+    }
+    Ok(shapes)
+}
+
+/// Describes the first difference between our shapes and a client's, from the server's side
+/// ("here" is the server): the scene, and if the scene names agree the first differing node
+/// type. Falls back to a generic text when the lists are equal but the fingerprints were not.
+pub(crate) fn describe_difference(ours: &[SceneShape], theirs: &[RemoteShape]) -> String {
+    for (index, (a, b)) in ours.iter().zip(theirs).enumerate() {
+        if a.name != b.name {
+            return format!(
+                "spawnable scene {index} is `{}` on the server but `{}` on the client",
+                a.name, b.name
+            );
+        }
+        for (node, (x, y)) in a.types.iter().zip(&b.types).enumerate() {
+            if x.0 != y.0 || x.1 != y.1 {
+                return format!(
+                    "scene `{}`, networked node {node}: type `{}` (schema {:#018x}) on the server \
+                     but `{}` (schema {:#018x}) on the client",
+                    a.name, x.0, x.1, y.0, y.1
+                );
+            }
+        }
+        if a.types.len() != b.types.len() {
+            let first_extra = a
+                .types
+                .get(b.types.len())
+                .map(|t| t.0.to_owned())
+                .or_else(|| b.types.get(a.types.len()).map(|t| t.0.clone()))
+                .unwrap_or_default();
+            return format!(
+                "scene `{}` has {} networked nodes on the server and {} on the client (first \
+                 extra: `{first_extra}`)",
+                a.name,
+                a.types.len(),
+                b.types.len()
+            );
+        }
+    }
+    if ours.len() != theirs.len() {
+        let extra = ours
+            .get(theirs.len())
+            .map(|s| s.name.clone())
+            .or_else(|| theirs.get(ours.len()).map(|s| s.name.clone()))
+            .unwrap_or_default();
+        return format!(
+            "{} spawnable scenes on the server and {} on the client (first extra: `{extra}`)",
+            ours.len(),
+            theirs.len()
+        );
+    }
+    "replication fingerprints differ".to_owned()
+}
+
+/// How a spawn names its parent on the client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ParentRef {
+    /// A networked node.
+    Net(u32),
+    /// A node at this absolute path (one every peer loads).
+    Path(String),
+}
+
+/// The fixed part of a spawn message (everything before the absent list and the states).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SpawnHeader {
+    pub(crate) first_net_id: u32,
+    pub(crate) scene: i32,
+    pub(crate) parent: ParentRef,
+    pub(crate) name: String,
+    pub(crate) authority: u64,
+    pub(crate) count: u32,
+}
+
+impl SpawnHeader {
+    pub(crate) fn write(&self, w: &mut NetWriter) {
+        w.write_var_u32(self.first_net_id);
+        w.write_var_i32(self.scene);
+        match &self.parent {
+            ParentRef::Net(id) => w.write_var_u32(*id),
+            ParentRef::Path(path) => {
+                w.write_var_u32(0);
+                w.write_str(path);
+            }
+        }
+        w.write_str(&self.name);
+        w.write_var_u64(self.authority);
+        w.write_var_u32(self.count);
+    }
+
+    pub(crate) fn read(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+        let first_net_id = r.read_var_u32()?;
+        if first_net_id == 0 {
+            return Err(DecodeError::Invalid("spawn with net id 0"));
+        }
+        let scene = r.read_var_i32()?;
+        let parent = match r.read_var_u32()? {
+            0 => ParentRef::Path(r.read_str_max(MAX_NAME_BYTES)?.to_owned()),
+            id => ParentRef::Net(id),
+        };
+        let name = r.read_str_max(MAX_NAME_BYTES)?.to_owned();
+        let authority = r.read_var_u64()?;
+        let count = r.read_var_u32()?;
+        if first_net_id.checked_add(count).is_none() {
+            return Err(DecodeError::Invalid("spawn net ids overflow"));
+        }
+        Ok(Self {
+            first_net_id,
+            scene,
+            parent,
+            name,
+            authority,
+            count,
+        })
+    }
+}

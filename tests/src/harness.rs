@@ -1,0 +1,212 @@
+//! A frame-by-frame world for replication tests: one [`Multiplayer`] server and any number of
+//! clients over loopback (optionally behind seeded [`SimulatedTransport`]s), and a comparison
+//! of every client's networked nodes with the server's (by path, type and full-state bytes,
+//! so it works for any replicated type).
+//!
+//! It defines no replicated type itself: types linked into this library would appear in every
+//! test binary's link-time registry.
+
+use std::time::Duration;
+
+use mf_net::bus::MessageRegistry;
+use mf_net::prelude::*;
+use mf_net::replication::{MultiplayerEvent, NetId};
+use mf_net::transport::loopback::LoopbackNetwork;
+use mf_net::transport::simulated::{NetworkConditions, SimulatedTransport};
+use mf_net::wire::NetWriter;
+
+/// The transport every harness endpoint uses.
+pub type Dyn = Box<dyn Transport>;
+/// A multiplayer instance over [`Dyn`].
+pub type Mp = Multiplayer<Dyn>;
+
+/// The game's message registry (empty).
+pub fn messages() -> MessageRegistry {
+    MessageRegistry::new(1)
+}
+
+/// A server and its clients, stepped together.
+pub struct World {
+    /// The in-process network.
+    pub net: LoopbackNetwork,
+    /// The server.
+    pub server: Mp,
+    /// The clients, in connection order.
+    pub clients: Vec<Mp>,
+    /// Frame length.
+    pub dt: Duration,
+    conditions: Option<NetworkConditions>,
+    seed: u64,
+    library: fn() -> SceneLibrary,
+    config: MultiplayerConfig,
+}
+
+impl World {
+    /// A server with `clients` clients over a perfect loopback, stepped until they joined; every
+    /// peer registers the spawnable scenes `library` builds.
+    pub fn new(clients: usize, library: fn() -> SceneLibrary) -> Self {
+        Self::with(clients, MultiplayerConfig::default(), None, 0, library)
+    }
+
+    /// A world with every setting given. With `conditions`, every endpoint (server and clients)
+    /// sends through a [`SimulatedTransport`] seeded from `seed`.
+    pub fn with(
+        clients: usize,
+        config: MultiplayerConfig,
+        conditions: Option<NetworkConditions>,
+        seed: u64,
+        library: fn() -> SceneLibrary,
+    ) -> Self {
+        let net = LoopbackNetwork::new();
+        let listen = net.listen("game", 64).expect("free name");
+        let transport: Dyn = match conditions {
+            Some(c) => Box::new(SimulatedTransport::new(listen, c, seed)),
+            None => Box::new(listen),
+        };
+        let mut server = Mp::new(library(), config);
+        server
+            .start_server(transport, messages())
+            .expect("server starts");
+        let mut world = Self {
+            net,
+            server,
+            clients: Vec::new(),
+            dt: Duration::from_secs(1) / 30,
+            conditions,
+            seed,
+            library,
+            config,
+        };
+        for _ in 0..clients {
+            world.connect_client();
+        }
+        world.step(if conditions.is_some() { 30 } else { 4 });
+        world
+    }
+
+    /// Starts another client (with this world's scenes) and returns its index; step to let it
+    /// join.
+    pub fn connect_client(&mut self) -> usize {
+        let lib = self.library;
+        self.connect_client_with(lib())
+    }
+
+    /// Starts another client with its own spawnable scenes.
+    pub fn connect_client_with(&mut self, scenes: SceneLibrary) -> usize {
+        let data = Mp::connect_data(&messages()).expect("no reserved id conflict");
+        let inner = self.net.connect("game", data);
+        let index = self.clients.len();
+        let transport: Dyn = match self.conditions {
+            Some(c) => Box::new(SimulatedTransport::new(
+                inner,
+                c,
+                self.seed.wrapping_mul(31).wrapping_add(index as u64 + 1),
+            )),
+            None => Box::new(inner),
+        };
+        let mut client = Mp::new(scenes, self.config);
+        client
+            .start_client(transport, messages())
+            .expect("client starts");
+        self.clients.push(client);
+        index
+    }
+
+    /// Runs `frames` frames: the server's, then every client's.
+    pub fn step(&mut self, frames: usize) {
+        for _ in 0..frames {
+            self.frame();
+        }
+    }
+
+    /// One frame of every peer.
+    pub fn frame(&mut self) {
+        self.server.begin_frame(self.dt);
+        self.server.end_frame();
+        for client in &mut self.clients {
+            client.begin_frame(self.dt);
+            client.end_frame();
+        }
+    }
+
+    /// The root of the server's scene.
+    pub fn root(&self) -> NodeId {
+        self.server.scene().root()
+    }
+
+    /// Panics unless every client's networked nodes equal the server's (see [`differences`]).
+    pub fn assert_converged(&self) {
+        for (i, client) in self.clients.iter().enumerate() {
+            if let Some(diff) = differences(&self.server, client) {
+                panic!("client {i} differs from the server: {diff}");
+            }
+        }
+    }
+}
+
+/// Every event `mp` has queued.
+pub fn drain(mp: &mut Mp) -> Vec<MultiplayerEvent> {
+    std::iter::from_fn(|| mp.next_event()).collect()
+}
+
+/// The networked nodes of `mp`, depth-first, with their net ids.
+pub fn networked(mp: &Mp) -> Vec<(NetId, NodeId)> {
+    let scene = mp.scene();
+    scene
+        .depth_first(scene.root())
+        .filter_map(|node| Some((mp.net_id(node)?, node)))
+        .collect()
+}
+
+/// The full state of a node's value, as bytes (to compare values of any type).
+pub fn state_bytes(mp: &Mp, node: NodeId) -> Option<Vec<u8>> {
+    let scene = mp.scene();
+    let ty = scene.value_info(node)?;
+    let state = ty.new_state(scene.value_any(node)?, 0)?;
+    let mut w = NetWriter::new();
+    state.write_full(&mut w);
+    Some(w.into_vec())
+}
+
+/// How `client` differs from `server`: a networked node missing or extra, at another path, of
+/// another type or with other member values. `None` when they agree.
+pub fn differences(server: &Mp, client: &Mp) -> Option<String> {
+    let ours = networked(server);
+    let theirs = networked(client);
+    if ours.len() != theirs.len() {
+        return Some(format!(
+            "{} networked nodes on the server, {} on the client",
+            ours.len(),
+            theirs.len()
+        ));
+    }
+    for (id, node) in ours {
+        let Some(copy) = client.node(id) else {
+            return Some(format!("{id} is missing"));
+        };
+        let (a, b) = (server.scene(), client.scene());
+        if a.path(node) != b.path(copy) {
+            return Some(format!(
+                "{id}: path {:?} vs {:?}",
+                a.path(node),
+                b.path(copy)
+            ));
+        }
+        let (ta, tb) = (
+            a.value_info(node).map(|t| t.name()),
+            b.value_info(copy).map(|t| t.name()),
+        );
+        if ta != tb {
+            return Some(format!("{id}: type {ta:?} vs {tb:?}"));
+        }
+        if state_bytes(server, node) != state_bytes(client, copy) {
+            return Some(format!(
+                "{id} at {:?}: state {:?} vs {:?}",
+                a.path(node),
+                state_bytes(server, node),
+                state_bytes(client, copy)
+            ));
+        }
+    }
+    None
+}
