@@ -18,6 +18,7 @@ mod bounds;
 mod diagnostics;
 mod net_codec;
 mod replicated;
+mod rpcs;
 mod runtime;
 
 /// Derives `mf_net::codec::NetCodec` for a struct or an enum.
@@ -56,4 +57,33 @@ pub fn derive_net_codec(input: TokenStream) -> TokenStream {
 pub fn derive_replicated(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     replicated::derive(&input).into()
+}
+
+/// Generates RPCs from the `#[rpc(..)]` methods of an impl block of a `Replicated` type.
+///
+/// Per RPC: a dispatcher that decodes the arguments and runs the method (the type's
+/// `mf_net::rpc::Rpcs::RPCS` table, registered at link time), and two senders in the generated
+/// extension trait `<Type>Rpcs`: `name(args..)` (client → server, or server → every client) and
+/// `name_to(peer, args..)` (one peer). Methods without `#[rpc]` are left alone; the block is
+/// re-emitted without its `#[rpc]` attributes.
+///
+/// Options of `#[rpc(..)]`: a mode, `server`, `authority` (the default) or `any_peer`;
+/// `call_local` (also runs on the caller); `unreliable` (default reliable); `rate_limit = N`
+/// (calls per second per connection, N ≥ 1); `validate = path` (a
+/// `fn(&Self, &RpcContext, &Arg1, ..) -> bool` run before the body).
+///
+/// An RPC method takes `&mut self`, optionally `&RpcContext` (or `&mut RpcContext`) next, then
+/// by-value `NetCodec` parameters, and returns `()` or `Result<(), E>` with `E: Display`. See
+/// `mf_net::rpc` for the whole story.
+#[proc_macro_attribute]
+pub fn rpcs(args: TokenStream, input: TokenStream) -> TokenStream {
+    rpcs::rpcs(args.into(), input.into()).into()
+}
+
+/// Marks an RPC method inside an impl block that has `#[rpcs]` (which reads and removes it).
+///
+/// On its own, outside `#[rpcs]`, it is an error that says to add `#[rpcs]` to the impl block.
+#[proc_macro_attribute]
+pub fn rpc(_args: TokenStream, input: TokenStream) -> TokenStream {
+    rpcs::stray_rpc(input.into()).into()
 }

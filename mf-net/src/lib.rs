@@ -22,6 +22,7 @@ pub mod bus;
 pub mod codec;
 pub mod interpolation;
 pub mod replication;
+pub mod rpc;
 pub mod scene;
 pub mod schema;
 pub mod transport;
@@ -37,6 +38,7 @@ pub mod prelude {
     pub use crate::replication::{
         Multiplayer, MultiplayerConfig, MultiplayerEvent, NetId, Replicated,
     };
+    pub use crate::rpc::{rpc, rpcs, RpcContext, RpcSendError};
     pub use crate::scene::{NetRef, NodeId, Scene, SceneIndex, SceneLibrary};
     pub use crate::transport::{Channel, DisconnectReason, PeerId, Transport};
     pub use crate::wire::{DecodeError, NetReader, NetWriter};
@@ -50,6 +52,7 @@ pub mod __private {
     pub use crate::interpolation::member::MemberInterpolate;
     pub use crate::replication::member::{MemberClone, MemberCodec, MemberEq};
     pub use crate::replication::{MemberInfo, RegisteredType, Replicated, MAX_MEMBERS};
+    pub use crate::rpc::support::*;
     pub use crate::schema::{hash_name, hash_str, hash_u64, strip_crate};
     pub use crate::wire::{DecodeError, NetReader, NetWriter};
     pub use core::result::Result;

@@ -7,4 +7,5 @@ fn net_codec() {
     t.compile_fail("tests/ui/net_codec/*.rs");
     t.pass("tests/ui/replicated/pass/*.rs");
     t.compile_fail("tests/ui/replicated/*.rs");
+    t.compile_fail("tests/ui/rpcs/*.rs");
 }

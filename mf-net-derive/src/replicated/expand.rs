@@ -331,6 +331,41 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         }
     });
 
+    // The flattened bases, for the RPC tables (`mf_net::rpc::FlattenedBases`): wire ids put a
+    // base's RPCs first, and dispatch reaches them through these projections.
+    let flattened = (!bases.is_empty()).then(|| {
+        let v = local("__v");
+        let projections = bases.iter().enumerate().map(|(i, f)| {
+            let field = &f.ident;
+            let get = Ident::new(&format!("__mf_net_base_{i}"), Span::call_site());
+            quote! {
+                fn #get(#v: &mut dyn #p::Any) -> #p::Option<&mut dyn #p::Any> {
+                    match #v.downcast_mut::<#ident>() {
+                        #p::Option::Some(#v) => #p::Option::Some(&mut #v.#field as &mut dyn #p::Any),
+                        #p::Option::None => #p::Option::None,
+                    }
+                }
+            }
+        });
+        let infos = bases.iter().enumerate().map(|(i, f)| {
+            let (name, ty) = (f.schema_name(), &f.ty);
+            let get = Ident::new(&format!("__mf_net_base_{i}"), Span::call_site());
+            quote! {
+                #p::BaseInfo {
+                    field: #name,
+                    type_id: #p::TypeId::of::<#ty>,
+                    get_mut: #get,
+                },
+            }
+        });
+        quote! {
+            #(#projections)*
+            #p::inventory::submit! {
+                #p::FlattenedBases::new(#p::TypeId::of::<#ident>, &[#(#infos)*])
+            }
+        }
+    });
+
     quote! {
         #[doc(hidden)]
         #[allow(
@@ -432,6 +467,8 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
             #p::inventory::submit! {
                 #p::RegisteredType::of::<#ident>()
             }
+
+            #flattened
         };
     }
 }

@@ -1,0 +1,134 @@
+//! What `#[rpcs]` output calls, re-exported through `mf_net::__private`. Not a public API.
+//!
+//! Each requirement on user code is a trait with a message that names `#[rpc]`, reached through
+//! a use spanned at the user's code, so that a mistake is reported there in the attribute's
+//! terms (the same pattern as the `Replicated` derive's member traits).
+
+use std::fmt::Display;
+
+pub use super::{
+    BaseInfo, FlattenedBases, LocalCall, OutgoingRpc, RpcCallError, RpcContext, RpcInfo, RpcMode,
+    RpcParam, RpcRegistration, RpcSendError, RpcSender, RpcSink, RpcTarget, Rpcs,
+};
+use crate::codec::NetCodec;
+use crate::replication::Replicated;
+use crate::scene::NodeId;
+pub use crate::transport::PeerId;
+use crate::wire::{DecodeError, NetReader, NetWriter};
+pub use std::any::{Any, TypeId};
+pub use std::option::Option;
+
+/// `NetCodec`, as an RPC parameter needs it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an RPC parameter: it does not implement `NetCodec`",
+    label = "not a `NetCodec` type",
+    note = "RPC arguments travel in their `NetCodec` encoding: derive it with \
+            `#[derive(NetCodec)]`, implement `NetCodec` by hand, or use a type that has it \
+            (`String` for `&str`, `Vec<T>` for a slice)",
+    note = "the only parameter that is not sent is a first `&RpcContext`"
+)]
+pub trait RpcArg: Sized {
+    /// [`NetCodec::NAME`].
+    const NAME: &'static str;
+    /// [`NetCodec::SCHEMA_HASH`].
+    const SCHEMA_HASH: u64;
+    /// [`NetCodec::encode`].
+    fn encode_arg(&self, w: &mut NetWriter);
+    /// [`NetCodec::decode`].
+    fn decode_arg(r: &mut NetReader<'_>) -> Result<Self, DecodeError>;
+}
+
+impl<T: NetCodec> RpcArg for T {
+    const NAME: &'static str = T::NAME;
+    const SCHEMA_HASH: u64 = T::SCHEMA_HASH;
+
+    #[inline]
+    fn encode_arg(&self, w: &mut NetWriter) {
+        self.encode(w);
+    }
+
+    #[inline]
+    fn decode_arg(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+        T::decode(r)
+    }
+}
+
+/// What an RPC body may return: `()`, or `Result<(), E>` with `E: Display` (an `Err` is a
+/// failed call, logged with that text).
+#[diagnostic::on_unimplemented(
+    message = "an RPC cannot return `{Self}`",
+    label = "not `()` or `Result<(), E>` with `E: Display`",
+    note = "an RPC body returns nothing or `Result<(), E>`; an `Err` counts as a failed call and \
+            is logged with its `Display` text, so `E` must implement `std::fmt::Display`"
+)]
+pub trait RpcReturn {
+    /// `Ok(())`, or [`RpcCallError::Failed`] with the error's text.
+    fn into_rpc_result(self) -> Result<(), RpcCallError>;
+}
+
+impl RpcReturn for () {
+    #[inline]
+    fn into_rpc_result(self) -> Result<(), RpcCallError> {
+        Ok(())
+    }
+}
+
+impl<E: Display> RpcReturn for Result<(), E> {
+    #[inline]
+    fn into_rpc_result(self) -> Result<(), RpcCallError> {
+        self.map_err(|error| RpcCallError::Failed(error.to_string()))
+    }
+}
+
+/// `Replicated`, as the type of an `#[rpcs]` impl block needs it.
+#[diagnostic::on_unimplemented(
+    message = "`#[rpcs]` needs a replicated type, and `{Self}` does not implement `Replicated`",
+    label = "not `Replicated`",
+    note = "RPCs are called on networked nodes, whose values are `Replicated`: add \
+            `#[derive(Replicated)]` to `{Self}` (a type with no replicated members can derive it \
+            too)"
+)]
+pub trait RpcOwner {}
+
+impl<T: Replicated> RpcOwner for T {}
+
+/// Compiles only if `T` is `Replicated` (reported with [`RpcOwner`]'s message).
+pub const fn assert_rpc_owner<T: RpcOwner + ?Sized>() {}
+
+/// The value a call runs on, as the declaring type.
+#[inline]
+pub fn downcast<T: 'static>(value: &mut dyn Any) -> Result<&mut T, RpcCallError> {
+    value.downcast_mut::<T>().ok_or(RpcCallError::WrongType)
+}
+
+/// Step 1 of a generated sender (see [`RpcSink`]): sends the call and says whether a
+/// `call_local` body runs now.
+#[inline]
+pub fn send<S: RpcSink + ?Sized, T: 'static>(
+    sink: &mut S,
+    node: NodeId,
+    rpc_index: u16,
+    info: &'static RpcInfo,
+    target: RpcTarget,
+    encode: &mut dyn FnMut(&mut NetWriter),
+) -> Result<(OutgoingRpc, bool), RpcSendError> {
+    let rpc = OutgoingRpc {
+        node,
+        declaring_type: TypeId::of::<T>(),
+        rpc_index,
+        info,
+        target,
+    };
+    let delivery = sink.send_rpc(rpc, encode)?;
+    Ok((rpc, info.call_local && delivery.runs_call_local()))
+}
+
+/// Step 2 of a generated `call_local` sender.
+#[inline]
+pub fn call_local<S: RpcSink + ?Sized>(
+    sink: &mut S,
+    rpc: OutgoingRpc,
+    call: &mut LocalCall<'_>,
+) -> Result<(), RpcSendError> {
+    sink.call_local(rpc, call)
+}

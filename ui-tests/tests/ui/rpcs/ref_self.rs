@@ -1,0 +1,16 @@
+use mf_net::prelude::*;
+
+#[derive(Replicated, Default)]
+struct Player {
+    #[replicated]
+    x: i32,
+}
+
+// An RPC takes `&mut self`, not `&self`.
+#[rpcs]
+impl Player {
+    #[rpc(any_peer)]
+    fn ping(&self) {}
+}
+
+fn main() {}
