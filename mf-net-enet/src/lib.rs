@@ -149,6 +149,7 @@ mod tests {
             DisconnectReason::ProtocolMismatch,
             DisconnectReason::ConnectFailed,
             DisconnectReason::ServerFull,
+            DisconnectReason::ReliableSendFailed,
             DisconnectReason::Custom(7),
             DisconnectReason::Custom(u16::MAX),
         ] {

@@ -50,6 +50,7 @@ pub mod __private {
     pub use crate::codec::skipped::SkippedField;
     pub use crate::codec::NetCodec;
     pub use crate::interpolation::member::MemberInterpolate;
+    pub use crate::interpolation::InterpolationBuffer;
     pub use crate::replication::member::{MemberClone, MemberCodec, MemberEq};
     pub use crate::replication::{MemberInfo, RegisteredType, Replicated, MAX_MEMBERS};
     pub use crate::rpc::support::*;

@@ -39,6 +39,7 @@ pub struct World {
     seed: u64,
     library: fn() -> SceneLibrary,
     config: MultiplayerConfig,
+    setup: fn(&mut Mp),
 }
 
 impl World {
@@ -57,6 +58,19 @@ impl World {
         seed: u64,
         library: fn() -> SceneLibrary,
     ) -> Self {
+        Self::with_setup(clients, config, conditions, seed, library, |_| {})
+    }
+
+    /// [`with`](Self::with), running `setup` on every peer (server and clients) before it
+    /// starts (to register spawners, for one).
+    pub fn with_setup(
+        clients: usize,
+        config: MultiplayerConfig,
+        conditions: Option<NetworkConditions>,
+        seed: u64,
+        library: fn() -> SceneLibrary,
+        setup: fn(&mut Mp),
+    ) -> Self {
         let net = LoopbackNetwork::new();
         let listen = net.listen("game", 64).expect("free name");
         let transport: Dyn = match conditions {
@@ -64,6 +78,7 @@ impl World {
             None => Box::new(listen),
         };
         let mut server = Mp::new(library(), config);
+        setup(&mut server);
         server
             .start_server(transport, messages())
             .expect("server starts");
@@ -76,6 +91,7 @@ impl World {
             seed,
             library,
             config,
+            setup,
         };
         for _ in 0..clients {
             world.connect_client();
@@ -93,6 +109,13 @@ impl World {
 
     /// Starts another client with its own spawnable scenes.
     pub fn connect_client_with(&mut self, scenes: SceneLibrary) -> usize {
+        let setup = self.setup;
+        self.connect_client_setup(scenes, setup)
+    }
+
+    /// Starts another client with its own spawnable scenes and its own `setup` (run before it
+    /// starts).
+    pub fn connect_client_setup(&mut self, scenes: SceneLibrary, setup: fn(&mut Mp)) -> usize {
         let data = Mp::connect_data(&messages()).expect("no reserved id conflict");
         let inner = self.net.connect("game", data);
         let index = self.clients.len();
@@ -105,6 +128,7 @@ impl World {
             None => Box::new(inner),
         };
         let mut client = Mp::new(scenes, self.config);
+        setup(&mut client);
         client
             .start_client(transport, messages())
             .expect("client starts");

@@ -318,8 +318,8 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
             let extrapolate = spanned_item(p, &f.ty, "MemberInterpolate", "EXTRAPOLATE");
             quote_spanned!(f.ty.span()=> const _: bool = #extrapolate;)
         });
-    // Interpolated members are assigned directly for now; their interpolation buffers come
-    // with the interpolation runtime (`mf_net::interpolation`).
+    // `read` assigns every member (spawn state, and clients that do not interpolate); clients
+    // that interpolate use `read_buffered` (`expand_interp`), which buffers interpolated ones.
     let read_values = members.iter().map(|(i, f, _)| {
         let field = &f.ident;
         let bit = bit(*i);
@@ -365,6 +365,8 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
             }
         }
     });
+    let interp = super::expand_interp::expand(m);
+    let (interp_items, interp_impl) = (&interp.items, &interp.impl_items);
 
     quote! {
         #[doc(hidden)]
@@ -379,6 +381,8 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         )]
         const _: () = {
             #(#interpolate_checks)*
+
+            #interp_items
 
             /// The shadow state of the type's members (`Replicated::State`).
             #[doc(hidden)]
@@ -462,6 +466,8 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
                     #(#read_values)*
                     #p::Result::Ok(())
                 }
+
+                #interp_impl
             }
 
             #p::inventory::submit! {
@@ -483,6 +489,7 @@ pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
     }
     let p = runtime::private();
     let ident = &input.ident;
+    let interp = super::expand_interp::placeholder_items();
     quote! {
         #[doc(hidden)]
         #[allow(unused_qualifications, clippy::all)]
@@ -515,6 +522,8 @@ pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
                 ) -> #p::Result<(), #p::DecodeError> {
                     #p::Result::Err(#p::DecodeError::Invalid("Replicated derive failed"))
                 }
+
+                #interp
             }
         };
     }

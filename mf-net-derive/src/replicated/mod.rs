@@ -2,6 +2,7 @@
 
 mod check;
 mod expand;
+mod expand_interp;
 mod parse;
 
 use darling::FromDeriveInput;

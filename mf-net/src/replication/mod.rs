@@ -5,6 +5,7 @@
 //! See [`multiplayer`] for the runtime and [`protocol`] for its wire format.
 
 pub mod erased;
+pub mod erased_interp;
 pub(crate) mod member;
 pub mod multiplayer;
 pub mod protocol;
@@ -12,10 +13,11 @@ pub mod registry;
 mod replicated;
 
 pub use erased::ErasedState;
+pub use erased_interp::ErasedInterp;
 pub use mf_net_derive::Replicated;
 pub use multiplayer::{
     Multiplayer, MultiplayerConfig, MultiplayerError, MultiplayerEvent, NetId, NetworkStats,
-    PeerNetworkStats,
+    PeerNetworkStats, Spawner,
 };
 pub use registry::{
     RegisteredType, ReplicatedTypeId, ReplicationRegistry, ReplicationRegistryError,

@@ -11,14 +11,19 @@
 //! | 4080 | hello | client → server | fingerprint `u64` · scene count varint · per scene: name string · node count varint · per node: type name string, schema hash `u64` |
 //! | 4081 | welcome | server → client | peer id `u64` · tick rate `u8` · server tick `u32` |
 //! | 4082 | refuse | server → client | text string (then the server disconnects with `ProtocolMismatch`) |
-//! | 4083 | spawn | server → client | first net id varint · scene varint i32 (index, −1 bind, −2 spawner) · parent net id varint (0: by path) · [parent path string] · name string · authority varint u64 · node count varint · absent count varint · absent net ids varint… · per present node, in id order: its full state |
+//! | 4083 | spawn | server → client | first net id varint · scene varint i32 (index, −1 bind, −2 spawner) · parent net id varint (0: by path) · [parent path string] · name string · authority varint u64 · node count varint · [scene −2 only: spawner index varint · data length varint · data (the spawn data's `NetCodec` encoding)] · absent count varint · absent net ids varint… · per present node, in id order: its full state |
 //! | 4084 | despawn | server → client | net id varint |
 //! | 4085 | snapshot | server → client | flags `u8` (bit 0: truncated) · entries `net id varint · length varint · state` · `0` |
 //! | 4086 | ack | client → server | snapshot tick varint |
 //! | 4087 | authority | server → client | net id varint · peer varint u64 · recursive bool |
+//! | 4088 | rpc | both | net id varint · RPC wire id varint · arguments (each parameter's `NetCodec` encoding); reliable or unreliable as the RPC is declared |
 //!
-//! An idle snapshot is the header, the flags byte and the terminating 0: 9 bytes. Id 4088
-//! ([`RPC`]) is kept for RPCs; the remaining reserved ids are unused.
+//! An idle snapshot is the header, the flags byte and the terminating 0: 9 bytes. The remaining
+//! reserved ids are unused.
+//!
+//! When some spawnable scene's type has RPCs, the hello carries their signatures after the
+//! shapes (type count varint · per type: stable name string · RPC count varint · per RPC:
+//! description string, signature hash `u64`), and the fingerprint covers them.
 
 use crate::bus::{MessageRegistry, RegistryError};
 use crate::scene::SceneShape;
@@ -41,7 +46,8 @@ pub const SNAPSHOT: u16 = HELLO + 5;
 pub const ACK: u16 = HELLO + 6;
 /// Server → client: a node's network authority changed.
 pub const AUTHORITY: u16 = HELLO + 7;
-/// Kept for RPCs (not registered yet).
+/// Both ways: one RPC call (see
+/// [`multiplayer`](crate::replication::multiplayer) and the `rpc` module there).
 pub const RPC: u16 = HELLO + 8;
 
 /// Scene index of a spawn message that binds a node every peer loads.
@@ -55,7 +61,7 @@ pub const SNAPSHOT_TRUNCATED: u8 = 1;
 /// Longest node or scene name or path the replication messages accept.
 pub const MAX_NAME_BYTES: usize = 4096;
 
-const NAMES: [(u16, &str); 8] = [
+const NAMES: [(u16, &str); 9] = [
     (HELLO, "mf_net::replication::Hello"),
     (WELCOME, "mf_net::replication::Welcome"),
     (REFUSE, "mf_net::replication::Refuse"),
@@ -64,6 +70,7 @@ const NAMES: [(u16, &str); 8] = [
     (SNAPSHOT, "mf_net::replication::Snapshot"),
     (ACK, "mf_net::replication::Ack"),
     (AUTHORITY, "mf_net::replication::Authority"),
+    (RPC, "mf_net::replication::Rpc"),
 ];
 
 /// Version of the layouts above; part of each reserved message's schema hash.
@@ -184,6 +191,15 @@ pub(crate) enum ParentRef {
     Path(String),
 }
 
+/// What a spawner spawn carries besides the header: which spawner, and its encoded data.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct SpawnerPayload {
+    /// The spawner's index (registration order).
+    pub(crate) index: u32,
+    /// The spawn data's `NetCodec` encoding.
+    pub(crate) data: Vec<u8>,
+}
+
 /// The fixed part of a spawn message (everything before the absent list and the states).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SpawnHeader {
@@ -193,6 +209,8 @@ pub(crate) struct SpawnHeader {
     pub(crate) name: String,
     pub(crate) authority: u64,
     pub(crate) count: u32,
+    /// Present exactly when `scene` is [`SCENE_SPAWNER`].
+    pub(crate) spawner: Option<SpawnerPayload>,
 }
 
 impl SpawnHeader {
@@ -209,6 +227,15 @@ impl SpawnHeader {
         w.write_str(&self.name);
         w.write_var_u64(self.authority);
         w.write_var_u32(self.count);
+        if self.scene == SCENE_SPAWNER {
+            let (index, data) = self
+                .spawner
+                .as_ref()
+                .map_or((0, &[][..]), |p| (p.index, p.data.as_slice()));
+            w.write_var_u32(index);
+            w.write_len(data.len());
+            w.write_bytes(data);
+        }
     }
 
     pub(crate) fn read(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
@@ -227,6 +254,14 @@ impl SpawnHeader {
         if first_net_id.checked_add(count).is_none() {
             return Err(DecodeError::Invalid("spawn net ids overflow"));
         }
+        let spawner = if scene == SCENE_SPAWNER {
+            let index = r.read_var_u32()?;
+            let len = r.read_len()?;
+            let data = r.read_bytes(len)?.to_vec();
+            Some(SpawnerPayload { index, data })
+        } else {
+            None
+        };
         Ok(Self {
             first_net_id,
             scene,
@@ -234,6 +269,7 @@ impl SpawnHeader {
             name,
             authority,
             count,
+            spawner,
         })
     }
 }

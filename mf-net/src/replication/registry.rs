@@ -30,6 +30,7 @@ use std::num::NonZeroU16;
 use std::sync::OnceLock;
 
 use super::erased::{self, ErasedState};
+use super::erased_interp::{self, ErasedInterp};
 use super::{MemberInfo, Replicated};
 use crate::schema;
 use crate::wire::{DecodeError, NetReader};
@@ -49,6 +50,7 @@ pub struct RegisteredType {
     rust_name: fn() -> &'static str,
     new_state: fn(&dyn std::any::Any, u32) -> Option<Box<dyn ErasedState>>,
     read: fn(&mut dyn std::any::Any, &mut NetReader<'_>) -> Result<(), DecodeError>,
+    new_interp: fn(&dyn std::any::Any, u32) -> Option<Box<dyn ErasedInterp>>,
 }
 
 impl RegisteredType {
@@ -63,6 +65,7 @@ impl RegisteredType {
             rust_name: std::any::type_name::<T>,
             new_state: erased::new_state::<T>,
             read: erased::read::<T>,
+            new_interp: erased_interp::new_interp::<T>,
         }
     }
 
@@ -114,6 +117,17 @@ impl RegisteredType {
     /// type.
     pub fn read(&self, value: &mut dyn std::any::Any, r: &mut NetReader<'_>) -> Result<(), DecodeError> {
         (self.read)(value, r)
+    }
+
+    /// A boxed client-side interpolation state for `value`, whose buffers start with its
+    /// current values at `tick` ([`Replicated::new_interp`]); `None` if the type has no
+    /// interpolated member or `value` is not of this type.
+    pub fn new_interp(
+        &self,
+        value: &dyn std::any::Any,
+        tick: u32,
+    ) -> Option<Box<dyn ErasedInterp>> {
+        (self.new_interp)(value, tick)
     }
 }
 

@@ -78,4 +78,48 @@ pub trait Replicated: Sized + 'static {
     /// and assigns the values to `self`. A mask bit past the member count is
     /// [`DecodeError::Invalid`]. On error `self` may be partly updated; callers drop the entry.
     fn read(&mut self, r: &mut NetReader<'_>) -> Result<(), DecodeError>;
+
+    /// The client-side interpolation state: an
+    /// [`InterpolationBuffer`](crate::interpolation::InterpolationBuffer) per
+    /// `#[replicated(interpolate)]` member, and the flattened bases' states. Only clients with
+    /// interpolation enabled create one, when the node spawns; the server's shadow
+    /// [`State`](Self::State) does not carry it.
+    type Interp: 'static;
+
+    /// Whether the chain (bases included) has an interpolated member; types without one need
+    /// no [`Interp`](Self::Interp) state and are always [`read`](Self::read).
+    const INTERPOLATED: bool;
+
+    /// A fresh interpolation state whose buffers each hold the member's current value (the
+    /// spawn state, applied already) as their first sample, at `tick`.
+    fn new_interp(&self, tick: u32) -> Self::Interp;
+
+    /// [`read`](Self::read) for a client that interpolates: members that are not interpolated
+    /// are assigned; interpolated ones are pushed into their buffers as the sample of `tick`
+    /// ([`push_with_hold`](crate::interpolation::InterpolationBuffer::push_with_hold) with
+    /// `known_until`, the node's known tick before this snapshot) and reach `self` in
+    /// [`blend`](Self::blend).
+    fn read_buffered(
+        &mut self,
+        interp: &mut Self::Interp,
+        r: &mut NetReader<'_>,
+        known_until: u32,
+        tick: u32,
+    ) -> Result<(), DecodeError>;
+
+    /// Writes every interpolated member's
+    /// [`sample`](crate::interpolation::InterpolationBuffer::sample) at `render_tick` into
+    /// `self` (a member with an empty buffer keeps its value). `known_until` is the node's known
+    /// tick. Allocates nothing unless cloning a member does.
+    fn blend(
+        &mut self,
+        interp: &Self::Interp,
+        render_tick: f64,
+        known_until: u32,
+        max_extrapolation_ticks: f64,
+    );
+
+    /// The client's clock snapped: every interpolated member snaps to its newest sample and
+    /// its buffer is cleared.
+    fn snap_interp(&mut self, interp: &mut Self::Interp);
 }

@@ -413,6 +413,12 @@ impl RpcRegistry {
         self.tables.get(usize::from(id.get()) - 1)
     }
 
+    /// The table of the type with stable name `name` (a linear search, for start-up).
+    pub fn table_named(&self, name: &str) -> Option<&RpcTable> {
+        let index = self.names.iter().position(|n| *n == name)?;
+        self.tables.get(index)
+    }
+
     /// The table of the Rust type with [`TypeId`] `type_id`.
     pub fn table_of(&self, type_id: TypeId) -> Option<&RpcTable> {
         self.tables.get(*self.by_type.get(&type_id)?)

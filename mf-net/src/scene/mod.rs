@@ -89,6 +89,18 @@ pub enum SceneError {
     DuplicateScene(String),
     /// More spawnable scenes than a [`SceneIndex`] can number.
     TooManyScenes,
+    /// The root cannot be detached or moved.
+    RootNode,
+    /// [`Scene::attach`] needs a detached node; this one is in the tree or under another
+    /// detached node (use [`Scene::reparent`] to move it).
+    NotDetached(NodeId),
+    /// A node cannot be moved under itself or one of its descendants.
+    InsideItself {
+        /// The node being moved.
+        node: NodeId,
+        /// The parent it was to go under.
+        parent: NodeId,
+    },
 }
 
 impl fmt::Display for SceneError {
@@ -109,6 +121,13 @@ impl fmt::Display for SceneError {
                 write!(f, "a spawnable scene named `{name}` is already registered")
             }
             Self::TooManyScenes => write!(f, "too many spawnable scenes for a u16 index"),
+            Self::RootNode => f.write_str("the root node cannot be detached or moved"),
+            Self::NotDetached(node) => {
+                write!(f, "node {node} is not detached; reparent it instead")
+            }
+            Self::InsideItself { node, parent } => {
+                write!(f, "node {node} cannot go under {parent}, which is inside it")
+            }
         }
     }
 }
@@ -123,9 +142,12 @@ struct NodeValue {
 
 struct Node {
     name: String,
+    /// `None` for the root and for the top of a detached subtree.
     parent: Option<NodeId>,
     children: Vec<NodeId>,
     value: Option<NodeValue>,
+    /// Whether the node is in the tree (reachable from the root), as opposed to detached.
+    attached: bool,
 }
 
 struct Slot {
@@ -182,6 +204,7 @@ impl Scene {
                     parent: None,
                     children: Vec::new(),
                     value: None,
+                    attached: true,
                 }),
             }],
             free: Vec::new(),
@@ -195,7 +218,7 @@ impl Scene {
         self.root
     }
 
-    /// How many nodes the scene holds, the root included.
+    /// How many nodes the scene holds, the root and detached nodes included.
     pub fn len(&self) -> usize {
         self.len
     }
@@ -223,12 +246,171 @@ impl Scene {
         }
     }
 
-    /// Whether `node` is (still) in the scene.
+    /// Whether `node` is (still) in the scene: in the tree or [detached](Self::detach), that
+    /// is, whether its id resolves. See [`is_attached`](Self::is_attached) for the tree only.
     pub fn contains(&self, node: NodeId) -> bool {
         self.node(node).is_some()
     }
 
-    /// Adds an empty node named `name` as the last child of `parent`.
+    /// Whether `node` is in the tree (reachable from the root): `false` for a node that is gone,
+    /// detached, or under a detached node.
+    pub fn is_attached(&self, node: NodeId) -> bool {
+        self.node(node).is_some_and(|n| n.attached)
+    }
+
+    /// Whether `node` is the top of a detached subtree (see [`detach`](Self::detach)).
+    pub fn is_detached(&self, node: NodeId) -> bool {
+        node != self.root && self.node(node).is_some_and(|n| n.parent.is_none())
+    }
+
+    /// The tops of every detached subtree, in arena order (to find nodes that were detached and
+    /// never attached again or removed).
+    pub fn detached_roots(&self) -> impl Iterator<Item = NodeId> + '_ {
+        (0u32..).zip(&self.slots).filter_map(move |(index, slot)| {
+            let node = slot.node.as_ref()?;
+            let id = NodeId {
+                index,
+                generation: slot.generation,
+            };
+            (node.parent.is_none() && id != self.root).then_some(id)
+        })
+    }
+
+    /// Takes `node` and its subtree out of the tree, keeping them: every id, [`NetRef`] and
+    /// value stays valid (readable and writable), and the subtree can be put back with
+    /// [`attach`](Self::attach), under the same parent or another. Detaching a node that is
+    /// already the top of a detached subtree does nothing.
+    ///
+    /// A detached node is not [attached](Self::is_attached): it has no [`path`](Self::path), is
+    /// not found by [`find`](Self::find) nor walked from the root, but still counts in
+    /// [`len`](Self::len) and [`iter`](Self::iter). It stays in the scene until attached or
+    /// [removed](Self::remove).
+    ///
+    /// For replication ([`Multiplayer`](crate::replication::Multiplayer) on the server): a
+    /// networked node detached and attached again before
+    /// [`end_frame`](crate::replication::Multiplayer::end_frame) stays networked (with its id
+    /// and state); one still detached at `end_frame` is despawned on clients as if it had been
+    /// removed, and on the server it stays detached as a plain, non-networked node (its value
+    /// kept as it was) until the game attaches it (still plain) or removes it. Moving a
+    /// networked node to another parent (or a different place) is not replicated: clients keep
+    /// their copy where it was spawned.
+    ///
+    /// # Errors
+    ///
+    /// [`SceneError::NoSuchNode`] if `node` is gone, [`SceneError::RootNode`] for the root.
+    pub fn detach(&mut self, node: NodeId) -> Result<(), SceneError> {
+        if node == self.root {
+            return Err(SceneError::RootNode);
+        }
+        let parent = self.node(node).ok_or(SceneError::NoSuchNode(node))?.parent;
+        let Some(parent) = parent else {
+            return Ok(());
+        };
+        if let Some(p) = self.node_mut(parent) {
+            p.children.retain(|&child| child != node);
+        }
+        if let Some(n) = self.node_mut(node) {
+            n.parent = None;
+        }
+        self.set_attached(node, false);
+        Ok(())
+    }
+
+    /// Puts the detached `node` (with its subtree) back as the last child of `parent`, under
+    /// its own name. If `parent` is in the tree, the subtree is attached again.
+    ///
+    /// # Errors
+    ///
+    /// [`SceneError::NoSuchNode`] if either node is gone, [`SceneError::NotDetached`] unless
+    /// `node` is the top of a detached subtree, [`SceneError::InsideItself`] if `parent` is in
+    /// `node`'s subtree, [`SceneError::DuplicateName`] if `parent` has a child with `node`'s
+    /// name. On error nothing changes.
+    pub fn attach(&mut self, node: NodeId, parent: NodeId) -> Result<(), SceneError> {
+        if !self.is_detached(node) {
+            return Err(if self.contains(node) {
+                SceneError::NotDetached(node)
+            } else {
+                SceneError::NoSuchNode(node)
+            });
+        }
+        self.check_move(node, parent)?;
+        let attached = self.node(parent).is_some_and(|p| p.attached);
+        if let Some(p) = self.node_mut(parent) {
+            p.children.push(node);
+        }
+        if let Some(n) = self.node_mut(node) {
+            n.parent = Some(parent);
+        }
+        self.set_attached(node, attached);
+        Ok(())
+    }
+
+    /// Moves `node` (with its subtree) to be the last child of `parent`: [`detach`] then
+    /// [`attach`] in one step (it also attaches a detached node). Every id stays valid. Not
+    /// replicated for a networked node (see [`detach`]).
+    ///
+    /// [`detach`]: Self::detach
+    /// [`attach`]: Self::attach
+    ///
+    /// # Errors
+    ///
+    /// [`SceneError::RootNode`] for the root, otherwise as [`attach`](Self::attach) (except
+    /// `NotDetached`). On error nothing changes.
+    pub fn reparent(&mut self, node: NodeId, parent: NodeId) -> Result<(), SceneError> {
+        if node == self.root {
+            return Err(SceneError::RootNode);
+        }
+        if !self.contains(node) {
+            return Err(SceneError::NoSuchNode(node));
+        }
+        if self.parent(node) == Some(parent) {
+            // Already there: move it to the end, as a new child would be.
+            if let Some(p) = self.node_mut(parent) {
+                p.children.retain(|&child| child != node);
+                p.children.push(node);
+            }
+            return Ok(());
+        }
+        self.check_move(node, parent)?;
+        self.detach(node)?;
+        self.attach(node, parent)
+    }
+
+    /// Checks that `node` may become a child of `parent` (which is not its parent now).
+    fn check_move(&self, node: NodeId, parent: NodeId) -> Result<(), SceneError> {
+        let name = &self.node(node).ok_or(SceneError::NoSuchNode(node))?.name;
+        if !self.contains(parent) {
+            return Err(SceneError::NoSuchNode(parent));
+        }
+        let mut up = Some(parent);
+        while let Some(ancestor) = up {
+            if ancestor == node {
+                return Err(SceneError::InsideItself { node, parent });
+            }
+            up = self.parent(ancestor);
+        }
+        if self.child(parent, name).is_some() {
+            return Err(SceneError::DuplicateName {
+                parent: self.path(parent).unwrap_or_default(),
+                name: name.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Marks `top` and its subtree attached or not.
+    fn set_attached(&mut self, top: NodeId, attached: bool) {
+        let mut stack = vec![top];
+        while let Some(id) = stack.pop() {
+            if let Some(n) = self.node_mut(id) {
+                n.attached = attached;
+                stack.extend_from_slice(&n.children);
+            }
+        }
+    }
+
+    /// Adds an empty node named `name` as the last child of `parent` (under a detached
+    /// `parent`, the new node is detached with it).
     ///
     /// # Errors
     ///
@@ -239,9 +421,9 @@ impl Scene {
         if name.is_empty() || name.contains('/') {
             return Err(SceneError::InvalidName(name.to_owned()));
         }
-        if self.node(parent).is_none() {
+        let Some(attached) = self.node(parent).map(|p| p.attached) else {
             return Err(SceneError::NoSuchNode(parent));
-        }
+        };
         if self.child(parent, name).is_some() {
             return Err(SceneError::DuplicateName {
                 parent: self.path(parent).unwrap_or_default(),
@@ -253,6 +435,7 @@ impl Scene {
             parent: Some(parent),
             children: Vec::new(),
             value: None,
+            attached,
         };
         let id = match self.free.pop() {
             Some(index) => {
@@ -367,7 +550,8 @@ impl Scene {
     }
 
     /// Every node holding a `T`, with its value, in arena order (not tree order; use
-    /// [`networked_depth_first`](Self::networked_depth_first) for that).
+    /// [`networked_depth_first`](Self::networked_depth_first) for that). Detached nodes are
+    /// included.
     pub fn iter<T: Replicated>(&self) -> impl Iterator<Item = (NetRef<T>, &T)> + '_ {
         self.slots.iter().enumerate().filter_map(|(index, slot)| {
             let value = slot
@@ -407,8 +591,11 @@ impl Scene {
             })
     }
 
-    /// Removes `node` and its whole subtree. Every removed id (and [`NetRef`]) stops resolving.
-    /// Returns whether `node` was in the scene; the root is never removed (returns `false`).
+    /// Removes `node` and its whole subtree (attached or [detached](Self::detach)), destroying
+    /// their values. Every removed id (and [`NetRef`]) stops resolving. Returns whether `node`
+    /// was in the scene; the root is never removed (returns `false`). To take a node out and
+    /// put it back later, keeping its id (and on the server, its networking if it is back by
+    /// the end of the frame), use [`detach`](Self::detach) and [`attach`](Self::attach).
     pub fn remove(&mut self, node: NodeId) -> bool {
         if node == self.root {
             return false;
@@ -455,8 +642,12 @@ impl Scene {
         Some(self.node(node)?.name.as_str())
     }
 
-    /// `node`'s absolute path, such as `/root/level/player`.
+    /// `node`'s absolute path, such as `/root/level/player` (`None` if it is gone or not
+    /// [attached](Self::is_attached)).
     pub fn path(&self, node: NodeId) -> Option<String> {
+        if !self.is_attached(node) {
+            return None;
+        }
         let mut names = Vec::new();
         let mut current = Some(node);
         while let Some(id) = current {
@@ -560,6 +751,58 @@ mod tests {
         assert!(!scene.contains(a) && !scene.contains(b));
         assert!(scene.contains(d));
         assert_eq!(scene.children(root), &[c, d]);
+        Ok(())
+    }
+
+    #[test]
+    fn detach_attach_and_reparent_keep_ids() -> Result<(), SceneError> {
+        let mut scene = Scene::new();
+        let root = scene.root();
+        let a = scene.add(root, "a")?;
+        let b = scene.add(a, "b")?;
+        let c = scene.add(root, "c")?;
+        assert_eq!(scene.detach(root), Err(SceneError::RootNode));
+        scene.detach(a)?;
+        scene.detach(a)?; // no-op
+        assert!(scene.contains(a) && scene.contains(b));
+        assert!(!scene.is_attached(a) && !scene.is_attached(b));
+        assert!(scene.is_detached(a) && !scene.is_detached(b));
+        assert_eq!(scene.path(b), None);
+        assert_eq!(scene.find("/root/a/b"), None);
+        assert_eq!(scene.children(root), &[c]);
+        assert_eq!(scene.detached_roots().collect::<Vec<_>>(), vec![a]);
+        assert_eq!(scene.len(), 4);
+        // Building under a detached node builds detached.
+        let e = scene.add(b, "e")?;
+        assert!(scene.contains(e) && !scene.is_attached(e));
+        assert_eq!(
+            scene.attach(a, b),
+            Err(SceneError::InsideItself { node: a, parent: b })
+        );
+        assert_eq!(scene.attach(c, root), Err(SceneError::NotDetached(c)));
+        scene.attach(a, c)?;
+        assert!(scene.is_attached(e));
+        assert_eq!(scene.find("/root/c/a/b/e"), Some(e));
+        assert_eq!(scene.detached_roots().count(), 0);
+        // Reparent in one step; a name clash changes nothing.
+        let other_a = scene.add(root, "a")?;
+        assert!(matches!(
+            scene.reparent(a, root),
+            Err(SceneError::DuplicateName { .. })
+        ));
+        assert_eq!(scene.path(a).as_deref(), Some("/root/c/a"));
+        scene.remove(other_a);
+        scene.reparent(a, root)?;
+        assert_eq!(scene.path(e).as_deref(), Some("/root/a/b/e"));
+        assert_eq!(
+            scene.reparent(a, e),
+            Err(SceneError::InsideItself { node: a, parent: e })
+        );
+        // Removing a detached subtree destroys it.
+        scene.detach(b)?;
+        assert!(scene.remove(b));
+        assert!(!scene.contains(e));
+        assert_eq!(scene.len(), 3);
         Ok(())
     }
 }

@@ -55,6 +55,10 @@ pub enum DisconnectReason {
     ConnectFailed,
     /// The server has no free slot.
     ServerFull,
+    /// A message that had to arrive (a reliable control message such as a spawn, despawn,
+    /// authority change, welcome or hello) was refused by the transport, so the connection was
+    /// closed rather than left diverged.
+    ReliableSendFailed,
     /// An application-defined reason.
     Custom(u16),
 }
@@ -70,6 +74,7 @@ impl DisconnectReason {
             DisconnectReason::ProtocolMismatch => 4,
             DisconnectReason::ConnectFailed => 5,
             DisconnectReason::ServerFull => 6,
+            DisconnectReason::ReliableSendFailed => 7,
             DisconnectReason::Custom(c) => 0x1_0000 | c as u32,
         }
     }
@@ -83,6 +88,7 @@ impl DisconnectReason {
             4 => DisconnectReason::ProtocolMismatch,
             5 => DisconnectReason::ConnectFailed,
             6 => DisconnectReason::ServerFull,
+            7 => DisconnectReason::ReliableSendFailed,
             c if c & 0xffff_0000 == 0x1_0000 => DisconnectReason::Custom(c as u16),
             _ => DisconnectReason::Closed,
         }
@@ -99,6 +105,9 @@ impl fmt::Display for DisconnectReason {
             DisconnectReason::ProtocolMismatch => f.write_str("protocol mismatch"),
             DisconnectReason::ConnectFailed => f.write_str("connection failed"),
             DisconnectReason::ServerFull => f.write_str("server full"),
+            DisconnectReason::ReliableSendFailed => {
+                f.write_str("a message that had to arrive could not be sent")
+            }
             DisconnectReason::Custom(c) => write!(f, "custom reason {c}"),
         }
     }
@@ -188,6 +197,7 @@ mod tests {
             DisconnectReason::ProtocolMismatch,
             DisconnectReason::ConnectFailed,
             DisconnectReason::ServerFull,
+            DisconnectReason::ReliableSendFailed,
             DisconnectReason::Custom(0),
             DisconnectReason::Custom(u16::MAX),
         ] {

@@ -6,6 +6,7 @@ use std::time::Duration;
 use tracing::{debug, info, warn};
 
 use super::events::MultiplayerEvent;
+use super::interpolation::ClientInterpolation;
 use super::server::instance_nodes;
 use super::{NetId, Shared};
 use crate::bus::{BusCore, MessageHeader};
@@ -61,6 +62,8 @@ pub(crate) struct ClientState {
     ack_accumulator: Duration,
     /// Set when the connection ended; the runtime then goes offline.
     pub(crate) finished: Option<DisconnectReason>,
+    /// Interpolation of `#[replicated(interpolate)]` members.
+    pub(crate) interp: ClientInterpolation,
 }
 
 impl ClientState {
@@ -82,6 +85,7 @@ impl ClientState {
             ack_count: 0,
             ack_accumulator: Duration::ZERO,
             finished: None,
+            interp: ClientInterpolation::new(),
         }
     }
 
@@ -108,12 +112,14 @@ impl ClientState {
     /// The transport connected: say hello.
     pub(crate) fn connected<T: Transport>(&mut self, core: &mut BusCore<T>, shared: &mut Shared) {
         let (fingerprint, shapes) = (shared.fingerprint, &shared.shapes);
+        let rpcs = &shared.rpc;
         if let Err(error) = core.send_with(PeerId::SERVER, HELLO, Channel::Reliable, |w| {
             protocol::write_hello(w, fingerprint, shapes);
+            super::rpc::write_signatures(w, rpcs);
         }) {
             warn!(%error, "hello refused by the transport");
             shared.stats.control_send_failures += 1;
-            self.end(core, shared, DisconnectReason::Closed, true);
+            self.end(core, shared, DisconnectReason::ReliableSendFailed, true);
         }
     }
 
@@ -176,6 +182,7 @@ impl ClientState {
                 self.welcomed = true;
                 self.local_peer = peer;
                 self.tick_rate = rate;
+                self.interp.start(shared.config.interpolation, rate);
                 self.newest_applied = tick;
                 self.newest_acked = tick;
                 self.last_snapshot_at = shared.now;
@@ -196,11 +203,16 @@ impl ClientState {
                 shared.stats.control_dropped += 1;
                 Ok(true)
             }
-            SPAWN => self.on_spawn(shared, r),
+            SPAWN => {
+                let applied = self.on_spawn(shared, r);
+                self.interp.sync(&self.nodes, &shared.scene, tick);
+                applied
+            }
             DESPAWN => {
                 let id = r.read_var_u32()?;
                 r.finish()?;
                 self.on_despawn(shared, id);
+                self.interp.sync(&self.nodes, &shared.scene, tick);
                 Ok(true)
             }
             AUTHORITY => {
@@ -265,6 +277,12 @@ impl ClientState {
                 return Err("bound node is networked already");
             }
             (node, true)
+        } else if header.scene == protocol::SCENE_SPAWNER {
+            let payload = header.spawner.as_ref().ok_or("spawner spawn without data")?;
+            let root = shared
+                .spawners
+                .spawn_remote(&mut shared.scene, parent, &header.name, payload)?;
+            (root, false)
         } else {
             let index = u16::try_from(header.scene).map_err(|_| "unknown scene index")?;
             let root = shared
@@ -404,6 +422,9 @@ impl ClientState {
             return Ok(true);
         }
         let flags = r.read_u8()?;
+        if self.interp.begin_snapshot(&mut shared.scene, tick) {
+            shared.stats.clock_snaps += 1;
+        }
         let mut complete = true;
         loop {
             let id = r.read_var_u32()?;
@@ -428,12 +449,13 @@ impl ClientState {
                 continue;
             };
             let mut entry = NetReader::new(bytes);
-            ty.read(value, &mut entry)?;
+            self.interp.read(&ty, id, value, &mut entry, tick)?;
             entry.finish()?;
         }
         r.finish()?;
         self.newest_applied = tick;
         self.last_truncated = flags & protocol::SNAPSHOT_TRUNCATED != 0;
+        self.interp.end_snapshot(tick, self.last_truncated);
         if complete {
             shared.stats.snapshots_applied += 1;
             self.newest_acked = self.newest_acked.max(tick);

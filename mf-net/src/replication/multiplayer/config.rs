@@ -4,11 +4,12 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::bus::RegistryError;
+use crate::interpolation::InterpolationConfig;
 use crate::scene::{NodeId, SceneError};
 use crate::transport::PeerId;
 
 /// Settings of a [`Multiplayer`](super::Multiplayer); set them before starting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MultiplayerConfig {
     /// Network ticks per second (1–255; 0 reads as 1): how often the server captures changes
     /// and sends snapshots, and how often clients send their ack heartbeat. Clients learn the
@@ -28,6 +29,20 @@ pub struct MultiplayerConfig {
     /// Whether the nodes a leaving client had authority over are despawned (the default) or
     /// handed to the server.
     pub despawn_owned_on_disconnect: bool,
+    /// Whether a client whose RPC body fails on the server (returns `Err` or panics) is
+    /// disconnected ([`Kicked`](crate::transport::DisconnectReason::Kicked)). Default `false`:
+    /// the failure is only logged, counted and raised as
+    /// [`RpcFailed`](super::MultiplayerEvent::RpcFailed).
+    pub kick_on_rpc_failure: bool,
+    /// Server: RPC messages one client may send within one second of passed-in time (every RPC
+    /// message counts, whatever becomes of it); a client sending more is disconnected
+    /// ([`Kicked`](crate::transport::DisconnectReason::Kicked)). 0 (the default) disables the
+    /// check; per-RPC `rate_limit`s apply either way.
+    pub rpc_flood_threshold: u32,
+    /// How a client shows `#[replicated(interpolate)]` members: blended a delay in the past
+    /// (the default), or snapped to every snapshot (`enabled = false`); the delay, optionally
+    /// adaptive, and the extrapolation cap. Read when the client is welcomed.
+    pub interpolation: InterpolationConfig,
 }
 
 impl Default for MultiplayerConfig {
@@ -38,6 +53,9 @@ impl Default for MultiplayerConfig {
             handshake_timeout: Duration::from_secs(5),
             peer_timeout: Duration::from_secs(10),
             despawn_owned_on_disconnect: true,
+            kick_on_rpc_failure: false,
+            rpc_flood_threshold: 0,
+            interpolation: InterpolationConfig::default(),
         }
     }
 }
@@ -62,6 +80,21 @@ pub enum MultiplayerError {
     Scene(SceneError),
     /// The replication messages could not be registered.
     Registry(RegistryError),
+    /// The RPC tables of the linked types could not be built (two replicated types with one
+    /// stable name, or a type with too many RPCs).
+    RpcRegistry(String),
+    /// A spawner with this name is already registered.
+    DuplicateSpawner(String),
+    /// More spawners than a `u16` index can number.
+    TooManySpawners,
+    /// No spawner with this index and data type is registered (a handle from another
+    /// instance).
+    UnknownSpawner(u16),
+    /// No node is at this absolute path in the tree (a spawner's parent).
+    NoSuchPath(String),
+    /// A spawn function returned this node without adding exactly one new child of the
+    /// spawner's parent and returning it.
+    SpawnerRoot(NodeId),
 }
 
 impl fmt::Display for MultiplayerError {
@@ -77,6 +110,20 @@ impl fmt::Display for MultiplayerError {
             }
             Self::Scene(e) => write!(f, "scene error: {e}"),
             Self::Registry(e) => write!(f, "message registry error: {e}"),
+            Self::RpcRegistry(e) => write!(f, "RPC registry error: {e}"),
+            Self::DuplicateSpawner(name) => {
+                write!(f, "a spawner named `{name}` is already registered")
+            }
+            Self::TooManySpawners => f.write_str("too many spawners for a u16 index"),
+            Self::UnknownSpawner(index) => {
+                write!(f, "no spawner with index {index} and this data type")
+            }
+            Self::NoSuchPath(path) => write!(f, "no node at `{path}`"),
+            Self::SpawnerRoot(node) => write!(
+                f,
+                "the spawn function returned {node} but must add exactly one new child of the \
+                 spawner's parent and return it"
+            ),
         }
     }
 }

@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 
 use super::NetId;
 use crate::bus::BusEvent;
+use crate::rpc::RpcCallError;
 use crate::scene::NodeId;
 use crate::transport::{DisconnectReason, PeerId};
 
@@ -61,6 +62,29 @@ pub enum MultiplayerEvent {
     SpawnFailed {
         /// The first network id of the spawn.
         net_id: NetId,
+    },
+    /// An RPC call was refused: its mode does not allow the sender (as the transport reports
+    /// it), or its `validate` function returned `false`. Counted in `rpcs_rejected`.
+    RpcRejected {
+        /// The peer that sent the call ([`PeerId::SERVER`] on a client).
+        peer: PeerId,
+        /// The node it was called on.
+        node: NodeId,
+        /// The RPC's name.
+        rpc: &'static str,
+    },
+    /// An RPC body received from `peer` returned `Err` or panicked (logged, counted in
+    /// `rpcs_failed`; on the server, the client is kicked if
+    /// [`kick_on_rpc_failure`](super::MultiplayerConfig::kick_on_rpc_failure)).
+    RpcFailed {
+        /// The peer that sent the call ([`PeerId::SERVER`] on a client).
+        peer: PeerId,
+        /// The node it was called on.
+        node: NodeId,
+        /// The RPC's name.
+        rpc: &'static str,
+        /// What went wrong ([`RpcCallError::Failed`] or [`RpcCallError::Panicked`]).
+        error: RpcCallError,
     },
     /// An event of the message bus underneath (send failures, dropped packets, refused peers).
     Bus(BusEvent),

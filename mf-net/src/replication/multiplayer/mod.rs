@@ -75,13 +75,18 @@
 
 mod client;
 mod config;
+mod dump;
 mod events;
+mod interpolation;
 mod server;
+pub mod rpc;
 mod snapshot;
+mod spawner;
 mod stats;
 
 pub use config::{MultiplayerConfig, MultiplayerError};
 pub use events::{MultiplayerEvent, MAX_QUEUED_EVENTS};
+pub use spawner::Spawner;
 pub use stats::{NetworkStats, PeerNetworkStats};
 
 use std::fmt;
@@ -141,6 +146,10 @@ pub(crate) struct Shared {
     pub(crate) refusal: Option<String>,
     /// Reused for snapshot entries.
     pub(crate) scratch: NetWriter,
+    /// The registered spawners (scene index −2).
+    pub(crate) spawners: spawner::SpawnerTable,
+    /// RPC tables, contexts, held calls and the RPC signatures of the handshake.
+    pub(crate) rpc: rpc::RpcState,
 }
 
 enum Role {
@@ -191,6 +200,8 @@ impl<T: Transport + 'static> Multiplayer<T> {
                 fingerprint: 0,
                 refusal: None,
                 scratch: NetWriter::with_capacity(256),
+                spawners: spawner::SpawnerTable::default(),
+                rpc: rpc::RpcState::default(),
             },
             role: Role::Server(ServerState::new(0)),
         }
@@ -213,9 +224,11 @@ impl<T: Transport + 'static> Multiplayer<T> {
             return Err(MultiplayerError::AlreadyStarted);
         }
         protocol::prepare_registry(messages)?;
-        let shapes = self.shared.library.shapes()?;
+        let mut shapes = self.shared.library.shapes()?;
+        shapes.extend(self.shared.spawners.shapes());
         self.shared.fingerprint = SceneShape::fingerprint(&shapes);
         self.shared.shapes = shapes;
+        rpc::prepare(&mut self.shared)?;
         self.shared.refusal = None;
         self.shared.bandwidth.reset_totals();
         Ok(())
@@ -300,7 +313,8 @@ impl<T: Transport + 'static> Multiplayer<T> {
 
     /// Start of frame: advances the transport's time by `dt` (the only clock), receives and
     /// applies handshakes, spawns, despawns, authority changes and snapshots, and dispatches
-    /// game messages to their handlers.
+    /// game messages to their handlers. A client that interpolates then writes its
+    /// `#[replicated(interpolate)]` members, blended at the render tick, into the nodes.
     pub fn begin_frame(&mut self, dt: Duration) {
         self.shared.now += dt;
         self.shared.frame_dt = dt;
@@ -309,6 +323,9 @@ impl<T: Transport + 'static> Multiplayer<T> {
             return;
         };
         bus.transport_mut().advance(dt);
+        if let Role::Client(client) = role {
+            client.interp.advance(dt);
+        }
         bus.poll_with(&mut (), |core, ctx, r, _| {
             if ctx.message_id < FIRST_RESERVED_ID {
                 return Ok(false);
@@ -317,6 +334,9 @@ impl<T: Transport + 'static> Multiplayer<T> {
         });
         while let Some(event) = bus.next_event() {
             on_bus_event(role, bus, shared, event);
+        }
+        if let Role::Client(client) = role {
+            client.interp.blend(&mut shared.scene);
         }
         self.finish_if_disconnected();
     }
@@ -327,7 +347,10 @@ impl<T: Transport + 'static> Multiplayer<T> {
         let Self { bus, shared, role } = self;
         let mut core: Option<&mut BusCore<T>> = bus.as_deref_mut();
         match role {
-            Role::Server(server) => server.end_frame(core.as_deref_mut(), shared),
+            Role::Server(server) => {
+                server.end_frame(core.as_deref_mut(), shared);
+                rpc::flush_deferred(core.as_deref_mut(), server, shared);
+            }
             Role::Client(client) => {
                 if let Some(core) = core.as_deref_mut() {
                     client.end_frame(core, shared);
@@ -365,7 +388,9 @@ impl<T: Transport + 'static> Multiplayer<T> {
     }
 
     /// The replicated scene, mutably. Freeing a networked node on the server despawns it at
-    /// the end of the frame.
+    /// the end of the frame; so does [detaching](Scene::detach) it, unless it is attached again
+    /// before [`end_frame`](Self::end_frame) (then it stays networked). Moving or renaming a
+    /// networked node after its spawn is not replicated.
     pub fn scene_mut(&mut self) -> &mut Scene {
         &mut self.shared.scene
     }
@@ -393,7 +418,9 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// # Errors
     ///
     /// [`NotServer`](MultiplayerError::NotServer), [`UnknownPeer`](MultiplayerError::UnknownPeer)
-    /// for an authority that is neither the server nor a joined client, or the scene error.
+    /// for an authority that is neither the server nor a joined client, or the scene error
+    /// ([`NoSuchNode`](crate::scene::SceneError::NoSuchNode) for a parent that is gone or not
+    /// in the tree).
     pub fn spawn(
         &mut self,
         scene: SceneIndex,
@@ -432,6 +459,9 @@ impl<T: Transport + 'static> Multiplayer<T> {
             return Err(MultiplayerError::UnknownPeer(authority));
         }
         let shared = &mut self.shared;
+        if !shared.scene.is_attached(parent) {
+            return Err(crate::scene::SceneError::NoSuchNode(parent).into());
+        }
         let root = shared
             .library
             .instantiate(scene, &mut shared.scene, parent, name)?;
@@ -450,7 +480,8 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// [`NotServer`](MultiplayerError::NotServer),
     /// [`AlreadyNetworked`](MultiplayerError::AlreadyNetworked),
     /// [`NoValue`](MultiplayerError::NoValue), or
-    /// [`NoSuchNode`](crate::scene::SceneError::NoSuchNode) (the root cannot be bound).
+    /// [`NoSuchNode`](crate::scene::SceneError::NoSuchNode) (the root, and nodes not in the tree,
+    /// cannot be bound).
     pub fn bind(&mut self, node: NodeId) -> Result<(), MultiplayerError> {
         let Role::Server(server) = &mut self.role else {
             return Err(MultiplayerError::NotServer);
@@ -458,6 +489,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
         let scene = &self.shared.scene;
         let parent = scene
             .parent(node)
+            .filter(|_| scene.is_attached(node))
             .ok_or(crate::scene::SceneError::NoSuchNode(node))?;
         if server.by_node.contains_key(&node) {
             return Err(MultiplayerError::AlreadyNetworked(node));
@@ -626,6 +658,16 @@ impl<T: Transport + 'static> Multiplayer<T> {
         matches!(&self.role, Role::Client(c) if c.last_truncated)
     }
 
+    /// Client, welcomed with [`interpolation`](MultiplayerConfig::interpolation) enabled: the
+    /// interpolation timeline (the estimated server tick, the delay in use and the render tick
+    /// at which `#[replicated(interpolate)]` members are shown). `None` otherwise.
+    pub fn interpolation(&self) -> Option<&crate::interpolation::InterpolationTimeline> {
+        match &self.role {
+            Role::Client(c) => c.interp.timeline(),
+            Role::Server(_) => None,
+        }
+    }
+
     /// The settings.
     pub fn config(&self) -> &MultiplayerConfig {
         &self.shared.config
@@ -643,7 +685,8 @@ impl<T: Transport + 'static> Multiplayer<T> {
         self.shared.refusal.as_deref()
     }
 
-    /// Our replication fingerprint (a hash of the spawnable scenes' shapes), once started.
+    /// Our replication fingerprint (a hash of the spawnable scenes' shapes and of the RPC
+    /// signatures of their types), once started.
     pub fn fingerprint(&self) -> u64 {
         self.shared.fingerprint
     }
@@ -659,6 +702,9 @@ fn on_message<T: Transport>(
     tick: u32,
     r: &mut NetReader<'_>,
 ) -> Result<bool, DecodeError> {
+    if message_id == protocol::RPC {
+        return rpc::on_rpc(role, core, shared, sender, tick, r);
+    }
     if message_id > protocol::AUTHORITY {
         return Ok(false);
     }

@@ -12,7 +12,8 @@ use super::{NetId, Shared};
 use crate::bus::BusCore;
 use crate::replication::erased::ErasedState;
 use crate::replication::protocol::{
-    self, ParentRef, SpawnHeader, ACK, AUTHORITY, DESPAWN, HELLO, REFUSE, SPAWN, WELCOME,
+    self, ParentRef, SpawnHeader, SpawnerPayload, ACK, AUTHORITY, DESPAWN, HELLO, REFUSE, SPAWN,
+    WELCOME,
 };
 use crate::scene::{NodeId, Scene};
 use crate::transport::{Channel, DisconnectReason, PeerId, Transport};
@@ -39,6 +40,8 @@ pub(crate) struct Group {
     pub(crate) name: String,
     pub(crate) authority: PeerId,
     pub(crate) root: NodeId,
+    /// A spawner spawn's spawner and data (scene index −2), kept for late joiners.
+    pub(crate) spawner: Option<SpawnerPayload>,
 }
 
 /// A spawn made this frame, sent at the end of it.
@@ -61,6 +64,8 @@ pub(crate) struct ClientSlot {
     /// Net id the next snapshot starts at (0: the first node).
     pub(crate) cursor: u32,
     pub(crate) stats: super::PeerNetworkStats,
+    /// RPC flood and rate-limit windows.
+    pub(crate) rpc: super::rpc::PeerRpcState,
 }
 
 impl ClientSlot {
@@ -75,6 +80,7 @@ impl ClientSlot {
             ring: snapshot::new_ring(),
             cursor: 0,
             stats: super::PeerNetworkStats::default(),
+            rpc: super::rpc::PeerRpcState::default(),
         }
     }
 }
@@ -196,10 +202,18 @@ impl ServerState {
                 name: scene.name(root).unwrap_or_default().to_owned(),
                 authority,
                 root,
+                spawner: None,
             },
             nodes: entries,
         });
         first
+    }
+
+    /// Attaches a spawner's payload to the pending spawn whose first net id is `first`.
+    pub(crate) fn set_spawner_payload(&mut self, first: u32, payload: SpawnerPayload) {
+        if let Some(p) = self.pending.iter_mut().find(|p| p.group.first == first) {
+            p.group.spawner = Some(payload);
+        }
     }
 
     /// Sets the authority of the networked `node` (and its networked descendants if
@@ -288,11 +302,13 @@ impl ServerState {
         }
     }
 
-    /// Disconnects every client whose control messages failed.
+    /// Disconnects every client whose control messages failed
+    /// ([`ReliableSendFailed`](DisconnectReason::ReliableSendFailed)).
     fn drop_failed<T: Transport>(&mut self, core: &mut BusCore<T>, shared: &mut Shared) {
         while let Some(peer) = self.failed.pop() {
-            core.disconnect(peer, DisconnectReason::Closed);
-            self.peer_left(Some(&mut *core), shared, peer, DisconnectReason::Closed);
+            let reason = DisconnectReason::ReliableSendFailed;
+            core.disconnect(peer, reason);
+            self.peer_left(Some(&mut *core), shared, peer, reason);
         }
     }
 
@@ -411,10 +427,7 @@ impl ServerState {
             return Ok(true);
         }
         if fingerprint != shared.fingerprint {
-            let text = match protocol::read_shapes(r) {
-                Ok(theirs) => protocol::describe_difference(&shared.shapes, &theirs),
-                Err(_) => "replication fingerprints differ".to_owned(),
-            };
+            let text = super::rpc::describe_refusal(shared, r);
             warn!(%peer, %text, "refusing client: replication mismatch");
             let _ = core.send_with(peer, REFUSE, Channel::Reliable, |w| w.write_str(&text));
             core.disconnect(peer, DisconnectReason::ProtocolMismatch);
@@ -475,6 +488,7 @@ impl ServerState {
             name: group.name.clone(),
             authority: group.authority.0,
             count: group.count,
+            spawner: group.spawner.clone(),
         };
         let group_authority = group.authority;
         let nodes = &self.nodes[lo..hi];
@@ -517,7 +531,7 @@ impl ServerState {
         if let Some(core) = core.as_deref_mut() {
             core.set_tick(self.tick);
         }
-        if self.nodes.iter().any(|n| !shared.scene.contains(n.node)) {
+        if self.nodes.iter().any(|n| !shared.scene.is_attached(n.node)) {
             self.despawn_freed(core.as_deref_mut(), shared);
         }
         if !self.pending.is_empty() {
@@ -581,19 +595,23 @@ impl ServerState {
 
     fn check_timeouts<T: Transport>(&mut self, core: &mut BusCore<T>, shared: &mut Shared) {
         let now = shared.now;
-        let config = shared.config;
+        let peer_timeout = shared.config.peer_timeout;
+        let handshake_timeout = shared.config.handshake_timeout;
+        // Not `self.failed`: leaving can send control messages (authority handed back to the
+        // server) whose failures drain that list with another reason.
+        let mut expired = Vec::new();
         for c in &self.clients {
-            let expired = if c.ready {
-                now.saturating_sub(c.last_heard) > config.peer_timeout
-                    || now.saturating_sub(c.last_progress) > config.peer_timeout
+            let late = if c.ready {
+                now.saturating_sub(c.last_heard) > peer_timeout
+                    || now.saturating_sub(c.last_progress) > peer_timeout
             } else {
-                now.saturating_sub(c.connected_at) > config.handshake_timeout
+                now.saturating_sub(c.connected_at) > handshake_timeout
             };
-            if expired {
-                self.failed.push(c.peer);
+            if late {
+                expired.push(c.peer);
             }
         }
-        while let Some(peer) = self.failed.pop() {
+        for peer in expired {
             info!(%peer, "client timed out");
             core.disconnect(peer, DisconnectReason::Timeout);
             self.peer_left(Some(&mut *core), shared, peer, DisconnectReason::Timeout);
@@ -610,12 +628,12 @@ impl ServerState {
         let scene = &shared.scene;
         let mut explicit = Vec::new();
         for n in &self.nodes {
-            if scene.contains(n.node) {
+            if scene.is_attached(n.node) {
                 continue;
             }
             let parent_alive = self
                 .index_of(n.net_parent)
-                .is_some_and(|i| scene.contains(self.nodes[i].node));
+                .is_some_and(|i| scene.is_attached(self.nodes[i].node));
             let parent_gone_now =
                 n.net_parent != 0 && self.index_of(n.net_parent).is_some() && !parent_alive;
             if !parent_gone_now {
@@ -637,7 +655,7 @@ impl ServerState {
         let mut i = self.nodes.len();
         while i > 0 {
             i -= 1;
-            if shared.scene.contains(self.nodes[i].node) {
+            if shared.scene.is_attached(self.nodes[i].node) {
                 continue;
             }
             let gone = self.nodes.remove(i);
@@ -649,7 +667,7 @@ impl ServerState {
             }
         }
         let scene = &shared.scene;
-        self.groups.retain(|g| scene.contains(g.root));
+        self.groups.retain(|g| scene.is_attached(g.root));
         if let Some(core) = core {
             self.drop_failed(core, shared);
         }
@@ -664,7 +682,7 @@ impl ServerState {
     ) {
         let pending = std::mem::take(&mut self.pending);
         for p in pending {
-            if !shared.scene.contains(p.group.root) {
+            if !shared.scene.is_attached(p.group.root) {
                 // Spawned and freed in the same frame: nothing is sent.
                 for (node, _, _) in &p.nodes {
                     self.by_node.remove(node);
@@ -672,7 +690,7 @@ impl ServerState {
                 continue;
             }
             for (offset, &(node, authority, net_parent)) in (0u32..).zip(&p.nodes) {
-                if !shared.scene.contains(node) {
+                if !shared.scene.is_attached(node) {
                     self.by_node.remove(&node);
                     continue;
                 }

@@ -46,6 +46,25 @@ pub struct NetworkStats {
     pub spawn_failures: u64,
     /// Events discarded because nobody drained the event queue.
     pub events_lost: u64,
+    /// RPC messages handed to the transport (one per receiving peer).
+    pub rpcs_sent: u64,
+    /// RPC messages received, before any check (each then runs or is counted below).
+    pub rpcs_received: u64,
+    /// RPCs refused: the mode does not allow the sender, or `validate` returned `false`
+    /// ([`RpcRejected`](super::MultiplayerEvent::RpcRejected)).
+    pub rpcs_rejected: u64,
+    /// RPC bodies that returned `Err` or panicked ([`RpcFailed`](super::MultiplayerEvent::RpcFailed)).
+    pub rpcs_failed: u64,
+    /// Server: RPCs dropped for going over their `rate_limit`.
+    pub rpcs_rate_limited: u64,
+    /// RPCs dropped unrun: unknown node or RPC id, malformed header or arguments, a sender that
+    /// has not joined, or the message that crossed the flood threshold.
+    pub rpcs_dropped: u64,
+    /// Server: clients kicked for an RPC flood or (with `kick_on_rpc_failure`) a failed RPC.
+    pub rpc_kicks: u64,
+    /// Client: times the interpolation clock was over one second of ticks off a snapshot's
+    /// tick, snapped to it and cleared every interpolation buffer.
+    pub clock_snaps: u64,
 }
 
 /// What the server knows about one client (see
@@ -64,6 +83,18 @@ pub struct PeerNetworkStats {
     pub last_snapshot_bytes: usize,
     /// Smoothed round-trip time from its acks (zero until the first ack).
     pub round_trip_time: Duration,
+    /// RPC messages sent to it.
+    pub rpcs_sent: u64,
+    /// RPC messages received from it (after the handshake).
+    pub rpcs_received: u64,
+    /// Its RPCs refused by mode or `validate`.
+    pub rpcs_rejected: u64,
+    /// Its RPCs whose bodies returned `Err` or panicked.
+    pub rpcs_failed: u64,
+    /// Its RPCs dropped for going over their `rate_limit`.
+    pub rpcs_rate_limited: u64,
+    /// Its RPCs dropped unrun (unknown node or RPC id, malformed).
+    pub rpcs_dropped: u64,
 }
 
 const BUCKETS: usize = 10;

@@ -1,0 +1,277 @@
+//! Step 3, client interpolation: the hidden interpolation-state struct (`Replicated::Interp`)
+//! and the `Replicated` items that use it (`INTERPOLATED`, `new_interp`, `read_buffered`,
+//! `blend`, `snap_interp`).
+//!
+//! The state holds an `InterpolationBuffer<FieldTy>` per `#[replicated(interpolate)]` member and
+//! the `Interp` state of every flattened base; only clients that interpolate create it, so the
+//! server's shadow state does not pay for it. As in `expand`, every use of an interpolated
+//! member's type goes through `<FieldTy as MemberInterpolate>::..` spanned at the field's type
+//! (a type without `Interpolate` is reported there, once, with the attribute's message), every
+//! use of a member's codec through `MemberCodec`, and every use of a base through
+//! `<BaseTy as Replicated>::..` spanned at the base's type.
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Ident, Type};
+
+use super::parse::{Field, Role};
+use super::Model;
+use crate::runtime;
+
+/// What the expansion adds for interpolation.
+pub(crate) struct Interp {
+    /// Items for the `const _` block: the interpolation-state struct.
+    pub(crate) items: TokenStream,
+    /// Items for the `impl Replicated` block.
+    pub(crate) impl_items: TokenStream,
+}
+
+/// A local variable name that user code cannot capture or shadow.
+fn local(name: &str) -> Ident {
+    Ident::new(name, Span::mixed_site())
+}
+
+/// `ident`, resolved as before but reported at `span` (see `expand::at`).
+fn at(ident: &Ident, span: Span) -> Ident {
+    let mut ident = ident.clone();
+    ident.set_span(ident.span().located_at(span));
+    ident
+}
+
+/// `<Ty as Trait>::item`, spanned at `ty` so that a missing impl is reported there.
+fn spanned_item(p: &TokenStream, ty: &Type, tr: &str, item: &str) -> TokenStream {
+    let tr = Ident::new(tr, ty.span());
+    let item = Ident::new(item, ty.span());
+    quote_spanned!(ty.span()=> <#ty as #p::#tr>::#item)
+}
+
+/// The bit of member `index` in the change mask.
+fn bit(index: usize) -> Literal {
+    Literal::u64_suffixed(1u64 << index)
+}
+
+/// The mask with a bit for each of `count` members.
+fn all_bits(count: usize) -> Literal {
+    Literal::u64_suffixed(if count >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << count) - 1
+    })
+}
+
+/// The interpolation items of `m`.
+pub(crate) fn expand(m: &Model) -> Interp {
+    let p = &runtime::private();
+    let interp = Ident::new("__MfNetReplicatedInterp", Span::call_site());
+    let (i, r, known, tick, mask) = (
+        local("__i"),
+        local("__r"),
+        local("__known"),
+        local("__tick"),
+        local("__mask"),
+    );
+    let (render, max) = (local("__render"), local("__max"));
+    // A sized last field, so that the struct's `Sized` check never involves a base's state
+    // (a base that is not `Replicated` is reported once, at its type, not again here).
+    let end = Ident::new("__mf_net_end", Span::call_site());
+
+    let members: Vec<(usize, &Field, bool)> = m
+        .fields
+        .iter()
+        .filter_map(|f| match f.role {
+            Role::Member { interpolate } => Some((f, interpolate)),
+            _ => None,
+        })
+        .enumerate()
+        .map(|(index, (f, interpolate))| (index, f, interpolate))
+        .collect();
+    let interpolated: Vec<&Field> = members
+        .iter()
+        .filter(|(_, _, interpolate)| *interpolate)
+        .map(|(_, f, _)| *f)
+        .collect();
+    let bases: Vec<&Field> = m
+        .fields
+        .iter()
+        .filter(|f| matches!(f.role, Role::Base))
+        .collect();
+    let all = all_bits(members.len());
+    let base = |ty: &Type, item: &str| spanned_item(p, ty, "Replicated", item);
+    let member = |ty: &Type, item: &str| spanned_item(p, ty, "MemberInterpolate", item);
+
+    // The struct: a buffer per interpolated member, then the bases' states.
+    let buffer_fields = interpolated.iter().map(|f| {
+        let (field, ty) = (&f.ident, &f.ty);
+        quote_spanned!(ty.span()=> #field: #p::InterpolationBuffer<#ty>,)
+    });
+    let base_fields = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let ty = base(&f.ty, "Interp");
+        quote_spanned!(sp=> #field: #ty,)
+    });
+
+    // INTERPOLATED: any own interpolated member, or any base's.
+    let own_interpolated = !interpolated.is_empty();
+    let base_interpolated = bases.iter().map(|f| {
+        let flag = base(&f.ty, "INTERPOLATED");
+        quote!(|| #flag)
+    });
+
+    // new_interp
+    let new_buffers = interpolated.iter().map(|f| {
+        let field = &f.ident;
+        let new_buffer = member(&f.ty, "new_buffer");
+        quote!(#field: #new_buffer(&self.#field, #tick),)
+    });
+    let new_bases = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let tick = at(&tick, sp);
+        let new_interp = base(&f.ty, "new_interp");
+        quote_spanned!(sp=> #field: #new_interp(&self.#field, #tick),)
+    });
+
+    // read_buffered: bases first (wire order), then the own mask and values.
+    let read_bases = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let (i, r, known, tick) = (at(&i, sp), at(&r, sp), at(&known, sp), at(&tick, sp));
+        let read_buffered = base(&f.ty, "read_buffered");
+        quote_spanned! {sp=>
+            #read_buffered(&mut self.#field, &mut #i.#field, #r, #known, #tick)?;
+        }
+    });
+    let check_mask = (members.len() < 64).then(|| {
+        quote! {
+            if #mask & !#all != 0 {
+                return #p::Result::Err(#p::DecodeError::Invalid(
+                    "change mask has bits past the last member",
+                ));
+            }
+        }
+    });
+    let read_values = members.iter().map(|(index, f, interpolate)| {
+        let field = &f.ident;
+        let bit = bit(*index);
+        let decode = spanned_item(p, &f.ty, "MemberCodec", "decode_member");
+        if *interpolate {
+            let push = member(&f.ty, "push_member");
+            quote! {
+                if #mask & #bit != 0 {
+                    #push(&mut #i.#field, #known, #tick, #decode(#r)?);
+                }
+            }
+        } else {
+            quote! {
+                if #mask & #bit != 0 {
+                    self.#field = #decode(#r)?;
+                }
+            }
+        }
+    });
+
+    // blend / snap_interp
+    let blend_bases = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let (i, render, known, max) = (at(&i, sp), at(&render, sp), at(&known, sp), at(&max, sp));
+        let blend = base(&f.ty, "blend");
+        quote_spanned!(sp=> #blend(&mut self.#field, &#i.#field, #render, #known, #max);)
+    });
+    let blend_members = interpolated.iter().map(|f| {
+        let field = &f.ident;
+        let blend = member(&f.ty, "blend_member");
+        quote!(#blend(&mut self.#field, &#i.#field, #render, #known, #max);)
+    });
+    let snap_bases = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let i = at(&i, sp);
+        let snap = base(&f.ty, "snap_interp");
+        quote_spanned!(sp=> #snap(&mut self.#field, &mut #i.#field);)
+    });
+    let snap_members = interpolated.iter().map(|f| {
+        let field = &f.ident;
+        let snap = member(&f.ty, "snap_member");
+        quote!(#snap(&mut self.#field, &mut #i.#field);)
+    });
+
+    let items = quote! {
+        /// The client-side interpolation state of the type's members (`Replicated::Interp`).
+        #[doc(hidden)]
+        pub struct #interp {
+            #(#buffer_fields)*
+            #(#base_fields)*
+            #end: (),
+        }
+    };
+    let impl_items = quote! {
+        type Interp = #interp;
+
+        const INTERPOLATED: bool = #own_interpolated #(#base_interpolated)*;
+
+        #[inline]
+        fn new_interp(&self, #tick: u32) -> Self::Interp {
+            #interp {
+                #(#new_buffers)*
+                #(#new_bases)*
+                #end: (),
+            }
+        }
+
+        #[inline]
+        fn read_buffered(
+            &mut self,
+            #i: &mut Self::Interp,
+            #r: &mut #p::NetReader<'_>,
+            #known: u32,
+            #tick: u32,
+        ) -> #p::Result<(), #p::DecodeError> {
+            #(#read_bases)*
+            let #mask = #p::NetReader::read_var_u64(#r)?;
+            #check_mask
+            #(#read_values)*
+            #p::Result::Ok(())
+        }
+
+        #[inline]
+        fn blend(&mut self, #i: &Self::Interp, #render: f64, #known: u32, #max: f64) {
+            #(#blend_bases)*
+            #(#blend_members)*
+        }
+
+        #[inline]
+        fn snap_interp(&mut self, #i: &mut Self::Interp) {
+            #(#snap_bases)*
+            #(#snap_members)*
+        }
+    };
+    Interp { items, impl_items }
+}
+
+/// The placeholder impl's interpolation items (see `expand::placeholder_impl`).
+pub(crate) fn placeholder_items() -> TokenStream {
+    let p = runtime::private();
+    quote! {
+        type Interp = ();
+        const INTERPOLATED: bool = false;
+
+        fn new_interp(&self, _: u32) -> Self::Interp {}
+
+        fn read_buffered(
+            &mut self,
+            _: &mut Self::Interp,
+            _: &mut #p::NetReader<'_>,
+            _: u32,
+            _: u32,
+        ) -> #p::Result<(), #p::DecodeError> {
+            #p::Result::Err(#p::DecodeError::Invalid("Replicated derive failed"))
+        }
+
+        fn blend(&mut self, _: &Self::Interp, _: f64, _: u32, _: f64) {}
+
+        fn snap_interp(&mut self, _: &mut Self::Interp) {}
+    }
+}
