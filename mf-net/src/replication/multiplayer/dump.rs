@@ -5,22 +5,22 @@ use std::fmt::Write as _;
 
 use super::Multiplayer;
 use crate::replication::ReplicationRegistry;
-use crate::scene::SceneShape;
+use crate::rpc::RpcRegistry;
 use crate::transport::Transport;
 
 impl<T: Transport + 'static> Multiplayer<T> {
     /// A human-readable listing of what replication knows, for debugging (allocates; not for
     /// every frame):
     ///
-    /// - the replication fingerprint (the one sent in the handshake once started, computed
-    ///   now otherwise);
+    /// - the replication fingerprint sent in the handshake (once started);
     /// - every spawnable scene: its index, name, and each networked node's network id offset,
     ///   stable type name, replicated type id and schema hash, in id order;
     /// - every spawner: its index, name, parent path, and the spawn data's stable type name
     ///   and schema hash;
     /// - every replicated type linked into the program: its id, stable and Rust names, schema
     ///   hash and members (bit, name, type, schema hash), as
-    ///   [`ReplicationRegistry::dump`] lists them.
+    ///   [`ReplicationRegistry::dump`] lists them;
+    /// - every type with RPCs and its RPCs, as [`RpcRegistry::dump`] lists them.
     ///
     /// Comparing the dumps of two peers shows why their fingerprints differ.
     pub fn registry_dump(&self) -> String {
@@ -35,14 +35,11 @@ impl<T: Transport + 'static> Multiplayer<T> {
                 Vec::new()
             }
         };
-        let fingerprint = if self.bus.is_some() {
-            shared.fingerprint
+        if self.bus.is_some() {
+            let _ = writeln!(out, "replication fingerprint {:#018x}", shared.fingerprint);
         } else {
-            let mut all = scenes.clone();
-            all.extend(shared.spawners.shapes());
-            SceneShape::fingerprint(&all)
-        };
-        let _ = writeln!(out, "replication fingerprint {fingerprint:#018x}");
+            let _ = writeln!(out, "replication fingerprint: computed when starting");
+        }
         let _ = writeln!(out, "{} spawnable scene(s)", scenes.len());
         for (index, shape) in scenes.iter().enumerate() {
             let _ = writeln!(
@@ -68,7 +65,15 @@ impl<T: Transport + 'static> Multiplayer<T> {
             );
         }
         match registry {
-            Ok(registry) => out.push_str(&registry.dump()),
+            Ok(registry) => {
+                out.push_str(&registry.dump());
+                match RpcRegistry::from_inventory(&registry) {
+                    Ok(rpcs) => out.push_str(&rpcs.dump()),
+                    Err(error) => {
+                        let _ = writeln!(out, "the RPC tables cannot be built: {error}");
+                    }
+                }
+            }
             Err(error) => {
                 let _ = writeln!(out, "the replication registry cannot be built: {error}");
             }

@@ -685,8 +685,9 @@ impl<T: Transport + 'static> Multiplayer<T> {
         self.shared.refusal.as_deref()
     }
 
-    /// Our replication fingerprint (a hash of the spawnable scenes' shapes and of the RPC
-    /// signatures of their types), once started.
+    /// Our replication fingerprint (a hash of the spawnable scenes' shapes, of the spawners'
+    /// names, parent paths and data types, and of the RPC signatures of their types), once
+    /// started. [`registry_dump`](Self::registry_dump) lists what it covers.
     pub fn fingerprint(&self) -> u64 {
         self.shared.fingerprint
     }

@@ -29,9 +29,26 @@ use crate::scene::{NodeId, Scene, SceneError, SceneShape};
 use crate::transport::{PeerId, Transport};
 use crate::wire::{DecodeError, NetWriter};
 
-/// A registered spawner whose spawn data is a `D`, returned by
-/// [`Multiplayer::register_spawner`] (or looked up with [`Multiplayer::spawner`]) and passed to
-/// [`Multiplayer::spawn_with`]. `Copy`, `Eq`, `Hash` and `Debug` hold for every `D`.
+/// A registered spawner (the spec's `MultiplayerSpawner`) whose spawn data is a `D`, returned
+/// by [`Multiplayer::register_spawner`] (or looked up with [`Multiplayer::spawner`]) and passed
+/// to [`Multiplayer::spawn_with`]. `Copy`, `Eq`, `Hash` and `Debug` hold for every `D`.
+///
+/// Both ends register the same spawners, in the same order, before starting: a name, the
+/// absolute path of the parent its instances go under, and a function `(scene, parent, &data)
+/// -> root` that adds exactly one new child of `parent` (the instance root, with any subtree)
+/// and returns it. On the server, [`Multiplayer::spawn_with`] runs it and networks the
+/// instance; the spawn message (scene index −2) carries the spawner's index and the data's
+/// [`NetCodec`] encoding, and each client runs its own function with the decoded data, then
+/// applies the replicated state that follows, like any spawn (late joiners included), and
+/// raises [`NodeSpawned`](super::MultiplayerEvent::NodeSpawned). Spawner names, parent paths
+/// and data types (stable name and schema hash) are part of the replication fingerprint.
+///
+/// The function must be deterministic: given the same data it must build the same nodes, with
+/// the same names and the same networked nodes in the same depth-first order, on every peer
+/// (the instance's shape may depend on the data). A client whose function fails, adds something
+/// else than one child of the parent, or names the root differently from the server, undoes
+/// what it added under the parent and raises
+/// [`SpawnFailed`](super::MultiplayerEvent::SpawnFailed); snapshots skip those ids.
 pub struct Spawner<D> {
     index: u16,
     _data: PhantomData<fn() -> D>,
@@ -211,7 +228,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// a networked node at the same path everywhere), and the function that builds an instance
     /// from spawn data of type `D`. The function gets the scene, the parent and the data, must
     /// add exactly one new child of the parent (the instance root, named deterministically from
-    /// the data) with any subtree, and return it. See the [module documentation](self).
+    /// the data) with any subtree, and return it. See [`Spawner`].
     ///
     /// # Errors
     ///

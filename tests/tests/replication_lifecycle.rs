@@ -1,0 +1,447 @@
+#![allow(clippy::unwrap_used)]
+//! Node and connection lifecycle: a networked node detached and attached again in the same
+//! frame stays networked, one still detached at the end of the frame is despawned (and kept as a
+//! plain node on the server), reparenting is not replicated; control messages the transport
+//! refuses disconnect the client with `ReliableSendFailed` on both ends; timeouts keep their
+//! reason when leaving sends control messages.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use mf_net::prelude::*;
+use mf_net::replication::{MultiplayerError, MultiplayerEvent};
+use mf_net::scene::SceneError;
+use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
+use mf_net::transport::{SendError, TransportEvent, TransportStats};
+mod replication_common;
+
+use mf_net_tests::harness::{differences, drain, messages, networked, Dyn, Mp, World};
+use replication_common::{library, Body, Gun, BODY, TANK};
+
+fn body(mp: &mut Mp, node: NodeId) -> &mut Body {
+    let handle = mp.scene().net_ref::<Body>(node).unwrap();
+    mp.scene_mut().get_mut(handle).unwrap()
+}
+
+#[test]
+fn detached_and_attached_again_in_the_same_frame_stays_networked() {
+    let mut world = World::new(2, library);
+    let root = world.root();
+    let tank = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    world.step(3);
+    world.assert_converged();
+    let id = world.server.net_id(tank).unwrap();
+
+    // The root: detached, changed while detached, put back.
+    world.server.scene_mut().detach(tank).unwrap();
+    assert!(!world.server.scene().is_attached(tank));
+    body(&mut world.server, tank).x = 5;
+    world.server.scene_mut().attach(tank, root).unwrap();
+    // A descendant: detached and put back under its parent.
+    let gun = world.server.scene().child(tank, "gun").unwrap();
+    let gun_id = world.server.net_id(gun).unwrap();
+    world.server.scene_mut().detach(gun).unwrap();
+    let h = world.server.scene().net_ref::<Gun>(gun).unwrap();
+    world.server.scene_mut().get_mut(h).unwrap().ammo = 77;
+    world.server.scene_mut().attach(gun, tank).unwrap();
+    world.step(3);
+
+    assert_eq!(world.server.stats().despawns, 0, "nothing was despawned");
+    assert_eq!(world.server.net_id(tank), Some(id), "same node, same id");
+    assert_eq!(world.server.net_id(gun), Some(gun_id));
+    world.assert_converged();
+    for client in &mut world.clients {
+        assert!(!drain(client)
+            .iter()
+            .any(|e| matches!(e, MultiplayerEvent::NodeDespawned { .. })));
+        let copy = client.node(id).unwrap();
+        assert_eq!(body(client, copy).x, 5);
+    }
+}
+
+#[test]
+fn still_detached_at_the_end_of_the_frame_is_despawned_and_kept_plain() {
+    let mut world = World::new(2, library);
+    let root = world.root();
+    let tank = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    let other = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    world.step(3);
+    body(&mut world.server, tank).x = 9;
+    world.step(2);
+    world.assert_converged();
+    for client in &mut world.clients {
+        drain(client);
+    }
+
+    // A descendant alone: its own despawn.
+    let gun = world.server.scene().child(other, "gun").unwrap();
+    world.server.scene_mut().detach(gun).unwrap();
+    // A root: one despawn, its descendants go with it.
+    world.server.scene_mut().detach(tank).unwrap();
+    world.step(3);
+    assert_eq!(world.server.stats().despawns, 2);
+    world.assert_converged();
+    for client in &mut world.clients {
+        let despawned: Vec<u32> = drain(client)
+            .iter()
+            .filter_map(|e| match e {
+                MultiplayerEvent::NodeDespawned { net_id } => Some(net_id.get()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(despawned, [1, 5], "the tank root, then the other's gun");
+        assert_eq!(networked(client).len(), 2, "the other tank without its gun");
+    }
+    // On the server the detached nodes stay, plain, with their values.
+    let scene = world.server.scene();
+    assert!(scene.is_detached(tank) && scene.is_detached(gun));
+    assert_eq!(scene.detached_roots().count(), 2);
+    assert_eq!(world.server.net_id(tank), None);
+    assert_eq!(world.server.net_id(gun), None);
+    assert_eq!(body(&mut world.server, tank).x, 9);
+
+    // Attached again later: a plain node that is not replicated.
+    world.server.scene_mut().attach(tank, root).unwrap();
+    body(&mut world.server, tank).x = 10;
+    world.step(3);
+    assert_eq!(world.server.net_id(tank), None);
+    for client in &world.clients {
+        assert!(differences(&world.server, client).is_none());
+        assert!(client.scene().find("/root/tank#1").is_none());
+    }
+    // Removing a detached node destroys it.
+    assert!(world.server.scene_mut().remove(gun));
+    assert!(!world.server.scene().contains(gun));
+}
+
+#[test]
+fn spawned_and_detached_in_the_same_frame_sends_nothing() {
+    let mut world = World::new(1, library);
+    let root = world.root();
+    let tank = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    world.server.scene_mut().detach(tank).unwrap();
+    world.step(3);
+    assert_eq!(world.server.stats().spawns, 0);
+    assert_eq!(world.clients[0].stats().spawns, 0);
+    assert_eq!(world.server.net_id(tank), None);
+    assert!(world.server.scene().contains(tank));
+    // Spawning or binding under / at a node that is not in the tree is refused.
+    assert_eq!(
+        world.server.spawn(BODY, tank, PeerId::SERVER),
+        Err(MultiplayerError::Scene(SceneError::NoSuchNode(tank)))
+    );
+    let gun = world.server.scene().child(tank, "gun").unwrap();
+    assert_eq!(
+        world.server.bind(gun),
+        Err(MultiplayerError::Scene(SceneError::NoSuchNode(gun)))
+    );
+}
+
+#[test]
+fn reparenting_a_networked_node_is_not_replicated() {
+    let mut world = World::new(1, library);
+    let root = world.root();
+    let level = world.server.scene_mut().add(root, "level").unwrap();
+    let tank = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    world.step(3);
+    let id = world.server.net_id(tank).unwrap();
+    world.server.scene_mut().reparent(tank, level).unwrap();
+    body(&mut world.server, tank).x = 3;
+    world.step(3);
+    // Still networked, and its state still replicates...
+    assert_eq!(world.server.net_id(tank), Some(id));
+    let client = &mut world.clients[0];
+    let copy = client.node(id).unwrap();
+    assert_eq!(body(client, copy).x, 3);
+    // ...but the client keeps its copy where it was spawned (a documented limit).
+    assert_eq!(
+        world.server.scene().path(tank).as_deref(),
+        Some("/root/level/tank#1")
+    );
+    assert_eq!(
+        world.clients[0].scene().path(copy).as_deref(),
+        Some("/root/tank#1")
+    );
+}
+
+#[test]
+fn a_late_joiner_gets_a_node_detached_while_it_joined() {
+    let mut world = World::new(0, library);
+    let root = world.root();
+    let tank = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    world.step(2);
+    let late = world.connect_client();
+    // The game detaches the tank before the server receives (and handles the hello) and puts
+    // it back before the end of the frame, every frame while the client joins.
+    for _ in 0..6 {
+        world.server.scene_mut().detach(tank).unwrap();
+        world.server.begin_frame(world.dt);
+        world.server.scene_mut().attach(tank, root).unwrap();
+        world.server.end_frame();
+        let client = &mut world.clients[late];
+        client.begin_frame(world.dt);
+        client.end_frame();
+    }
+    assert_eq!(world.server.peers().len(), 1);
+    world.step(3);
+    world.assert_converged();
+    assert_eq!(networked(&world.clients[late]).len(), 3);
+}
+
+/// Which reliable sends the wrapped transport refuses.
+#[derive(Default)]
+struct Policy {
+    all: bool,
+    peers: Vec<PeerId>,
+}
+
+/// A loopback endpoint whose reliable sends fail on demand.
+struct Refusing {
+    inner: LoopbackTransport,
+    policy: Rc<RefCell<Policy>>,
+}
+
+impl Transport for Refusing {
+    fn send(&mut self, peer: PeerId, channel: Channel, data: &[u8]) -> Result<(), SendError> {
+        let policy = self.policy.borrow();
+        if channel == Channel::Reliable && (policy.all || policy.peers.contains(&peer)) {
+            return Err(SendError::Refused);
+        }
+        self.inner.send(peer, channel, data)
+    }
+
+    fn poll_event(&mut self) -> Option<TransportEvent<'_>> {
+        self.inner.poll_event()
+    }
+
+    fn advance(&mut self, dt: Duration) {
+        self.inner.advance(dt);
+    }
+
+    fn flush(&mut self) {
+        self.inner.flush();
+    }
+
+    fn disconnect(&mut self, peer: PeerId, reason: DisconnectReason) {
+        self.inner.disconnect(peer, reason);
+    }
+
+    fn stats(&self) -> TransportStats {
+        self.inner.stats()
+    }
+}
+
+/// A server behind a [`Refusing`] transport and plain loopback clients.
+struct Rig {
+    net: LoopbackNetwork,
+    server: Mp,
+    clients: Vec<Mp>,
+    policy: Rc<RefCell<Policy>>,
+}
+
+impl Rig {
+    fn new(clients: usize) -> Self {
+        let net = LoopbackNetwork::new();
+        let policy = Rc::new(RefCell::new(Policy::default()));
+        let transport: Dyn = Box::new(Refusing {
+            inner: net.listen("game", 8).unwrap(),
+            policy: Rc::clone(&policy),
+        });
+        let mut server = Mp::new(library(), MultiplayerConfig::default());
+        server.start_server(transport, messages()).unwrap();
+        let mut rig = Self {
+            net,
+            server,
+            clients: Vec::new(),
+            policy,
+        };
+        for _ in 0..clients {
+            rig.connect();
+        }
+        rig.step(4);
+        rig
+    }
+
+    fn connect(&mut self) -> usize {
+        let data = Mp::connect_data(&messages()).unwrap();
+        let mut client = Mp::new(library(), MultiplayerConfig::default());
+        client
+            .start_client(Box::new(self.net.connect("game", data)), messages())
+            .unwrap();
+        self.clients.push(client);
+        self.clients.len() - 1
+    }
+
+    fn step(&mut self, frames: usize) {
+        let dt = Duration::from_secs(1) / 30;
+        for _ in 0..frames {
+            self.server.begin_frame(dt);
+            self.server.end_frame();
+            for client in &mut self.clients {
+                client.begin_frame(dt);
+                client.end_frame();
+            }
+        }
+    }
+
+    /// Refuses reliable sends to client `i`.
+    fn refuse(&mut self, i: usize) -> PeerId {
+        let peer = self.clients[i].local_peer_id();
+        self.policy.borrow_mut().peers.push(peer);
+        peer
+    }
+
+    /// Asserts that client `i` (peer `peer`) was dropped for a refused control message, on
+    /// both ends, and that client `kept` is fine and agrees with the server.
+    fn assert_dropped(&mut self, i: usize, peer: PeerId, kept: usize) {
+        let reason = DisconnectReason::ReliableSendFailed;
+        assert!(
+            drain(&mut self.server).contains(&MultiplayerEvent::PeerLeft { peer, reason }),
+            "the server dropped the client"
+        );
+        assert!(!self.server.peers().contains(&peer));
+        assert!(self.server.stats().control_send_failures >= 1);
+        let client = &mut self.clients[i];
+        assert!(
+            drain(client).contains(&MultiplayerEvent::Disconnected { reason }),
+            "the client learned why"
+        );
+        assert!(!client.is_running());
+        assert!(networked(client).is_empty());
+        assert_eq!(client.scene().len(), 1, "every spawned node freed");
+        let good = self.clients[kept].local_peer_id();
+        assert!(self.server.peers().contains(&good));
+        assert!(differences(&self.server, &self.clients[kept]).is_none());
+    }
+}
+
+#[test]
+fn a_refused_spawn_disconnects_the_client() {
+    let mut rig = Rig::new(2);
+    let root = rig.server.scene().root();
+    rig.server.spawn(BODY, root, PeerId::SERVER).unwrap();
+    rig.step(2);
+    drain(&mut rig.server);
+    let peer = rig.refuse(0);
+    rig.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    rig.step(3);
+    rig.assert_dropped(0, peer, 1);
+    assert_eq!(networked(&rig.clients[1]).len(), 4);
+}
+
+#[test]
+fn a_refused_despawn_disconnects_the_client() {
+    let mut rig = Rig::new(2);
+    let root = rig.server.scene().root();
+    let tank = rig.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    rig.step(3);
+    drain(&mut rig.server);
+    let peer = rig.refuse(1);
+    rig.server.despawn(tank);
+    rig.step(3);
+    rig.assert_dropped(1, peer, 0);
+}
+
+#[test]
+fn a_refused_authority_change_disconnects_the_client() {
+    let mut rig = Rig::new(2);
+    let root = rig.server.scene().root();
+    let tank = rig.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    rig.step(3);
+    drain(&mut rig.server);
+    let owner = rig.clients[1].local_peer_id();
+    let peer = rig.refuse(0);
+    rig.server.set_authority(tank, owner, true).unwrap();
+    rig.step(3);
+    rig.assert_dropped(0, peer, 1);
+    let c = &rig.clients[1];
+    assert_eq!(c.authority(c.node(NetId::new(1).unwrap()).unwrap()), owner);
+}
+
+#[test]
+fn a_refused_welcome_disconnects_the_late_joiner() {
+    let mut rig = Rig::new(1);
+    let root = rig.server.scene().root();
+    rig.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    rig.step(3);
+    drain(&mut rig.server);
+    rig.policy.borrow_mut().all = true;
+    let late = rig.connect();
+    rig.step(4);
+    rig.policy.borrow_mut().all = false;
+    let events = drain(&mut rig.server);
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, MultiplayerEvent::PeerJoined(_))));
+    assert_eq!(rig.server.peers().len(), 1);
+    let client = &mut rig.clients[late];
+    assert!(drain(client).contains(&MultiplayerEvent::Disconnected {
+        reason: DisconnectReason::ReliableSendFailed
+    }));
+    assert!(!client.is_running());
+    assert!(differences(&rig.server, &rig.clients[0]).is_none());
+}
+
+#[test]
+fn a_refused_hello_disconnects_the_client_itself() {
+    let world = World::new(0, library);
+    let policy = Rc::new(RefCell::new(Policy {
+        all: true,
+        peers: Vec::new(),
+    }));
+    let data = Mp::connect_data(&messages()).unwrap();
+    let transport: Dyn = Box::new(Refusing {
+        inner: world.net.connect("game", data),
+        policy,
+    });
+    let mut client = Mp::new(library(), MultiplayerConfig::default());
+    client.start_client(transport, messages()).unwrap();
+    let mut world = world;
+    let mut events = Vec::new();
+    for _ in 0..4 {
+        world.frame();
+        client.begin_frame(world.dt);
+        client.end_frame();
+        events.extend(drain(&mut client));
+    }
+    assert!(events.contains(&MultiplayerEvent::Disconnected {
+        reason: DisconnectReason::ReliableSendFailed
+    }));
+    assert_eq!(client.stats().control_send_failures, 1);
+    assert!(!client.is_running());
+    assert!(world.server.peers().is_empty());
+}
+
+#[test]
+fn clients_timing_out_together_all_leave_with_timeout() {
+    // Ownership handed back to the server sends authority changes while the expired clients
+    // are being dropped; that must not change the other expired client's reason.
+    let config = MultiplayerConfig {
+        despawn_owned_on_disconnect: false,
+        ..MultiplayerConfig::default()
+    };
+    let mut world = World::with(2, config, None, 0, library);
+    let owner = world.clients[1].local_peer_id();
+    let other = world.clients[0].local_peer_id();
+    let root = world.root();
+    let tank = world.server.spawn(TANK, root, owner).unwrap();
+    world.step(3);
+    drain(&mut world.server);
+    // Both stop talking at once.
+    let silent: Vec<Mp> = world.clients.drain(..).collect();
+    world.step(30 * 10 + 10);
+    let events = drain(&mut world.server);
+    for peer in [owner, other] {
+        assert!(
+            events.contains(&MultiplayerEvent::PeerLeft {
+                peer,
+                reason: DisconnectReason::Timeout
+            }),
+            "{peer}: {events:?}"
+        );
+    }
+    assert!(world.server.peers().is_empty());
+    assert_eq!(world.server.authority(tank), PeerId::SERVER);
+    drop(silent);
+}
