@@ -19,5 +19,7 @@ book_chapters! {
     BookTransports => "transports.md",
     BookEnet => "enet.md",
     BookReplicated => "replicated.md",
+    BookMultiplayer => "multiplayer.md",
+    BookInterpolation => "interpolation.md",
     BookWireFormat => "wire-format.md",
 }
