@@ -164,13 +164,25 @@ impl NetWriter {
     }
 
     /// Writes a LEB128 varint: 1 to 10 bytes.
+    ///
+    /// Bytes go out two at a time (one capacity check and one length update per pair rather
+    /// than per byte): net ids 128–16 383 and lengths up to 16 KiB take a single 2-byte append.
     #[inline]
     pub fn write_var_u64(&mut self, mut v: u64) {
-        while v >= 0x80 {
-            self.buf.push((v as u8) | 0x80);
-            v >>= 7;
+        loop {
+            if v < 0x80 {
+                self.buf.push(v as u8);
+                return;
+            }
+            if v < 0x4000 {
+                self.buf
+                    .extend_from_slice(&[(v as u8) | 0x80, (v >> 7) as u8]);
+                return;
+            }
+            self.buf
+                .extend_from_slice(&[(v as u8) | 0x80, ((v >> 7) as u8) | 0x80]);
+            v >>= 14;
         }
-        self.buf.push(v as u8);
     }
 
     /// Writes a zig-zag varint: 1 to 5 bytes, small magnitudes short.

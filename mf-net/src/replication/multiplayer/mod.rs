@@ -28,6 +28,10 @@
 //!   snapshots. A snapshot entry carries everything changed since that tick, so loss,
 //!   duplication and reordering are harmless; clients discard snapshots not newer than the
 //!   newest applied, and acknowledge a snapshot only when they could apply all of it.
+//! - **RPCs.** `mp.rpc(handle).name(..)` sends one message (net id, wire id, arguments) from a
+//!   client to the server or from the server to its clients; the receiver checks the mode
+//!   against the transport's sender, rate limits, and catches failing bodies. The handshake
+//!   fingerprint covers the RPC signatures of the spawnable scenes' types. See [`rpc`].
 //!
 //! ```
 //! use std::time::Duration;

@@ -58,6 +58,10 @@
 //! aborts the process: one client could take the server down with one RPC. Servers that must
 //! survive hostile clients keep `panic = "unwind"` (the default), or make sure no body can panic
 //! (check inputs with `validate`, return `Err` instead).
+//!
+//! The caller's own `call_local` run (from `mp.rpc(..)`) is game code calling game code and is
+//! not caught: a panic there unwinds into the caller. Queued `call_local` runs applied after a
+//! network dispatch are caught and logged like received calls.
 
 use std::any::TypeId;
 use std::sync::{Arc, OnceLock};
@@ -893,6 +897,9 @@ fn spawn(
     if !server.valid_authority(authority) {
         return Err(MultiplayerError::UnknownPeer(authority));
     }
+    if !shared.scene.is_attached(parent) {
+        return Err(SceneError::NoSuchNode(parent).into());
+    }
     let scene_name = shared
         .library
         .name(scene)
@@ -922,8 +929,17 @@ pub(super) fn prepare(shared: &mut Shared) -> Result<(), MultiplayerError> {
         .rpc
         .registry()
         .map_err(MultiplayerError::RpcRegistry)?;
+    let signatures = signatures_of(&registry, &shared.shapes);
+    shared.fingerprint = fold(shared.fingerprint, &signatures);
+    shared.rpc.signatures = signatures;
+    Ok(())
+}
+
+/// The RPC signatures of the types of `shapes` that have RPCs, each type once, in order of
+/// first appearance.
+fn signatures_of(registry: &RpcRegistry, shapes: &[SceneShape]) -> Vec<TypeSignatures> {
     let mut signatures: Vec<TypeSignatures> = Vec::new();
-    for shape in &shared.shapes {
+    for shape in shapes {
         for &(name, _) in &shape.types {
             if signatures.iter().any(|s| s.name == name) {
                 continue;
@@ -947,17 +963,20 @@ pub(super) fn prepare(shared: &mut Shared) -> Result<(), MultiplayerError> {
             });
         }
     }
-    if !signatures.is_empty() {
-        let mut hash = schema::hash_name("mf_net::replication::Rpc");
-        hash = schema::hash_u64(hash, signatures.len() as u64);
-        for s in &signatures {
-            hash = schema::hash_str(hash, &s.name);
-            hash = schema::hash_u64(hash, s.hash);
-        }
-        shared.fingerprint = schema::hash_u64(shared.fingerprint, hash);
+    signatures
+}
+
+fn fold(fingerprint: u64, signatures: &[TypeSignatures]) -> u64 {
+    if signatures.is_empty() {
+        return fingerprint;
     }
-    shared.rpc.signatures = signatures;
-    Ok(())
+    let mut hash = schema::hash_name("mf_net::replication::Rpc");
+    hash = schema::hash_u64(hash, signatures.len() as u64);
+    for s in signatures {
+        hash = schema::hash_str(hash, &s.name);
+        hash = schema::hash_u64(hash, s.hash);
+    }
+    schema::hash_u64(fingerprint, hash)
 }
 
 /// Appends the RPC signatures to a hello (after the shapes; nothing when no type has RPCs):

@@ -1,0 +1,222 @@
+#![allow(clippy::unwrap_used)]
+//! A hostile client against the server: a bare loopback transport that says hello and then sends
+//! crafted RPC packets (spoofed sender ids in payloads, unknown node and RPC ids, truncated and
+//! oversize arguments, an `authority` RPC for another player's node, 10 000 calls of a
+//! rate-limited RPC in one second, bodies that panic or fail). The server keeps running, its
+//! counters show each case, an honest client's state is untouched, and the offender is kicked
+//! where configured.
+
+mod rpc_common;
+
+use mf_net::prelude::*;
+use mf_net::rpc::RpcCallError;
+use mf_net_tests::harness::{drain, World};
+use rpc_common::{copy, library, pawn, spawn_pawn, wire, PawnRpcs, RawClient};
+
+fn varint(n: u32) -> Vec<u8> {
+    let mut w = NetWriter::new();
+    w.write_var_u32(n);
+    w.into_vec()
+}
+
+#[test]
+fn crafted_rpcs_are_counted_and_refused_without_harming_anyone() {
+    let mut world = World::new(1, library);
+    let honest = world.clients[0].local_peer_id();
+    let mut raw = RawClient::join(&mut world);
+    let hostile = raw.peer.unwrap();
+    let theirs = spawn_pawn(&mut world, honest);
+    let shared = spawn_pawn(&mut world, PeerId::SERVER);
+    raw.step(&mut world, 2);
+    let theirs_id = world.server.net_id(theirs.node()).unwrap().get();
+    let shared_id = world.server.net_id(shared.node()).unwrap().get();
+    drain(&mut world.server);
+    let before = *world.server.stats();
+
+    // A spoofed sender id in the payload: the context reports the transport's sender.
+    raw.rpc(shared_id, wire::SAY, &honest.0.to_le_bytes());
+    // An authority RPC for the honest player's pawn (with the honest id in the payload too).
+    raw.rpc(theirs_id, wire::MOVE_BY, &100i32.to_le_bytes());
+    // Unknown node ids, and a net id that is not even a valid varint.
+    raw.rpc(9_999, wire::WAVE, &[]);
+    raw.rpc(0, wire::WAVE, &[]);
+    raw.send(
+        mf_net::replication::protocol::RPC,
+        Channel::Reliable,
+        &[0xff; 6],
+    );
+    // Unknown RPC ids (one beyond the table, one beyond any u16).
+    raw.rpc(shared_id, 200, &[]);
+    raw.rpc(shared_id, 70_000, &[]);
+    // Truncated arguments: 2 bytes of a u32; a byte array claiming 1000 bytes with 3 present.
+    raw.rpc(shared_id, wire::PING, &[1, 0]);
+    let mut claimed = varint(1000);
+    claimed.extend([1, 2, 3]);
+    raw.rpc(shared_id, wire::BLOB, &claimed);
+    // Oversize arguments: bytes after the last argument.
+    let mut extra = 1u32.to_le_bytes().to_vec();
+    extra.extend([0; 100]);
+    raw.rpc(shared_id, wire::PING, &extra);
+    // Bodies that panic and that fail.
+    raw.rpc(shared_id, wire::EXPLODE, &[]);
+    raw.rpc(shared_id, wire::REFUSE, &[]);
+    // A server-only RPC from a client.
+    raw.rpc(shared_id, wire::HIT, &5i32.to_le_bytes());
+    raw.step(&mut world, 2);
+
+    let stats = *world.server.stats();
+    assert_eq!(stats.rpcs_received - before.rpcs_received, 13);
+    // Unknown nodes (3, one of them a malformed header), unknown RPCs (2), malformed (3).
+    assert_eq!(stats.rpcs_dropped - before.rpcs_dropped, 8);
+    // move_by on another's pawn, hit from a client.
+    assert_eq!(stats.rpcs_rejected - before.rpcs_rejected, 2);
+    assert_eq!(stats.rpcs_failed - before.rpcs_failed, 2);
+    let per_peer = world.server.peer_stats(hostile).unwrap();
+    assert_eq!(
+        (
+            per_peer.rpcs_received,
+            per_peer.rpcs_dropped,
+            per_peer.rpcs_rejected,
+            per_peer.rpcs_failed
+        ),
+        (13, 8, 2, 2)
+    );
+    // Only `say` ran, and it saw the real sender.
+    let value = pawn(&world.server, shared);
+    assert_eq!(value.senders, [hostile]);
+    assert_eq!(value.claimed, [honest.0]);
+    assert_eq!((value.pings, value.blob, value.effects), (0, 0, 0));
+    assert_eq!(pawn(&world.server, theirs).x, 0);
+
+    let events = drain(&mut world.server);
+    assert!(events.contains(&MultiplayerEvent::RpcRejected {
+        peer: hostile,
+        node: theirs.node(),
+        rpc: "move_by"
+    }));
+    assert!(events.contains(&MultiplayerEvent::RpcFailed {
+        peer: hostile,
+        node: shared.node(),
+        rpc: "explode",
+        error: RpcCallError::Panicked("boom".to_owned())
+    }));
+    assert!(events.contains(&MultiplayerEvent::RpcFailed {
+        peer: hostile,
+        node: shared.node(),
+        rpc: "refuse",
+        error: RpcCallError::Failed("refused".to_owned())
+    }));
+    // Not kicked by default.
+    assert!(raw.disconnected.is_none());
+    assert!(world.server.peers().contains(&hostile));
+
+    // The honest client still plays: its move goes through and everyone agrees.
+    let mine = copy(&world, &world.clients[0], theirs);
+    world.clients[0].rpc(mine).move_by(3).unwrap();
+    raw.step(&mut world, 4);
+    assert_eq!(pawn(&world.server, theirs).x, 3);
+    world.assert_converged();
+}
+
+#[test]
+fn ten_thousand_calls_of_a_rate_limited_rpc_in_one_second_run_five_times() {
+    let mut world = World::new(1, library);
+    let mut raw = RawClient::join(&mut world);
+    let hostile = raw.peer.unwrap();
+    let target = spawn_pawn(&mut world, PeerId::SERVER);
+    let id = world.server.net_id(target.node()).unwrap().get();
+    raw.step(&mut world, 1);
+    // 25 frames of 1/30 s: 400 calls each, all within one second of the server's time.
+    for _ in 0..25 {
+        for _ in 0..400 {
+            raw.rpc(id, wire::SPAM, &[]);
+        }
+        raw.step(&mut world, 1);
+    }
+    assert_eq!(pawn(&world.server, target).spam, 5);
+    let stats = world.server.stats();
+    assert_eq!(stats.rpcs_rate_limited, 9_995);
+    assert_eq!(
+        world.server.peer_stats(hostile).unwrap().rpcs_rate_limited,
+        9_995
+    );
+    // The honest client is not limited by the other connection's calls.
+    let h = copy(&world, &world.clients[0], target);
+    world.clients[0].rpc(h).spam().unwrap();
+    raw.step(&mut world, 2);
+    assert_eq!(pawn(&world.server, target).spam, 6);
+    // A second later the window has passed: the hostile client may call again.
+    raw.step(&mut world, 30);
+    raw.rpc(id, wire::SPAM, &[]);
+    raw.step(&mut world, 2);
+    assert_eq!(pawn(&world.server, target).spam, 7);
+    world.assert_converged();
+}
+
+#[test]
+fn a_failing_body_kicks_its_sender_when_configured() {
+    let config = MultiplayerConfig {
+        kick_on_rpc_failure: true,
+        ..MultiplayerConfig::default()
+    };
+    let mut world = World::with(1, config, None, 0, library);
+    let mut raw = RawClient::join(&mut world);
+    let hostile = raw.peer.unwrap();
+    let target = spawn_pawn(&mut world, PeerId::SERVER);
+    let id = world.server.net_id(target.node()).unwrap().get();
+    raw.step(&mut world, 1);
+    drain(&mut world.server);
+    raw.rpc(id, wire::EXPLODE, &[]);
+    raw.rpc(id, wire::WAVE, &[]);
+    raw.step(&mut world, 3);
+    assert_eq!(raw.disconnected, Some(DisconnectReason::Kicked));
+    assert!(!world.server.peers().contains(&hostile));
+    let stats = world.server.stats();
+    assert_eq!((stats.rpcs_failed, stats.rpc_kicks), (1, 1));
+    // The call after the failing one was not run.
+    assert!(pawn(&world.server, target).senders.is_empty());
+    let events = drain(&mut world.server);
+    assert!(events.contains(&MultiplayerEvent::PeerLeft {
+        peer: hostile,
+        reason: DisconnectReason::Kicked
+    }));
+    // The honest client was not touched.
+    assert_eq!(world.server.peers().len(), 1);
+    let h = copy(&world, &world.clients[0], target);
+    world.clients[0].rpc(h).wave().unwrap();
+    world.step(2);
+    assert_eq!(pawn(&world.server, target).senders.len(), 1);
+    world.assert_converged();
+}
+
+#[test]
+fn a_flood_over_the_threshold_kicks() {
+    let config = MultiplayerConfig {
+        rpc_flood_threshold: 100,
+        ..MultiplayerConfig::default()
+    };
+    let mut world = World::with(1, config, None, 0, library);
+    let mut raw = RawClient::join(&mut world);
+    let hostile = raw.peer.unwrap();
+    let target = spawn_pawn(&mut world, PeerId::SERVER);
+    let id = world.server.net_id(target.node()).unwrap().get();
+    raw.step(&mut world, 1);
+    for _ in 0..10_000 {
+        raw.rpc(id, wire::WAVE, &[]);
+    }
+    raw.step(&mut world, 3);
+    assert_eq!(raw.disconnected, Some(DisconnectReason::Kicked));
+    assert!(!world.server.peers().contains(&hostile));
+    // The first 100 ran; none after the threshold.
+    assert_eq!(pawn(&world.server, target).senders.len(), 100);
+    assert_eq!(world.server.stats().rpc_kicks, 1);
+    // The honest client stays under the threshold and keeps playing.
+    let h = copy(&world, &world.clients[0], target);
+    for _ in 0..50 {
+        world.clients[0].rpc(h).wave().unwrap();
+    }
+    world.step(2);
+    assert_eq!(pawn(&world.server, target).senders.len(), 150);
+    assert_eq!(world.server.peers().len(), 1);
+    world.assert_converged();
+}
