@@ -20,6 +20,7 @@ book_chapters! {
     BookEnet => "enet.md",
     BookReplicated => "replicated.md",
     BookMultiplayer => "multiplayer.md",
+    BookRpcs => "rpcs.md",
     BookInterpolation => "interpolation.md",
     BookWireFormat => "wire-format.md",
 }
