@@ -1,7 +1,7 @@
 //! Replication costs for 100, 1000 and 10 000 boxes, with every box moving (`all_changed`) and
 //! 10 % of them moving (`ten_percent_changed`), next to the bitcode reference.
 //!
-//! In each group:
+//! In each group, entry level (the per-entity work, no runtime around it):
 //!
 //! - `capture`: server change detection over **all** boxes (compare every member with its
 //!   shadow, copy and stamp the changed ones); counted per box scanned;
@@ -13,16 +13,38 @@
 //!   structs, the whole `Vec` encoded / decoded at once with a reused `bitcode::Buffer`;
 //!   counted per box.
 //!
-//! The snapshot-level benchmarks (`encode_snapshot`, `decode_snapshot` with acks and
-//! interpolation buffering) join these groups when the snapshot encoder lands with the
-//! `Multiplayer`: add them as functions next to `encode` / `decode_apply` below.
+//! Snapshot level (the `Multiplayer` runtime, one server and one client; the transport takes
+//! no part: it counts what is sent and lends what is received, no copy):
+//!
+//! - `encode_snapshot`: the server's frame on a network tick with one ready client whose
+//!   snapshot carries the changed boxes: `begin_frame` (nothing to receive) + `end_frame`
+//!   (despawn check, timeouts, capture of **every** box — none changed since the last tick —,
+//!   the snapshot: header, flags, per changed box net id, length and `write_since` into a
+//!   scratch writer copied into the packet, the ring entry, the terminator; stats). Counted per
+//!   changed box;
+//! - `decode_snapshot`: the client's frame receiving that snapshot (a new tick each time):
+//!   `begin_frame` (the bus copies the packet and checks the header; per entry the client finds
+//!   the node by net id, reads and applies the state; queues the ack) + `end_frame` (encodes
+//!   and sends the ack, stats). Counted per changed box;
+//! - `decode_snapshot_interpolated`: the same with the box's position and rotation
+//!   `#[replicated(interpolate)]` (default interpolation settings): the client pushes them into
+//!   each node's interpolation buffer instead of applying them, and the frame blends every box
+//!   at the render time. Counted per changed box.
+//!
+//! And in the `idle` group, `server_frame`: the same server frame with nothing changed since
+//! the client's ack (the 9-byte idle snapshot), counted per box: the per-tick cost that
+//! `encode_snapshot` pays whatever changed. `encode_snapshot − idle/server_frame` is the
+//! snapshot's own cost.
 //!
 //! Run: `cargo bench -p mf-net-benches --bench replication`.
 
 use divan::counter::ItemsCount;
 use divan::{black_box, AllocProfiler, Bencher};
 use mf_net::prelude::*;
-use mf_net_benches::{decode_apply, Motion, PlainBox, ReplicationScenario, BOX_COUNTS};
+use mf_net_benches::{
+    decode_apply, BenchBox, BoxEntity, DecodeSnapshotFixture, EncodeSnapshotFixture, InterpBox,
+    Motion, PlainBox, ReplicationScenario, BOX_COUNTS,
+};
 
 #[global_allocator]
 static ALLOC: AllocProfiler = AllocProfiler::system();
@@ -63,6 +85,20 @@ fn bench_decode_apply(bencher: Bencher<'_, '_>, boxes: usize, motion: Motion) {
         .bench_local(|| {
             decode_apply(black_box(&bytes), &mut client).expect("the entries are valid")
         });
+}
+
+fn bench_encode_snapshot(bencher: Bencher<'_, '_>, boxes: usize, motion: Motion) {
+    let mut fixture = EncodeSnapshotFixture::new(boxes, motion);
+    bencher
+        .counter(ItemsCount::new(fixture.changed()))
+        .bench_local(|| fixture.server_frame());
+}
+
+fn bench_decode_snapshot<T: BenchBox>(bencher: Bencher<'_, '_>, boxes: usize, motion: Motion) {
+    let mut fixture = DecodeSnapshotFixture::<T>::new(boxes, motion);
+    bencher
+        .counter(ItemsCount::new(fixture.changed()))
+        .bench_local(|| fixture.client_frame());
 }
 
 fn changed_plain(boxes: usize, motion: Motion) -> Vec<PlainBox> {
@@ -116,6 +152,21 @@ mod all_changed {
     }
 
     #[divan::bench(args = BOX_COUNTS)]
+    fn encode_snapshot(bencher: Bencher<'_, '_>, boxes: usize) {
+        bench_encode_snapshot(bencher, boxes, MOTION);
+    }
+
+    #[divan::bench(args = BOX_COUNTS)]
+    fn decode_snapshot(bencher: Bencher<'_, '_>, boxes: usize) {
+        bench_decode_snapshot::<BoxEntity>(bencher, boxes, MOTION);
+    }
+
+    #[divan::bench(args = BOX_COUNTS)]
+    fn decode_snapshot_interpolated(bencher: Bencher<'_, '_>, boxes: usize) {
+        bench_decode_snapshot::<InterpBox>(bencher, boxes, MOTION);
+    }
+
+    #[divan::bench(args = BOX_COUNTS)]
     fn bitcode_encode(bencher: Bencher<'_, '_>, boxes: usize) {
         bench_bitcode_encode(bencher, boxes, MOTION);
     }
@@ -149,6 +200,21 @@ mod ten_percent_changed {
     }
 
     #[divan::bench(args = BOX_COUNTS)]
+    fn encode_snapshot(bencher: Bencher<'_, '_>, boxes: usize) {
+        bench_encode_snapshot(bencher, boxes, MOTION);
+    }
+
+    #[divan::bench(args = BOX_COUNTS)]
+    fn decode_snapshot(bencher: Bencher<'_, '_>, boxes: usize) {
+        bench_decode_snapshot::<BoxEntity>(bencher, boxes, MOTION);
+    }
+
+    #[divan::bench(args = BOX_COUNTS)]
+    fn decode_snapshot_interpolated(bencher: Bencher<'_, '_>, boxes: usize) {
+        bench_decode_snapshot::<InterpBox>(bencher, boxes, MOTION);
+    }
+
+    #[divan::bench(args = BOX_COUNTS)]
     fn bitcode_encode(bencher: Bencher<'_, '_>, boxes: usize) {
         bench_bitcode_encode(bencher, boxes, MOTION);
     }
@@ -156,5 +222,20 @@ mod ten_percent_changed {
     #[divan::bench(args = BOX_COUNTS)]
     fn bitcode_decode(bencher: Bencher<'_, '_>, boxes: usize) {
         bench_bitcode_decode(bencher, boxes, MOTION);
+    }
+}
+
+/// Nothing changed since the client's ack.
+#[divan::bench_group(sample_count = 1000, min_time = 0.5, max_time = 3)]
+mod idle {
+    use super::*;
+
+    /// One server frame (a network tick) sending the idle snapshot; counted per box scanned.
+    #[divan::bench(args = BOX_COUNTS)]
+    fn server_frame(bencher: Bencher<'_, '_>, boxes: usize) {
+        let mut fixture = EncodeSnapshotFixture::idle(boxes);
+        bencher
+            .counter(ItemsCount::new(boxes))
+            .bench_local(|| fixture.server_frame());
     }
 }

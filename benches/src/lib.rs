@@ -4,9 +4,11 @@
 //!
 //! - `replication`: server change detection ([`ReplicationScenario::capture`]), encoding the
 //!   changed boxes as snapshot entries ([`encode_changed`]) and decoding + applying them on a
-//!   client ([`decode_apply`]), for 100, 1000 and 10 000 [`BoxEntity`]s with every box or 10 % of
-//!   them moving ([`Motion`]); next to them, the **bitcode reference**: the same values as
-//!   [`PlainBox`]es, encoded and decoded whole with `bitcode`;
+//!   client ([`decode_apply`]), then the same through the `Multiplayer` runtime
+//!   ([`EncodeSnapshotFixture`], [`DecodeSnapshotFixture`]), for 100, 1000 and 10 000
+//!   [`BoxEntity`]s with every box or 10 % of them moving ([`Motion`]); next to them, the
+//!   **bitcode reference**: the same values as [`PlainBox`]es, encoded and decoded whole with
+//!   `bitcode`;
 //! - `bus`: sending a message into a loopback transport ([`SendFixture`]), decoding and
 //!   dispatching one ([`DispatchFixture`]), a loopback round trip ([`RoundTripFixture`]);
 //! - `wire`: varints of every size ([`varint_u32_values`], [`varint_u64_values`]) and strings
@@ -15,15 +17,16 @@
 //! Everything here is deterministic: the same scenario always moves the same boxes to the same
 //! places, so byte counts are stable (the tests below pin them) and runs compare.
 //!
-//! # Snapshot entries, until the snapshot encoder exists
+//! # Entry level and snapshot level
 //!
-//! The replication runtime (`Multiplayer`, snapshot encode/decode with acks, the bandwidth
-//! report) is not written yet. Until it lands, [`encode_changed`] frames each changed node the
-//! way a snapshot entry will be framed — varint net id, varint byte length, then
-//! [`Replicated::write_since`] — so the `encode` and `decode_apply` benchmarks measure the
-//! per-entity work a snapshot does, without the snapshot header, acks, budgets or
-//! interpolation buffering. The full `encode_snapshot` / `decode_snapshot` benchmarks are added
-//! next to these ones when the snapshot encoder lands with the `Multiplayer`.
+//! [`encode_changed`] frames each changed node the way a snapshot entry is framed — varint net
+//! id, varint byte length, then [`Replicated::write_since`] — so the `encode` and
+//! `decode_apply` benchmarks measure the per-entity work alone. The snapshot-level fixtures
+//! ([`EncodeSnapshotFixture`], [`DecodeSnapshotFixture`]) run the real [`Multiplayer`] server
+//! and client (handshake and spawns over loopback, then a [`BenchTransport`] that only counts
+//! and replays packets), so `encode_snapshot` / `decode_snapshot` add everything around the
+//! entries: the frame, capture, the snapshot header and ring, acks, lookups by net id, and
+//! interpolation buffering for [`InterpBox`].
 
 use std::fmt;
 use std::time::Duration;
@@ -322,6 +325,454 @@ impl From<&BoxEntity> for PlainBox {
             rotation: b.rotation.to_array(),
             health: b.health,
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Snapshot fixtures (the `Multiplayer` runtime)
+// ---------------------------------------------------------------------------------------------
+
+/// The scene index of [`box_library`]'s only scene, `box`.
+pub const BOX_SCENE: SceneIndex = SceneIndex::new(0);
+
+/// A box type the snapshot fixtures replicate: [`BoxEntity`], or [`InterpBox`] (the same
+/// members, position and rotation interpolated on clients).
+pub trait BenchBox: Replicated + Clone + PartialEq + fmt::Debug {
+    /// The same values as `b`.
+    fn from_box(b: &BoxEntity) -> Self;
+}
+
+impl BenchBox for BoxEntity {
+    fn from_box(b: &BoxEntity) -> Self {
+        b.clone()
+    }
+}
+
+/// [`BoxEntity`] with `#[replicated(interpolate)]` position and rotation: the same bytes on
+/// the wire, but a client buffers those members per snapshot and blends them every frame.
+#[derive(Replicated, Debug, Clone, PartialEq)]
+pub struct InterpBox {
+    /// Where the box is (interpolated).
+    #[replicated(interpolate)]
+    pub position: Vec3,
+    /// How it is turned (interpolated).
+    #[replicated(interpolate)]
+    pub rotation: Quat,
+    /// Changes for about 1 in 100 moving boxes per frame (snapped).
+    #[replicated]
+    pub health: i32,
+}
+
+impl BenchBox for InterpBox {
+    fn from_box(b: &BoxEntity) -> Self {
+        Self {
+            position: b.position,
+            rotation: b.rotation,
+            health: b.health,
+        }
+    }
+}
+
+/// The spawnable scenes of the snapshot fixtures (both ends register the same): scene 0,
+/// `box`, one `T` at the root.
+pub fn box_library<T: BenchBox>() -> SceneLibrary {
+    let mut scenes = SceneLibrary::new();
+    scenes
+        .register("box", |scene, root| {
+            scene
+                .set_value(
+                    root,
+                    T::from_box(&BoxEntity {
+                        position: Vec3::ZERO,
+                        rotation: Quat::IDENTITY,
+                        health: START_HEALTH,
+                    }),
+                )
+                .map(drop)
+        })
+        .expect("a fresh library takes the scene");
+    scenes
+}
+
+/// The replication message id of a snapshot (bytes 1–2 of its header).
+const SNAPSHOT_ID: u16 = mf_net::replication::protocol::SNAPSHOT;
+
+/// The transport of the snapshot fixtures: a [`LoopbackTransport`] for the handshake and the
+/// spawns, then switched to **replay** mode, where it takes no part in what is measured:
+///
+/// - `send` only counts the bytes (no copy into a transport buffer, nothing queued);
+/// - `poll_event` hands out one stored snapshot packet per [`arm`](Self::arm), its header tick
+///   advanced each time so the client takes it as new (no copy: the bytes are lent);
+/// - `flush` and `advance` do nothing.
+///
+/// In loopback mode it can also keep a copy of the last snapshot packet it received
+/// ([`capture_snapshots`](Self::capture_snapshots)), which is what the replay hands out.
+pub struct BenchTransport {
+    inner: LoopbackTransport,
+    replay: bool,
+    capture: bool,
+    armed: bool,
+    packet: Vec<u8>,
+    tick: u32,
+    stats: TransportStats,
+}
+
+impl BenchTransport {
+    /// Loopback mode over `inner`.
+    pub fn new(inner: LoopbackTransport) -> Self {
+        Self {
+            inner,
+            replay: false,
+            capture: false,
+            armed: false,
+            packet: Vec::new(),
+            tick: 0,
+            stats: TransportStats::default(),
+        }
+    }
+
+    /// Keep a copy of every snapshot packet received (loopback mode); the last one is replayed.
+    pub fn capture_snapshots(&mut self, on: bool) {
+        self.capture = on;
+    }
+
+    /// The last snapshot packet captured (empty if none).
+    pub fn captured(&self) -> &[u8] {
+        &self.packet
+    }
+
+    /// Switches to replay mode: sends are counted and dropped; [`arm`](Self::arm) makes the
+    /// next poll return the captured snapshot packet with a tick after `tick`.
+    pub fn start_replay(&mut self, tick: u32) {
+        self.replay = true;
+        self.tick = tick;
+    }
+
+    /// Makes the next [`poll_event`](Transport::poll_event) return the captured snapshot once,
+    /// with the next tick written into its header.
+    #[inline]
+    pub fn arm(&mut self) {
+        self.tick = self.tick.wrapping_add(1);
+        self.packet[3..7].copy_from_slice(&self.tick.to_le_bytes());
+        self.armed = true;
+    }
+
+    /// Bytes and packets handed to `send` in replay mode.
+    pub fn replay_stats(&self) -> TransportStats {
+        self.stats
+    }
+}
+
+impl Transport for BenchTransport {
+    #[inline]
+    fn send(
+        &mut self,
+        peer: PeerId,
+        channel: Channel,
+        data: &[u8],
+    ) -> Result<(), mf_net::transport::SendError> {
+        if !self.replay {
+            return self.inner.send(peer, channel, data);
+        }
+        self.stats.bytes_sent += data.len() as u64;
+        self.stats.packets_sent += 1;
+        Ok(())
+    }
+
+    #[inline]
+    fn poll_event(&mut self) -> Option<TransportEvent<'_>> {
+        if self.replay {
+            if !std::mem::take(&mut self.armed) {
+                return None;
+            }
+            self.stats.bytes_received += self.packet.len() as u64;
+            self.stats.packets_received += 1;
+            return Some(TransportEvent::Received {
+                peer: PeerId::SERVER,
+                channel: Channel::Unreliable,
+                data: &self.packet,
+            });
+        }
+        let event = self.inner.poll_event();
+        if let Some(TransportEvent::Received { data, .. }) = &event {
+            if self.capture && data.len() >= 7 && data[1..3] == SNAPSHOT_ID.to_le_bytes() {
+                self.packet.clear();
+                self.packet.extend_from_slice(data);
+            }
+        }
+        event
+    }
+
+    fn advance(&mut self, dt: Duration) {
+        if !self.replay {
+            self.inner.advance(dt);
+        }
+    }
+
+    fn flush(&mut self) {
+        if !self.replay {
+            self.inner.flush();
+        }
+    }
+
+    fn disconnect(&mut self, peer: PeerId, reason: DisconnectReason) {
+        if !self.replay {
+            self.inner.disconnect(peer, reason);
+        }
+    }
+
+    fn stats(&self) -> TransportStats {
+        self.stats
+    }
+}
+
+/// A [`Multiplayer`] over [`BenchTransport`].
+pub type BenchMultiplayer = Multiplayer<BenchTransport>;
+
+/// The frame length of the snapshot fixtures: one network tick at the default 30 Hz.
+pub const FRAME: Duration = Duration::from_nanos(1_000_000_000 / 30);
+
+/// A server and one client over loopback, `boxes` boxes spawned on both, then the boxes that
+/// `motion` moves at frame 1 moved on the server (not yet captured). The starting point of
+/// [`EncodeSnapshotFixture`] and [`DecodeSnapshotFixture`].
+pub struct SnapshotWorld<T: BenchBox = BoxEntity> {
+    /// The server.
+    pub server: BenchMultiplayer,
+    /// The client.
+    pub client: BenchMultiplayer,
+    /// The server's boxes, in net id order.
+    pub handles: Vec<NetRef<T>>,
+    /// The boxes' values as moved.
+    pub moved: Vec<BoxEntity>,
+    /// How many boxes moved.
+    pub changed: usize,
+}
+
+impl<T: BenchBox> SnapshotWorld<T> {
+    /// Runs one frame of the server, then of the client.
+    pub fn frame(&mut self) {
+        for mp in [&mut self.server, &mut self.client] {
+            mp.begin_frame(FRAME);
+            mp.end_frame();
+        }
+    }
+
+    /// Connects, spawns `boxes` boxes (their frame-0 pose), lets the client apply the spawns,
+    /// then moves the boxes `motion` moves at frame 1 on the server.
+    pub fn new(boxes: usize, motion: Motion) -> Self {
+        let net = LoopbackNetwork::new();
+        let messages = MessageRegistry::new(1);
+        // Neither side waits for the other in the benchmarks: no timeouts.
+        let config = MultiplayerConfig {
+            peer_timeout: Duration::MAX,
+            handshake_timeout: Duration::MAX,
+            ..MultiplayerConfig::default()
+        };
+        let mut server = BenchMultiplayer::new(box_library::<T>(), config);
+        let listen = net.listen("bench", 4).expect("a fresh network");
+        server
+            .start_server(BenchTransport::new(listen), messages.clone())
+            .expect("the server starts");
+        let data = BenchMultiplayer::connect_data(&messages).expect("no reserved id is taken");
+        let mut client = BenchMultiplayer::new(box_library::<T>(), config);
+        client
+            .start_client(BenchTransport::new(net.connect("bench", data)), messages)
+            .expect("the client starts");
+        let mut world = Self {
+            server,
+            client,
+            handles: Vec::with_capacity(boxes),
+            moved: Vec::new(),
+            changed: 0,
+        };
+        for _ in 0..4 {
+            world.frame();
+        }
+        assert_eq!(world.server.peers().len(), 1, "the client joined");
+
+        let spawn = spawn_boxes(boxes);
+        let root = world.server.scene().root();
+        for b in &spawn {
+            let node = world
+                .server
+                .spawn(BOX_SCENE, root, PeerId::SERVER)
+                .expect("the box scene spawns");
+            let handle = world
+                .server
+                .scene()
+                .net_ref::<T>(node)
+                .expect("a box at the root");
+            *world
+                .server
+                .scene_mut()
+                .get_mut(handle)
+                .expect("just spawned") = T::from_box(b);
+            world.handles.push(handle);
+        }
+        for _ in 0..3 {
+            world.frame();
+        }
+        assert_eq!(
+            world.client.stats().networked_nodes,
+            boxes,
+            "spawns applied"
+        );
+
+        let mut moved = spawn;
+        world.changed = step(&mut moved, 1, motion);
+        for (&handle, b) in world.handles.iter().zip(&moved) {
+            *world.server.scene_mut().get_mut(handle).expect("alive") = T::from_box(b);
+        }
+        world.moved = moved;
+        world
+    }
+
+    /// Whether the client's boxes equal the server's (in net id order).
+    pub fn converged(&self) -> bool {
+        let values = |mp: &BenchMultiplayer| -> Vec<T> {
+            mp.scene().iter::<T>().map(|(_, b)| b.clone()).collect()
+        };
+        values(&self.server) == values(&self.client)
+    }
+}
+
+/// A server with one ready client that never acknowledges (`encode_snapshot`).
+///
+/// The boxes moved once after the client's last ack, and nothing changes afterwards, so every
+/// network tick captures nothing new but sends the client the same snapshot: an entry for every
+/// moved box, exactly what a client that acknowledged the previous tick gets when those boxes
+/// move every tick. The transport is in replay mode: the packet is counted, not copied.
+pub struct EncodeSnapshotFixture {
+    /// The server and client (the client is no longer run).
+    pub world: SnapshotWorld,
+}
+
+impl EncodeSnapshotFixture {
+    /// `boxes` boxes, `motion` deciding which moved; the first snapshot with them sent.
+    pub fn new(boxes: usize, motion: Motion) -> Self {
+        let mut world = SnapshotWorld::new(boxes, motion);
+        world
+            .server
+            .bus_mut()
+            .expect("running")
+            .transport_mut()
+            .start_replay(0);
+        let mut fixture = Self { world };
+        fixture.server_frame();
+        fixture
+    }
+
+    /// The same server with nothing moved since the client's last ack: every tick sends the
+    /// idle snapshot (9 bytes) but still scans every box.
+    pub fn idle(boxes: usize) -> Self {
+        let mut world = SnapshotWorld::new(boxes, Motion::All);
+        let spawn = spawn_boxes(boxes);
+        for (&handle, b) in world.handles.iter().zip(&spawn) {
+            *world.server.scene_mut().get_mut(handle).expect("alive") = b.clone();
+        }
+        world.changed = 0;
+        world
+            .server
+            .bus_mut()
+            .expect("running")
+            .transport_mut()
+            .start_replay(0);
+        let mut fixture = Self { world };
+        fixture.server_frame();
+        fixture
+    }
+
+    /// One server frame, which is one network tick: `begin_frame` (nothing to receive) and
+    /// `end_frame` (despawn check, timeouts, capture of every box, the client's snapshot,
+    /// stats). Returns the snapshot's size in bytes, header included.
+    #[inline]
+    pub fn server_frame(&mut self) -> usize {
+        let server = &mut self.world.server;
+        server.begin_frame(FRAME);
+        server.end_frame();
+        server.stats().last_snapshot_bytes
+    }
+
+    /// How many boxes each snapshot carries.
+    pub fn changed(&self) -> usize {
+        self.world.changed
+    }
+}
+
+/// A client that has every box, fed the same snapshot (every moved box) with a new tick each
+/// frame (`decode_snapshot`).
+pub struct DecodeSnapshotFixture<T: BenchBox = BoxEntity> {
+    /// The server (no longer run) and client.
+    pub world: SnapshotWorld<T>,
+}
+
+impl<T: BenchBox> DecodeSnapshotFixture<T> {
+    /// `boxes` boxes, `motion` deciding which moved: the server sends the snapshot with the
+    /// moved boxes, the client applies it (keeping a copy of the packet) and switches to
+    /// replaying it.
+    pub fn new(boxes: usize, motion: Motion) -> Self {
+        let mut world = SnapshotWorld::new(boxes, motion);
+        world
+            .client
+            .bus_mut()
+            .expect("running")
+            .transport_mut()
+            .capture_snapshots(true);
+        world.frame();
+        // Interpolated members show a blend from the past, not the newest values.
+        let snapped = !T::INTERPOLATED;
+        assert!(
+            !snapped || world.converged(),
+            "the client applied the moved boxes"
+        );
+        // Set the client's boxes back, so the first replay visibly applies.
+        let spawn = spawn_boxes(boxes);
+        let handles: Vec<NetRef<T>> = world.client.scene().iter::<T>().map(|(h, _)| h).collect();
+        for (h, b) in handles.into_iter().zip(&spawn) {
+            *world.client.scene_mut().get_mut(h).expect("alive") = T::from_box(b);
+        }
+        let tick = world.client.tick();
+        let transport = world.client.bus_mut().expect("running").transport_mut();
+        transport.capture_snapshots(false);
+        transport.start_replay(tick);
+        let mut fixture = Self { world };
+        let applied = fixture.client_frame();
+        assert!(applied > 0, "the replayed snapshot applies");
+        assert!(
+            !snapped || fixture.world.converged(),
+            "the replayed snapshot applies"
+        );
+        fixture
+    }
+
+    /// The size of the replayed snapshot packet, header included.
+    pub fn snapshot_bytes(&self) -> usize {
+        self.world
+            .client
+            .bus()
+            .expect("running")
+            .transport()
+            .captured()
+            .len()
+    }
+
+    /// One client frame receiving one snapshot: `begin_frame` (the bus copies the packet,
+    /// checks the header; the client reads every entry, finds the node and applies the state —
+    /// for [`InterpBox`] the interpolated members go into the node's interpolation buffer and
+    /// the frame blends every box —, queues the ack) and `end_frame` (sends the ack, stats). Returns the snapshots applied so
+    /// far.
+    #[inline]
+    pub fn client_frame(&mut self) -> u64 {
+        let client = &mut self.world.client;
+        client.bus_mut().expect("running").transport_mut().arm();
+        client.begin_frame(FRAME);
+        client.end_frame();
+        client.stats().snapshots_applied
+    }
+
+    /// How many boxes each snapshot carries.
+    pub fn changed(&self) -> usize {
+        self.world.changed
     }
 }
 
@@ -721,6 +1172,52 @@ mod tests {
             (10_000, Motion::TenPercent, 32_027),
         ];
         assert_eq!(sizes, expected);
+    }
+
+    /// Pinned: one client's snapshot is the entry-level bytes above plus the bus header (7 B),
+    /// the flags byte and the terminating 0, and the idle one is those 9 bytes alone.
+    #[test]
+    fn snapshot_fixtures_send_and_apply_the_pinned_bytes() {
+        let expected = [
+            (100, Motion::All, 3100),
+            (100, Motion::TenPercent, 310),
+            (1000, Motion::All, 31_893),
+            (1000, Motion::TenPercent, 3187),
+        ];
+        for (boxes, motion, entries) in expected {
+            let mut encode = EncodeSnapshotFixture::new(boxes, motion);
+            assert_eq!(encode.changed(), s_changed(boxes, motion));
+            for _ in 0..3 {
+                assert_eq!(
+                    encode.server_frame(),
+                    entries + 9,
+                    "{boxes} boxes, {motion}"
+                );
+            }
+            let mut decode = DecodeSnapshotFixture::<BoxEntity>::new(boxes, motion);
+            assert_eq!(
+                decode.snapshot_bytes(),
+                entries + 9,
+                "{boxes} boxes, {motion}"
+            );
+            let applied = decode.client_frame();
+            assert_eq!(decode.client_frame(), applied + 1, "every replay applies");
+            assert!(decode.world.converged());
+            let mut interpolated = DecodeSnapshotFixture::<InterpBox>::new(boxes, motion);
+            assert_eq!(
+                interpolated.snapshot_bytes(),
+                entries + 9,
+                "same wire bytes"
+            );
+            let applied = interpolated.client_frame();
+            assert_eq!(interpolated.client_frame(), applied + 1);
+        }
+        let mut idle = EncodeSnapshotFixture::idle(1000);
+        assert_eq!(idle.server_frame(), 9);
+    }
+
+    fn s_changed(boxes: usize, motion: Motion) -> usize {
+        ReplicationScenario::new(boxes, motion).changed()
     }
 
     #[test]

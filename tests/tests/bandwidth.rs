@@ -1,0 +1,344 @@
+#![allow(clippy::unwrap_used)]
+//! Bandwidth report: what replicating boxes costs on the wire, at default settings (30 Hz, no
+//! byte budget), for 100 and 1000 boxes, printed as a table and pinned.
+//!
+//! A box is the benchmarks' box type: a `Vec3` position, a `Quat` rotation and an `i32` health
+//! that rarely changes. One server, one client over loopback (a perfect network: every snapshot
+//! arrives and is acknowledged one frame later). Sizes count whole messages, bus header (7 B)
+//! included; transport headers (UDP/ENet) are not.
+//!
+//! Run `cargo test -p mf-net-tests --test bandwidth -- --nocapture` to see the table.
+//!
+//! Every byte count here is deterministic (which boxes move and which lose health is integer
+//! arithmetic; members are fixed-size), so they are pinned exactly: a change to the snapshot or
+//! spawn format, or to what a snapshot carries, fails this test until the numbers are updated on
+//! purpose.
+
+use std::fmt::Write as _;
+
+use glam::{Quat, Vec3};
+use mf_net::prelude::*;
+use mf_net_tests::harness::{Mp, World};
+
+/// The replicated box.
+#[derive(Replicated, Debug, Clone, PartialEq)]
+struct Crate {
+    #[replicated]
+    position: Vec3,
+    #[replicated]
+    rotation: Quat,
+    /// Changes for 1 in 100 moving boxes per frame.
+    #[replicated]
+    health: i32,
+}
+
+const CRATE: SceneIndex = SceneIndex::new(0);
+
+fn library() -> SceneLibrary {
+    let mut scenes = SceneLibrary::new();
+    scenes
+        .register("crate", |scene, root| {
+            scene
+                .set_value(
+                    root,
+                    Crate {
+                        position: Vec3::ZERO,
+                        rotation: Quat::IDENTITY,
+                        health: 100,
+                    },
+                )
+                .map(drop)
+        })
+        .unwrap();
+    scenes
+}
+
+/// Which boxes move each frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Motion {
+    Idle,
+    All,
+    /// Box `i` moves when `i % 10 == frame % 10`.
+    TenPercent,
+}
+
+/// Where box `i` is at `frame`: on a grid, drifting and turning every frame.
+fn pose(i: usize, frame: u32) -> (Vec3, Quat) {
+    let home = Vec3::new((i % 100) as f32 * 2.0, 0.0, (i / 100) as f32 * 2.0);
+    let t = frame as f32;
+    (
+        home + Vec3::new(t * 0.01, 0.5, -t * 0.02),
+        Quat::from_rotation_y(t * 0.05 + i as f32 * 0.1),
+    )
+}
+
+/// One measured setting.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct Report {
+    boxes: usize,
+    /// Bytes of the spawn messages for every box (one message per box).
+    spawn_bytes: u64,
+    /// The snapshot with nothing changed.
+    idle_snapshot: usize,
+    /// Snapshot bytes over one second (30 snapshots) with every box moving.
+    all_second: u64,
+    /// Ack bytes the client sent over that second.
+    ack_second: u64,
+    /// One snapshot with every box moving.
+    all_snapshot: usize,
+    /// Snapshot bytes over one second with a tenth of the boxes moving.
+    tenth_second: u64,
+    /// Bytes over one second with nothing moving.
+    idle_second: u64,
+}
+
+struct Run {
+    world: World,
+    handles: Vec<NetRef<Crate>>,
+    frame: u32,
+}
+
+impl Run {
+    fn client(&self) -> &Mp {
+        &self.world.clients[0]
+    }
+
+    /// One frame with `motion`; returns the size of the snapshot the client received.
+    fn frame(&mut self, motion: Motion) -> usize {
+        self.frame += 1;
+        let f = self.frame;
+        let mut mover = 0usize;
+        for (i, &h) in self.handles.iter().enumerate() {
+            let moves = match motion {
+                Motion::Idle => false,
+                Motion::All => true,
+                Motion::TenPercent => i % 10 == f as usize % 10,
+            };
+            if !moves {
+                continue;
+            }
+            let (position, rotation) = pose(i, f);
+            let b = self.world.server.scene_mut().get_mut(h).unwrap();
+            b.position = position;
+            b.rotation = rotation;
+            // 1 in 100 of the moving boxes loses a point of health.
+            if (mover + f as usize) % 100 == 0 {
+                b.health -= 1;
+            }
+            mover += 1;
+        }
+        let applied = self.client().stats().snapshots_applied;
+        self.world.frame();
+        assert_eq!(
+            self.client().stats().snapshots_applied,
+            applied + 1,
+            "one snapshot per frame, applied"
+        );
+        self.client().stats().last_snapshot_bytes
+    }
+
+    /// Thirty frames (one second at 30 Hz) with `motion`: bytes the client received and sent.
+    fn second(&mut self, motion: Motion) -> (u64, u64) {
+        let (down, up) = (
+            self.client().stats().bytes_received,
+            self.client().stats().bytes_sent,
+        );
+        for _ in 0..30 {
+            self.frame(motion);
+        }
+        (
+            self.client().stats().bytes_received - down,
+            self.client().stats().bytes_sent - up,
+        )
+    }
+}
+
+fn measure(boxes: usize) -> Report {
+    let mut world = World::new(1, library);
+    assert_eq!(world.server.config().tick_rate, 30);
+    assert_eq!(world.server.config().max_snapshot_bytes, 0);
+    let root = world.root();
+    let mut handles = Vec::with_capacity(boxes);
+    for i in 0..boxes {
+        let node = world.server.spawn(CRATE, root, PeerId::SERVER).unwrap();
+        let h = world.server.scene().net_ref::<Crate>(node).unwrap();
+        let (position, rotation) = pose(i, 0);
+        let b = world.server.scene_mut().get_mut(h).unwrap();
+        b.position = position;
+        b.rotation = rotation;
+        handles.push(h);
+    }
+    let received = world.clients[0].stats().bytes_received;
+    world.frame();
+    let client = &world.clients[0];
+    assert_eq!(client.stats().networked_nodes, boxes, "every spawn applied");
+    // The spawn frame also carries that tick's snapshot (idle: the spawned states are stamped
+    // tick 0).
+    let idle_snapshot = client.stats().last_snapshot_bytes;
+    let spawn_bytes = client.stats().bytes_received - received - idle_snapshot as u64;
+    let mut run = Run {
+        world,
+        handles,
+        frame: 0,
+    };
+
+    let mut report = Report {
+        boxes,
+        spawn_bytes,
+        idle_snapshot,
+        ..Report::default()
+    };
+    // Warm up: acks in flight, every box moved once.
+    for _ in 0..10 {
+        run.frame(Motion::All);
+    }
+    run.frame(Motion::Idle);
+    run.frame(Motion::Idle);
+    report.all_snapshot = run.frame(Motion::All);
+    let (down, up) = run.second(Motion::All);
+    report.all_second = down;
+    report.ack_second = up;
+    for _ in 0..10 {
+        run.frame(Motion::TenPercent);
+    }
+    report.tenth_second = run.second(Motion::TenPercent).0;
+    run.frame(Motion::Idle);
+    run.frame(Motion::Idle);
+    report.idle_second = run.second(Motion::Idle).0;
+    run.world.assert_converged();
+    report
+}
+
+impl Report {
+    /// Snapshot bytes per moving box with every box moving (the fixed 9 bytes of a snapshot
+    /// left out).
+    fn per_moving_box(&self) -> f64 {
+        (self.all_second - 30 * self.idle_snapshot as u64) as f64 / (30 * self.boxes) as f64
+    }
+
+    fn per_moving_box_tenth(&self) -> f64 {
+        (self.tenth_second - 30 * self.idle_snapshot as u64) as f64 / (3 * self.boxes) as f64
+    }
+
+    fn per_idle_node(&self) -> f64 {
+        (self.idle_second - 30 * self.idle_snapshot as u64) as f64 / (30 * self.boxes) as f64
+    }
+
+    fn spawn_per_node(&self) -> f64 {
+        self.spawn_bytes as f64 / self.boxes as f64
+    }
+}
+
+fn table(reports: &[Report]) -> String {
+    let mut out = String::new();
+    let row = |out: &mut String, label: &str, cell: &dyn Fn(&Report) -> String| {
+        let _ = write!(out, "| {label:<44} |");
+        for r in reports {
+            let _ = write!(out, " {:>12} |", cell(r));
+        }
+        out.push('\n');
+    };
+    let _ = write!(
+        out,
+        "| {:<44} |",
+        "default settings (30 Hz, no byte budget)"
+    );
+    for r in reports {
+        let _ = write!(out, " {:>6} boxes |", r.boxes);
+    }
+    out.push('\n');
+    let _ = write!(out, "|{:-<46}|", "");
+    for _ in reports {
+        let _ = write!(out, "{:->13}:|", "");
+    }
+    out.push('\n');
+    row(
+        &mut out,
+        "snapshot bytes per moving box (all moving)",
+        &|r| format!("{:.2}", r.per_moving_box()),
+    );
+    row(
+        &mut out,
+        "snapshot bytes per moving box (10 % moving)",
+        &|r| format!("{:.2}", r.per_moving_box_tenth()),
+    );
+    row(&mut out, "snapshot bytes per idle node", &|r| {
+        format!("{:.2}", r.per_idle_node())
+    });
+    row(&mut out, "idle snapshot bytes", &|r| {
+        r.idle_snapshot.to_string()
+    });
+    row(&mut out, "snapshot bytes, all moving", &|r| {
+        r.all_snapshot.to_string()
+    });
+    row(&mut out, "spawn bytes per node", &|r| {
+        format!("{:.2}", r.spawn_per_node())
+    });
+    row(&mut out, "spawn bytes, every box", &|r| {
+        r.spawn_bytes.to_string()
+    });
+    row(&mut out, "bytes/s per client, all moving", &|r| {
+        r.all_second.to_string()
+    });
+    row(&mut out, "bytes/s per client, 10 % moving", &|r| {
+        r.tenth_second.to_string()
+    });
+    row(&mut out, "bytes/s per client, idle", &|r| {
+        r.idle_second.to_string()
+    });
+    row(&mut out, "bytes/s client → server (acks)", &|r| {
+        r.ack_second.to_string()
+    });
+    out
+}
+
+#[test]
+fn bandwidth_report() {
+    let reports = [measure(100), measure(1000)];
+    println!("{}", table(&reports));
+
+    // A snapshot is the bus header (7 B), a flags byte and a terminating 0: 9 B when idle, and
+    // an unchanged node costs nothing.
+    // A moving box's entry: net id varint (1 B below 128, else 2 B) + length (1 B) + change
+    // mask (1 B) + Vec3 (12 B) + Quat (16 B) = 31 or 32 B, + 4 B when its health changed (1 in
+    // 100 moving boxes per frame with every box moving).
+    // 100 boxes: 9 + 100 × 31 + 1 × 4 = 3113. 1000 boxes: 9 + 127 × 31 + 873 × 32 + 10 × 4.
+    // A spawn: header (7 B) + first net id + scene index (1 B) + parent by path ("/root": 7 B)
+    // + name ("crate#<id>") + authority + node count + absent count (1 B each) + the full state
+    // (mask + 32 B of values: 33 B).
+    let expected = [
+        Report {
+            boxes: 100,
+            spawn_bytes: 6092,
+            idle_snapshot: 9,
+            all_second: 93_390,
+            ack_second: 240,
+            all_snapshot: 3113,
+            tenth_second: 9570,
+            idle_second: 270,
+        },
+        Report {
+            boxes: 1000,
+            spawn_bytes: 62_766,
+            idle_snapshot: 9,
+            all_second: 957_660,
+            ack_second: 240,
+            all_snapshot: 31_922,
+            tenth_second: 96_009,
+            idle_second: 270,
+        },
+    ];
+    assert_eq!(reports, expected, "pinned byte counts changed");
+    assert_eq!(9 + 127 * 31 + 873 * 32 + 10 * 4, 31_922);
+    for r in &reports {
+        // The spec's budget: about 32 bytes per moving box at default settings.
+        assert!(
+            r.per_moving_box() <= 32.0,
+            "{} B per moving box",
+            r.per_moving_box()
+        );
+        assert!(r.per_moving_box_tenth() <= 32.0);
+        assert_eq!(r.per_idle_node(), 0.0);
+        assert_eq!(r.idle_snapshot, 9);
+    }
+}
