@@ -9,7 +9,7 @@
 //!
 //! # Protocol
 //!
-//! See [`protocol`](crate::replication::protocol) for the byte layouts.
+//! See [`protocol`] for the byte layouts.
 //!
 //! - **Handshake.** The transport connects with the message registry's fingerprint (after
 //!   [`prepare_registry`](crate::replication::protocol::prepare_registry), which
