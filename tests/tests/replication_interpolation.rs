@@ -37,6 +37,22 @@ struct Crate {
     color: i32,
 }
 
+/// RPCs both ways for the zero-allocation gate (plain-number arguments, nothing to allocate).
+#[rpcs]
+impl Crate {
+    /// A client nudges a crate (client → server).
+    #[rpc(any_peer)]
+    fn nudge(&mut self, dx: f32, seq: u32) {
+        self.position.x += dx * 1e-6 * (seq % 2) as f32;
+    }
+
+    /// The server flashes a crate (server → clients).
+    #[rpc(server)]
+    fn flash(&mut self, color: i32) {
+        self.color = color;
+    }
+}
+
 /// A flattened [`Crate`] base and an interpolated member of its own.
 #[derive(Replicated, Debug, Default, Clone, PartialEq)]
 struct Ship {
@@ -546,20 +562,55 @@ fn hundred_interpolated_boxes_for_240_frames_allocate_nothing() {
             c.color = frame as i32;
         }
     };
+    // RPCs both ways every 10 frames: the server flashes its first crate on every client, the
+    // client nudges its copy of it on the server.
+    let client_copy = {
+        for _ in 0..10 {
+            world.frame();
+        }
+        let net_id = world.server.net_id(handles[0].node()).unwrap();
+        let node = world.clients[0].node(net_id).unwrap();
+        world.clients[0].scene().net_ref::<Crate>(node).unwrap()
+    };
+    let calls = |world: &mut World, frame: u32| {
+        if frame % 10 == 0 {
+            world.server.rpc(handles[0]).flash(frame as i32).unwrap();
+            world.clients[0].rpc(client_copy).nudge(1.0, frame).unwrap();
+        }
+    };
     // Warm-up: every ring entry, queue and writer reaches its steady size.
     for frame in 0..200 {
         churn(&mut world, frame);
+        calls(&mut world, frame);
         world.frame();
     }
     let applied = world.clients[0].stats().snapshots_applied;
-    assert_no_alloc("240 interpolated frames", || {
-        for frame in 200..440 {
-            churn(&mut world, frame);
-            world.frame();
-        }
-    });
+    let rpcs = (
+        world.server.stats().rpcs_received,
+        world.clients[0].stats().rpcs_received,
+    );
+    assert_no_alloc(
+        "240 interpolated frames with RPCs both ways every 10 frames",
+        || {
+            for frame in 200..440 {
+                churn(&mut world, frame);
+                calls(&mut world, frame);
+                world.frame();
+            }
+        },
+    );
     let client = &world.clients[0];
     assert_eq!(client.stats().snapshots_applied, applied + 240);
+    assert_eq!(
+        world.server.stats().rpcs_received,
+        rpcs.0 + 24,
+        "client -> server calls"
+    );
+    assert_eq!(
+        client.stats().rpcs_received,
+        rpcs.1 + 24,
+        "server -> client calls"
+    );
     assert_eq!(client.scene().iter::<Crate>().count(), 100);
     // Interpolated: shown 3 ticks (0.1 s) behind the server, colors snapped.
     let behind = position(439.0 / 30.0 - 0.1);
