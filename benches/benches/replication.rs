@@ -19,9 +19,9 @@
 //! - `encode_snapshot`: the server's frame on a network tick with one ready client whose
 //!   snapshot carries the changed boxes: `begin_frame` (nothing to receive) + `end_frame`
 //!   (despawn check, timeouts, capture of **every** box — none changed since the last tick —,
-//!   the snapshot: header, flags, per changed box net id, length and `write_since` into a
-//!   scratch writer copied into the packet, the ring entry, the terminator; stats). Counted per
-//!   changed box;
+//!   the snapshot: header, flags, per changed box net id, a 1-byte length placeholder and
+//!   `write_since` straight into the packet, the length patched in, the ring entry, the
+//!   terminator; stats). Counted per changed box;
 //! - `decode_snapshot`: the client's frame receiving that snapshot (a new tick each time):
 //!   `begin_frame` (the bus copies the packet and checks the header; per entry the client finds
 //!   the node by net id, reads and applies the state; queues the ack) + `end_frame` (encodes

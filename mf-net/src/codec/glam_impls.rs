@@ -13,9 +13,13 @@ macro_rules! float_vector {
 
             #[inline]
             fn encode(&self, w: &mut NetWriter) {
-                for c in self.to_array() {
-                    w.write_f32(c);
+                // One append of all components (one capacity check and length update, not
+                // one per component); the bytes are the same as `write_f32` per component.
+                let mut bytes = [0u8; 4 * $n];
+                for (chunk, c) in bytes.chunks_exact_mut(4).zip(self.to_array()) {
+                    chunk.copy_from_slice(&c.to_le_bytes());
                 }
+                w.write_bytes(&bytes);
             }
 
             #[inline]

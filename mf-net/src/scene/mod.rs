@@ -34,6 +34,7 @@ mod net_ref;
 
 use std::any::{Any, TypeId};
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::replication::{RegisteredType, Replicated};
 
@@ -164,6 +165,27 @@ pub struct Scene {
     free: Vec<u32>,
     root: NodeId,
     len: usize,
+    /// Changes whenever a node may have stopped being attached (see
+    /// [`unattach_epoch`](Self::unattach_epoch)).
+    unattach_epoch: u64,
+    /// Changes whenever a value is cleared or replaced by one of another type (see
+    /// [`retype_epoch`](Self::retype_epoch)).
+    retype_epoch: u64,
+}
+
+/// Source of [`Scene::retype_epoch`] values, unique across every scene of the process.
+static RETYPE_EPOCHS: AtomicU64 = AtomicU64::new(1);
+
+fn next_retype_epoch() -> u64 {
+    RETYPE_EPOCHS.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Source of [`Scene::unattach_epoch`] values: unique across every scene of the process, so a
+/// scene swapped for another never repeats a value recorded for the first.
+static UNATTACH_EPOCHS: AtomicU64 = AtomicU64::new(1);
+
+fn next_unattach_epoch() -> u64 {
+    UNATTACH_EPOCHS.fetch_add(1, Ordering::Relaxed)
 }
 
 impl Default for Scene {
@@ -210,6 +232,8 @@ impl Scene {
             free: Vec::new(),
             root,
             len: 1,
+            unattach_epoch: next_unattach_epoch(),
+            retype_epoch: next_retype_epoch(),
         }
     }
 
@@ -313,6 +337,7 @@ impl Scene {
             n.parent = None;
         }
         self.set_attached(node, false);
+        self.unattach_epoch = next_unattach_epoch();
         Ok(())
     }
 
@@ -396,6 +421,15 @@ impl Scene {
             });
         }
         Ok(())
+    }
+
+    /// A value that changes whenever a node may have stopped being [attached](Self::is_attached)
+    /// (a [`detach`](Self::detach), also through [`reparent`](Self::reparent), or a
+    /// [`remove`](Self::remove)) and that no other scene ever has: while it is unchanged, every
+    /// node that was attached still is. The server's despawn check uses it to skip asking every
+    /// networked node every frame.
+    pub(crate) fn unattach_epoch(&self) -> u64 {
+        self.unattach_epoch
     }
 
     /// Marks `top` and its subtree attached or not.
@@ -483,6 +517,10 @@ impl Scene {
 
     /// Sets `node`'s value to `value`, replacing any previous value (of any type).
     ///
+    /// A [`Multiplayer`](crate::replication::Multiplayer) server despawns (frees) a networked
+    /// node whose value is replaced by one of another type, at the end of the frame: its
+    /// clients built it with the old type and could not read the new one.
+    ///
     /// # Errors
     ///
     /// [`SceneError::NoSuchNode`] if `node` is gone.
@@ -492,18 +530,41 @@ impl Scene {
         value: T,
     ) -> Result<NetRef<T>, SceneError> {
         let slot = self.node_mut(node).ok_or(SceneError::NoSuchNode(node))?;
+        let retyped = slot
+            .value
+            .as_ref()
+            .is_some_and(|old| old.ty.type_id() != TypeId::of::<T>());
         slot.value = Some(NodeValue {
             value: Box::new(value),
             ty: RegisteredType::of::<T>(),
         });
+        if retyped {
+            self.retype_epoch = next_retype_epoch();
+        }
         Ok(NetRef::new(node))
     }
 
     /// Removes `node`'s value, leaving the node in place. Returns whether it had one.
+    ///
+    /// A [`Multiplayer`](crate::replication::Multiplayer) server despawns (frees) a networked
+    /// node whose value is cleared, at the end of the frame.
     pub fn clear_value(&mut self, node: NodeId) -> bool {
-        self.node_mut(node)
+        let cleared = self
+            .node_mut(node)
             .and_then(|node| node.value.take())
-            .is_some()
+            .is_some();
+        if cleared {
+            self.retype_epoch = next_retype_epoch();
+        }
+        cleared
+    }
+
+    /// A value that changes whenever a value is [cleared](Self::clear_value) or
+    /// [replaced](Self::set_value) by one of another type, and that no other scene ever has.
+    /// The server's check for networked nodes whose value no longer matches their shadow state
+    /// uses it to run only after such a change.
+    pub(crate) fn retype_epoch(&self) -> u64 {
+        self.retype_epoch
     }
 
     /// The typed handle of `node` if it holds a `T`.
@@ -547,6 +608,16 @@ impl Scene {
     /// `node`'s value, type-erased and mutable.
     pub fn value_any_mut(&mut self, node: NodeId) -> Option<&mut dyn Any> {
         Some(self.node_mut(node)?.value.as_mut()?.value.as_mut())
+    }
+
+    /// [`value_info`](Self::value_info) and [`value_any_mut`](Self::value_any_mut) with one
+    /// lookup.
+    pub(crate) fn value_info_and_any_mut(
+        &mut self,
+        node: NodeId,
+    ) -> Option<(&RegisteredType, &mut dyn Any)> {
+        let value = self.node_mut(node)?.value.as_mut()?;
+        Some((&value.ty, value.value.as_mut()))
     }
 
     /// Every node holding a `T`, with its value, in arena order (not tree order; use
@@ -616,6 +687,7 @@ impl Scene {
                 stack.extend(removed.children);
             }
         }
+        self.unattach_epoch = next_unattach_epoch();
         true
     }
 

@@ -16,11 +16,17 @@ use crate::replication::protocol::{
 };
 use crate::scene::{NodeId, SceneIndex};
 use crate::transport::{Channel, DisconnectReason, PeerId, Transport};
-use crate::wire::{DecodeError, NetReader};
+use crate::wire::{DecodeError, NetReader, NetWriter};
 
 /// Acks queued between two frames before the oldest are dropped (dropping one only makes the
 /// server resend what that snapshot carried).
 const MAX_PENDING_ACKS: usize = 16;
+
+/// The highest net id [`ClientState::by_id`] grows to with `live` networked nodes: the table
+/// stays within a few times the live node count (plus some slack), whatever ids a server sends.
+fn dense_limit(live: usize) -> usize {
+    live.saturating_mul(4).saturating_add(4096)
+}
 
 /// A networked node on a client.
 #[derive(Debug, Clone, Copy)]
@@ -53,6 +59,11 @@ pub(crate) struct ClientState {
     pub(crate) last_truncated: bool,
     /// Sorted by net id.
     pub(crate) nodes: Vec<ClientNode>,
+    /// The node of every net id below its length (`None`: no such node), the same as a search
+    /// of `nodes`: snapshots find their nodes here without a search. Net ids are consecutive
+    /// from 1, so it is dense; it only grows to ids at most [`dense_limit`] (ids past its end
+    /// are searched in `nodes`), so a far-off id cannot make it huge.
+    by_id: Vec<Option<NodeId>>,
     pub(crate) by_node: HashMap<NodeId, u32>,
     groups: Vec<ClientGroup>,
     /// The highest net id of any spawn received.
@@ -78,6 +89,7 @@ impl ClientState {
             newest_acked: 0,
             last_truncated: false,
             nodes: Vec::new(),
+            by_id: Vec::new(),
             by_node: HashMap::new(),
             groups: Vec::new(),
             max_spawned: 0,
@@ -95,7 +107,32 @@ impl ClientState {
 
     /// The scene node of `net_id`.
     pub(crate) fn node_of(&self, net_id: u32) -> Option<NodeId> {
-        self.index_of(net_id).map(|i| self.nodes[i].node)
+        match self.by_id.get(net_id as usize) {
+            Some(&node) => node,
+            None => self.index_of(net_id).map(|i| self.nodes[i].node),
+        }
+    }
+
+    /// Records in `by_id` that `net_id` now maps to `node` (after `nodes` changed), growing the
+    /// table over `net_id` when it is not too far off.
+    fn set_by_id(&mut self, net_id: u32, node: Option<NodeId>) {
+        let id = net_id as usize;
+        if id >= self.by_id.len() {
+            if node.is_none() || id > dense_limit(self.nodes.len()) {
+                return;
+            }
+            // The ids the table now covers were only in `nodes` until now.
+            let from = self.by_id.len();
+            self.by_id.resize(id + 1, None);
+            let start = self.nodes.partition_point(|n| (n.net_id as usize) < from);
+            for n in &self.nodes[start..] {
+                match self.by_id.get_mut(n.net_id as usize) {
+                    Some(slot) => *slot = Some(n.node),
+                    None => break,
+                }
+            }
+        }
+        self.by_id[id] = node;
     }
 
     /// The authority of a networked node.
@@ -153,6 +190,7 @@ impl ClientState {
             }
         }
         self.nodes.clear();
+        self.by_id.clear();
         self.by_node.clear();
         shared.stats.networked_nodes = 0;
     }
@@ -224,12 +262,9 @@ impl ClientState {
                 Ok(true)
             }
             SNAPSHOT => self.on_snapshot(shared, tick, r),
-            _ => {
-                shared.stats.control_dropped += 1;
-                Err(DecodeError::Invalid(
-                    "replication message not accepted from the server",
-                ))
-            }
+            _ => Err(DecodeError::Invalid(
+                "replication message not accepted from the server",
+            )),
         }
     }
 
@@ -306,29 +341,60 @@ impl ClientState {
             undo(shared);
             return Err("the instance has another number of networked nodes");
         }
+        // Nothing is applied unless the whole message reads: absent nodes are removed only at
+        // the end, and a bound node's previous state is kept (its full state, as bytes) and
+        // restored if a later read fails, so a malformed spawn never leaves a bound node (one
+        // the client owns) partly updated. A spawned instance is simply removed again.
+        let mut absent = Vec::new();
+        let mut backup = NetWriter::new();
+        let mut backed_up = Vec::new();
         let result = (|| -> Result<(), DecodeError> {
-            let absent = r.read_count(1)?;
-            for _ in 0..absent {
+            for _ in 0..r.read_count(1)? {
                 let id = r.read_var_u32()?;
                 let offset = id
                     .checked_sub(header.first_net_id)
                     .filter(|&o| o > 0 && o < header.count)
                     .ok_or(DecodeError::Invalid("absent id outside the spawn"))?;
-                shared.scene.remove(nodes[offset as usize]);
+                absent.push(nodes[offset as usize]);
             }
             for &node in &nodes {
+                // Absent, or under an absent node: no state follows.
+                let mut up = Some(node);
+                while let Some(n) = up.filter(|n| !absent.contains(n)) {
+                    up = (n != root).then(|| shared.scene.parent(n)).flatten();
+                }
+                if up.is_some() {
+                    continue;
+                }
                 let Some(ty) = shared.scene.value_info(node).copied() else {
                     continue;
                 };
-                if let Some(value) = shared.scene.value_any_mut(node) {
-                    ty.read(value, r)?;
+                let Some(value) = shared.scene.value_any_mut(node) else {
+                    continue;
+                };
+                if bound {
+                    if let Some(state) = ty.new_state(value, 0) {
+                        state.write_full(&mut backup);
+                        backed_up.push(node);
+                    }
                 }
+                ty.read(value, r)?;
             }
             r.finish()
         })();
         if result.is_err() {
+            let mut restore = NetReader::new(backup.as_slice());
+            for &node in &backed_up {
+                let ty = shared.scene.value_info(node).copied();
+                if let (Some(ty), Some(value)) = (ty, shared.scene.value_any_mut(node)) {
+                    let _ = ty.read(value, &mut restore);
+                }
+            }
             undo(shared);
             return Err("malformed spawn state");
+        }
+        for &node in &absent {
+            shared.scene.remove(node);
         }
         let authority = PeerId(header.authority);
         for (offset, &node) in (0u32..).zip(&nodes) {
@@ -346,6 +412,7 @@ impl ClientState {
                 },
             );
             self.by_node.insert(node, net_id);
+            self.set_by_id(net_id, Some(node));
         }
         self.groups.push(ClientGroup { root, bound });
         shared.stats.spawns += 1;
@@ -370,10 +437,14 @@ impl ClientState {
         shared.scene.remove(node);
         let scene = &shared.scene;
         let by_node = &mut self.by_node;
+        let by_id = &mut self.by_id;
         self.nodes.retain(|n| {
             let alive = scene.contains(n.node);
             if !alive {
                 by_node.remove(&n.node);
+                if let Some(slot) = by_id.get_mut(n.net_id as usize) {
+                    *slot = None;
+                }
             }
             alive
         });
@@ -433,7 +504,7 @@ impl ClientState {
             }
             let len = r.read_len()?;
             let bytes = r.read_bytes(len)?;
-            let Some(i) = self.index_of(id) else {
+            let Some(node) = self.node_of(id) else {
                 // Above every spawn received: that spawn is still in flight, so this snapshot
                 // must not be acknowledged. Below: despawned, skip.
                 if id > self.max_spawned {
@@ -441,15 +512,11 @@ impl ClientState {
                 }
                 continue;
             };
-            let node = self.nodes[i].node;
-            let Some(ty) = shared.scene.value_info(node).copied() else {
-                continue;
-            };
-            let Some(value) = shared.scene.value_any_mut(node) else {
+            let Some((ty, value)) = shared.scene.value_info_and_any_mut(node) else {
                 continue;
             };
             let mut entry = NetReader::new(bytes);
-            self.interp.read(&ty, id, value, &mut entry, tick)?;
+            self.interp.read(ty, id, value, &mut entry, tick)?;
             entry.finish()?;
         }
         r.finish()?;

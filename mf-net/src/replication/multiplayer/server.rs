@@ -25,6 +25,9 @@ pub(crate) struct NetNode {
     pub(crate) node: NodeId,
     /// The typed shadow state; `None` for an instance root that holds no value.
     pub(crate) state: Option<Box<dyn ErasedState>>,
+    /// `state`'s [`last_changed`](ErasedState::last_changed) (0 without a state), kept here
+    /// so that a snapshot skips unchanged nodes without touching their boxed state.
+    pub(crate) last_changed: u32,
     pub(crate) authority: PeerId,
     /// The nearest networked ancestor when the node was spawned (0: none).
     pub(crate) net_parent: u32,
@@ -100,6 +103,13 @@ pub(crate) struct ServerState {
     pub(crate) joined: Vec<PeerId>,
     /// Peers whose control messages failed during the current operation.
     failed: Vec<PeerId>,
+    /// The scene's [`unattach_epoch`](Scene::unattach_epoch) when every node in `nodes` was
+    /// last found attached: while the scene still has it, nothing can have been freed or
+    /// detached (nodes are only added attached), so the despawn check skips its scan.
+    all_attached_at: Option<u64>,
+    /// The scene's [`retype_epoch`](Scene::retype_epoch) when every networked value was last
+    /// found of its shadow state's type (see [`free_retyped`](Self::free_retyped)).
+    types_checked_at: Option<u64>,
 }
 
 /// The networked nodes of an instance rooted at `root`: the root, then every descendant holding
@@ -123,6 +133,8 @@ impl ServerState {
             clients: Vec::new(),
             joined: Vec::new(),
             failed: Vec::new(),
+            all_attached_at: None,
+            types_checked_at: None,
         }
     }
 
@@ -398,12 +410,9 @@ impl ServerState {
                 }
                 Ok(true)
             }
-            _ => {
-                shared.stats.control_dropped += 1;
-                Err(DecodeError::Invalid(
-                    "replication message not accepted from a client",
-                ))
-            }
+            _ => Err(DecodeError::Invalid(
+                "replication message not accepted from a client",
+            )),
         }
     }
 
@@ -531,8 +540,17 @@ impl ServerState {
         if let Some(core) = core.as_deref_mut() {
             core.set_tick(self.tick);
         }
-        if self.nodes.iter().any(|n| !shared.scene.is_attached(n.node)) {
-            self.despawn_freed(core.as_deref_mut(), shared);
+        if self.types_checked_at != Some(shared.scene.retype_epoch()) {
+            self.free_retyped(shared);
+        }
+        let epoch = shared.scene.unattach_epoch();
+        if self.all_attached_at != Some(epoch) {
+            if self.nodes.iter().any(|n| !shared.scene.is_attached(n.node)) {
+                self.despawn_freed(core.as_deref_mut(), shared);
+            }
+            // Every node left is attached (despawn_freed forgets the others); if the scene
+            // changed meanwhile its epoch did too, and the next frame scans again.
+            self.all_attached_at = Some(epoch);
         }
         if !self.pending.is_empty() {
             self.flush_spawns(core.as_deref_mut(), shared);
@@ -552,7 +570,9 @@ impl ServerState {
                 if let (Some(state), Some(value)) =
                     (n.state.as_mut(), shared.scene.value_any(n.node))
                 {
-                    state.capture(value, self.tick);
+                    if state.capture(value, self.tick) {
+                        n.last_changed = state.last_changed();
+                    }
                 }
             }
             if let Some(core) = core {
@@ -580,12 +600,14 @@ impl ServerState {
                 truncated = snapshot::write(w, nodes, client, scratch, budget, tick, now).truncated;
                 size = w.len();
             });
-            let stats = &mut shared.stats;
-            stats.snapshots_sent += 1;
-            stats.snapshots_truncated += u64::from(truncated);
-            stats.last_snapshot_bytes = size;
-            stats.largest_snapshot_bytes = stats.largest_snapshot_bytes.max(size);
+            // A snapshot the transport refused was not sent (the bus counts it in
+            // `send_failures`); it is not counted here.
             if result.is_ok() {
+                let stats = &mut shared.stats;
+                stats.snapshots_sent += 1;
+                stats.snapshots_truncated += u64::from(truncated);
+                stats.last_snapshot_bytes = size;
+                stats.largest_snapshot_bytes = stats.largest_snapshot_bytes.max(size);
                 client.stats.snapshots_sent += 1;
                 client.stats.bytes_sent += size as u64;
                 client.stats.last_snapshot_bytes = size;
@@ -616,6 +638,33 @@ impl ServerState {
             core.disconnect(peer, DisconnectReason::Timeout);
             self.peer_left(Some(&mut *core), shared, peer, DisconnectReason::Timeout);
         }
+    }
+
+    /// Frees every networked node whose value was cleared or replaced by a value of another
+    /// type since its spawn ([`Scene::clear_value`], [`Scene::set_value`]): its shadow state
+    /// could no longer capture it, and clients built it with the old type, so it is despawned
+    /// like any freed node (with its subtree) instead of going stale. Runs only after the scene
+    /// cleared or retyped some value.
+    fn free_retyped(&mut self, shared: &mut Shared) {
+        let scene = &shared.scene;
+        let retyped: Vec<NodeId> = self
+            .nodes
+            .iter()
+            .filter(|n| {
+                n.state.as_ref().is_some_and(|state| {
+                    scene.contains(n.node) && scene.value_type(n.node) != Some(state.value_type())
+                })
+            })
+            .map(|n| n.node)
+            .collect();
+        for node in retyped {
+            warn!(
+                %node,
+                "a networked node's value was cleared or replaced by another type; despawning it"
+            );
+            shared.scene.remove(node);
+        }
+        self.types_checked_at = Some(shared.scene.retype_epoch());
     }
 
     /// Sends one despawn per freed node whose networked parent is still alive, and forgets
@@ -700,10 +749,12 @@ impl ServerState {
                     .copied()
                     .zip(shared.scene.value_any(node))
                     .and_then(|(ty, value)| ty.new_state(value, 0));
+                let last_changed = state.as_ref().map_or(0, |s| s.last_changed());
                 self.nodes.push(NetNode {
                     net_id: p.group.first + offset,
                     node,
                     state,
+                    last_changed,
                     authority,
                     net_parent,
                 });

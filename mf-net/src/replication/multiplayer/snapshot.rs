@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::server::{ClientSlot, NetNode};
 use crate::replication::protocol::SNAPSHOT_TRUNCATED;
-use crate::wire::{varint_len, NetWriter};
+use crate::wire::NetWriter;
 
 /// How many sent snapshots the server remembers per client.
 pub(crate) const RING: usize = 64;
@@ -41,7 +41,8 @@ pub(crate) struct Written {
 /// entry for every node changed after the client's acknowledged tick for it, starting at the
 /// client's cursor and stopping before the byte budget (`budget`, 0 = unlimited, counting the
 /// whole packet) would be exceeded, then the terminating 0. Records the carried nodes in the
-/// ring entry of `tick`. Allocates nothing once the ring's node lists and `scratch` have grown.
+/// ring entry of `tick`. Allocates nothing once the ring's node lists, `w` and `scratch` (used
+/// only for states of 128 bytes or more) have grown.
 pub(crate) fn write(
     w: &mut NetWriter,
     nodes: &[NetNode],
@@ -69,27 +70,39 @@ pub(crate) fn write(
     for k in 0..count {
         let i = (start + k) % count;
         let node = &nodes[i];
+        let since = client.acked.get(i).copied().unwrap_or(0);
+        if node.last_changed <= since {
+            continue;
+        }
         let Some(state) = node.state.as_ref() else {
             continue;
         };
-        let since = client.acked.get(i).copied().unwrap_or(0);
-        if state.last_changed() <= since {
-            continue;
+        // The entry goes straight into the packet: net id, a 1-byte length placeholder (a
+        // state under 128 bytes, the common case), the state, then the length patched in.
+        let entry_at = w.len();
+        w.write_var_u32(node.net_id);
+        let len_at = w.len();
+        w.write_u8(0);
+        state.write_since(since, w);
+        let len = w.len() - len_at - 1;
+        if len < 0x80 {
+            w.patch(len_at, &[len as u8]);
+        } else {
+            // A longer state needs a longer varint: move it through `scratch` to make room.
+            scratch.clear();
+            scratch.write_bytes(&w.as_slice()[len_at + 1..]);
+            w.truncate(len_at);
+            w.write_len(len);
+            w.write_bytes(scratch.as_slice());
         }
-        scratch.clear();
-        state.write_since(since, scratch);
-        let len = scratch.len();
-        let entry_len = varint_len(u64::from(node.net_id)) + varint_len(len as u64) + len;
         // + 1 for the terminator. An entry larger than the whole budget still goes out alone,
         // or it would never be sent.
-        if budget > 0 && w.len() + entry_len + 1 > budget && !entry.nodes.is_empty() {
+        if budget > 0 && w.len() + 1 > budget && !entry.nodes.is_empty() {
+            w.truncate(entry_at);
             truncated = true;
             cursor = node.net_id;
             break;
         }
-        w.write_var_u32(node.net_id);
-        w.write_len(len);
-        w.write_bytes(scratch.as_slice());
         entry.nodes.push(node.net_id);
     }
     w.write_var_u32(0);
