@@ -1,9 +1,12 @@
-//! Runnable mf-net demos (see the `[[example]]` entries: `cargo run --example chat`).
+//! Runnable mf-net demos (see the `[[example]]` entries: `cargo run --example chat`,
+//! `cargo run --example boxes`, `cargo run --example lobby`).
 //!
 //! This crate also compiles and runs every Rust block of the book (`book/src`) as a doctest, so
 //! the tutorial cannot drift from the code.
 
+pub mod boxes;
 pub mod chat;
+pub mod lobby;
 
 macro_rules! book_chapters {
     ($($name:ident => $file:literal),* $(,)?) => {$(
