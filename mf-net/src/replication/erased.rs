@@ -10,7 +10,7 @@
 //! [`RegisteredType::new_state`]: super::RegisteredType::new_state
 //! [`RegisteredType::read`]: super::RegisteredType::read
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::marker::PhantomData;
 
 use super::Replicated;
@@ -28,6 +28,9 @@ pub trait ErasedState {
     fn write_since(&self, since: u32, w: &mut NetWriter);
     /// [`Replicated::write_full`].
     fn write_full(&self, w: &mut NetWriter);
+    /// The [`TypeId`] of the value type whose state this is (what [`capture`](Self::capture)
+    /// accepts).
+    fn value_type(&self) -> TypeId;
 }
 
 /// The shadow state of a `T`, as an [`ErasedState`].
@@ -58,6 +61,10 @@ impl<T: Replicated> ErasedState for StateOf<T> {
     #[inline]
     fn write_full(&self, w: &mut NetWriter) {
         T::write_full(&self.state, w);
+    }
+
+    fn value_type(&self) -> TypeId {
+        TypeId::of::<T>()
     }
 }
 

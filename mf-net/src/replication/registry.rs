@@ -115,7 +115,11 @@ impl RegisteredType {
     /// Reads a state written by [`ErasedState::write_since`] or [`ErasedState::write_full`]
     /// into `value` ([`Replicated::read`]); [`DecodeError::Invalid`] if `value` is not of this
     /// type.
-    pub fn read(&self, value: &mut dyn std::any::Any, r: &mut NetReader<'_>) -> Result<(), DecodeError> {
+    pub fn read(
+        &self,
+        value: &mut dyn std::any::Any,
+        r: &mut NetReader<'_>,
+    ) -> Result<(), DecodeError> {
         (self.read)(value, r)
     }
 

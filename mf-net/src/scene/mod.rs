@@ -127,7 +127,10 @@ impl fmt::Display for SceneError {
                 write!(f, "node {node} is not detached; reparent it instead")
             }
             Self::InsideItself { node, parent } => {
-                write!(f, "node {node} cannot go under {parent}, which is inside it")
+                write!(
+                    f,
+                    "node {node} cannot go under {parent}, which is inside it"
+                )
             }
         }
     }

@@ -1,6 +1,6 @@
 //! The client side: handshake, spawns, despawns, authority, snapshot application and acks.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use tracing::{debug, info, warn};
@@ -313,10 +313,14 @@ impl ClientState {
             }
             (node, true)
         } else if header.scene == protocol::SCENE_SPAWNER {
-            let payload = header.spawner.as_ref().ok_or("spawner spawn without data")?;
-            let root = shared
-                .spawners
-                .spawn_remote(&mut shared.scene, parent, &header.name, payload)?;
+            let payload = header
+                .spawner
+                .as_ref()
+                .ok_or("spawner spawn without data")?;
+            let root =
+                shared
+                    .spawners
+                    .spawn_remote(&mut shared.scene, parent, &header.name, payload)?;
             (root, false)
         } else {
             let index = u16::try_from(header.scene).map_err(|_| "unknown scene index")?;
@@ -345,7 +349,8 @@ impl ClientState {
         // the end, and a bound node's previous state is kept (its full state, as bytes) and
         // restored if a later read fails, so a malformed spawn never leaves a bound node (one
         // the client owns) partly updated. A spawned instance is simply removed again.
-        let mut absent = Vec::new();
+        // A set: a hostile list may repeat ids (as many as the packet has bytes).
+        let mut absent = HashSet::new();
         let mut backup = NetWriter::new();
         let mut backed_up = Vec::new();
         let result = (|| -> Result<(), DecodeError> {
@@ -355,7 +360,7 @@ impl ClientState {
                     .checked_sub(header.first_net_id)
                     .filter(|&o| o > 0 && o < header.count)
                     .ok_or(DecodeError::Invalid("absent id outside the spawn"))?;
-                absent.push(nodes[offset as usize]);
+                absent.insert(nodes[offset as usize]);
             }
             for &node in &nodes {
                 // Absent, or under an absent node: no state follows.

@@ -28,6 +28,11 @@
 //!   snapshots. A snapshot entry carries everything changed since that tick, so loss,
 //!   duplication and reordering are harmless; clients discard snapshots not newer than the
 //!   newest applied, and acknowledge a snapshot only when they could apply all of it.
+//! - **Ticks** are `u32` counts of network ticks and are compared plainly (no wrap-around
+//!   arithmetic): the tick wraps after 2³² ticks, 4.5 years at 30 Hz but 195 days at the
+//!   maximum 255 Hz. After a wrap clients discard every snapshot as stale and time out, so a
+//!   server meant to run that long restarts with a fresh [`Multiplayer`] (which counts from 0)
+//!   before then.
 //! - **RPCs.** `mp.rpc(handle).name(..)` sends one message (net id, wire id, arguments) from a
 //!   client to the server or from the server to its clients; the receiver checks the mode
 //!   against the transport's sender, rate limits, and catches failing bodies. The handshake
@@ -82,8 +87,8 @@ mod config;
 mod dump;
 mod events;
 mod interpolation;
-mod server;
 pub mod rpc;
+mod server;
 mod snapshot;
 mod spawner;
 mod stats;
@@ -393,8 +398,11 @@ impl<T: Transport + 'static> Multiplayer<T> {
 
     /// The replicated scene, mutably. Freeing a networked node on the server despawns it at
     /// the end of the frame; so does [detaching](Scene::detach) it, unless it is attached again
-    /// before [`end_frame`](Self::end_frame) (then it stays networked). Moving or renaming a
-    /// networked node after its spawn is not replicated.
+    /// before [`end_frame`](Self::end_frame) (then it stays networked). A networked node whose
+    /// value is [cleared](Scene::clear_value) or [replaced](Scene::set_value) by a value of
+    /// another type (after its spawn went out) is freed and despawned at the end of the frame,
+    /// with a warning: clients built it with the old type. Moving or renaming a networked node
+    /// after its spawn is not replicated.
     pub fn scene_mut(&mut self) -> &mut Scene {
         &mut self.shared.scene
     }
@@ -478,6 +486,13 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// like a spawn with scene index −1, and each client binds its own node with the same
     /// parent path and name (which must be loaded before the message arrives). The node and its
     /// descendants holding values take consecutive network ids.
+    ///
+    /// Bound nodes are not part of the handshake fingerprint (they are not known then), so each
+    /// client must hold values of the same types at the same places. A client that cannot read
+    /// the state (another type, or another number of nodes holding values) raises
+    /// [`SpawnFailed`](MultiplayerEvent::SpawnFailed) with its node untouched: a bind is
+    /// applied in full or not at all. A type whose encoding happens to read as the client's
+    /// type cannot be detected.
     ///
     /// # Errors
     ///
@@ -713,10 +728,18 @@ fn on_message<T: Transport>(
     if message_id > protocol::AUTHORITY {
         return Ok(false);
     }
-    match role {
+    let result = match role {
         Role::Server(server) => server.on_message(core, shared, sender, message_id, r),
         Role::Client(client) => client.on_message(core, shared, message_id, tick, r),
+    };
+    // Undecodable or unexpected: the bus drops it (`dropped_malformed`); counted here too. A
+    // snapshot with a malformed entry after valid ones lands here: those entries stay applied
+    // (each carries the server's values), but it is neither acknowledged nor recorded as the
+    // newest applied tick.
+    if result.is_err() {
+        shared.stats.control_dropped += 1;
     }
+    result
 }
 
 /// Handles a bus event: connections and disconnections drive the handshake and leaving; the

@@ -14,9 +14,10 @@ pub struct NetworkStats {
     pub bytes_sent_per_second: u64,
     /// Bytes received over the last second of passed-in time.
     pub bytes_received_per_second: u64,
-    /// Server: snapshots sent (one per joined client per net tick).
+    /// Server: snapshots the transport accepted (one per joined client per net tick; a refused
+    /// one is only counted in the bus's [`send_failures`](crate::bus::BusStats::send_failures)).
     pub snapshots_sent: u64,
-    /// Server: snapshots that did not carry every changed node (byte budget).
+    /// Server: snapshots sent that did not carry every changed node (byte budget).
     pub snapshots_truncated: u64,
     /// Client: snapshots applied in full (and acknowledged).
     pub snapshots_applied: u64,
@@ -40,7 +41,8 @@ pub struct NetworkStats {
     /// disconnected its client.
     pub control_send_failures: u64,
     /// Replication messages dropped as malformed or unexpected (wrong direction, before the
-    /// handshake, undecodable).
+    /// handshake, undecodable). Client: a snapshot with a malformed entry counts here; the
+    /// entries before it stay applied, but it is not acknowledged.
     pub control_dropped: u64,
     /// Client: spawns that could not be applied.
     pub spawn_failures: u64,
