@@ -12,7 +12,7 @@
 //!
 //! How it is built:
 //!
-//! - The lobby is one **server-owned node** holding a [`Lobby`]. The server **publishes** its
+//! - The lobby is one **server-owned node** holding a `Lobby`. The server **publishes** its
 //!   state as `#[replicated]` members (the seats, the countdown, whether the match started, a
 //!   version number); clients only read them. The server keeps its bookkeeping (each member's
 //!   last input sequence, the countdown timer) in plain fields that are never sent.
