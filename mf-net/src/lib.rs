@@ -52,7 +52,9 @@ pub mod __private {
     pub use crate::interpolation::member::MemberInterpolate;
     pub use crate::interpolation::InterpolationBuffer;
     pub use crate::replication::member::{MemberClone, MemberCodec, MemberEq};
-    pub use crate::replication::{MemberInfo, RegisteredType, Replicated, MAX_MEMBERS};
+    pub use crate::replication::{
+        Audience, MemberCondition, MemberInfo, RegisteredType, Replicated, MAX_MEMBERS,
+    };
     pub use crate::rpc::support::*;
     pub use crate::schema::{hash_name, hash_str, hash_u64, strip_crate};
     pub use crate::wire::{DecodeError, NetReader, NetWriter};

@@ -2,3 +2,4 @@
 
 pub mod alloc_counter;
 pub mod harness;
+pub mod send_hook;

@@ -10,7 +10,8 @@
 use glam::Vec3;
 use mf_net::prelude::*;
 use mf_net::replication::{
-    MemberInfo, RegisteredType, ReplicatedTypeId, ReplicationRegistry, ReplicationRegistryError,
+    MemberCondition, MemberInfo, RegisteredType, ReplicatedTypeId, ReplicationRegistry,
+    ReplicationRegistryError,
 };
 use mf_net_tests::alloc_counter::assert_no_alloc;
 
@@ -400,18 +401,27 @@ fn constants_describe_the_type() {
                 type_name: <i32 as NetCodec>::NAME,
                 schema_hash: <i32 as NetCodec>::SCHEMA_HASH,
                 interpolate: false,
+                condition: MemberCondition::Always,
+                initial_only: false,
+                on_change: None,
             },
             MemberInfo {
                 name: "position",
                 type_name: <Vec3 as NetCodec>::NAME,
                 schema_hash: <Vec3 as NetCodec>::SCHEMA_HASH,
                 interpolate: true,
+                condition: MemberCondition::Always,
+                initial_only: false,
+                on_change: None,
             },
             MemberInfo {
                 name: "name",
                 type_name: <String as NetCodec>::NAME,
                 schema_hash: <String as NetCodec>::SCHEMA_HASH,
                 interpolate: false,
+                condition: MemberCondition::Always,
+                initial_only: false,
+                on_change: None,
             },
         ]
     );

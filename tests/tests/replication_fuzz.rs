@@ -31,9 +31,10 @@ use mf_net::replication::protocol::{
 };
 use mf_net::replication::NetId;
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
-use mf_net::transport::{SendError, TransportEvent, TransportStats};
+use mf_net::transport::{SendError, TransportEvent};
 use mf_net_tests::alloc_counter;
 use mf_net_tests::harness::{messages, Dyn, Mp, World};
+use mf_net_tests::send_hook::SendHook;
 
 mod replication_common;
 use replication_common::{Body, Gun};
@@ -324,37 +325,13 @@ fn channel(rng: &mut Rng) -> Channel {
 
 type Log = Rc<RefCell<Vec<Vec<u8>>>>;
 
-/// A transport that records every packet sent through it.
-struct Recording {
-    inner: LoopbackTransport,
-    log: Log,
-}
-
-impl Transport for Recording {
-    fn send(&mut self, peer: PeerId, channel: Channel, data: &[u8]) -> Result<(), SendError> {
-        self.log.borrow_mut().push(data.to_vec());
-        self.inner.send(peer, channel, data)
-    }
-
-    fn poll_event(&mut self) -> Option<TransportEvent<'_>> {
-        self.inner.poll_event()
-    }
-
-    fn advance(&mut self, dt: Duration) {
-        self.inner.advance(dt);
-    }
-
-    fn flush(&mut self) {
-        self.inner.flush();
-    }
-
-    fn disconnect(&mut self, peer: PeerId, reason: DisconnectReason) {
-        self.inner.disconnect(peer, reason);
-    }
-
-    fn stats(&self) -> TransportStats {
-        self.inner.stats()
-    }
+/// `inner`, recording every packet sent through it in `log`.
+fn recording(inner: LoopbackTransport, log: &Log) -> Dyn {
+    let log = Rc::clone(log);
+    Box::new(SendHook::new(inner, move |_, _, data| {
+        log.borrow_mut().push(data.to_vec());
+        Ok(())
+    }))
 }
 
 /// Valid packets of an honest session: (server → client, client → server).
@@ -383,19 +360,13 @@ fn record_session() -> Corpus {
     let (server_log, client_log) = (Log::default(), Log::default());
     let mut server = Mp::new(library(), MultiplayerConfig::default());
     setup(&mut server);
-    let listen: Dyn = Box::new(Recording {
-        inner: net.listen("game", 8).unwrap(),
-        log: Rc::clone(&server_log),
-    });
+    let listen = recording(net.listen("game", 8).unwrap(), &server_log);
     server.start_server(listen, messages()).unwrap();
     let data = Mp::connect_data(&messages()).unwrap();
     let connect = |net: &LoopbackNetwork, log: &Log| -> Mp {
         let mut client = Mp::new(library(), MultiplayerConfig::default());
         setup(&mut client);
-        let transport: Dyn = Box::new(Recording {
-            inner: net.connect("game", data),
-            log: Rc::clone(log),
-        });
+        let transport = recording(net.connect("game", data), log);
         client.start_client(transport, messages()).unwrap();
         client
     };
@@ -1186,50 +1157,22 @@ fn a_networked_value_cleared_or_retyped_is_despawned() {
     world.assert_converged();
 }
 
-/// A transport that refuses unreliable packets while `refuse` is set.
-struct Refusing {
-    inner: LoopbackTransport,
-    refuse: Rc<std::cell::Cell<bool>>,
-}
-
-impl Transport for Refusing {
-    fn send(&mut self, peer: PeerId, channel: Channel, data: &[u8]) -> Result<(), SendError> {
-        if self.refuse.get() && channel == Channel::Unreliable {
-            return Err(SendError::Refused);
-        }
-        self.inner.send(peer, channel, data)
-    }
-
-    fn poll_event(&mut self) -> Option<TransportEvent<'_>> {
-        self.inner.poll_event()
-    }
-
-    fn advance(&mut self, dt: Duration) {
-        self.inner.advance(dt);
-    }
-
-    fn flush(&mut self) {
-        self.inner.flush();
-    }
-
-    fn disconnect(&mut self, peer: PeerId, reason: DisconnectReason) {
-        self.inner.disconnect(peer, reason);
-    }
-
-    fn stats(&self) -> TransportStats {
-        self.inner.stats()
-    }
-}
-
 #[test]
 fn snapshots_the_transport_refuses_are_not_counted_as_sent() {
     let net = LoopbackNetwork::new();
     let refuse = Rc::new(std::cell::Cell::new(false));
     let mut server = Mp::new(library(), MultiplayerConfig::default());
-    let transport: Dyn = Box::new(Refusing {
-        inner: net.listen("game", 8).unwrap(),
-        refuse: Rc::clone(&refuse),
-    });
+    // Refuses unreliable packets while `refuse` is set.
+    let refusing = Rc::clone(&refuse);
+    let transport: Dyn = Box::new(SendHook::new(
+        net.listen("game", 8).unwrap(),
+        move |_, channel, _| {
+            if refusing.get() && channel == Channel::Unreliable {
+                return Err(SendError::Refused);
+            }
+            Ok(())
+        },
+    ));
     server.start_server(transport, messages()).unwrap();
     let mut client = Mp::new(library(), MultiplayerConfig::default());
     let data = Mp::connect_data(&messages()).unwrap();

@@ -13,10 +13,11 @@ use mf_net::prelude::*;
 use mf_net::replication::{MultiplayerError, MultiplayerEvent};
 use mf_net::scene::SceneError;
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
-use mf_net::transport::{SendError, TransportEvent, TransportStats};
+use mf_net::transport::SendError;
 mod replication_common;
 
 use mf_net_tests::harness::{differences, drain, messages, networked, Dyn, Mp, World};
+use mf_net_tests::send_hook::SendHook;
 use replication_common::{library, Body, Gun, BODY, TANK};
 
 fn body(mp: &mut Mp, node: NodeId) -> &mut Body {
@@ -189,50 +190,25 @@ fn a_late_joiner_gets_a_node_detached_while_it_joined() {
     assert_eq!(networked(&world.clients[late]).len(), 3);
 }
 
-/// Which reliable sends the wrapped transport refuses.
+/// Which reliable sends a [`refusing`] transport refuses.
 #[derive(Default)]
 struct Policy {
     all: bool,
     peers: Vec<PeerId>,
 }
 
-/// A loopback endpoint whose reliable sends fail on demand.
-struct Refusing {
-    inner: LoopbackTransport,
-    policy: Rc<RefCell<Policy>>,
-}
-
-impl Transport for Refusing {
-    fn send(&mut self, peer: PeerId, channel: Channel, data: &[u8]) -> Result<(), SendError> {
-        let policy = self.policy.borrow();
+/// A loopback endpoint whose reliable sends fail as `policy` says.
+fn refusing(inner: LoopbackTransport, policy: Rc<RefCell<Policy>>) -> Dyn {
+    Box::new(SendHook::new(inner, move |peer, channel, _| {
+        let policy = policy.borrow();
         if channel == Channel::Reliable && (policy.all || policy.peers.contains(&peer)) {
             return Err(SendError::Refused);
         }
-        self.inner.send(peer, channel, data)
-    }
-
-    fn poll_event(&mut self) -> Option<TransportEvent<'_>> {
-        self.inner.poll_event()
-    }
-
-    fn advance(&mut self, dt: Duration) {
-        self.inner.advance(dt);
-    }
-
-    fn flush(&mut self) {
-        self.inner.flush();
-    }
-
-    fn disconnect(&mut self, peer: PeerId, reason: DisconnectReason) {
-        self.inner.disconnect(peer, reason);
-    }
-
-    fn stats(&self) -> TransportStats {
-        self.inner.stats()
-    }
+        Ok(())
+    }))
 }
 
-/// A server behind a [`Refusing`] transport and plain loopback clients.
+/// A server behind a [`refusing`] transport and plain loopback clients.
 struct Rig {
     net: LoopbackNetwork,
     server: Mp,
@@ -244,10 +220,7 @@ impl Rig {
     fn new(clients: usize) -> Self {
         let net = LoopbackNetwork::new();
         let policy = Rc::new(RefCell::new(Policy::default()));
-        let transport: Dyn = Box::new(Refusing {
-            inner: net.listen("game", 8).unwrap(),
-            policy: Rc::clone(&policy),
-        });
+        let transport = refusing(net.listen("game", 8).unwrap(), Rc::clone(&policy));
         let mut server = Mp::new(library(), MultiplayerConfig::default());
         server.start_server(transport, messages()).unwrap();
         let mut rig = Self {
@@ -391,10 +364,7 @@ fn a_refused_hello_disconnects_the_client_itself() {
         peers: Vec::new(),
     }));
     let data = Mp::connect_data(&messages()).unwrap();
-    let transport: Dyn = Box::new(Refusing {
-        inner: world.net.connect("game", data),
-        policy,
-    });
+    let transport = refusing(world.net.connect("game", data), policy);
     let mut client = Mp::new(library(), MultiplayerConfig::default());
     client.start_client(transport, messages()).unwrap();
     let mut world = world;

@@ -125,7 +125,7 @@ pub(crate) fn fields(input: &DeriveInput, errors: &mut Accumulator) -> Vec<Field
                 ));
             }
         }
-        if let Role::Member { .. } = role {
+        if let Role::Member(_) = role {
             members += 1;
             if members == MAX_MEMBERS + 1 {
                 errors.push(error_at(

@@ -15,7 +15,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident, Type};
 
-use super::parse::{Field, Role};
+use super::parse::{Condition, Field, Member, Role};
 use super::Model;
 use crate::runtime;
 
@@ -51,6 +51,9 @@ struct Locals {
     h: Ident,
     changed: Ident,
     last: Ident,
+    aud: Ident,
+    ch: Ident,
+    off: Ident,
 }
 
 impl Locals {
@@ -64,6 +67,9 @@ impl Locals {
             h: local("__h"),
             changed: local("__changed"),
             last: local("__last"),
+            aud: local("__aud"),
+            ch: local("__ch"),
+            off: local("__off"),
         }
     }
 
@@ -78,6 +84,9 @@ impl Locals {
             h: at(&self.h, span),
             changed: at(&self.changed, span),
             last: at(&self.last, span),
+            aud: at(&self.aud, span),
+            ch: at(&self.ch, span),
+            off: at(&self.off, span),
         }
     }
 }
@@ -96,6 +105,33 @@ fn all_bits(count: usize) -> Literal {
     })
 }
 
+/// The own members of `m` with their bit index and options, in declaration order.
+pub(crate) fn members(m: &Model) -> Vec<(usize, &Field, &Member)> {
+    m.fields
+        .iter()
+        .filter_map(|f| match &f.role {
+            Role::Member(member) => Some((f, member)),
+            _ => None,
+        })
+        .enumerate()
+        .map(|(i, (f, member))| (i, f, member))
+        .collect()
+}
+
+/// The mask of the members among `members` for which `pick` holds.
+fn mask_of(members: &[(usize, &Field, &Member)], pick: impl Fn(&Member) -> bool) -> Literal {
+    let mask = members
+        .iter()
+        .filter(|(_, _, member)| pick(member))
+        .fold(0u64, |mask, (i, _, _)| mask | 1u64 << i);
+    Literal::u64_suffixed(mask)
+}
+
+/// A path as the user wrote it, without the spaces `to_string` puts between tokens.
+fn path_text(path: &syn::Path) -> String {
+    quote!(#path).to_string().replace(' ', "")
+}
+
 /// The whole expansion.
 pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
     let p = &runtime::private();
@@ -111,22 +147,16 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         h,
         changed,
         last,
+        aud,
+        ch,
+        off,
     } = &locals;
     let (mask, own) = (local("__mask"), local("__own"));
     let ticks = Ident::new("__mf_net_ticks", Span::call_site());
     let own_last = Ident::new("__mf_net_last", Span::call_site());
 
     // Own members with their bit index, and flattened bases, in declaration order.
-    let members: Vec<(usize, &Field, bool)> = m
-        .fields
-        .iter()
-        .filter_map(|f| match f.role {
-            Role::Member { interpolate } => Some((f, interpolate)),
-            _ => None,
-        })
-        .enumerate()
-        .map(|(i, (f, interpolate))| (i, f, interpolate))
-        .collect();
+    let members = members(m);
     let bases: Vec<&Field> = m
         .fields
         .iter()
@@ -167,10 +197,10 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         let hash = base(&f.ty, "SCHEMA_HASH");
         quote!(let #h = #p::hash_u64(#h, #hash);)
     });
-    let hash_members = members.iter().map(|(_, f, interpolate)| {
+    let hash_members = members.iter().map(|(_, f, member)| {
         let name = f.schema_name();
         let hash = codec(&f.ty, "SCHEMA_HASH");
-        let flags = Literal::u64_suffixed(u64::from(*interpolate));
+        let flags = Literal::u64_suffixed(member.flags());
         quote! {
             let #h = #p::hash_str(#h, #name);
             let #h = #p::hash_u64(#h, #hash);
@@ -178,18 +208,50 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         }
     });
 
-    let member_infos = members.iter().map(|(_, f, interpolate)| {
+    let member_infos = members.iter().map(|(_, f, member)| {
         let name = f.schema_name();
         let type_name = codec(&f.ty, "NAME");
         let hash = codec(&f.ty, "SCHEMA_HASH");
+        let interpolate = member.interpolate;
+        let condition = match member.condition {
+            Condition::Always => quote!(Always),
+            Condition::OwnerOnly => quote!(OwnerOnly),
+            Condition::SkipOwner => quote!(SkipOwner),
+        };
+        let initial_only = member.initial_only;
+        let on_change = match &member.on_change {
+            Some(path) => {
+                let text = path_text(path);
+                quote!(#p::Option::Some(#text))
+            }
+            None => quote!(#p::Option::None),
+        };
         quote! {
             #p::MemberInfo {
                 name: #name,
                 type_name: #type_name,
                 schema_hash: #hash,
                 interpolate: #interpolate,
+                condition: #p::MemberCondition::#condition,
+                initial_only: #initial_only,
+                on_change: #on_change,
             },
         }
+    });
+    let owner_excluded = mask_of(&members, |m| m.condition == Condition::SkipOwner);
+    let non_owner_excluded = mask_of(&members, |m| m.condition == Condition::OwnerOnly);
+    let snapshot_excluded = mask_of(&members, |m| m.initial_only);
+    let own_conditions = members
+        .iter()
+        .any(|(_, _, m)| m.condition != Condition::Always);
+    let own_on_change = members.iter().any(|(_, _, m)| m.on_change.is_some());
+    let base_conditions = bases.iter().map(|f| {
+        let flag = base(&f.ty, "OWNER_CONDITIONS");
+        quote!(|| #flag)
+    });
+    let base_on_change = bases.iter().map(|f| {
+        let flag = base(&f.ty, "ON_CHANGE");
+        quote!(|| #flag)
     });
     let base_state_counts = bases.iter().map(|f| {
         let n = base(&f.ty, "STATE_COUNT");
@@ -251,13 +313,45 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         }
     });
 
-    // write_since / write_full
+    // last_changed_for: the newest stamp among the members a snapshot for the audience carries.
+    let last_for_bases = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let Locals {
+            s, h, last, aud, ..
+        } = locals.at(sp);
+        let last_changed_for = base(&f.ty, "last_changed_for");
+        quote_spanned! {f.ty.span()=>
+            let #h = #last_changed_for(&#s.#field, #aud);
+            if #h > #last {
+                #last = #h;
+            }
+        }
+    });
+    let last_for_members = members.iter().map(|(i, _, _)| {
+        let index = Literal::usize_unsuffixed(*i);
+        let bit = bit(*i);
+        quote! {
+            if #mask & #bit == 0 && #s.#ticks[#index] > #last {
+                #last = #s.#ticks[#index];
+            }
+        }
+    });
+    // The members a snapshot for `aud` leaves out, and those a spawn for `aud` leaves out.
+    let snapshot_excl = quote! {
+        (<Self as #p::Replicated>::SNAPSHOT_EXCLUDED | #p::Audience::excluded::<Self>(#aud))
+    };
+    let full_excl = quote!(#p::Audience::excluded::<Self>(#aud));
+
+    // write_since_for / write_full_for
     let since_bases = bases.iter().map(|f| {
         let sp = f.ty.span();
         let field = &at(&f.ident, sp);
-        let Locals { s, w, since, .. } = locals.at(sp);
-        let write_since = base(&f.ty, "write_since");
-        quote_spanned!(f.ty.span()=> #write_since(&#s.#field, #since, #w);)
+        let Locals {
+            s, w, since, aud, ..
+        } = locals.at(sp);
+        let write_since_for = base(&f.ty, "write_since_for");
+        quote_spanned!(f.ty.span()=> #write_since_for(&#s.#field, #since, #aud, #w);)
     });
     let since_mask = members.iter().map(|(i, _, _)| {
         let index = Literal::usize_unsuffixed(*i);
@@ -281,15 +375,11 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
     let full_bases = bases.iter().map(|f| {
         let sp = f.ty.span();
         let field = &at(&f.ident, sp);
-        let Locals { s, w, .. } = locals.at(sp);
-        let write_full = base(&f.ty, "write_full");
-        quote_spanned!(f.ty.span()=> #write_full(&#s.#field, #w);)
+        let Locals { s, w, aud, .. } = locals.at(sp);
+        let write_full_for = base(&f.ty, "write_full_for");
+        quote_spanned!(f.ty.span()=> #write_full_for(&#s.#field, #aud, #w);)
     });
-    let full_values = members.iter().map(|(_, f, _)| {
-        let field = &f.ident;
-        let encode = codec(&f.ty, "encode_member");
-        quote!(#encode(&#s.#field, #w);)
-    });
+    let full_values = since_values.clone();
 
     // read
     let read_bases = bases.iter().map(|f| {
@@ -313,7 +403,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
     // the attribute (`MemberInterpolate`'s). Evaluated at compile time; emits no code.
     let interpolate_checks = members
         .iter()
-        .filter(|(_, _, interpolate)| *interpolate)
+        .filter(|(_, _, member)| member.interpolate)
         .map(|(_, f, _)| {
             let extrapolate = spanned_item(p, &f.ty, "MemberInterpolate", "EXTRAPOLATE");
             quote_spanned!(f.ty.span()=> const _: bool = #extrapolate;)
@@ -328,6 +418,96 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
             if #mask & #bit != 0 {
                 self.#field = #decode(#r)?;
             }
+        }
+    });
+
+    // read_tracked: `read`, and a bit in the own state's slot of `__ch` for each `on_change`
+    // member whose value differs from the one it replaces.
+    let tracked_bases = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let Locals { r, ch, off, .. } = locals.at(sp);
+        let read_tracked = base(&f.ty, "read_tracked");
+        let n = base(&f.ty, "STATE_COUNT");
+        quote_spanned! {f.ty.span()=>
+            #read_tracked(
+                &mut self.#field,
+                #r,
+                #p::Option::unwrap_or_default(#ch.get_mut(#off..#off + #n)),
+            )?;
+            #off += #n;
+        }
+    });
+    let fired = local("__fired");
+    let tracked_values = members.iter().map(|(i, f, member)| {
+        let field = &f.ident;
+        let bit = bit(*i);
+        let decode = codec(&f.ty, "decode_member");
+        if member.on_change.is_some() {
+            let unchanged = spanned_item(p, &f.ty, "MemberEq", "unchanged");
+            let v = local("__v");
+            quote! {
+                if #mask & #bit != 0 {
+                    let #v = #decode(#r)?;
+                    if !#unchanged(&#v, &self.#field) {
+                        #fired |= #bit;
+                    }
+                    self.#field = #v;
+                }
+            }
+        } else {
+            quote! {
+                if #mask & #bit != 0 {
+                    self.#field = #decode(#r)?;
+                }
+            }
+        }
+    });
+    let record_fired = own_on_change.then(|| {
+        quote! {
+            if #fired != 0 {
+                if let #p::Option::Some(#h) = #ch.get_mut(#off) {
+                    *#h |= #fired;
+                }
+            }
+        }
+    });
+
+    // run_on_change: the bases' hooks, then the own ones, in declaration order.
+    let hook_bases = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let Locals { ch, off, .. } = locals.at(sp);
+        let run = base(&f.ty, "run_on_change");
+        let n = base(&f.ty, "STATE_COUNT");
+        let has = base(&f.ty, "ON_CHANGE");
+        quote_spanned! {f.ty.span()=>
+            if #has {
+                #run(
+                    &mut self.#field,
+                    #p::Option::unwrap_or_default(#ch.get(#off..#off + #n)),
+                );
+            }
+            #off += #n;
+        }
+    });
+    let hook_members = members.iter().filter_map(|(i, _, member)| {
+        let path = member.on_change.as_ref()?;
+        let bit = bit(*i);
+        let hook = local("__hook");
+        // Spanned at the path, so a function of another signature is reported there.
+        let typed = quote_spanned!(path.span()=> let #hook: fn(&mut Self) = #path;);
+        Some(quote! {
+            if #fired & #bit != 0 {
+                #typed
+                #hook(self);
+            }
+        })
+    });
+    let run_own_hooks = own_on_change.then(|| {
+        quote! {
+            let #fired = #p::Option::unwrap_or(#ch.get(#off).copied(), 0);
+            #(#hook_members)*
         }
     });
 
@@ -410,6 +590,16 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
 
                 const STATE_COUNT: usize = 1usize #(#base_state_counts)*;
 
+                const OWNER_EXCLUDED: u64 = #owner_excluded;
+
+                const NON_OWNER_EXCLUDED: u64 = #non_owner_excluded;
+
+                const SNAPSHOT_EXCLUDED: u64 = #snapshot_excluded;
+
+                const OWNER_CONDITIONS: bool = #own_conditions #(#base_conditions)*;
+
+                const ON_CHANGE: bool = #own_on_change #(#base_on_change)*;
+
                 #[inline]
                 fn new_state(&self, #tick: u32) -> Self::State {
                     #state {
@@ -440,18 +630,47 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
                 }
 
                 #[inline]
-                fn write_since(#s: &Self::State, #since: u32, #w: &mut #p::NetWriter) {
+                fn last_changed_for(#s: &Self::State, #aud: #p::Audience) -> u32 {
+                    let #mask: u64 = #snapshot_excl;
+                    let mut #last = if #mask == 0 {
+                        #s.#own_last
+                    } else {
+                        let mut #last = 0u32;
+                        #(#last_for_members)*
+                        #last
+                    };
+                    #(#last_for_bases)*
+                    #last
+                }
+
+                #[inline]
+                fn write_since_for(
+                    #s: &Self::State,
+                    #since: #p::Option<u32>,
+                    #aud: #p::Audience,
+                    #w: &mut #p::NetWriter,
+                ) {
                     #(#since_bases)*
                     let mut #mask: u64 = 0;
-                    #(#since_mask)*
+                    if let #p::Option::Some(#since) = #since {
+                        #(#since_mask)*
+                    } else {
+                        #mask = #all;
+                    }
+                    #mask &= !#snapshot_excl;
                     #p::NetWriter::write_var_u64(#w, #mask);
                     #(#since_values)*
                 }
 
                 #[inline]
-                fn write_full(#s: &Self::State, #w: &mut #p::NetWriter) {
+                fn write_full_for(
+                    #s: &Self::State,
+                    #aud: #p::Audience,
+                    #w: &mut #p::NetWriter,
+                ) {
                     #(#full_bases)*
-                    #p::NetWriter::write_var_u64(#w, #all);
+                    let #mask: u64 = #all & !#full_excl;
+                    #p::NetWriter::write_var_u64(#w, #mask);
                     #(#full_values)*
                 }
 
@@ -465,6 +684,29 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
                     #check_mask
                     #(#read_values)*
                     #p::Result::Ok(())
+                }
+
+                #[inline]
+                fn read_tracked(
+                    &mut self,
+                    #r: &mut #p::NetReader<'_>,
+                    #ch: &mut [u64],
+                ) -> #p::Result<(), #p::DecodeError> {
+                    let mut #off: usize = 0;
+                    #(#tracked_bases)*
+                    let #mask = #p::NetReader::read_var_u64(#r)?;
+                    #check_mask
+                    let mut #fired: u64 = 0;
+                    #(#tracked_values)*
+                    #record_fired
+                    #p::Result::Ok(())
+                }
+
+                #[inline]
+                fn run_on_change(&mut self, #ch: &[u64]) {
+                    let mut #off: usize = 0;
+                    #(#hook_bases)*
+                    #run_own_hooks
                 }
 
                 #interp_impl
@@ -501,6 +743,11 @@ pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
                 const SCHEMA_HASH: u64 = 0;
                 const MEMBERS: &'static [#p::MemberInfo] = &[];
                 const STATE_COUNT: usize = 1;
+                const OWNER_EXCLUDED: u64 = 0;
+                const NON_OWNER_EXCLUDED: u64 = 0;
+                const SNAPSHOT_EXCLUDED: u64 = 0;
+                const OWNER_CONDITIONS: bool = false;
+                const ON_CHANGE: bool = false;
 
                 fn new_state(&self, _: u32) -> Self::State {}
 
@@ -512,9 +759,19 @@ pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
                     0
                 }
 
-                fn write_since(_: &Self::State, _: u32, _: &mut #p::NetWriter) {}
+                fn last_changed_for(_: &Self::State, _: #p::Audience) -> u32 {
+                    0
+                }
 
-                fn write_full(_: &Self::State, _: &mut #p::NetWriter) {}
+                fn write_since_for(
+                    _: &Self::State,
+                    _: #p::Option<u32>,
+                    _: #p::Audience,
+                    _: &mut #p::NetWriter,
+                ) {
+                }
+
+                fn write_full_for(_: &Self::State, _: #p::Audience, _: &mut #p::NetWriter) {}
 
                 fn read(
                     &mut self,
@@ -522,6 +779,16 @@ pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
                 ) -> #p::Result<(), #p::DecodeError> {
                     #p::Result::Err(#p::DecodeError::Invalid("Replicated derive failed"))
                 }
+
+                fn read_tracked(
+                    &mut self,
+                    _: &mut #p::NetReader<'_>,
+                    _: &mut [u64],
+                ) -> #p::Result<(), #p::DecodeError> {
+                    #p::Result::Err(#p::DecodeError::Invalid("Replicated derive failed"))
+                }
+
+                fn run_on_change(&mut self, _: &[u64]) {}
 
                 #interp
             }

@@ -76,21 +76,19 @@ pub(crate) fn expand(m: &Model) -> Interp {
     // (a base that is not `Replicated` is reported once, at its type, not again here).
     let end = Ident::new("__mf_net_end", Span::call_site());
 
-    let members: Vec<(usize, &Field, bool)> = m
-        .fields
-        .iter()
-        .filter_map(|f| match f.role {
-            Role::Member { interpolate } => Some((f, interpolate)),
-            _ => None,
-        })
-        .enumerate()
-        .map(|(index, (f, interpolate))| (index, f, interpolate))
-        .collect();
+    let members = super::expand::members(m);
     let interpolated: Vec<&Field> = members
         .iter()
-        .filter(|(_, _, interpolate)| *interpolate)
+        .filter(|(_, _, member)| member.interpolate)
         .map(|(_, f, _)| *f)
         .collect();
+    let (ch, off, fired, v) = (
+        local("__ch"),
+        local("__off"),
+        local("__fired"),
+        local("__v"),
+    );
+    let own_on_change = members.iter().any(|(_, _, m)| m.on_change.is_some());
     let bases: Vec<&Field> = m
         .fields
         .iter()
@@ -98,7 +96,8 @@ pub(crate) fn expand(m: &Model) -> Interp {
         .collect();
     let all = all_bits(members.len());
     let base = |ty: &Type, item: &str| spanned_item(p, ty, "Replicated", item);
-    let member = |ty: &Type, item: &str| spanned_item(p, ty, "MemberInterpolate", item);
+    let member_item = |ty: &Type, item: &str| spanned_item(p, ty, "MemberInterpolate", item);
+    let (known_differs, newest) = (local("__differs"), local("__newest"));
 
     // The struct: a buffer per interpolated member, then the bases' states.
     let buffer_fields = interpolated.iter().map(|f| {
@@ -122,7 +121,7 @@ pub(crate) fn expand(m: &Model) -> Interp {
     // new_interp
     let new_buffers = interpolated.iter().map(|f| {
         let field = &f.ident;
-        let new_buffer = member(&f.ty, "new_buffer");
+        let new_buffer = member_item(&f.ty, "new_buffer");
         quote!(#field: #new_buffer(&self.#field, #tick),)
     });
     let new_bases = bases.iter().map(|f| {
@@ -138,9 +137,19 @@ pub(crate) fn expand(m: &Model) -> Interp {
         let sp = f.ty.span();
         let field = &at(&f.ident, sp);
         let (i, r, known, tick) = (at(&i, sp), at(&r, sp), at(&known, sp), at(&tick, sp));
+        let (ch, off) = (at(&ch, sp), at(&off, sp));
         let read_buffered = base(&f.ty, "read_buffered");
+        let n = base(&f.ty, "STATE_COUNT");
         quote_spanned! {sp=>
-            #read_buffered(&mut self.#field, &mut #i.#field, #r, #known, #tick)?;
+            #read_buffered(
+                &mut self.#field,
+                &mut #i.#field,
+                #r,
+                #known,
+                #tick,
+                #p::Option::unwrap_or_default(#ch.get_mut(#off..#off + #n)),
+            )?;
+            #off += #n;
         }
     });
     let check_mask = (members.len() < 64).then(|| {
@@ -152,21 +161,59 @@ pub(crate) fn expand(m: &Model) -> Interp {
             }
         }
     });
-    let read_values = members.iter().map(|(index, f, interpolate)| {
+    let read_values = members.iter().map(|(index, f, member)| {
         let field = &f.ident;
         let bit = bit(*index);
         let decode = spanned_item(p, &f.ty, "MemberCodec", "decode_member");
-        if *interpolate {
-            let push = member(&f.ty, "push_member");
+        let unchanged = spanned_item(p, &f.ty, "MemberEq", "unchanged");
+        let hook = member.on_change.is_some();
+        if member.interpolate {
+            let push = member_item(&f.ty, "push_member");
+            if hook {
+                // Changed: the new sample differs from the newest one buffered (or, with an
+                // empty buffer, from the value shown).
+                quote! {
+                    if #mask & #bit != 0 {
+                        let #v = #decode(#r)?;
+                        let #known_differs = match #p::InterpolationBuffer::newest(&#i.#field) {
+                            #p::Option::Some((_, #newest)) => !#unchanged(&#v, #newest),
+                            #p::Option::None => !#unchanged(&#v, &self.#field),
+                        };
+                        if #push(&mut #i.#field, #known, #tick, #v) && #known_differs {
+                            #fired |= #bit;
+                        }
+                    }
+                }
+            } else {
+                quote! {
+                    if #mask & #bit != 0 {
+                        #push(&mut #i.#field, #known, #tick, #decode(#r)?);
+                    }
+                }
+            }
+        } else if hook {
             quote! {
                 if #mask & #bit != 0 {
-                    #push(&mut #i.#field, #known, #tick, #decode(#r)?);
+                    let #v = #decode(#r)?;
+                    if !#unchanged(&#v, &self.#field) {
+                        #fired |= #bit;
+                    }
+                    self.#field = #v;
                 }
             }
         } else {
             quote! {
                 if #mask & #bit != 0 {
                     self.#field = #decode(#r)?;
+                }
+            }
+        }
+    });
+    let record_fired = own_on_change.then(|| {
+        quote! {
+            if #fired != 0 {
+                if let #p::Option::Some(#newest) = #ch.get_mut(#off) {
+                    *#newest |= #fired;
                 }
             }
         }
@@ -182,7 +229,7 @@ pub(crate) fn expand(m: &Model) -> Interp {
     });
     let blend_members = interpolated.iter().map(|f| {
         let field = &f.ident;
-        let blend = member(&f.ty, "blend_member");
+        let blend = member_item(&f.ty, "blend_member");
         quote!(#blend(&mut self.#field, &#i.#field, #render, #known, #max);)
     });
     let snap_bases = bases.iter().map(|f| {
@@ -194,7 +241,7 @@ pub(crate) fn expand(m: &Model) -> Interp {
     });
     let snap_members = interpolated.iter().map(|f| {
         let field = &f.ident;
-        let snap = member(&f.ty, "snap_member");
+        let snap = member_item(&f.ty, "snap_member");
         quote!(#snap(&mut self.#field, &mut #i.#field);)
     });
 
@@ -228,11 +275,15 @@ pub(crate) fn expand(m: &Model) -> Interp {
             #r: &mut #p::NetReader<'_>,
             #known: u32,
             #tick: u32,
+            #ch: &mut [u64],
         ) -> #p::Result<(), #p::DecodeError> {
+            let mut #off: usize = 0;
             #(#read_bases)*
             let #mask = #p::NetReader::read_var_u64(#r)?;
             #check_mask
+            let mut #fired: u64 = 0;
             #(#read_values)*
+            #record_fired
             #p::Result::Ok(())
         }
 
@@ -266,6 +317,7 @@ pub(crate) fn placeholder_items() -> TokenStream {
             _: &mut #p::NetReader<'_>,
             _: u32,
             _: u32,
+            _: &mut [u64],
         ) -> #p::Result<(), #p::DecodeError> {
             #p::Result::Err(#p::DecodeError::Invalid("Replicated derive failed"))
         }

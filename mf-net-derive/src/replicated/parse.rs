@@ -3,9 +3,10 @@
 
 use darling::util::Flag;
 use darling::{FromDeriveInput, FromMeta};
+use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{Attribute, Ident, LitStr, Meta, Type};
+use syn::{Attribute, Expr, ExprLit, Ident, Lit, LitStr, Meta, Path, Type};
 
 use crate::diagnostics::error_at;
 
@@ -34,16 +35,101 @@ pub(crate) struct MemberOptions {
     /// `#[replicated(flatten)]`: the field is a `Replicated` base whose state goes first.
     #[darling(with = |m| crate::attr::flag("replicated", m))]
     pub(crate) flatten: Flag,
+    /// `#[replicated(owner_only)]`: sent only to the node's authority client.
+    #[darling(with = |m| crate::attr::flag("replicated", m))]
+    pub(crate) owner_only: Flag,
+    /// `#[replicated(skip_owner)]`: sent to every client but the node's authority.
+    #[darling(with = |m| crate::attr::flag("replicated", m))]
+    pub(crate) skip_owner: Flag,
+    /// `#[replicated(initial_only)]`: sent in the spawn's full state only.
+    #[darling(with = |m| crate::attr::flag("replicated", m))]
+    pub(crate) initial_only: Flag,
+    /// `#[replicated(on_change = path)]`: a `fn(&mut Self)` clients run after applying a
+    /// changed value.
+    #[darling(default, with = read_on_change)]
+    pub(crate) on_change: Option<Hook>,
+}
+
+/// `on_change = path`: the option's name (for messages) and the path.
+pub(crate) struct Hook {
+    key: Span,
+    path: Path,
+}
+
+/// Which clients receive a member.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Condition {
+    Always,
+    OwnerOnly,
+    SkipOwner,
+}
+
+/// A member's options.
+pub(crate) struct Member {
+    pub(crate) interpolate: bool,
+    pub(crate) condition: Condition,
+    pub(crate) initial_only: bool,
+    pub(crate) on_change: Option<Path>,
+}
+
+impl Member {
+    /// A member without options.
+    fn plain() -> Self {
+        Self {
+            interpolate: false,
+            condition: Condition::Always,
+            initial_only: false,
+            on_change: None,
+        }
+    }
+
+    /// The options as bits, for the schema hash: interpolate, owner_only, skip_owner,
+    /// initial_only, on_change (whether there is a hook, not its path).
+    pub(crate) fn flags(&self) -> u64 {
+        u64::from(self.interpolate)
+            | u64::from(self.condition == Condition::OwnerOnly) << 1
+            | u64::from(self.condition == Condition::SkipOwner) << 2
+            | u64::from(self.initial_only) << 3
+            | u64::from(self.on_change.is_some()) << 4
+    }
 }
 
 /// What a field is to the derive.
 pub(crate) enum Role {
     /// No `#[replicated]`: stays local.
     Local,
-    /// `#[replicated]` or `#[replicated(interpolate)]`.
-    Member { interpolate: bool },
+    /// `#[replicated]` or `#[replicated(..)]` with member options.
+    Member(Member),
     /// `#[replicated(flatten)]`.
     Base,
+}
+
+/// Reads `on_change = path`.
+fn read_on_change(meta: &Meta) -> darling::Result<Option<Hook>> {
+    let usage = "`#[replicated(on_change = Self::on_health_changed)]`, naming a \
+                 `fn(&mut Self)`";
+    match meta {
+        Meta::NameValue(nv) => match &nv.value {
+            Expr::Path(path) if path.qself.is_none() && path.attrs.is_empty() => Ok(Some(Hook {
+                key: nv.path.span(),
+                path: path.path.clone(),
+            })),
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) => Err(error_at(
+                s.span(),
+                format!("write the function's path without quotes, e.g. {usage}"),
+            )),
+            other => Err(error_at(
+                other.span(),
+                format!("`on_change` expects the path of a function, e.g. {usage}"),
+            )),
+        },
+        _ => Err(error_at(
+            meta.span(),
+            format!("`on_change` expects a value, e.g. {usage}"),
+        )),
+    }
 }
 
 /// A field with its options read.
@@ -70,8 +156,9 @@ fn member_options(attr: &Attribute) -> darling::Result<MemberOptions> {
         }
         Meta::NameValue(nv) => Err(error_at(
             nv.eq_token.span(),
-            "`#[replicated]` takes no value; write `#[replicated]`, \
-             `#[replicated(interpolate)]` or `#[replicated(flatten)]`",
+            "`#[replicated]` takes no value; write `#[replicated]`, or options in \
+             parentheses: `#[replicated(interpolate)]`, `#[replicated(owner_only)]`, \
+             `#[replicated(flatten)]`, ..",
         )),
     }
 }
@@ -92,23 +179,76 @@ pub(crate) fn role(attrs: &[Attribute], errors: &mut darling::error::Accumulator
         ));
     }
     let Some(options) = errors.handle(member_options(first)) else {
-        return Role::Member { interpolate: false };
+        return Role::Member(Member::plain());
     };
-    match (
-        options.interpolate.is_present(),
-        options.flatten.is_present(),
-    ) {
-        (true, true) => {
-            // At `interpolate`: the option the message says to remove.
+    let interpolate = options.interpolate.is_present();
+    if options.flatten.is_present() {
+        // At the option the message says to remove.
+        if interpolate {
             errors.push(error_at(
                 options.interpolate.span(),
                 "`interpolate` and `flatten` cannot be combined: a flattened base's own members \
                  say whether they are interpolated; remove `interpolate` here and mark the \
                  base's fields `#[replicated(interpolate)]`",
             ));
-            Role::Base
         }
-        (false, true) => Role::Base,
-        (interpolate, false) => Role::Member { interpolate },
+        let flags = [
+            ("owner_only", &options.owner_only),
+            ("skip_owner", &options.skip_owner),
+            ("initial_only", &options.initial_only),
+        ];
+        for (name, flag) in flags {
+            if flag.is_present() {
+                errors.push(error_at(
+                    flag.span(),
+                    format!(
+                        "`{name}` cannot be used on a `#[replicated(flatten)]` base: a base is \
+                         not one member but a state of its own; remove `{name}` here and mark \
+                         the base's fields `#[replicated({name})]`"
+                    ),
+                ));
+            }
+        }
+        if let Some(hook) = &options.on_change {
+            errors.push(error_at(
+                hook.key,
+                "`on_change` cannot be used on a `#[replicated(flatten)]` base: hooks belong to \
+                 members; remove it here and mark the base's fields \
+                 `#[replicated(on_change = ..)]`",
+            ));
+        }
+        return Role::Base;
     }
+    let condition = match (
+        options.owner_only.is_present(),
+        options.skip_owner.is_present(),
+    ) {
+        (true, true) => {
+            errors.push(error_at(
+                options.skip_owner.span(),
+                "`owner_only` and `skip_owner` cannot be combined: the first sends the member \
+                 only to the node's owner, the second to everyone but the owner, so together \
+                 no client would receive it; keep one, or remove `#[replicated]` to keep the \
+                 field local",
+            ));
+            Condition::OwnerOnly
+        }
+        (true, false) => Condition::OwnerOnly,
+        (false, true) => Condition::SkipOwner,
+        (false, false) => Condition::Always,
+    };
+    let initial_only = options.initial_only.is_present();
+    if initial_only && interpolate {
+        errors.push(error_at(
+            options.interpolate.span(),
+            "`initial_only` and `interpolate` cannot be combined: an `initial_only` member is \
+             sent once, in the spawn, so clients have nothing to blend; remove `interpolate`",
+        ));
+    }
+    Role::Member(Member {
+        interpolate: interpolate && !initial_only,
+        condition,
+        initial_only,
+        on_change: options.on_change.map(|hook| hook.path),
+    })
 }

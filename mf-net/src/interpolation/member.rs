@@ -27,13 +27,13 @@ pub trait MemberInterpolate: Sized {
     /// state's tick). The buffer's one allocation.
     fn new_buffer(&self, tick: u32) -> InterpolationBuffer<Self>;
 
-    /// [`InterpolationBuffer::push_with_hold`] of a decoded value.
+    /// [`InterpolationBuffer::push_with_hold`] of a decoded value; whether it was added.
     fn push_member(
         buffer: &mut InterpolationBuffer<Self>,
         known_until: u32,
         tick: u32,
         value: Self,
-    );
+    ) -> bool;
 
     /// Writes [`InterpolationBuffer::sample`] at `render_tick` into `self` (nothing when the
     /// buffer is empty).
@@ -65,8 +65,8 @@ impl<T: Interpolate> MemberInterpolate for T {
         known_until: u32,
         tick: u32,
         value: Self,
-    ) {
-        buffer.push_with_hold(known_until, tick, value);
+    ) -> bool {
+        buffer.push_with_hold(known_until, tick, value)
     }
 
     #[inline]

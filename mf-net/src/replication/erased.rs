@@ -13,7 +13,7 @@
 use std::any::{Any, TypeId};
 use std::marker::PhantomData;
 
-use super::Replicated;
+use super::{Audience, Replicated};
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
 /// A node's typed shadow state behind a trait object: [`Replicated`]'s state functions without
@@ -28,6 +28,15 @@ pub trait ErasedState {
     fn write_since(&self, since: u32, w: &mut NetWriter);
     /// [`Replicated::write_full`].
     fn write_full(&self, w: &mut NetWriter);
+    /// [`Replicated::last_changed_for`].
+    fn last_changed_for(&self, audience: Audience) -> u32;
+    /// [`Replicated::write_since_for`].
+    fn write_since_for(&self, since: Option<u32>, audience: Audience, w: &mut NetWriter);
+    /// [`Replicated::write_full_for`].
+    fn write_full_for(&self, audience: Audience, w: &mut NetWriter);
+    /// [`Replicated::OWNER_CONDITIONS`]: whether what a client receives depends on whether it
+    /// owns the node.
+    fn owner_conditions(&self) -> bool;
     /// The [`TypeId`] of the value type whose state this is (what [`capture`](Self::capture)
     /// accepts).
     fn value_type(&self) -> TypeId;
@@ -63,6 +72,25 @@ impl<T: Replicated> ErasedState for StateOf<T> {
         T::write_full(&self.state, w);
     }
 
+    #[inline]
+    fn last_changed_for(&self, audience: Audience) -> u32 {
+        T::last_changed_for(&self.state, audience)
+    }
+
+    #[inline]
+    fn write_since_for(&self, since: Option<u32>, audience: Audience, w: &mut NetWriter) {
+        T::write_since_for(&self.state, since, audience, w);
+    }
+
+    #[inline]
+    fn write_full_for(&self, audience: Audience, w: &mut NetWriter) {
+        T::write_full_for(&self.state, audience, w);
+    }
+
+    fn owner_conditions(&self) -> bool {
+        T::OWNER_CONDITIONS
+    }
+
     fn value_type(&self) -> TypeId {
         TypeId::of::<T>()
     }
@@ -85,5 +113,24 @@ pub(crate) fn read<T: Replicated>(
     match value.downcast_mut::<T>() {
         Some(value) => value.read(r),
         None => Err(DecodeError::Invalid("node value has another type")),
+    }
+}
+
+/// `T::read_tracked(value, r, changed)`; [`DecodeError::Invalid`] if `value` is not a `T`.
+pub(crate) fn read_tracked<T: Replicated>(
+    value: &mut dyn Any,
+    r: &mut NetReader<'_>,
+    changed: &mut [u64],
+) -> Result<(), DecodeError> {
+    match value.downcast_mut::<T>() {
+        Some(value) => value.read_tracked(r, changed),
+        None => Err(DecodeError::Invalid("node value has another type")),
+    }
+}
+
+/// `T::run_on_change(value, changed)`; nothing if `value` is not a `T`.
+pub(crate) fn run_on_change<T: Replicated>(value: &mut dyn Any, changed: &[u64]) {
+    if let Some(value) = value.downcast_mut::<T>() {
+        value.run_on_change(changed);
     }
 }

@@ -26,6 +26,7 @@ pub trait ErasedInterp {
         r: &mut NetReader<'_>,
         known_until: u32,
         tick: u32,
+        changed: &mut [u64],
     ) -> Result<(), DecodeError>;
     /// [`Replicated::blend`].
     fn blend(
@@ -53,9 +54,10 @@ impl<T: Replicated> ErasedInterp for InterpOf<T> {
         r: &mut NetReader<'_>,
         known_until: u32,
         tick: u32,
+        changed: &mut [u64],
     ) -> Result<(), DecodeError> {
         match value.downcast_mut::<T>() {
-            Some(value) => value.read_buffered(&mut self.interp, r, known_until, tick),
+            Some(value) => value.read_buffered(&mut self.interp, r, known_until, tick, changed),
             None => Err(DecodeError::Invalid("node value has another type")),
         }
     }

@@ -22,4 +22,4 @@ pub use multiplayer::{
 pub use registry::{
     RegisteredType, ReplicatedTypeId, ReplicationRegistry, ReplicationRegistryError,
 };
-pub use replicated::{MemberInfo, Replicated, MAX_MEMBERS};
+pub use replicated::{Audience, MemberCondition, MemberInfo, Replicated, MAX_MEMBERS};

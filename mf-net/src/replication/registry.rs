@@ -31,7 +31,7 @@ use std::sync::OnceLock;
 
 use super::erased::{self, ErasedState};
 use super::erased_interp::{self, ErasedInterp};
-use super::{MemberInfo, Replicated};
+use super::{MemberCondition, MemberInfo, Replicated};
 use crate::schema;
 use crate::wire::{DecodeError, NetReader};
 
@@ -50,6 +50,10 @@ pub struct RegisteredType {
     rust_name: fn() -> &'static str,
     new_state: fn(&dyn std::any::Any, u32) -> Option<Box<dyn ErasedState>>,
     read: fn(&mut dyn std::any::Any, &mut NetReader<'_>) -> Result<(), DecodeError>,
+    on_change: bool,
+    read_tracked:
+        fn(&mut dyn std::any::Any, &mut NetReader<'_>, &mut [u64]) -> Result<(), DecodeError>,
+    run_on_change: fn(&mut dyn std::any::Any, &[u64]),
     new_interp: fn(&dyn std::any::Any, u32) -> Option<Box<dyn ErasedInterp>>,
 }
 
@@ -65,6 +69,9 @@ impl RegisteredType {
             rust_name: std::any::type_name::<T>,
             new_state: erased::new_state::<T>,
             read: erased::read::<T>,
+            on_change: T::ON_CHANGE,
+            read_tracked: erased::read_tracked::<T>,
+            run_on_change: erased::run_on_change::<T>,
             new_interp: erased_interp::new_interp::<T>,
         }
     }
@@ -121,6 +128,30 @@ impl RegisteredType {
         r: &mut NetReader<'_>,
     ) -> Result<(), DecodeError> {
         (self.read)(value, r)
+    }
+
+    /// Whether the type (bases included) has `on_change` hooks ([`Replicated::ON_CHANGE`]):
+    /// only then do clients need [`read_tracked`](Self::read_tracked) and
+    /// [`run_on_change`](Self::run_on_change).
+    pub fn has_on_change(&self) -> bool {
+        self.on_change
+    }
+
+    /// [`read`](Self::read), recording changed `on_change` members in `changed`
+    /// ([`Replicated::read_tracked`]).
+    pub fn read_tracked(
+        &self,
+        value: &mut dyn std::any::Any,
+        r: &mut NetReader<'_>,
+        changed: &mut [u64],
+    ) -> Result<(), DecodeError> {
+        (self.read_tracked)(value, r, changed)
+    }
+
+    /// Runs the `on_change` hooks `changed` names ([`Replicated::run_on_change`]); nothing if
+    /// `value` is not of this type.
+    pub fn run_on_change(&self, value: &mut dyn std::any::Any, changed: &[u64]) {
+        (self.run_on_change)(value, changed);
     }
 
     /// A boxed client-side interpolation state for `value`, whose buffers start with its
@@ -363,18 +394,26 @@ impl ReplicationRegistry {
                 ty.state_count
             );
             for (bit, member) in ty.members.iter().enumerate() {
-                let _ = writeln!(
+                let _ = write!(
                     out,
-                    "    {bit:>2} {}: {} (schema {:#018x}){}",
-                    member.name,
-                    member.type_name,
-                    member.schema_hash,
-                    if member.interpolate {
-                        ", interpolate"
-                    } else {
-                        ""
-                    }
+                    "    {bit:>2} {}: {} (schema {:#018x})",
+                    member.name, member.type_name, member.schema_hash,
                 );
+                if member.interpolate {
+                    out.push_str(", interpolate");
+                }
+                match member.condition {
+                    MemberCondition::Always => {}
+                    MemberCondition::OwnerOnly => out.push_str(", owner_only"),
+                    MemberCondition::SkipOwner => out.push_str(", skip_owner"),
+                }
+                if member.initial_only {
+                    out.push_str(", initial_only");
+                }
+                if let Some(hook) = member.on_change {
+                    let _ = write!(out, ", on_change = {hook}");
+                }
+                out.push('\n');
             }
         }
         out

@@ -14,6 +14,61 @@ pub struct MemberInfo {
     pub schema_hash: u64,
     /// Whether clients blend it (`#[replicated(interpolate)]`).
     pub interpolate: bool,
+    /// Which clients receive it (`#[replicated(owner_only)]`, `#[replicated(skip_owner)]`).
+    pub condition: MemberCondition,
+    /// Whether it is sent only in the spawn's full state (`#[replicated(initial_only)]`).
+    pub initial_only: bool,
+    /// The path of its `#[replicated(on_change = path)]` hook, as written.
+    pub on_change: Option<&'static str>,
+}
+
+/// Which clients receive a member, relative to the node's authority (its owning client).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum MemberCondition {
+    /// Every client (`#[replicated]`).
+    #[default]
+    Always,
+    /// Only the client that is the node's authority (`#[replicated(owner_only)]`): private
+    /// state such as ammunition or an inventory.
+    OwnerOnly,
+    /// Every client except the node's authority (`#[replicated(skip_owner)]`): state the
+    /// owner predicts or drives itself.
+    SkipOwner,
+}
+
+/// Whom a node's state is written for: decides which `owner_only` / `skip_owner` members a
+/// write leaves out (see [`Replicated::write_since_for`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Audience {
+    /// No owner condition applies: every member (tools, tests, a copy of the whole state).
+    #[default]
+    All,
+    /// The client that is the node's authority: `skip_owner` members are left out.
+    Owner,
+    /// Any other client: `owner_only` members are left out.
+    NonOwner,
+}
+
+impl Audience {
+    /// [`Owner`](Self::Owner) if `is_owner`, else [`NonOwner`](Self::NonOwner).
+    pub const fn of(is_owner: bool) -> Self {
+        if is_owner {
+            Self::Owner
+        } else {
+            Self::NonOwner
+        }
+    }
+
+    /// The members of `T`'s own state (not its bases') that a write for this audience leaves
+    /// out: [`Replicated::OWNER_EXCLUDED`] or [`Replicated::NON_OWNER_EXCLUDED`] (0 for
+    /// [`All`](Self::All)).
+    pub const fn excluded<T: Replicated>(self) -> u64 {
+        match self {
+            Self::All => 0,
+            Self::Owner => T::OWNER_EXCLUDED,
+            Self::NonOwner => T::NON_OWNER_EXCLUDED,
+        }
+    }
 }
 
 /// A game struct whose `#[replicated]` fields are kept in sync from the server to clients.
@@ -29,6 +84,14 @@ pub struct MemberInfo {
 /// order (recursively, bases of bases first), then the type's own members — a varint change mask
 /// (bit *i* = the *i*-th member in declaration order), then the values of the members whose bit
 /// is set, in member order, each with its [`NetCodec`](crate::codec::NetCodec) encoding.
+///
+/// # Member options
+///
+/// A write for an [`Audience`] clears the bits of the members that audience does not receive
+/// (`owner_only`, `skip_owner`); snapshot writes ([`write_since_for`](Self::write_since_for))
+/// also clear `initial_only` members. The wire format is the same: only the mask differs.
+/// Clients run `on_change` hooks after applying a changed value
+/// ([`read_tracked`](Self::read_tracked), then [`run_on_change`](Self::run_on_change)).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a replicated type: it does not implement `Replicated`",
     label = "not `Replicated`",
@@ -55,6 +118,25 @@ pub trait Replicated: Sized + 'static {
     /// How many states the chain writes (1 + the flattened bases' counts).
     const STATE_COUNT: usize;
 
+    /// The own members (bit *i* = the *i*-th) left out of every write for the node's owner:
+    /// the `#[replicated(skip_owner)]` ones.
+    const OWNER_EXCLUDED: u64;
+
+    /// The own members left out of every write for clients other than the node's owner: the
+    /// `#[replicated(owner_only)]` ones.
+    const NON_OWNER_EXCLUDED: u64;
+
+    /// The own members left out of every snapshot (they travel only in the spawn's full
+    /// state): the `#[replicated(initial_only)]` ones.
+    const SNAPSHOT_EXCLUDED: u64;
+
+    /// Whether the chain (bases included) has an `owner_only` or `skip_owner` member: what a
+    /// client receives of it depends on whether it owns the node.
+    const OWNER_CONDITIONS: bool;
+
+    /// Whether the chain (bases included) has an `#[replicated(on_change = ..)]` member.
+    const ON_CHANGE: bool;
+
     /// A shadow of the current values, every member stamped with `tick` (the server captures
     /// spawn state at tick 0).
     fn new_state(&self, tick: u32) -> Self::State;
@@ -66,18 +148,64 @@ pub trait Replicated: Sized + 'static {
     /// The newest tick any member of the chain was stamped with.
     fn last_changed(state: &Self::State) -> u32;
 
-    /// Writes, for every state in the chain, the mask of members stamped after `since` and
-    /// their shadow values. Callers check [`last_changed`](Self::last_changed) first to skip
-    /// unchanged nodes.
-    fn write_since(state: &Self::State, since: u32, w: &mut NetWriter);
+    /// The newest tick stamped on a member that a snapshot for `audience` may carry (members
+    /// the audience does not receive and `initial_only` members are not counted; 0 when there
+    /// is none). A node with `last_changed_for(audience) <= since` has nothing to send.
+    fn last_changed_for(state: &Self::State, audience: Audience) -> u32;
 
-    /// Writes every member of every state (all mask bits set): a spawn's full state.
-    fn write_full(state: &Self::State, w: &mut NetWriter);
+    /// A snapshot entry's state: for every state in the chain, the mask of members stamped
+    /// after `since` (every member when `since` is `None`: the receiver's copy is not known,
+    /// as after an authority change), minus those `audience` does not receive and the
+    /// `initial_only` ones, then their shadow values. Callers check
+    /// [`last_changed_for`](Self::last_changed_for) first to skip nodes with nothing to send.
+    fn write_since_for(
+        state: &Self::State,
+        since: Option<u32>,
+        audience: Audience,
+        w: &mut NetWriter,
+    );
+
+    /// A spawn's full state for `audience`: every member of every state except those
+    /// `audience` does not receive (`initial_only` members included).
+    fn write_full_for(state: &Self::State, audience: Audience, w: &mut NetWriter);
+
+    /// [`write_since_for`](Self::write_since_for) of `Some(since)` for [`Audience::All`]: the
+    /// members stamped after `since`, except `initial_only` ones.
+    #[inline]
+    fn write_since(state: &Self::State, since: u32, w: &mut NetWriter) {
+        Self::write_since_for(state, Some(since), Audience::All, w);
+    }
+
+    /// [`write_full_for`](Self::write_full_for) for [`Audience::All`]: every member of every
+    /// state (all mask bits set).
+    #[inline]
+    fn write_full(state: &Self::State, w: &mut NetWriter) {
+        Self::write_full_for(state, Audience::All, w);
+    }
 
     /// Reads what [`write_since`](Self::write_since) or [`write_full`](Self::write_full) wrote
     /// and assigns the values to `self`. A mask bit past the member count is
     /// [`DecodeError::Invalid`]. On error `self` may be partly updated; callers drop the entry.
+    /// Runs no `on_change` hook.
     fn read(&mut self, r: &mut NetReader<'_>) -> Result<(), DecodeError>;
+
+    /// [`read`](Self::read), also recording which `on_change` members received a value that
+    /// differs from the one they held: bit *i* of `changed[k]` for the *i*-th member of the
+    /// *k*-th state of the chain (wire order: bases first, the type's own state last). Bits are
+    /// only ever set, never cleared; `changed` should have [`STATE_COUNT`](Self::STATE_COUNT)
+    /// zeroed entries (a shorter slice records less). Runs no hook: see
+    /// [`run_on_change`](Self::run_on_change).
+    fn read_tracked(
+        &mut self,
+        r: &mut NetReader<'_>,
+        changed: &mut [u64],
+    ) -> Result<(), DecodeError>;
+
+    /// Runs the `on_change` hook of every member whose bit is set in `changed` (laid out as
+    /// [`read_tracked`](Self::read_tracked) fills it): the bases' hooks first, then the type's
+    /// own, each in declaration order, each once. Clients call it after a whole snapshot entry
+    /// or spawn was applied.
+    fn run_on_change(&mut self, changed: &[u64]);
 
     /// The client-side interpolation state: an
     /// [`InterpolationBuffer`](crate::interpolation::InterpolationBuffer) per
@@ -98,13 +226,16 @@ pub trait Replicated: Sized + 'static {
     /// are assigned; interpolated ones are pushed into their buffers as the sample of `tick`
     /// ([`push_with_hold`](crate::interpolation::InterpolationBuffer::push_with_hold) with
     /// `known_until`, the node's known tick before this snapshot) and reach `self` in
-    /// [`blend`](Self::blend).
+    /// [`blend`](Self::blend). Records changed `on_change` members in `changed` like
+    /// [`read_tracked`](Self::read_tracked); an interpolated one counts as changed when its
+    /// new sample differs from the newest sample it had.
     fn read_buffered(
         &mut self,
         interp: &mut Self::Interp,
         r: &mut NetReader<'_>,
         known_until: u32,
         tick: u32,
+        changed: &mut [u64],
     ) -> Result<(), DecodeError>;
 
     /// Writes every interpolated member's

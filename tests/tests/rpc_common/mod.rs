@@ -1,20 +1,20 @@
 //! Types, scenes and helpers shared by the `rpc_runtime` and `rpc_hostile` test binaries (a
 //! module each includes, so that other test binaries do not link these types): a [`Pawn`] with
-//! one RPC per case, a transport wrapper that records what is sent on which channel, and a raw
+//! one RPC per case, a client whose transport records what it sends on which channel, and a raw
 //! client that speaks the wire format by hand.
 
 #![allow(dead_code)]
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::time::Duration;
 
 use mf_net::prelude::*;
 use mf_net::replication::protocol::{HELLO, RPC};
 use mf_net::rpc::RpcSender;
 use mf_net::transport::loopback::LoopbackTransport;
-use mf_net::transport::{SendError, TransportEvent, TransportStats};
+use mf_net::transport::TransportEvent;
 use mf_net_tests::harness::{messages, Dyn, Mp, World};
+use mf_net_tests::send_hook::SendHook;
 
 /// A player: one RPC per mode, option and failure case.
 #[derive(Replicated, Debug, Default)]
@@ -172,54 +172,25 @@ pub(crate) fn pawn(mp: &Mp, handle: NetRef<Pawn>) -> &Pawn {
     mp.scene().get(handle).expect("a pawn")
 }
 
-/// Every packet a [`Recording`] transport sent: channel and message id.
+/// Every packet a [`recording_client`] sent: channel and message id.
 pub(crate) type SentLog = Rc<RefCell<Vec<(Channel, u16)>>>;
-
-/// A transport that records the channel and message id of every packet sent through it.
-pub(crate) struct Recording<T> {
-    pub(crate) inner: T,
-    pub(crate) log: SentLog,
-}
-
-impl<T: Transport> Transport for Recording<T> {
-    fn send(&mut self, peer: PeerId, channel: Channel, data: &[u8]) -> Result<(), SendError> {
-        if let Some(id) = data.get(1..3) {
-            self.log
-                .borrow_mut()
-                .push((channel, u16::from_le_bytes([id[0], id[1]])));
-        }
-        self.inner.send(peer, channel, data)
-    }
-
-    fn poll_event(&mut self) -> Option<TransportEvent<'_>> {
-        self.inner.poll_event()
-    }
-
-    fn advance(&mut self, dt: Duration) {
-        self.inner.advance(dt);
-    }
-
-    fn flush(&mut self) {
-        self.inner.flush();
-    }
-
-    fn disconnect(&mut self, peer: PeerId, reason: DisconnectReason) {
-        self.inner.disconnect(peer, reason);
-    }
-
-    fn stats(&self) -> TransportStats {
-        self.inner.stats()
-    }
-}
 
 /// Starts a client of `world` whose transport records what it sends; step to let it join.
 pub(crate) fn recording_client(world: &mut World) -> (usize, SentLog) {
     let data = Mp::connect_data(&messages()).expect("no reserved id conflict");
     let log = SentLog::default();
-    let transport: Dyn = Box::new(Recording {
-        inner: world.net.connect("game", data),
-        log: Rc::clone(&log),
-    });
+    let record = Rc::clone(&log);
+    let transport: Dyn = Box::new(SendHook::new(
+        world.net.connect("game", data),
+        move |_, channel, data| {
+            if let Some(id) = data.get(1..3) {
+                record
+                    .borrow_mut()
+                    .push((channel, u16::from_le_bytes([id[0], id[1]])));
+            }
+            Ok(())
+        },
+    ));
     let mut client = Mp::new(library(), MultiplayerConfig::default());
     client
         .start_client(transport, messages())

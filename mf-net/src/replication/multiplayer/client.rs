@@ -75,6 +75,9 @@ pub(crate) struct ClientState {
     pub(crate) finished: Option<DisconnectReason>,
     /// Interpolation of `#[replicated(interpolate)]` members.
     pub(crate) interp: ClientInterpolation,
+    /// Which `on_change` members a snapshot entry changed, per state of the node's chain
+    /// (grown at spawn to the longest chain with hooks, so snapshots do not allocate).
+    changed: Vec<u64>,
 }
 
 impl ClientState {
@@ -98,6 +101,7 @@ impl ClientState {
             ack_accumulator: Duration::ZERO,
             finished: None,
             interp: ClientInterpolation::new(),
+            changed: Vec::new(),
         }
     }
 
@@ -353,6 +357,10 @@ impl ClientState {
         let mut absent = HashSet::new();
         let mut backup = NetWriter::new();
         let mut backed_up = Vec::new();
+        // `on_change` members the spawn changed: per node with hooks, where its states' masks
+        // start in `changed`. The hooks run once the whole spawn is applied.
+        let mut hooked: Vec<(NodeId, usize)> = Vec::new();
+        let mut changed: Vec<u64> = Vec::new();
         let result = (|| -> Result<(), DecodeError> {
             for _ in 0..r.read_count(1)? {
                 let id = r.read_var_u32()?;
@@ -383,7 +391,14 @@ impl ClientState {
                         backed_up.push(node);
                     }
                 }
-                ty.read(value, r)?;
+                if ty.has_on_change() {
+                    let start = changed.len();
+                    changed.resize(start + ty.state_count(), 0);
+                    ty.read_tracked(value, r, &mut changed[start..])?;
+                    hooked.push((node, start));
+                } else {
+                    ty.read(value, r)?;
+                }
             }
             r.finish()
         })();
@@ -400,6 +415,17 @@ impl ClientState {
         }
         for &node in &absent {
             shared.scene.remove(node);
+        }
+        for &(node, start) in &hooked {
+            if let Some((ty, value)) = shared.scene.value_info_and_any_mut(node) {
+                let n = ty.state_count();
+                if let Some(masks) = changed.get(start..start + n) {
+                    ty.run_on_change(value, masks);
+                }
+                if self.changed.len() < n {
+                    self.changed.resize(n, 0);
+                }
+            }
         }
         let authority = PeerId(header.authority);
         for (offset, &node) in (0u32..).zip(&nodes) {
@@ -521,8 +547,21 @@ impl ClientState {
                 continue;
             };
             let mut entry = NetReader::new(bytes);
-            self.interp.read(ty, id, value, &mut entry, tick)?;
-            entry.finish()?;
+            if ty.has_on_change() {
+                // Hooks run once the whole entry is applied.
+                let n = ty.state_count();
+                if self.changed.len() < n {
+                    self.changed.resize(n, 0);
+                }
+                let changed = &mut self.changed[..n];
+                changed.fill(0);
+                self.interp.read(ty, id, value, &mut entry, tick, changed)?;
+                entry.finish()?;
+                ty.run_on_change(value, changed);
+            } else {
+                self.interp.read(ty, id, value, &mut entry, tick, &mut [])?;
+                entry.finish()?;
+            }
         }
         r.finish()?;
         self.newest_applied = tick;

@@ -124,7 +124,9 @@ impl ClientInterpolation {
     }
 
     /// Reads the snapshot entry of `net_id` into `value` (of type `ty`): through its
-    /// interpolation state when it has one, else [`RegisteredType::read`].
+    /// interpolation state when it has one, else [`RegisteredType::read`] (or
+    /// [`RegisteredType::read_tracked`] when the type has `on_change` hooks), recording changed
+    /// `on_change` members in `changed`.
     pub(crate) fn read(
         &mut self,
         ty: &RegisteredType,
@@ -132,13 +134,18 @@ impl ClientInterpolation {
         value: &mut dyn std::any::Any,
         r: &mut NetReader<'_>,
         tick: u32,
+        changed: &mut [u64],
     ) -> Result<(), DecodeError> {
         let Ok(i) = self.nodes.binary_search_by_key(&net_id, |n| n.net_id) else {
-            return ty.read(value, r);
+            return if ty.has_on_change() {
+                ty.read_tracked(value, r, changed)
+            } else {
+                ty.read(value, r)
+            };
         };
         let n = &mut self.nodes[i];
         let known = n.carried.max(self.last_untruncated);
-        n.interp.read_buffered(value, r, known, tick)?;
+        n.interp.read_buffered(value, r, known, tick, changed)?;
         n.carried = n.carried.max(tick);
         Ok(())
     }

@@ -442,12 +442,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
         let Role::Server(server) = &self.role else {
             return Err(MultiplayerError::NotServer);
         };
-        let scene_name = self
-            .shared
-            .library
-            .name(scene)
-            .ok_or(crate::scene::SceneError::UnknownScene(scene))?;
-        let name = format!("{scene_name}#{}", server.next_net_id());
+        let name = instance_name(server, &self.shared.library, scene)?;
         self.spawn_named(scene, parent, &name, authority)
     }
 
@@ -464,22 +459,27 @@ impl<T: Transport + 'static> Multiplayer<T> {
         name: &str,
         authority: PeerId,
     ) -> Result<NodeId, MultiplayerError> {
+        let (server, shared) = self.spawning(authority)?;
+        spawn_instance(server, shared, scene, parent, name, authority)
+    }
+
+    /// The preconditions of every spawn: this is the server (or offline), and `authority` is
+    /// the server or a joined client. Returns the server half and the shared state.
+    ///
+    /// # Errors
+    ///
+    /// [`NotServer`](MultiplayerError::NotServer), [`UnknownPeer`](MultiplayerError::UnknownPeer).
+    fn spawning(
+        &mut self,
+        authority: PeerId,
+    ) -> Result<(&mut ServerState, &mut Shared), MultiplayerError> {
         let Role::Server(server) = &mut self.role else {
             return Err(MultiplayerError::NotServer);
         };
         if !server.valid_authority(authority) {
             return Err(MultiplayerError::UnknownPeer(authority));
         }
-        let shared = &mut self.shared;
-        if !shared.scene.is_attached(parent) {
-            return Err(crate::scene::SceneError::NoSuchNode(parent).into());
-        }
-        let root = shared
-            .library
-            .instantiate(scene, &mut shared.scene, parent, name)?;
-        let index = i32::from(scene.get());
-        server.add_group(&shared.scene, root, index, parent, authority);
-        Ok(root)
+        Ok((server, &mut self.shared))
     }
 
     /// Networks `node`, a node of a scene every peer loads (server or offline only): it is sent
@@ -710,6 +710,41 @@ impl<T: Transport + 'static> Multiplayer<T> {
     pub fn fingerprint(&self) -> u64 {
         self.shared.fingerprint
     }
+}
+
+/// The name of a spawned instance of `scene` by default: the scene's name and the instance's
+/// first network id (`pawn#7`).
+fn instance_name(
+    server: &ServerState,
+    library: &SceneLibrary,
+    scene: SceneIndex,
+) -> Result<String, MultiplayerError> {
+    let scene_name = library
+        .name(scene)
+        .ok_or(crate::scene::SceneError::UnknownScene(scene))?;
+    Ok(format!("{scene_name}#{}", server.next_net_id()))
+}
+
+/// Instantiates `scene` under `parent` (which must be in the tree) with its root named `name`,
+/// and networks the instance with `authority` (checked by the caller). On split borrows, so
+/// that spawns queued by RPC bodies use it too.
+fn spawn_instance(
+    server: &mut ServerState,
+    shared: &mut Shared,
+    scene: SceneIndex,
+    parent: NodeId,
+    name: &str,
+    authority: PeerId,
+) -> Result<NodeId, MultiplayerError> {
+    if !shared.scene.is_attached(parent) {
+        return Err(crate::scene::SceneError::NoSuchNode(parent).into());
+    }
+    let root = shared
+        .library
+        .instantiate(scene, &mut shared.scene, parent, name)?;
+    let index = i32::from(scene.get());
+    server.add_group(&shared.scene, root, index, parent, authority);
+    Ok(root)
 }
 
 /// Routes a replication message to the server or client half.

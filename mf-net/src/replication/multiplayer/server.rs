@@ -15,6 +15,7 @@ use crate::replication::protocol::{
     self, ParentRef, SpawnHeader, SpawnerPayload, ACK, AUTHORITY, DESPAWN, HELLO, REFUSE, SPAWN,
     WELCOME,
 };
+use crate::replication::Audience;
 use crate::scene::{NodeId, Scene};
 use crate::transport::{Channel, DisconnectReason, PeerId, Transport};
 use crate::wire::{DecodeError, NetReader, NetWriter};
@@ -25,12 +26,45 @@ pub(crate) struct NetNode {
     pub(crate) node: NodeId,
     /// The typed shadow state; `None` for an instance root that holds no value.
     pub(crate) state: Option<Box<dyn ErasedState>>,
-    /// `state`'s [`last_changed`](ErasedState::last_changed) (0 without a state), kept here
-    /// so that a snapshot skips unchanged nodes without touching their boxed state.
-    pub(crate) last_changed: u32,
+    /// `state`'s [`last_changed_for`](ErasedState::last_changed_for) the node's owner and for
+    /// other clients (0 without a state), kept here so that a snapshot skips nodes with nothing
+    /// to send without touching their boxed state.
+    pub(crate) last_changed: [u32; 2],
     pub(crate) authority: PeerId,
     /// The nearest networked ancestor when the node was spawned (0: none).
     pub(crate) net_parent: u32,
+}
+
+impl NetNode {
+    /// The newest tick stamped on a member a snapshot for `audience` carries.
+    #[inline]
+    pub(crate) fn last_changed_for(&self, audience: Audience) -> u32 {
+        match audience {
+            Audience::Owner => self.last_changed[0],
+            Audience::NonOwner => self.last_changed[1],
+            Audience::All => self.last_changed[0].max(self.last_changed[1]),
+        }
+    }
+}
+
+/// [`NetNode::last_changed`] of `state`.
+fn last_changed_of(state: Option<&dyn ErasedState>) -> [u32; 2] {
+    state.map_or([0; 2], |s| {
+        [
+            s.last_changed_for(Audience::Owner),
+            s.last_changed_for(Audience::NonOwner),
+        ]
+    })
+}
+
+/// A node a client must get everything it receives of, once: its authority moved to or from
+/// that client, so members of another owner condition became visible to it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Resync {
+    pub(crate) net_id: u32,
+    /// The server tick when it was asked for: an ack of a later snapshot that carried the node
+    /// completes it.
+    pub(crate) after: u32,
 }
 
 /// A spawned (or bound) instance, kept for late joiners.
@@ -66,6 +100,8 @@ pub(crate) struct ClientSlot {
     pub(crate) ring: Vec<SentSnapshot>,
     /// Net id the next snapshot starts at (0: the first node).
     pub(crate) cursor: u32,
+    /// Nodes whose next entries carry everything this client receives (see [`Resync`]).
+    pub(crate) resync: Vec<Resync>,
     pub(crate) stats: super::PeerNetworkStats,
     /// RPC flood and rate-limit windows.
     pub(crate) rpc: super::rpc::PeerRpcState,
@@ -82,6 +118,7 @@ impl ClientSlot {
             acked: Vec::new(),
             ring: snapshot::new_ring(),
             cursor: 0,
+            resync: Vec::new(),
             stats: super::PeerNetworkStats::default(),
             rpc: super::rpc::PeerRpcState::default(),
         }
@@ -245,13 +282,33 @@ impl ServerState {
             vec![node]
         };
         let mut top_flushed = false;
+        let tick = self.tick;
         for target in targets {
             let Some(&id) = self.by_node.get(&target) else {
                 continue;
             };
             if let Some(i) = self.index_of(id) {
-                self.nodes[i].authority = peer;
+                let old = std::mem::replace(&mut self.nodes[i].authority, peer);
                 top_flushed |= id == top;
+                // `owner_only` / `skip_owner` members became visible to the new owner and the
+                // old one: their next entries carry everything they receive.
+                let conditional = self.nodes[i]
+                    .state
+                    .as_ref()
+                    .is_some_and(|s| s.owner_conditions());
+                if old != peer && conditional {
+                    for c in &mut self.clients {
+                        if c.ready && (c.peer == old || c.peer == peer) {
+                            match c.resync.iter_mut().find(|r| r.net_id == id) {
+                                Some(r) => r.after = tick,
+                                None => c.resync.push(Resync {
+                                    net_id: id,
+                                    after: tick,
+                                }),
+                            }
+                        }
+                    }
+                }
             } else {
                 for p in &mut self.pending {
                     if let Some(entry) = id
@@ -504,7 +561,7 @@ impl ServerState {
         let scene = &shared.scene;
         let before = core.stats().bytes_sent;
         let result = core.send_with(peer, SPAWN, Channel::Reliable, |w| {
-            write_spawn(w, &header, nodes, scene);
+            write_spawn(w, &header, nodes, scene, peer);
         });
         let sent = core.stats().bytes_sent - before;
         if let Err(error) = result {
@@ -571,7 +628,7 @@ impl ServerState {
                     (n.state.as_mut(), shared.scene.value_any(n.node))
                 {
                     if state.capture(value, self.tick) {
-                        n.last_changed = state.last_changed();
+                        n.last_changed = last_changed_of(Some(&**state));
                     }
                 }
             }
@@ -713,6 +770,7 @@ impl ServerState {
                 if c.ready && i < c.acked.len() {
                     c.acked.remove(i);
                 }
+                c.resync.retain(|r| r.net_id != gone.net_id);
             }
         }
         let scene = &shared.scene;
@@ -749,7 +807,7 @@ impl ServerState {
                     .copied()
                     .zip(shared.scene.value_any(node))
                     .and_then(|(ty, value)| ty.new_state(value, 0));
-                let last_changed = state.as_ref().map_or(0, |s| s.last_changed());
+                let last_changed = last_changed_of(state.as_deref());
                 self.nodes.push(NetNode {
                     net_id: p.group.first + offset,
                     node,
@@ -797,9 +855,17 @@ fn group_range(nodes: &[NetNode], group: &Group) -> (usize, usize) {
     (lo, hi)
 }
 
-/// Writes a spawn payload: the header, the absent ids, then the full state of every present
-/// node in id order. `nodes` are the group's records.
-fn write_spawn(w: &mut NetWriter, header: &SpawnHeader, nodes: &[NetNode], scene: &Scene) {
+/// Writes a spawn payload for `peer`: the header, the absent ids, then the full state of every
+/// present node in id order, without the members `peer` does not receive (`owner_only` ones
+/// of nodes it does not own, `skip_owner` ones of nodes it owns). `nodes` are the group's
+/// records.
+fn write_spawn(
+    w: &mut NetWriter,
+    header: &SpawnHeader,
+    nodes: &[NetNode],
+    scene: &Scene,
+    peer: PeerId,
+) {
     header.write(w);
     let present = |id: u32| {
         nodes
@@ -814,8 +880,10 @@ fn write_spawn(w: &mut NetWriter, header: &SpawnHeader, nodes: &[NetNode], scene
         w.write_var_u32(id);
     }
     for id in ids {
-        if let Some(state) = present(id).and_then(|i| nodes[i].state.as_ref()) {
-            state.write_full(w);
+        if let Some(i) = present(id) {
+            if let Some(state) = nodes[i].state.as_ref() {
+                state.write_full_for(Audience::of(nodes[i].authority == peer), w);
+            }
         }
     }
 }

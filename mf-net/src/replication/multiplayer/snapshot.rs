@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::server::{ClientSlot, NetNode};
 use crate::replication::protocol::SNAPSHOT_TRUNCATED;
+use crate::replication::Audience;
 use crate::wire::NetWriter;
 
 /// How many sent snapshots the server remembers per client.
@@ -38,7 +39,10 @@ pub(crate) struct Written {
 }
 
 /// Appends a snapshot payload for `client` to `w` (which holds the header already): flags, an
-/// entry for every node changed after the client's acknowledged tick for it, starting at the
+/// entry for every node with a member changed after the client's acknowledged tick for it that
+/// the client receives (its owner condition allows it, and it is not `initial_only`: a node
+/// whose only changes are excluded for this client gets no entry, and stays unacknowledged
+/// without being owed anything), or waiting for a resync (all it receives), starting at the
 /// client's cursor and stopping before the byte budget (`budget`, 0 = unlimited, counting the
 /// whole packet) would be exceeded, then the terminating 0. Records the carried nodes in the
 /// ring entry of `tick`. Allocates nothing once the ring's node lists, `w` and `scratch` (used
@@ -71,7 +75,10 @@ pub(crate) fn write(
         let i = (start + k) % count;
         let node = &nodes[i];
         let since = client.acked.get(i).copied().unwrap_or(0);
-        if node.last_changed <= since {
+        let audience = Audience::of(node.authority == client.peer);
+        let resync =
+            !client.resync.is_empty() && client.resync.iter().any(|r| r.net_id == node.net_id);
+        if !resync && node.last_changed_for(audience) <= since {
             continue;
         }
         let Some(state) = node.state.as_ref() else {
@@ -83,7 +90,7 @@ pub(crate) fn write(
         w.write_var_u32(node.net_id);
         let len_at = w.len();
         w.write_u8(0);
-        state.write_since(since, w);
+        state.write_since_for((!resync).then_some(since), audience, w);
         let len = w.len() - len_at - 1;
         if len < 0x80 {
             w.patch(len_at, &[len as u8]);
@@ -114,7 +121,8 @@ pub(crate) fn write(
 }
 
 /// Applies an ack of `tick` from `client`: every node the snapshot of that tick carried is
-/// acknowledged up to `tick`. Returns the round-trip sample, or `None` if the tick is no longer
+/// acknowledged up to `tick`, and a resync it carried (sent after the resync was asked for)
+/// is done. Returns the round-trip sample, or `None` if the tick is no longer
 /// (or never was) in the ring, or was acknowledged already.
 pub(crate) fn ack(
     nodes: &[NetNode],
@@ -132,6 +140,11 @@ pub(crate) fn ack(
             if let Some(acked) = client.acked.get_mut(i) {
                 *acked = (*acked).max(tick);
             }
+        }
+        if !client.resync.is_empty() {
+            client
+                .resync
+                .retain(|r| !(r.net_id == id && tick > r.after));
         }
     }
     Some(now.saturating_sub(entry.sent_at))

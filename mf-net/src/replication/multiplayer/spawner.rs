@@ -22,7 +22,7 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 
-use super::{Multiplayer, MultiplayerError, Role};
+use super::{Multiplayer, MultiplayerError};
 use crate::codec::{self, NetCodec};
 use crate::replication::protocol::{SpawnerPayload, SCENE_SPAWNER};
 use crate::scene::{NodeId, Scene, SceneError, SceneShape};
@@ -302,13 +302,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
         data: &D,
         authority: PeerId,
     ) -> Result<NodeId, MultiplayerError> {
-        let Role::Server(server) = &mut self.role else {
-            return Err(MultiplayerError::NotServer);
-        };
-        if !server.valid_authority(authority) {
-            return Err(MultiplayerError::UnknownPeer(authority));
-        }
-        let shared = &mut self.shared;
+        let (server, shared) = self.spawning(authority)?;
         let entry = shared
             .spawners
             .entries

@@ -5,7 +5,7 @@ use mf_net::Replicated;
 struct Player {
     #[replicated(interpolat)]
     position: f32,
-    #[replicated(owner_only)]
+    #[replicated(reliable)]
     health: i32,
 }
 

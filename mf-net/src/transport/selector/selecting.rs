@@ -1,396 +1,20 @@
-//! Opening a client connection from a `;`-separated connect string, best address first, with
-//! fallback when an attempt fails (the spec's lobby handoff).
-//!
-//! A [`TransportSelector`] holds [`TransportFactory`]s (ENet comes from `mf-net-enet`;
-//! [`LoopbackTransportFactory`] and the [`SteamSocketsFactory`] stub are here).
-//! [`connect`](TransportSelector::connect) returns a [`SelectingTransport`]: a [`Transport`] that
-//! tries the addresses in turn. Connections complete asynchronously, so an attempt that fails
-//! later (its transport reports [`ConnectFailed`](DisconnectReason::ConnectFailed) or
-//! [`Timeout`](DisconnectReason::Timeout), or no handshake within
-//! [`handshake_timeout`](TransportSelector::handshake_timeout) of [`advance`](Transport::advance)d
-//! time) is dropped and the next address is opened. The caller sees one
-//! [`Disconnected`](TransportEvent::Disconnected)`{ ConnectFailed }` only when none is left.
-//!
-//! ```
-//! use mf_net::transport::selector::{SteamSocketsFactory, TransportSelector};
-//!
-//! // Steam sockets are stubbed, so this would fall through to ENet (given an ENet factory).
-//! let err = TransportSelector::new()
-//!     .with_factory(SteamSocketsFactory)
-//!     .connect("steam:76561198000000001", 0)
-//!     .unwrap_err();
-//! assert_eq!(err.failures.len(), 1);
-//! ```
-//!
-//! # When an attempt counts as established
-//!
-//! By default an attempt is established by its transport's
-//! [`Connected`](TransportEvent::Connected) event. A layer with a handshake of its own (the
-//! replication layer's Hello/Welcome) can use
-//! [`TransportSelector::establish_manually`] and call
-//! [`SelectingTransport::mark_established`] once the handshake completes, or give up on the
-//! current address with [`SelectingTransport::abandon_attempt`]. Until it is established, an
-//! attempt may fall through to the next address; afterwards every event passes through
-//! unchanged.
-//!
-//! # Peer ids
-//!
-//! The first attempt's peer ids pass through unchanged (a client sees the server as
-//! [`PeerId::SERVER`]). Attempt *n* adds *n* × 2⁴⁸ to its ids, so an id handed out by an
-//! abandoned attempt is never reused by the next one. An attempt abandoned after its
-//! [`Connected`](TransportEvent::Connected) was passed on ends with a
-//! [`Disconnected`](TransportEvent::Disconnected) for that id (reason
-//! [`Timeout`](DisconnectReason::Timeout) or the transport's own), so the layer above never
-//! holds a stale peer.
+//! [`SelectingTransport`]: the state machine that walks a connect string, one attempt at a
+//! time (see the [module documentation](super)).
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::time::Duration;
 
-use super::address::{split_list, AddressError, NetworkAddress};
-use super::loopback::LoopbackNetwork;
-use super::{DisconnectReason, PeerId, SendError, Transport, TransportEvent, TransportStats};
-use crate::transport::Channel;
-
-/// The default time an attempt may take to be established (the spec's `HandshakeTimeout`).
-pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Why a factory did not open a transport.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum OpenError {
-    /// This factory does not handle this kind of address; the selector asks the next factory.
-    Unsupported,
-    /// The factory handles the address but its transport cannot work in this build or on this
-    /// machine (Steam sockets while stubbed).
-    Unavailable(String),
-    /// Opening failed (a socket could not be bound, a name did not resolve…).
-    Failed(String),
-}
-
-impl fmt::Display for OpenError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            OpenError::Unsupported => f.write_str("no transport for this kind of address"),
-            OpenError::Unavailable(why) => write!(f, "transport not available: {why}"),
-            OpenError::Failed(why) => write!(f, "could not open the transport: {why}"),
-        }
-    }
-}
-
-impl std::error::Error for OpenError {}
-
-/// Opens client transports for the addresses it understands.
-pub trait TransportFactory {
-    /// A short name for logs (`"enet"`, `"loopback"`, `"steam"`).
-    fn name(&self) -> &str;
-
-    /// Opens a client transport connecting to `address` with `connect_data` (mf-net sends its
-    /// registry fingerprint). The connection completes later, through the transport's events.
-    ///
-    /// # Errors
-    ///
-    /// [`OpenError::Unsupported`] for an address this factory does not handle; otherwise why it
-    /// could not open one.
-    fn open_client(
-        &mut self,
-        address: &NetworkAddress,
-        connect_data: u32,
-    ) -> Result<Box<dyn Transport>, OpenError>;
-}
-
-/// Steam Networking Sockets, stubbed until Steam natives ship: every `steam:` address is
-/// [`OpenError::Unavailable`], so a connect string falls through to its next address.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SteamSocketsFactory;
-
-impl TransportFactory for SteamSocketsFactory {
-    fn name(&self) -> &str {
-        "steam"
-    }
-
-    fn open_client(
-        &mut self,
-        address: &NetworkAddress,
-        _connect_data: u32,
-    ) -> Result<Box<dyn Transport>, OpenError> {
-        match address {
-            NetworkAddress::Steam { .. } => Err(OpenError::Unavailable(
-                "Steam Networking Sockets are not available on this build".to_owned(),
-            )),
-            _ => Err(OpenError::Unsupported),
-        }
-    }
-}
-
-/// Opens `loopback:name` addresses on one in-process [`LoopbackNetwork`].
-#[derive(Clone)]
-pub struct LoopbackTransportFactory {
-    network: LoopbackNetwork,
-}
-
-impl LoopbackTransportFactory {
-    /// A factory connecting clients on `network` (a handle to the same network the server
-    /// listens on).
-    pub fn new(network: LoopbackNetwork) -> Self {
-        LoopbackTransportFactory { network }
-    }
-}
-
-impl fmt::Debug for LoopbackTransportFactory {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LoopbackTransportFactory")
-            .finish_non_exhaustive()
-    }
-}
-
-impl TransportFactory for LoopbackTransportFactory {
-    fn name(&self) -> &str {
-        "loopback"
-    }
-
-    fn open_client(
-        &mut self,
-        address: &NetworkAddress,
-        connect_data: u32,
-    ) -> Result<Box<dyn Transport>, OpenError> {
-        match address {
-            NetworkAddress::Loopback { name } => {
-                Ok(Box::new(self.network.connect(name, connect_data)))
-            }
-            _ => Err(OpenError::Unsupported),
-        }
-    }
-}
-
-/// Why one address of a connect string was not used.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum AttemptError {
-    /// The entry does not parse.
-    Invalid(AddressError),
-    /// No factory handles its kind of address.
-    Unsupported,
-    /// A factory handles it, but could not open a transport (see [`OpenError`]).
-    Open(OpenError),
-    /// The transport reported this before the attempt was established
-    /// ([`ConnectFailed`](DisconnectReason::ConnectFailed) or
-    /// [`Timeout`](DisconnectReason::Timeout)).
-    Disconnected(DisconnectReason),
-    /// Not established within the handshake timeout.
-    HandshakeTimeout,
-    /// The caller gave up on it with [`SelectingTransport::abandon_attempt`].
-    Abandoned,
-}
-
-impl fmt::Display for AttemptError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AttemptError::Invalid(e) => write!(f, "{e}"),
-            AttemptError::Unsupported => f.write_str("no transport for this kind of address"),
-            AttemptError::Open(e) => write!(f, "{e}"),
-            AttemptError::Disconnected(r) => write!(f, "{r}"),
-            AttemptError::HandshakeTimeout => f.write_str("no handshake within the timeout"),
-            AttemptError::Abandoned => f.write_str("abandoned"),
-        }
-    }
-}
-
-/// One address that did not work, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AttemptFailure {
-    /// The entry of the connect string, as written.
-    pub entry: String,
-    /// What went wrong.
-    pub error: AttemptError,
-}
-
-impl fmt::Display for AttemptFailure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.entry, self.error)
-    }
-}
-
-/// No address of a connect string could even be opened.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SelectError {
-    /// Every entry and why it was not used (empty for an empty connect string).
-    pub failures: Vec<AttemptFailure>,
-}
-
-impl fmt::Display for SelectError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.failures.is_empty() {
-            return f.write_str("the connect string has no address");
-        }
-        f.write_str("no address could be used: ")?;
-        for (i, failure) in self.failures.iter().enumerate() {
-            if i > 0 {
-                f.write_str("; ")?;
-            }
-            write!(f, "{failure}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for SelectError {}
-
-/// Factories plus the rules for walking a connect string. See the [module docs](self).
-pub struct TransportSelector {
-    factories: Vec<Box<dyn TransportFactory>>,
-    handshake_timeout: Duration,
-    establish_on_connect: bool,
-}
-
-impl Default for TransportSelector {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl fmt::Debug for TransportSelector {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = self.factories.iter().map(|x| x.name()).collect();
-        f.debug_struct("TransportSelector")
-            .field("factories", &names)
-            .field("handshake_timeout", &self.handshake_timeout)
-            .field("establish_on_connect", &self.establish_on_connect)
-            .finish()
-    }
-}
-
-impl TransportSelector {
-    /// A selector with no factories (add them with [`with_factory`](Self::with_factory); the
-    /// spec's default set, ENet + Steam sockets, is `mf_net_enet::default_selector()`).
-    pub fn new() -> Self {
-        TransportSelector {
-            factories: Vec::new(),
-            handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
-            establish_on_connect: true,
-        }
-    }
-
-    /// Adds a factory; factories are asked in the order they were added.
-    pub fn with_factory(mut self, factory: impl TransportFactory + 'static) -> Self {
-        self.add_factory(factory);
-        self
-    }
-
-    /// Adds a factory; factories are asked in the order they were added.
-    pub fn add_factory(&mut self, factory: impl TransportFactory + 'static) {
-        self.factories.push(Box::new(factory));
-    }
-
-    /// How long (in [`advance`](Transport::advance)d time) an attempt may take to be
-    /// established before the next address is tried. Default 5 s.
-    pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
-        self.handshake_timeout = timeout;
-        self
-    }
-
-    /// Attempts are established only by [`SelectingTransport::mark_established`], not by the
-    /// transport's [`Connected`](TransportEvent::Connected) event.
-    pub fn establish_manually(mut self) -> Self {
-        self.establish_on_connect = false;
-        self
-    }
-
-    /// The names of the factories, in order.
-    pub fn factory_names(&self) -> impl Iterator<Item = &str> {
-        self.factories.iter().map(|f| f.name())
-    }
-
-    /// Starts connecting through the first address of `connect_string` (`;`-separated, best
-    /// first) that a factory opens. Entries that do not parse are skipped (and listed in
-    /// [`SelectingTransport::failures`]), so a lobby written by a newer build still works.
-    ///
-    /// # Errors
-    ///
-    /// No entry could be opened at all.
-    pub fn connect(
-        self,
-        connect_string: &str,
-        connect_data: u32,
-    ) -> Result<SelectingTransport, SelectError> {
-        let addresses: Vec<(String, Result<NetworkAddress, AddressError>)> =
-            split_list(connect_string)
-                .map(|entry| (entry.to_owned(), NetworkAddress::parse(entry)))
-                .collect();
-        let mut selecting = SelectingTransport {
-            factories: self.factories,
-            handshake_timeout: self.handshake_timeout,
-            establish_on_connect: self.establish_on_connect,
-            addresses,
-            next: 0,
-            connect_data,
-            current: None,
-            attempts_opened: 0,
-            failures: Vec::new(),
-            pending: VecDeque::with_capacity(2),
-            deferred: None,
-            finished: false,
-            retired_stats: TransportStats::default(),
-        };
-        if selecting.open_next() {
-            Ok(selecting)
-        } else {
-            Err(SelectError {
-                failures: selecting.failures,
-            })
-        }
-    }
-}
-
-struct Attempt {
-    transport: Box<dyn Transport>,
-    /// Index into `addresses`.
-    index: usize,
-    /// Added to the inner transport's peer ids.
-    offset: u64,
-    elapsed: Duration,
-    /// Its `Connected` was passed on.
-    surfaced: bool,
-    established: bool,
-}
-
-/// A failure of the current attempt noticed while its transport was borrowed.
-#[derive(Debug, Clone, Copy)]
-struct Deferred {
-    error: AttemptErrorKind,
-    /// The inner peer id of the failed connection.
-    inner_peer: PeerId,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum AttemptErrorKind {
-    Disconnected(DisconnectReason),
-    HandshakeTimeout,
-    Abandoned,
-}
-
-impl AttemptErrorKind {
-    fn to_error(self) -> AttemptError {
-        match self {
-            AttemptErrorKind::Disconnected(r) => AttemptError::Disconnected(r),
-            AttemptErrorKind::HandshakeTimeout => AttemptError::HandshakeTimeout,
-            AttemptErrorKind::Abandoned => AttemptError::Abandoned,
-        }
-    }
-
-    /// The reason reported for a passed-on connection that this ends.
-    fn reason(self) -> DisconnectReason {
-        match self {
-            AttemptErrorKind::Disconnected(r) => r,
-            AttemptErrorKind::HandshakeTimeout | AttemptErrorKind::Abandoned => {
-                DisconnectReason::Timeout
-            }
-        }
-    }
-}
+use super::{
+    AttemptError, AttemptFailure, OpenError, SelectError, TransportFactory, TransportSelector,
+};
+use crate::transport::address::{split_list, AddressError, NetworkAddress};
+use crate::transport::{
+    Channel, DisconnectReason, PeerId, SendError, Transport, TransportEvent, TransportStats,
+};
 
 /// A client [`Transport`] that walks a connect string. Made by [`TransportSelector::connect`];
-/// see the [module docs](self).
+/// see the [module docs](super).
 pub struct SelectingTransport {
     factories: Vec<Box<dyn TransportFactory>>,
     handshake_timeout: Duration,
@@ -421,6 +45,55 @@ impl fmt::Debug for SelectingTransport {
     }
 }
 
+/// One address being tried: its transport and how far it got.
+struct Attempt {
+    transport: Box<dyn Transport>,
+    /// Index into `addresses`.
+    index: usize,
+    /// Added to the inner transport's peer ids.
+    offset: u64,
+    elapsed: Duration,
+    /// Its `Connected` was passed on.
+    surfaced: bool,
+    established: bool,
+}
+
+/// A failure of the current attempt noticed while its transport was borrowed.
+#[derive(Debug, Clone, Copy)]
+struct Deferred {
+    error: AttemptErrorKind,
+    /// The inner peer id of the failed connection.
+    inner_peer: PeerId,
+}
+
+/// How the current attempt failed (becomes an [`AttemptError`]).
+#[derive(Debug, Clone, Copy)]
+enum AttemptErrorKind {
+    Disconnected(DisconnectReason),
+    HandshakeTimeout,
+    Abandoned,
+}
+
+impl AttemptErrorKind {
+    fn to_error(self) -> AttemptError {
+        match self {
+            AttemptErrorKind::Disconnected(r) => AttemptError::Disconnected(r),
+            AttemptErrorKind::HandshakeTimeout => AttemptError::HandshakeTimeout,
+            AttemptErrorKind::Abandoned => AttemptError::Abandoned,
+        }
+    }
+
+    /// The reason reported for a passed-on connection that this ends.
+    fn reason(self) -> DisconnectReason {
+        match self {
+            AttemptErrorKind::Disconnected(r) => r,
+            AttemptErrorKind::HandshakeTimeout | AttemptErrorKind::Abandoned => {
+                DisconnectReason::Timeout
+            }
+        }
+    }
+}
+
 fn add_stats(a: TransportStats, b: TransportStats) -> TransportStats {
     TransportStats {
         bytes_sent: a.bytes_sent + b.bytes_sent,
@@ -431,6 +104,41 @@ fn add_stats(a: TransportStats, b: TransportStats) -> TransportStats {
 }
 
 impl SelectingTransport {
+    /// Parses `connect_string` and opens its first address that a factory of `selector` opens
+    /// (see [`TransportSelector::connect`]).
+    pub(super) fn start(
+        selector: TransportSelector,
+        connect_string: &str,
+        connect_data: u32,
+    ) -> Result<Self, SelectError> {
+        let addresses: Vec<(String, Result<NetworkAddress, AddressError>)> =
+            split_list(connect_string)
+                .map(|entry| (entry.to_owned(), NetworkAddress::parse(entry)))
+                .collect();
+        let mut selecting = SelectingTransport {
+            factories: selector.factories,
+            handshake_timeout: selector.handshake_timeout,
+            establish_on_connect: selector.establish_on_connect,
+            addresses,
+            next: 0,
+            connect_data,
+            current: None,
+            attempts_opened: 0,
+            failures: Vec::new(),
+            pending: VecDeque::with_capacity(2),
+            deferred: None,
+            finished: false,
+            retired_stats: TransportStats::default(),
+        };
+        if selecting.open_next() {
+            Ok(selecting)
+        } else {
+            Err(SelectError {
+                failures: selecting.failures,
+            })
+        }
+    }
+
     /// The address of the current attempt (or of the established connection).
     pub fn current_address(&self) -> Option<&NetworkAddress> {
         let attempt = self.current.as_ref()?;
@@ -439,7 +147,7 @@ impl SelectingTransport {
             .and_then(|(_, a)| a.as_ref().ok())
     }
 
-    /// Whether the current attempt is established (see the [module docs](self)).
+    /// Whether the current attempt is established (see the [module docs](super)).
     pub fn is_established(&self) -> bool {
         self.current.as_ref().is_some_and(|a| a.established)
     }
@@ -693,6 +401,7 @@ impl Transport for SelectingTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::selector::SteamSocketsFactory;
 
     /// What a mock transport does.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]

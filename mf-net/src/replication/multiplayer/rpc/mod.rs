@@ -1,0 +1,230 @@
+//! RPCs in the [`Multiplayer`] runtime: the [`RpcSink`] that generated senders send through,
+//! the receiving side (checks, rate limits, dispatch, failures), the deferred commands of RPC
+//! bodies, and the RPC part of the handshake fingerprint.
+//!
+//! # Wire format
+//!
+//! One message [`protocol::RPC`] per call: `net id varint · wire id varint · arguments` (the
+//! arguments are the parameters' `NetCodec` encodings, nothing else). Reliable RPCs travel on
+//! [`Channel::Reliable`], `unreliable` ones on [`Channel::Unreliable`]. Senders encode straight
+//! into the bus's writer; nothing is allocated.
+//!
+//! # Who sends what
+//!
+//! - A **client** sends to the server only (`name(..)`, or `name_to(PeerId::SERVER, ..)`);
+//!   clients never relay, so `name_to` another client is [`RpcSendError::UnknownPeer`].
+//! - The **server** sends to every joined client (`name(..)`) or to one (`name_to(peer, ..)`).
+//! - Both check the RPC's [`RpcMode`](crate::rpc::RpcMode) against themselves before sending
+//!   ([`RpcSendError::NotAllowed`]); the receiver checks it again against the transport's
+//!   sender, never anything in the payload.
+//! - On a node that is not networked, offline, or with the calling peer as the target, nothing is
+//!   sent and only `call_local` bodies run ([`RpcDelivery::NotSent`]).
+//! - A server RPC on a node spawned this frame is held until the end of the frame, when the
+//!   spawn has gone out (so clients know the node when the call arrives).
+//!
+//! # Receiving (server)
+//!
+//! In order: the sender must be a joined client; the flood threshold
+//! ([`MultiplayerConfig::rpc_flood_threshold`](super::MultiplayerConfig)) kicks a client sending
+//! too many RPCs per second; an unknown node, an unknown wire id or a truncated header is dropped
+//! (`rpcs_dropped`); a mode that does not allow the sender is rejected (`rpcs_rejected`,
+//! [`MultiplayerEvent::RpcRejected`]); a call over its `rate_limit` is dropped
+//! (`rpcs_rate_limited`); then the body runs through [`call_catching`]: undecodable arguments
+//! are dropped, a `validate` returning false is rejected, and a body that returns `Err` or panics
+//! is logged, counted (`rpcs_failed`), raises [`MultiplayerEvent::RpcFailed`] and, with
+//! `kick_on_rpc_failure`, disconnects the sender ([`DisconnectReason::Kicked`]).
+//!
+//! Clients check the mode against the server and dispatch the same way, without rate limits or
+//! kicks.
+//!
+//! # Commands queued by bodies
+//!
+//! After a body returns `Ok`, the runtime applies what it queued in its
+//! [`RpcContext`], in order (a body that fails has its commands discarded):
+//!
+//! | command | server | client |
+//! | --- | --- | --- |
+//! | `spawn` | spawns (the authority must be the server or a joined client) | refused, logged |
+//! | `despawn` | frees the node (despawned at the end of the frame) | refused, logged |
+//! | `set_authority` | sets it, recursively | refused, logged |
+//! | `rpc` | sent like any server call | sent to the server |
+//!
+//! A queued `call_local` RPC runs its body when it is sent, and what that body queues is applied
+//! in turn, up to a nesting depth of [`MAX_COMMAND_DEPTH`].
+//!
+//! # `panic = "abort"`
+//!
+//! Catching a panicking body needs unwinding. Built with `panic = "abort"`, a body that panics
+//! aborts the process: one client could take the server down with one RPC. Servers that must
+//! survive hostile clients keep `panic = "unwind"` (the default), or make sure no body can panic
+//! (check inputs with `validate`, return `Err` instead).
+//!
+//! The caller's own `call_local` run (from `mp.rpc(..)`) is game code calling game code and is
+//! not caught: a panic there unwinds into the caller. Queued `call_local` runs applied after a
+//! network dispatch are caught and logged like received calls.
+//!
+//! [`protocol::RPC`]: crate::replication::protocol::RPC
+//! [`Channel::Reliable`]: crate::transport::Channel::Reliable
+//! [`Channel::Unreliable`]: crate::transport::Channel::Unreliable
+//! [`MultiplayerEvent::RpcRejected`]: super::MultiplayerEvent::RpcRejected
+//! [`MultiplayerEvent::RpcFailed`]: super::MultiplayerEvent::RpcFailed
+//! [`call_catching`]: crate::rpc::call_catching
+//! [`DisconnectReason::Kicked`]: crate::transport::DisconnectReason::Kicked
+
+mod commands;
+mod limits;
+mod receive;
+mod send;
+mod signatures;
+
+pub use commands::MAX_COMMAND_DEPTH;
+pub(crate) use limits::PeerRpcState;
+pub(super) use receive::on_rpc;
+pub(super) use send::flush_deferred;
+pub(super) use signatures::{describe_refusal, prepare, write_signatures};
+
+use std::sync::{Arc, OnceLock};
+
+use self::commands::apply_commands;
+use self::send::{find_entry, no_such_rpc, send, Deferred};
+use self::signatures::TypeSignatures;
+use super::{Multiplayer, MultiplayerError};
+use crate::replication::ReplicationRegistry;
+use crate::rpc::{
+    LocalCall, OutgoingRpc, RpcContext, RpcDelivery, RpcRegistry, RpcSendError, RpcSender, RpcSink,
+};
+use crate::scene::{NetRef, NodeId};
+use crate::transport::{PeerId, Transport};
+use crate::wire::NetWriter;
+
+/// The RPC tables of every linked type, built once (without panicking: an error is kept).
+fn default_registry() -> &'static Result<Arc<RpcRegistry>, String> {
+    static DEFAULT: OnceLock<Result<Arc<RpcRegistry>, String>> = OnceLock::new();
+    DEFAULT.get_or_init(|| {
+        let types = ReplicationRegistry::from_inventory().map_err(|e| e.to_string())?;
+        RpcRegistry::from_inventory(&types)
+            .map(Arc::new)
+            .map_err(|e| e.to_string())
+    })
+}
+
+/// The runtime's RPC state (in [`Shared`](super::Shared)).
+#[derive(Debug, Default)]
+pub(crate) struct RpcState {
+    /// Set with [`Multiplayer::set_rpc_registry`]; otherwise the default registry.
+    registry: Option<Arc<RpcRegistry>>,
+    /// One context per nesting depth, taken out while its call runs.
+    contexts: Vec<Option<RpcContext>>,
+    /// The RPC signatures of the spawnable scenes' types (computed when starting).
+    signatures: Vec<TypeSignatures>,
+    deferred: Vec<Deferred>,
+    deferred_bytes: NetWriter,
+}
+
+impl RpcState {
+    fn registry(&self) -> Result<Arc<RpcRegistry>, String> {
+        match &self.registry {
+            Some(registry) => Ok(Arc::clone(registry)),
+            None => default_registry().clone(),
+        }
+    }
+
+    fn take_context(&mut self, depth: usize, node: NodeId) -> RpcContext {
+        if self.contexts.len() <= depth {
+            self.contexts.resize_with(depth + 1, || None);
+        }
+        self.contexts[depth]
+            .take()
+            .unwrap_or_else(|| RpcContext::new(node, PeerId::SERVER, 0, false))
+    }
+
+    fn put_context(&mut self, depth: usize, mut ctx: RpcContext) {
+        ctx.clear_commands();
+        if let Some(slot) = self.contexts.get_mut(depth) {
+            *slot = Some(ctx);
+        }
+    }
+}
+
+// -------------------------------------------------------------------------------------------
+// Public API on `Multiplayer`
+// -------------------------------------------------------------------------------------------
+
+impl<T: Transport + 'static> Multiplayer<T> {
+    /// The RPCs of `handle`'s node: `mp.rpc(player).move_by(input)` (client → server, or server
+    /// → every joined client) and `mp.rpc(player).hit_to(peer, 10)` (one peer), with the
+    /// type's `<Type>Rpcs` extension trait in scope. See [`RpcSink`] for what a call does, and
+    /// the [`rpc` module of the runtime](crate::replication::multiplayer::rpc) for the rules.
+    pub fn rpc<X: 'static>(&mut self, handle: NetRef<X>) -> RpcSender<'_, Self, X> {
+        RpcSender::new(self, handle)
+    }
+
+    /// The RPC tables this instance uses: the ones given to
+    /// [`set_rpc_registry`](Self::set_rpc_registry), or those of every linked type. Its
+    /// [`dump`](RpcRegistry::dump) lists every RPC with its wire id, mode and options.
+    ///
+    /// # Errors
+    ///
+    /// [`MultiplayerError::RpcRegistry`] if the linked types' tables cannot be built (two
+    /// replicated types with one stable name).
+    pub fn rpc_registry(&self) -> Result<Arc<RpcRegistry>, MultiplayerError> {
+        self.shared
+            .rpc
+            .registry()
+            .map_err(MultiplayerError::RpcRegistry)
+    }
+
+    /// Uses `registry` instead of the tables of every linked type (set it before starting: the
+    /// handshake fingerprint covers the RPC signatures of the spawnable scenes' types).
+    ///
+    /// # Errors
+    ///
+    /// [`MultiplayerError::AlreadyStarted`] while running.
+    pub fn set_rpc_registry(&mut self, registry: Arc<RpcRegistry>) -> Result<(), MultiplayerError> {
+        if self.bus.is_some() {
+            return Err(MultiplayerError::AlreadyStarted);
+        }
+        self.shared.rpc.registry = Some(registry);
+        Ok(())
+    }
+}
+
+/// Sends through the runtime: see the
+/// [module documentation](crate::replication::multiplayer::rpc).
+impl<T: Transport + 'static> RpcSink for Multiplayer<T> {
+    fn send_rpc(
+        &mut self,
+        rpc: OutgoingRpc,
+        encode: &mut dyn FnMut(&mut NetWriter),
+    ) -> Result<RpcDelivery, RpcSendError> {
+        let registry = self.shared.rpc.registry().map_err(|_| no_such_rpc(&rpc))?;
+        let Self { bus, shared, role } = self;
+        send(bus.as_deref_mut(), role, shared, &registry, rpc, encode)
+    }
+
+    fn call_local(
+        &mut self,
+        rpc: OutgoingRpc,
+        call: &mut LocalCall<'_>,
+    ) -> Result<(), RpcSendError> {
+        let registry = self.shared.rpc.registry().map_err(|_| no_such_rpc(&rpc))?;
+        let (local, tick) = (self.local_peer_id(), self.tick());
+        let Self { bus, shared, role } = self;
+        let entry = find_entry(&registry, shared, &rpc)?;
+        let value = shared
+            .scene
+            .value_any_mut(rpc.node)
+            .ok_or(RpcSendError::NoSuchNode(rpc.node))?;
+        let value = entry
+            .project(value)
+            .ok_or(RpcSendError::WrongType(rpc.node))?;
+        let mut ctx = shared.rpc.take_context(0, rpc.node);
+        ctx.reset(rpc.node, local, tick, true);
+        let result = call(value, &mut ctx);
+        if result.is_ok() {
+            apply_commands(bus.as_deref_mut(), role, shared, &registry, &ctx, 1);
+        }
+        shared.rpc.put_context(0, ctx);
+        result.map_err(RpcSendError::LocalCall)
+    }
+}

@@ -1,0 +1,242 @@
+//! Receiving: the checks a call passes before its body runs (server: joined sender, flood,
+//! header, mode, rate limit; client: mode), the dispatch, and what a failing body costs its
+//! sender. See the [module documentation](super).
+
+use std::any::TypeId;
+
+use tracing::{debug, warn};
+
+use super::commands::apply_commands;
+use crate::bus::BusCore;
+use crate::replication::multiplayer::events::MultiplayerEvent;
+use crate::replication::multiplayer::server::{ClientSlot, ServerState};
+use crate::replication::multiplayer::{Role, Shared};
+use crate::rpc::{call_catching, RpcCallError, RpcEntry, RpcInfo, RpcRegistry};
+use crate::scene::NodeId;
+use crate::transport::{DisconnectReason, PeerId, Transport};
+use crate::wire::{DecodeError, NetReader};
+
+/// What the checks before the dispatch decided.
+enum Verdict<'r> {
+    Dispatch(NodeId, &'r RpcEntry),
+    Done,
+}
+
+/// An RPC message from `sender` (the transport's peer), with the sender's `tick`. Always
+/// handled here (counted, never an error for the bus).
+pub(crate) fn on_rpc<T: Transport>(
+    role: &mut Role,
+    core: &mut BusCore<T>,
+    shared: &mut Shared,
+    sender: PeerId,
+    tick: u32,
+    r: &mut NetReader<'_>,
+) -> Result<bool, DecodeError> {
+    shared.stats.rpcs_received += 1;
+    let Ok(registry) = shared.rpc.registry() else {
+        shared.stats.rpcs_dropped += 1;
+        return Ok(true);
+    };
+    let verdict = match role {
+        Role::Server(server) => server_checks(server, core, shared, &registry, sender, r),
+        Role::Client(client) => {
+            let known = sender == PeerId::SERVER && client.welcomed;
+            match header(r).ok().filter(|_| known) {
+                None => drop_call(shared, None, "malformed RPC header"),
+                Some((net_id, wire_id)) => match client.node_of(net_id) {
+                    None => drop_call(shared, None, "RPC for an unknown node"),
+                    Some(node) => match lookup(&registry, shared, node, wire_id) {
+                        None => drop_call(shared, None, "unknown RPC id"),
+                        Some(entry) => {
+                            let authority = client.authority_of(node).unwrap_or(PeerId::SERVER);
+                            if entry.info().mode.allows(sender, authority) {
+                                Verdict::Dispatch(node, entry)
+                            } else {
+                                reject(shared, None, sender, node, entry.info())
+                            }
+                        }
+                    },
+                },
+            }
+        }
+    };
+    let Verdict::Dispatch(node, entry) = verdict else {
+        return Ok(true);
+    };
+    let Some(value) = shared.scene.value_any_mut(node) else {
+        return Ok(true);
+    };
+    let mut ctx = shared.rpc.take_context(0, node);
+    ctx.reset(node, sender, tick, false);
+    let result = call_catching(|| entry.dispatch(value, &mut ctx, r));
+    let info = entry.info();
+    match result {
+        Ok(()) => {
+            debug!(%sender, rpc = info.name, "RPC dispatched");
+            apply_commands(Some(core), role, shared, &registry, &ctx, 1);
+        }
+        Err(RpcCallError::Malformed(error)) => {
+            debug!(%sender, rpc = info.name, %error, "RPC with malformed arguments dropped");
+            let server = server_of(role);
+            drop_call(shared, server.map(|s| (s, sender)), "malformed arguments");
+        }
+        Err(RpcCallError::Rejected) => {
+            reject(shared, server_of(role), sender, node, info);
+        }
+        Err(error @ (RpcCallError::Failed(_) | RpcCallError::Panicked(_))) => {
+            warn!(%sender, rpc = info.name, %error, "RPC failed");
+            shared.stats.rpcs_failed += 1;
+            if let Some(c) = client_slot(role, sender) {
+                c.stats.rpcs_failed += 1;
+            }
+            shared.events.push(MultiplayerEvent::RpcFailed {
+                peer: sender,
+                node,
+                rpc: info.name,
+                error,
+            });
+            if shared.config.kick_on_rpc_failure && sender != PeerId::SERVER {
+                if let Role::Server(server) = role {
+                    kick(core, server, shared, sender, "its RPC failed");
+                }
+            }
+        }
+        Err(error) => {
+            warn!(%sender, rpc = info.name, %error, "RPC not run");
+            drop_call(shared, server_of(role).map(|s| (s, sender)), "RPC not run");
+        }
+    }
+    shared.rpc.put_context(0, ctx);
+    Ok(true)
+}
+
+fn server_of(role: &mut Role) -> Option<&mut ServerState> {
+    match role {
+        Role::Server(server) => Some(server),
+        Role::Client(_) => None,
+    }
+}
+
+fn client_slot(role: &mut Role, peer: PeerId) -> Option<&mut ClientSlot> {
+    server_of(role)?.clients.iter_mut().find(|c| c.peer == peer)
+}
+
+/// Reads the net id and wire id.
+fn header(r: &mut NetReader<'_>) -> Result<(u32, u16), DecodeError> {
+    let net_id = r.read_var_u32()?;
+    let wire_id =
+        u16::try_from(r.read_var_u32()?).map_err(|_| DecodeError::Invalid("RPC wire id"))?;
+    Ok((net_id, wire_id))
+}
+
+fn lookup<'r>(
+    registry: &'r RpcRegistry,
+    shared: &Shared,
+    node: NodeId,
+    wire_id: u16,
+) -> Option<&'r RpcEntry> {
+    let ty: TypeId = shared.scene.value_type(node)?;
+    registry.table_of(ty)?.get(wire_id)
+}
+
+/// Counts a dropped call (in total, and for the sending client on the server).
+fn drop_call<'r>(
+    shared: &mut Shared,
+    server: Option<(&mut ServerState, PeerId)>,
+    why: &'static str,
+) -> Verdict<'r> {
+    debug!(why, "RPC dropped");
+    shared.stats.rpcs_dropped += 1;
+    if let Some((server, peer)) = server {
+        if let Some(c) = server.clients.iter_mut().find(|c| c.peer == peer) {
+            c.stats.rpcs_dropped += 1;
+        }
+    }
+    Verdict::Done
+}
+
+/// Counts a rejected call and raises [`MultiplayerEvent::RpcRejected`].
+fn reject<'r>(
+    shared: &mut Shared,
+    server: Option<&mut ServerState>,
+    sender: PeerId,
+    node: NodeId,
+    info: &RpcInfo,
+) -> Verdict<'r> {
+    debug!(%sender, rpc = info.name, mode = %info.mode, "RPC rejected");
+    shared.stats.rpcs_rejected += 1;
+    if let Some(c) = server.and_then(|s| s.clients.iter_mut().find(|c| c.peer == sender)) {
+        c.stats.rpcs_rejected += 1;
+    }
+    shared.events.push(MultiplayerEvent::RpcRejected {
+        peer: sender,
+        node,
+        rpc: info.name,
+    });
+    Verdict::Done
+}
+
+/// The server's checks before a dispatch.
+fn server_checks<'r, T: Transport>(
+    server: &mut ServerState,
+    core: &mut BusCore<T>,
+    shared: &mut Shared,
+    registry: &'r RpcRegistry,
+    sender: PeerId,
+    r: &mut NetReader<'_>,
+) -> Verdict<'r> {
+    let now = shared.now;
+    let threshold = shared.config.rpc_flood_threshold;
+    let Some(slot) = server
+        .clients
+        .iter_mut()
+        .find(|c| c.peer == sender && c.ready)
+    else {
+        return drop_call(shared, None, "RPC from a client that has not joined");
+    };
+    slot.stats.rpcs_received += 1;
+    if slot.rpc.flooding(now, threshold) {
+        shared.stats.rpcs_dropped += 1;
+        kick(core, server, shared, sender, "RPC flood");
+        return Verdict::Done;
+    }
+    let Ok((net_id, wire_id)) = header(r) else {
+        return drop_call(shared, Some((server, sender)), "malformed RPC header");
+    };
+    let Some(node) = server.node_of(net_id) else {
+        return drop_call(shared, Some((server, sender)), "RPC for an unknown node");
+    };
+    let Some(entry) = lookup(registry, shared, node, wire_id) else {
+        return drop_call(shared, Some((server, sender)), "unknown RPC id");
+    };
+    let info = entry.info();
+    let authority = server.authority_of(node).unwrap_or(PeerId::SERVER);
+    if !info.mode.allows(sender, authority) {
+        return reject(shared, Some(server), sender, node, info);
+    }
+    if let Some(limit) = info.rate_limit {
+        let Some(slot) = server.clients.iter_mut().find(|c| c.peer == sender) else {
+            return Verdict::Done;
+        };
+        if !slot.rpc.allow(info, limit, now) {
+            slot.stats.rpcs_rate_limited += 1;
+            shared.stats.rpcs_rate_limited += 1;
+            debug!(%sender, rpc = info.name, limit, "RPC over its rate limit dropped");
+            return Verdict::Done;
+        }
+    }
+    Verdict::Dispatch(node, entry)
+}
+
+fn kick<T: Transport>(
+    core: &mut BusCore<T>,
+    server: &mut ServerState,
+    shared: &mut Shared,
+    peer: PeerId,
+    why: &'static str,
+) {
+    warn!(%peer, why, "kicking client");
+    shared.stats.rpc_kicks += 1;
+    core.disconnect(peer, DisconnectReason::Kicked);
+    server.peer_left(Some(core), shared, peer, DisconnectReason::Kicked);
+}

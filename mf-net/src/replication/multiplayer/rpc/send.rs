@@ -1,0 +1,256 @@
+//! Sending: the checks and routing of an outgoing call (see the
+//! [module documentation](super)), and the calls held until their node's spawn has gone out.
+
+use tracing::debug;
+
+use crate::bus::BusCore;
+use crate::replication::multiplayer::server::ServerState;
+use crate::replication::multiplayer::{Role, Shared};
+use crate::replication::protocol::RPC;
+use crate::rpc::{OutgoingRpc, RpcDelivery, RpcEntry, RpcRegistry, RpcSendError, RpcTarget};
+use crate::scene::NodeId;
+use crate::transport::{Channel, PeerId, Transport};
+use crate::wire::NetWriter;
+
+/// One RPC held until the end of the frame (its node's spawn has not gone out yet).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Deferred {
+    node: NodeId,
+    net_id: u32,
+    target: RpcTarget,
+    channel: Channel,
+    /// The range of `wire id · arguments` in
+    /// [`RpcState::deferred_bytes`](super::RpcState::deferred_bytes).
+    bytes: (usize, usize),
+}
+
+/// The error for a call whose node's type has no such RPC.
+pub(super) fn no_such_rpc(rpc: &OutgoingRpc) -> RpcSendError {
+    RpcSendError::NoSuchRpc {
+        node: rpc.node,
+        rpc: rpc.info.name,
+    }
+}
+
+/// The registry entry of a call: the node must hold a value whose type is (or flattens) the
+/// declaring type.
+pub(super) fn find_entry<'r>(
+    registry: &'r RpcRegistry,
+    shared: &Shared,
+    rpc: &OutgoingRpc,
+) -> Result<&'r RpcEntry, RpcSendError> {
+    let ty = shared
+        .scene
+        .value_type(rpc.node)
+        .ok_or(RpcSendError::NoSuchNode(rpc.node))?;
+    let table = registry.table_of(ty);
+    if let Some(entry) = table.and_then(|t| t.find(rpc.declaring_type, rpc.rpc_index)) {
+        return Ok(entry);
+    }
+    let declared_somewhere = ty == rpc.declaring_type
+        || table.is_some_and(|t| {
+            t.entries()
+                .iter()
+                .any(|e| e.declaring_type() == rpc.declaring_type)
+        });
+    if declared_somewhere {
+        Err(no_such_rpc(rpc))
+    } else {
+        Err(RpcSendError::WrongType(rpc.node))
+    }
+}
+
+/// Writes an RPC message's payload.
+fn write_call(
+    w: &mut NetWriter,
+    net_id: u32,
+    wire_id: u16,
+    encode: &mut dyn FnMut(&mut NetWriter),
+) {
+    w.write_var_u32(net_id);
+    w.write_var_u32(u32::from(wire_id));
+    encode(w);
+}
+
+/// Sends one call (see the module documentation), on split borrows so that deferred commands
+/// can use it while the bus is polling.
+pub(super) fn send<T: Transport>(
+    core: Option<&mut BusCore<T>>,
+    role: &mut Role,
+    shared: &mut Shared,
+    registry: &RpcRegistry,
+    rpc: OutgoingRpc,
+    encode: &mut dyn FnMut(&mut NetWriter),
+) -> Result<RpcDelivery, RpcSendError> {
+    let entry = find_entry(registry, shared, &rpc)?;
+    let wire_id = entry.wire_id();
+    let channel = rpc.info.channel();
+    let Some(core) = core else {
+        return Ok(RpcDelivery::NotSent);
+    };
+    match role {
+        Role::Server(server) => {
+            let Some(&net_id) = server.by_node.get(&rpc.node) else {
+                return Ok(RpcDelivery::NotSent);
+            };
+            let authority = server.authority_of(rpc.node).unwrap_or(PeerId::SERVER);
+            if !rpc.info.mode.allows(PeerId::SERVER, authority) {
+                return Err(not_allowed(&rpc));
+            }
+            let delivery = match rpc.target {
+                RpcTarget::Peer(PeerId::SERVER) => return Ok(RpcDelivery::NotSent),
+                RpcTarget::Peer(peer) if !server.joined.contains(&peer) => {
+                    return Err(RpcSendError::UnknownPeer(peer))
+                }
+                RpcTarget::Peer(_) => RpcDelivery::SentToPeer,
+                _ => RpcDelivery::Sent,
+            };
+            let flushed = server
+                .nodes
+                .binary_search_by_key(&net_id, |n| n.net_id)
+                .is_ok();
+            if !flushed {
+                // Spawned this frame: hold the call until the spawn has gone out.
+                let state = &mut shared.rpc;
+                let start = state.deferred_bytes.len();
+                state.deferred_bytes.write_var_u32(u32::from(wire_id));
+                encode(&mut state.deferred_bytes);
+                state.deferred.push(Deferred {
+                    node: rpc.node,
+                    net_id,
+                    target: rpc.target,
+                    channel,
+                    bytes: (start, state.deferred_bytes.len()),
+                });
+                return Ok(delivery);
+            }
+            let sent = server_send(core, server, shared, rpc.target, channel, |w| {
+                write_call(w, net_id, wire_id, encode);
+            });
+            match (sent, delivery) {
+                (0, RpcDelivery::SentToPeer) => Err(RpcSendError::SendFailed),
+                _ => Ok(delivery),
+            }
+        }
+        Role::Client(client) => {
+            let Some(&net_id) = client.by_node.get(&rpc.node) else {
+                return Ok(RpcDelivery::NotSent);
+            };
+            let local = client.local_peer;
+            let authority = client.authority_of(rpc.node).unwrap_or(PeerId::SERVER);
+            if !rpc.info.mode.allows(local, authority) {
+                return Err(not_allowed(&rpc));
+            }
+            let delivery = match rpc.target {
+                RpcTarget::Peer(PeerId::SERVER) => RpcDelivery::SentToPeer,
+                RpcTarget::Peer(peer) if peer == local => return Ok(RpcDelivery::NotSent),
+                // Clients only talk to the server; the server never relays.
+                RpcTarget::Peer(peer) => return Err(RpcSendError::UnknownPeer(peer)),
+                _ => RpcDelivery::Sent,
+            };
+            core.send_with(PeerId::SERVER, RPC, channel, |w| {
+                write_call(w, net_id, wire_id, encode);
+            })
+            .map_err(|_| RpcSendError::SendFailed)?;
+            shared.stats.rpcs_sent += 1;
+            Ok(delivery)
+        }
+    }
+}
+
+fn not_allowed(rpc: &OutgoingRpc) -> RpcSendError {
+    RpcSendError::NotAllowed {
+        rpc: rpc.info.name,
+        mode: rpc.info.mode,
+    }
+}
+
+/// Sends an RPC message from the server to `target` (every joined client, or one); returns how
+/// many peers the transport accepted it for. Counts `rpcs_sent`, in total and per client.
+fn server_send<T: Transport>(
+    core: &mut BusCore<T>,
+    server: &mut ServerState,
+    shared: &mut Shared,
+    target: RpcTarget,
+    channel: Channel,
+    mut encode: impl FnMut(&mut NetWriter),
+) -> usize {
+    let mut sent = 0;
+    match target {
+        RpcTarget::Peer(peer) => {
+            if core.send_with(peer, RPC, channel, &mut encode).is_ok() {
+                sent = 1;
+                count_sent(server, peer);
+            }
+        }
+        _ if server.joined.len() == core.peers().len() => {
+            // Every connection joined: encode once.
+            sent = core.broadcast_with(RPC, channel, None, encode);
+            for i in 0..server.joined.len() {
+                let peer = server.joined[i];
+                count_sent(server, peer);
+            }
+        }
+        _ => {
+            for i in 0..server.joined.len() {
+                let peer = server.joined[i];
+                if core.send_with(peer, RPC, channel, &mut encode).is_ok() {
+                    sent += 1;
+                    count_sent(server, peer);
+                }
+            }
+        }
+    }
+    shared.stats.rpcs_sent += sent as u64;
+    sent
+}
+
+fn count_sent(server: &mut ServerState, peer: PeerId) {
+    if let Some(c) = server.clients.iter_mut().find(|c| c.peer == peer) {
+        c.stats.rpcs_sent += 1;
+    }
+}
+
+/// End of the server's frame: sends the RPCs held for nodes spawned during it (their spawns
+/// have gone out now). Calls whose node was freed before its spawn left are dropped.
+pub(crate) fn flush_deferred<T: Transport>(
+    core: Option<&mut BusCore<T>>,
+    server: &mut ServerState,
+    shared: &mut Shared,
+) {
+    if shared.rpc.deferred.is_empty() {
+        return;
+    }
+    let deferred = std::mem::take(&mut shared.rpc.deferred);
+    let bytes = std::mem::take(&mut shared.rpc.deferred_bytes);
+    if let Some(core) = core {
+        for call in &deferred {
+            let alive = server.by_node.get(&call.node) == Some(&call.net_id)
+                && server
+                    .nodes
+                    .binary_search_by_key(&call.net_id, |n| n.net_id)
+                    .is_ok();
+            let payload = bytes.as_slice().get(call.bytes.0..call.bytes.1);
+            let (true, Some(payload)) = (alive, payload) else {
+                debug!(net_id = call.net_id, "held RPC dropped: its node is gone");
+                continue;
+            };
+            let target = match call.target {
+                RpcTarget::Peer(peer) if !server.joined.contains(&peer) => continue,
+                target => target,
+            };
+            let net_id = call.net_id;
+            server_send(core, server, shared, target, call.channel, |w| {
+                w.write_var_u32(net_id);
+                w.write_bytes(payload);
+            });
+        }
+    }
+    // Keep the buffers (cleared) for the next frame.
+    let mut deferred = deferred;
+    deferred.clear();
+    let mut bytes = bytes;
+    bytes.clear();
+    shared.rpc.deferred = deferred;
+    shared.rpc.deferred_bytes = bytes;
+}
