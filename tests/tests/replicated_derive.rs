@@ -404,6 +404,7 @@ fn constants_describe_the_type() {
                 condition: MemberCondition::Always,
                 initial_only: false,
                 on_change: None,
+                quantize: None,
             },
             MemberInfo {
                 name: "position",
@@ -413,6 +414,7 @@ fn constants_describe_the_type() {
                 condition: MemberCondition::Always,
                 initial_only: false,
                 on_change: None,
+                quantize: None,
             },
             MemberInfo {
                 name: "name",
@@ -422,6 +424,7 @@ fn constants_describe_the_type() {
                 condition: MemberCondition::Always,
                 initial_only: false,
                 on_change: None,
+                quantize: None,
             },
         ]
     );

@@ -15,7 +15,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident, Type};
 
-use super::parse::{Condition, Field, Member, Role};
+use super::parse::{Condition, Field, Member, Quant, Role};
 use super::Model;
 use crate::runtime;
 
@@ -127,6 +127,67 @@ fn mask_of(members: &[(usize, &Field, &Member)], pick: impl Fn(&Member) -> bool)
     Literal::u64_suffixed(mask)
 }
 
+/// The const holding own member `index`'s `Quantization` (inside the expansion's `const _`
+/// block).
+fn quant_const(index: usize) -> Ident {
+    Ident::new(&format!("__MF_NET_QUANTIZE_{index}"), Span::call_site())
+}
+
+/// An `f64` literal, negated if negative (a negative literal token is not portable).
+fn f64_tokens(v: f64) -> TokenStream {
+    let lit = Literal::f64_suffixed(v.abs());
+    if v < 0.0 {
+        quote!(-#lit)
+    } else {
+        quote!(#lit)
+    }
+}
+
+/// `Quantization::new(min, max, bits)`.
+fn quant_expr(p: &TokenStream, q: &Quant) -> TokenStream {
+    let (min, max) = (f64_tokens(q.min), f64_tokens(q.max));
+    let bits = Literal::u32_suffixed(q.bits);
+    quote!(#p::Quantization::new(#min, #max, #bits))
+}
+
+/// The statement that appends member `index`'s `value` to `w`: its `NetCodec` encoding, or
+/// its bucket index for `quantize(..)` members.
+pub(crate) fn encode_value(
+    p: &TokenStream,
+    index: usize,
+    f: &Field,
+    member: &Member,
+    value: &TokenStream,
+    w: &Ident,
+) -> TokenStream {
+    if member.quantize.is_some() {
+        let encode = spanned_item(p, &f.ty, "Quantize", "encode_quantized");
+        let q = quant_const(index);
+        quote!(#encode(#value, &#q, #w);)
+    } else {
+        let encode = spanned_item(p, &f.ty, "MemberCodec", "encode_member");
+        quote!(#encode(#value, #w);)
+    }
+}
+
+/// The expression (a `Result`) that reads member `index`'s value from `r`.
+pub(crate) fn decode_value(
+    p: &TokenStream,
+    index: usize,
+    f: &Field,
+    member: &Member,
+    r: &Ident,
+) -> TokenStream {
+    if member.quantize.is_some() {
+        let decode = spanned_item(p, &f.ty, "Quantize", "decode_quantized");
+        let q = quant_const(index);
+        quote!(#decode(&#q, #r))
+    } else {
+        let decode = spanned_item(p, &f.ty, "MemberCodec", "decode_member");
+        quote!(#decode(#r))
+    }
+}
+
 /// A path as the user wrote it, without the spaces `to_string` puts between tokens.
 fn path_text(path: &syn::Path) -> String {
     quote!(#path).to_string().replace(' ', "")
@@ -201,10 +262,24 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         let name = f.schema_name();
         let hash = codec(&f.ty, "SCHEMA_HASH");
         let flags = Literal::u64_suffixed(member.flags());
+        // Only quantized members hash more, so other members' hashes stay as they were.
+        let quant = member.quantize.map(|q| {
+            let (min, max) = (
+                Literal::u64_suffixed(q.min.to_bits()),
+                Literal::u64_suffixed(q.max.to_bits()),
+            );
+            let bits = Literal::u64_suffixed(u64::from(q.bits));
+            quote! {
+                let #h = #p::hash_u64(#h, #min);
+                let #h = #p::hash_u64(#h, #max);
+                let #h = #p::hash_u64(#h, #bits);
+            }
+        });
         quote! {
             let #h = #p::hash_str(#h, #name);
             let #h = #p::hash_u64(#h, #hash);
             let #h = #p::hash_u64(#h, #flags);
+            #quant
         }
     });
 
@@ -226,6 +301,13 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
             }
             None => quote!(#p::Option::None),
         };
+        let quantize = match &member.quantize {
+            Some(q) => {
+                let q = quant_expr(p, q);
+                quote!(#p::Option::Some(#q))
+            }
+            None => quote!(#p::Option::None),
+        };
         quote! {
             #p::MemberInfo {
                 name: #name,
@@ -235,6 +317,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
                 condition: #p::MemberCondition::#condition,
                 initial_only: #initial_only,
                 on_change: #on_change,
+                quantize: #quantize,
             },
         }
     });
@@ -286,13 +369,22 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
             }
         }
     });
-    let capture_members = members.iter().map(|(i, f, _)| {
+    let capture_members = members.iter().map(|(i, f, member)| {
         let field = &f.ident;
         let index = Literal::usize_unsuffixed(*i);
-        let unchanged = spanned_item(p, &f.ty, "MemberEq", "unchanged");
+        // Quantized members compare bucket indexes: a change within the bucket last sent is
+        // not a change (the shadow keeps a value in that bucket).
+        let unchanged = if member.quantize.is_some() {
+            let eq = spanned_item(p, &f.ty, "Quantize", "quantized_eq");
+            let q = quant_const(*i);
+            quote!(#eq(&self.#field, &#s.#field, &#q))
+        } else {
+            let unchanged = spanned_item(p, &f.ty, "MemberEq", "unchanged");
+            quote!(#unchanged(&self.#field, &#s.#field))
+        };
         let copy_into = spanned_item(p, &f.ty, "MemberClone", "copy_into");
         quote! {
-            if !#unchanged(&self.#field, &#s.#field) {
+            if !#unchanged {
                 #copy_into(&self.#field, &mut #s.#field);
                 #s.#ticks[#index] = #tick;
                 #own = true;
@@ -362,13 +454,13 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
             }
         }
     });
-    let since_values = members.iter().map(|(i, f, _)| {
+    let since_values = members.iter().map(|(i, f, member)| {
         let field = &f.ident;
         let bit = bit(*i);
-        let encode = codec(&f.ty, "encode_member");
+        let encode = encode_value(p, *i, f, member, &quote!(&#s.#field), w);
         quote! {
             if #mask & #bit != 0 {
-                #encode(&#s.#field, #w);
+                #encode
             }
         }
     });
@@ -410,13 +502,13 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         });
     // `read` assigns every member (spawn state, and clients that do not interpolate); clients
     // that interpolate use `read_buffered` (`expand_interp`), which buffers interpolated ones.
-    let read_values = members.iter().map(|(i, f, _)| {
+    let read_values = members.iter().map(|(i, f, member)| {
         let field = &f.ident;
         let bit = bit(*i);
-        let decode = codec(&f.ty, "decode_member");
+        let decode = decode_value(p, *i, f, member, r);
         quote! {
             if #mask & #bit != 0 {
-                self.#field = #decode(#r)?;
+                self.#field = #decode?;
             }
         }
     });
@@ -442,13 +534,13 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
     let tracked_values = members.iter().map(|(i, f, member)| {
         let field = &f.ident;
         let bit = bit(*i);
-        let decode = codec(&f.ty, "decode_member");
+        let decode = decode_value(p, *i, f, member, r);
         if member.on_change.is_some() {
             let unchanged = spanned_item(p, &f.ty, "MemberEq", "unchanged");
             let v = local("__v");
             quote! {
                 if #mask & #bit != 0 {
-                    let #v = #decode(#r)?;
+                    let #v = #decode?;
                     if !#unchanged(&#v, &self.#field) {
                         #fired |= #bit;
                     }
@@ -458,7 +550,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         } else {
             quote! {
                 if #mask & #bit != 0 {
-                    self.#field = #decode(#r)?;
+                    self.#field = #decode?;
                 }
             }
         }
@@ -545,6 +637,12 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
             }
         }
     });
+    // One const per quantized member, for its encode, decode and comparison.
+    let quant_consts = members.iter().filter_map(|(i, _, member)| {
+        let q = quant_expr(p, member.quantize.as_ref()?);
+        let name = quant_const(*i);
+        Some(quote!(const #name: #p::Quantization = #q;))
+    });
     let interp = super::expand_interp::expand(m);
     let (interp_items, interp_impl) = (&interp.items, &interp.impl_items);
 
@@ -561,6 +659,8 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         )]
         const _: () = {
             #(#interpolate_checks)*
+
+            #(#quant_consts)*
 
             #interp_items
 

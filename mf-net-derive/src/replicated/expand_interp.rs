@@ -164,7 +164,7 @@ pub(crate) fn expand(m: &Model) -> Interp {
     let read_values = members.iter().map(|(index, f, member)| {
         let field = &f.ident;
         let bit = bit(*index);
-        let decode = spanned_item(p, &f.ty, "MemberCodec", "decode_member");
+        let decode = super::expand::decode_value(p, *index, f, member, &r);
         let unchanged = spanned_item(p, &f.ty, "MemberEq", "unchanged");
         let hook = member.on_change.is_some();
         if member.interpolate {
@@ -174,7 +174,7 @@ pub(crate) fn expand(m: &Model) -> Interp {
                 // empty buffer, from the value shown).
                 quote! {
                     if #mask & #bit != 0 {
-                        let #v = #decode(#r)?;
+                        let #v = #decode?;
                         let #known_differs = match #p::InterpolationBuffer::newest(&#i.#field) {
                             #p::Option::Some((_, #newest)) => !#unchanged(&#v, #newest),
                             #p::Option::None => !#unchanged(&#v, &self.#field),
@@ -187,14 +187,14 @@ pub(crate) fn expand(m: &Model) -> Interp {
             } else {
                 quote! {
                     if #mask & #bit != 0 {
-                        #push(&mut #i.#field, #known, #tick, #decode(#r)?);
+                        #push(&mut #i.#field, #known, #tick, #decode?);
                     }
                 }
             }
         } else if hook {
             quote! {
                 if #mask & #bit != 0 {
-                    let #v = #decode(#r)?;
+                    let #v = #decode?;
                     if !#unchanged(&#v, &self.#field) {
                         #fired |= #bit;
                     }
@@ -204,7 +204,7 @@ pub(crate) fn expand(m: &Model) -> Interp {
         } else {
             quote! {
                 if #mask & #bit != 0 {
-                    self.#field = #decode(#r)?;
+                    self.#field = #decode?;
                 }
             }
         }

@@ -48,6 +48,24 @@ pub(crate) struct MemberOptions {
     /// changed value.
     #[darling(default, with = read_on_change)]
     pub(crate) on_change: Option<Hook>,
+    /// `#[replicated(quantize(min = .., max = .., bits = ..))]`: sent as a bucket index.
+    #[darling(default, with = read_quantize)]
+    pub(crate) quantize: Option<QuantizeOption>,
+}
+
+/// `quantize(..)` as written: where its key is, and its checked arguments (`None` when they
+/// had mistakes, already reported).
+pub(crate) struct QuantizeOption {
+    key: Span,
+    args: Option<Quant>,
+}
+
+/// A member's checked `quantize(..)` arguments: `min < max`, both finite, `bits` in `1..=32`.
+#[derive(Clone, Copy)]
+pub(crate) struct Quant {
+    pub(crate) min: f64,
+    pub(crate) max: f64,
+    pub(crate) bits: u32,
 }
 
 /// `on_change = path`: the option's name (for messages) and the path.
@@ -70,6 +88,7 @@ pub(crate) struct Member {
     pub(crate) condition: Condition,
     pub(crate) initial_only: bool,
     pub(crate) on_change: Option<Path>,
+    pub(crate) quantize: Option<Quant>,
 }
 
 impl Member {
@@ -80,17 +99,20 @@ impl Member {
             condition: Condition::Always,
             initial_only: false,
             on_change: None,
+            quantize: None,
         }
     }
 
     /// The options as bits, for the schema hash: interpolate, owner_only, skip_owner,
-    /// initial_only, on_change (whether there is a hook, not its path).
+    /// initial_only, on_change (whether there is a hook, not its path), quantize (its
+    /// arguments are hashed separately).
     pub(crate) fn flags(&self) -> u64 {
         u64::from(self.interpolate)
             | u64::from(self.condition == Condition::OwnerOnly) << 1
             | u64::from(self.condition == Condition::SkipOwner) << 2
             | u64::from(self.initial_only) << 3
             | u64::from(self.on_change.is_some()) << 4
+            | u64::from(self.quantize.is_some()) << 5
     }
 }
 
@@ -130,6 +152,170 @@ fn read_on_change(meta: &Meta) -> darling::Result<Option<Hook>> {
             format!("`on_change` expects a value, e.g. {usage}"),
         )),
     }
+}
+
+const QUANTIZE_USAGE: &str = "`#[replicated(quantize(min = -100.0, max = 100.0, bits = 16))]`";
+
+/// A number literal, optionally negated: `-100.0`, `100`, `0.5`.
+fn number(expr: &Expr) -> Option<f64> {
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Float(f), ..
+        }) => f.base10_parse::<f64>().ok(),
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => i.base10_parse::<f64>().ok(),
+        Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => match &**expr {
+            Expr::Lit(_) => number(expr).map(|v| -v),
+            _ => None,
+        },
+        Expr::Paren(p) => number(&p.expr),
+        _ => None,
+    }
+}
+
+/// Reads `quantize(min = .., max = .., bits = ..)`, every mistake spanned at its token.
+fn read_quantize(meta: &Meta) -> darling::Result<Option<QuantizeOption>> {
+    let key = meta.path().span();
+    let list = match meta {
+        Meta::List(list) => list,
+        _ => {
+            return Err(error_at(
+                meta.span(),
+                format!(
+                    "`quantize` expects its range and resolution in parentheses, e.g. \
+                     {QUANTIZE_USAGE}"
+                ),
+            ))
+        }
+    };
+    let items = darling::ast::NestedMeta::parse_meta_list(list.tokens.clone())?;
+    let mut errors = darling::Error::accumulator();
+    let (mut min, mut max, mut bits) = (None, None, None);
+    for item in &items {
+        let nv = match item {
+            darling::ast::NestedMeta::Meta(Meta::NameValue(nv)) => nv,
+            other => {
+                errors.push(error_at(
+                    other.span(),
+                    format!(
+                        "`quantize` takes `min = ..`, `max = ..` and `bits = ..`, e.g. \
+                         {QUANTIZE_USAGE}"
+                    ),
+                ));
+                continue;
+            }
+        };
+        let name = nv
+            .path
+            .get_ident()
+            .map(|i| i.to_string())
+            .unwrap_or_default();
+        let slot = match name.as_str() {
+            "min" => &mut min,
+            "max" => &mut max,
+            "bits" => &mut bits,
+            _ => {
+                errors.push(error_at(
+                    nv.path.span(),
+                    format!(
+                        "unknown `quantize` argument; expected `min`, `max` or `bits`, e.g. \
+                         {QUANTIZE_USAGE}"
+                    ),
+                ));
+                continue;
+            }
+        };
+        if slot.is_some() {
+            errors.push(error_at(
+                nv.path.span(),
+                format!("`{name}` is given twice in `quantize(..)`; keep one"),
+            ));
+            continue;
+        }
+        *slot = Some((nv.value.span(), &nv.value));
+    }
+    let mut range = |name: &str, arg: Option<(Span, &Expr)>| -> Option<(Span, f64)> {
+        let (span, expr) = arg?;
+        match number(expr) {
+            Some(v) if v.is_finite() => Some((span, v)),
+            _ => {
+                errors.push(error_at(
+                    span,
+                    format!("`{name}` must be a finite number literal, e.g. {QUANTIZE_USAGE}"),
+                ));
+                None
+            }
+        }
+    };
+    let min_v = range("min", min);
+    let max_v = range("max", max);
+    let bits_v = bits.and_then(|(span, expr)| {
+        let parsed = match expr {
+            Expr::Lit(ExprLit {
+                lit: Lit::Int(i), ..
+            }) => i.base10_parse::<u64>().ok(),
+            _ => None,
+        };
+        match parsed {
+            Some(b @ 1..=32) => u32::try_from(b).ok(),
+            _ => {
+                errors.push(error_at(
+                    span,
+                    "`bits` must be an integer from 1 to 32: the bucket index is a `u32`, \
+                     written in 1 to 4 bytes",
+                ));
+                None
+            }
+        }
+    });
+    let missing: Vec<&str> = [
+        ("min", min.is_none()),
+        ("max", max.is_none()),
+        ("bits", bits.is_none()),
+    ]
+    .into_iter()
+    .filter_map(|(name, missing)| missing.then_some(name))
+    .collect();
+    if !missing.is_empty() {
+        errors.push(error_at(
+            key,
+            format!(
+                "`quantize` is missing {}; write all three, e.g. {QUANTIZE_USAGE}",
+                match missing.as_slice() {
+                    [one] => format!("`{one}`"),
+                    [first, second] => format!("`{first}` and `{second}`"),
+                    _ => "`min`, `max` and `bits`".to_owned(),
+                }
+            ),
+        ));
+    }
+    if let (Some((_, lo)), Some((hi_span, hi))) = (min_v, max_v) {
+        if lo >= hi {
+            errors.push(error_at(
+                hi_span,
+                format!(
+                    "`max` ({hi:?}) must be greater than `min` ({lo:?}): values are clamped to \
+                     `min..=max`"
+                ),
+            ));
+        }
+    }
+    errors.finish()?;
+    let args = match (min_v, max_v, bits_v) {
+        (Some((_, min)), Some((_, max)), Some(bits)) => Some(Quant {
+            // `-0.0` and `0.0` quantize alike; one spelling keeps the schema hash one.
+            min: if min == 0.0 { 0.0 } else { min },
+            max: if max == 0.0 { 0.0 } else { max },
+            bits,
+        }),
+        _ => None,
+    };
+    Ok(Some(QuantizeOption { key, args }))
 }
 
 /// A field with its options read.
@@ -209,6 +395,14 @@ pub(crate) fn role(attrs: &[Attribute], errors: &mut darling::error::Accumulator
                 ));
             }
         }
+        if let Some(q) = &options.quantize {
+            errors.push(error_at(
+                q.key,
+                "`quantize` cannot be used on a `#[replicated(flatten)]` base: a base is not one \
+                 value but a state of its own; remove it here and mark the base's float fields \
+                 `#[replicated(quantize(..))]`",
+            ));
+        }
         if let Some(hook) = &options.on_change {
             errors.push(error_at(
                 hook.key,
@@ -250,5 +444,6 @@ pub(crate) fn role(attrs: &[Attribute], errors: &mut darling::error::Accumulator
         condition,
         initial_only,
         on_change: options.on_change.map(|hook| hook.path),
+        quantize: options.quantize.and_then(|q| q.args),
     })
 }

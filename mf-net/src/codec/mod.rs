@@ -17,11 +17,15 @@
 //! | `Option<T>` | bool, then the value if present |
 //! | tuples up to 6 | the elements in order |
 //! | `glam::{Vec2, Vec3, Vec4, Quat}` (feature `glam`) | 2 / 3 / 4 / 4 × `f32` |
+//!
+//! Replicated members can instead be sent quantized (`#[replicated(quantize(..))]`): see
+//! [`quantize`].
 
 mod collections;
 #[cfg(feature = "glam")]
 mod glam_impls;
 mod primitives;
+pub mod quantize;
 pub(crate) mod skipped;
 mod tuples;
 

@@ -6,6 +6,7 @@
 
 pub mod erased;
 pub mod erased_interp;
+pub mod interest;
 pub(crate) mod member;
 pub mod multiplayer;
 pub mod protocol;

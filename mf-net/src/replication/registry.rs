@@ -413,6 +413,15 @@ impl ReplicationRegistry {
                 if let Some(hook) = member.on_change {
                     let _ = write!(out, ", on_change = {hook}");
                 }
+                if let Some(q) = member.quantize {
+                    let _ = write!(
+                        out,
+                        ", quantize(min = {:?}, max = {:?}, bits = {})",
+                        q.min(),
+                        q.max(),
+                        q.bits()
+                    );
+                }
                 out.push('\n');
             }
         }

@@ -20,6 +20,8 @@ pub struct MemberInfo {
     pub initial_only: bool,
     /// The path of its `#[replicated(on_change = path)]` hook, as written.
     pub on_change: Option<&'static str>,
+    /// Its `#[replicated(quantize(min = .., max = .., bits = ..))]` range and resolution.
+    pub quantize: Option<crate::codec::quantize::Quantization>,
 }
 
 /// Which clients receive a member, relative to the node's authority (its owning client).

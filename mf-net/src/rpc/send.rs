@@ -38,6 +38,9 @@ pub enum RpcDelivery {
     /// Queued in an [`RpcContext`]: the runtime sends it, and runs a `call_local` body, when it
     /// applies the context's commands after the current dispatch. Nothing runs now.
     Deferred,
+    /// Not sent: the one peer addressed does not have the node (interest management). Nothing
+    /// runs.
+    NotRelevant,
 }
 
 impl RpcDelivery {

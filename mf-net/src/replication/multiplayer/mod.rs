@@ -37,6 +37,11 @@
 //!   client to the server or from the server to its clients; the receiver checks the mode
 //!   against the transport's sender, rate limits, and catches failing bodies. The handshake
 //!   fingerprint covers the RPC signatures of the spawnable scenes' types. See [`rpc`].
+//! - **Interest.** By default every client gets every spawn group. With
+//!   [`set_relevant`](Multiplayer::set_relevant) or an
+//!   [`InterestPolicy`](crate::replication::interest::InterestPolicy) the server spawns and
+//!   despawns groups per client as their relevance changes, and filters snapshots and RPCs
+//!   (the messages are unchanged). See [`interest`](crate::replication::interest).
 //!
 //! ```
 //! use std::time::Duration;
@@ -86,6 +91,7 @@ mod client;
 mod config;
 mod dump;
 mod events;
+mod interest;
 mod interpolation;
 pub mod rpc;
 mod server;

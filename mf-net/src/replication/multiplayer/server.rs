@@ -7,6 +7,7 @@ use std::time::Duration;
 use tracing::{debug, info, warn};
 
 use super::events::MultiplayerEvent;
+use super::interest::{GroupVis, Interest};
 use super::snapshot::{self, SentSnapshot};
 use super::{NetId, Shared};
 use crate::bus::BusCore;
@@ -105,6 +106,13 @@ pub(crate) struct ClientSlot {
     pub(crate) stats: super::PeerNetworkStats,
     /// RPC flood and rate-limit windows.
     pub(crate) rpc: super::rpc::PeerRpcState,
+    /// Visibility of every group, parallel to [`ServerState::groups`] (once ready).
+    pub(crate) vis: Vec<GroupVis>,
+    /// Nodes of groups that became relevant, owed everything until a snapshot carrying them,
+    /// sent after their spawn, is acknowledged; snapshots are reliable meanwhile.
+    pub(crate) fresh: Vec<Resync>,
+    /// The focus node interest policies measure from.
+    pub(crate) focus: Option<NodeId>,
 }
 
 impl ClientSlot {
@@ -121,6 +129,9 @@ impl ClientSlot {
             resync: Vec::new(),
             stats: super::PeerNetworkStats::default(),
             rpc: super::rpc::PeerRpcState::default(),
+            vis: Vec::new(),
+            fresh: Vec::new(),
+            focus: None,
         }
     }
 }
@@ -133,13 +144,15 @@ pub(crate) struct ServerState {
     /// Sorted by net id.
     pub(crate) nodes: Vec<NetNode>,
     /// Sorted by first net id.
-    groups: Vec<Group>,
-    pending: Vec<Pending>,
+    pub(crate) groups: Vec<Group>,
+    pub(crate) pending: Vec<Pending>,
     pub(crate) by_node: HashMap<NodeId, u32>,
     pub(crate) clients: Vec<ClientSlot>,
     pub(crate) joined: Vec<PeerId>,
     /// Peers whose control messages failed during the current operation.
-    failed: Vec<PeerId>,
+    pub(crate) failed: Vec<PeerId>,
+    /// Interest management: policy, manual settings, evaluation schedule.
+    pub(crate) interest: Interest,
     /// The scene's [`unattach_epoch`](Scene::unattach_epoch) when every node in `nodes` was
     /// last found attached: while the scene still has it, nothing can have been freed or
     /// detached (nodes are only added attached), so the despawn check skips its scan.
@@ -170,6 +183,7 @@ impl ServerState {
             clients: Vec::new(),
             joined: Vec::new(),
             failed: Vec::new(),
+            interest: Interest::default(),
             all_attached_at: None,
             types_checked_at: None,
         }
@@ -323,6 +337,8 @@ impl ServerState {
         shared
             .events
             .push(MultiplayerEvent::AuthorityChanged { node, peer });
+        // Owned groups are always relevant to their owner.
+        self.interest.dirty = true;
         if top_flushed {
             if let Some(core) = core {
                 for c in 0..self.clients.len() {
@@ -343,7 +359,7 @@ impl ServerState {
     }
 
     /// Sends a reliable control message; a refusal marks the client for disconnection.
-    fn send_control<T: Transport>(
+    pub(crate) fn send_control<T: Transport>(
         &mut self,
         core: &mut BusCore<T>,
         shared: &mut Shared,
@@ -373,7 +389,7 @@ impl ServerState {
 
     /// Disconnects every client whose control messages failed
     /// ([`ReliableSendFailed`](DisconnectReason::ReliableSendFailed)).
-    fn drop_failed<T: Transport>(&mut self, core: &mut BusCore<T>, shared: &mut Shared) {
+    pub(crate) fn drop_failed<T: Transport>(&mut self, core: &mut BusCore<T>, shared: &mut Shared) {
         while let Some(peer) = self.failed.pop() {
             let reason = DisconnectReason::ReliableSendFailed;
             core.disconnect(peer, reason);
@@ -400,6 +416,7 @@ impl ServerState {
             return;
         };
         let slot = self.clients.swap_remove(index);
+        self.interest.forget_peer(peer);
         if !slot.ready {
             debug!(%peer, %reason, "client left before joining");
             return;
@@ -507,11 +524,20 @@ impl ServerState {
             w.write_u8(rate);
             w.write_u32(tick);
         });
-        // Late join: every live spawn in id order, with the state captured so far.
+        // Late join: every live spawn relevant to the client in id order, with the state
+        // captured so far.
+        self.clients[index].vis.clear();
+        self.clients[index]
+            .vis
+            .resize(self.groups.len(), GroupVis::HIDDEN);
         for g in 0..self.groups.len() {
             if !shared.scene.contains(self.groups[g].root) || !self.failed.is_empty() {
                 continue;
             }
+            if !self.initially_visible(shared, index, g) {
+                continue;
+            }
+            self.clients[index].vis[g].state = super::interest::Vis::Visible;
             self.send_group(core, shared, g, peer);
         }
         if !self.failed.is_empty() {
@@ -524,12 +550,19 @@ impl ServerState {
         slot.stats.ready = true;
         slot.acked.clear();
         slot.acked.resize(self.nodes.len(), tick);
+        slot.fresh.clear();
         slot.last_heard = now;
         slot.last_progress = now;
         slot.stats.acknowledged_tick = tick;
         for entry in &mut slot.ring {
             entry.nodes.reserve(self.nodes.len());
         }
+        for g in 0..self.groups.len() {
+            if self.clients[index].vis[g].state != super::interest::Vis::Visible {
+                self.hide_nodes(index, g);
+            }
+        }
+        self.interest.recount = true;
         self.joined.push(peer);
         info!(%peer, tick, "client joined");
         shared.events.push(MultiplayerEvent::PeerJoined(peer));
@@ -538,7 +571,7 @@ impl ServerState {
 
     /// Sends group `g` (flushed) to `peer` as a spawn, then the authority of every node whose
     /// authority differs from the group's.
-    fn send_group<T: Transport>(
+    pub(crate) fn send_group<T: Transport>(
         &mut self,
         core: &mut BusCore<T>,
         shared: &mut Shared,
@@ -614,6 +647,7 @@ impl ServerState {
         }
         if let Some(core) = core.as_deref_mut() {
             self.check_timeouts(core, shared);
+            self.update_interest(core, shared);
         }
         let interval = Duration::from_secs(1) / u32::from(shared.config.tick_rate.max(1));
         self.accumulator += shared.frame_dt;
@@ -638,6 +672,9 @@ impl ServerState {
             }
         }
         shared.stats.networked_nodes = self.nodes.len();
+        if self.interest.recount {
+            self.recount_visible();
+        }
     }
 
     fn send_snapshots<T: Transport>(&mut self, core: &mut BusCore<T>, shared: &mut Shared) {
@@ -653,7 +690,14 @@ impl ServerState {
             let scratch = &mut shared.scratch;
             let mut size = 0;
             let mut truncated = false;
-            let result = core.send_with(peer, protocol::SNAPSHOT, Channel::Unreliable, |w| {
+            // Reliable while a group that became relevant is owed its first acknowledged
+            // entries: ordered after its spawn (see `interest`).
+            let channel = if client.fresh.is_empty() {
+                Channel::Unreliable
+            } else {
+                Channel::Reliable
+            };
+            let result = core.send_with(peer, protocol::SNAPSHOT, channel, |w| {
                 truncated = snapshot::write(w, nodes, client, scratch, budget, tick, now).truncated;
                 size = w.len();
             });
@@ -751,7 +795,7 @@ impl ServerState {
             shared.stats.despawns += 1;
             if let Some(core) = core.as_deref_mut() {
                 for c in 0..self.clients.len() {
-                    if self.clients[c].ready {
+                    if self.clients[c].ready && self.knows(c, id) {
                         let peer = self.clients[c].peer;
                         self.send_control(core, shared, peer, DESPAWN, |w| w.write_var_u32(id));
                     }
@@ -771,10 +815,24 @@ impl ServerState {
                     c.acked.remove(i);
                 }
                 c.resync.retain(|r| r.net_id != gone.net_id);
+                c.fresh.retain(|r| r.net_id != gone.net_id);
             }
         }
-        let scene = &shared.scene;
-        self.groups.retain(|g| scene.is_attached(g.root));
+        let mut g = self.groups.len();
+        while g > 0 {
+            g -= 1;
+            if shared.scene.is_attached(self.groups[g].root) {
+                continue;
+            }
+            let gone = self.groups.remove(g);
+            self.interest.forget_group(gone.first);
+            for c in &mut self.clients {
+                if c.ready && g < c.vis.len() {
+                    c.vis.remove(g);
+                }
+            }
+        }
+        self.interest.recount = true;
         if let Some(core) = core {
             self.drop_failed(core, shared);
         }
@@ -826,15 +884,30 @@ impl ServerState {
             debug!(first = p.group.first, count = p.group.count, "spawn sent");
             self.groups.push(p.group);
             let g = self.groups.len() - 1;
-            if let Some(core) = core.as_deref_mut() {
-                for c in 0..self.clients.len() {
-                    if self.clients[c].ready {
-                        let peer = self.clients[c].peer;
-                        self.send_group(core, shared, g, peer);
+            for c in 0..self.clients.len() {
+                if !self.clients[c].ready {
+                    continue;
+                }
+                let visible = self.initially_visible(shared, c, g);
+                self.clients[c].vis.push(if visible {
+                    GroupVis {
+                        state: super::interest::Vis::Visible,
+                        out_since: None,
                     }
+                } else {
+                    GroupVis::HIDDEN
+                });
+                if !visible {
+                    self.hide_nodes(c, g);
+                    continue;
+                }
+                if let Some(core) = core.as_deref_mut() {
+                    let peer = self.clients[c].peer;
+                    self.send_group(core, shared, g, peer);
                 }
             }
         }
+        self.interest.recount = true;
         let n = self.nodes.len();
         for c in &mut self.clients {
             for entry in &mut c.ring {
@@ -848,7 +921,7 @@ impl ServerState {
 }
 
 /// The index range of `group`'s records in `nodes`.
-fn group_range(nodes: &[NetNode], group: &Group) -> (usize, usize) {
+pub(crate) fn group_range(nodes: &[NetNode], group: &Group) -> (usize, usize) {
     let lo = nodes.partition_point(|n| n.net_id < group.first);
     let end = group.first.saturating_add(group.count);
     let hi = nodes.partition_point(|n| n.net_id < end);

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::interest::HIDDEN;
 use super::server::{ClientSlot, NetNode};
 use crate::replication::protocol::SNAPSHOT_TRUNCATED;
 use crate::replication::Audience;
@@ -75,9 +76,14 @@ pub(crate) fn write(
         let i = (start + k) % count;
         let node = &nodes[i];
         let since = client.acked.get(i).copied().unwrap_or(0);
+        if since == HIDDEN {
+            // In a group the client does not have (interest management).
+            continue;
+        }
         let audience = Audience::of(node.authority == client.peer);
-        let resync =
-            !client.resync.is_empty() && client.resync.iter().any(|r| r.net_id == node.net_id);
+        let resync = (!client.resync.is_empty()
+            && client.resync.iter().any(|r| r.net_id == node.net_id))
+            || (!client.fresh.is_empty() && client.fresh.iter().any(|r| r.net_id == node.net_id));
         if !resync && node.last_changed_for(audience) <= since {
             continue;
         }
@@ -145,6 +151,9 @@ pub(crate) fn ack(
             client
                 .resync
                 .retain(|r| !(r.net_id == id && tick > r.after));
+        }
+        if !client.fresh.is_empty() {
+            client.fresh.retain(|r| !(r.net_id == id && tick > r.after));
         }
     }
     Some(now.saturating_sub(entry.sent_at))

@@ -64,6 +64,15 @@ pub struct NetworkStats {
     pub rpcs_dropped: u64,
     /// Server: clients kicked for an RPC flood or (with `kick_on_rpc_failure`) a failed RPC.
     pub rpc_kicks: u64,
+    /// Server: groups sent to a client because they became relevant to it (interest
+    /// management; late-join and new spawns are not counted).
+    pub relevance_spawns: u64,
+    /// Server: groups taken from a client because they stopped being relevant to it.
+    pub relevance_despawns: u64,
+    /// Server: RPC messages not sent to a client because it does not have the node (a call
+    /// to that one client is dropped; a call to everyone skips it), and RPCs from a client on
+    /// a node it does not have (dropped unrun, also counted in `rpcs_dropped`).
+    pub rpcs_not_relevant: u64,
     /// Client: times the interpolation clock was over one second of ticks off a snapshot's
     /// tick, snapped to it and cleared every interpolation buffer.
     pub clock_snaps: u64,
@@ -95,8 +104,17 @@ pub struct PeerNetworkStats {
     pub rpcs_failed: u64,
     /// Its RPCs dropped for going over their `rate_limit`.
     pub rpcs_rate_limited: u64,
-    /// Its RPCs dropped unrun (unknown node or RPC id, malformed).
+    /// Its RPCs dropped unrun (unknown node or RPC id, malformed, or on a node it does not
+    /// have).
     pub rpcs_dropped: u64,
+    /// Spawn groups it has now (interest management).
+    pub visible_groups: usize,
+    /// Networked nodes it has now.
+    pub visible_nodes: usize,
+    /// Groups sent to it because they became relevant.
+    pub relevance_spawns: u64,
+    /// Groups taken from it because they stopped being relevant.
+    pub relevance_despawns: u64,
 }
 
 const BUCKETS: usize = 10;

@@ -206,6 +206,19 @@ fn server_checks<'r, T: Transport>(
     let Some(node) = server.node_of(net_id) else {
         return drop_call(shared, Some((server, sender)), "RPC for an unknown node");
     };
+    let sees = server
+        .clients
+        .iter()
+        .position(|c| c.peer == sender)
+        .map_or(true, |c| server.sees(c, net_id));
+    if !sees {
+        shared.stats.rpcs_not_relevant += 1;
+        return drop_call(
+            shared,
+            Some((server, sender)),
+            "RPC on a node the client does not have",
+        );
+    }
     let Some(entry) = lookup(registry, shared, node, wire_id) else {
         return drop_call(shared, Some((server, sender)), "unknown RPC id");
     };

@@ -124,7 +124,14 @@ pub(super) fn send<T: Transport>(
                 });
                 return Ok(delivery);
             }
-            let sent = server_send(core, server, shared, rpc.target, channel, |w| {
+            if let RpcTarget::Peer(peer) = rpc.target {
+                if !peer_sees(server, peer, net_id) {
+                    debug!(%peer, net_id, "RPC to a client that does not have the node skipped");
+                    count_not_relevant(shared);
+                    return Ok(RpcDelivery::NotRelevant);
+                }
+            }
+            let sent = server_send(core, server, shared, rpc.target, channel, net_id, |w| {
                 write_call(w, net_id, wire_id, encode);
             });
             match (sent, delivery) {
@@ -165,25 +172,43 @@ fn not_allowed(rpc: &OutgoingRpc) -> RpcSendError {
     }
 }
 
-/// Sends an RPC message from the server to `target` (every joined client, or one); returns how
-/// many peers the transport accepted it for. Counts `rpcs_sent`, in total and per client.
+/// Whether the joined client `peer` has the flushed node `net_id` (interest management).
+fn peer_sees(server: &ServerState, peer: PeerId, net_id: u32) -> bool {
+    server
+        .clients
+        .iter()
+        .position(|c| c.peer == peer)
+        .map_or(true, |c| server.sees(c, net_id))
+}
+
+fn count_not_relevant(shared: &mut Shared) {
+    shared.stats.rpcs_not_relevant += 1;
+}
+
+/// Sends an RPC message on `net_id` from the server to `target` (every joined client that has
+/// the node, or one); returns how many peers the transport accepted it for. Counts `rpcs_sent`,
+/// in total and per client, and the clients skipped for not having the node.
+#[allow(clippy::too_many_arguments)]
 fn server_send<T: Transport>(
     core: &mut BusCore<T>,
     server: &mut ServerState,
     shared: &mut Shared,
     target: RpcTarget,
     channel: Channel,
+    net_id: u32,
     mut encode: impl FnMut(&mut NetWriter),
 ) -> usize {
     let mut sent = 0;
+    let everyone_sees = (0..server.clients.len()).all(|c| server.sees(c, net_id));
     match target {
+        RpcTarget::Peer(peer) if !peer_sees(server, peer, net_id) => count_not_relevant(shared),
         RpcTarget::Peer(peer) => {
             if core.send_with(peer, RPC, channel, &mut encode).is_ok() {
                 sent = 1;
                 count_sent(server, peer);
             }
         }
-        _ if server.joined.len() == core.peers().len() => {
+        _ if everyone_sees && server.joined.len() == core.peers().len() => {
             // Every connection joined: encode once.
             sent = core.broadcast_with(RPC, channel, None, encode);
             for i in 0..server.joined.len() {
@@ -194,6 +219,10 @@ fn server_send<T: Transport>(
         _ => {
             for i in 0..server.joined.len() {
                 let peer = server.joined[i];
+                if !peer_sees(server, peer, net_id) {
+                    count_not_relevant(shared);
+                    continue;
+                }
                 if core.send_with(peer, RPC, channel, &mut encode).is_ok() {
                     sent += 1;
                     count_sent(server, peer);
@@ -240,7 +269,7 @@ pub(crate) fn flush_deferred<T: Transport>(
                 target => target,
             };
             let net_id = call.net_id;
-            server_send(core, server, shared, target, call.channel, |w| {
+            server_send(core, server, shared, target, call.channel, net_id, |w| {
                 w.write_var_u32(net_id);
                 w.write_bytes(payload);
             });

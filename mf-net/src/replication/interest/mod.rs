@@ -1,0 +1,155 @@
+//! Interest management: which spawn groups each client receives.
+//!
+//! A *spawn group* is what one spawn sends: an instance root with its networked descendants (a
+//! [`spawn`](crate::replication::Multiplayer::spawn) or
+//! [`spawn_with`](crate::replication::Multiplayer::spawn_with)), or a bound node with its
+//! networked descendants ([`bind`](crate::replication::Multiplayer::bind)). Relevance is
+//! decided per client and per group, on the server, in this order:
+//!
+//! 1. a group nested under a networked node of another group is relevant only while that group
+//!    is (its client-side parent must exist);
+//! 2. a group with a node the client has authority over is always relevant to it;
+//! 3. a manual setting ([`Multiplayer::set_relevant`](crate::replication::Multiplayer::set_relevant))
+//!    wins over the policy, and takes effect at the end of the frame, without grace;
+//! 4. otherwise the [`InterestPolicy`], evaluated every few network ticks; without a policy,
+//!    every group is relevant to every client (the default).
+//!
+//! [`GridInterest`] is the built-in spatial policy: a uniform grid on the XZ plane with
+//! hysteresis, and a grace period before a group that left the range is despawned.
+
+use std::time::Duration;
+
+use crate::scene::{NodeId, Scene};
+use crate::transport::PeerId;
+
+/// What an [`InterestPolicy`] is asked about: one group and one client.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct InterestQuery<'a> {
+    /// The server's scene.
+    pub scene: &'a Scene,
+    /// The group's root (instance root or bound node).
+    pub group_root: NodeId,
+    /// The client.
+    pub peer: PeerId,
+    /// The client's focus node ([`set_focus`](crate::replication::Multiplayer::set_focus)),
+    /// usually its player.
+    pub focus: Option<NodeId>,
+    /// Whether the client currently has the group (for hysteresis). A group in its grace
+    /// period still counts as visible.
+    pub visible: bool,
+    /// The server's passed-in time.
+    pub now: Duration,
+}
+
+/// Decides whether a group is relevant to a client (see the [module documentation](self)).
+/// Implemented by [`GridInterest`] and by every `FnMut(&InterestQuery<'_>) -> bool`.
+pub trait InterestPolicy {
+    /// Whether the group of `query.group_root` should be on `query.peer`'s client. Called for
+    /// every joined client and every group on each evaluation: it should not allocate.
+    fn relevant(&mut self, query: &InterestQuery<'_>) -> bool;
+
+    /// How long a visible group must stay irrelevant, without interruption, before it is
+    /// despawned on the client (zero, the default: at once). Measured between evaluations,
+    /// so it is rounded up to the evaluation interval.
+    fn grace(&self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+impl<F: FnMut(&InterestQuery<'_>) -> bool> InterestPolicy for F {
+    fn relevant(&mut self, query: &InterestQuery<'_>) -> bool {
+        self(query)
+    }
+}
+
+/// A node's position for [`GridInterest`]: `None` for a node that has none.
+pub type PositionFn = fn(&Scene, NodeId) -> Option<[f32; 3]>;
+
+/// A uniform grid on the XZ plane: a group enters a client's interest when its root's cell is
+/// within `radius_cells` (Chebyshev distance, in cells) of the cell of the client's focus, and
+/// leaves only beyond `radius_cells + hysteresis_cells` (so a node hovering at the boundary does
+/// not flap), and only after being out of range for `grace` (the client's copy goes stale
+/// meanwhile). A group whose root has no position is always relevant (it cannot be placed); a
+/// client without a focus (or whose focus has no position) gets no positioned group.
+#[derive(Debug, Clone, Copy)]
+pub struct GridInterest {
+    /// Cell edge length, in world units (above 0).
+    pub cell_size: f32,
+    /// Entering range, in cells.
+    pub radius_cells: u32,
+    /// Extra cells a visible group may move away before it counts as out of range.
+    pub hysteresis_cells: u32,
+    /// How long a visible group must be out of range before it is despawned.
+    pub grace: Duration,
+    /// A node's world position (only x and z are used).
+    pub position: PositionFn,
+}
+
+impl GridInterest {
+    /// The cell of a position.
+    pub fn cell(&self, position: [f32; 3]) -> (i64, i64) {
+        let size = if self.cell_size > 0.0 {
+            self.cell_size
+        } else {
+            1.0
+        };
+        (
+            (position[0] / size).floor() as i64,
+            (position[2] / size).floor() as i64,
+        )
+    }
+
+    /// The Chebyshev distance in cells between two positions.
+    pub fn cell_distance(&self, a: [f32; 3], b: [f32; 3]) -> u64 {
+        let (ax, az) = self.cell(a);
+        let (bx, bz) = self.cell(b);
+        ax.abs_diff(bx).max(az.abs_diff(bz))
+    }
+}
+
+impl InterestPolicy for GridInterest {
+    fn relevant(&mut self, query: &InterestQuery<'_>) -> bool {
+        let Some(at) = (self.position)(query.scene, query.group_root) else {
+            return true;
+        };
+        let Some(focus) = query
+            .focus
+            .and_then(|focus| (self.position)(query.scene, focus))
+        else {
+            return false;
+        };
+        let range = if query.visible {
+            self.radius_cells.saturating_add(self.hysteresis_cells)
+        } else {
+            self.radius_cells
+        };
+        self.cell_distance(at, focus) <= u64::from(range)
+    }
+
+    fn grace(&self) -> Duration {
+        self.grace
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grid() -> GridInterest {
+        GridInterest {
+            cell_size: 10.0,
+            radius_cells: 1,
+            hysteresis_cells: 1,
+            grace: Duration::ZERO,
+            position: |_, _| None,
+        }
+    }
+
+    #[test]
+    fn cells_floor_on_the_xz_plane() {
+        let g = grid();
+        assert_eq!(g.cell([-0.5, 99.0, 19.9]), (-1, 1));
+        assert_eq!(g.cell_distance([0.0, 0.0, 0.0], [25.0, 0.0, -5.0]), 2);
+    }
+}

@@ -1,0 +1,502 @@
+//! Per-client relevance of spawn groups on the server (see [`crate::replication::interest`]):
+//! the visibility state of every group for every client, the evaluation that spawns and
+//! despawns groups per client as relevance changes, and the public API on [`Multiplayer`].
+//!
+//! A node of a group a client does not have keeps [`HIDDEN`] as its acknowledged tick for that
+//! client, so snapshots skip it at no cost. A group that becomes relevant is sent as a spawn
+//! with its state captured so far (like a late join); its nodes then travel as resyncs (their
+//! full state) in every snapshot until the client acknowledges one that carried them, and the
+//! client's snapshots go on the reliable channel meanwhile: ordered after the spawn, so an
+//! acknowledged entry was applied to the spawned node (a client skips, yet acknowledges, an
+//! entry for an id it does not know below the highest id it has been sent).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use tracing::debug;
+
+use super::server::{group_range, Resync, ServerState};
+use super::{Multiplayer, MultiplayerError, Role, Shared};
+use crate::bus::BusCore;
+use crate::replication::interest::{InterestPolicy, InterestQuery};
+use crate::replication::protocol::{ParentRef, DESPAWN, SCENE_BIND};
+use crate::scene::NodeId;
+use crate::transport::{PeerId, Transport};
+
+/// The acknowledged tick of a node the client does not have (never reached by a real tick).
+pub(crate) const HIDDEN: u32 = u32::MAX;
+
+/// Where a group stands with one client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Vis {
+    /// The client does not have it.
+    Hidden,
+    /// The client has it and gets its changes.
+    Visible,
+    /// A bound group made irrelevant: the client keeps its (bound) node, stale, since a bound
+    /// node despawned on a client could not be bound again.
+    Dormant,
+}
+
+/// One group's visibility for one client, parallel to the server's groups.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GroupVis {
+    pub(crate) state: Vis,
+    /// When the policy first found it irrelevant, while visible (grace).
+    pub(crate) out_since: Option<Duration>,
+}
+
+impl GroupVis {
+    pub(crate) const HIDDEN: Self = Self {
+        state: Vis::Hidden,
+        out_since: None,
+    };
+}
+
+/// What a group should become for a client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Want {
+    Show,
+    /// Leave now; `silent` when its parent group left the client already (the client freed it
+    /// with the parent's subtree).
+    Hide {
+        silent: bool,
+    },
+    /// The policy finds it irrelevant: leave once the grace period has passed.
+    Leave,
+}
+
+/// The server's interest settings.
+#[derive(Default)]
+pub(crate) struct Interest {
+    policy: Option<Box<dyn InterestPolicy>>,
+    every: u32,
+    last_eval: Option<u32>,
+    /// Something changed that needs an evaluation at the end of the frame.
+    pub(crate) dirty: bool,
+    /// Per-client visible group and node counts need recounting.
+    pub(crate) recount: bool,
+    /// Manual settings by (group's first net id, peer).
+    manual: HashMap<(u32, PeerId), bool>,
+}
+
+impl Interest {
+    /// Whether nothing restricts relevance (the default): every group goes to every client.
+    fn unrestricted(&self) -> bool {
+        self.policy.is_none() && self.manual.is_empty()
+    }
+
+    fn due(&self, tick: u32) -> bool {
+        self.dirty
+            || (self.policy.is_some()
+                && self
+                    .last_eval
+                    .map_or(true, |t| tick.wrapping_sub(t) >= self.every.max(1)))
+    }
+
+    /// Forgets a client that left.
+    pub(crate) fn forget_peer(&mut self, peer: PeerId) {
+        if !self.manual.is_empty() {
+            self.manual.retain(|&(_, p), _| p != peer);
+        }
+    }
+
+    /// Forgets a group that is gone.
+    pub(crate) fn forget_group(&mut self, first: u32) {
+        if !self.manual.is_empty() {
+            self.manual.retain(|&(f, _), _| f != first);
+        }
+    }
+}
+
+impl ServerState {
+    /// The index of the flushed group holding `net_id`.
+    pub(crate) fn group_of(&self, net_id: u32) -> Option<usize> {
+        let g = self.groups.partition_point(|g| g.first <= net_id);
+        let g = g.checked_sub(1)?;
+        let group = &self.groups[g];
+        (net_id < group.first.saturating_add(group.count)).then_some(g)
+    }
+
+    /// The first net id of the group (flushed or pending) holding the networked `node`.
+    fn group_first_of_node(&self, node: NodeId) -> Option<u32> {
+        let id = *self.by_node.get(&node)?;
+        if let Some(g) = self.group_of(id) {
+            return Some(self.groups[g].first);
+        }
+        self.pending
+            .iter()
+            .find(|p| id >= p.group.first && id < p.group.first.saturating_add(p.group.count))
+            .map(|p| p.group.first)
+    }
+
+    /// Whether the client at `c` has the flushed node `net_id` (it is in a group it sees).
+    pub(crate) fn sees(&self, c: usize, net_id: u32) -> bool {
+        let client = &self.clients[c];
+        match self.group_of(net_id) {
+            Some(g) => client.vis.get(g).map_or(true, |v| v.state == Vis::Visible),
+            None => true,
+        }
+    }
+
+    /// Whether the client at `c` has the group of `net_id` at all (visible or dormant).
+    pub(crate) fn knows(&self, c: usize, net_id: u32) -> bool {
+        let client = &self.clients[c];
+        match self.group_of(net_id) {
+            Some(g) => client.vis.get(g).map_or(true, |v| v.state != Vis::Hidden),
+            None => true,
+        }
+    }
+
+    /// What group `g` should become for the client at `c`.
+    fn want(&mut self, shared: &Shared, c: usize, g: usize) -> Want {
+        let group = &self.groups[g];
+        let peer = self.clients[c].peer;
+        if let ParentRef::Net(parent) = group.parent {
+            if let Some(pg) = self.group_of(parent).filter(|&pg| pg != g) {
+                if self.clients[c].vis.get(pg).map(|v| v.state) == Some(Vis::Hidden) {
+                    return Want::Hide { silent: true };
+                }
+            }
+        }
+        let (lo, hi) = group_range(&self.nodes, group);
+        if self.nodes[lo..hi].iter().any(|n| n.authority == peer) {
+            return Want::Show;
+        }
+        if self.interest.unrestricted() {
+            return Want::Show;
+        }
+        if let Some(&manual) = self.interest.manual.get(&(group.first, peer)) {
+            return if manual {
+                Want::Show
+            } else {
+                Want::Hide { silent: false }
+            };
+        }
+        let root = group.root;
+        let visible = self.clients[c]
+            .vis
+            .get(g)
+            .is_some_and(|v| v.state == Vis::Visible);
+        let focus = self.clients[c].focus;
+        match self.interest.policy.as_mut() {
+            None => Want::Show,
+            Some(policy) => {
+                let query = InterestQuery {
+                    scene: &shared.scene,
+                    group_root: root,
+                    peer,
+                    focus,
+                    visible,
+                    now: shared.now,
+                };
+                if policy.relevant(&query) {
+                    Want::Show
+                } else {
+                    Want::Leave
+                }
+            }
+        }
+    }
+
+    /// Decides group `g` for the client at `c` while it joins or when the group is first sent:
+    /// whether it goes to the client now.
+    pub(crate) fn initially_visible(&mut self, shared: &Shared, c: usize, g: usize) -> bool {
+        self.want(shared, c, g) == Want::Show
+    }
+
+    /// Marks the nodes of group `g` as not had by the client at `c` (and drops its resyncs).
+    pub(crate) fn hide_nodes(&mut self, c: usize, g: usize) {
+        let (lo, hi) = group_range(&self.nodes, &self.groups[g]);
+        let group = &self.groups[g];
+        let (first, end) = (group.first, group.first.saturating_add(group.count));
+        let client = &mut self.clients[c];
+        for acked in client.acked.get_mut(lo..hi).into_iter().flatten() {
+            *acked = HIDDEN;
+        }
+        client
+            .resync
+            .retain(|r| r.net_id < first || r.net_id >= end);
+        client.fresh.retain(|r| r.net_id < first || r.net_id >= end);
+    }
+
+    /// Marks the nodes of group `g` as had by the client at `c` from the current tick, each
+    /// with a state owing a resync of everything it receives (`fresh`: until a snapshot
+    /// carrying it, sent after the spawn, is acknowledged).
+    fn show_nodes(&mut self, c: usize, g: usize, fresh: bool) {
+        self.hide_nodes(c, g);
+        let tick = self.tick;
+        let (lo, hi) = group_range(&self.nodes, &self.groups[g]);
+        let client = &mut self.clients[c];
+        for i in lo..hi {
+            if let Some(acked) = client.acked.get_mut(i) {
+                *acked = tick;
+            }
+            if self.nodes[i].state.is_some() {
+                let entry = Resync {
+                    net_id: self.nodes[i].net_id,
+                    after: tick,
+                };
+                if fresh {
+                    client.fresh.push(entry);
+                } else {
+                    client.resync.push(entry);
+                }
+            }
+        }
+    }
+
+    /// Evaluates relevance if it is due (something changed, or the policy's interval has
+    /// passed), and spawns and despawns groups per client accordingly.
+    pub(crate) fn update_interest<T: Transport>(
+        &mut self,
+        core: &mut BusCore<T>,
+        shared: &mut Shared,
+    ) {
+        if !self.interest.due(self.tick) {
+            return;
+        }
+        if self.interest.policy.is_some() {
+            self.interest.last_eval = Some(self.tick);
+        }
+        self.interest.dirty = false;
+        let grace = self
+            .interest
+            .policy
+            .as_ref()
+            .map_or(Duration::ZERO, |p| p.grace());
+        let now = shared.now;
+        for c in 0..self.clients.len() {
+            if !self.clients[c].ready {
+                continue;
+            }
+            for g in 0..self.groups.len() {
+                if !shared.scene.contains(self.groups[g].root) || !self.failed.is_empty() {
+                    continue;
+                }
+                let want = self.want(shared, c, g);
+                let vis = self.clients[c].vis[g];
+                match (vis.state, want) {
+                    (Vis::Visible, Want::Show) => self.clients[c].vis[g].out_since = None,
+                    (Vis::Hidden | Vis::Dormant, Want::Show) => self.show(core, shared, c, g),
+                    (Vis::Visible, Want::Leave) => {
+                        let since = *self.clients[c].vis[g].out_since.get_or_insert(now);
+                        if now.saturating_sub(since) >= grace {
+                            self.hide(core, shared, c, g, false);
+                        }
+                    }
+                    (Vis::Visible, Want::Hide { silent }) => self.hide(core, shared, c, g, silent),
+                    (Vis::Dormant, Want::Hide { silent: true }) => {
+                        // Its parent left the client, and the bound node with it.
+                        self.clients[c].vis[g] = GroupVis::HIDDEN;
+                    }
+                    (Vis::Hidden | Vis::Dormant, Want::Hide { .. } | Want::Leave) => {}
+                }
+            }
+        }
+        self.interest.recount = true;
+        self.drop_failed(core, shared);
+    }
+
+    /// Group `g` becomes relevant to the client at `c`.
+    fn show<T: Transport>(
+        &mut self,
+        core: &mut BusCore<T>,
+        shared: &mut Shared,
+        c: usize,
+        g: usize,
+    ) {
+        let peer = self.clients[c].peer;
+        let dormant = self.clients[c].vis[g].state == Vis::Dormant;
+        if !dormant {
+            self.send_group(core, shared, g, peer);
+        }
+        self.show_nodes(c, g, !dormant);
+        self.clients[c].vis[g] = GroupVis {
+            state: Vis::Visible,
+            out_since: None,
+        };
+        shared.stats.relevance_spawns += u64::from(!dormant);
+        self.clients[c].stats.relevance_spawns += u64::from(!dormant);
+        debug!(%peer, first = self.groups[g].first, "group became relevant");
+    }
+
+    /// Group `g` stops being relevant to the client at `c`: despawned there (unless `silent`),
+    /// or kept dormant if bound.
+    fn hide<T: Transport>(
+        &mut self,
+        core: &mut BusCore<T>,
+        shared: &mut Shared,
+        c: usize,
+        g: usize,
+        silent: bool,
+    ) {
+        let peer = self.clients[c].peer;
+        let first = self.groups[g].first;
+        let bound = self.groups[g].scene == SCENE_BIND;
+        self.hide_nodes(c, g);
+        if bound && !silent {
+            self.clients[c].vis[g] = GroupVis {
+                state: Vis::Dormant,
+                out_since: None,
+            };
+            debug!(%peer, first, "bound group became irrelevant (dormant)");
+            return;
+        }
+        self.clients[c].vis[g] = GroupVis::HIDDEN;
+        if !silent {
+            self.send_control(core, shared, peer, DESPAWN, |w| w.write_var_u32(first));
+        }
+        shared.stats.relevance_despawns += 1;
+        self.clients[c].stats.relevance_despawns += 1;
+        debug!(%peer, first, silent, "group became irrelevant");
+    }
+
+    /// Recounts every client's visible groups and nodes.
+    pub(crate) fn recount_visible(&mut self) {
+        self.interest.recount = false;
+        for client in &mut self.clients {
+            let (mut groups, mut nodes) = (0, 0);
+            for (g, vis) in self.groups.iter().zip(&client.vis) {
+                if vis.state == Vis::Visible {
+                    let (lo, hi) = group_range(&self.nodes, g);
+                    groups += 1;
+                    nodes += hi - lo;
+                }
+            }
+            client.stats.visible_groups = groups;
+            client.stats.visible_nodes = nodes;
+        }
+    }
+}
+
+impl<T: Transport + 'static> Multiplayer<T> {
+    fn interest_server(&mut self) -> Result<&mut ServerState, MultiplayerError> {
+        match &mut self.role {
+            Role::Server(server) => Ok(server),
+            Role::Client(_) => Err(MultiplayerError::NotServer),
+        }
+    }
+
+    /// Uses `policy` to decide which groups each client gets (server or offline), evaluated
+    /// every `every_ticks` network ticks (0 reads as 1), and for each new spawn. See
+    /// [`interest`](crate::replication::interest) for the precedence of owned nodes, manual
+    /// settings and the policy.
+    ///
+    /// # Errors
+    ///
+    /// [`NotServer`](MultiplayerError::NotServer).
+    pub fn set_interest_policy(
+        &mut self,
+        policy: impl InterestPolicy + 'static,
+        every_ticks: u32,
+    ) -> Result<(), MultiplayerError> {
+        let server = self.interest_server()?;
+        server.interest.policy = Some(Box::new(policy));
+        server.interest.every = every_ticks.max(1);
+        server.interest.last_eval = None;
+        server.interest.dirty = true;
+        Ok(())
+    }
+
+    /// Removes the policy: groups without a manual setting become relevant to everyone.
+    pub fn clear_interest_policy(&mut self) {
+        if let Ok(server) = self.interest_server() {
+            server.interest.policy = None;
+            server.interest.dirty = true;
+        }
+    }
+
+    /// Makes the spawn group of the networked `node` (its instance or bound group; the whole
+    /// group, whichever of its nodes is named) relevant or not to the joined client `peer`, over
+    /// the policy, from the end of this frame (no grace). A group with a node `peer` has
+    /// authority over stays relevant to it regardless.
+    ///
+    /// # Errors
+    ///
+    /// [`NotServer`](MultiplayerError::NotServer),
+    /// [`NotNetworked`](MultiplayerError::NotNetworked),
+    /// [`UnknownPeer`](MultiplayerError::UnknownPeer) (not a joined client).
+    pub fn set_relevant(
+        &mut self,
+        node: NodeId,
+        peer: PeerId,
+        relevant: bool,
+    ) -> Result<(), MultiplayerError> {
+        self.set_manual(node, peer, Some(relevant))
+    }
+
+    /// Removes `set_relevant`'s setting for the group of `node` and `peer`: the policy (or the
+    /// default, relevant) decides again.
+    ///
+    /// # Errors
+    ///
+    /// As [`set_relevant`](Self::set_relevant).
+    pub fn clear_relevant(&mut self, node: NodeId, peer: PeerId) -> Result<(), MultiplayerError> {
+        self.set_manual(node, peer, None)
+    }
+
+    fn set_manual(
+        &mut self,
+        node: NodeId,
+        peer: PeerId,
+        relevant: Option<bool>,
+    ) -> Result<(), MultiplayerError> {
+        let server = self.interest_server()?;
+        let first = server
+            .group_first_of_node(node)
+            .ok_or(MultiplayerError::NotNetworked(node))?;
+        if !server.joined.contains(&peer) {
+            return Err(MultiplayerError::UnknownPeer(peer));
+        }
+        match relevant {
+            Some(relevant) => server.interest.manual.insert((first, peer), relevant),
+            None => server.interest.manual.remove(&(first, peer)),
+        };
+        server.interest.dirty = true;
+        Ok(())
+    }
+
+    /// Sets the joined client `peer`'s focus node (usually its player), which policies such as
+    /// [`GridInterest`](crate::replication::interest::GridInterest) measure from; `None` clears
+    /// it. Applied at the next evaluation.
+    ///
+    /// # Errors
+    ///
+    /// [`NotServer`](MultiplayerError::NotServer),
+    /// [`UnknownPeer`](MultiplayerError::UnknownPeer).
+    pub fn set_focus(
+        &mut self,
+        peer: PeerId,
+        node: Option<NodeId>,
+    ) -> Result<(), MultiplayerError> {
+        let server = self.interest_server()?;
+        let slot = server
+            .clients
+            .iter_mut()
+            .find(|c| c.peer == peer && c.ready)
+            .ok_or(MultiplayerError::UnknownPeer(peer))?;
+        slot.focus = node;
+        server.interest.dirty = true;
+        Ok(())
+    }
+
+    /// Server: whether the client `peer` currently has the group of the networked `node` and
+    /// receives its changes.
+    pub fn is_relevant(&self, node: NodeId, peer: PeerId) -> bool {
+        let Role::Server(server) = &self.role else {
+            return false;
+        };
+        let Some(c) = server
+            .clients
+            .iter()
+            .position(|c| c.peer == peer && c.ready)
+        else {
+            return false;
+        };
+        server
+            .by_node
+            .get(&node)
+            .is_some_and(|&id| server.group_of(id).is_some() && server.sees(c, id))
+    }
+}
