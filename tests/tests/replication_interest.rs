@@ -4,14 +4,22 @@
 //! RPCs filtered per client, convergence over a lossy network while nodes move in and out of
 //! range, and zero allocations in steady state with a grid policy.
 
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::rc::Rc;
 use std::time::Duration;
 
 use mf_net::prelude::*;
 use mf_net::replication::interest::{GridInterest, InterestQuery};
 use mf_net::replication::MultiplayerEvent;
+use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net::transport::simulated::NetworkConditions;
+use mf_net::transport::{
+    Channel, DisconnectReason, PeerId, SendError, Transport, TransportEvent, TransportStats,
+};
 use mf_net_tests::alloc_counter::assert_no_alloc;
-use mf_net_tests::harness::{drain, networked, state_bytes, Mp, World};
+use mf_net_tests::harness::{drain, messages, networked, state_bytes, Dyn, Mp, World};
+use mf_net_tests::send_hook::SendHook;
 
 /// A thing on the XZ plane.
 #[derive(Replicated, Debug, Default, Clone, PartialEq)]
@@ -559,8 +567,8 @@ fn grid_policy_with_moving_nodes_allocates_nothing_in_steady_state() {
 }
 
 /// Groups made relevant again and changed once right after, over a lossy network: the change
-/// must not be lost to a snapshot that overtook the spawn (a client skips, yet acknowledges,
-/// an entry for an id it does not know below the highest id it was sent).
+/// must not be lost to a snapshot that overtook the spawn (a client does not acknowledge a
+/// snapshot with an entry for an id it never received or that the server despawned).
 #[test]
 fn a_change_right_after_a_relevance_spawn_is_not_lost_under_loss() {
     let conditions = NetworkConditions {
@@ -600,4 +608,174 @@ fn a_change_right_after_a_relevance_spawn_is_not_lost_under_loss() {
         assert_restricted_convergence(&world, 0);
         assert_restricted_convergence(&world, 1);
     }
+}
+
+/// A transport whose reliable packets wait, in order, while `hold` is set (and until every
+/// earlier one has gone); unreliable ones go at once. Its `flush` sends what no longer waits.
+struct Holding<T> {
+    inner: T,
+    hold: Rc<Cell<bool>>,
+    queue: VecDeque<(PeerId, Vec<u8>)>,
+}
+
+impl<T: Transport> Transport for Holding<T> {
+    fn send(&mut self, peer: PeerId, channel: Channel, data: &[u8]) -> Result<(), SendError> {
+        if channel == Channel::Reliable && (self.hold.get() || !self.queue.is_empty()) {
+            self.queue.push_back((peer, data.to_vec()));
+            return Ok(());
+        }
+        self.inner.send(peer, channel, data)
+    }
+
+    fn poll_event(&mut self) -> Option<TransportEvent<'_>> {
+        self.inner.poll_event()
+    }
+
+    fn advance(&mut self, dt: Duration) {
+        self.inner.advance(dt);
+    }
+
+    fn flush(&mut self) {
+        if !self.hold.get() {
+            while let Some((peer, data)) = self.queue.pop_front() {
+                self.inner.send(peer, Channel::Reliable, &data).unwrap();
+            }
+        }
+        self.inner.flush();
+    }
+
+    fn disconnect(&mut self, peer: PeerId, reason: DisconnectReason) {
+        self.inner.disconnect(peer, reason);
+    }
+
+    fn stats(&self) -> TransportStats {
+        self.inner.stats()
+    }
+}
+
+/// One frame of the server, then of the client.
+fn frame_both(server: &mut Mp, client: &mut Mp, dt: Duration) {
+    server.begin_frame(dt);
+    server.end_frame();
+    client.begin_frame(dt);
+    client.end_frame();
+}
+
+/// A group made relevant again is re-spawned under its old ids, below the highest id the
+/// client holds; its spawn (reliable) is held back a few frames while snapshots (unreliable)
+/// carrying a change made after the spawn was written reach the client first. The client must
+/// not acknowledge them, or the server would count the change as delivered and the client
+/// would keep the spawn's older state.
+#[test]
+fn a_snapshot_overtaking_a_relevance_respawn_is_not_acknowledged() {
+    let net = LoopbackNetwork::new();
+    let hold = Rc::new(Cell::new(false));
+    let reliable_to_client = Rc::new(Cell::new(0u32));
+    let counter = Rc::clone(&reliable_to_client);
+    // The hook counts the reliable packets that leave the server (spawns, despawns).
+    let holding = Holding {
+        inner: net.listen("game", 8).unwrap(),
+        hold: Rc::clone(&hold),
+        queue: VecDeque::new(),
+    };
+    let transport: Dyn = Box::new(SendHook::new(holding, move |_, channel, _| {
+        if channel == Channel::Reliable {
+            counter.set(counter.get() + 1);
+        }
+        Ok(())
+    }));
+    let mut server = Mp::new(library(), MultiplayerConfig::default());
+    server.start_server(transport, messages()).unwrap();
+    let data = Mp::connect_data(&messages()).unwrap();
+    let mut client = Mp::new(library(), MultiplayerConfig::default());
+    let client_transport: Dyn = Box::new(net.connect("game", data));
+    client.start_client(client_transport, messages()).unwrap();
+    let dt = Duration::from_secs(1) / 30;
+    for _ in 0..4 {
+        frame_both(&mut server, &mut client, dt);
+    }
+    let p = client.local_peer_id();
+    assert!(server.peers().contains(&p));
+
+    let root = server.scene().root();
+    let a = server.spawn(UNIT, root, PeerId::SERVER).unwrap(); // ids 1 and 2
+    let b = server.spawn(UNIT, root, PeerId::SERVER).unwrap(); // ids 3 and 4
+    for _ in 0..4 {
+        frame_both(&mut server, &mut client, dt);
+    }
+    let a_id = server.net_id(a).unwrap();
+    assert!(client.node(a_id).is_some());
+    assert!(client.node(server.net_id(b).unwrap()).is_some());
+
+    // A leaves the client; B (higher ids) stays.
+    server.set_relevant(a, p, false).unwrap();
+    for _ in 0..4 {
+        frame_both(&mut server, &mut client, dt);
+    }
+    assert!(client.node(a_id).is_none());
+
+    // A comes back: its spawn is held; a change made right after it travels in snapshots.
+    hold.set(true);
+    let before = reliable_to_client.get();
+    server.set_relevant(a, p, true).unwrap();
+    frame_both(&mut server, &mut client, dt);
+    assert!(
+        reliable_to_client.get() > before,
+        "the spawn was sent (and held)"
+    );
+    let h = server.scene().net_ref::<Unit>(a).unwrap();
+    server.scene_mut().get_mut(h).unwrap().hp = 42;
+    for _ in 0..4 {
+        frame_both(&mut server, &mut client, dt);
+    }
+    assert!(client.node(a_id).is_none(), "the spawn has not arrived");
+    hold.set(false);
+    for _ in 0..6 {
+        frame_both(&mut server, &mut client, dt);
+    }
+    let copy = client.node(a_id).expect("spawned again");
+    assert_eq!(unit(&client, copy).hp, 42, "the change was not lost");
+    assert!(server.peers().contains(&p));
+}
+
+/// A node the client's game code frees does not hold acknowledgements back (its entries are
+/// skipped, yet the snapshots acknowledged), even after a despawn of another node: the client
+/// stays connected past `peer_timeout` and its other nodes keep updating.
+#[test]
+fn a_node_freed_locally_does_not_stop_acknowledgements() {
+    let config = MultiplayerConfig {
+        peer_timeout: Duration::from_millis(500),
+        ..MultiplayerConfig::default()
+    };
+    let mut world = World::with(1, config, None, 0, library);
+    let p0 = peer(&world, 0);
+    let freed = spawn_unit(&mut world, 0.0, PeerId::SERVER);
+    let kept = spawn_unit(&mut world, 1.0, PeerId::SERVER);
+    let other = spawn_unit(&mut world, 2.0, PeerId::SERVER);
+    world.step(4);
+    let local = copy(&world, 0, freed).unwrap();
+    world.clients[0].scene_mut().remove(local);
+    assert!(!world.clients[0].scene().contains(local));
+    // Another node despawned by the server meanwhile.
+    world.server.scene_mut().remove(other);
+    let mut acked = world.server.peer_stats(p0).unwrap().acknowledged_tick;
+    for round in 0..6 {
+        for frame in 0..10 {
+            let hp = round * 10 + frame;
+            set_hp(&mut world, freed, hp);
+            set_hp(&mut world, kept, hp);
+            world.step(1);
+        }
+        assert!(world.server.peers().contains(&p0), "round {round}");
+        let now = world.server.peer_stats(p0).unwrap().acknowledged_tick;
+        assert!(now > acked, "round {round}: acknowledgements go on");
+        acked = now;
+        let on0 = copy(&world, 0, kept).unwrap();
+        assert_eq!(unit(&world.clients[0], on0).hp, round * 10 + 9);
+    }
+    // Two seconds in all: four times the timeout, and no disconnection.
+    assert!(drain(&mut world.clients[0])
+        .iter()
+        .all(|e| !matches!(e, MultiplayerEvent::Disconnected { .. })));
+    assert_eq!(world.clients[0].scene().iter::<Unit>().count(), 1);
 }

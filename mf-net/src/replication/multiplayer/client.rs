@@ -28,20 +28,39 @@ fn dense_limit(live: usize) -> usize {
     live.saturating_mul(4).saturating_add(4096)
 }
 
-/// A networked node on a client.
+/// Failed spawns remembered (as ids known to be gone) before the oldest are forgotten
+/// (forgetting one only makes snapshots carrying its ids go unacknowledged).
+const MAX_FAILED_SPAWNS: usize = 1024;
+
+/// A networked node on a client. It stays listed after game code frees its scene node locally
+/// (its id is then *gone locally*: snapshot entries for it are skipped, yet acknowledged)
+/// until the server despawns it or a node it was spawned under.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ClientNode {
     pub(crate) net_id: u32,
     pub(crate) node: NodeId,
     pub(crate) authority: PeerId,
+    /// The net id of its nearest networked ancestor when it was spawned (0: none).
+    parent: u32,
 }
 
-/// An applied spawn: its root, and whether it was a bind (bound nodes stay when the
-/// connection ends).
+/// An applied spawn: its root's net id and node, and whether it was a bind (bound nodes stay
+/// when the connection ends).
 #[derive(Debug, Clone, Copy)]
 struct ClientGroup {
+    first: u32,
     root: NodeId,
     bound: bool,
+}
+
+/// A spawn the client could not apply: its ids are gone locally (the client will never have
+/// them) until the server despawns its root or a node it was spawned under.
+#[derive(Debug, Clone, Copy)]
+struct FailedSpawn {
+    first: u32,
+    count: u32,
+    /// The net id it was spawned under (0: a path).
+    parent: u32,
 }
 
 /// The client's replication state.
@@ -59,15 +78,18 @@ pub(crate) struct ClientState {
     pub(crate) last_truncated: bool,
     /// Sorted by net id.
     pub(crate) nodes: Vec<ClientNode>,
-    /// The node of every net id below its length (`None`: no such node), the same as a search
-    /// of `nodes`: snapshots find their nodes here without a search. Net ids are consecutive
+    /// The node of every net id below its length (`None`: no such node; a node no longer in the
+    /// scene: freed locally), the same as a search of `nodes`: snapshots find their nodes here
+    /// without a search. Net ids are consecutive
     /// from 1, so it is dense; it only grows to ids at most [`dense_limit`] (ids past its end
     /// are searched in `nodes`), so a far-off id cannot make it huge.
     by_id: Vec<Option<NodeId>>,
     pub(crate) by_node: HashMap<NodeId, u32>,
     groups: Vec<ClientGroup>,
-    /// The highest net id of any spawn received.
-    max_spawned: u32,
+    /// Spawns that failed, oldest first, at most [`MAX_FAILED_SPAWNS`].
+    failed: Vec<FailedSpawn>,
+    /// Net ids a despawn removed, ascending (scratch, capacity kept).
+    removed: Vec<u32>,
     acks: [u32; MAX_PENDING_ACKS],
     ack_count: usize,
     ack_accumulator: Duration,
@@ -95,7 +117,8 @@ impl ClientState {
             by_id: Vec::new(),
             by_node: HashMap::new(),
             groups: Vec::new(),
-            max_spawned: 0,
+            failed: Vec::new(),
+            removed: Vec::new(),
             acks: [0; MAX_PENDING_ACKS],
             ack_count: 0,
             ack_accumulator: Duration::ZERO,
@@ -196,6 +219,7 @@ impl ClientState {
         self.nodes.clear();
         self.by_id.clear();
         self.by_node.clear();
+        self.failed.clear();
         shared.stats.networked_nodes = 0;
     }
 
@@ -278,13 +302,24 @@ impl ClientState {
         r: &mut NetReader<'_>,
     ) -> Result<bool, DecodeError> {
         let header = SpawnHeader::read(r)?;
-        let last = header.first_net_id + header.count.saturating_sub(1);
-        self.max_spawned = self.max_spawned.max(last);
         match self.apply_spawn(shared, &header, r) {
             Ok(()) => Ok(true),
             Err(reason) => {
                 warn!(first = header.first_net_id, reason, "cannot apply spawn");
                 shared.stats.spawn_failures += 1;
+                // Its ids are gone locally: the server sends entries for them, which the
+                // client skips without holding back its acknowledgements.
+                if self.failed.len() == MAX_FAILED_SPAWNS {
+                    self.failed.remove(0);
+                }
+                self.failed.push(FailedSpawn {
+                    first: header.first_net_id,
+                    count: header.count,
+                    parent: match header.parent {
+                        ParentRef::Net(id) => id,
+                        ParentRef::Path(_) => 0,
+                    },
+                });
                 if let Some(net_id) = NetId::new(header.first_net_id) {
                     shared.events.push(MultiplayerEvent::SpawnFailed { net_id });
                 }
@@ -299,7 +334,16 @@ impl ClientState {
         header: &SpawnHeader,
         r: &mut NetReader<'_>,
     ) -> Result<(), &'static str> {
-        if self.index_of(header.first_net_id).is_some() || header.count == 0 {
+        let end = header.first_net_id.saturating_add(header.count);
+        let lo = self
+            .nodes
+            .partition_point(|n| n.net_id < header.first_net_id);
+        let hi = self.nodes.partition_point(|n| n.net_id < end);
+        if header.count == 0
+            || self.nodes[lo..hi]
+                .iter()
+                .any(|n| shared.scene.contains(n.node))
+        {
             return Err("net ids already in use");
         }
         let parent = match &header.parent {
@@ -427,12 +471,41 @@ impl ClientState {
                 }
             }
         }
+        // Ids in its range still listed were freed locally, and are no longer: forget them (and
+        // failed spawns over the range).
+        for n in self.nodes.drain(lo..hi) {
+            self.by_node.remove(&n.node);
+            if let Some(slot) = self.by_id.get_mut(n.net_id as usize) {
+                *slot = None;
+            }
+        }
+        self.failed
+            .retain(|f| f.first >= end || f.first.saturating_add(f.count) <= header.first_net_id);
         let authority = PeerId(header.authority);
+        let root_parent = match header.parent {
+            ParentRef::Net(id) => id,
+            ParentRef::Path(_) => 0,
+        };
         for (offset, &node) in (0u32..).zip(&nodes) {
             if !shared.scene.contains(node) {
                 continue;
             }
             let net_id = header.first_net_id + offset;
+            // Ancestors come first (depth-first order), so they are listed already.
+            let parent = if node == root {
+                root_parent
+            } else {
+                let mut up = shared.scene.parent(node);
+                loop {
+                    match up {
+                        Some(a) => match self.by_node.get(&a) {
+                            Some(&id) => break id,
+                            None => up = shared.scene.parent(a),
+                        },
+                        None => break 0,
+                    }
+                }
+            };
             let at = self.nodes.partition_point(|n| n.net_id < net_id);
             self.nodes.insert(
                 at,
@@ -440,12 +513,17 @@ impl ClientState {
                     net_id,
                     node,
                     authority,
+                    parent,
                 },
             );
             self.by_node.insert(node, net_id);
             self.set_by_id(net_id, Some(node));
         }
-        self.groups.push(ClientGroup { root, bound });
+        self.groups.push(ClientGroup {
+            first: header.first_net_id,
+            root,
+            bound,
+        });
         shared.stats.spawns += 1;
         shared.stats.networked_nodes = self.nodes.len();
         debug!(
@@ -461,25 +539,69 @@ impl ClientState {
         Ok(())
     }
 
+    /// A despawn of `id`: removes its node and forgets it and every node spawned under it (its
+    /// subtree on the server), whether still in the scene or freed locally; other nodes freed
+    /// locally stay listed (gone locally). Parents have lower net ids than the nodes spawned
+    /// under them, so one ascending pass finds the subtree.
     fn on_despawn(&mut self, shared: &mut Shared, id: u32) {
-        let Some(node) = self.node_of(id) else {
+        let node = self.node_of(id);
+        let failed = self.failed.iter().any(|f| f.first == id);
+        if node.is_none() && !failed {
             return;
-        };
-        shared.scene.remove(node);
-        let scene = &shared.scene;
+        }
+        if let Some(node) = node {
+            shared.scene.remove(node);
+        }
+        let removed = &mut self.removed;
+        removed.clear();
+        removed.push(id);
         let by_node = &mut self.by_node;
         let by_id = &mut self.by_id;
         self.nodes.retain(|n| {
-            let alive = scene.contains(n.node);
-            if !alive {
+            let gone =
+                n.net_id == id || (n.parent != 0 && removed.binary_search(&n.parent).is_ok());
+            if gone {
+                if removed.last() != Some(&n.net_id) {
+                    removed.push(n.net_id);
+                }
                 by_node.remove(&n.node);
                 if let Some(slot) = by_id.get_mut(n.net_id as usize) {
                     *slot = None;
                 }
             }
-            alive
+            !gone
         });
-        self.groups.retain(|g| scene.contains(g.root));
+        // Failed spawns under a removed node, or under a failed spawn removed so (or the failed
+        // spawn despawned itself), are forgotten: their ids are no longer gone locally.
+        if !self.failed.is_empty() {
+            let mut dropped = 0;
+            loop {
+                let before = dropped;
+                let mut k = dropped;
+                while k < self.failed.len() {
+                    let f = self.failed[k];
+                    let under_dropped = self.failed[..dropped]
+                        .iter()
+                        .any(|d| f.parent >= d.first && f.parent < d.first.saturating_add(d.count));
+                    if f.first == id
+                        || (f.parent != 0
+                            && (self.removed.binary_search(&f.parent).is_ok() || under_dropped))
+                    {
+                        self.failed.swap(dropped, k);
+                        dropped += 1;
+                    }
+                    k += 1;
+                }
+                if dropped == before {
+                    break;
+                }
+            }
+            // The rest stay (their order only decides which is forgotten first).
+            self.failed.drain(..dropped);
+        }
+        let removed = &self.removed;
+        self.groups
+            .retain(|g| removed.binary_search(&g.first).is_err());
         shared.stats.despawns += 1;
         shared.stats.networked_nodes = self.nodes.len();
         debug!(net_id = id, "despawn applied");
@@ -536,14 +658,21 @@ impl ClientState {
             let len = r.read_len()?;
             let bytes = r.read_bytes(len)?;
             let Some(node) = self.node_of(id) else {
-                // Above every spawn received: that spawn is still in flight, so this snapshot
-                // must not be acknowledged. Below: despawned, skip.
-                if id > self.max_spawned {
+                // Gone locally (a failed spawn): skip. Otherwise never received, or despawned
+                // by the server: its spawn may still be in flight (a re-spawn for interest
+                // management reuses ids), so this snapshot must not be acknowledged; a later
+                // one carries the entry again, or not at all once the server knows it is gone.
+                if !self
+                    .failed
+                    .iter()
+                    .any(|f| id >= f.first && id < f.first.saturating_add(f.count))
+                {
                     complete = false;
                 }
                 continue;
             };
             let Some((ty, value)) = shared.scene.value_info_and_any_mut(node) else {
+                // Freed (or its value cleared) locally by game code: skip, yet acknowledge.
                 continue;
             };
             let mut entry = NetReader::new(bytes);

@@ -5,10 +5,13 @@
 //! A node of a group a client does not have keeps [`HIDDEN`] as its acknowledged tick for that
 //! client, so snapshots skip it at no cost. A group that becomes relevant is sent as a spawn
 //! with its state captured so far (like a late join); its nodes then travel as resyncs (their
-//! full state) in every snapshot until the client acknowledges one that carried them, and the
-//! client's snapshots go on the reliable channel meanwhile: ordered after the spawn, so an
-//! acknowledged entry was applied to the spawned node (a client skips, yet acknowledges, an
-//! entry for an id it does not know below the highest id it has been sent).
+//! full state) in every snapshot until the client acknowledges one, sent after the spawn, that
+//! carried them (a snapshot from before the group left the client, delayed past the spawn, may
+//! be applied to the new copy; a full entry repairs it). Snapshots stay unreliable: a snapshot
+//! that overtakes the spawn is not acknowledged, since a client acknowledges a snapshot only if
+//! every entry's id is one it has, or one it knows is gone locally (freed by game code, or a
+//! spawn it could not apply); an id it never received or that the server despawned holds the
+//! acknowledgement back, so the entry is sent again.
 
 use std::collections::HashMap;
 use std::time::Duration;

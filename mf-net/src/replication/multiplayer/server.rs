@@ -109,7 +109,8 @@ pub(crate) struct ClientSlot {
     /// Visibility of every group, parallel to [`ServerState::groups`] (once ready).
     pub(crate) vis: Vec<GroupVis>,
     /// Nodes of groups that became relevant, owed everything until a snapshot carrying them,
-    /// sent after their spawn, is acknowledged; snapshots are reliable meanwhile.
+    /// sent after their spawn, is acknowledged (a snapshot from before the group left the
+    /// client may still arrive after the spawn and be applied; a full entry repairs that).
     pub(crate) fresh: Vec<Resync>,
     /// The focus node interest policies measure from.
     pub(crate) focus: Option<NodeId>,
@@ -690,14 +691,7 @@ impl ServerState {
             let scratch = &mut shared.scratch;
             let mut size = 0;
             let mut truncated = false;
-            // Reliable while a group that became relevant is owed its first acknowledged
-            // entries: ordered after its spawn (see `interest`).
-            let channel = if client.fresh.is_empty() {
-                Channel::Unreliable
-            } else {
-                Channel::Reliable
-            };
-            let result = core.send_with(peer, protocol::SNAPSHOT, channel, |w| {
+            let result = core.send_with(peer, protocol::SNAPSHOT, Channel::Unreliable, |w| {
                 truncated = snapshot::write(w, nodes, client, scratch, budget, tick, now).truncated;
                 size = w.len();
             });
