@@ -1,22 +1,31 @@
-//! mf-net: typed messages, server-authoritative replication and RPCs for multiplayer games.
+//! mf-net: server-authoritative replication, typed RPCs and typed messages for multiplayer
+//! games.
 //!
 //! The core is sans-IO: nothing here reads a clock, sleeps, spawns a thread or opens a socket.
 //! Time is passed in and packets move through a [`Transport`](transport::Transport), so a
 //! server and many clients can run in one test, frame by frame, with the same result every run.
+//! Real UDP lives in the `mf-net-enet` crate.
 //!
 //! Layers, bottom to top:
 //!
 //! - [`wire`]: [`NetWriter`](wire::NetWriter) / [`NetReader`](wire::NetReader), the strict
 //!   byte format;
-//! - [`codec`]: [`NetCodec`](codec::NetCodec), typed values with stable schema hashes, and
-//!   `#[derive(NetCodec)]`;
-//! - [`transport`]: the [`Transport`](transport::Transport) trait, in-process loopback and a
-//!   seeded bad-network simulator;
+//! - [`codec`]: [`NetCodec`](codec::NetCodec), typed values with stable schema hashes,
+//!   `#[derive(NetCodec)]`, and quantization;
+//! - [`transport`]: the [`Transport`](transport::Transport) trait, in-process loopback, a
+//!   seeded bad-network simulator, network addresses and the connect-string selector;
 //! - [`bus`]: [`MessageRegistry`](bus::MessageRegistry) and [`MessageBus`](bus::MessageBus),
 //!   typed messages with a 7-byte header, dispatch, peers, events and stats;
-//! - [`replication`]: [`Replicated`](replication::Replicated) game structs
-//!   (`#[derive(Replicated)]`) and the link-time
-//!   [`ReplicationRegistry`](replication::ReplicationRegistry) of them.
+//! - [`scene`]: the node tree replication works on, typed [`NetRef`](scene::NetRef) handles and
+//!   spawnable scenes;
+//! - [`replication`]: `#[derive(Replicated)]` game structs, the link-time registry, and
+//!   [`Multiplayer`](replication::Multiplayer), the runtime: handshake, spawns, delta snapshots
+//!   with acknowledgements, interest management, timeouts and stats;
+//! - [`rpc`]: `#[rpcs]` / `#[rpc(..)]` methods, their dispatch tables and typed senders;
+//! - [`interpolation`]: what clients use to show interpolated members smoothly.
+//!
+//! The book (`book/` in the repository) walks through every layer with code that is compiled and
+//! run by the test suite.
 
 pub mod bus;
 pub mod codec;
