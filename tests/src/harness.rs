@@ -35,6 +35,7 @@ pub struct World {
     pub clients: Vec<Mp>,
     /// Frame length.
     pub dt: Duration,
+    /// The conditions of the clients' ends.
     conditions: Option<NetworkConditions>,
     seed: u64,
     library: fn() -> SceneLibrary,
@@ -71,6 +72,42 @@ impl World {
         library: fn() -> SceneLibrary,
         setup: fn(&mut Mp),
     ) -> Self {
+        Self::build(
+            clients, config, conditions, conditions, seed, library, setup,
+        )
+    }
+
+    /// [`with`](Self::with), with the server's end and the clients' ends under their own
+    /// conditions (each applies to what that end sends; `None`: a perfect loopback).
+    pub fn with_split(
+        clients: usize,
+        config: MultiplayerConfig,
+        server_conditions: Option<NetworkConditions>,
+        client_conditions: Option<NetworkConditions>,
+        seed: u64,
+        library: fn() -> SceneLibrary,
+    ) -> Self {
+        let setup: fn(&mut Mp) = |_| {};
+        Self::build(
+            clients,
+            config,
+            server_conditions,
+            client_conditions,
+            seed,
+            library,
+            setup,
+        )
+    }
+
+    fn build(
+        clients: usize,
+        config: MultiplayerConfig,
+        conditions: Option<NetworkConditions>,
+        client_conditions: Option<NetworkConditions>,
+        seed: u64,
+        library: fn() -> SceneLibrary,
+        setup: fn(&mut Mp),
+    ) -> Self {
         let net = LoopbackNetwork::new();
         let listen = net.listen("game", 64).expect("free name");
         let transport: Dyn = match conditions {
@@ -87,7 +124,7 @@ impl World {
             server,
             clients: Vec::new(),
             dt: Duration::from_secs(1) / 30,
-            conditions,
+            conditions: client_conditions,
             seed,
             library,
             config,
@@ -96,7 +133,8 @@ impl World {
         for _ in 0..clients {
             world.connect_client();
         }
-        world.step(if conditions.is_some() { 30 } else { 4 });
+        let lossy = conditions.is_some() || client_conditions.is_some();
+        world.step(if lossy { 30 } else { 4 });
         world
     }
 

@@ -1,10 +1,11 @@
 #![allow(clippy::unwrap_used)]
 //! `#[replicated(quantize(min = .., max = .., bits = ..))]`: round-trip error, clamping, NaN,
 //! pinned bytes, no resend for changes below one step, convergence over `Multiplayer` (plain
-//! and interpolated members), schema hash and registry dump, and zero allocations.
+//! and interpolated members), schema hash and registry dump, and zero allocations; and the same
+//! for `quantize(smallest_three, bits = ..)` rotations (`Quat`).
 
-use glam::Vec3;
-use mf_net::codec::quantize::{Quantization, Quantize};
+use glam::{Quat, Vec3};
+use mf_net::codec::quantize::{Quantization, Quantize, QuantizeRotation};
 use mf_net::codec::NetCodec;
 use mf_net::prelude::*;
 use mf_net::replication::{MemberInfo, ReplicationRegistry};
@@ -384,6 +385,318 @@ fn hundred_quantized_nodes_allocate_nothing() {
         world.frame();
     }
     assert_no_alloc("240 frames of quantized nodes", || {
+        for frame in 200..440 {
+            churn(&mut world, frame);
+            world.frame();
+        }
+    });
+    world.step(30);
+    world.assert_converged();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Smallest-three rotations: `quantize(smallest_three, bits = ..)` on a `Quat`
+// ---------------------------------------------------------------------------------------------
+
+const ROT12: Quantization = Quantization::smallest_three(12);
+const ROT10: Quantization = Quantization::smallest_three(10);
+
+#[derive(Replicated, Debug, Clone, PartialEq, Default)]
+struct Turret {
+    #[replicated(quantize(smallest_three, bits = 12))]
+    aim: Quat,
+    #[replicated(interpolate, quantize(smallest_three, bits = 10))]
+    body: Quat,
+    #[replicated]
+    ammo: u8,
+}
+
+/// The same members unquantized, and quantized more finely: other schemas.
+#[derive(Replicated, Debug, Clone, PartialEq, Default)]
+struct PlainTurret {
+    #[replicated]
+    aim: Quat,
+}
+
+#[derive(Replicated, Debug, Clone, PartialEq, Default)]
+struct FineTurret {
+    #[replicated(quantize(smallest_three, bits = 16))]
+    aim: Quat,
+}
+
+const TURRET: SceneIndex = SceneIndex::new(0);
+
+fn turret_library() -> SceneLibrary {
+    let mut scenes = SceneLibrary::new();
+    scenes
+        .register("turret", |scene, root| {
+            scene.set_value(root, Turret::default()).map(drop)
+        })
+        .unwrap();
+    scenes
+}
+
+fn encode_quat(q: &Quantization, v: Quat) -> Vec<u8> {
+    let mut w = NetWriter::new();
+    v.encode_quantized(q, &mut w);
+    w.into_vec()
+}
+
+/// The rotation `v` comes back as.
+fn rotation(q: &Quantization, v: Quat) -> Quat {
+    let bytes = encode_quat(q, v);
+    let mut r = NetReader::new(&bytes);
+    let back = Quat::decode_quantized(q, &mut r).unwrap();
+    r.finish().unwrap();
+    back
+}
+
+/// The angle of the rotation from `a` to `b`, in radians, computed in `f64` (`acos` of an `f32`
+/// dot product near 1 would be off by more than the 16-bit error).
+fn angle(a: Quat, b: Quat) -> f64 {
+    let (a, b) = (a.as_dquat().normalize(), b.as_dquat());
+    let b = if a.dot(b) < 0.0 { -b } else { b };
+    4.0 * ((a - b).length() / 2.0).min(1.0).asin()
+}
+
+/// `√6 / M`, `M = 2^(bits−1) − 1`: the documented bound.
+fn max_angle(bits: u32) -> f64 {
+    6f64.sqrt() / f64::from((1u32 << (bits - 1)) - 1)
+}
+
+fn unit_quat() -> impl Strategy<Value = Quat> {
+    (-1.0f32..=1.0, -1.0f32..=1.0, -1.0f32..=1.0, -1.0f32..=1.0).prop_filter_map(
+        "too short to normalize",
+        |(x, y, z, w)| {
+            let q = Quat::from_xyzw(x, y, z, w);
+            (q.length() > 0.1).then(|| q.normalize())
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn smallest_three_angular_error_is_bounded(v in unit_quat(), bits in 9u32..=16) {
+        let q = Quantization::smallest_three(bits);
+        let bytes = encode_quat(&q, v);
+        prop_assert_eq!(bytes.len(), (2 + 3 * bits).div_ceil(8) as usize);
+        let back = rotation(&q, v);
+        prop_assert!((back.length() - 1.0).abs() < 1e-6, "{back} is not a unit quaternion");
+        let error = angle(v, back);
+        // The bound, plus the `f32` rounding of the input and of the decoded value.
+        prop_assert!(error <= max_angle(bits) + 2e-6, "{v} -> {back}: {error} rad at {bits} bits");
+        // The decoded rotation encodes alike (re-sending it sends the same bytes), unless two
+        // components tie for the largest within a step (the decoded one may then name the
+        // other); the same rotation's other quaternion always does.
+        let mut m = v.to_array().map(f32::abs);
+        m.sort_by(f32::total_cmp);
+        if m[3] - m[2] > 4.0 / ((1u32 << (bits - 1)) - 1) as f32 {
+            prop_assert!(back.quantized_eq(&v, &q));
+        }
+        prop_assert_eq!(encode_quat(&q, -v), bytes);
+        prop_assert!((-v).quantized_eq(&v, &q));
+    }
+
+    #[test]
+    fn smallest_three_decodes_any_bytes_without_panicking(
+        bytes in proptest::collection::vec(any::<u8>(), 7),
+        bits in 9u32..=16,
+    ) {
+        let q = Quantization::smallest_three(bits);
+        let mut r = NetReader::new(&bytes[..q.bytes()]);
+        if let Ok(back) = Quat::decode_quantized(&q, &mut r) {
+            prop_assert!(back.is_finite() && (back.length() - 1.0).abs() < 1e-5, "{back}");
+        }
+    }
+}
+
+#[test]
+fn smallest_three_bytes_are_pinned() {
+    // Identity at 12 bits: largest w (index 3), x = y = z = 0 at the centre index 2047;
+    // 3 | 2047 << 2 | 2047 << 14 | 2047 << 26 in 5 bytes (38 bits).
+    let packed: u64 = 3 | 2047 << 2 | 2047 << 14 | 2047 << 26;
+    assert_eq!(
+        encode_quat(&ROT12, Quat::IDENTITY),
+        &packed.to_le_bytes()[..5]
+    );
+    assert_eq!(
+        encode_quat(&ROT12, Quat::IDENTITY),
+        [0xff, 0xdf, 0xff, 0xfd, 0x1f]
+    );
+    assert_eq!(rotation(&ROT12, Quat::IDENTITY), Quat::IDENTITY);
+    // (0.1, −0.5, 0.3, −0.8) / |..|: w is the largest and negative, so the quaternion is
+    // negated; x, y, z = −0.1005, 0.5025, −0.3015 → indexes 1756, 3502, 1174.
+    let v = Quat::from_xyzw(0.1, -0.5, 0.3, -0.8).normalize();
+    let packed: u64 = 3 | 1756 << 2 | 3502 << 14 | 1174 << 26;
+    assert_eq!(encode_quat(&ROT12, v), &packed.to_le_bytes()[..5]);
+    assert_eq!(encode_quat(&ROT12, v), [0x73, 0x9b, 0x6b, 0x5b, 0x12]);
+    // NaN, ±∞ and zero quaternions are sent as the identity.
+    for bad in [
+        Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0),
+        Quat::from_xyzw(0.0, f32::INFINITY, 0.0, 0.0),
+        Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
+    ] {
+        assert_eq!(rotation(&ROT12, bad), Quat::IDENTITY, "{bad}");
+    }
+    // Set padding bits and the unused index 2^N − 1 are refused.
+    let mut r = NetReader::new(&[0xff, 0xdf, 0xff, 0xfd, 0x3f]);
+    assert!(Quat::decode_quantized(&ROT12, &mut r).is_err());
+    let unused: u64 = 3 | 4095 << 2;
+    let unused = unused.to_le_bytes();
+    let mut r = NetReader::new(&unused[..5]);
+    assert!(Quat::decode_quantized(&ROT12, &mut r).is_err());
+    let mut r = NetReader::new(&[0xff, 0xdf, 0xff, 0xfd]);
+    assert!(Quat::decode_quantized(&ROT12, &mut r).is_err(), "truncated");
+}
+
+/// A rotation whose sent components are at their buckets' centres, so that tiny nudges stay
+/// in the bucket.
+fn centred_rotation(q: &Quantization) -> Quat {
+    rotation(q, Quat::from_euler(glam::EulerRot::YXZ, 0.7, -0.3, 0.2))
+}
+
+#[test]
+fn smallest_three_changes_below_one_step_are_not_sent() {
+    let aim = centred_rotation(&ROT12);
+    let body = centred_rotation(&ROT10);
+    let mut t = Turret { aim, body, ammo: 3 };
+    let mut s = t.new_state(0);
+    for (tick, nudge) in [1e-5f32, -2e-5, 3e-5, -1e-5].into_iter().enumerate() {
+        t.aim = Quat::from_rotation_x(nudge) * aim;
+        t.body = -(Quat::from_rotation_z(nudge) * body); // −q: the same rotation
+        assert!(!t.capture(&mut s, tick as u32 + 1), "nudge {nudge}");
+    }
+    assert_eq!(since::<Turret>(&s, 0), [0]);
+    // A turn of a degree is a change, of that member only: mask + 5 bytes.
+    t.aim = Quat::from_rotation_y(1f32.to_radians()) * aim;
+    assert!(t.capture(&mut s, 9));
+    let bytes = since::<Turret>(&s, 0);
+    assert_eq!(bytes[0], 0b001);
+    assert_eq!(&bytes[1..], encode_quat(&ROT12, t.aim));
+}
+
+#[test]
+fn smallest_three_schema_hash_and_members() {
+    assert_ne!(Turret::SCHEMA_HASH, PlainTurret::SCHEMA_HASH);
+    assert_ne!(FineTurret::SCHEMA_HASH, PlainTurret::SCHEMA_HASH);
+    assert_eq!(Turret::MEMBERS[0].quantize, Some(ROT12));
+    assert_eq!(Turret::MEMBERS[1].quantize, Some(ROT10));
+    assert!(Turret::MEMBERS[1].interpolate);
+    assert_eq!(
+        FineTurret::MEMBERS[0].quantize,
+        Some(Quantization::smallest_three(16))
+    );
+    assert!(ROT12.is_smallest_three() && !POS.is_smallest_three());
+    assert_ne!(ROT12, Quantization::new(ROT12.min(), ROT12.max(), 12));
+    let dump = ReplicationRegistry::global().dump();
+    assert!(
+        dump.contains("aim: Quat (schema 0x")
+            && dump.contains(", quantize(smallest_three, bits = 12)\n")
+            && dump.contains(", interpolate, quantize(smallest_three, bits = 10)\n"),
+        "{dump}"
+    );
+}
+
+fn turn(t: &mut Turret, frame: u32) {
+    let a = frame as f32 * 0.05;
+    t.aim = Quat::from_euler(glam::EulerRot::YXZ, a, (a * 0.7).sin(), a * 0.3);
+    t.body = Quat::from_rotation_y(a * 0.5) * Quat::from_rotation_x(0.2);
+}
+
+#[test]
+fn smallest_three_client_converges_and_slerps() {
+    let mut world = World::new(1, turret_library);
+    let (turret, copy) = spawn::<Turret>(&mut world, TURRET);
+    for frame in 0..60 {
+        turn(world.server.scene_mut().get_mut(turret).unwrap(), frame);
+        world.frame();
+        // The interpolated member blends (slerps) decoded rotations: always a unit quaternion,
+        // within a step's error and a frame's turn of the server's.
+        let server = world.server.scene().get(turret).unwrap().body;
+        let client = world.clients[0].scene().get(copy).unwrap().body;
+        assert!((client.length() - 1.0).abs() < 1e-5, "{client}");
+        assert!(angle(server, client) < 0.5, "frame {frame}");
+    }
+    world.step(30);
+    world.assert_converged();
+    let server = world.server.scene().get(turret).unwrap().clone();
+    let client = world.clients[0].scene().get(copy).unwrap().clone();
+    assert_eq!(client.aim, rotation(&ROT12, server.aim));
+    assert_eq!(client.body, rotation(&ROT10, server.body));
+    assert_ne!(
+        client.aim, server.aim,
+        "the client sees quantized rotations"
+    );
+    assert!(angle(server.aim, client.aim) <= max_angle(12) + 2e-6);
+    assert!(angle(server.body, client.body) <= max_angle(10) + 2e-6);
+}
+
+#[test]
+fn smallest_three_sub_step_changes_keep_the_snapshot_idle() {
+    let mut world = World::new(1, turret_library);
+    let (turret, copy) = spawn::<Turret>(&mut world, TURRET);
+    let aim = centred_rotation(&ROT12);
+    world.server.scene_mut().get_mut(turret).unwrap().aim = aim;
+    world.step(3);
+    // One changed 12-bit rotation: header + flags + terminator (9 B) + net id, length, mask
+    // (3 B) + 5 B.
+    let turned = Quat::from_rotation_z(0.1) * aim;
+    world.server.scene_mut().get_mut(turret).unwrap().aim = turned;
+    world.frame();
+    assert_eq!(world.clients[0].stats().last_snapshot_bytes, 9 + 3 + 5);
+    world.server.scene_mut().get_mut(turret).unwrap().aim = aim;
+    world.step(2);
+    for frame in 0..30 {
+        let nudge = if frame % 2 == 0 { 2e-5 } else { -2e-5 };
+        let t = world.server.scene_mut().get_mut(turret).unwrap();
+        // A sub-step turn, sometimes as the other quaternion of the same rotation.
+        t.aim = Quat::from_rotation_x(nudge) * aim;
+        if frame % 3 == 0 {
+            t.aim = -t.aim;
+        }
+        world.frame();
+        assert_eq!(
+            world.clients[0].stats().last_snapshot_bytes,
+            9,
+            "frame {frame}"
+        );
+    }
+    assert_eq!(
+        world.clients[0].scene().get(copy).unwrap().aim,
+        rotation(&ROT12, aim)
+    );
+}
+
+#[test]
+fn hundred_quantized_rotations_allocate_nothing() {
+    let mut world = World::new(1, turret_library);
+    let root = world.root();
+    for _ in 0..100 {
+        world.server.spawn(TURRET, root, PeerId::SERVER).unwrap();
+    }
+    world.step(3);
+    let turrets: Vec<NetRef<Turret>> = world
+        .server
+        .scene()
+        .iter::<Turret>()
+        .map(|(h, _)| h)
+        .collect();
+    assert_eq!(turrets.len(), 100);
+    let churn = |world: &mut World, frame: u32| {
+        for (i, &h) in turrets.iter().enumerate() {
+            turn(
+                world.server.scene_mut().get_mut(h).unwrap(),
+                frame + i as u32,
+            );
+        }
+    };
+    for frame in 0..200 {
+        churn(&mut world, frame);
+        world.frame();
+    }
+    assert_no_alloc("240 frames of quantized rotations", || {
         for frame in 200..440 {
             churn(&mut world, frame);
             world.frame();

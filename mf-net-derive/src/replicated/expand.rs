@@ -143,11 +143,23 @@ fn f64_tokens(v: f64) -> TokenStream {
     }
 }
 
-/// `Quantization::new(min, max, bits)`.
+/// `Quantization::new(min, max, bits)`, or `Quantization::smallest_three(bits)`.
 fn quant_expr(p: &TokenStream, q: &Quant) -> TokenStream {
-    let (min, max) = (f64_tokens(q.min), f64_tokens(q.max));
     let bits = Literal::u32_suffixed(q.bits);
+    if q.smallest_three {
+        return quote!(#p::Quantization::smallest_three(#bits));
+    }
+    let (min, max) = (f64_tokens(q.min), f64_tokens(q.max));
     quote!(#p::Quantization::new(#min, #max, #bits))
+}
+
+/// The trait a quantized member's type implements: `QuantizeRotation` for
+/// `quantize(smallest_three, ..)`, else `Quantize` (both name their items alike).
+fn quant_trait(member: &Member) -> &'static str {
+    match member.quantize {
+        Some(q) if q.smallest_three => "QuantizeRotation",
+        _ => "Quantize",
+    }
 }
 
 /// The statement that appends member `index`'s `value` to `w`: its `NetCodec` encoding, or
@@ -161,7 +173,7 @@ pub(crate) fn encode_value(
     w: &Ident,
 ) -> TokenStream {
     if member.quantize.is_some() {
-        let encode = spanned_item(p, &f.ty, "Quantize", "encode_quantized");
+        let encode = spanned_item(p, &f.ty, quant_trait(member), "encode_quantized");
         let q = quant_const(index);
         quote!(#encode(#value, &#q, #w);)
     } else {
@@ -179,7 +191,7 @@ pub(crate) fn decode_value(
     r: &Ident,
 ) -> TokenStream {
     if member.quantize.is_some() {
-        let decode = spanned_item(p, &f.ty, "Quantize", "decode_quantized");
+        let decode = spanned_item(p, &f.ty, quant_trait(member), "decode_quantized");
         let q = quant_const(index);
         quote!(#decode(&#q, #r))
     } else {
@@ -262,7 +274,8 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         let name = f.schema_name();
         let hash = codec(&f.ty, "SCHEMA_HASH");
         let flags = Literal::u64_suffixed(member.flags());
-        // Only quantized members hash more, so other members' hashes stay as they were.
+        // Only quantized members hash more, so other members' hashes stay as they were
+        // (`smallest_three` is a flag; its `min`/`max` are ∓1/√2).
         let quant = member.quantize.map(|q| {
             let (min, max) = (
                 Literal::u64_suffixed(q.min.to_bits()),
@@ -375,7 +388,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         // Quantized members compare bucket indexes: a change within the bucket last sent is
         // not a change (the shadow keeps a value in that bucket).
         let unchanged = if member.quantize.is_some() {
-            let eq = spanned_item(p, &f.ty, "Quantize", "quantized_eq");
+            let eq = spanned_item(p, &f.ty, quant_trait(member), "quantized_eq");
             let q = quant_const(*i);
             quote!(#eq(&self.#field, &#s.#field, &#q))
         } else {

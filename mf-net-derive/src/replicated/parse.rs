@@ -48,7 +48,8 @@ pub(crate) struct MemberOptions {
     /// changed value.
     #[darling(default, with = read_on_change)]
     pub(crate) on_change: Option<Hook>,
-    /// `#[replicated(quantize(min = .., max = .., bits = ..))]`: sent as a bucket index.
+    /// `#[replicated(quantize(min = .., max = .., bits = ..))]`: sent as a bucket index;
+    /// `quantize(smallest_three, bits = ..)`: a rotation in the smallest-three encoding.
     #[darling(default, with = read_quantize)]
     pub(crate) quantize: Option<QuantizeOption>,
 }
@@ -60,13 +61,19 @@ pub(crate) struct QuantizeOption {
     args: Option<Quant>,
 }
 
-/// A member's checked `quantize(..)` arguments: `min < max`, both finite, `bits` in `1..=32`.
+/// A member's checked `quantize(..)` arguments: `min < max`, both finite, `bits` in `1..=32`;
+/// or, with `smallest_three`, `bits` in `9..=16` and `min`/`max` = ∓1/√2 (not written).
 #[derive(Clone, Copy)]
 pub(crate) struct Quant {
     pub(crate) min: f64,
     pub(crate) max: f64,
     pub(crate) bits: u32,
+    pub(crate) smallest_three: bool,
 }
+
+/// The `bits` that `quantize(smallest_three, bits = ..)` accepts
+/// (`mf_net::codec::quantize::SMALLEST_THREE_BITS`).
+const SMALLEST_THREE_BITS: std::ops::RangeInclusive<u64> = 9..=16;
 
 /// `on_change = path`: the option's name (for messages) and the path.
 pub(crate) struct Hook {
@@ -105,7 +112,7 @@ impl Member {
 
     /// The options as bits, for the schema hash: interpolate, owner_only, skip_owner,
     /// initial_only, on_change (whether there is a hook, not its path), quantize (its
-    /// arguments are hashed separately).
+    /// arguments are hashed separately), smallest_three.
     pub(crate) fn flags(&self) -> u64 {
         u64::from(self.interpolate)
             | u64::from(self.condition == Condition::OwnerOnly) << 1
@@ -113,6 +120,7 @@ impl Member {
             | u64::from(self.initial_only) << 3
             | u64::from(self.on_change.is_some()) << 4
             | u64::from(self.quantize.is_some()) << 5
+            | u64::from(self.quantize.is_some_and(|q| q.smallest_three)) << 6
     }
 }
 
@@ -155,6 +163,7 @@ fn read_on_change(meta: &Meta) -> darling::Result<Option<Hook>> {
 }
 
 const QUANTIZE_USAGE: &str = "`#[replicated(quantize(min = -100.0, max = 100.0, bits = 16))]`";
+const SMALLEST_THREE_USAGE: &str = "`#[replicated(quantize(smallest_three, bits = 12))]`";
 
 /// A number literal, optionally negated: `-100.0`, `100`, `0.5`.
 fn number(expr: &Expr) -> Option<f64> {
@@ -178,7 +187,8 @@ fn number(expr: &Expr) -> Option<f64> {
     }
 }
 
-/// Reads `quantize(min = .., max = .., bits = ..)`, every mistake spanned at its token.
+/// Reads `quantize(min = .., max = .., bits = ..)` or `quantize(smallest_three, bits = ..)`,
+/// every mistake spanned at its token.
 fn read_quantize(meta: &Meta) -> darling::Result<Option<QuantizeOption>> {
     let key = meta.path().span();
     let list = match meta {
@@ -196,9 +206,21 @@ fn read_quantize(meta: &Meta) -> darling::Result<Option<QuantizeOption>> {
     let items = darling::ast::NestedMeta::parse_meta_list(list.tokens.clone())?;
     let mut errors = darling::Error::accumulator();
     let (mut min, mut max, mut bits) = (None, None, None);
+    let mut smallest_three: Option<Span> = None;
     for item in &items {
         let nv = match item {
             darling::ast::NestedMeta::Meta(Meta::NameValue(nv)) => nv,
+            darling::ast::NestedMeta::Meta(Meta::Path(path)) if path.is_ident("smallest_three") => {
+                if smallest_three.is_some() {
+                    errors.push(error_at(
+                        path.span(),
+                        "`smallest_three` is given twice in `quantize(..)`; keep one",
+                    ));
+                } else {
+                    smallest_three = Some(path.span());
+                }
+                continue;
+            }
             other => {
                 errors.push(error_at(
                     other.span(),
@@ -224,7 +246,7 @@ fn read_quantize(meta: &Meta) -> darling::Result<Option<QuantizeOption>> {
                     nv.path.span(),
                     format!(
                         "unknown `quantize` argument; expected `min`, `max` or `bits`, e.g. \
-                         {QUANTIZE_USAGE}"
+                         {QUANTIZE_USAGE}, or `smallest_three` and `bits`"
                     ),
                 ));
                 continue;
@@ -238,6 +260,19 @@ fn read_quantize(meta: &Meta) -> darling::Result<Option<QuantizeOption>> {
             continue;
         }
         *slot = Some((nv.value.span(), &nv.value));
+    }
+    if smallest_three.is_some() {
+        for (name, arg) in [("min", &mut min), ("max", &mut max)] {
+            if let Some((span, _)) = arg.take() {
+                errors.push(error_at(
+                    span,
+                    format!(
+                        "`quantize(smallest_three, ..)` takes only `bits`: the three components \
+                         sent always lie in ±1/√2; remove `{name}`, e.g. {SMALLEST_THREE_USAGE}"
+                    ),
+                ));
+            }
+        }
     }
     let mut range = |name: &str, arg: Option<(Span, &Expr)>| -> Option<(Span, f64)> {
         let (span, expr) = arg?;
@@ -262,6 +297,24 @@ fn read_quantize(meta: &Meta) -> darling::Result<Option<QuantizeOption>> {
             _ => None,
         };
         match parsed {
+            Some(b) if smallest_three.is_some() && SMALLEST_THREE_BITS.contains(&b) => {
+                u32::try_from(b).ok()
+            }
+            _ if smallest_three.is_some() => {
+                errors.push(error_at(
+                    span,
+                    format!(
+                        "`bits` must be an integer from {} to {} with `smallest_three`: the bits \
+                         of each of the three components sent ({} bits: 4 bytes, within 0.55°; \
+                         {} bits: 7 bytes, within 0.005°)",
+                        SMALLEST_THREE_BITS.start(),
+                        SMALLEST_THREE_BITS.end(),
+                        SMALLEST_THREE_BITS.start(),
+                        SMALLEST_THREE_BITS.end(),
+                    ),
+                ));
+                None
+            }
             Some(b @ 1..=32) => u32::try_from(b).ok(),
             _ => {
                 errors.push(error_at(
@@ -273,6 +326,24 @@ fn read_quantize(meta: &Meta) -> darling::Result<Option<QuantizeOption>> {
             }
         }
     });
+    if smallest_three.is_some() {
+        if bits.is_none() {
+            errors.push(error_at(
+                key,
+                format!(
+                    "`quantize(smallest_three, ..)` is missing `bits`, e.g. {SMALLEST_THREE_USAGE}"
+                ),
+            ));
+        }
+        errors.finish()?;
+        let args = bits_v.map(|bits| Quant {
+            min: -std::f64::consts::FRAC_1_SQRT_2,
+            max: std::f64::consts::FRAC_1_SQRT_2,
+            bits,
+            smallest_three: true,
+        });
+        return Ok(Some(QuantizeOption { key, args }));
+    }
     let missing: Vec<&str> = [
         ("min", min.is_none()),
         ("max", max.is_none()),
@@ -285,11 +356,16 @@ fn read_quantize(meta: &Meta) -> darling::Result<Option<QuantizeOption>> {
         errors.push(error_at(
             key,
             format!(
-                "`quantize` is missing {}; write all three, e.g. {QUANTIZE_USAGE}",
+                "`quantize` is missing {}; write all three, e.g. {QUANTIZE_USAGE}{}",
                 match missing.as_slice() {
                     [one] => format!("`{one}`"),
                     [first, second] => format!("`{first}` and `{second}`"),
                     _ => "`min`, `max` and `bits`".to_owned(),
+                },
+                if min.is_none() && max.is_none() {
+                    format!(" (or, for a `glam::Quat`, {SMALLEST_THREE_USAGE})")
+                } else {
+                    String::new()
                 }
             ),
         ));
@@ -312,6 +388,7 @@ fn read_quantize(meta: &Meta) -> darling::Result<Option<QuantizeOption>> {
             min: if min == 0.0 { 0.0 } else { min },
             max: if max == 0.0 { 0.0 } else { max },
             bits,
+            smallest_three: false,
         }),
         _ => None,
     };

@@ -16,6 +16,10 @@
 //! sent; the shadow keeps the value last captured, which always lies in the bucket that was
 //! last sent.
 //!
+//! Rotations (`glam::Quat`) use `#[replicated(quantize(smallest_three, bits = ..))]` instead:
+//! [`Quantization::smallest_three`] and [`QuantizeRotation`], which documents the encoding (a
+//! 2-bit index of the largest component and the other three in `bits` bits each, 4 to 7 bytes).
+//!
 //! ```
 //! use mf_net::codec::quantize::{Quantization, Quantize};
 //! use mf_net::wire::{NetReader, NetWriter};
@@ -29,7 +33,14 @@
 //! assert!(12.345f32.quantized_eq(&12.3451, &Q)); // same bucket
 //! ```
 
+use std::ops::RangeInclusive;
+
 use crate::wire::{DecodeError, NetReader, NetWriter};
+
+/// The `bits` per component that [`Quantization::smallest_three`] (and
+/// `quantize(smallest_three, bits = ..)`) accepts: 9 bits send a rotation in 4 bytes within
+/// 0.55°, 16 bits in 7 bytes within 0.005°.
+pub const SMALLEST_THREE_BITS: RangeInclusive<u32> = 9..=16;
 
 /// The range and resolution of a quantized value: `bits` bits over `[min, max]`.
 ///
@@ -38,11 +49,15 @@ use crate::wire::{DecodeError, NetReader, NetWriter};
 /// compare floats on this crate's minimum Rust version); with `min ≥ max` every value maps to
 /// bucket 0 or to the last one, which decode as `min` and `max`. Equality compares the bit
 /// patterns of `min` and `max`.
+///
+/// [`Quantization::smallest_three`] builds the other kind: a rotation (`glam::Quat`, trait
+/// [`QuantizeRotation`]) in the smallest-three encoding, `bits` per component.
 #[derive(Debug, Clone, Copy)]
 pub struct Quantization {
     min: f64,
     max: f64,
     bits: u32,
+    smallest_three: bool,
 }
 
 impl PartialEq for Quantization {
@@ -50,6 +65,7 @@ impl PartialEq for Quantization {
         self.min.to_bits() == other.min.to_bits()
             && self.max.to_bits() == other.max.to_bits()
             && self.bits == other.bits
+            && self.smallest_three == other.smallest_three
     }
 }
 
@@ -63,7 +79,37 @@ impl Quantization {
     /// If `bits` is not in `1..=32` (at compile time when used in a `const`).
     pub const fn new(min: f64, max: f64, bits: u32) -> Self {
         assert!(bits >= 1 && bits <= 32, "quantize: bits must be in 1..=32");
-        Self { min, max, bits }
+        Self {
+            min,
+            max,
+            bits,
+            smallest_three: false,
+        }
+    }
+
+    /// A rotation in the smallest-three encoding with `bits` bits per component
+    /// (`#[replicated(quantize(smallest_three, bits = ..))]`, see [`QuantizeRotation`]). The
+    /// three components sent lie in `[min, max]` = `[−1/√2, 1/√2]`.
+    ///
+    /// # Panics
+    ///
+    /// If `bits` is not in [`SMALLEST_THREE_BITS`] (at compile time when used in a `const`).
+    pub const fn smallest_three(bits: u32) -> Self {
+        assert!(
+            bits >= *SMALLEST_THREE_BITS.start() && bits <= *SMALLEST_THREE_BITS.end(),
+            "quantize(smallest_three): bits must be in 9..=16"
+        );
+        Self {
+            min: -std::f64::consts::FRAC_1_SQRT_2,
+            max: std::f64::consts::FRAC_1_SQRT_2,
+            bits,
+            smallest_three: true,
+        }
+    }
+
+    /// Whether this is a rotation's smallest-three encoding ([`smallest_three`](Self::smallest_three)).
+    pub const fn is_smallest_three(&self) -> bool {
+        self.smallest_three
     }
 
     /// The low end of the range (bucket 0).
@@ -81,9 +127,15 @@ impl Quantization {
         self.bits
     }
 
-    /// Bytes per value on the wire: `bits` rounded up to whole bytes.
+    /// Bytes per value on the wire: `bits` rounded up to whole bytes; for
+    /// [`smallest_three`](Self::smallest_three), the whole rotation's `2 + 3 · bits` bits
+    /// rounded up.
     pub const fn bytes(&self) -> usize {
-        self.bits.div_ceil(8) as usize
+        if self.smallest_three {
+            (2 + 3 * self.bits).div_ceil(8) as usize
+        } else {
+            self.bits.div_ceil(8) as usize
+        }
     }
 
     /// The largest bucket index, `2^bits − 1`.
@@ -158,7 +210,8 @@ impl Quantization {
                `Quantize`",
     label = "not a quantizable type",
     note = "`quantize(..)` applies to `f32`, `f64` and (feature `glam`) `Vec2`, `Vec3`, `Vec4`; \
-            remove `quantize(..)` to send the value in its `NetCodec` encoding"
+            for a `glam::Quat` write `quantize(smallest_three, bits = 12)`; remove `quantize(..)` \
+            to send the value in its `NetCodec` encoding"
 )]
 pub trait Quantize: Sized {
     /// Appends the value's bucket index (per component).
@@ -251,6 +304,143 @@ quantize_vector! {
     Vec4, 4;
 }
 
+/// A rotation that `#[replicated(quantize(smallest_three, bits = ..))]` can quantize:
+/// `glam::Quat` (feature `glam`). The [`Quantization`] is always a
+/// [`smallest_three`](Quantization::smallest_three) one.
+///
+/// The encoding, `bits` = N per component: the quaternion is normalized (NaN, infinite or
+/// zero quaternions are sent as the identity); its largest-magnitude component (the first of
+/// equal ones) is named by a 2-bit index (x, y, z, w = 0..=3) and made positive by negating
+/// the whole quaternion (`q` and `−q` are the same rotation, and encode alike); the other three,
+/// in x, y, z, w order, each lie in `[−1/√2, 1/√2]` and are sent as
+/// `round(v · √2 · M) + M`, `M = 2^(N−1) − 1`, in N bits (so 0 and ±1/√2 are exact; index
+/// `2^N − 1` is unused and refused). The index goes in the low 2 bits, then each component,
+/// least significant bit first, in the fewest whole bytes that hold `2 + 3N` bits, little-endian
+/// (N = 9 or 10: 4 bytes, 11–12: 5, 13–15: 6, 16: 7); padding bits must be 0.
+///
+/// Decoding takes the largest component as `√(1 − a² − b² − c²)` (0 when that is negative)
+/// and normalizes; it never panics, and refuses only set padding bits and unused indexes. The
+/// rotation comes back within `√6 / M` radians (N = 12: 0.069°; N = 16: 0.0043°).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a `#[replicated(quantize(smallest_three, ..))]` member: it \
+               does not implement `QuantizeRotation`",
+    label = "not a quantizable rotation",
+    note = "`quantize(smallest_three, bits = ..)` applies to `glam::Quat` (feature `glam`); \
+            for floats and vectors write `quantize(min = .., max = .., bits = ..)`"
+)]
+pub trait QuantizeRotation: Sized {
+    /// Appends the value's smallest-three encoding.
+    fn encode_quantized(&self, q: &Quantization, w: &mut NetWriter);
+    /// Reads a smallest-three encoding and returns its (unit) rotation.
+    fn decode_quantized(q: &Quantization, r: &mut NetReader<'_>) -> Result<Self, DecodeError>;
+    /// Whether `self` and `other` encode alike: what the derive's change detection compares.
+    fn quantized_eq(&self, other: &Self, q: &Quantization) -> bool;
+}
+
+/// `M = 2^(bits−1) − 1`: the index of a 0 component (indexes run `0..=2M`).
+#[inline]
+fn smallest_three_center(bits: u32) -> u64 {
+    (1u64 << (bits.clamp(1, 31) - 1)) - 1
+}
+
+/// The smallest-three encoding of `c` (x, y, z, w) with `bits` per component, packed as on the
+/// wire (index in the low 2 bits).
+#[inline]
+pub(crate) fn pack_smallest_three(bits: u32, c: [f32; 4]) -> u64 {
+    let mut c = c.map(f64::from);
+    let len2: f64 = c.iter().map(|v| v * v).sum();
+    // f64 holds the square of any finite f32: only NaN, ±∞ and zero land here.
+    if !(len2.is_finite() && len2 > 0.0) {
+        c = [0.0, 0.0, 0.0, 1.0];
+    }
+    let len: f64 = c.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let mut largest = 0;
+    for i in 1..4 {
+        if c[i].abs() > c[largest].abs() {
+            largest = i;
+        }
+    }
+    let scale = if c[largest] < 0.0 { -1.0 } else { 1.0 } * std::f64::consts::SQRT_2 / len;
+    let m = smallest_three_center(bits) as f64;
+    let mut packed = largest as u64;
+    let mut shift = 2;
+    for (i, v) in c.into_iter().enumerate() {
+        if i == largest {
+            continue;
+        }
+        // In [-m, m] up to rounding; `as` would saturate anyway.
+        let t = (v * scale * m).round().clamp(-m, m) + m;
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let k = t as u64;
+        packed |= k << shift;
+        shift += bits;
+    }
+    packed
+}
+
+/// Decodes [`pack_smallest_three`]'s output (any `u64`: errors, never panics).
+#[inline]
+pub(crate) fn unpack_smallest_three(bits: u32, packed: u64) -> Result<[f32; 4], DecodeError> {
+    let bits = bits.clamp(1, 20);
+    if packed >> (2 + 3 * bits) != 0 {
+        return Err(DecodeError::Invalid(
+            "smallest-three rotation with padding bits set",
+        ));
+    }
+    let m = smallest_three_center(bits);
+    let mask = (1u64 << bits) - 1;
+    #[allow(clippy::cast_possible_truncation)]
+    let largest = (packed & 3) as usize;
+    let mut c = [0.0f64; 4];
+    let mut sum = 0.0;
+    let mut shift = 2;
+    for (i, slot) in c.iter_mut().enumerate() {
+        if i == largest {
+            continue;
+        }
+        let k = (packed >> shift) & mask;
+        shift += bits;
+        if k > 2 * m {
+            return Err(DecodeError::Invalid(
+                "smallest-three component past its last bucket",
+            ));
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let v = (k as f64 - m as f64) / m as f64 * std::f64::consts::FRAC_1_SQRT_2;
+        *slot = v;
+        sum += v * v;
+    }
+    c[largest] = (1.0 - sum).max(0.0).sqrt();
+    // At least 1 (sum ≤ 1) or √sum (sum > 1, from bytes no encoder writes): never 0.
+    let len = (sum + c[largest] * c[largest]).sqrt();
+    #[allow(clippy::cast_possible_truncation)]
+    Ok(c.map(|v| (v / len) as f32))
+}
+
+#[cfg(feature = "glam")]
+impl QuantizeRotation for glam::Quat {
+    #[inline]
+    fn encode_quantized(&self, q: &Quantization, w: &mut NetWriter) {
+        let packed = pack_smallest_three(q.bits(), self.to_array()).to_le_bytes();
+        w.write_bytes(&packed[..q.bytes()]);
+    }
+
+    #[inline]
+    fn decode_quantized(q: &Quantization, r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+        let src = r.read_bytes(q.bytes())?;
+        let mut bytes = [0u8; 8];
+        bytes[..src.len()].copy_from_slice(src);
+        let c = unpack_smallest_three(q.bits(), u64::from_le_bytes(bytes))?;
+        Ok(Self::from_array(c))
+    }
+
+    #[inline]
+    fn quantized_eq(&self, other: &Self, q: &Quantization) -> bool {
+        pack_smallest_three(q.bits(), self.to_array())
+            == pack_smallest_three(q.bits(), other.to_array())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -314,5 +504,73 @@ mod tests {
         assert_eq!(q.index(5.0), 255);
         let q = Quantization::new(2.0, 1.0, 8);
         assert_eq!(q.index(1.5), 0);
+    }
+
+    #[test]
+    fn smallest_three_sizes_and_exact_values() {
+        for (bits, bytes) in [(9, 4), (10, 4), (11, 5), (12, 5), (13, 6), (15, 6), (16, 7)] {
+            let q = Quantization::smallest_three(bits);
+            assert_eq!(q.bytes(), bytes);
+            assert!(q.is_smallest_three());
+            assert_ne!(q, Quantization::new(q.min(), q.max(), bits));
+        }
+        let h = std::f32::consts::FRAC_1_SQRT_2;
+        for c in [
+            [0.0, 0.0, 0.0, 1.0],
+            [h, 0.0, 0.0, h],
+            [0.0, -h, 0.0, h],
+            [1.0, 0.0, 0.0, 0.0],
+        ] {
+            let back = unpack_smallest_three(12, pack_smallest_three(12, c)).unwrap();
+            // The same rotation, up to the sign (the first largest component is positive).
+            let dot: f32 = back.iter().zip(c).map(|(a, b)| a * b).sum();
+            assert!(
+                (dot.abs() - 1.0).abs() < 1e-6,
+                "{c:?} came back as {back:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn smallest_three_non_finite_is_identity_and_sign_is_canonical() {
+        let identity = pack_smallest_three(12, [0.0, 0.0, 0.0, 1.0]);
+        for c in [
+            [f32::NAN, 0.0, 0.0, 1.0],
+            [f32::INFINITY, 0.0, 0.0, 0.0],
+            [0.0; 4],
+            [0.0, 0.0, 0.0, -3.0],
+        ] {
+            assert_eq!(pack_smallest_three(12, c), identity, "{c:?}");
+        }
+        let c = [0.1, -0.5, 0.3, -0.8];
+        assert_eq!(
+            pack_smallest_three(10, c),
+            pack_smallest_three(10, c.map(|v| -v))
+        );
+    }
+
+    #[test]
+    fn smallest_three_decodes_any_bits_without_panicking() {
+        for bits in SMALLEST_THREE_BITS {
+            let total = 2 + 3 * bits;
+            for packed in [
+                0,
+                u64::MAX,
+                (1 << total) - 1,
+                1 << total,
+                0x5555_5555_5555_5555,
+            ] {
+                if let Ok(c) = unpack_smallest_three(bits, packed & ((1 << total) - 1)) {
+                    let len: f32 = c.iter().map(|v| v * v).sum();
+                    assert!((len - 1.0).abs() < 1e-5 && c.iter().all(|v| v.is_finite()));
+                }
+                if packed >> total != 0 {
+                    assert!(unpack_smallest_three(bits, packed).is_err());
+                }
+            }
+        }
+        // Index 2^N - 1 is unused.
+        assert!(unpack_smallest_three(9, 0x1ff << 2).is_err());
+        assert!(unpack_smallest_three(9, 0x1fe << 2).is_ok());
     }
 }

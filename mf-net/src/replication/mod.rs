@@ -17,8 +17,8 @@ pub use erased::ErasedState;
 pub use erased_interp::ErasedInterp;
 pub use mf_net_derive::Replicated;
 pub use multiplayer::{
-    Multiplayer, MultiplayerConfig, MultiplayerError, MultiplayerEvent, NetId, NetworkStats,
-    PeerNetworkStats, Spawner,
+    LinkQuality, Multiplayer, MultiplayerConfig, MultiplayerError, MultiplayerEvent, NetId,
+    NetworkStats, PeerNetworkStats, Spawner, LINK_WINDOW,
 };
 pub use registry::{
     RegisteredType, ReplicatedTypeId, ReplicationRegistry, ReplicationRegistryError,

@@ -413,7 +413,9 @@ impl ReplicationRegistry {
                 if let Some(hook) = member.on_change {
                     let _ = write!(out, ", on_change = {hook}");
                 }
-                if let Some(q) = member.quantize {
+                if let Some(q) = member.quantize.filter(|q| q.is_smallest_three()) {
+                    let _ = write!(out, ", quantize(smallest_three, bits = {})", q.bits());
+                } else if let Some(q) = member.quantize {
                     let _ = write!(
                         out,
                         ", quantize(min = {:?}, max = {:?}, bits = {})",

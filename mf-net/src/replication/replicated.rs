@@ -20,7 +20,10 @@ pub struct MemberInfo {
     pub initial_only: bool,
     /// The path of its `#[replicated(on_change = path)]` hook, as written.
     pub on_change: Option<&'static str>,
-    /// Its `#[replicated(quantize(min = .., max = .., bits = ..))]` range and resolution.
+    /// Its `#[replicated(quantize(min = .., max = .., bits = ..))]` range and resolution, or
+    /// its `quantize(smallest_three, bits = ..)` ([`Quantization::is_smallest_three`]).
+    ///
+    /// [`Quantization::is_smallest_three`]: crate::codec::quantize::Quantization::is_smallest_three
     pub quantize: Option<crate::codec::quantize::Quantization>,
 }
 

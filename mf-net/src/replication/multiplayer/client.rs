@@ -8,6 +8,7 @@ use tracing::{debug, info, warn};
 use super::events::MultiplayerEvent;
 use super::interpolation::ClientInterpolation;
 use super::server::instance_nodes;
+use super::stats::LinkTracker;
 use super::{NetId, Shared};
 use crate::bus::{BusCore, MessageHeader};
 use crate::replication::protocol::{
@@ -97,6 +98,8 @@ pub(crate) struct ClientState {
     pub(crate) finished: Option<DisconnectReason>,
     /// Interpolation of `#[replicated(interpolate)]` members.
     pub(crate) interp: ClientInterpolation,
+    /// Loss, duplicates, reordering and jitter of the snapshots received.
+    pub(crate) link: LinkTracker,
     /// Which `on_change` members a snapshot entry changed, per state of the node's chain
     /// (grown at spawn to the longest chain with hooks, so snapshots do not allocate).
     changed: Vec<u64>,
@@ -124,6 +127,7 @@ impl ClientState {
             ack_accumulator: Duration::ZERO,
             finished: None,
             interp: ClientInterpolation::new(),
+            link: LinkTracker::default(),
             changed: Vec::new(),
         }
     }
@@ -638,6 +642,8 @@ impl ClientState {
         r: &mut NetReader<'_>,
     ) -> Result<bool, DecodeError> {
         self.last_snapshot_at = shared.now;
+        let interval = Duration::from_secs(1) / u32::from(self.tick_rate.max(1));
+        self.link.arrival(tick, shared.now, interval);
         let size = MessageHeader::SIZE + r.remaining();
         shared.stats.last_snapshot_bytes = size;
         shared.stats.largest_snapshot_bytes = shared.stats.largest_snapshot_bytes.max(size);

@@ -102,7 +102,7 @@ mod stats;
 pub use config::{MultiplayerConfig, MultiplayerError};
 pub use events::{MultiplayerEvent, MAX_QUEUED_EVENTS};
 pub use spawner::Spawner;
-pub use stats::{NetworkStats, PeerNetworkStats};
+pub use stats::{LinkQuality, NetworkStats, PeerNetworkStats, LINK_WINDOW};
 
 use std::fmt;
 use std::num::NonZeroU32;
@@ -624,6 +624,16 @@ impl<T: Transport + 'static> Multiplayer<T> {
         match &self.role {
             Role::Server(s) => s.clients.iter().find(|c| c.peer == peer).map(|c| &c.stats),
             Role::Client(_) => None,
+        }
+    }
+
+    /// Client, welcomed: the quality of the link as the snapshots received show it (loss,
+    /// duplicates, reordering, arrival jitter; see [`LinkQuality`]). `None` on the server (see
+    /// [`peer_stats`](Self::peer_stats) for its view of each client) and before the welcome.
+    pub fn link_quality(&self) -> Option<&LinkQuality> {
+        match &self.role {
+            Role::Client(c) if c.welcomed => Some(&c.link.quality),
+            _ => None,
         }
     }
 

@@ -104,6 +104,8 @@ pub(crate) struct ClientSlot {
     /// Nodes whose next entries carry everything this client receives (see [`Resync`]).
     pub(crate) resync: Vec<Resync>,
     pub(crate) stats: super::PeerNetworkStats,
+    /// Whether the last snapshots that left `ring` were acknowledged (feeds `stats`).
+    pub(crate) ack_window: super::stats::AckWindow,
     /// RPC flood and rate-limit windows.
     pub(crate) rpc: super::rpc::PeerRpcState,
     /// Visibility of every group, parallel to [`ServerState::groups`] (once ready).
@@ -129,6 +131,7 @@ impl ClientSlot {
             cursor: 0,
             resync: Vec::new(),
             stats: super::PeerNetworkStats::default(),
+            ack_window: super::stats::AckWindow::default(),
             rpc: super::rpc::PeerRpcState::default(),
             vis: Vec::new(),
             fresh: Vec::new(),
@@ -472,12 +475,7 @@ impl ServerState {
                 };
                 c.last_heard = now;
                 if let Some(rtt) = snapshot::ack(&self.nodes, c, tick, now) {
-                    let srtt = &mut c.stats.round_trip_time;
-                    *srtt = if srtt.is_zero() {
-                        rtt
-                    } else {
-                        (*srtt * 7 + rtt) / 8
-                    };
+                    c.stats.add_round_trip(rtt);
                     if tick > c.stats.acknowledged_tick {
                         c.stats.acknowledged_tick = tick;
                         c.last_progress = now;

@@ -19,6 +19,9 @@ pub(crate) struct SentSnapshot {
     pub(crate) sent_at: Duration,
     /// Whether an ack for it was already processed (a duplicate ack changes nothing).
     pub(crate) acked: bool,
+    /// Whether a snapshot was sent in this entry (a fresh ring's entries were not), so that its
+    /// leaving the ring counts in the client's unacknowledged window.
+    pub(crate) used: bool,
     /// Net ids of the nodes it carried; the capacity is kept between uses.
     pub(crate) nodes: Vec<u32>,
 }
@@ -46,8 +49,9 @@ pub(crate) struct Written {
 /// without being owed anything), or waiting for a resync (all it receives), starting at the
 /// client's cursor and stopping before the byte budget (`budget`, 0 = unlimited, counting the
 /// whole packet) would be exceeded, then the terminating 0. Records the carried nodes in the
-/// ring entry of `tick`. Allocates nothing once the ring's node lists, `w` and `scratch` (used
-/// only for states of 128 bytes or more) have grown.
+/// ring entry of `tick`, after recording whether the snapshot that entry held left the ring
+/// acknowledged (the client's unacknowledged window). Allocates nothing once the ring's node
+/// lists, `w` and `scratch` (used only for states of 128 bytes or more) have grown.
 pub(crate) fn write(
     w: &mut NetWriter,
     nodes: &[NetNode],
@@ -58,9 +62,13 @@ pub(crate) fn write(
     now: Duration,
 ) -> Written {
     let entry = &mut client.ring[tick as usize % RING];
+    if entry.used {
+        client.ack_window.record(entry.acked, &mut client.stats);
+    }
     entry.tick = tick;
     entry.sent_at = now;
     entry.acked = false;
+    entry.used = true;
     entry.nodes.clear();
 
     let flags_at = w.len();
