@@ -127,6 +127,7 @@ impl ClientInterpolation {
     /// interpolation state when it has one, else [`RegisteredType::read`] (or
     /// [`RegisteredType::read_tracked`] when the type has `on_change` hooks), recording changed
     /// `on_change` members in `changed`.
+    #[inline]
     pub(crate) fn read(
         &mut self,
         ty: &RegisteredType,
@@ -136,7 +137,11 @@ impl ClientInterpolation {
         tick: u32,
         changed: &mut [u64],
     ) -> Result<(), DecodeError> {
-        let Ok(i) = self.nodes.binary_search_by_key(&net_id, |n| n.net_id) else {
+        let found = match self.nodes.is_empty() {
+            true => Err(0),
+            false => self.nodes.binary_search_by_key(&net_id, |n| n.net_id),
+        };
+        let Ok(i) = found else {
             return if ty.has_on_change() {
                 ty.read_tracked(value, r, changed)
             } else {
