@@ -7,7 +7,7 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, GenericParam, Ident, Meta};
 
-use super::parse::{NetCodecField, NetCodecInput};
+use super::parse::NetCodecInput;
 use crate::bounds;
 use crate::diagnostics::error_at;
 
@@ -69,13 +69,7 @@ pub(crate) fn receivers(input: &NetCodecInput, errors: &mut Accumulator) {
 fn recursion(input: &NetCodecInput, errors: &mut Accumulator) {
     let own = &input.ident;
     let self_ty = Ident::new("Self", Span::call_site());
-    let fields: Vec<&NetCodecField> = match &input.data {
-        darling::ast::Data::Struct(fields) => fields.iter().collect(),
-        darling::ast::Data::Enum(variants) => {
-            variants.iter().flat_map(|v| v.fields.iter()).collect()
-        }
-    };
-    for field in fields.into_iter().filter(|f| f.is_sent()) {
+    for field in input.all_fields().into_iter().filter(|f| f.is_sent()) {
         if let Some((_, span)) = bounds::occurrences(&field.ty, &[own, &self_ty]).first() {
             errors.push(error_at(
                 *span,

@@ -161,19 +161,11 @@ pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
     }
 }
 
-/// Every field of the item, across all variants.
-fn all_fields(input: &NetCodecInput) -> Vec<&NetCodecField> {
-    match &input.data {
-        Data::Struct(fields) => fields.iter().collect(),
-        Data::Enum(variants) => variants.iter().flat_map(|v| v.fields.iter()).collect(),
-    }
-}
-
 /// The item's generics plus `T: NetCodec` for each type parameter a sent field mentions, and
 /// `FieldTy: SkippedField` (that is, `Default`) for each skipped field whose type mentions a
 /// type parameter.
 fn inferred_generics(input: &NetCodecInput, p: &TokenStream) -> syn::Generics {
-    let fields = all_fields(input);
+    let fields = input.all_fields();
     let codec_params: BTreeSet<&Ident> = fields
         .iter()
         .filter(|f| f.is_sent())

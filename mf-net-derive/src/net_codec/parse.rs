@@ -42,6 +42,16 @@ pub(crate) struct NetCodecField {
     pub(crate) skip: Flag,
 }
 
+impl NetCodecInput {
+    /// Every field of the item, across all variants.
+    pub(crate) fn all_fields(&self) -> Vec<&NetCodecField> {
+        match &self.data {
+            Data::Struct(fields) => fields.iter().collect(),
+            Data::Enum(variants) => variants.iter().flat_map(|v| v.fields.iter()).collect(),
+        }
+    }
+}
+
 impl NetCodecVariant {
     /// The variant name as it enters the schema hash (without `r#`).
     pub(crate) fn schema_name(&self) -> String {

@@ -156,16 +156,21 @@ impl MessageRegistry {
             }
             None => {}
         }
-        let index = usize::from(id);
-        if self.by_id.len() <= index {
-            self.by_id.resize(index + 1, None);
-        }
-        self.by_id[index] = Some(MessageInfo {
+        self.put(MessageInfo {
             id,
             name,
             schema_hash,
         });
         Ok(id)
+    }
+
+    /// Stores `info` under its id (which the caller has checked is free).
+    fn put(&mut self, info: MessageInfo) {
+        let index = usize::from(info.id);
+        if self.by_id.len() <= index {
+            self.by_id.resize(index + 1, None);
+        }
+        self.by_id[index] = Some(info);
     }
 
     fn insert<M: NetCodec + 'static>(&mut self, id: u16) -> Result<u16, RegistryError> {
@@ -181,11 +186,7 @@ impl MessageRegistry {
                 holder: holder.name,
             });
         }
-        let index = usize::from(id);
-        if self.by_id.len() <= index {
-            self.by_id.resize(index + 1, None);
-        }
-        self.by_id[index] = Some(MessageInfo {
+        self.put(MessageInfo {
             id,
             name: M::NAME,
             schema_hash: M::SCHEMA_HASH,

@@ -88,7 +88,9 @@ impl Audience {
 /// For each *state* in the type's chain — first every `#[replicated(flatten)]` base, in field
 /// order (recursively, bases of bases first), then the type's own members — a varint change mask
 /// (bit *i* = the *i*-th member in declaration order), then the values of the members whose bit
-/// is set, in member order, each with its [`NetCodec`](crate::codec::NetCodec) encoding.
+/// is set, in member order, each with its [`NetCodec`](crate::codec::NetCodec) encoding, or for
+/// a `#[replicated(quantize(..))]` member its bucket index in the fewest whole bytes that hold
+/// `bits` bits (for `quantize(smallest_three, ..)`, its smallest-three encoding).
 ///
 /// # Member options
 ///
@@ -146,8 +148,9 @@ pub trait Replicated: Sized + 'static {
     /// spawn state at tick 0).
     fn new_state(&self, tick: u32) -> Self::State;
 
-    /// Compares every member with the shadow (`PartialEq`); changed ones are copied into the
-    /// shadow and stamped with `tick`. Returns whether anything changed, bases included.
+    /// Compares every member with the shadow (`PartialEq`; a quantized member by its bucket
+    /// index, so a change within the bucket last sent is none); changed ones are copied into
+    /// the shadow and stamped with `tick`. Returns whether anything changed, bases included.
     fn capture(&self, state: &mut Self::State, tick: u32) -> bool;
 
     /// The newest tick any member of the chain was stamped with.

@@ -68,7 +68,7 @@ impl NetWriter {
         self.buf[pos..pos + bytes.len()].copy_from_slice(bytes);
     }
 
-    /// Takes the bytes out, leaving the writer empty.
+    /// Consumes the writer and returns the bytes written.
     pub fn into_vec(self) -> Vec<u8> {
         self.buf
     }

@@ -220,31 +220,22 @@ impl ServerState {
         client
             .resync
             .retain(|r| r.net_id < first || r.net_id >= end);
-        client.fresh.retain(|r| r.net_id < first || r.net_id >= end);
     }
 
     /// Marks the nodes of group `g` as had by the client at `c` from the current tick, each
-    /// with a state owing a resync of everything it receives (`fresh`: until a snapshot
-    /// carrying it, sent after the spawn, is acknowledged).
-    fn show_nodes(&mut self, c: usize, g: usize, fresh: bool) {
+    /// owing a resync of everything it receives (until a snapshot carrying it, sent after the
+    /// spawn, is acknowledged).
+    fn show_nodes(&mut self, c: usize, g: usize) {
         self.hide_nodes(c, g);
         let tick = self.tick;
         let (lo, hi) = group_range(&self.nodes, &self.groups[g]);
         let client = &mut self.clients[c];
-        for i in lo..hi {
-            if let Some(acked) = client.acked.get_mut(i) {
+        for (i, node) in self.nodes[lo..hi].iter().enumerate() {
+            if let Some(acked) = client.acked.get_mut(lo + i) {
                 *acked = tick;
             }
-            if self.nodes[i].state.is_some() {
-                let entry = Resync {
-                    net_id: self.nodes[i].net_id,
-                    after: tick,
-                };
-                if fresh {
-                    client.fresh.push(entry);
-                } else {
-                    client.resync.push(entry);
-                }
+            if node.state.is_some() {
+                Resync::owe(&mut client.resync, node.net_id, tick);
             }
         }
     }
@@ -314,7 +305,7 @@ impl ServerState {
         if !dormant {
             self.send_group(core, shared, g, peer);
         }
-        self.show_nodes(c, g, !dormant);
+        self.show_nodes(c, g);
         self.clients[c].vis[g] = GroupVis {
             state: Vis::Visible,
             out_since: None,

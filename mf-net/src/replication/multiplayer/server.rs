@@ -59,13 +59,45 @@ fn last_changed_of(state: Option<&dyn ErasedState>) -> [u32; 2] {
 }
 
 /// A node a client must get everything it receives of, once: its authority moved to or from
-/// that client, so members of another owner condition became visible to it.
+/// that client, so members of another owner condition became visible to it, or its group
+/// became relevant to the client again (see [`ClientSlot::resync`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Resync {
     pub(crate) net_id: u32,
     /// The server tick when it was asked for: an ack of a later snapshot that carried the node
     /// completes it.
     pub(crate) after: u32,
+}
+
+impl Resync {
+    /// Owes `net_id` a resync in `list` (sorted by net id, one entry per node), completed only
+    /// by an ack of a snapshot after `after` (a node owed one already moves its tick there).
+    pub(crate) fn owe(list: &mut Vec<Resync>, net_id: u32, after: u32) {
+        match list.binary_search_by_key(&net_id, |r| r.net_id) {
+            Ok(k) => list[k].after = list[k].after.max(after),
+            Err(k) => list.insert(k, Resync { net_id, after }),
+        }
+    }
+
+    /// Whether `list` (sorted by net id) owes `net_id` a resync.
+    #[inline]
+    pub(crate) fn is_owed(list: &[Resync], net_id: u32) -> bool {
+        !list.is_empty() && list.binary_search_by_key(&net_id, |r| r.net_id).is_ok()
+    }
+
+    /// An ack of a snapshot of `tick` that carried `net_id`: completes its resync in `list`
+    /// (sorted by net id) if it was asked for before `tick`.
+    #[inline]
+    pub(crate) fn complete(list: &mut Vec<Resync>, net_id: u32, tick: u32) {
+        if list.is_empty() {
+            return;
+        }
+        if let Ok(k) = list.binary_search_by_key(&net_id, |r| r.net_id) {
+            if tick > list[k].after {
+                list.remove(k);
+            }
+        }
+    }
 }
 
 /// A spawned (or bound) instance, kept for late joiners.
@@ -101,7 +133,11 @@ pub(crate) struct ClientSlot {
     pub(crate) ring: Vec<SentSnapshot>,
     /// Net id the next snapshot starts at (0: the first node).
     pub(crate) cursor: u32,
-    /// Nodes whose next entries carry everything this client receives (see [`Resync`]).
+    /// Nodes whose next entries carry everything this client receives, sorted by net id (see
+    /// [`Resync`]): nodes whose authority moved to or from this client, and nodes of groups
+    /// that became relevant to it, owed everything until a snapshot carrying them, sent after
+    /// their spawn, is acknowledged (a snapshot from before the group left the client may still
+    /// arrive after the spawn and be applied; a full entry repairs that).
     pub(crate) resync: Vec<Resync>,
     pub(crate) stats: super::PeerNetworkStats,
     /// Whether the last snapshots that left `ring` were acknowledged (feeds `stats`).
@@ -110,10 +146,6 @@ pub(crate) struct ClientSlot {
     pub(crate) rpc: super::rpc::PeerRpcState,
     /// Visibility of every group, parallel to [`ServerState::groups`] (once ready).
     pub(crate) vis: Vec<GroupVis>,
-    /// Nodes of groups that became relevant, owed everything until a snapshot carrying them,
-    /// sent after their spawn, is acknowledged (a snapshot from before the group left the
-    /// client may still arrive after the spawn and be applied; a full entry repairs that).
-    pub(crate) fresh: Vec<Resync>,
     /// The focus node interest policies measure from.
     pub(crate) focus: Option<NodeId>,
 }
@@ -134,7 +166,6 @@ impl ClientSlot {
             ack_window: super::stats::AckWindow::default(),
             rpc: super::rpc::PeerRpcState::default(),
             vis: Vec::new(),
-            fresh: Vec::new(),
             focus: None,
         }
     }
@@ -317,13 +348,7 @@ impl ServerState {
                 if old != peer && conditional {
                     for c in &mut self.clients {
                         if c.ready && (c.peer == old || c.peer == peer) {
-                            match c.resync.iter_mut().find(|r| r.net_id == id) {
-                                Some(r) => r.after = tick,
-                                None => c.resync.push(Resync {
-                                    net_id: id,
-                                    after: tick,
-                                }),
-                            }
+                            Resync::owe(&mut c.resync, id, tick);
                         }
                     }
                 }
@@ -549,7 +574,7 @@ impl ServerState {
         slot.stats.ready = true;
         slot.acked.clear();
         slot.acked.resize(self.nodes.len(), tick);
-        slot.fresh.clear();
+        slot.resync.clear();
         slot.last_heard = now;
         slot.last_progress = now;
         slot.stats.acknowledged_tick = tick;
@@ -807,7 +832,6 @@ impl ServerState {
                     c.acked.remove(i);
                 }
                 c.resync.retain(|r| r.net_id != gone.net_id);
-                c.fresh.retain(|r| r.net_id != gone.net_id);
             }
         }
         let mut g = self.groups.len();

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::interest::HIDDEN;
-use super::server::{ClientSlot, NetNode};
+use super::server::{ClientSlot, NetNode, Resync};
 use crate::replication::protocol::SNAPSHOT_TRUNCATED;
 use crate::replication::Audience;
 use crate::wire::NetWriter;
@@ -89,9 +89,7 @@ pub(crate) fn write(
             continue;
         }
         let audience = Audience::of(node.authority == client.peer);
-        let resync = (!client.resync.is_empty()
-            && client.resync.iter().any(|r| r.net_id == node.net_id))
-            || (!client.fresh.is_empty() && client.fresh.iter().any(|r| r.net_id == node.net_id));
+        let resync = Resync::is_owed(&client.resync, node.net_id);
         if !resync && node.last_changed_for(audience) <= since {
             continue;
         }
@@ -155,14 +153,34 @@ pub(crate) fn ack(
                 *acked = (*acked).max(tick);
             }
         }
-        if !client.resync.is_empty() {
-            client
-                .resync
-                .retain(|r| !(r.net_id == id && tick > r.after));
-        }
-        if !client.fresh.is_empty() {
-            client.fresh.retain(|r| !(r.net_id == id && tick > r.after));
-        }
+        Resync::complete(&mut client.resync, id, tick);
     }
     Some(now.saturating_sub(entry.sent_at))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Resync;
+
+    #[test]
+    fn resyncs_stay_sorted_and_complete_only_after_they_were_asked() {
+        let mut list = Vec::new();
+        for (id, after) in [(9, 5), (3, 5), (6, 5), (3, 8)] {
+            Resync::owe(&mut list, id, after);
+        }
+        // One entry per node, sorted; owing again moves the tick forward, never back.
+        Resync::owe(&mut list, 6, 2);
+        let entries: Vec<(u32, u32)> = list.iter().map(|r| (r.net_id, r.after)).collect();
+        assert_eq!(entries, [(3, 8), (6, 5), (9, 5)]);
+        assert!(Resync::is_owed(&list, 6) && !Resync::is_owed(&list, 7));
+        // An ack of a snapshot sent before (or at) the ask completes nothing.
+        Resync::complete(&mut list, 3, 8);
+        Resync::complete(&mut list, 7, 100);
+        assert_eq!(list.len(), 3);
+        Resync::complete(&mut list, 3, 9);
+        Resync::complete(&mut list, 9, 6);
+        assert!(!Resync::is_owed(&list, 3) && !Resync::is_owed(&list, 9));
+        assert!(Resync::is_owed(&list, 6));
+        assert!(!Resync::is_owed(&[], 6));
+    }
 }

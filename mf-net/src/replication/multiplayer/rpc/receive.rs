@@ -187,13 +187,14 @@ fn server_checks<'r, T: Transport>(
 ) -> Verdict<'r> {
     let now = shared.now;
     let threshold = shared.config.rpc_flood_threshold;
-    let Some(slot) = server
+    let Some(c) = server
         .clients
-        .iter_mut()
-        .find(|c| c.peer == sender && c.ready)
+        .iter()
+        .position(|c| c.peer == sender && c.ready)
     else {
         return drop_call(shared, None, "RPC from a client that has not joined");
     };
+    let slot = &mut server.clients[c];
     slot.stats.rpcs_received += 1;
     if slot.rpc.flooding(now, threshold) {
         shared.stats.rpcs_dropped += 1;
@@ -206,12 +207,7 @@ fn server_checks<'r, T: Transport>(
     let Some(node) = server.node_of(net_id) else {
         return drop_call(shared, Some((server, sender)), "RPC for an unknown node");
     };
-    let sees = server
-        .clients
-        .iter()
-        .position(|c| c.peer == sender)
-        .map_or(true, |c| server.sees(c, net_id));
-    if !sees {
+    if !server.sees(c, net_id) {
         shared.stats.rpcs_not_relevant += 1;
         return drop_call(
             shared,
@@ -228,9 +224,7 @@ fn server_checks<'r, T: Transport>(
         return reject(shared, Some(server), sender, node, info);
     }
     if let Some(limit) = info.rate_limit {
-        let Some(slot) = server.clients.iter_mut().find(|c| c.peer == sender) else {
-            return Verdict::Done;
-        };
+        let slot = &mut server.clients[c];
         if !slot.rpc.allow(info, limit, now) {
             slot.stats.rpcs_rate_limited += 1;
             shared.stats.rpcs_rate_limited += 1;

@@ -188,7 +188,6 @@ fn count_not_relevant(shared: &mut Shared) {
 /// Sends an RPC message on `net_id` from the server to `target` (every joined client that has
 /// the node, or one); returns how many peers the transport accepted it for. Counts `rpcs_sent`,
 /// in total and per client, and the clients skipped for not having the node.
-#[allow(clippy::too_many_arguments)]
 fn server_send<T: Transport>(
     core: &mut BusCore<T>,
     server: &mut ServerState,
@@ -199,45 +198,45 @@ fn server_send<T: Transport>(
     mut encode: impl FnMut(&mut NetWriter),
 ) -> usize {
     let mut sent = 0;
-    let everyone_sees = (0..server.clients.len()).all(|c| server.sees(c, net_id));
     match target {
         RpcTarget::Peer(peer) if !peer_sees(server, peer, net_id) => count_not_relevant(shared),
         RpcTarget::Peer(peer) => {
             if core.send_with(peer, RPC, channel, &mut encode).is_ok() {
                 sent = 1;
-                count_sent(server, peer);
+                if let Some(c) = server.clients.iter_mut().find(|c| c.peer == peer) {
+                    c.stats.rpcs_sent += 1;
+                }
             }
         }
-        _ if everyone_sees && server.joined.len() == core.peers().len() => {
-            // Every connection joined: encode once.
+        _ if server.joined.len() == core.peers().len()
+            && (0..server.clients.len()).all(|c| server.sees(c, net_id)) =>
+        {
+            // Every connection joined and has the node: encode once.
             sent = core.broadcast_with(RPC, channel, None, encode);
-            for i in 0..server.joined.len() {
-                let peer = server.joined[i];
-                count_sent(server, peer);
+            for c in server.clients.iter_mut().filter(|c| c.ready) {
+                c.stats.rpcs_sent += 1;
             }
         }
         _ => {
-            for i in 0..server.joined.len() {
-                let peer = server.joined[i];
-                if !peer_sees(server, peer, net_id) {
+            // The joined clients (those ready).
+            for c in 0..server.clients.len() {
+                if !server.clients[c].ready {
+                    continue;
+                }
+                if !server.sees(c, net_id) {
                     count_not_relevant(shared);
                     continue;
                 }
+                let peer = server.clients[c].peer;
                 if core.send_with(peer, RPC, channel, &mut encode).is_ok() {
                     sent += 1;
-                    count_sent(server, peer);
+                    server.clients[c].stats.rpcs_sent += 1;
                 }
             }
         }
     }
     shared.stats.rpcs_sent += sent as u64;
     sent
-}
-
-fn count_sent(server: &mut ServerState, peer: PeerId) {
-    if let Some(c) = server.clients.iter_mut().find(|c| c.peer == peer) {
-        c.stats.rpcs_sent += 1;
-    }
 }
 
 /// End of the server's frame: sends the RPCs held for nodes spawned during it (their spawns
