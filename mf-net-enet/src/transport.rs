@@ -472,7 +472,8 @@ impl EnetTransport {
                 })
             }
             Role::Server { max_clients } => {
-                // ENet may have reset a slot we were closing without an event: a new connection.
+                // A connect on a slot still marked connected: ENet reused the slot without a
+                // disconnect event reaching us, so the old connection is retired first.
                 if state == SlotState::Connected {
                     self.retire(slot, SlotState::Free);
                 }

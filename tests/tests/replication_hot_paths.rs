@@ -2,12 +2,14 @@
 //! Edge cases of the snapshot and despawn fast paths: states of 128 bytes or more (whose entry
 //! length takes a 2-byte varint, written after the state) with and without a byte budget, and a
 //! networked node leaving the tree by a move under a detached node after idle frames (the
-//! despawn check only scans when the scene may have lost an attached node).
+//! despawn check only scans when the scene may have lost an attached node), and most nodes
+//! despawned in one frame (every per-client vector parallel to the server's nodes and groups
+//! must drop the same entries).
 
 use mf_net::prelude::*;
 mod replication_common;
 
-use mf_net_tests::harness::{differences, networked, World};
+use mf_net_tests::harness::{differences, networked, state_bytes, World};
 use replication_common::Body;
 
 /// A note whose text is long enough for a 2-byte entry length.
@@ -135,4 +137,83 @@ fn a_node_moved_under_a_detached_node_after_idle_frames_is_despawned() {
     assert_eq!(world.server.net_id(body), None);
     world.assert_converged();
     assert_eq!(networked(&world.clients[0]).len(), 1);
+}
+
+#[test]
+fn despawning_most_nodes_in_one_frame_keeps_every_client_in_step() {
+    let mut world = World::new(2, library);
+    let root = world.root();
+    let p1 = world.clients[1].local_peer_id();
+    let bodies: Vec<NodeId> = (0..3000)
+        .map(|_| world.server.spawn(BODY, root, PeerId::SERVER).unwrap())
+        .collect();
+    // Client 1 lacks every seventh body (its per-group visibility differs from client 0's; the
+    // hidden ones do not line up with the survivors' new indexes, so a misaligned vector shows).
+    let hidden = |i: usize| i % 7 == 3;
+    for (_, &body) in bodies.iter().enumerate().filter(|&(i, _)| hidden(i)) {
+        world.server.set_relevant(body, p1, false).unwrap();
+    }
+    world.step(3);
+    assert_eq!(
+        networked(&world.clients[1]).len(),
+        (0..3000).filter(|&i| !hidden(i)).count()
+    );
+
+    // 2000 of the 3000, interleaved, in one frame.
+    for (i, &body) in bodies.iter().enumerate() {
+        if i % 3 != 0 {
+            assert!(world.server.scene_mut().remove(body));
+        }
+    }
+    world.step(3);
+    assert_eq!(world.server.stats().despawns, 2000);
+    let survivors: Vec<(usize, NodeId)> = bodies
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(i, _)| i % 3 == 0)
+        .collect();
+
+    // Every survivor changes: each client must get each change on the right node.
+    for &(i, body) in &survivors {
+        let handle = world.server.scene().net_ref::<Body>(body).unwrap();
+        let value = world.server.scene_mut().get_mut(handle).unwrap();
+        value.x = i as i32;
+        value.hp = (i % 200) as u8;
+    }
+    world.step(5);
+    assert_eq!(
+        differences(&world.server, &world.clients[0]),
+        None,
+        "client 0"
+    );
+    let on1 = networked(&world.clients[1]);
+    assert_eq!(
+        on1.len(),
+        survivors.iter().filter(|&&(i, _)| !hidden(i)).count()
+    );
+    for &(i, body) in &survivors {
+        let id = world.server.net_id(body).unwrap();
+        let copy = world.clients[1].node(id);
+        if hidden(i) {
+            assert!(copy.is_none(), "client 1 never had body {i}");
+            continue;
+        }
+        let copy = copy.unwrap_or_else(|| panic!("client 1 lost body {i}"));
+        assert_eq!(
+            state_bytes(&world.server, body),
+            state_bytes(&world.clients[1], copy),
+            "client 1, body {i}"
+        );
+    }
+
+    // The hidden survivors become relevant to client 1: everyone converges.
+    for &(i, body) in &survivors {
+        if hidden(i) {
+            world.server.set_relevant(body, p1, true).unwrap();
+        }
+    }
+    world.step(5);
+    world.assert_converged();
+    assert_eq!(networked(&world.clients[1]).len(), 1000);
 }

@@ -189,6 +189,30 @@ impl<T: Transport> BusCore<T> {
         self.broadcast_encoded(id, channel, except)
     }
 
+    /// Like [`broadcast_with`](Self::broadcast_with) (encodes once, sends to every peer), but
+    /// appends every peer whose send failed to `failed`; returns the accepted count and the
+    /// message's length in bytes (what each accepted peer was sent).
+    pub(crate) fn broadcast_with_failures(
+        &mut self,
+        id: u16,
+        channel: Channel,
+        failed: &mut Vec<PeerId>,
+        encode: impl FnOnce(&mut NetWriter),
+    ) -> (usize, usize) {
+        self.encode(id, encode);
+        let len = self.writer.len();
+        let mut accepted = 0;
+        for i in 0..self.peers.len() {
+            let peer = self.peers[i];
+            if self.send_encoded(peer, id, channel).is_ok() {
+                accepted += 1;
+            } else {
+                failed.push(peer);
+            }
+        }
+        (accepted, len)
+    }
+
     /// Disconnects `peer` with `reason`; the peer leaves the list and a
     /// [`BusEvent::PeerDisconnected`] is raised locally.
     pub fn disconnect(&mut self, peer: PeerId, reason: DisconnectReason) {

@@ -147,7 +147,13 @@ impl<T: Transport + 'static, S: 'static> MessageBus<T, S> {
                 handlers: Vec::new(),
             }) as Box<dyn Slot<T, S>>
         });
-        if let Some(typed) = slot.as_any().downcast_mut::<TypedSlot<T, S, M>>() {
+        let typed = slot.as_any().downcast_mut::<TypedSlot<T, S, M>>();
+        debug_assert!(
+            typed.is_some(),
+            "the handler slot of message id {id} holds another message type than {}",
+            M::NAME
+        );
+        if let Some(typed) = typed {
             typed.handlers.push(Box::new(handler));
         }
         Ok(())

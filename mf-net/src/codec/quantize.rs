@@ -338,6 +338,7 @@ pub trait QuantizeRotation: Sized {
 }
 
 /// `M = 2^(bits−1) − 1`: the index of a 0 component (indexes run `0..=2M`).
+#[cfg(feature = "glam")]
 #[inline]
 fn smallest_three_center(bits: u32) -> u64 {
     (1u64 << (bits.clamp(1, 31) - 1)) - 1
@@ -345,6 +346,7 @@ fn smallest_three_center(bits: u32) -> u64 {
 
 /// The smallest-three encoding of `c` (x, y, z, w) with `bits` per component, packed as on the
 /// wire (index in the low 2 bits).
+#[cfg(feature = "glam")]
 #[inline]
 pub(crate) fn pack_smallest_three(bits: u32, c: [f32; 4]) -> u64 {
     let mut c = c.map(f64::from);
@@ -379,6 +381,7 @@ pub(crate) fn pack_smallest_three(bits: u32, c: [f32; 4]) -> u64 {
 }
 
 /// Decodes [`pack_smallest_three`]'s output (any `u64`: errors, never panics).
+#[cfg(feature = "glam")]
 #[inline]
 pub(crate) fn unpack_smallest_three(bits: u32, packed: u64) -> Result<[f32; 4], DecodeError> {
     let bits = bits.clamp(1, 20);
@@ -507,6 +510,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "glam")]
     fn smallest_three_sizes_and_exact_values() {
         for (bits, bytes) in [(9, 4), (10, 4), (11, 5), (12, 5), (13, 6), (15, 6), (16, 7)] {
             let q = Quantization::smallest_three(bits);
@@ -532,6 +536,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "glam")]
     fn smallest_three_non_finite_is_identity_and_sign_is_canonical() {
         let identity = pack_smallest_three(12, [0.0, 0.0, 0.0, 1.0]);
         for c in [
@@ -550,6 +555,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "glam")]
     fn smallest_three_decodes_any_bits_without_panicking() {
         for bits in SMALLEST_THREE_BITS {
             let total = 2 + 3 * bits;

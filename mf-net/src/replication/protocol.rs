@@ -213,29 +213,60 @@ pub(crate) struct SpawnHeader {
     pub(crate) spawner: Option<SpawnerPayload>,
 }
 
-impl SpawnHeader {
+/// A [`SpawnHeader`] borrowing its name, parent and spawner data (what the server writes from
+/// its groups without cloning them per peer).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SpawnHeaderRef<'a> {
+    pub(crate) first_net_id: u32,
+    pub(crate) scene: i32,
+    pub(crate) parent: &'a ParentRef,
+    pub(crate) name: &'a str,
+    pub(crate) authority: u64,
+    pub(crate) count: u32,
+    /// Present exactly when `scene` is [`SCENE_SPAWNER`].
+    pub(crate) spawner: Option<&'a SpawnerPayload>,
+}
+
+impl SpawnHeaderRef<'_> {
     pub(crate) fn write(&self, w: &mut NetWriter) {
         w.write_var_u32(self.first_net_id);
         w.write_var_i32(self.scene);
-        match &self.parent {
+        match self.parent {
             ParentRef::Net(id) => w.write_var_u32(*id),
             ParentRef::Path(path) => {
                 w.write_var_u32(0);
                 w.write_str(path);
             }
         }
-        w.write_str(&self.name);
+        w.write_str(self.name);
         w.write_var_u64(self.authority);
         w.write_var_u32(self.count);
         if self.scene == SCENE_SPAWNER {
             let (index, data) = self
                 .spawner
-                .as_ref()
                 .map_or((0, &[][..]), |p| (p.index, p.data.as_slice()));
             w.write_var_u32(index);
             w.write_len(data.len());
             w.write_bytes(data);
         }
+    }
+}
+
+impl SpawnHeader {
+    /// Writes the header (the server writes a [`SpawnHeaderRef`]; this owned form is read by
+    /// clients, and written only by tests).
+    #[cfg(test)]
+    pub(crate) fn write(&self, w: &mut NetWriter) {
+        SpawnHeaderRef {
+            first_net_id: self.first_net_id,
+            scene: self.scene,
+            parent: &self.parent,
+            name: &self.name,
+            authority: self.authority,
+            count: self.count,
+            spawner: self.spawner.as_ref(),
+        }
+        .write(w);
     }
 
     pub(crate) fn read(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {

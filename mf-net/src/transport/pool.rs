@@ -34,9 +34,11 @@ impl PacketPool {
         buf
     }
 
-    /// Gives a buffer back for reuse. Buffers past the pool's limit are freed.
-    pub(crate) fn give(&mut self, buf: Vec<u8>) {
+    /// Gives a buffer back for reuse, emptied (so that [`reserve`](Self::reserve) counts its
+    /// whole capacity as free). Buffers past the pool's limit are freed.
+    pub(crate) fn give(&mut self, mut buf: Vec<u8>) {
         if self.free.len() < self.max_pooled && buf.capacity() > 0 {
+            buf.clear();
             self.free.push(buf);
         }
     }
@@ -101,6 +103,18 @@ mod tests {
         assert_eq!(pool.len(), 2);
         pool.give(Vec::new());
         assert_eq!(pool.len(), 2);
+    }
+
+    #[test]
+    fn given_buffers_are_emptied_so_reserve_does_not_over_allocate() {
+        let mut pool = PacketPool::new();
+        let mut buf = Vec::with_capacity(64);
+        buf.extend_from_slice(&[7; 64]);
+        pool.give(buf);
+        assert!(pool.free.iter().all(Vec::is_empty));
+        // Its whole capacity counts: nothing to grow.
+        pool.reserve(1, 64);
+        assert_eq!(pool.free[0].capacity(), 64);
     }
 
     #[test]

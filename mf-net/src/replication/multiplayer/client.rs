@@ -681,6 +681,10 @@ impl ClientState {
                 // Freed (or its value cleared) locally by game code: skip, yet acknowledge.
                 continue;
             };
+            // A malformed entry returns early (`?`): the entries before it stay applied (there is
+            // no undo, and they hold values the server sent), but the snapshot is neither
+            // acknowledged nor recorded as applied, so the server keeps sending everything since
+            // the last acknowledged tick and a later snapshot brings every node up to date.
             let mut entry = NetReader::new(bytes);
             if ty.has_on_change() {
                 // Hooks run once the whole entry is applied.

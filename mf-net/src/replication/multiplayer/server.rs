@@ -13,7 +13,7 @@ use super::{NetId, Shared};
 use crate::bus::BusCore;
 use crate::replication::erased::ErasedState;
 use crate::replication::protocol::{
-    self, ParentRef, SpawnHeader, SpawnerPayload, ACK, AUTHORITY, DESPAWN, HELLO, REFUSE, SPAWN,
+    self, ParentRef, SpawnHeaderRef, SpawnerPayload, ACK, AUTHORITY, DESPAWN, HELLO, REFUSE, SPAWN,
     WELCOME,
 };
 use crate::replication::Audience;
@@ -370,16 +370,43 @@ impl ServerState {
         self.interest.dirty = true;
         if top_flushed {
             if let Some(core) = core {
-                for c in 0..self.clients.len() {
-                    if !self.clients[c].ready {
-                        continue;
+                let encode = |w: &mut NetWriter| {
+                    w.write_var_u32(top);
+                    w.write_var_u64(peer.0);
+                    w.write_bool(recursive);
+                };
+                // Every joined client gets it (one that lacks the node ignores it). When every
+                // connection has joined, that is every connection: encode once.
+                let all_joined = self.joined.len() == core.peers().len()
+                    && core.peers().iter().all(|p| self.joined.contains(p));
+                if all_joined {
+                    let mut refused = Vec::new();
+                    let (_, len) = core.broadcast_with_failures(
+                        AUTHORITY,
+                        Channel::Reliable,
+                        &mut refused,
+                        encode,
+                    );
+                    for c in self.clients.iter_mut().filter(|c| c.ready) {
+                        if !refused.contains(&c.peer) {
+                            c.stats.bytes_sent += len as u64;
+                        }
                     }
-                    let to = self.clients[c].peer;
-                    self.send_control(core, shared, to, AUTHORITY, |w| {
-                        w.write_var_u32(top);
-                        w.write_var_u64(peer.0);
-                        w.write_bool(recursive);
-                    });
+                    for to in refused {
+                        warn!(%to, id = AUTHORITY, "control message refused; disconnecting the client");
+                        shared.stats.control_send_failures += 1;
+                        if !self.failed.contains(&to) {
+                            self.failed.push(to);
+                        }
+                    }
+                } else {
+                    for c in 0..self.clients.len() {
+                        if !self.clients[c].ready {
+                            continue;
+                        }
+                        let to = self.clients[c].peer;
+                        self.send_control(core, shared, to, AUTHORITY, encode);
+                    }
                 }
                 self.drop_failed(core, shared);
             }
@@ -604,14 +631,14 @@ impl ServerState {
     ) {
         let group = &self.groups[g];
         let (lo, hi) = group_range(&self.nodes, group);
-        let header = SpawnHeader {
+        let header = SpawnHeaderRef {
             first_net_id: group.first,
             scene: group.scene,
-            parent: group.parent.clone(),
-            name: group.name.clone(),
+            parent: &group.parent,
+            name: &group.name,
             authority: group.authority.0,
             count: group.count,
-            spawner: group.spawner.clone(),
+            spawner: group.spawner.as_ref(),
         };
         let group_authority = group.authority;
         let nodes = &self.nodes[lo..hi];
@@ -819,33 +846,48 @@ impl ServerState {
                 }
             }
         }
-        let mut i = self.nodes.len();
-        while i > 0 {
-            i -= 1;
-            if shared.scene.is_attached(self.nodes[i].node) {
-                continue;
+        // One pass per vector, not one removal per freed node (quadratic when many nodes go at
+        // once). Every per-client vector parallel to `nodes` (`acked`) or to `groups` (`vis`)
+        // drops the same indices, so they stay aligned.
+        let scene = &shared.scene;
+        let keep_node: Vec<bool> = self
+            .nodes
+            .iter()
+            .map(|n| scene.is_attached(n.node))
+            .collect();
+        // Sorted, since `nodes` is sorted by net id.
+        let mut gone_ids = Vec::new();
+        for (n, _) in self.nodes.iter().zip(&keep_node).filter(|(_, &keep)| !keep) {
+            self.by_node.remove(&n.node);
+            gone_ids.push(n.net_id);
+        }
+        retain_aligned(&mut self.nodes, &keep_node);
+        for c in &mut self.clients {
+            if c.ready {
+                retain_aligned(&mut c.acked, &keep_node);
             }
-            let gone = self.nodes.remove(i);
-            self.by_node.remove(&gone.node);
-            for c in &mut self.clients {
-                if c.ready && i < c.acked.len() {
-                    c.acked.remove(i);
-                }
-                c.resync.retain(|r| r.net_id != gone.net_id);
+            if !c.resync.is_empty() {
+                c.resync
+                    .retain(|r| gone_ids.binary_search(&r.net_id).is_err());
             }
         }
-        let mut g = self.groups.len();
-        while g > 0 {
-            g -= 1;
-            if shared.scene.is_attached(self.groups[g].root) {
-                continue;
-            }
-            let gone = self.groups.remove(g);
-            self.interest.forget_group(gone.first);
-            for c in &mut self.clients {
-                if c.ready && g < c.vis.len() {
-                    c.vis.remove(g);
-                }
+        let keep_group: Vec<bool> = self
+            .groups
+            .iter()
+            .map(|g| scene.is_attached(g.root))
+            .collect();
+        for (group, _) in self
+            .groups
+            .iter()
+            .zip(&keep_group)
+            .filter(|(_, &keep)| !keep)
+        {
+            self.interest.forget_group(group.first);
+        }
+        retain_aligned(&mut self.groups, &keep_group);
+        for c in &mut self.clients {
+            if c.ready {
+                retain_aligned(&mut c.vis, &keep_group);
             }
         }
         self.interest.recount = true;
@@ -936,6 +978,17 @@ impl ServerState {
     }
 }
 
+/// Keeps the elements of `items` whose index is `true` in `keep`; elements past the end of
+/// `keep` stay (a vector parallel to a shorter one loses only what the shorter one loses).
+fn retain_aligned<V>(items: &mut Vec<V>, keep: &[bool]) {
+    let mut index = 0;
+    items.retain(|_| {
+        let kept = keep.get(index).copied().unwrap_or(true);
+        index += 1;
+        kept
+    });
+}
+
 /// The index range of `group`'s records in `nodes`.
 pub(crate) fn group_range(nodes: &[NetNode], group: &Group) -> (usize, usize) {
     let lo = nodes.partition_point(|n| n.net_id < group.first);
@@ -950,29 +1003,34 @@ pub(crate) fn group_range(nodes: &[NetNode], group: &Group) -> (usize, usize) {
 /// records.
 fn write_spawn(
     w: &mut NetWriter,
-    header: &SpawnHeader,
+    header: &SpawnHeaderRef<'_>,
     nodes: &[NetNode],
     scene: &Scene,
     peer: PeerId,
 ) {
     header.write(w);
-    let present = |id: u32| {
+    let (first, end) = (
+        header.first_net_id,
+        header.first_net_id.saturating_add(header.count),
+    );
+    // `nodes` is sorted by net id, so the present ones (in the header's range and still in the
+    // scene) are found in one walk, without a search per id.
+    let present = || {
         nodes
-            .binary_search_by_key(&id, |n| n.net_id)
-            .ok()
-            .filter(|&i| scene.contains(nodes[i].node))
+            .iter()
+            .filter(move |n| n.net_id >= first && n.net_id < end && scene.contains(n.node))
     };
-    let ids = header.first_net_id..header.first_net_id.saturating_add(header.count);
-    let absent = ids.clone().filter(|&id| present(id).is_none()).count();
+    let absent = (end - first) as usize - present().count();
     w.write_len(absent);
-    for id in ids.clone().filter(|&id| present(id).is_none()) {
-        w.write_var_u32(id);
+    let mut next = present().map(|n| n.net_id).peekable();
+    for id in first..end {
+        if next.next_if_eq(&id).is_none() {
+            w.write_var_u32(id);
+        }
     }
-    for id in ids {
-        if let Some(i) = present(id) {
-            if let Some(state) = nodes[i].state.as_ref() {
-                state.write_full_for(Audience::of(nodes[i].authority == peer), w);
-            }
+    for n in present() {
+        if let Some(state) = n.state.as_ref() {
+            state.write_full_for(Audience::of(n.authority == peer), w);
         }
     }
 }

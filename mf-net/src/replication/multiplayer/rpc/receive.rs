@@ -42,6 +42,7 @@ pub(crate) fn on_rpc<T: Transport>(
         Role::Client(client) => {
             let known = sender == PeerId::SERVER && client.welcomed;
             match header(r).ok().filter(|_| known) {
+                None if !known => drop_call(shared, None, "RPC before the welcome"),
                 None => drop_call(shared, None, "malformed RPC header"),
                 Some((net_id, wire_id)) => match client.node_of(net_id) {
                     None => drop_call(shared, None, "RPC for an unknown node"),
