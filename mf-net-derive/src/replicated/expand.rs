@@ -20,12 +20,12 @@ use super::Model;
 use crate::runtime;
 
 /// A local variable name that user code cannot capture or shadow.
-fn local(name: &str) -> Ident {
+pub(super) fn local(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
 }
 
 /// `<Ty as Trait>::item`, spanned at `ty` so that a missing impl is reported there.
-fn spanned_item(p: &TokenStream, ty: &Type, tr: &str, item: &str) -> TokenStream {
+pub(super) fn spanned_item(p: &TokenStream, ty: &Type, tr: &str, item: &str) -> TokenStream {
     let tr = Ident::new(tr, ty.span());
     let item = Ident::new(item, ty.span());
     quote_spanned!(ty.span()=> <#ty as #p::#tr>::#item)
@@ -35,7 +35,7 @@ fn spanned_item(p: &TokenStream, ty: &Type, tr: &str, item: &str) -> TokenStream
 /// base's state are all located at the base's type, so that a base that is not `Replicated`
 /// is reported there (a field access `__s.base` is reported at its first token, which would
 /// otherwise be the derive).
-fn at(ident: &Ident, span: Span) -> Ident {
+pub(super) fn at(ident: &Ident, span: Span) -> Ident {
     let mut ident = ident.clone();
     ident.set_span(ident.span().located_at(span));
     ident
@@ -92,12 +92,12 @@ impl Locals {
 }
 
 /// The bit of member `index` in the change mask.
-fn bit(index: usize) -> Literal {
+pub(super) fn bit(index: usize) -> Literal {
     Literal::u64_suffixed(1u64 << index)
 }
 
 /// The mask with a bit for each of `count` members.
-fn all_bits(count: usize) -> Literal {
+pub(super) fn all_bits(count: usize) -> Literal {
     Literal::u64_suffixed(if count >= 64 {
         u64::MAX
     } else {
@@ -198,6 +198,78 @@ pub(crate) fn decode_value(
         let decode = spanned_item(p, &f.ty, "MemberCodec", "decode_member");
         quote!(#decode(#r))
     }
+}
+
+/// The statement that reads member `index` from `r` into `self.field` when its bit is in
+/// `mask`. With `fired` (the member has an `on_change` hook), the member's bit is also set in
+/// `fired` when the new value differs from the one it replaces.
+pub(super) fn read_member(
+    p: &TokenStream,
+    index: usize,
+    f: &Field,
+    member: &Member,
+    r: &Ident,
+    mask: &Ident,
+    fired: Option<&Ident>,
+) -> TokenStream {
+    let field = &f.ident;
+    let bit = bit(index);
+    let decode = decode_value(p, index, f, member, r);
+    match fired {
+        Some(fired) => {
+            let unchanged = spanned_item(p, &f.ty, "MemberEq", "unchanged");
+            let v = local("__v");
+            quote! {
+                if #mask & #bit != 0 {
+                    let #v = #decode?;
+                    if !#unchanged(&#v, &self.#field) {
+                        #fired |= #bit;
+                    }
+                    self.#field = #v;
+                }
+            }
+        }
+        None => quote! {
+            if #mask & #bit != 0 {
+                self.#field = #decode?;
+            }
+        },
+    }
+}
+
+/// The check that `mask` has no bit past the last of `count` members (none with 64).
+pub(super) fn check_mask(p: &TokenStream, mask: &Ident, count: usize) -> Option<TokenStream> {
+    let all = all_bits(count);
+    (count < 64).then(|| {
+        quote! {
+            if #mask & !#all != 0 {
+                return #p::Result::Err(#p::DecodeError::Invalid(
+                    "change mask has bits past the last member",
+                ));
+            }
+        }
+    })
+}
+
+/// With own `on_change` members, the statement that adds `fired` to the own state's slot
+/// (`ch[off]`) of the changed-bits buffer; `slot` names the slot's binding.
+pub(super) fn record_fired(
+    p: &TokenStream,
+    own_on_change: bool,
+    fired: &Ident,
+    ch: &Ident,
+    off: &Ident,
+    slot: &Ident,
+) -> Option<TokenStream> {
+    own_on_change.then(|| {
+        quote! {
+            if #fired != 0 {
+                if let #p::Option::Some(#slot) = #ch.get_mut(#off) {
+                    *#slot |= #fired;
+                }
+            }
+        }
+    })
 }
 
 /// A path as the user wrote it, without the spaces `to_string` puts between tokens.
@@ -494,15 +566,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         let read = base(&f.ty, "read");
         quote_spanned!(f.ty.span()=> #read(&mut self.#field, #r)?;)
     });
-    let check_mask = (count < 64).then(|| {
-        quote! {
-            if #mask & !#all != 0 {
-                return #p::Result::Err(#p::DecodeError::Invalid(
-                    "change mask has bits past the last member",
-                ));
-            }
-        }
-    });
+    let check_mask = check_mask(p, &mask, count);
     // `#[replicated(interpolate)]` members must be `Interpolate`: one assertion each, spanned
     // at the field's type so that a type without it is reported there, with a message about
     // the attribute (`MemberInterpolate`'s). Evaluated at compile time; emits no code.
@@ -515,16 +579,9 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         });
     // `read` assigns every member (spawn state, and clients that do not interpolate); clients
     // that interpolate use `read_buffered` (`expand_interp`), which buffers interpolated ones.
-    let read_values = members.iter().map(|(i, f, member)| {
-        let field = &f.ident;
-        let bit = bit(*i);
-        let decode = decode_value(p, *i, f, member, r);
-        quote! {
-            if #mask & #bit != 0 {
-                self.#field = #decode?;
-            }
-        }
-    });
+    let read_values = members
+        .iter()
+        .map(|(i, f, member)| read_member(p, *i, f, member, r, &mask, None));
 
     // read_tracked: `read`, and a bit in the own state's slot of `__ch` for each `on_change`
     // member whose value differs from the one it replaces.
@@ -545,38 +602,10 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
     });
     let fired = local("__fired");
     let tracked_values = members.iter().map(|(i, f, member)| {
-        let field = &f.ident;
-        let bit = bit(*i);
-        let decode = decode_value(p, *i, f, member, r);
-        if member.on_change.is_some() {
-            let unchanged = spanned_item(p, &f.ty, "MemberEq", "unchanged");
-            let v = local("__v");
-            quote! {
-                if #mask & #bit != 0 {
-                    let #v = #decode?;
-                    if !#unchanged(&#v, &self.#field) {
-                        #fired |= #bit;
-                    }
-                    self.#field = #v;
-                }
-            }
-        } else {
-            quote! {
-                if #mask & #bit != 0 {
-                    self.#field = #decode?;
-                }
-            }
-        }
+        let fired = member.on_change.is_some().then_some(&fired);
+        read_member(p, *i, f, member, r, &mask, fired)
     });
-    let record_fired = own_on_change.then(|| {
-        quote! {
-            if #fired != 0 {
-                if let #p::Option::Some(#h) = #ch.get_mut(#off) {
-                    *#h |= #fired;
-                }
-            }
-        }
-    });
+    let record_fired = record_fired(p, own_on_change, &fired, ch, off, h);
 
     // run_on_change: the bases' hooks, then the own ones, in declaration order.
     let hook_bases = bases.iter().map(|f| {

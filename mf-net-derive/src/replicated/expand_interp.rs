@@ -10,11 +10,14 @@
 //! use of a member's codec through `MemberCodec`, and every use of a base through
 //! `<BaseTy as Replicated>::..` spanned at the base's type.
 
-use proc_macro2::{Literal, Span, TokenStream};
+use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
+use super::expand::{
+    at, bit, check_mask, decode_value, local, read_member, record_fired, spanned_item,
+};
 use super::parse::{Field, Role};
 use super::Model;
 use crate::runtime;
@@ -25,39 +28,6 @@ pub(crate) struct Interp {
     pub(crate) items: TokenStream,
     /// Items for the `impl Replicated` block.
     pub(crate) impl_items: TokenStream,
-}
-
-/// A local variable name that user code cannot capture or shadow.
-fn local(name: &str) -> Ident {
-    Ident::new(name, Span::mixed_site())
-}
-
-/// `ident`, resolved as before but reported at `span` (see `expand::at`).
-fn at(ident: &Ident, span: Span) -> Ident {
-    let mut ident = ident.clone();
-    ident.set_span(ident.span().located_at(span));
-    ident
-}
-
-/// `<Ty as Trait>::item`, spanned at `ty` so that a missing impl is reported there.
-fn spanned_item(p: &TokenStream, ty: &Type, tr: &str, item: &str) -> TokenStream {
-    let tr = Ident::new(tr, ty.span());
-    let item = Ident::new(item, ty.span());
-    quote_spanned!(ty.span()=> <#ty as #p::#tr>::#item)
-}
-
-/// The bit of member `index` in the change mask.
-fn bit(index: usize) -> Literal {
-    Literal::u64_suffixed(1u64 << index)
-}
-
-/// The mask with a bit for each of `count` members.
-fn all_bits(count: usize) -> Literal {
-    Literal::u64_suffixed(if count >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << count) - 1
-    })
 }
 
 /// The interpolation items of `m`.
@@ -94,7 +64,6 @@ pub(crate) fn expand(m: &Model) -> Interp {
         .iter()
         .filter(|f| matches!(f.role, Role::Base))
         .collect();
-    let all = all_bits(members.len());
     let base = |ty: &Type, item: &str| spanned_item(p, ty, "Replicated", item);
     let member_item = |ty: &Type, item: &str| spanned_item(p, ty, "MemberInterpolate", item);
     let (known_differs, newest) = (local("__differs"), local("__newest"));
@@ -152,72 +121,41 @@ pub(crate) fn expand(m: &Model) -> Interp {
             #off += #n;
         }
     });
-    let check_mask = (members.len() < 64).then(|| {
-        quote! {
-            if #mask & !#all != 0 {
-                return #p::Result::Err(#p::DecodeError::Invalid(
-                    "change mask has bits past the last member",
-                ));
-            }
-        }
-    });
+    let check_mask = check_mask(p, &mask, members.len());
     let read_values = members.iter().map(|(index, f, member)| {
+        let hook = member.on_change.is_some();
+        if !member.interpolate {
+            return read_member(p, *index, f, member, &r, &mask, hook.then_some(&fired));
+        }
         let field = &f.ident;
         let bit = bit(*index);
-        let decode = super::expand::decode_value(p, *index, f, member, &r);
+        let decode = decode_value(p, *index, f, member, &r);
         let unchanged = spanned_item(p, &f.ty, "MemberEq", "unchanged");
-        let hook = member.on_change.is_some();
-        if member.interpolate {
-            let push = member_item(&f.ty, "push_member");
-            if hook {
-                // Changed: the new sample differs from the newest one buffered (or, with an
-                // empty buffer, from the value shown).
-                quote! {
-                    if #mask & #bit != 0 {
-                        let #v = #decode?;
-                        let #known_differs = match #p::InterpolationBuffer::newest(&#i.#field) {
-                            #p::Option::Some((_, #newest)) => !#unchanged(&#v, #newest),
-                            #p::Option::None => !#unchanged(&#v, &self.#field),
-                        };
-                        if #push(&mut #i.#field, #known, #tick, #v) && #known_differs {
-                            #fired |= #bit;
-                        }
-                    }
-                }
-            } else {
-                quote! {
-                    if #mask & #bit != 0 {
-                        #push(&mut #i.#field, #known, #tick, #decode?);
-                    }
-                }
-            }
-        } else if hook {
+        let push = member_item(&f.ty, "push_member");
+        if hook {
+            // Changed: the new sample differs from the newest one buffered (or, with an
+            // empty buffer, from the value shown).
             quote! {
                 if #mask & #bit != 0 {
                     let #v = #decode?;
-                    if !#unchanged(&#v, &self.#field) {
+                    let #known_differs = match #p::InterpolationBuffer::newest(&#i.#field) {
+                        #p::Option::Some((_, #newest)) => !#unchanged(&#v, #newest),
+                        #p::Option::None => !#unchanged(&#v, &self.#field),
+                    };
+                    if #push(&mut #i.#field, #known, #tick, #v) && #known_differs {
                         #fired |= #bit;
                     }
-                    self.#field = #v;
                 }
             }
         } else {
             quote! {
                 if #mask & #bit != 0 {
-                    self.#field = #decode?;
+                    #push(&mut #i.#field, #known, #tick, #decode?);
                 }
             }
         }
     });
-    let record_fired = own_on_change.then(|| {
-        quote! {
-            if #fired != 0 {
-                if let #p::Option::Some(#newest) = #ch.get_mut(#off) {
-                    *#newest |= #fired;
-                }
-            }
-        }
-    });
+    let record_fired = record_fired(p, own_on_change, &fired, &ch, &off, &newest);
 
     // blend / snap_interp
     let blend_bases = bases.iter().map(|f| {
