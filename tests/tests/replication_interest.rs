@@ -2,7 +2,8 @@
 //! Interest management: per-client relevance of spawn groups (manual settings, a pluggable
 //! policy, the built-in `GridInterest` with hysteresis and grace, owned groups), snapshots and
 //! RPCs filtered per client, convergence over a lossy network while nodes move in and out of
-//! range, and zero allocations in steady state with a grid policy.
+//! range, and zero allocations in steady state with a grid policy; update tiers (far groups
+//! carried only every few ticks, tier changes, convergence and allocations with tiers).
 
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -82,12 +83,17 @@ fn position(scene: &Scene, node: NodeId) -> Option<[f32; 3]> {
 }
 
 fn grid(grace: Duration) -> GridInterest {
+    tiered_grid(grace, &[])
+}
+
+fn tiered_grid(grace: Duration, tiers: &'static [(u32, u32)]) -> GridInterest {
     GridInterest {
         cell_size: 10.0,
         radius_cells: 1,
         hysteresis_cells: 1,
         grace,
         position,
+        tiers,
     }
 }
 
@@ -461,6 +467,10 @@ fn wander(world: &mut World, units: &[NodeId], frame: usize) {
 }
 
 fn converges_with_moving_relevance(loss: f32, seed: u64) {
+    converges_with_moving_tiered_relevance(loss, seed, &[]);
+}
+
+fn converges_with_moving_tiered_relevance(loss: f32, seed: u64, tiers: &'static [(u32, u32)]) {
     let conditions = NetworkConditions {
         loss,
         duplication: 0.05,
@@ -478,7 +488,7 @@ fn converges_with_moving_relevance(loss: f32, seed: u64) {
     assert_eq!(world.server.peers().len(), 3);
     world
         .server
-        .set_interest_policy(grid(Duration::from_millis(200)), 2)
+        .set_interest_policy(tiered_grid(Duration::from_millis(200), tiers), 2)
         .unwrap();
     for c in 0..3 {
         let p = peer(&world, c);
@@ -518,13 +528,30 @@ fn converges_while_nodes_move_in_and_out_of_range_at_25_percent_loss() {
 }
 
 #[test]
+fn converges_with_update_tiers_while_nodes_move_at_25_percent_loss() {
+    // Wide enough that most relevant groups are in the slower tiers, changing tier as they move.
+    converges_with_moving_tiered_relevance(0.25, 13, &[(0, 1), (1, 3)]);
+    converges_with_moving_tiered_relevance(0.1, 17, &[(0, 2), (1, 6)]);
+}
+
+#[test]
 fn grid_policy_with_moving_nodes_allocates_nothing_in_steady_state() {
+    allocates_nothing_with_moving_nodes(&[]);
+}
+
+#[test]
+fn update_tiers_with_moving_nodes_allocate_nothing_in_steady_state() {
+    // Near units cross between the every-tick and every-2nd-tick tiers as they move.
+    allocates_nothing_with_moving_nodes(&[(0, 1), (1, 2), (u32::MAX, 6)]);
+}
+
+fn allocates_nothing_with_moving_nodes(tiers: &'static [(u32, u32)]) {
     let mut world = World::new(1, library);
     let p0 = peer(&world, 0);
     let player = spawn_unit(&mut world, 0.0, p0);
     world
         .server
-        .set_interest_policy(grid(Duration::ZERO), 1)
+        .set_interest_policy(tiered_grid(Duration::ZERO, tiers), 1)
         .unwrap();
     world.server.set_focus(p0, Some(player)).unwrap();
     // Fifty near (cells −1..1), fifty far (cells 5..7): they move without crossing.
@@ -563,6 +590,8 @@ fn grid_policy_with_moving_nodes_allocates_nothing_in_steady_state() {
     assert_eq!(world.server.stats().relevance_spawns, spawns, "no crossing");
     assert_eq!(world.server.stats().relevance_despawns, despawns);
     assert_eq!(world.clients[0].scene().iter::<Unit>().count(), 51);
+    // The last changes of groups in slower tiers go out in their next slots.
+    world.step(6);
     assert_restricted_convergence(&world, 0);
 }
 
@@ -778,4 +807,133 @@ fn a_node_freed_locally_does_not_stop_acknowledgements() {
         .iter()
         .all(|e| !matches!(e, MultiplayerEvent::Disconnected { .. })));
     assert_eq!(world.clients[0].scene().iter::<Unit>().count(), 1);
+}
+
+/// Sets every unit's hp to `hp`, runs one frame, and returns which units' copies on client 0
+/// have it afterwards.
+fn change_all(world: &mut World, units: &[NodeId], hp: i32) -> Vec<bool> {
+    for &u in units {
+        set_hp(world, u, hp);
+    }
+    world.frame();
+    units
+        .iter()
+        .map(|&u| unit(&world.clients[0], copy(world, 0, u).unwrap()).hp == hp)
+        .collect()
+}
+
+#[test]
+fn far_groups_are_carried_only_every_n_ticks_and_near_ones_every_tick() {
+    let mut world = World::new(1, library);
+    let p0 = peer(&world, 0);
+    world.step(2);
+    let idle = world.server.peer_stats(p0).unwrap().last_snapshot_bytes;
+    let player = spawn_unit(&mut world, 0.0, p0);
+    // Cell 0 (every tick) and three far ones in cell 5 (every 3rd tick): consecutive groups of
+    // two ids each, so their first net ids, and slots, differ modulo 3.
+    let near = spawn_unit(&mut world, 5.0, PeerId::SERVER);
+    let far: Vec<NodeId> = (0..3)
+        .map(|_| spawn_unit(&mut world, 55.0, PeerId::SERVER))
+        .collect();
+    let mut policy = tiered_grid(Duration::ZERO, &[(1, 1), (u32::MAX, 3)]);
+    policy.radius_cells = 8;
+    world.server.set_interest_policy(policy, 1).unwrap();
+    world.server.set_focus(p0, Some(player)).unwrap();
+    world.step(6);
+    let units: Vec<NodeId> = [near].into_iter().chain(far.iter().copied()).collect();
+    assert_restricted_convergence(&world, 0);
+
+    // K = 12 ticks of changes to every unit.
+    let mut updated = vec![Vec::new(); units.len()];
+    let mut bytes = Vec::new();
+    for frame in 0..12 {
+        for (u, fresh) in change_all(&mut world, &units, 100 + frame)
+            .into_iter()
+            .enumerate()
+        {
+            if fresh {
+                updated[u].push(frame);
+            }
+        }
+        bytes.push(world.server.peer_stats(p0).unwrap().last_snapshot_bytes);
+    }
+    assert_eq!(updated[0], (0..12).collect::<Vec<_>>(), "near: every tick");
+    for (i, frames) in updated[1..].iter().enumerate() {
+        assert_eq!(frames.len(), 4, "far {i}: every 3rd tick ({frames:?})");
+        assert!(
+            frames.windows(2).all(|w| w[1] - w[0] == 3),
+            "far {i}: {frames:?}"
+        );
+    }
+    // Spread: each tick carries exactly one of the three far groups.
+    let mut firsts: Vec<i32> = updated[1..].iter().map(|f| f[0]).collect();
+    firsts.sort_unstable();
+    assert_eq!(firsts, [0, 1, 2]);
+    // So every snapshot holds two equal entries (near and one far) ...
+    assert!(bytes.iter().all(|&b| b == bytes[0]), "{bytes:?}");
+    // ... where every tick (no tiers) it holds four.
+    world
+        .server
+        .set_interest_policy(
+            GridInterest {
+                radius_cells: 8,
+                ..grid(Duration::ZERO)
+            },
+            1,
+        )
+        .unwrap();
+    world.step(3);
+    assert!(change_all(&mut world, &units, 1000).iter().all(|&f| f));
+    let all = world.server.peer_stats(p0).unwrap().last_snapshot_bytes;
+    assert_eq!(all - idle, 2 * (bytes[0] - idle), "{all} vs {}", bytes[0]);
+    assert_restricted_convergence(&world, 0);
+}
+
+#[test]
+fn a_tier_change_takes_effect_at_the_next_evaluation() {
+    let mut world = World::new(1, library);
+    let p0 = peer(&world, 0);
+    let player = spawn_unit(&mut world, 0.0, p0);
+    let a = spawn_unit(&mut world, 55.0, PeerId::SERVER);
+    let mut policy = tiered_grid(Duration::ZERO, &[(1, 1), (u32::MAX, 6)]);
+    policy.radius_cells = 8;
+    world.server.set_interest_policy(policy, 1).unwrap();
+    world.server.set_focus(p0, Some(player)).unwrap();
+    world.step(6);
+    let units = [a];
+    let fresh = |world: &mut World, from: i32, frames: i32| {
+        (from..from + frames)
+            .filter(|&hp| change_all(world, &units, hp)[0])
+            .count()
+    };
+    assert_eq!(fresh(&mut world, 1, 12), 2, "far: every 6th tick");
+
+    // Closer: from the evaluation in the frame it moved, every tick.
+    move_to(&mut world, a, 5.0);
+    assert_eq!(fresh(&mut world, 100, 12), 12, "near: every tick");
+    // Away again: back to every 6th tick, still converging.
+    move_to(&mut world, a, 55.0);
+    assert!((1..=3).contains(&fresh(&mut world, 200, 12)));
+    // A manual setting (or anything but the policy) means every tick.
+    world.server.set_relevant(a, p0, true).unwrap();
+    world.step(1);
+    assert_eq!(fresh(&mut world, 300, 6), 6, "manual: every tick");
+    world.server.clear_relevant(a, p0).unwrap();
+    world.step(1);
+    assert_eq!(fresh(&mut world, 400, 12), 2, "the policy's tier again");
+
+    // With a slower evaluation, the change waits for the next evaluation at most.
+    let mut policy = tiered_grid(Duration::ZERO, &[(1, 1), (u32::MAX, 6)]);
+    policy.radius_cells = 8;
+    world.server.set_interest_policy(policy, 4).unwrap();
+    world.step(6);
+    move_to(&mut world, a, 5.0);
+    world.step(4);
+    assert_eq!(
+        fresh(&mut world, 500, 8),
+        8,
+        "after an evaluation: every tick"
+    );
+    world.step(4);
+    assert_restricted_convergence(&world, 0);
 }

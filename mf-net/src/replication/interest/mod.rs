@@ -14,8 +14,16 @@
 //! 4. otherwise the [`InterestPolicy`], evaluated every few network ticks; without a policy,
 //!    every group is relevant to every client (the default).
 //!
+//! A relevant group may also get an *update period* ([`InterestPolicy::update_period`]): its
+//! nodes then go into that client's snapshots only every `period` network ticks (on ticks
+//! spread by the group's net id, so far groups do not all land on the same tick), while near
+//! ones go every tick. Acknowledgements stay per node, so a skipped tick only delays changes:
+//! an entry still carries everything since the node's acknowledged tick. Groups relevant for
+//! any other reason (owned, manual, no policy) go every tick.
+//!
 //! [`GridInterest`] is the built-in spatial policy: a uniform grid on the XZ plane with
-//! hysteresis, and a grace period before a group that left the range is despawned.
+//! hysteresis, a grace period before a group that left the range is despawned, and optional
+//! distance tiers of update periods.
 
 use std::time::Duration;
 
@@ -55,6 +63,15 @@ pub trait InterestPolicy {
     fn grace(&self) -> Duration {
         Duration::ZERO
     }
+
+    /// For a group [`relevant`](Self::relevant) just found relevant (same query), how often its
+    /// nodes go into the client's snapshots, in network ticks: 1 (the default) every tick, `n`
+    /// every `n`th (0 reads as 1). A change applies from the evaluation that returns it. Called
+    /// as often as `relevant`: it should not allocate.
+    fn update_period(&mut self, query: &InterestQuery<'_>) -> u32 {
+        let _ = query;
+        1
+    }
 }
 
 impl<F: FnMut(&InterestQuery<'_>) -> bool> InterestPolicy for F {
@@ -72,6 +89,27 @@ pub type PositionFn = fn(&Scene, NodeId) -> Option<[f32; 3]>;
 /// not flap), and only after being out of range for `grace` (the client's copy goes stale
 /// meanwhile). A group whose root has no position is always relevant (it cannot be placed); a
 /// client without a focus (or whose focus has no position) gets no positioned group.
+///
+/// `tiers` gives relevant groups update periods by distance: `(radius_cells, every_n_ticks)`
+/// entries in increasing radius; a group gets the period of the first entry whose radius covers
+/// its cell distance, or of the last entry beyond them all; a group without a position, and
+/// every group with no tiers (`&[]`, the default behaviour), goes every tick.
+///
+/// ```
+/// # use std::time::Duration;
+/// # use mf_net::replication::interest::GridInterest;
+/// let grid = GridInterest {
+///     cell_size: 50.0,
+///     radius_cells: 6,
+///     hysteresis_cells: 1,
+///     grace: Duration::from_secs(2),
+///     position: |_, _| None,
+///     // Within 2 cells every tick, within 4 every 3rd tick, farther every 6th.
+///     tiers: &[(2, 1), (4, 3), (u32::MAX, 6)],
+/// };
+/// assert_eq!(grid.period_at(3), 3);
+/// assert_eq!(grid.period_at(9), 6);
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct GridInterest {
     /// Cell edge length, in world units (above 0).
@@ -84,6 +122,9 @@ pub struct GridInterest {
     pub grace: Duration,
     /// A node's world position (only x and z are used).
     pub position: PositionFn,
+    /// Update periods by distance: `(radius_cells, every_n_ticks)`, in increasing radius
+    /// (empty: every tick).
+    pub tiers: &'static [(u32, u32)],
 }
 
 impl GridInterest {
@@ -105,6 +146,16 @@ impl GridInterest {
         let (ax, az) = self.cell(a);
         let (bx, bz) = self.cell(b);
         ax.abs_diff(bx).max(az.abs_diff(bz))
+    }
+
+    /// The update period (in network ticks, at least 1) of a group `cells` away from the focus,
+    /// from `tiers`.
+    pub fn period_at(&self, cells: u64) -> u32 {
+        self.tiers
+            .iter()
+            .find(|&&(radius, _)| cells <= u64::from(radius))
+            .or(self.tiers.last())
+            .map_or(1, |&(_, period)| period.max(1))
     }
 }
 
@@ -130,6 +181,20 @@ impl InterestPolicy for GridInterest {
     fn grace(&self) -> Duration {
         self.grace
     }
+
+    fn update_period(&mut self, query: &InterestQuery<'_>) -> u32 {
+        if self.tiers.is_empty() {
+            return 1;
+        }
+        let at = (self.position)(query.scene, query.group_root);
+        let focus = query
+            .focus
+            .and_then(|focus| (self.position)(query.scene, focus));
+        match (at, focus) {
+            (Some(at), Some(focus)) => self.period_at(self.cell_distance(at, focus)),
+            _ => 1,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -143,6 +208,7 @@ mod tests {
             hysteresis_cells: 1,
             grace: Duration::ZERO,
             position: |_, _| None,
+            tiers: &[],
         }
     }
 
@@ -151,5 +217,16 @@ mod tests {
         let g = grid();
         assert_eq!(g.cell([-0.5, 99.0, 19.9]), (-1, 1));
         assert_eq!(g.cell_distance([0.0, 0.0, 0.0], [25.0, 0.0, -5.0]), 2);
+    }
+
+    #[test]
+    fn tiers_pick_the_first_covering_radius_or_the_last() {
+        let mut g = grid();
+        assert_eq!(g.period_at(100), 1, "no tiers: every tick");
+        g.tiers = &[(1, 1), (3, 2), (5, 6)];
+        let periods: Vec<u32> = (0..8).map(|d| g.period_at(d)).collect();
+        assert_eq!(periods, [1, 1, 2, 2, 6, 6, 6, 6]);
+        g.tiers = &[(4, 0)];
+        assert_eq!((g.period_at(0), g.period_at(9)), (1, 1), "0 reads as 1");
     }
 }

@@ -47,24 +47,54 @@ pub(crate) struct GroupVis {
     pub(crate) state: Vis,
     /// When the policy first found it irrelevant, while visible (grace).
     pub(crate) out_since: Option<Duration>,
+    /// Update period in network ticks while visible (1: every tick; see
+    /// [`InterestPolicy::update_period`]).
+    pub(crate) period: u32,
+    /// With a period above 1: the tick from which its nodes go into snapshots again (advanced
+    /// past each snapshot that went out whole on or after it).
+    pub(crate) next: u32,
 }
 
 impl GroupVis {
     pub(crate) const HIDDEN: Self = Self {
         state: Vis::Hidden,
         out_since: None,
+        period: 1,
+        next: 0,
     };
+
+    /// Visible, updated every `period` ticks.
+    pub(crate) const fn visible(period: u32) -> Self {
+        Self {
+            state: Vis::Visible,
+            out_since: None,
+            period,
+            next: 0,
+        }
+    }
+
+    /// Whether its nodes go into a snapshot of `tick` (a visible group's; others have none).
+    pub(crate) fn due(&self, tick: u32) -> bool {
+        self.period <= 1 || tick.wrapping_sub(self.next) as i32 >= 0
+    }
+}
+
+/// The first tick after `after` in the update slots of a group with net id `first` and update
+/// period `period` (ticks congruent to `first` modulo `period`, spreading groups by net id).
+pub(crate) fn next_slot(after: u32, period: u32, first: u32) -> u32 {
+    let period = period.max(1);
+    let since = (after % period + period - first % period) % period;
+    after.wrapping_add(period - since)
 }
 
 /// What a group should become for a client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Want {
-    Show,
+    /// Have it, updated every `period` ticks.
+    Show { period: u32 },
     /// Leave now; `silent` when its parent group left the client already (the client freed it
     /// with the parent's subtree).
-    Hide {
-        silent: bool,
-    },
+    Hide { silent: bool },
     /// The policy finds it irrelevant: leave once the grace period has passed.
     Leave,
 }
@@ -163,15 +193,16 @@ impl ServerState {
             }
         }
         let (lo, hi) = group_range(&self.nodes, group);
+        const EVERY_TICK: Want = Want::Show { period: 1 };
         if self.nodes[lo..hi].iter().any(|n| n.authority == peer) {
-            return Want::Show;
+            return EVERY_TICK;
         }
         if self.interest.unrestricted() {
-            return Want::Show;
+            return EVERY_TICK;
         }
         if let Some(&manual) = self.interest.manual.get(&(group.first, peer)) {
             return if manual {
-                Want::Show
+                EVERY_TICK
             } else {
                 Want::Hide { silent: false }
             };
@@ -183,7 +214,7 @@ impl ServerState {
             .is_some_and(|v| v.state == Vis::Visible);
         let focus = self.clients[c].focus;
         match self.interest.policy.as_mut() {
-            None => Want::Show,
+            None => EVERY_TICK,
             Some(policy) => {
                 let query = InterestQuery {
                     scene: &shared.scene,
@@ -194,7 +225,9 @@ impl ServerState {
                     now: shared.now,
                 };
                 if policy.relevant(&query) {
-                    Want::Show
+                    Want::Show {
+                        period: policy.update_period(&query).max(1),
+                    }
                 } else {
                     Want::Leave
                 }
@@ -203,9 +236,32 @@ impl ServerState {
     }
 
     /// Decides group `g` for the client at `c` while it joins or when the group is first sent:
-    /// whether it goes to the client now.
-    pub(crate) fn initially_visible(&mut self, shared: &Shared, c: usize, g: usize) -> bool {
-        self.want(shared, c, g) == Want::Show
+    /// whether it goes to the client now, and if so its visibility (with its update period).
+    pub(crate) fn initially_visible(
+        &mut self,
+        shared: &Shared,
+        c: usize,
+        g: usize,
+    ) -> Option<GroupVis> {
+        match self.want(shared, c, g) {
+            Want::Show { period } => {
+                let mut vis = GroupVis::visible(1);
+                self.set_period(&mut vis, g, period);
+                self.clients[c].tiered |= vis.period > 1;
+                Some(vis)
+            }
+            Want::Hide { .. } | Want::Leave => None,
+        }
+    }
+
+    /// Gives the visible group `g`'s `vis` the update period `period`; a new period takes
+    /// effect from the next snapshot, in the group's slots.
+    fn set_period(&self, vis: &mut GroupVis, g: usize, period: u32) {
+        let period = period.max(1);
+        if vis.period != period {
+            vis.period = period;
+            vis.next = next_slot(self.tick, period, self.groups[g].first);
+        }
     }
 
     /// Marks the nodes of group `g` as not had by the client at `c` (and drops its resyncs).
@@ -269,10 +325,19 @@ impl ServerState {
                     continue;
                 }
                 let want = self.want(shared, c, g);
-                let vis = self.clients[c].vis[g];
+                let mut vis = self.clients[c].vis[g];
                 match (vis.state, want) {
-                    (Vis::Visible, Want::Show) => self.clients[c].vis[g].out_since = None,
-                    (Vis::Hidden | Vis::Dormant, Want::Show) => self.show(core, shared, c, g),
+                    (Vis::Visible, Want::Show { period }) => {
+                        vis.out_since = None;
+                        self.set_period(&mut vis, g, period);
+                        self.clients[c].vis[g] = vis;
+                    }
+                    (Vis::Hidden | Vis::Dormant, Want::Show { period }) => {
+                        self.show(core, shared, c, g);
+                        let mut vis = self.clients[c].vis[g];
+                        self.set_period(&mut vis, g, period);
+                        self.clients[c].vis[g] = vis;
+                    }
                     (Vis::Visible, Want::Leave) => {
                         let since = *self.clients[c].vis[g].out_since.get_or_insert(now);
                         if now.saturating_sub(since) >= grace {
@@ -287,6 +352,12 @@ impl ServerState {
                     (Vis::Hidden | Vis::Dormant, Want::Hide { .. } | Want::Leave) => {}
                 }
             }
+        }
+        for client in &mut self.clients {
+            client.tiered = client
+                .vis
+                .iter()
+                .any(|v| v.state == Vis::Visible && v.period > 1);
         }
         self.interest.recount = true;
         self.drop_failed(core, shared);
@@ -306,10 +377,7 @@ impl ServerState {
             self.send_group(core, shared, g, peer);
         }
         self.show_nodes(c, g);
-        self.clients[c].vis[g] = GroupVis {
-            state: Vis::Visible,
-            out_since: None,
-        };
+        self.clients[c].vis[g] = GroupVis::visible(1);
         shared.stats.relevance_spawns += u64::from(!dormant);
         self.clients[c].stats.relevance_spawns += u64::from(!dormant);
         debug!(%peer, first = self.groups[g].first, "group became relevant");
@@ -332,7 +400,7 @@ impl ServerState {
         if bound && !silent {
             self.clients[c].vis[g] = GroupVis {
                 state: Vis::Dormant,
-                out_since: None,
+                ..GroupVis::HIDDEN
             };
             debug!(%peer, first, "bound group became irrelevant (dormant)");
             return;

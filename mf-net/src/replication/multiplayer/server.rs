@@ -7,7 +7,7 @@ use std::time::Duration;
 use tracing::{debug, info, warn};
 
 use super::events::MultiplayerEvent;
-use super::interest::{GroupVis, Interest};
+use super::interest::{next_slot, GroupVis, Interest, Vis};
 use super::snapshot::{self, SentSnapshot};
 use super::{NetId, Shared};
 use crate::bus::BusCore;
@@ -148,6 +148,9 @@ pub(crate) struct ClientSlot {
     pub(crate) vis: Vec<GroupVis>,
     /// The focus node interest policies measure from.
     pub(crate) focus: Option<NodeId>,
+    /// Whether a visible group may have an update period above 1 (snapshots then check each
+    /// node's group; false skips that).
+    pub(crate) tiered: bool,
 }
 
 impl ClientSlot {
@@ -167,6 +170,7 @@ impl ClientSlot {
             rpc: super::rpc::PeerRpcState::default(),
             vis: Vec::new(),
             focus: None,
+            tiered: false,
         }
     }
 }
@@ -578,6 +582,7 @@ impl ServerState {
         // Late join: every live spawn relevant to the client in id order, with the state
         // captured so far.
         self.clients[index].vis.clear();
+        self.clients[index].tiered = false;
         self.clients[index]
             .vis
             .resize(self.groups.len(), GroupVis::HIDDEN);
@@ -585,10 +590,10 @@ impl ServerState {
             if !shared.scene.contains(self.groups[g].root) || !self.failed.is_empty() {
                 continue;
             }
-            if !self.initially_visible(shared, index, g) {
+            let Some(vis) = self.initially_visible(shared, index, g) else {
                 continue;
-            }
-            self.clients[index].vis[g].state = super::interest::Vis::Visible;
+            };
+            self.clients[index].vis[g] = vis;
             self.send_group(core, shared, g, peer);
         }
         if !self.failed.is_empty() {
@@ -609,7 +614,7 @@ impl ServerState {
             entry.nodes.reserve(self.nodes.len());
         }
         for g in 0..self.groups.len() {
-            if self.clients[index].vis[g].state != super::interest::Vis::Visible {
+            if self.clients[index].vis[g].state != Vis::Visible {
                 self.hide_nodes(index, g);
             }
         }
@@ -737,14 +742,24 @@ impl ServerState {
                 continue;
             }
             let peer = client.peer;
-            let nodes = &self.nodes;
+            let (nodes, groups) = (&self.nodes, &self.groups);
             let scratch = &mut shared.scratch;
             let mut size = 0;
             let mut truncated = false;
             let result = core.send_with(peer, protocol::SNAPSHOT, Channel::Unreliable, |w| {
-                truncated = snapshot::write(w, nodes, client, scratch, budget, tick, now).truncated;
+                truncated =
+                    snapshot::write(w, nodes, groups, client, scratch, budget, tick, now).truncated;
                 size = w.len();
             });
+            if result.is_ok() && !truncated && client.tiered {
+                // The groups due went out whole: on to their next slots. (A snapshot refused or
+                // cut short leaves them due, so they go in the next one.)
+                for (group, vis) in groups.iter().zip(&mut client.vis) {
+                    if vis.state == Vis::Visible && vis.period > 1 && vis.due(tick) {
+                        vis.next = next_slot(tick, vis.period, group.first);
+                    }
+                }
+            }
             // A snapshot the transport refused was not sent (the bus counts it in
             // `send_failures`); it is not counted here.
             if result.is_ok() {
@@ -946,16 +961,9 @@ impl ServerState {
                 if !self.clients[c].ready {
                     continue;
                 }
-                let visible = self.initially_visible(shared, c, g);
-                self.clients[c].vis.push(if visible {
-                    GroupVis {
-                        state: super::interest::Vis::Visible,
-                        out_since: None,
-                    }
-                } else {
-                    GroupVis::HIDDEN
-                });
-                if !visible {
+                let vis = self.initially_visible(shared, c, g);
+                self.clients[c].vis.push(vis.unwrap_or(GroupVis::HIDDEN));
+                if vis.is_none() {
                     self.hide_nodes(c, g);
                     continue;
                 }

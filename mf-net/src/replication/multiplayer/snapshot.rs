@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use super::interest::HIDDEN;
-use super::server::{ClientSlot, NetNode, Resync};
+use super::interest::{GroupVis, HIDDEN};
+use super::server::{ClientSlot, Group, NetNode, Resync};
 use crate::replication::protocol::SNAPSHOT_TRUNCATED;
 use crate::replication::Audience;
 use crate::wire::NetWriter;
@@ -46,15 +46,19 @@ pub(crate) struct Written {
 /// entry for every node with a member changed after the client's acknowledged tick for it that
 /// the client receives (its owner condition allows it, and it is not `initial_only`: a node
 /// whose only changes are excluded for this client gets no entry, and stays unacknowledged
-/// without being owed anything), or waiting for a resync (all it receives), starting at the
-/// client's cursor and stopping before the byte budget (`budget`, 0 = unlimited, counting the
-/// whole packet) would be exceeded, then the terminating 0. Records the carried nodes in the
-/// ring entry of `tick`, after recording whether the snapshot that entry held left the ring
-/// acknowledged (the client's unacknowledged window). Allocates nothing once the ring's node
-/// lists, `w` and `scratch` (used only for states of 128 bytes or more) have grown.
+/// without being owed anything), or waiting for a resync (all it receives), and whose group is
+/// due this tick (its update period; `groups` are the server's, parallel to the client's
+/// visibility), starting at the client's cursor and stopping before the byte budget (`budget`,
+/// 0 = unlimited, counting the whole packet) would be exceeded, then the terminating 0.
+/// Records the carried nodes in the ring entry of `tick`, after recording whether the snapshot
+/// that entry held left the ring acknowledged (the client's unacknowledged window). Allocates
+/// nothing once the ring's node lists, `w` and `scratch` (used only for states of 128 bytes or
+/// more) have grown.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn write(
     w: &mut NetWriter,
     nodes: &[NetNode],
+    groups: &[Group],
     client: &mut ClientSlot,
     scratch: &mut NetWriter,
     budget: usize,
@@ -80,6 +84,8 @@ pub(crate) fn write(
     };
     let mut truncated = false;
     let mut cursor = 0;
+    // The net id range of the group last looked up, and whether it is due this tick.
+    let mut span = (0u32, 0u32, true);
     for k in 0..count {
         let i = (start + k) % count;
         let node = &nodes[i];
@@ -87,6 +93,15 @@ pub(crate) fn write(
         if since == HIDDEN {
             // In a group the client does not have (interest management).
             continue;
+        }
+        if client.tiered {
+            if node.net_id < span.0 || node.net_id >= span.1 {
+                span = due_span(groups, &client.vis, node.net_id, tick);
+            }
+            if !span.2 {
+                // Its group's update period skips this tick: its changes wait for a later one.
+                continue;
+            }
         }
         let audience = Audience::of(node.authority == client.peer);
         let resync = Resync::is_owed(&client.resync, node.net_id);
@@ -130,6 +145,22 @@ pub(crate) fn write(
     }
     client.cursor = cursor;
     Written { truncated }
+}
+
+/// The net id range of the group holding `net_id` and whether it is due at `tick` (a node
+/// outside every group stands alone, and is).
+fn due_span(groups: &[Group], vis: &[GroupVis], net_id: u32, tick: u32) -> (u32, u32, bool) {
+    let alone = (net_id, net_id.saturating_add(1), true);
+    let Some(g) = groups.partition_point(|g| g.first <= net_id).checked_sub(1) else {
+        return alone;
+    };
+    let group = &groups[g];
+    let end = group.first.saturating_add(group.count);
+    if net_id >= end {
+        return alone;
+    }
+    let due = vis.get(g).map_or(true, |v| v.due(tick));
+    (group.first, end, due)
 }
 
 /// Applies an ack of `tick` from `client`: every node the snapshot of that tick carried is
