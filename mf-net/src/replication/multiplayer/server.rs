@@ -744,11 +744,11 @@ impl ServerState {
             let peer = client.peer;
             let (nodes, groups) = (&self.nodes, &self.groups);
             let scratch = &mut shared.scratch;
+            let at = snapshot::SnapshotAt { budget, tick, now };
             let mut size = 0;
             let mut truncated = false;
             let result = core.send_with(peer, protocol::SNAPSHOT, Channel::Unreliable, |w| {
-                truncated =
-                    snapshot::write(w, nodes, groups, client, scratch, budget, tick, now).truncated;
+                truncated = snapshot::write(w, nodes, groups, client, scratch, at).truncated;
                 size = w.len();
             });
             if result.is_ok() && !truncated && client.tiered {

@@ -42,6 +42,17 @@ pub(crate) struct Written {
     pub(crate) truncated: bool,
 }
 
+/// When and under which budget a snapshot is written.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SnapshotAt {
+    /// The byte budget for the whole packet (0 = unlimited).
+    pub(crate) budget: usize,
+    /// The network tick the snapshot carries.
+    pub(crate) tick: u32,
+    /// When it leaves, for round-trip times.
+    pub(crate) now: Duration,
+}
+
 /// Appends a snapshot payload for `client` to `w` (which holds the header already): flags, an
 /// entry for every node with a member changed after the client's acknowledged tick for it that
 /// the client receives (its owner condition allows it, and it is not `initial_only`: a node
@@ -54,17 +65,15 @@ pub(crate) struct Written {
 /// that entry held left the ring acknowledged (the client's unacknowledged window). Allocates
 /// nothing once the ring's node lists, `w` and `scratch` (used only for states of 128 bytes or
 /// more) have grown.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn write(
     w: &mut NetWriter,
     nodes: &[NetNode],
     groups: &[Group],
     client: &mut ClientSlot,
     scratch: &mut NetWriter,
-    budget: usize,
-    tick: u32,
-    now: Duration,
+    at: SnapshotAt,
 ) -> Written {
+    let SnapshotAt { budget, tick, now } = at;
     let entry = &mut client.ring[tick as usize % RING];
     if entry.used {
         client.ack_window.record(entry.acked, &mut client.stats);
