@@ -68,6 +68,11 @@ struct FailedSpawn {
 pub(crate) struct ClientState {
     pub(crate) welcomed: bool,
     pub(crate) local_peer: PeerId,
+    /// The server's peer id on the transport, from its `Connected` event: every send goes to it
+    /// and only its messages are the server's. It is [`PeerId::SERVER`] on most transports, but
+    /// not on every one (a `SelectingTransport` offsets the ids of each attempt after the
+    /// first); game code still sees the server as [`PeerId::SERVER`].
+    pub(crate) server: PeerId,
     started_at: Duration,
     last_snapshot_at: Duration,
     pub(crate) tick_rate: u8,
@@ -110,6 +115,7 @@ impl ClientState {
         Self {
             welcomed: false,
             local_peer: PeerId(0),
+            server: PeerId::SERVER,
             started_at: now,
             last_snapshot_at: now,
             tick_rate: 30,
@@ -177,11 +183,18 @@ impl ClientState {
         self.by_node.get(&node).copied().and_then(NetId::new)
     }
 
-    /// The transport connected: say hello.
-    pub(crate) fn connected<T: Transport>(&mut self, core: &mut BusCore<T>, shared: &mut Shared) {
+    /// The transport connected to the server, whose transport peer id is `server`: remember it
+    /// and say hello.
+    pub(crate) fn connected<T: Transport>(
+        &mut self,
+        core: &mut BusCore<T>,
+        shared: &mut Shared,
+        server: PeerId,
+    ) {
+        self.server = server;
         let (fingerprint, shapes) = (shared.fingerprint, &shared.shapes);
         let rpcs = &shared.rpc;
-        if let Err(error) = core.send_with(PeerId::SERVER, HELLO, Channel::Reliable, |w| {
+        if let Err(error) = core.send_with(self.server, HELLO, Channel::Reliable, |w| {
             protocol::write_hello(w, fingerprint, shapes);
             super::rpc::write_signatures(w, rpcs);
         }) {
@@ -204,7 +217,7 @@ impl ClientState {
             return;
         }
         if local {
-            core.disconnect(PeerId::SERVER, reason);
+            core.disconnect(self.server, reason);
         }
         self.free_all(shared);
         info!(%reason, "disconnected from the server");
@@ -753,7 +766,7 @@ impl ClientState {
         for k in 0..self.ack_count {
             let tick = self.acks[k];
             // Unreliable: a refused ack is as good as a lost one.
-            let _ = core.send_with(PeerId::SERVER, ACK, Channel::Unreliable, |w| {
+            let _ = core.send_with(self.server, ACK, Channel::Unreliable, |w| {
                 w.write_var_u32(tick);
             });
         }

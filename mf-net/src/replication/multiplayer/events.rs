@@ -66,7 +66,8 @@ pub enum MultiplayerEvent {
     /// An RPC call was refused: its mode does not allow the sender (as the transport reports
     /// it), or its `validate` function returned `false`. Counted in `rpcs_rejected`.
     RpcRejected {
-        /// The peer that sent the call ([`PeerId::SERVER`] on a client).
+        /// The peer that sent the call ([`PeerId::SERVER`] on a client, whatever the server's
+        /// transport peer id).
         peer: PeerId,
         /// The node it was called on.
         node: NodeId,
@@ -77,7 +78,8 @@ pub enum MultiplayerEvent {
     /// `rpcs_failed`; on the server, the client is kicked if
     /// [`kick_on_rpc_failure`](super::MultiplayerConfig::kick_on_rpc_failure)).
     RpcFailed {
-        /// The peer that sent the call ([`PeerId::SERVER`] on a client).
+        /// The peer that sent the call ([`PeerId::SERVER`] on a client, whatever the server's
+        /// transport peer id).
         peer: PeerId,
         /// The node it was called on.
         node: NodeId,

@@ -781,6 +781,10 @@ fn on_message<T: Transport>(
     }
     let result = match role {
         Role::Server(server) => server.on_message(core, shared, sender, message_id, r),
+        // Only the server's transport peer speaks for the server.
+        Role::Client(client) if sender != client.server => Err(DecodeError::Invalid(
+            "replication message not from the server",
+        )),
         Role::Client(client) => client.on_message(core, shared, message_id, tick, r),
     };
     // Undecodable or unexpected: the bus drops it (`dropped_malformed`); counted here too. A
@@ -808,7 +812,9 @@ fn on_bus_event<T: Transport>(
         (Role::Server(server), BusEvent::PeerDisconnected { peer, reason }) => {
             server.peer_left(Some(core), shared, peer, reason);
         }
-        (Role::Client(client), BusEvent::PeerConnected(_)) => client.connected(core, shared),
+        (Role::Client(client), BusEvent::PeerConnected(peer)) => {
+            client.connected(core, shared, peer);
+        }
         (Role::Client(client), BusEvent::PeerDisconnected { reason, .. }) => {
             client.end(core, shared, reason, false);
         }

@@ -22,8 +22,9 @@ enum Verdict<'r> {
     Done,
 }
 
-/// An RPC message from `sender` (the transport's peer), with the sender's `tick`. Always
-/// handled here (counted, never an error for the bus).
+/// An RPC message from `sender` (the transport's peer; on a client, the server's transport peer
+/// is passed on as [`PeerId::SERVER`]), with the sender's `tick`. Always handled here (counted,
+/// never an error for the bus).
 pub(crate) fn on_rpc<T: Transport>(
     role: &mut Role,
     core: &mut BusCore<T>,
@@ -37,10 +38,14 @@ pub(crate) fn on_rpc<T: Transport>(
         shared.stats.rpcs_dropped += 1;
         return Ok(true);
     };
+    // On a client, calls come from the server's transport peer (which is not `PeerId::SERVER`
+    // on every transport): game code sees it as `PeerId::SERVER`.
+    let from_server = matches!(role, Role::Client(client) if sender == client.server);
+    let sender = if from_server { PeerId::SERVER } else { sender };
     let verdict = match role {
         Role::Server(server) => server_checks(server, core, shared, &registry, sender, r),
         Role::Client(client) => {
-            let known = sender == PeerId::SERVER && client.welcomed;
+            let known = from_server && client.welcomed;
             match header(r).ok().filter(|_| known) {
                 None if !known => drop_call(shared, None, "RPC before the welcome"),
                 None => drop_call(shared, None, "malformed RPC header"),

@@ -155,7 +155,8 @@ pub(super) fn send<T: Transport>(
                 RpcTarget::Peer(peer) => return Err(RpcSendError::UnknownPeer(peer)),
                 _ => RpcDelivery::Sent,
             };
-            core.send_with(PeerId::SERVER, RPC, channel, |w| {
+            // To the server's transport peer (`PeerId::SERVER` to game code).
+            core.send_with(client.server, RPC, channel, |w| {
                 write_call(w, net_id, wire_id, encode);
             })
             .map_err(|_| RpcSendError::SendFailed)?;
