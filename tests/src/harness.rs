@@ -222,12 +222,8 @@ pub fn networked(mp: &Mp) -> Vec<(NetId, NodeId)> {
 
 /// The full state of a node's value, as bytes (to compare values of any type).
 pub fn state_bytes(mp: &Mp, node: NodeId) -> Option<Vec<u8>> {
-    let scene = mp.scene();
-    let ty = scene.value_info(node)?;
-    let state = ty.new_state(scene.value_any(node)?, 0)?;
     let mut w = NetWriter::new();
-    state.write_full(&mut w);
-    Some(w.into_vec())
+    mp.scene().write_state(node, &mut w).then(|| w.into_vec())
 }
 
 /// How `client` differs from `server`: a networked node missing or extra, at another path, of

@@ -4,8 +4,6 @@
 //!
 //! See [`multiplayer`] for the runtime and [`protocol`] for its wire format.
 
-pub mod erased;
-pub mod erased_interp;
 pub mod interest;
 pub(crate) mod member;
 pub mod multiplayer;
@@ -13,8 +11,6 @@ pub mod protocol;
 pub mod registry;
 mod replicated;
 
-pub use erased::ErasedState;
-pub use erased_interp::ErasedInterp;
 pub use mf_net_derive::Replicated;
 pub use multiplayer::{
     LinkQuality, Multiplayer, MultiplayerConfig, MultiplayerError, MultiplayerEvent, NetId,

@@ -29,11 +29,8 @@ use std::fmt::{self, Write as _};
 use std::num::NonZeroU16;
 use std::sync::OnceLock;
 
-use super::erased::{self, ErasedState};
-use super::erased_interp::{self, ErasedInterp};
 use super::{MemberCondition, MemberInfo, Replicated};
 use crate::schema;
-use crate::wire::{DecodeError, NetReader};
 
 /// One replicated type as the registry sees it: the item that `#[derive(Replicated)]` submits to
 /// the link-time table.
@@ -48,13 +45,9 @@ pub struct RegisteredType {
     state_count: usize,
     type_id: fn() -> TypeId,
     rust_name: fn() -> &'static str,
-    new_state: fn(&dyn std::any::Any, u32) -> Option<Box<dyn ErasedState>>,
-    read: fn(&mut dyn std::any::Any, &mut NetReader<'_>) -> Result<(), DecodeError>,
     on_change: bool,
-    read_tracked:
-        fn(&mut dyn std::any::Any, &mut NetReader<'_>, &mut [u64]) -> Result<(), DecodeError>,
-    run_on_change: fn(&mut dyn std::any::Any, &[u64]),
-    new_interp: fn(&dyn std::any::Any, u32) -> Option<Box<dyn ErasedInterp>>,
+    owner_conditions: bool,
+    interpolated: bool,
 }
 
 impl RegisteredType {
@@ -67,12 +60,9 @@ impl RegisteredType {
             state_count: T::STATE_COUNT,
             type_id: TypeId::of::<T>,
             rust_name: std::any::type_name::<T>,
-            new_state: erased::new_state::<T>,
-            read: erased::read::<T>,
             on_change: T::ON_CHANGE,
-            read_tracked: erased::read_tracked::<T>,
-            run_on_change: erased::run_on_change::<T>,
-            new_interp: erased_interp::new_interp::<T>,
+            owner_conditions: T::OWNER_CONDITIONS,
+            interpolated: T::INTERPOLATED,
         }
     }
 
@@ -113,56 +103,22 @@ impl RegisteredType {
         (self.rust_name)()
     }
 
-    /// A boxed shadow state of `value` with every member stamped `tick`
-    /// ([`Replicated::new_state`]); `None` if `value` is not of this type.
-    pub fn new_state(&self, value: &dyn std::any::Any, tick: u32) -> Option<Box<dyn ErasedState>> {
-        (self.new_state)(value, tick)
-    }
-
-    /// Reads a state written by [`ErasedState::write_since`] or [`ErasedState::write_full`]
-    /// into `value` ([`Replicated::read`]); [`DecodeError::Invalid`] if `value` is not of this
-    /// type.
-    pub fn read(
-        &self,
-        value: &mut dyn std::any::Any,
-        r: &mut NetReader<'_>,
-    ) -> Result<(), DecodeError> {
-        (self.read)(value, r)
-    }
-
     /// Whether the type (bases included) has `on_change` hooks ([`Replicated::ON_CHANGE`]):
-    /// only then do clients need [`read_tracked`](Self::read_tracked) and
-    /// [`run_on_change`](Self::run_on_change).
+    /// only then do clients record which members a read changed.
     pub fn has_on_change(&self) -> bool {
         self.on_change
     }
 
-    /// [`read`](Self::read), recording changed `on_change` members in `changed`
-    /// ([`Replicated::read_tracked`]).
-    pub fn read_tracked(
-        &self,
-        value: &mut dyn std::any::Any,
-        r: &mut NetReader<'_>,
-        changed: &mut [u64],
-    ) -> Result<(), DecodeError> {
-        (self.read_tracked)(value, r, changed)
+    /// Whether what a client receives of the type depends on whether it owns the node
+    /// ([`Replicated::OWNER_CONDITIONS`]).
+    pub fn has_owner_conditions(&self) -> bool {
+        self.owner_conditions
     }
 
-    /// Runs the `on_change` hooks `changed` names ([`Replicated::run_on_change`]); nothing if
-    /// `value` is not of this type.
-    pub fn run_on_change(&self, value: &mut dyn std::any::Any, changed: &[u64]) {
-        (self.run_on_change)(value, changed);
-    }
-
-    /// A boxed client-side interpolation state for `value`, whose buffers start with its
-    /// current values at `tick` ([`Replicated::new_interp`]); `None` if the type has no
-    /// interpolated member or `value` is not of this type.
-    pub fn new_interp(
-        &self,
-        value: &dyn std::any::Any,
-        tick: u32,
-    ) -> Option<Box<dyn ErasedInterp>> {
-        (self.new_interp)(value, tick)
+    /// Whether the type (bases included) has interpolated members
+    /// ([`Replicated::INTERPOLATED`]).
+    pub fn is_interpolated(&self) -> bool {
+        self.interpolated
     }
 }
 

@@ -29,22 +29,26 @@
 //! # }
 //! ```
 
+mod column;
 mod error;
 mod library;
 mod net_ref;
 mod node_id;
 mod paths;
+mod runtime;
 mod tree;
 mod values;
 mod walk;
 
-use std::any::Any;
+use std::any::TypeId;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::replication::RegisteredType;
 #[cfg(doc)]
 use crate::replication::Replicated;
+
+use self::column::ErasedColumn;
+pub(crate) use self::column::{BlendAt, Changed, EntryRead};
 
 pub use error::SceneError;
 pub use library::{first_difference, SceneIndex, SceneLibrary, SceneShape};
@@ -52,10 +56,17 @@ pub use net_ref::NetRef;
 pub use node_id::NodeId;
 pub use walk::DepthFirst;
 
-/// A node's value: the boxed struct and its registry entry (stable name, schema hash, `TypeId`).
-struct NodeValue {
-    value: Box<dyn Any>,
-    ty: RegisteredType,
+/// Where a node's value lives: its type's column and its row there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ValueSlot {
+    column: u32,
+    row: u32,
+}
+
+/// The values of one type, with the type they hold.
+struct TypedColumn {
+    type_id: TypeId,
+    column: Box<dyn ErasedColumn>,
 }
 
 struct Node {
@@ -63,7 +74,7 @@ struct Node {
     /// `None` for the root and for the top of a detached subtree.
     parent: Option<NodeId>,
     children: Vec<NodeId>,
-    value: Option<NodeValue>,
+    value: Option<ValueSlot>,
     /// Whether the node is in the tree (reachable from the root), as opposed to detached.
     attached: bool,
 }
@@ -80,6 +91,8 @@ struct Slot {
 pub struct Scene {
     slots: Vec<Slot>,
     free: Vec<u32>,
+    /// One column per value type, in the order the types were first stored.
+    columns: Vec<TypedColumn>,
     root: NodeId,
     len: usize,
     /// Changes whenever a node may have stopped being attached (see
@@ -147,6 +160,7 @@ impl Scene {
                 }),
             }],
             free: Vec::new(),
+            columns: Vec::new(),
             root,
             len: 1,
             unattach_epoch: next_unattach_epoch(),

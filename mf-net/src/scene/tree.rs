@@ -237,6 +237,9 @@ impl Scene {
                 slot.generation = slot.generation.wrapping_add(1);
                 self.free.push(id.index);
                 self.len -= 1;
+                if let Some(value) = removed.value {
+                    self.remove_row(value);
+                }
                 stack.extend(removed.children);
             }
         }

@@ -1,10 +1,14 @@
-//! The values of nodes: setting, clearing and reading them, typed or type-erased, and
-//! iterating over every node holding a given type (and keeping [`Scene::retype_epoch`] up to
-//! date).
+//! The values of nodes, stored by type: setting, clearing and reading them, typed or
+//! type-erased, and iterating over every node holding a given type (and keeping
+//! [`Scene::retype_epoch`] up to date).
+//!
+//! Each value lives in its type's [`Column`]; a node holds its (column, row). Typed access
+//! checks the column's type once (a `TypeId` comparison) and indexes the row.
 
 use std::any::{Any, TypeId};
 
-use super::{next_retype_epoch, NetRef, NodeId, NodeValue, Scene, SceneError};
+use super::column::{Column, ErasedColumn};
+use super::{next_retype_epoch, NetRef, NodeId, Scene, SceneError, TypedColumn, ValueSlot};
 use crate::replication::{RegisteredType, Replicated};
 
 impl Scene {
@@ -27,7 +31,8 @@ impl Scene {
     ///
     /// A [`Multiplayer`](crate::replication::Multiplayer) server despawns (frees) a networked
     /// node whose value is replaced by one of another type, at the end of the frame: its
-    /// clients built it with the old type and could not read the new one.
+    /// clients built it with the old type and could not read the new one. A value replaced by
+    /// one of the same type stays networked: its changes are sent as usual.
     ///
     /// # Errors
     ///
@@ -37,17 +42,23 @@ impl Scene {
         node: NodeId,
         value: T,
     ) -> Result<NetRef<T>, SceneError> {
-        let slot = self.node_mut(node).ok_or(SceneError::NoSuchNode(node))?;
-        let retyped = slot
-            .value
-            .as_ref()
-            .is_some_and(|old| old.ty.type_id() != TypeId::of::<T>());
-        slot.value = Some(NodeValue {
-            value: Box::new(value),
-            ty: RegisteredType::of::<T>(),
-        });
-        if retyped {
+        let old = self.node(node).ok_or(SceneError::NoSuchNode(node))?.value;
+        let column = self.column_index::<T>();
+        if let Some(old) = old.filter(|old| old.column == column) {
+            if let Some(typed) = self.typed_column_mut::<T>(column) {
+                typed.replace(old.row, value);
+            }
+            return Ok(NetRef::new(node));
+        }
+        if let Some(old) = old {
+            self.remove_row(old);
             self.retype_epoch = next_retype_epoch();
+        }
+        let row = self
+            .typed_column_mut::<T>(column)
+            .map(|typed| typed.push(node, value));
+        if let (Some(row), Some(slot)) = (row, self.node_mut(node)) {
+            slot.value = Some(ValueSlot { column, row });
         }
         Ok(NetRef::new(node))
     }
@@ -57,14 +68,12 @@ impl Scene {
     /// A [`Multiplayer`](crate::replication::Multiplayer) server despawns (frees) a networked
     /// node whose value is cleared, at the end of the frame.
     pub fn clear_value(&mut self, node: NodeId) -> bool {
-        let cleared = self
-            .node_mut(node)
-            .and_then(|node| node.value.take())
-            .is_some();
-        if cleared {
-            self.retype_epoch = next_retype_epoch();
-        }
-        cleared
+        let Some(value) = self.node_mut(node).and_then(|node| node.value.take()) else {
+            return false;
+        };
+        self.remove_row(value);
+        self.retype_epoch = next_retype_epoch();
+        true
     }
 
     /// The typed handle of `node` if it holds a `T`.
@@ -74,91 +83,131 @@ impl Scene {
 
     /// The value behind `handle`: `None` if the node is gone or no longer holds a `T`.
     pub fn get<T: Replicated>(&self, handle: NetRef<T>) -> Option<&T> {
-        self.node(handle.node())?
-            .value
-            .as_ref()?
-            .value
-            .downcast_ref()
+        let slot = self.node(handle.node())?.value?;
+        self.typed_column::<T>(slot.column)?
+            .values()
+            .get(slot.row as usize)
     }
 
     /// The value behind `handle`, mutably: `None` if the node is gone or no longer holds a `T`.
     pub fn get_mut<T: Replicated>(&mut self, handle: NetRef<T>) -> Option<&mut T> {
-        self.node_mut(handle.node())?
-            .value
-            .as_mut()?
-            .value
-            .downcast_mut()
+        let slot = self.node(handle.node())?.value?;
+        self.typed_column_mut::<T>(slot.column)?.value_mut(slot.row)
     }
 
     /// The [`TypeId`] of `node`'s value, if it has one.
     pub fn value_type(&self, node: NodeId) -> Option<TypeId> {
-        Some(self.value_info(node)?.type_id())
+        let slot = self.node(node)?.value?;
+        Some(self.columns.get(slot.column as usize)?.type_id)
     }
 
     /// The registry entry (stable name, schema hash, members) of `node`'s value's type.
-    pub fn value_info(&self, node: NodeId) -> Option<&RegisteredType> {
-        Some(&self.node(node)?.value.as_ref()?.ty)
+    pub fn value_info(&self, node: NodeId) -> Option<&'static RegisteredType> {
+        let (column, _) = self.column_of(node)?;
+        Some(column.entry())
     }
 
     /// `node`'s value, type-erased.
     pub fn value_any(&self, node: NodeId) -> Option<&dyn Any> {
-        Some(self.node(node)?.value.as_ref()?.value.as_ref())
+        let (column, row) = self.column_of(node)?;
+        column.value(row)
     }
 
-    /// `node`'s value, type-erased and mutable.
+    /// `node`'s value, type-erased and mutable (what an RPC dispatcher takes).
     pub fn value_any_mut(&mut self, node: NodeId) -> Option<&mut dyn Any> {
-        Some(self.node_mut(node)?.value.as_mut()?.value.as_mut())
+        let (column, row) = self.column_of_mut(node)?;
+        column.value_mut(row)
     }
 
-    /// [`value_info`](Self::value_info) and [`value_any_mut`](Self::value_any_mut) with one
-    /// lookup.
-    pub(crate) fn value_info_and_any_mut(
-        &mut self,
-        node: NodeId,
-    ) -> Option<(&RegisteredType, &mut dyn Any)> {
-        let value = self.node_mut(node)?.value.as_mut()?;
-        Some((&value.ty, value.value.as_mut()))
-    }
-
-    /// Every node holding a `T`, with its value, in arena order (not tree order; use
-    /// [`networked_depth_first`](Self::networked_depth_first) for that). Detached nodes are
-    /// included.
+    /// Every node holding a `T`, with its value, in the order of `T`'s column (the order the
+    /// values were set in, except that removing one moves the last into its place; use
+    /// [`networked_depth_first`](Self::networked_depth_first) for tree order). Detached nodes
+    /// are included.
     pub fn iter<T: Replicated>(&self) -> impl Iterator<Item = (NetRef<T>, &T)> + '_ {
-        self.slots.iter().enumerate().filter_map(|(index, slot)| {
-            let value = slot
-                .node
-                .as_ref()?
-                .value
-                .as_ref()?
-                .value
-                .downcast_ref::<T>()?;
-            let id = NodeId {
-                index: index as u32,
-                generation: slot.generation,
-            };
-            Some((NetRef::new(id), value))
-        })
+        self.find_column::<T>()
+            .and_then(|column| self.typed_column::<T>(column))
+            .into_iter()
+            .flat_map(|typed| typed.iter().map(|(node, value)| (NetRef::new(node), value)))
     }
 
-    /// Every node holding a `T`, with its value mutably, in arena order.
+    /// Every node holding a `T`, with its value mutably, in the order of [`iter`](Self::iter).
     pub fn iter_mut<T: Replicated>(&mut self) -> impl Iterator<Item = (NetRef<T>, &mut T)> + '_ {
-        self.slots
-            .iter_mut()
-            .enumerate()
-            .filter_map(|(index, slot)| {
-                let generation = slot.generation;
-                let value = slot
-                    .node
-                    .as_mut()?
-                    .value
-                    .as_mut()?
-                    .value
-                    .downcast_mut::<T>()?;
-                let id = NodeId {
-                    index: index as u32,
-                    generation,
-                };
-                Some((NetRef::new(id), value))
+        let column = self.find_column::<T>();
+        column
+            .and_then(|column| self.typed_column_mut::<T>(column))
+            .into_iter()
+            .flat_map(|typed| {
+                typed
+                    .iter_mut()
+                    .map(|(node, value)| (NetRef::new(node), value))
             })
+    }
+
+    /// The column of `node`'s value, with its row.
+    pub(crate) fn column_of(&self, node: NodeId) -> Option<(&dyn ErasedColumn, u32)> {
+        let slot = self.node(node)?.value?;
+        let column = self.columns.get(slot.column as usize)?;
+        Some((&*column.column, slot.row))
+    }
+
+    /// The column of `node`'s value, mutably, with its row.
+    pub(crate) fn column_of_mut(&mut self, node: NodeId) -> Option<(&mut dyn ErasedColumn, u32)> {
+        let slot = self.node(node)?.value?;
+        let column = self.columns.get_mut(slot.column as usize)?;
+        Some((&mut *column.column, slot.row))
+    }
+
+    /// Every column, mutably: one pass of the runtime per type.
+    pub(crate) fn columns_mut(&mut self) -> impl Iterator<Item = &mut dyn ErasedColumn> + '_ {
+        self.columns.iter_mut().map(|c| &mut *c.column as _)
+    }
+
+    /// The index of `T`'s column, if one was made.
+    fn find_column<T: Replicated>(&self) -> Option<u32> {
+        let type_id = TypeId::of::<T>();
+        let index = self.columns.iter().position(|c| c.type_id == type_id)?;
+        u32::try_from(index).ok()
+    }
+
+    /// The index of `T`'s column, made if there is none yet.
+    fn column_index<T: Replicated>(&mut self) -> u32 {
+        if let Some(index) = self.find_column::<T>() {
+            return index;
+        }
+        self.columns.push(TypedColumn {
+            type_id: TypeId::of::<T>(),
+            column: Box::new(Column::<T>::new()),
+        });
+        u32::try_from(self.columns.len() - 1).unwrap_or(u32::MAX)
+    }
+
+    fn typed_column<T: Replicated>(&self, column: u32) -> Option<&Column<T>> {
+        self.columns
+            .get(column as usize)?
+            .column
+            .as_any()
+            .downcast_ref()
+    }
+
+    fn typed_column_mut<T: Replicated>(&mut self, column: u32) -> Option<&mut Column<T>> {
+        self.columns
+            .get_mut(column as usize)?
+            .column
+            .as_any_mut()
+            .downcast_mut()
+    }
+
+    /// Drops the row at `slot` (the node no longer refers to it) and points the node whose row
+    /// moved into its place at it.
+    pub(super) fn remove_row(&mut self, slot: ValueSlot) {
+        let Some(column) = self.columns.get_mut(slot.column as usize) else {
+            return;
+        };
+        let Some(moved) = column.column.swap_remove(slot.row) else {
+            return;
+        };
+        if let Some(value) = self.node_mut(moved).and_then(|n| n.value.as_mut()) {
+            value.row = slot.row;
+        }
     }
 }

@@ -237,6 +237,8 @@ impl ClientState {
         self.by_id.clear();
         self.by_node.clear();
         self.failed.clear();
+        // Bound nodes stay, as plain nodes.
+        shared.scene.clear_runtime();
         shared.stats.networked_nodes = 0;
     }
 
@@ -286,16 +288,11 @@ impl ClientState {
                 shared.stats.control_dropped += 1;
                 Ok(true)
             }
-            SPAWN => {
-                let applied = self.on_spawn(shared, r);
-                self.interp.sync(&self.nodes, &shared.scene, tick);
-                applied
-            }
+            SPAWN => self.on_spawn(shared, tick, r),
             DESPAWN => {
                 let id = r.read_var_u32()?;
                 r.finish()?;
                 self.on_despawn(shared, id);
-                self.interp.sync(&self.nodes, &shared.scene, tick);
                 Ok(true)
             }
             AUTHORITY => {
@@ -316,10 +313,11 @@ impl ClientState {
     fn on_spawn(
         &mut self,
         shared: &mut Shared,
+        tick: u32,
         r: &mut NetReader<'_>,
     ) -> Result<bool, DecodeError> {
         let header = SpawnHeader::read(r)?;
-        match self.apply_spawn(shared, &header, r) {
+        match self.apply_spawn(shared, &header, tick, r) {
             Ok(()) => Ok(true),
             Err(reason) => {
                 warn!(first = header.first_net_id, reason, "cannot apply spawn");
@@ -349,6 +347,7 @@ impl ClientState {
         &mut self,
         shared: &mut Shared,
         header: &SpawnHeader,
+        tick: u32,
         r: &mut NetReader<'_>,
     ) -> Result<(), &'static str> {
         let end = header.first_net_id.saturating_add(header.count);
@@ -440,25 +439,19 @@ impl ClientState {
                 if up.is_some() {
                     continue;
                 }
-                let Some(ty) = shared.scene.value_info(node).copied() else {
+                let Some(ty) = shared.scene.value_info(node) else {
                     continue;
                 };
-                let Some(value) = shared.scene.value_any_mut(node) else {
-                    continue;
-                };
-                if bound {
-                    if let Some(state) = ty.new_state(value, 0) {
-                        state.write_full(&mut backup);
-                        backed_up.push(node);
-                    }
+                if bound && shared.scene.write_state(node, &mut backup) {
+                    backed_up.push(node);
                 }
                 if ty.has_on_change() {
                     let start = changed.len();
                     changed.resize(start + ty.state_count(), 0);
-                    ty.read_tracked(value, r, &mut changed[start..])?;
+                    shared.scene.read_state(node, r, &mut changed[start..])?;
                     hooked.push((node, start));
                 } else {
-                    ty.read(value, r)?;
+                    shared.scene.read_state(node, r, &mut [])?;
                 }
             }
             r.finish()
@@ -466,10 +459,7 @@ impl ClientState {
         if result.is_err() {
             let mut restore = NetReader::new(backup.as_slice());
             for &node in &backed_up {
-                let ty = shared.scene.value_info(node).copied();
-                if let (Some(ty), Some(value)) = (ty, shared.scene.value_any_mut(node)) {
-                    let _ = ty.read(value, &mut restore);
-                }
+                let _ = shared.scene.read_state(node, &mut restore, &mut []);
             }
             undo(shared);
             return Err("malformed spawn state");
@@ -478,10 +468,10 @@ impl ClientState {
             shared.scene.remove(node);
         }
         for &(node, start) in &hooked {
-            if let Some((ty, value)) = shared.scene.value_info_and_any_mut(node) {
+            if let Some(ty) = shared.scene.value_info(node) {
                 let n = ty.state_count();
                 if let Some(masks) = changed.get(start..start + n) {
-                    ty.run_on_change(value, masks);
+                    shared.scene.run_on_change(node, masks);
                 }
                 if self.changed.len() < n {
                     self.changed.resize(n, 0);
@@ -535,6 +525,7 @@ impl ClientState {
             );
             self.by_node.insert(node, net_id);
             self.set_by_id(net_id, Some(node));
+            self.interp.spawned(&mut shared.scene, node, tick);
         }
         self.groups.push(ClientGroup {
             first: header.first_net_id,
@@ -690,7 +681,7 @@ impl ClientState {
                 }
                 continue;
             };
-            let Some((ty, value)) = shared.scene.value_info_and_any_mut(node) else {
+            let Some(ty) = shared.scene.value_info(node) else {
                 // Freed (or its value cleared) locally by game code: skip, yet acknowledge.
                 continue;
             };
@@ -707,11 +698,13 @@ impl ClientState {
                 }
                 let changed = &mut self.changed[..n];
                 changed.fill(0);
-                self.interp.read(ty, id, value, &mut entry, tick, changed)?;
+                let mut at = self.interp.entry_read(tick, changed);
+                shared.scene.read_entry(node, &mut entry, &mut at)?;
                 entry.finish()?;
-                ty.run_on_change(value, changed);
+                shared.scene.run_on_change(node, changed);
             } else {
-                self.interp.read(ty, id, value, &mut entry, tick, &mut [])?;
+                let mut at = self.interp.entry_read(tick, &mut []);
+                shared.scene.read_entry(node, &mut entry, &mut at)?;
                 entry.finish()?;
             }
         }

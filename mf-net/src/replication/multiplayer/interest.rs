@@ -290,7 +290,7 @@ impl ServerState {
             if let Some(acked) = client.acked.get_mut(lo + i) {
                 *acked = tick;
             }
-            if node.state.is_some() {
+            if node.has_state {
                 Resync::owe(&mut client.resync, node.net_id, tick);
             }
         }

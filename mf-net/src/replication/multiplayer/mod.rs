@@ -263,6 +263,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
     ) -> Result<(), MultiplayerError> {
         self.prepare(&mut messages)?;
         if !matches!(self.role, Role::Server(_)) {
+            self.shared.scene.clear_runtime();
             self.role = Role::Server(ServerState::new(0));
         }
         info!(
@@ -286,6 +287,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
         mut messages: MessageRegistry,
     ) -> Result<(), MultiplayerError> {
         self.prepare(&mut messages)?;
+        self.shared.scene.clear_runtime();
         self.role = Role::Client(ClientState::new(self.shared.now));
         info!("multiplayer client started");
         self.bus = Some(MessageBus::client(transport, messages));
@@ -314,6 +316,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
                     });
                 }
                 let tick = server.tick;
+                self.shared.scene.clear_runtime();
                 self.role = Role::Server(ServerState::new(tick));
                 info!("multiplayer server stopped");
             }

@@ -11,13 +11,12 @@ use super::interest::{next_slot, GroupVis, Interest, Vis};
 use super::snapshot::{self, SentSnapshot};
 use super::{NetId, Shared};
 use crate::bus::BusCore;
-use crate::replication::erased::ErasedState;
 use crate::replication::protocol::{
     self, ParentRef, SpawnHeaderRef, SpawnerPayload, ACK, AUTHORITY, DESPAWN, HELLO, REFUSE, SPAWN,
     WELCOME,
 };
 use crate::replication::Audience;
-use crate::scene::{NodeId, Scene};
+use crate::scene::{Changed, NodeId, Scene};
 use crate::transport::{Channel, DisconnectReason, PeerId, Transport};
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
@@ -25,11 +24,14 @@ use crate::wire::{DecodeError, NetReader, NetWriter};
 pub(crate) struct NetNode {
     pub(crate) net_id: u32,
     pub(crate) node: NodeId,
-    /// The typed shadow state; `None` for an instance root that holds no value.
-    pub(crate) state: Option<Box<dyn ErasedState>>,
-    /// `state`'s [`last_changed_for`](ErasedState::last_changed_for) the node's owner and for
-    /// other clients (0 without a state), kept here so that a snapshot skips nodes with nothing
-    /// to send without touching their boxed state.
+    /// Whether the node's value has a shadow state in its scene column (false for an instance
+    /// root that holds no value).
+    pub(crate) has_state: bool,
+    /// Whether what a client receives of it depends on whether it owns the node.
+    pub(crate) owner_conditions: bool,
+    /// The shadow state's newest change tick for the node's owner and for other clients (0
+    /// without a state), copied here by capture so that a snapshot skips nodes with nothing to
+    /// send without touching their column.
     pub(crate) last_changed: [u32; 2],
     pub(crate) authority: PeerId,
     /// The nearest networked ancestor when the node was spawned (0: none).
@@ -46,16 +48,6 @@ impl NetNode {
             Audience::All => self.last_changed[0].max(self.last_changed[1]),
         }
     }
-}
-
-/// [`NetNode::last_changed`] of `state`.
-fn last_changed_of(state: Option<&dyn ErasedState>) -> [u32; 2] {
-    state.map_or([0; 2], |s| {
-        [
-            s.last_changed_for(Audience::Owner),
-            s.last_changed_for(Audience::NonOwner),
-        ]
-    })
 }
 
 /// A node a client must get everything it receives of, once: its authority moved to or from
@@ -199,6 +191,8 @@ pub(crate) struct ServerState {
     /// The scene's [`retype_epoch`](Scene::retype_epoch) when every networked value was last
     /// found of its shadow state's type (see [`free_retyped`](Self::free_retyped)).
     types_checked_at: Option<u64>,
+    /// The nodes the last capture found changed (capacity kept).
+    changed: Vec<Changed>,
 }
 
 /// The networked nodes of an instance rooted at `root`: the root, then every descendant holding
@@ -225,6 +219,7 @@ impl ServerState {
             interest: Interest::default(),
             all_attached_at: None,
             types_checked_at: None,
+            changed: Vec::new(),
         }
     }
 
@@ -345,10 +340,7 @@ impl ServerState {
                 top_flushed |= id == top;
                 // `owner_only` / `skip_owner` members became visible to the new owner and the
                 // old one: their next entries carry everything they receive.
-                let conditional = self.nodes[i]
-                    .state
-                    .as_ref()
-                    .is_some_and(|s| s.owner_conditions());
+                let conditional = self.nodes[i].has_state && self.nodes[i].owner_conditions;
                 if old != peer && conditional {
                     for c in &mut self.clients {
                         if c.ready && (c.peer == old || c.peer == peer) {
@@ -713,15 +705,7 @@ impl ServerState {
             self.tick = self
                 .tick
                 .wrapping_add(u32::try_from(ticks).unwrap_or(u32::MAX));
-            for n in &mut self.nodes {
-                if let (Some(state), Some(value)) =
-                    (n.state.as_mut(), shared.scene.value_any(n.node))
-                {
-                    if state.capture(value, self.tick) {
-                        n.last_changed = last_changed_of(Some(&**state));
-                    }
-                }
-            }
+            self.capture(&mut shared.scene);
             if let Some(core) = core {
                 core.set_tick(self.tick);
                 self.send_snapshots(core, shared);
@@ -743,12 +727,12 @@ impl ServerState {
             }
             let peer = client.peer;
             let (nodes, groups) = (&self.nodes, &self.groups);
-            let scratch = &mut shared.scratch;
+            let (scene, scratch) = (&shared.scene, &mut shared.scratch);
             let at = snapshot::SnapshotAt { budget, tick, now };
             let mut size = 0;
             let mut truncated = false;
             let result = core.send_with(peer, protocol::SNAPSHOT, Channel::Unreliable, |w| {
-                truncated = snapshot::write(w, nodes, groups, client, scratch, at).truncated;
+                truncated = snapshot::write(w, scene, nodes, groups, client, scratch, at).truncated;
                 size = w.len();
             });
             if result.is_ok() && !truncated && client.tiered {
@@ -810,11 +794,7 @@ impl ServerState {
         let retyped: Vec<NodeId> = self
             .nodes
             .iter()
-            .filter(|n| {
-                n.state.as_ref().is_some_and(|state| {
-                    scene.contains(n.node) && scene.value_type(n.node) != Some(state.value_type())
-                })
-            })
+            .filter(|n| n.has_state && scene.contains(n.node) && !scene.has_shadow(n.node))
             .map(|n| n.node)
             .collect();
         for node in retyped {
@@ -864,18 +844,20 @@ impl ServerState {
         // One pass per vector, not one removal per freed node (quadratic when many nodes go at
         // once). Every per-client vector parallel to `nodes` (`acked`) or to `groups` (`vis`)
         // drops the same indices, so they stay aligned.
-        let scene = &shared.scene;
         let keep_node: Vec<bool> = self
             .nodes
             .iter()
-            .map(|n| scene.is_attached(n.node))
+            .map(|n| shared.scene.is_attached(n.node))
             .collect();
         // Sorted, since `nodes` is sorted by net id.
         let mut gone_ids = Vec::new();
         for (n, _) in self.nodes.iter().zip(&keep_node).filter(|(_, &keep)| !keep) {
             self.by_node.remove(&n.node);
             gone_ids.push(n.net_id);
+            // A detached node stays in the scene as a plain node: it is no longer captured.
+            shared.scene.stop_shadow(n.node);
         }
+        let scene = &shared.scene;
         retain_aligned(&mut self.nodes, &keep_node);
         for c in &mut self.clients {
             if c.ready {
@@ -932,18 +914,18 @@ impl ServerState {
                     self.by_node.remove(&node);
                     continue;
                 }
-                let state = shared
+                let net_id = p.group.first + offset;
+                let state = shared.scene.start_shadow(node, net_id, 0);
+                let owner_conditions = shared
                     .scene
                     .value_info(node)
-                    .copied()
-                    .zip(shared.scene.value_any(node))
-                    .and_then(|(ty, value)| ty.new_state(value, 0));
-                let last_changed = last_changed_of(state.as_deref());
+                    .is_some_and(|ty| ty.has_owner_conditions());
                 self.nodes.push(NetNode {
-                    net_id: p.group.first + offset,
+                    net_id,
                     node,
-                    state,
-                    last_changed,
+                    has_state: state.is_some(),
+                    owner_conditions,
+                    last_changed: state.unwrap_or([0; 2]),
                     authority,
                     net_parent,
                 });
@@ -1036,14 +1018,26 @@ fn write_spawn(
             w.write_var_u32(id);
         }
     }
-    for n in present() {
-        if let Some(state) = n.state.as_ref() {
-            state.write_full_for(Audience::of(n.authority == peer), w);
-        }
+    for n in present().filter(|n| n.has_state) {
+        scene.write_full_for(n.node, Audience::of(n.authority == peer), w);
     }
 }
 
 impl ServerState {
+    /// Captures every networked value at the current tick (one pass per type) and copies the
+    /// changed nodes' change ticks into their records.
+    fn capture(&mut self, scene: &mut Scene) {
+        let mut changed = std::mem::take(&mut self.changed);
+        changed.clear();
+        scene.capture(self.tick, &mut changed);
+        for &Changed { tag, last_changed } in &changed {
+            if let Some(i) = self.index_of(tag) {
+                self.nodes[i].last_changed = last_changed;
+            }
+        }
+        self.changed = changed;
+    }
+
     /// The net id of `node`, flushed or pending.
     pub(crate) fn net_id(&self, node: NodeId) -> Option<NetId> {
         self.by_node.get(&node).copied().and_then(NetId::new)

@@ -7,6 +7,7 @@ use super::interest::{GroupVis, HIDDEN};
 use super::server::{ClientSlot, Group, NetNode, Resync};
 use crate::replication::protocol::SNAPSHOT_TRUNCATED;
 use crate::replication::Audience;
+use crate::scene::Scene;
 use crate::wire::NetWriter;
 
 /// How many sent snapshots the server remembers per client.
@@ -67,6 +68,7 @@ pub(crate) struct SnapshotAt {
 /// more) have grown.
 pub(crate) fn write(
     w: &mut NetWriter,
+    scene: &Scene,
     nodes: &[NetNode],
     groups: &[Group],
     client: &mut ClientSlot,
@@ -117,16 +119,16 @@ pub(crate) fn write(
         if !resync && node.last_changed_for(audience) <= since {
             continue;
         }
-        let Some(state) = node.state.as_ref() else {
+        if !node.has_state {
             continue;
-        };
+        }
         // The entry goes straight into the packet: net id, a 1-byte length placeholder (a
         // state under 128 bytes, the common case), the state, then the length patched in.
         let entry_at = w.len();
         w.write_var_u32(node.net_id);
         let len_at = w.len();
         w.write_u8(0);
-        state.write_since_for((!resync).then_some(since), audience, w);
+        scene.write_since_for(node.node, (!resync).then_some(since), audience, w);
         let len = w.len() - len_at - 1;
         if len < 0x80 {
             w.patch(len_at, &[len as u8]);

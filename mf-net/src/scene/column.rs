@@ -1,0 +1,398 @@
+//! One column per value type: the values of every node holding a `T`, contiguously, and beside
+//! each value its node and the runtime's state for that row (the server's shadow state and
+//! change ticks, the client's interpolation buffers and the tick up to which they are known).
+//!
+//! The runtime reaches a column through [`ErasedColumn`], one dynamic call per column per pass
+//! (capture every row, blend every row, snap every row) or per entry (write or read one row);
+//! the loops inside are monomorphized, and nothing is downcast per node. Rows are removed by
+//! swapping the last row in, so a column stays dense; [`Scene`](super::Scene) keeps each
+//! node's row up to date.
+
+use std::any::Any;
+
+use super::NodeId;
+use crate::replication::{Audience, RegisteredType, Replicated};
+use crate::wire::{DecodeError, NetReader, NetWriter};
+
+/// A row's change ticks as snapshots read them: the newest tick stamped on a member that a
+/// snapshot for the node's owner, and for any other client, carries (0: none).
+pub(crate) type LastChanged = [u32; 2];
+
+/// A row whose shadow state changed at a capture: its tag and its new change ticks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Changed {
+    /// The runtime's tag of the row (the server: the node's net id).
+    pub(crate) tag: u32,
+    /// The row's change ticks after the capture.
+    pub(crate) last_changed: LastChanged,
+}
+
+/// Where and when a client reads a snapshot entry into a row.
+#[derive(Debug)]
+pub(crate) struct EntryRead<'a> {
+    /// The snapshot's tick.
+    pub(crate) tick: u32,
+    /// The tick up to which every node is known still (the newest untruncated snapshot); a
+    /// row's known tick is the newer of this and the last snapshot that carried it.
+    pub(crate) known_floor: u32,
+    /// Where changed `on_change` members are recorded (empty: not recorded).
+    pub(crate) changed: &'a mut [u64],
+}
+
+/// Where a client blends its interpolated members.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BlendAt {
+    /// The render tick.
+    pub(crate) render_tick: f64,
+    /// As [`EntryRead::known_floor`].
+    pub(crate) known_floor: u32,
+    /// How far past the newest sample members may extrapolate.
+    pub(crate) max_extrapolation_ticks: f64,
+}
+
+/// A client's interpolation state of one row.
+struct RowInterp<T: Replicated> {
+    state: T::Interp,
+    /// The tick of the newest snapshot (or the spawn) that carried the row.
+    carried: u32,
+}
+
+/// Everything a column keeps beside one value.
+struct Row<T: Replicated> {
+    node: NodeId,
+    /// The runtime's tag (the server sets the net id with the shadow state).
+    tag: u32,
+    /// The server's shadow state, while the node is networked.
+    shadow: Option<T::State>,
+    last_changed: LastChanged,
+    /// The client's interpolation state, while the node is networked and interpolated.
+    interp: Option<RowInterp<T>>,
+}
+
+/// The values of every node holding a `T`, with their rows (see the [module docs](self)).
+pub(crate) struct Column<T: Replicated> {
+    values: Vec<T>,
+    rows: Vec<Row<T>>,
+}
+
+impl<T: Replicated> Column<T> {
+    /// An empty column.
+    pub(crate) fn new() -> Self {
+        Self {
+            values: Vec::new(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Adds `value` for `node`; returns its row.
+    pub(crate) fn push(&mut self, node: NodeId, value: T) -> u32 {
+        self.values.push(value);
+        self.rows.push(Row {
+            node,
+            tag: 0,
+            shadow: None,
+            last_changed: [0; 2],
+            interp: None,
+        });
+        row_index(self.values.len() - 1)
+    }
+
+    /// The values.
+    pub(crate) fn values(&self) -> &[T] {
+        &self.values
+    }
+
+    /// The value of `row`, mutably.
+    pub(crate) fn value_mut(&mut self, row: u32) -> Option<&mut T> {
+        self.values.get_mut(row as usize)
+    }
+
+    /// Every row's node with its value.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (NodeId, &T)> + '_ {
+        self.rows.iter().map(|r| r.node).zip(&self.values)
+    }
+
+    /// Every row's node with its value, mutably.
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (NodeId, &mut T)> + '_ {
+        self.rows.iter().map(|r| r.node).zip(&mut self.values)
+    }
+
+    /// Replaces the value of `row`, keeping the runtime's state (a shadow state compares the
+    /// new value with what was sent).
+    pub(crate) fn replace(&mut self, row: u32, value: T) {
+        if let Some(slot) = self.values.get_mut(row as usize) {
+            *slot = value;
+        }
+    }
+}
+
+fn row_index(index: usize) -> u32 {
+    u32::try_from(index).unwrap_or_else(|_| panic!("a column holds more than u32::MAX values"))
+}
+
+/// The change ticks of a shadow state.
+fn last_changed_of<T: Replicated>(state: &T::State) -> LastChanged {
+    [
+        T::last_changed_for(state, Audience::Owner),
+        T::last_changed_for(state, Audience::NonOwner),
+    ]
+}
+
+/// A [`Column`] without its type: what the scene and the runtime call.
+pub(crate) trait ErasedColumn {
+    /// The column, for downcasting to its type.
+    fn as_any(&self) -> &dyn Any;
+    /// The column, mutably, for downcasting to its type.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+    /// The value type's registry entry.
+    fn entry(&self) -> &'static RegisteredType;
+    /// Removes `row` by moving the last row into it; returns the node whose row moved there.
+    fn swap_remove(&mut self, row: u32) -> Option<NodeId>;
+    /// The value of `row`, type-erased.
+    fn value(&self, row: u32) -> Option<&dyn Any>;
+    /// The value of `row`, type-erased and mutable.
+    fn value_mut(&mut self, row: u32) -> Option<&mut dyn Any>;
+    /// Drops every row's runtime state (shadows and interpolation): the runtime stopped or
+    /// changed role, and the nodes are plain nodes again.
+    fn clear_runtime(&mut self);
+
+    /// Server: gives `row` a shadow state of its current value, every member stamped `tick`,
+    /// and the tag `tag`. Returns its change ticks.
+    fn start_shadow(&mut self, row: u32, tag: u32, tick: u32) -> LastChanged;
+    /// Server: drops `row`'s shadow state (the node is no longer networked).
+    fn stop_shadow(&mut self, row: u32);
+    /// Server: whether `row` has a shadow state.
+    fn has_shadow(&self, row: u32) -> bool;
+    /// Server: compares every row that has a shadow state with it, stamps changed members
+    /// with `tick`, and appends each changed row to `changed`.
+    fn capture(&mut self, tick: u32, changed: &mut Vec<Changed>);
+    /// Server: a snapshot entry's state of `row` ([`Replicated::write_since_for`]); nothing if
+    /// it has no shadow state.
+    fn write_since_for(&self, row: u32, since: Option<u32>, audience: Audience, w: &mut NetWriter);
+    /// Server: a spawn's full state of `row` ([`Replicated::write_full_for`]); nothing if it
+    /// has no shadow state.
+    fn write_full_for(&self, row: u32, audience: Audience, w: &mut NetWriter);
+
+    /// The full state of `row`'s current value, every member (as a spawn for everyone).
+    fn write_current(&self, row: u32, w: &mut NetWriter);
+    /// Client: reads a state into `row`'s value ([`Replicated::read`], or
+    /// [`Replicated::read_tracked`] when `changed` is not empty).
+    fn read(
+        &mut self,
+        row: u32,
+        r: &mut NetReader<'_>,
+        changed: &mut [u64],
+    ) -> Result<(), DecodeError>;
+    /// Client: reads a snapshot entry into `row`: through its interpolation state if it has
+    /// one ([`Replicated::read_buffered`]), else as [`read`](Self::read).
+    fn read_entry(
+        &mut self,
+        row: u32,
+        r: &mut NetReader<'_>,
+        at: &mut EntryRead<'_>,
+    ) -> Result<(), DecodeError>;
+    /// Client: runs the `on_change` hooks `changed` names on `row`'s value.
+    fn run_on_change(&mut self, row: u32, changed: &[u64]);
+    /// Client: gives `row` an interpolation state starting from its current value at `tick`
+    /// (nothing if the type has no interpolated member or the row has one already).
+    fn start_interp(&mut self, row: u32, tick: u32);
+    /// Client: every interpolated row snaps to its newest samples and clears its buffers.
+    fn snap_interps(&mut self);
+    /// Client: writes every interpolated row's samples at the render tick into its value.
+    fn blend(&mut self, at: BlendAt);
+}
+
+impl<T: Replicated> ErasedColumn for Column<T> {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+
+    fn entry(&self) -> &'static RegisteredType {
+        const { &RegisteredType::of::<T>() }
+    }
+
+    fn swap_remove(&mut self, row: u32) -> Option<NodeId> {
+        let row = row as usize;
+        if row >= self.values.len() {
+            return None;
+        }
+        self.values.swap_remove(row);
+        self.rows.swap_remove(row);
+        self.rows.get(row).map(|r| r.node)
+    }
+
+    fn value(&self, row: u32) -> Option<&dyn Any> {
+        Some(self.values.get(row as usize)?)
+    }
+
+    fn value_mut(&mut self, row: u32) -> Option<&mut dyn Any> {
+        Some(self.values.get_mut(row as usize)?)
+    }
+
+    fn clear_runtime(&mut self) {
+        for row in &mut self.rows {
+            row.tag = 0;
+            row.shadow = None;
+            row.last_changed = [0; 2];
+            row.interp = None;
+        }
+    }
+
+    fn start_shadow(&mut self, row: u32, tag: u32, tick: u32) -> LastChanged {
+        let (Some(value), Some(meta)) = (
+            self.values.get(row as usize),
+            self.rows.get_mut(row as usize),
+        ) else {
+            return [0; 2];
+        };
+        let state = value.new_state(tick);
+        meta.last_changed = last_changed_of::<T>(&state);
+        meta.shadow = Some(state);
+        meta.tag = tag;
+        meta.last_changed
+    }
+
+    fn stop_shadow(&mut self, row: u32) {
+        if let Some(meta) = self.rows.get_mut(row as usize) {
+            meta.shadow = None;
+            meta.last_changed = [0; 2];
+        }
+    }
+
+    fn has_shadow(&self, row: u32) -> bool {
+        self.rows
+            .get(row as usize)
+            .is_some_and(|r| r.shadow.is_some())
+    }
+
+    fn capture(&mut self, tick: u32, changed: &mut Vec<Changed>) {
+        for (value, row) in self.values.iter().zip(&mut self.rows) {
+            let Some(state) = row.shadow.as_mut() else {
+                continue;
+            };
+            if value.capture(state, tick) {
+                row.last_changed = last_changed_of::<T>(state);
+                changed.push(Changed {
+                    tag: row.tag,
+                    last_changed: row.last_changed,
+                });
+            }
+        }
+    }
+
+    fn write_since_for(&self, row: u32, since: Option<u32>, audience: Audience, w: &mut NetWriter) {
+        if let Some(state) = self.rows.get(row as usize).and_then(|r| r.shadow.as_ref()) {
+            T::write_since_for(state, since, audience, w);
+        }
+    }
+
+    fn write_full_for(&self, row: u32, audience: Audience, w: &mut NetWriter) {
+        if let Some(state) = self.rows.get(row as usize).and_then(|r| r.shadow.as_ref()) {
+            T::write_full_for(state, audience, w);
+        }
+    }
+
+    fn write_current(&self, row: u32, w: &mut NetWriter) {
+        if let Some(value) = self.values.get(row as usize) {
+            T::write_full(&value.new_state(0), w);
+        }
+    }
+
+    fn read(
+        &mut self,
+        row: u32,
+        r: &mut NetReader<'_>,
+        changed: &mut [u64],
+    ) -> Result<(), DecodeError> {
+        let value = self
+            .values
+            .get_mut(row as usize)
+            .ok_or(DecodeError::Invalid("no such row"))?;
+        if changed.is_empty() {
+            value.read(r)
+        } else {
+            value.read_tracked(r, changed)
+        }
+    }
+
+    #[inline]
+    fn read_entry(
+        &mut self,
+        row: u32,
+        r: &mut NetReader<'_>,
+        at: &mut EntryRead<'_>,
+    ) -> Result<(), DecodeError> {
+        let (Some(value), Some(meta)) = (
+            self.values.get_mut(row as usize),
+            self.rows.get_mut(row as usize),
+        ) else {
+            return Err(DecodeError::Invalid("no such row"));
+        };
+        match meta.interp.as_mut() {
+            Some(interp) => {
+                let known = interp.carried.max(at.known_floor);
+                value.read_buffered(&mut interp.state, r, known, at.tick, at.changed)?;
+                interp.carried = interp.carried.max(at.tick);
+                Ok(())
+            }
+            None if at.changed.is_empty() => value.read(r),
+            None => value.read_tracked(r, at.changed),
+        }
+    }
+
+    fn run_on_change(&mut self, row: u32, changed: &[u64]) {
+        if let Some(value) = self.values.get_mut(row as usize) {
+            value.run_on_change(changed);
+        }
+    }
+
+    fn start_interp(&mut self, row: u32, tick: u32) {
+        if !T::INTERPOLATED {
+            return;
+        }
+        let (Some(value), Some(meta)) = (
+            self.values.get(row as usize),
+            self.rows.get_mut(row as usize),
+        ) else {
+            return;
+        };
+        if meta.interp.is_none() {
+            meta.interp = Some(RowInterp {
+                state: value.new_interp(tick),
+                carried: tick,
+            });
+        }
+    }
+
+    fn snap_interps(&mut self) {
+        if !T::INTERPOLATED {
+            return;
+        }
+        for (value, row) in self.values.iter_mut().zip(&mut self.rows) {
+            if let Some(interp) = row.interp.as_mut() {
+                value.snap_interp(&mut interp.state);
+            }
+        }
+    }
+
+    fn blend(&mut self, at: BlendAt) {
+        if !T::INTERPOLATED {
+            return;
+        }
+        for (value, row) in self.values.iter_mut().zip(&self.rows) {
+            if let Some(interp) = row.interp.as_ref() {
+                let known = interp.carried.max(at.known_floor);
+                value.blend(
+                    &interp.state,
+                    at.render_tick,
+                    known,
+                    at.max_extrapolation_ticks,
+                );
+            }
+        }
+    }
+}

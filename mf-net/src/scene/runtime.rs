@@ -1,0 +1,148 @@
+//! What the replication runtime keeps in a node's row, reached by node (one lookup, then the
+//! column's dynamic call) or for every column at once (one pass per type): the server's
+//! shadow states, the client's entry reads and interpolation.
+
+use super::column::{BlendAt, Changed, EntryRead, LastChanged};
+use super::{NodeId, Scene};
+use crate::replication::Audience;
+use crate::wire::{DecodeError, NetReader, NetWriter};
+
+/// The error of a read into a node that holds no value.
+const NO_VALUE: DecodeError = DecodeError::Invalid("node holds no value");
+
+impl Scene {
+    /// Server: gives `node`'s value a shadow state (every member stamped `tick`) tagged `tag`;
+    /// returns its change ticks, or `None` if the node holds no value.
+    pub(crate) fn start_shadow(
+        &mut self,
+        node: NodeId,
+        tag: u32,
+        tick: u32,
+    ) -> Option<LastChanged> {
+        let (column, row) = self.column_of_mut(node)?;
+        Some(column.start_shadow(row, tag, tick))
+    }
+
+    /// Server: `node` is no longer networked; its value keeps no shadow state.
+    pub(crate) fn stop_shadow(&mut self, node: NodeId) {
+        if let Some((column, row)) = self.column_of_mut(node) {
+            column.stop_shadow(row);
+        }
+    }
+
+    /// Server: whether `node`'s value has a shadow state (false once the value was cleared or
+    /// replaced by one of another type).
+    pub(crate) fn has_shadow(&self, node: NodeId) -> bool {
+        self.column_of(node)
+            .is_some_and(|(column, row)| column.has_shadow(row))
+    }
+
+    /// Server: captures every value with a shadow state at `tick`, one pass per type, and
+    /// appends the changed ones to `changed`.
+    pub(crate) fn capture(&mut self, tick: u32, changed: &mut Vec<Changed>) {
+        for column in self.columns_mut() {
+            column.capture(tick, changed);
+        }
+    }
+
+    /// Server: `node`'s snapshot entry state (see [`Replicated::write_since_for`]).
+    ///
+    /// [`Replicated::write_since_for`]: crate::replication::Replicated::write_since_for
+    pub(crate) fn write_since_for(
+        &self,
+        node: NodeId,
+        since: Option<u32>,
+        audience: Audience,
+        w: &mut NetWriter,
+    ) {
+        if let Some((column, row)) = self.column_of(node) {
+            column.write_since_for(row, since, audience, w);
+        }
+    }
+
+    /// Server: `node`'s spawn state (see [`Replicated::write_full_for`]).
+    ///
+    /// [`Replicated::write_full_for`]: crate::replication::Replicated::write_full_for
+    pub(crate) fn write_full_for(&self, node: NodeId, audience: Audience, w: &mut NetWriter) {
+        if let Some((column, row)) = self.column_of(node) {
+            column.write_full_for(row, audience, w);
+        }
+    }
+
+    /// Drops every shadow state and interpolation state: the runtime stopped or changed role,
+    /// and every node is a plain node again.
+    pub(crate) fn clear_runtime(&mut self) {
+        for column in self.columns_mut() {
+            column.clear_runtime();
+        }
+    }
+
+    /// Writes the full state of `node`'s current value (every member, as a spawn for every
+    /// client would carry it) to `w`. Returns whether the node holds a value.
+    ///
+    /// For tools and tests that compare two peers' copies of a node; the runtime sends the
+    /// state it captured, not this.
+    pub fn write_state(&self, node: NodeId, w: &mut NetWriter) -> bool {
+        match self.column_of(node) {
+            Some((column, row)) => {
+                column.write_current(row, w);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Client: reads a state into `node`'s value, recording changed `on_change` members in
+    /// `changed` unless it is empty.
+    pub(crate) fn read_state(
+        &mut self,
+        node: NodeId,
+        r: &mut NetReader<'_>,
+        changed: &mut [u64],
+    ) -> Result<(), DecodeError> {
+        let (column, row) = self.column_of_mut(node).ok_or(NO_VALUE)?;
+        column.read(row, r, changed)
+    }
+
+    /// Client: reads a snapshot entry into `node`'s value (interpolated members into its
+    /// buffers).
+    #[inline]
+    pub(crate) fn read_entry(
+        &mut self,
+        node: NodeId,
+        r: &mut NetReader<'_>,
+        at: &mut EntryRead<'_>,
+    ) -> Result<(), DecodeError> {
+        let (column, row) = self.column_of_mut(node).ok_or(NO_VALUE)?;
+        column.read_entry(row, r, at)
+    }
+
+    /// Client: runs the `on_change` hooks `changed` names on `node`'s value.
+    pub(crate) fn run_on_change(&mut self, node: NodeId, changed: &[u64]) {
+        if let Some((column, row)) = self.column_of_mut(node) {
+            column.run_on_change(row, changed);
+        }
+    }
+
+    /// Client: `node` interpolates from now on, starting from its current value at `tick`.
+    pub(crate) fn start_interp(&mut self, node: NodeId, tick: u32) {
+        if let Some((column, row)) = self.column_of_mut(node) {
+            column.start_interp(row, tick);
+        }
+    }
+
+    /// Client: every interpolated member snaps to its newest sample; buffers are cleared.
+    pub(crate) fn snap_interps(&mut self) {
+        for column in self.columns_mut() {
+            column.snap_interps();
+        }
+    }
+
+    /// Client: writes every interpolated member's sample at the render tick into its value,
+    /// one pass per type.
+    pub(crate) fn blend(&mut self, at: BlendAt) {
+        for column in self.columns_mut() {
+            column.blend(at);
+        }
+    }
+}
