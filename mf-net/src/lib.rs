@@ -30,6 +30,7 @@
 pub mod bus;
 pub mod codec;
 pub mod interpolation;
+mod replicated;
 pub mod replication;
 pub mod rpc;
 pub mod scene;
@@ -61,7 +62,7 @@ pub mod __private {
     pub use crate::codec::NetCodec;
     pub use crate::interpolation::member::MemberInterpolate;
     pub use crate::interpolation::InterpolationBuffer;
-    pub use crate::replication::member::{MemberClone, MemberCodec, MemberEq};
+    pub use crate::replicated::member::{MemberClone, MemberCodec, MemberEq};
     pub use crate::replication::{
         Audience, MemberCondition, MemberInfo, RegisteredType, Replicated, MAX_MEMBERS,
     };

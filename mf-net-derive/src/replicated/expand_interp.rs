@@ -15,10 +15,10 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
-use super::expand::{
+use super::parse::{Field, Role};
+use super::tokens::{
     at, bit, check_mask, decode_value, local, read_member, record_fired, spanned_item,
 };
-use super::parse::{Field, Role};
 use super::Model;
 use crate::runtime;
 
@@ -46,7 +46,7 @@ pub(crate) fn expand(m: &Model) -> Interp {
     // (a base that is not `Replicated` is reported once, at its type, not again here).
     let end = Ident::new("__mf_net_end", Span::call_site());
 
-    let members = super::expand::members(m);
+    let members = super::tokens::members(m);
     let interpolated: Vec<&Field> = members
         .iter()
         .filter(|(_, _, member)| member.interpolate)

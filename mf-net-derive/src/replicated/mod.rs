@@ -4,6 +4,7 @@ mod check;
 mod expand;
 mod expand_interp;
 mod parse;
+mod tokens;
 
 use darling::FromDeriveInput;
 use proc_macro2::TokenStream;

@@ -5,18 +5,16 @@
 //! See [`multiplayer`] for the runtime and [`protocol`] for its wire format.
 
 pub mod interest;
-pub(crate) mod member;
 pub mod multiplayer;
 pub mod protocol;
 pub mod registry;
-mod replicated;
 
+pub use crate::replicated::{
+    Audience, MemberCondition, MemberInfo, RegisteredType, Replicated, MAX_MEMBERS,
+};
 pub use mf_net_derive::Replicated;
 pub use multiplayer::{
     LinkQuality, Multiplayer, MultiplayerConfig, MultiplayerError, MultiplayerEvent, NetId,
     NetworkStats, PeerNetworkStats, Spawner, LINK_WINDOW,
 };
-pub use registry::{
-    RegisteredType, ReplicatedTypeId, ReplicationRegistry, ReplicationRegistryError,
-};
-pub use replicated::{Audience, MemberCondition, MemberInfo, Replicated, MAX_MEMBERS};
+pub use registry::{ReplicatedTypeId, ReplicationRegistry, ReplicationRegistryError};

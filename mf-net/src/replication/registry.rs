@@ -29,112 +29,8 @@ use std::fmt::{self, Write as _};
 use std::num::NonZeroU16;
 use std::sync::OnceLock;
 
-use super::{MemberCondition, MemberInfo, Replicated};
+use super::{MemberCondition, RegisteredType, Replicated};
 use crate::schema;
-
-/// One replicated type as the registry sees it: the item that `#[derive(Replicated)]` submits to
-/// the link-time table.
-///
-/// Build it with [`RegisteredType::of`]. Its fields are private so that later per-type tables
-/// (the RPC table that `#[rpcs]` fills, for one) can be added without breaking anyone.
-#[derive(Clone, Copy)]
-pub struct RegisteredType {
-    name: &'static str,
-    schema_hash: u64,
-    members: &'static [MemberInfo],
-    state_count: usize,
-    type_id: fn() -> TypeId,
-    rust_name: fn() -> &'static str,
-    on_change: bool,
-    owner_conditions: bool,
-    interpolated: bool,
-}
-
-impl RegisteredType {
-    /// The entry for `T`, from its [`Replicated`] constants.
-    pub const fn of<T: Replicated>() -> Self {
-        Self {
-            name: T::NAME,
-            schema_hash: T::SCHEMA_HASH,
-            members: T::MEMBERS,
-            state_count: T::STATE_COUNT,
-            type_id: TypeId::of::<T>,
-            rust_name: std::any::type_name::<T>,
-            on_change: T::ON_CHANGE,
-            owner_conditions: T::OWNER_CONDITIONS,
-            interpolated: T::INTERPOLATED,
-        }
-    }
-
-    /// Every entry of the link-time table, in unspecified order (unsorted, duplicates
-    /// included): what [`ReplicationRegistry::from_inventory`] reads.
-    pub fn linked() -> impl Iterator<Item = &'static RegisteredType> {
-        inventory::iter::<RegisteredType>.into_iter()
-    }
-
-    /// The stable name ([`Replicated::NAME`]).
-    pub fn name(&self) -> &'static str {
-        self.name
-    }
-
-    /// [`Replicated::SCHEMA_HASH`].
-    pub fn schema_hash(&self) -> u64 {
-        self.schema_hash
-    }
-
-    /// The type's own members, in declaration order ([`Replicated::MEMBERS`]).
-    pub fn members(&self) -> &'static [MemberInfo] {
-        self.members
-    }
-
-    /// How many states the type writes ([`Replicated::STATE_COUNT`]).
-    pub fn state_count(&self) -> usize {
-        self.state_count
-    }
-
-    /// The Rust type's [`TypeId`].
-    pub fn type_id(&self) -> TypeId {
-        (self.type_id)()
-    }
-
-    /// The Rust type's path as [`std::any::type_name`] gives it: for messages only, it is not
-    /// stable between compiler versions.
-    pub fn rust_name(&self) -> &'static str {
-        (self.rust_name)()
-    }
-
-    /// Whether the type (bases included) has `on_change` hooks ([`Replicated::ON_CHANGE`]):
-    /// only then do clients record which members a read changed.
-    pub fn has_on_change(&self) -> bool {
-        self.on_change
-    }
-
-    /// Whether what a client receives of the type depends on whether it owns the node
-    /// ([`Replicated::OWNER_CONDITIONS`]).
-    pub fn has_owner_conditions(&self) -> bool {
-        self.owner_conditions
-    }
-
-    /// Whether the type (bases included) has interpolated members
-    /// ([`Replicated::INTERPOLATED`]).
-    pub fn is_interpolated(&self) -> bool {
-        self.interpolated
-    }
-}
-
-impl fmt::Debug for RegisteredType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RegisteredType")
-            .field("name", &self.name)
-            .field("rust_name", &self.rust_name())
-            .field("schema_hash", &format_args!("{:#018x}", self.schema_hash))
-            .field("members", &self.members)
-            .field("state_count", &self.state_count)
-            .finish()
-    }
-}
-
-inventory::collect!(RegisteredType);
 
 /// A replicated type's number in a [`ReplicationRegistry`]: its position in stable-name order,
 /// counting from 1 (so that 0 can mean "no type" on the wire).
@@ -233,10 +129,14 @@ impl ReplicationRegistry {
         types: impl IntoIterator<Item = &'static RegisteredType>,
     ) -> Result<Self, ReplicationRegistryError> {
         let mut types: Vec<&'static RegisteredType> = types.into_iter().collect();
-        types.sort_by(|a, b| a.name.cmp(b.name).then(a.rust_name().cmp(b.rust_name())));
-        if let Some(pair) = types.windows(2).find(|w| w[0].name == w[1].name) {
+        types.sort_by(|a, b| {
+            a.name()
+                .cmp(b.name())
+                .then(a.rust_name().cmp(b.rust_name()))
+        });
+        if let Some(pair) = types.windows(2).find(|w| w[0].name() == w[1].name()) {
             return Err(ReplicationRegistryError::DuplicateName {
-                name: pair[0].name,
+                name: pair[0].name(),
                 first: pair[0].rust_name(),
                 second: pair[1].rust_name(),
             });
@@ -254,8 +154,8 @@ impl ReplicationRegistry {
             // Not `ty.type_id()`: on a `&&RegisteredType` that could resolve to
             // `Any::type_id` of the reference wherever `Any` is in scope.
             by_type.insert(RegisteredType::type_id(ty), id);
-            fingerprint = schema::hash_str(fingerprint, ty.name);
-            fingerprint = schema::hash_u64(fingerprint, ty.schema_hash);
+            fingerprint = schema::hash_str(fingerprint, ty.name());
+            fingerprint = schema::hash_u64(fingerprint, ty.schema_hash());
         }
         Ok(Self {
             types,
@@ -318,7 +218,7 @@ impl ReplicationRegistry {
 
     /// The type with stable name `name`, with its id.
     pub fn by_name(&self, name: &str) -> Option<(ReplicatedTypeId, &'static RegisteredType)> {
-        let index = self.types.binary_search_by(|ty| ty.name.cmp(name)).ok()?;
+        let index = self.types.binary_search_by(|ty| ty.name().cmp(name)).ok()?;
         let id = ReplicatedTypeId::new(u16::try_from(index + 1).ok()?)?;
         Some((id, self.types[index]))
     }
@@ -344,12 +244,12 @@ impl ReplicationRegistry {
             let _ = writeln!(
                 out,
                 "{id} {} ({}) schema {:#018x}, {} state(s)",
-                ty.name,
+                ty.name(),
                 ty.rust_name(),
-                ty.schema_hash,
-                ty.state_count
+                ty.schema_hash(),
+                ty.state_count()
             );
-            for (bit, member) in ty.members.iter().enumerate() {
+            for (bit, member) in ty.members().iter().enumerate() {
                 let _ = write!(
                     out,
                     "    {bit:>2} {}: {} (schema {:#018x})",

@@ -11,7 +11,7 @@
 use std::any::Any;
 
 use super::NodeId;
-use crate::replication::{Audience, RegisteredType, Replicated};
+use crate::replicated::{Audience, RegisteredType, Replicated};
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
 /// A row's change ticks as snapshots read them: the newest tick stamped on a member that a

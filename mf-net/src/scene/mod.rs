@@ -45,7 +45,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 #[cfg(doc)]
-use crate::replication::Replicated;
+use crate::replicated::Replicated;
 
 use self::column::ErasedColumn;
 pub(crate) use self::column::{BlendAt, Changed, EntryRead};

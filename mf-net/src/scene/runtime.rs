@@ -4,7 +4,7 @@
 
 use super::column::{BlendAt, Changed, EntryRead, LastChanged};
 use super::{NodeId, Scene};
-use crate::replication::Audience;
+use crate::replicated::Audience;
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
 /// The error of a read into a node that holds no value.

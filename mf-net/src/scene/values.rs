@@ -9,7 +9,7 @@ use std::any::{Any, TypeId};
 
 use super::column::{Column, ErasedColumn};
 use super::{next_retype_epoch, NetRef, NodeId, Scene, SceneError, TypedColumn, ValueSlot};
-use crate::replication::{RegisteredType, Replicated};
+use crate::replicated::{RegisteredType, Replicated};
 
 impl Scene {
     /// Adds a node named `name` under `parent` holding `value`, and returns its typed handle.

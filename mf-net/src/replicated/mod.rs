@@ -1,3 +1,14 @@
+//! Replicated types: the [`Replicated`] trait that `#[derive(Replicated)]` implements, what it
+//! requires of each member's type, and the link-time [`RegisteredType`] entry of every type.
+//!
+//! Shared by the scene, which stores values in one column per type, and the replication
+//! runtime; it imports neither.
+
+mod entry;
+pub(crate) mod member;
+
+pub use entry::RegisteredType;
+
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
 /// Most members one declaring type may have: the change mask is a `u64`.

@@ -1,0 +1,222 @@
+//! Token-building helpers shared by the state expansion ([`expand`](super::expand)) and the
+//! interpolation expansion ([`expand_interp`](super::expand_interp)): hygienic locals, spanned
+//! trait items, mask literals, and one member's encode, decode and read.
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Ident, Type};
+
+use super::parse::{Field, Member, Quant, Role};
+use super::Model;
+
+/// A local variable name that user code cannot capture or shadow.
+pub(super) fn local(name: &str) -> Ident {
+    Ident::new(name, Span::mixed_site())
+}
+
+/// `<Ty as Trait>::item`, spanned at `ty` so that a missing impl is reported there.
+pub(super) fn spanned_item(p: &TokenStream, ty: &Type, tr: &str, item: &str) -> TokenStream {
+    let tr = Ident::new(tr, ty.span());
+    let item = Ident::new(item, ty.span());
+    quote_spanned!(ty.span()=> <#ty as #p::#tr>::#item)
+}
+
+/// `ident`, resolved as before but reported at `span`: expressions that touch a flattened
+/// base's state are all located at the base's type, so that a base that is not `Replicated`
+/// is reported there (a field access `__s.base` is reported at its first token, which would
+/// otherwise be the derive).
+pub(super) fn at(ident: &Ident, span: Span) -> Ident {
+    let mut ident = ident.clone();
+    ident.set_span(ident.span().located_at(span));
+    ident
+}
+
+/// The bit of member `index` in the change mask.
+pub(super) fn bit(index: usize) -> Literal {
+    Literal::u64_suffixed(1u64 << index)
+}
+
+/// The mask with a bit for each of `count` members.
+pub(super) fn all_bits(count: usize) -> Literal {
+    Literal::u64_suffixed(if count >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << count) - 1
+    })
+}
+
+/// The own members of `m` with their bit index and options, in declaration order.
+pub(super) fn members(m: &Model) -> Vec<(usize, &Field, &Member)> {
+    m.fields
+        .iter()
+        .filter_map(|f| match &f.role {
+            Role::Member(member) => Some((f, member)),
+            _ => None,
+        })
+        .enumerate()
+        .map(|(i, (f, member))| (i, f, member))
+        .collect()
+}
+
+/// The mask of the members among `members` for which `pick` holds.
+pub(super) fn mask_of(
+    members: &[(usize, &Field, &Member)],
+    pick: impl Fn(&Member) -> bool,
+) -> Literal {
+    let mask = members
+        .iter()
+        .filter(|(_, _, member)| pick(member))
+        .fold(0u64, |mask, (i, _, _)| mask | 1u64 << i);
+    Literal::u64_suffixed(mask)
+}
+
+/// The const holding own member `index`'s `Quantization` (inside the expansion's `const _`
+/// block).
+pub(super) fn quant_const(index: usize) -> Ident {
+    Ident::new(&format!("__MF_NET_QUANTIZE_{index}"), Span::call_site())
+}
+
+/// An `f64` literal, negated if negative (a negative literal token is not portable).
+pub(super) fn f64_tokens(v: f64) -> TokenStream {
+    let lit = Literal::f64_suffixed(v.abs());
+    if v < 0.0 {
+        quote!(-#lit)
+    } else {
+        quote!(#lit)
+    }
+}
+
+/// `Quantization::new(min, max, bits)`, or `Quantization::smallest_three(bits)`.
+pub(super) fn quant_expr(p: &TokenStream, q: &Quant) -> TokenStream {
+    let bits = Literal::u32_suffixed(q.bits);
+    if q.smallest_three {
+        return quote!(#p::Quantization::smallest_three(#bits));
+    }
+    let (min, max) = (f64_tokens(q.min), f64_tokens(q.max));
+    quote!(#p::Quantization::new(#min, #max, #bits))
+}
+
+/// The trait a quantized member's type implements: `QuantizeRotation` for
+/// `quantize(smallest_three, ..)`, else `Quantize` (both name their items alike).
+pub(super) fn quant_trait(member: &Member) -> &'static str {
+    match member.quantize {
+        Some(q) if q.smallest_three => "QuantizeRotation",
+        _ => "Quantize",
+    }
+}
+
+/// The statement that appends member `index`'s `value` to `w`: its `NetCodec` encoding, or
+/// its bucket index for `quantize(..)` members.
+pub(super) fn encode_value(
+    p: &TokenStream,
+    index: usize,
+    f: &Field,
+    member: &Member,
+    value: &TokenStream,
+    w: &Ident,
+) -> TokenStream {
+    if member.quantize.is_some() {
+        let encode = spanned_item(p, &f.ty, quant_trait(member), "encode_quantized");
+        let q = quant_const(index);
+        quote!(#encode(#value, &#q, #w);)
+    } else {
+        let encode = spanned_item(p, &f.ty, "MemberCodec", "encode_member");
+        quote!(#encode(#value, #w);)
+    }
+}
+
+/// The expression (a `Result`) that reads member `index`'s value from `r`.
+pub(super) fn decode_value(
+    p: &TokenStream,
+    index: usize,
+    f: &Field,
+    member: &Member,
+    r: &Ident,
+) -> TokenStream {
+    if member.quantize.is_some() {
+        let decode = spanned_item(p, &f.ty, quant_trait(member), "decode_quantized");
+        let q = quant_const(index);
+        quote!(#decode(&#q, #r))
+    } else {
+        let decode = spanned_item(p, &f.ty, "MemberCodec", "decode_member");
+        quote!(#decode(#r))
+    }
+}
+
+/// The statement that reads member `index` from `r` into `self.field` when its bit is in
+/// `mask`. With `fired` (the member has an `on_change` hook), the member's bit is also set in
+/// `fired` when the new value differs from the one it replaces.
+pub(super) fn read_member(
+    p: &TokenStream,
+    index: usize,
+    f: &Field,
+    member: &Member,
+    r: &Ident,
+    mask: &Ident,
+    fired: Option<&Ident>,
+) -> TokenStream {
+    let field = &f.ident;
+    let bit = bit(index);
+    let decode = decode_value(p, index, f, member, r);
+    match fired {
+        Some(fired) => {
+            let unchanged = spanned_item(p, &f.ty, "MemberEq", "unchanged");
+            let v = local("__v");
+            quote! {
+                if #mask & #bit != 0 {
+                    let #v = #decode?;
+                    if !#unchanged(&#v, &self.#field) {
+                        #fired |= #bit;
+                    }
+                    self.#field = #v;
+                }
+            }
+        }
+        None => quote! {
+            if #mask & #bit != 0 {
+                self.#field = #decode?;
+            }
+        },
+    }
+}
+
+/// The check that `mask` has no bit past the last of `count` members (none with 64).
+pub(super) fn check_mask(p: &TokenStream, mask: &Ident, count: usize) -> Option<TokenStream> {
+    let all = all_bits(count);
+    (count < 64).then(|| {
+        quote! {
+            if #mask & !#all != 0 {
+                return #p::Result::Err(#p::DecodeError::Invalid(
+                    "change mask has bits past the last member",
+                ));
+            }
+        }
+    })
+}
+
+/// With own `on_change` members, the statement that adds `fired` to the own state's slot
+/// (`ch[off]`) of the changed-bits buffer; `slot` names the slot's binding.
+pub(super) fn record_fired(
+    p: &TokenStream,
+    own_on_change: bool,
+    fired: &Ident,
+    ch: &Ident,
+    off: &Ident,
+    slot: &Ident,
+) -> Option<TokenStream> {
+    own_on_change.then(|| {
+        quote! {
+            if #fired != 0 {
+                if let #p::Option::Some(#slot) = #ch.get_mut(#off) {
+                    *#slot |= #fired;
+                }
+            }
+        }
+    })
+}
+
+/// A path as the user wrote it, without the spaces `to_string` puts between tokens.
+pub(super) fn path_text(path: &syn::Path) -> String {
+    quote!(#path).to_string().replace(' ', "")
+}
