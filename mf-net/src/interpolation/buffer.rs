@@ -35,6 +35,12 @@ impl<T> InterpolationBuffer<T> {
     /// How many samples a buffer keeps.
     pub const CAPACITY: usize = 32;
 
+    /// `CAPACITY - 1`: ring indices wrap with this mask.
+    const MASK: usize = {
+        assert!(Self::CAPACITY.is_power_of_two());
+        Self::CAPACITY - 1
+    };
+
     /// An empty buffer, with room for [`CAPACITY`](Self::CAPACITY) samples: the only
     /// allocation it ever makes.
     pub fn new() -> Self {
@@ -92,7 +98,7 @@ impl<T> InterpolationBuffer<T> {
             self.samples.push((tick, value));
         } else {
             self.samples[self.head] = (tick, value);
-            self.head = (self.head + 1) % Self::CAPACITY;
+            self.head = (self.head + 1) & Self::MASK;
         }
         true
     }
@@ -107,9 +113,12 @@ impl<T> InterpolationBuffer<T> {
         self.head = 0;
     }
 
-    /// The `index`-th oldest sample; `index < len`.
+    /// The `index`-th oldest sample; `index < len`. While filling, `head` is 0 and
+    /// `index < len <= CAPACITY`, so the mask leaves `index` as it is; once full it wraps the
+    /// ring (the capacity is a power of two: no division).
+    #[inline]
     fn at(&self, index: usize) -> (u32, &T) {
-        let (tick, value) = &self.samples[(self.head + index) % self.samples.len()];
+        let (tick, value) = &self.samples[(self.head + index) & Self::MASK];
         (*tick, value)
     }
 }

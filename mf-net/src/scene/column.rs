@@ -55,6 +55,18 @@ struct RowInterp<T: Replicated> {
     state: T::Interp,
     /// The tick of the newest snapshot (or the spawn) that carried the row.
     carried: u32,
+    /// Whether the last blend wrote the newest samples of a row known to be still past them:
+    /// until a new sample arrives every blend would write the same values, so none runs.
+    settled: bool,
+}
+
+impl<T: Replicated> RowInterp<T> {
+    /// Whether a blend at `at` shows every member's newest sample: the render tick is at or
+    /// past the newest snapshot that carried the row (so past every member's newest sample),
+    /// and the row is known still after it (so nothing extrapolates).
+    fn shows_newest(&self, at: BlendAt) -> bool {
+        at.render_tick >= f64::from(self.carried) && at.known_floor > self.carried
+    }
 }
 
 /// Everything a column keeps beside one value.
@@ -198,7 +210,9 @@ pub(crate) trait ErasedColumn {
     fn start_interp(&mut self, row: u32, tick: u32);
     /// Client: every interpolated row snaps to its newest samples and clears its buffers.
     fn snap_interps(&mut self);
-    /// Client: writes every interpolated row's samples at the render tick into its value.
+    /// Client: writes every interpolated row's samples at the render tick into its value. A
+    /// row that settled (its newest samples were written, and it is known still past them)
+    /// is skipped until a new sample arrives or the buffers snap.
     fn blend(&mut self, at: BlendAt);
 }
 
@@ -335,6 +349,7 @@ impl<T: Replicated> ErasedColumn for Column<T> {
         match meta.interp.as_mut() {
             Some(interp) => {
                 let known = interp.carried.max(at.known_floor);
+                interp.settled = false;
                 value.read_buffered(&mut interp.state, r, known, at.tick, at.changed)?;
                 interp.carried = interp.carried.max(at.tick);
                 Ok(())
@@ -364,6 +379,7 @@ impl<T: Replicated> ErasedColumn for Column<T> {
             meta.interp = Some(RowInterp {
                 state: value.new_interp(tick),
                 carried: tick,
+                settled: false,
             });
         }
     }
@@ -375,6 +391,7 @@ impl<T: Replicated> ErasedColumn for Column<T> {
         for (value, row) in self.values.iter_mut().zip(&mut self.rows) {
             if let Some(interp) = row.interp.as_mut() {
                 value.snap_interp(&mut interp.state);
+                interp.settled = false;
             }
         }
     }
@@ -383,16 +400,21 @@ impl<T: Replicated> ErasedColumn for Column<T> {
         if !T::INTERPOLATED {
             return;
         }
-        for (value, row) in self.values.iter_mut().zip(&self.rows) {
-            if let Some(interp) = row.interp.as_ref() {
-                let known = interp.carried.max(at.known_floor);
-                value.blend(
-                    &interp.state,
-                    at.render_tick,
-                    known,
-                    at.max_extrapolation_ticks,
-                );
+        for (value, row) in self.values.iter_mut().zip(&mut self.rows) {
+            let Some(interp) = row.interp.as_mut() else {
+                continue;
+            };
+            if interp.settled {
+                continue;
             }
+            interp.settled = interp.shows_newest(at);
+            let known = interp.carried.max(at.known_floor);
+            value.blend(
+                &interp.state,
+                at.render_tick,
+                known,
+                at.max_extrapolation_ticks,
+            );
         }
     }
 }

@@ -2,7 +2,7 @@
 //! column's dynamic call) or for every column at once (one pass per type): the server's
 //! shadow states, the client's entry reads and interpolation.
 
-use super::column::{BlendAt, Changed, EntryRead, LastChanged};
+use super::column::{BlendAt, Changed, LastChanged};
 use super::{NodeId, Scene};
 use crate::replicated::Audience;
 use crate::wire::{DecodeError, NetReader, NetWriter};
@@ -102,19 +102,6 @@ impl Scene {
     ) -> Result<(), DecodeError> {
         let (column, row) = self.column_of_mut(node).ok_or(NO_VALUE)?;
         column.read(row, r, changed)
-    }
-
-    /// Client: reads a snapshot entry into `node`'s value (interpolated members into its
-    /// buffers).
-    #[inline]
-    pub(crate) fn read_entry(
-        &mut self,
-        node: NodeId,
-        r: &mut NetReader<'_>,
-        at: &mut EntryRead<'_>,
-    ) -> Result<(), DecodeError> {
-        let (column, row) = self.column_of_mut(node).ok_or(NO_VALUE)?;
-        column.read_entry(row, r, at)
     }
 
     /// Client: runs the `on_change` hooks `changed` names on `node`'s value.

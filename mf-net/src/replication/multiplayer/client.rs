@@ -15,7 +15,7 @@ use crate::replication::protocol::{
     self, ParentRef, SpawnHeader, ACK, AUTHORITY, DESPAWN, HELLO, REFUSE, SCENE_BIND, SNAPSHOT,
     SPAWN, WELCOME,
 };
-use crate::scene::{NodeId, SceneIndex};
+use crate::scene::{NodeId, Scene, SceneIndex};
 use crate::transport::{Channel, DisconnectReason, PeerId, Transport};
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
@@ -681,32 +681,11 @@ impl ClientState {
                 }
                 continue;
             };
-            let Some(ty) = shared.scene.value_info(node) else {
-                // Freed (or its value cleared) locally by game code: skip, yet acknowledge.
-                continue;
-            };
             // A malformed entry returns early (`?`): the entries before it stay applied (there is
             // no undo, and they hold values the server sent), but the snapshot is neither
             // acknowledged nor recorded as applied, so the server keeps sending everything since
             // the last acknowledged tick and a later snapshot brings every node up to date.
-            let mut entry = NetReader::new(bytes);
-            if ty.has_on_change() {
-                // Hooks run once the whole entry is applied.
-                let n = ty.state_count();
-                if self.changed.len() < n {
-                    self.changed.resize(n, 0);
-                }
-                let changed = &mut self.changed[..n];
-                changed.fill(0);
-                let mut at = self.interp.entry_read(tick, changed);
-                shared.scene.read_entry(node, &mut entry, &mut at)?;
-                entry.finish()?;
-                shared.scene.run_on_change(node, changed);
-            } else {
-                let mut at = self.interp.entry_read(tick, &mut []);
-                shared.scene.read_entry(node, &mut entry, &mut at)?;
-                entry.finish()?;
-            }
+            self.apply_entry(&mut shared.scene, node, bytes, tick)?;
         }
         r.finish()?;
         self.newest_applied = tick;
@@ -725,6 +704,41 @@ impl ClientState {
             shared.stats.snapshots_partial += 1;
         }
         Ok(true)
+    }
+
+    /// Reads one snapshot entry's `bytes` into `node` (one lookup of its column and row), then
+    /// runs its `on_change` hooks. A node freed (or whose value was cleared) locally by game
+    /// code is skipped, yet acknowledged.
+    #[inline]
+    fn apply_entry(
+        &mut self,
+        scene: &mut Scene,
+        node: NodeId,
+        bytes: &[u8],
+        tick: u32,
+    ) -> Result<(), DecodeError> {
+        let Some((column, row)) = scene.column_of_mut(node) else {
+            return Ok(());
+        };
+        let mut entry = NetReader::new(bytes);
+        let ty = column.entry();
+        if !ty.has_on_change() {
+            let mut at = self.interp.entry_read(tick, &mut []);
+            column.read_entry(row, &mut entry, &mut at)?;
+            return entry.finish();
+        }
+        // Hooks run once the whole entry is applied.
+        let n = ty.state_count();
+        if self.changed.len() < n {
+            self.changed.resize(n, 0);
+        }
+        let changed = &mut self.changed[..n];
+        changed.fill(0);
+        let mut at = self.interp.entry_read(tick, changed);
+        column.read_entry(row, &mut entry, &mut at)?;
+        entry.finish()?;
+        column.run_on_change(row, changed);
+        Ok(())
     }
 
     /// End of frame: timeouts, then acks (and the heartbeat at the server's tick rate).
