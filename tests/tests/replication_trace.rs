@@ -217,7 +217,10 @@ impl Session {
     }
 
     fn edit_kits(&mut self) {
-        let kits: Vec<NetRef<Kit>> = self.server.scene().iter::<Kit>().map(|(h, _)| h).collect();
+        let mut kits: Vec<NetRef<Kit>> =
+            self.server.scene().iter::<Kit>().map(|(h, _)| h).collect();
+        // In arena order, whatever order the scene stores its values in.
+        kits.sort_by_key(|h| h.node());
         for h in kits {
             if self.rng.chance(20) {
                 self.server.scene_mut().get_mut(h).unwrap().charge += 1;
