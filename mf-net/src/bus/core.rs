@@ -54,8 +54,11 @@ impl From<SendError> for BusSendError {
 
 /// Everything a [`MessageBus`](super::MessageBus) does except subscribing and polling: sending,
 /// peers, events, stats. Message handlers receive it so they can answer while dispatching.
-pub struct BusCore<T> {
-    pub(super) transport: T,
+///
+/// `BusCore<dyn Transport>` works too (a `&mut BusCore<T>` coerces to it): code that only
+/// sends, such as the replication runtime's state machine, is written once for every
+/// transport.
+pub struct BusCore<T: ?Sized> {
     pub(super) registry: MessageRegistry,
     pub(super) role: Role,
     writer: NetWriter,
@@ -65,6 +68,8 @@ pub struct BusCore<T> {
     pub(super) stats: BusStats,
     tick: u32,
     log_packets: bool,
+    /// Last, so that the type can be unsized to `BusCore<dyn Transport>`.
+    pub(super) transport: T,
 }
 
 impl<T: Transport> BusCore<T> {
@@ -82,7 +87,9 @@ impl<T: Transport> BusCore<T> {
             log_packets: false,
         }
     }
+}
 
+impl<T: Transport + ?Sized> BusCore<T> {
     /// Whether this bus is a server or a client.
     pub fn role(&self) -> Role {
         self.role

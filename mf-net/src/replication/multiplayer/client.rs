@@ -9,14 +9,15 @@ use super::events::MultiplayerEvent;
 use super::interpolation::ClientInterpolation;
 use super::server::instance_nodes;
 use super::stats::LinkTracker;
+use super::Outbox;
 use super::{NetId, Shared};
-use crate::bus::{BusCore, MessageHeader};
+use crate::bus::MessageHeader;
 use crate::replication::protocol::{
     self, ParentRef, SpawnHeader, ACK, AUTHORITY, DESPAWN, HELLO, REFUSE, SCENE_BIND, SNAPSHOT,
     SPAWN, WELCOME,
 };
 use crate::scene::{NodeId, Scene, SceneIndex};
-use crate::transport::{Channel, DisconnectReason, PeerId, Transport};
+use crate::transport::{Channel, DisconnectReason, PeerId};
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
 /// Acks queued between two frames before the oldest are dropped (dropping one only makes the
@@ -185,12 +186,7 @@ impl ClientState {
 
     /// The transport connected to the server, whose transport peer id is `server`: remember it
     /// and say hello.
-    pub(crate) fn connected<T: Transport>(
-        &mut self,
-        core: &mut BusCore<T>,
-        shared: &mut Shared,
-        server: PeerId,
-    ) {
+    pub(crate) fn connected(&mut self, core: &mut Outbox, shared: &mut Shared, server: PeerId) {
         self.server = server;
         let (fingerprint, shapes) = (shared.fingerprint, &shared.shapes);
         let rpcs = &shared.rpc;
@@ -206,9 +202,9 @@ impl ClientState {
 
     /// The connection ended: free every spawned node (bound nodes stay, unbound), raise
     /// `Disconnected`, and disconnect the transport if we are the ones ending it.
-    pub(crate) fn end<T: Transport>(
+    pub(crate) fn end(
         &mut self,
-        core: &mut BusCore<T>,
+        core: &mut Outbox,
         shared: &mut Shared,
         reason: DisconnectReason,
         local: bool,
@@ -243,9 +239,9 @@ impl ClientState {
     }
 
     /// A replication message from the server.
-    pub(crate) fn on_message<T: Transport>(
+    pub(crate) fn on_message(
         &mut self,
-        core: &mut BusCore<T>,
+        core: &mut Outbox,
         shared: &mut Shared,
         message_id: u16,
         tick: u32,
@@ -742,7 +738,7 @@ impl ClientState {
     }
 
     /// End of frame: timeouts, then acks (and the heartbeat at the server's tick rate).
-    pub(crate) fn end_frame<T: Transport>(&mut self, core: &mut BusCore<T>, shared: &mut Shared) {
+    pub(crate) fn end_frame(&mut self, core: &mut Outbox, shared: &mut Shared) {
         if self.finished.is_some() {
             return;
         }

@@ -298,7 +298,7 @@ impl ServerState {
 
     /// Evaluates relevance if it is due (something changed, or the policy's interval has
     /// passed), and spawns and despawns groups per client accordingly.
-    pub(crate) fn update_interest<T: Transport>(
+    pub(crate) fn update_interest<T: Transport + ?Sized>(
         &mut self,
         core: &mut BusCore<T>,
         shared: &mut Shared,
@@ -364,7 +364,7 @@ impl ServerState {
     }
 
     /// Group `g` becomes relevant to the client at `c`.
-    fn show<T: Transport>(
+    fn show<T: Transport + ?Sized>(
         &mut self,
         core: &mut BusCore<T>,
         shared: &mut Shared,
@@ -385,7 +385,7 @@ impl ServerState {
 
     /// Group `g` stops being relevant to the client at `c`: despawned there (unless `silent`),
     /// or kept dormant if bound.
-    fn hide<T: Transport>(
+    fn hide<T: Transport + ?Sized>(
         &mut self,
         core: &mut BusCore<T>,
         shared: &mut Shared,

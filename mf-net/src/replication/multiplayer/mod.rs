@@ -145,6 +145,18 @@ impl fmt::Display for NetId {
     }
 }
 
+/// The bus as the replication state machine sees it: sending, peers and stats over any
+/// transport. Every function of the runtime takes this, not a `BusCore<T>`, so none is
+/// generic over the transport; only [`Multiplayer`] is, and it coerces its bus to this.
+pub(crate) type Outbox = BusCore<dyn Transport>;
+
+/// `bus` as an [`Outbox`], if running.
+pub(crate) fn outbox<T: Transport + 'static>(
+    bus: &mut Option<MessageBus<T>>,
+) -> Option<&mut Outbox> {
+    bus.as_deref_mut().map(|core| core as &mut Outbox)
+}
+
 /// Everything but the bus and the role state, lent to the server and client halves.
 pub(crate) struct Shared {
     pub(crate) scene: Scene,
@@ -321,7 +333,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
                 info!("multiplayer server stopped");
             }
             Role::Client(client) => {
-                client.end(&mut bus, &mut self.shared, DisconnectReason::Closed, true);
+                client.end(&mut *bus, &mut self.shared, DisconnectReason::Closed, true);
                 self.role = Role::Server(ServerState::new(0));
             }
         }
@@ -351,7 +363,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
             on_message(role, core, shared, ctx.sender, ctx.message_id, ctx.tick, r)
         });
         while let Some(event) = bus.next_event() {
-            on_bus_event(role, bus, shared, event);
+            on_bus_event(role, &mut **bus, shared, event);
         }
         if let Role::Client(client) = role {
             client.interp.blend(&mut shared.scene);
@@ -363,7 +375,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// transport.
     pub fn end_frame(&mut self) {
         let Self { bus, shared, role } = self;
-        let mut core: Option<&mut BusCore<T>> = bus.as_deref_mut();
+        let mut core = outbox(bus);
         match role {
             Role::Server(server) => {
                 server.end_frame(core.as_deref_mut(), shared);
@@ -767,9 +779,9 @@ fn spawn_instance(
 }
 
 /// Routes a replication message to the server or client half.
-fn on_message<T: Transport>(
+fn on_message(
     role: &mut Role,
-    core: &mut BusCore<T>,
+    core: &mut Outbox,
     shared: &mut Shared,
     sender: PeerId,
     message_id: u16,
@@ -802,12 +814,7 @@ fn on_message<T: Transport>(
 
 /// Handles a bus event: connections and disconnections drive the handshake and leaving; the
 /// rest is passed on to the game.
-fn on_bus_event<T: Transport>(
-    role: &mut Role,
-    core: &mut BusCore<T>,
-    shared: &mut Shared,
-    event: BusEvent,
-) {
+fn on_bus_event(role: &mut Role, core: &mut Outbox, shared: &mut Shared, event: BusEvent) {
     match (role, event) {
         (Role::Server(server), BusEvent::PeerConnected(peer)) => {
             server.peer_connected(peer, shared.now);

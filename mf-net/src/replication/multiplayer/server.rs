@@ -315,7 +315,7 @@ impl ServerState {
 
     /// Sets the authority of the networked `node` (and its networked descendants if
     /// `recursive`), and tells joined clients.
-    pub(crate) fn set_authority<T: Transport>(
+    pub(crate) fn set_authority<T: Transport + ?Sized>(
         &mut self,
         core: Option<&mut BusCore<T>>,
         shared: &mut Shared,
@@ -411,7 +411,7 @@ impl ServerState {
     }
 
     /// Sends a reliable control message; a refusal marks the client for disconnection.
-    pub(crate) fn send_control<T: Transport>(
+    pub(crate) fn send_control<T: Transport + ?Sized>(
         &mut self,
         core: &mut BusCore<T>,
         shared: &mut Shared,
@@ -441,7 +441,11 @@ impl ServerState {
 
     /// Disconnects every client whose control messages failed
     /// ([`ReliableSendFailed`](DisconnectReason::ReliableSendFailed)).
-    pub(crate) fn drop_failed<T: Transport>(&mut self, core: &mut BusCore<T>, shared: &mut Shared) {
+    pub(crate) fn drop_failed<T: Transport + ?Sized>(
+        &mut self,
+        core: &mut BusCore<T>,
+        shared: &mut Shared,
+    ) {
         while let Some(peer) = self.failed.pop() {
             let reason = DisconnectReason::ReliableSendFailed;
             core.disconnect(peer, reason);
@@ -457,7 +461,7 @@ impl ServerState {
     }
 
     /// A client is gone (disconnected, kicked, timed out).
-    pub(crate) fn peer_left<T: Transport>(
+    pub(crate) fn peer_left<T: Transport + ?Sized>(
         &mut self,
         core: Option<&mut BusCore<T>>,
         shared: &mut Shared,
@@ -503,7 +507,7 @@ impl ServerState {
     }
 
     /// A replication message from a client.
-    pub(crate) fn on_message<T: Transport>(
+    pub(crate) fn on_message<T: Transport + ?Sized>(
         &mut self,
         core: &mut BusCore<T>,
         shared: &mut Shared,
@@ -537,7 +541,7 @@ impl ServerState {
         }
     }
 
-    fn on_hello<T: Transport>(
+    fn on_hello<T: Transport + ?Sized>(
         &mut self,
         core: &mut BusCore<T>,
         shared: &mut Shared,
@@ -619,7 +623,7 @@ impl ServerState {
 
     /// Sends group `g` (flushed) to `peer` as a spawn, then the authority of every node whose
     /// authority differs from the group's.
-    pub(crate) fn send_group<T: Transport>(
+    pub(crate) fn send_group<T: Transport + ?Sized>(
         &mut self,
         core: &mut BusCore<T>,
         shared: &mut Shared,
@@ -670,7 +674,7 @@ impl ServerState {
     }
 
     /// End of frame: despawns, spawns, timeouts, and on a net tick capture and snapshots.
-    pub(crate) fn end_frame<T: Transport>(
+    pub(crate) fn end_frame<T: Transport + ?Sized>(
         &mut self,
         mut core: Option<&mut BusCore<T>>,
         shared: &mut Shared,
@@ -717,7 +721,11 @@ impl ServerState {
         }
     }
 
-    fn send_snapshots<T: Transport>(&mut self, core: &mut BusCore<T>, shared: &mut Shared) {
+    fn send_snapshots<T: Transport + ?Sized>(
+        &mut self,
+        core: &mut BusCore<T>,
+        shared: &mut Shared,
+    ) {
         let budget = shared.config.max_snapshot_bytes;
         let (tick, now) = (self.tick, shared.now);
         for c in 0..self.clients.len() {
@@ -759,7 +767,11 @@ impl ServerState {
         }
     }
 
-    fn check_timeouts<T: Transport>(&mut self, core: &mut BusCore<T>, shared: &mut Shared) {
+    fn check_timeouts<T: Transport + ?Sized>(
+        &mut self,
+        core: &mut BusCore<T>,
+        shared: &mut Shared,
+    ) {
         let now = shared.now;
         let peer_timeout = shared.config.peer_timeout;
         let handshake_timeout = shared.config.handshake_timeout;
@@ -809,7 +821,7 @@ impl ServerState {
 
     /// Sends one despawn per freed node whose networked parent is still alive, and forgets
     /// every freed node.
-    fn despawn_freed<T: Transport>(
+    fn despawn_freed<T: Transport + ?Sized>(
         &mut self,
         mut core: Option<&mut BusCore<T>>,
         shared: &mut Shared,
@@ -895,7 +907,7 @@ impl ServerState {
 
     /// Sends this frame's spawns (in id order) to every joined client, with the state at this
     /// moment (captured as tick 0).
-    fn flush_spawns<T: Transport>(
+    fn flush_spawns<T: Transport + ?Sized>(
         &mut self,
         mut core: Option<&mut BusCore<T>>,
         shared: &mut Shared,

@@ -5,14 +5,14 @@
 use tracing::warn;
 
 use super::send::{find_entry, send};
-use crate::bus::BusCore;
 use crate::replication::multiplayer::server::ServerState;
+use crate::replication::multiplayer::Outbox;
 use crate::replication::multiplayer::{
     instance_name, spawn_instance, MultiplayerError, Role, Shared,
 };
 use crate::rpc::{call_catching, OutgoingRpc, RpcCommand, RpcContext, RpcRegistry};
 use crate::scene::{NodeId, SceneIndex};
-use crate::transport::{PeerId, Transport};
+use crate::transport::PeerId;
 use crate::wire::{NetReader, NetWriter};
 
 /// How deep queued `call_local` RPCs may run bodies that queue further RPCs; deeper calls are
@@ -21,8 +21,8 @@ pub const MAX_COMMAND_DEPTH: usize = 4;
 
 /// Applies what a body queued in `ctx` (see the module documentation). `depth` is the nesting
 /// depth of the call that queued them plus one.
-pub(super) fn apply_commands<T: Transport>(
-    mut core: Option<&mut BusCore<T>>,
+pub(super) fn apply_commands(
+    mut core: Option<&mut Outbox>,
     role: &mut Role,
     shared: &mut Shared,
     registry: &RpcRegistry,
@@ -74,8 +74,8 @@ pub(super) fn apply_commands<T: Transport>(
 }
 
 /// A spawn, despawn or authority change queued by a body, on the server.
-fn apply_server_command<T: Transport>(
-    core: Option<&mut BusCore<T>>,
+fn apply_server_command(
+    core: Option<&mut Outbox>,
     server: &mut ServerState,
     shared: &mut Shared,
     command: RpcCommand,
@@ -108,8 +108,8 @@ fn apply_server_command<T: Transport>(
 }
 
 /// Runs the body of a queued `call_local` RPC on the caller, from its encoded arguments.
-fn run_queued_local<T: Transport>(
-    core: Option<&mut BusCore<T>>,
+fn run_queued_local(
+    core: Option<&mut Outbox>,
     role: &mut Role,
     shared: &mut Shared,
     registry: &RpcRegistry,

@@ -199,7 +199,7 @@ impl<T: Transport + 'static> RpcSink for Multiplayer<T> {
     ) -> Result<RpcDelivery, RpcSendError> {
         let registry = self.shared.rpc.registry().map_err(|_| no_such_rpc(&rpc))?;
         let Self { bus, shared, role } = self;
-        send(bus.as_deref_mut(), role, shared, &registry, rpc, encode)
+        send(super::outbox(bus), role, shared, &registry, rpc, encode)
     }
 
     fn call_local(
@@ -222,7 +222,7 @@ impl<T: Transport + 'static> RpcSink for Multiplayer<T> {
         ctx.reset(rpc.node, local, tick, true);
         let result = call(value, &mut ctx);
         if result.is_ok() {
-            apply_commands(bus.as_deref_mut(), role, shared, &registry, &ctx, 1);
+            apply_commands(super::outbox(bus), role, shared, &registry, &ctx, 1);
         }
         shared.rpc.put_context(0, ctx);
         result.map_err(RpcSendError::LocalCall)

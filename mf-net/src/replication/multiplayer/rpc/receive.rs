@@ -7,13 +7,13 @@ use std::any::TypeId;
 use tracing::{debug, warn};
 
 use super::commands::apply_commands;
-use crate::bus::BusCore;
 use crate::replication::multiplayer::events::MultiplayerEvent;
 use crate::replication::multiplayer::server::{ClientSlot, ServerState};
+use crate::replication::multiplayer::Outbox;
 use crate::replication::multiplayer::{Role, Shared};
 use crate::rpc::{call_catching, RpcCallError, RpcEntry, RpcInfo, RpcRegistry};
 use crate::scene::NodeId;
-use crate::transport::{DisconnectReason, PeerId, Transport};
+use crate::transport::{DisconnectReason, PeerId};
 use crate::wire::{DecodeError, NetReader};
 
 /// What the checks before the dispatch decided.
@@ -25,9 +25,9 @@ enum Verdict<'r> {
 /// An RPC message from `sender` (the transport's peer; on a client, the server's transport peer
 /// is passed on as [`PeerId::SERVER`]), with the sender's `tick`. Always handled here (counted,
 /// never an error for the bus).
-pub(crate) fn on_rpc<T: Transport>(
+pub(crate) fn on_rpc(
     role: &mut Role,
-    core: &mut BusCore<T>,
+    core: &mut Outbox,
     shared: &mut Shared,
     sender: PeerId,
     tick: u32,
@@ -183,9 +183,9 @@ fn reject<'r>(
 }
 
 /// The server's checks before a dispatch.
-fn server_checks<'r, T: Transport>(
+fn server_checks<'r>(
     server: &mut ServerState,
-    core: &mut BusCore<T>,
+    core: &mut Outbox,
     shared: &mut Shared,
     registry: &'r RpcRegistry,
     sender: PeerId,
@@ -241,8 +241,8 @@ fn server_checks<'r, T: Transport>(
     Verdict::Dispatch(node, entry)
 }
 
-fn kick<T: Transport>(
-    core: &mut BusCore<T>,
+fn kick(
+    core: &mut Outbox,
     server: &mut ServerState,
     shared: &mut Shared,
     peer: PeerId,

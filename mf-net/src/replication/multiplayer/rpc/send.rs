@@ -3,13 +3,13 @@
 
 use tracing::debug;
 
-use crate::bus::BusCore;
 use crate::replication::multiplayer::server::ServerState;
+use crate::replication::multiplayer::Outbox;
 use crate::replication::multiplayer::{Role, Shared};
 use crate::replication::protocol::RPC;
 use crate::rpc::{OutgoingRpc, RpcDelivery, RpcEntry, RpcRegistry, RpcSendError, RpcTarget};
 use crate::scene::NodeId;
-use crate::transport::{Channel, PeerId, Transport};
+use crate::transport::{Channel, PeerId};
 use crate::wire::NetWriter;
 
 /// One RPC held until the end of the frame (its node's spawn has not gone out yet).
@@ -74,8 +74,8 @@ fn write_call(
 
 /// Sends one call (see the module documentation), on split borrows so that deferred commands
 /// can use it while the bus is polling.
-pub(super) fn send<T: Transport>(
-    core: Option<&mut BusCore<T>>,
+pub(super) fn send(
+    core: Option<&mut Outbox>,
     role: &mut Role,
     shared: &mut Shared,
     registry: &RpcRegistry,
@@ -189,8 +189,8 @@ fn count_not_relevant(shared: &mut Shared) {
 /// Sends an RPC message on `net_id` from the server to `target` (every joined client that has
 /// the node, or one); returns how many peers the transport accepted it for. Counts `rpcs_sent`,
 /// in total and per client, and the clients skipped for not having the node.
-fn server_send<T: Transport>(
-    core: &mut BusCore<T>,
+fn server_send(
+    core: &mut Outbox,
     server: &mut ServerState,
     shared: &mut Shared,
     target: RpcTarget,
@@ -242,8 +242,8 @@ fn server_send<T: Transport>(
 
 /// End of the server's frame: sends the RPCs held for nodes spawned during it (their spawns
 /// have gone out now). Calls whose node was freed before its spawn left are dropped.
-pub(crate) fn flush_deferred<T: Transport>(
-    core: Option<&mut BusCore<T>>,
+pub(crate) fn flush_deferred(
+    core: Option<&mut Outbox>,
     server: &mut ServerState,
     shared: &mut Shared,
 ) {
