@@ -64,6 +64,7 @@ impl fmt::Display for ReplicatedTypeId {
 
 /// Why the table of replicated types cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReplicationRegistryError {
     /// Two types have the same stable name.
     DuplicateName {

@@ -8,6 +8,7 @@ use super::{NodeId, SceneIndex};
 
 /// Why a scene operation was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SceneError {
     /// The node (a parent, or the target of an operation) is not in the scene.
     NoSuchNode(NodeId),

@@ -4,6 +4,7 @@ use std::fmt;
 ///
 /// Both cases mean the packet is malformed; the message bus drops such packets and counts them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum DecodeError {
     /// A read needed more bytes than were left.
     EndOfStream,

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use crate::bus::RegistryError;
 use crate::interpolation::InterpolationConfig;
+use crate::replication::ReplicationRegistryError;
+use crate::rpc::RpcRegistryError;
 use crate::scene::{NodeId, SceneError};
 use crate::transport::PeerId;
 
@@ -80,9 +82,11 @@ pub enum MultiplayerError {
     Scene(SceneError),
     /// The replication messages could not be registered.
     Registry(RegistryError),
-    /// The RPC tables of the linked types could not be built (two replicated types with one
-    /// stable name, or a type with too many RPCs).
-    RpcRegistry(String),
+    /// The table of linked replicated types could not be built (two types with one stable
+    /// name).
+    Types(ReplicationRegistryError),
+    /// The RPC tables of the linked types could not be built (a type with too many RPCs).
+    RpcRegistry(RpcRegistryError),
     /// A spawner with this name is already registered.
     DuplicateSpawner(String),
     /// More spawners than a `u16` index can number.
@@ -110,6 +114,7 @@ impl fmt::Display for MultiplayerError {
             }
             Self::Scene(e) => write!(f, "scene error: {e}"),
             Self::Registry(e) => write!(f, "message registry error: {e}"),
+            Self::Types(e) => write!(f, "replicated type registry error: {e}"),
             Self::RpcRegistry(e) => write!(f, "RPC registry error: {e}"),
             Self::DuplicateSpawner(name) => {
                 write!(f, "a spawner named `{name}` is already registered")
@@ -128,7 +133,17 @@ impl fmt::Display for MultiplayerError {
     }
 }
 
-impl std::error::Error for MultiplayerError {}
+impl std::error::Error for MultiplayerError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Scene(e) => Some(e),
+            Self::Registry(e) => Some(e),
+            Self::Types(e) => Some(e),
+            Self::RpcRegistry(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl From<SceneError> for MultiplayerError {
     fn from(e: SceneError) -> Self {

@@ -98,13 +98,13 @@ use crate::transport::{PeerId, Transport};
 use crate::wire::NetWriter;
 
 /// The RPC tables of every linked type, built once (without panicking: an error is kept).
-fn default_registry() -> &'static Result<Arc<RpcRegistry>, String> {
-    static DEFAULT: OnceLock<Result<Arc<RpcRegistry>, String>> = OnceLock::new();
+fn default_registry() -> &'static Result<Arc<RpcRegistry>, MultiplayerError> {
+    static DEFAULT: OnceLock<Result<Arc<RpcRegistry>, MultiplayerError>> = OnceLock::new();
     DEFAULT.get_or_init(|| {
-        let types = ReplicationRegistry::from_inventory().map_err(|e| e.to_string())?;
+        let types = ReplicationRegistry::from_inventory().map_err(MultiplayerError::Types)?;
         RpcRegistry::from_inventory(&types)
             .map(Arc::new)
-            .map_err(|e| e.to_string())
+            .map_err(MultiplayerError::RpcRegistry)
     })
 }
 
@@ -122,7 +122,7 @@ pub(crate) struct RpcState {
 }
 
 impl RpcState {
-    fn registry(&self) -> Result<Arc<RpcRegistry>, String> {
+    fn registry(&self) -> Result<Arc<RpcRegistry>, MultiplayerError> {
         match &self.registry {
             Some(registry) => Ok(Arc::clone(registry)),
             None => default_registry().clone(),
@@ -165,13 +165,11 @@ impl<T: Transport + 'static> Multiplayer<T> {
     ///
     /// # Errors
     ///
-    /// [`MultiplayerError::RpcRegistry`] if the linked types' tables cannot be built (two
-    /// replicated types with one stable name).
+    /// [`MultiplayerError::Types`] or [`MultiplayerError::RpcRegistry`] if the linked types'
+    /// tables cannot be built (two replicated types with one stable name, a type with too many
+    /// RPCs).
     pub fn rpc_registry(&self) -> Result<Arc<RpcRegistry>, MultiplayerError> {
-        self.shared
-            .rpc
-            .registry()
-            .map_err(MultiplayerError::RpcRegistry)
+        self.shared.rpc.registry()
     }
 
     /// Uses `registry` instead of the tables of every linked type (set it before starting: the

@@ -24,10 +24,7 @@ pub(super) struct TypeSignatures {
 /// When starting (after the shapes): collects the RPC signatures of the spawnable scenes' types
 /// and folds them into the replication fingerprint (left as it is when none has RPCs).
 pub(crate) fn prepare(shared: &mut Shared) -> Result<(), MultiplayerError> {
-    let registry = shared
-        .rpc
-        .registry()
-        .map_err(MultiplayerError::RpcRegistry)?;
+    let registry = shared.rpc.registry()?;
     let signatures = signatures_of(&registry, &shared.shapes);
     shared.fingerprint = fold(shared.fingerprint, &signatures);
     shared.rpc.signatures = signatures;
