@@ -57,7 +57,7 @@ pub mod prelude {
 /// What macro-generated code calls. Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::codec::quantize::{Quantization, Quantize, QuantizeRotation};
+    pub use crate::codec::quantize::{Buckets, Quantization, Quantize, QuantizeRotation};
     pub use crate::codec::skipped::SkippedField;
     pub use crate::codec::NetCodec;
     pub use crate::interpolation::member::MemberInterpolate;

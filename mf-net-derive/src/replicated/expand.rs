@@ -122,9 +122,15 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
     };
 
     // The state struct's fields.
-    let member_fields = members.iter().map(|(_, f, _)| {
+    // A quantized member's shadow keeps its wire form (bucket indexes): quantized once, at
+    // capture.
+    let member_fields = members.iter().map(|(_, f, member)| {
         let (field, ty) = (&f.ident, &f.ty);
-        quote!(#field: #ty,)
+        if member.quantize.is_some() {
+            quote!(#field: #p::Buckets,)
+        } else {
+            quote!(#field: #ty,)
+        }
     });
     let base_fields = bases.iter().map(|f| {
         let sp = f.ty.span();
@@ -223,8 +229,13 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
     });
 
     // new_state
-    let new_members = members.iter().map(|(_, f, _)| {
+    let new_members = members.iter().map(|(i, f, member)| {
         let field = &f.ident;
+        if member.quantize.is_some() {
+            let to_wire = spanned_item(p, &f.ty, quant_trait(member), "to_wire");
+            let q = quant_const(*i);
+            return quote!(#field: #to_wire(&self.#field, &#q),);
+        }
         let shadow = spanned_item(p, &f.ty, "MemberClone", "shadow");
         quote!(#field: #shadow(&self.#field),)
     });
@@ -253,16 +264,23 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
     let capture_members = members.iter().map(|(i, f, member)| {
         let field = &f.ident;
         let index = Literal::usize_unsuffixed(*i);
-        // Quantized members compare bucket indexes: a change within the bucket last sent is
-        // not a change (the shadow keeps a value in that bucket).
-        let unchanged = if member.quantize.is_some() {
-            let eq = spanned_item(p, &f.ty, quant_trait(member), "quantized_eq");
+        // Quantized members compare bucket indexes, which the shadow keeps: a change within
+        // the bucket last sent is not a change.
+        if member.quantize.is_some() {
+            let to_wire = spanned_item(p, &f.ty, quant_trait(member), "to_wire");
             let q = quant_const(*i);
-            quote!(#eq(&self.#field, &#s.#field, &#q))
-        } else {
-            let unchanged = spanned_item(p, &f.ty, "MemberEq", "unchanged");
-            quote!(#unchanged(&self.#field, &#s.#field))
-        };
+            let wire = local("__wire");
+            return quote! {
+                let #wire = #to_wire(&self.#field, &#q);
+                if #wire != #s.#field {
+                    #s.#field = #wire;
+                    #s.#ticks[#index] = #tick;
+                    #own = true;
+                }
+            };
+        }
+        let unchanged = spanned_item(p, &f.ty, "MemberEq", "unchanged");
+        let unchanged = quote!(#unchanged(&self.#field, &#s.#field));
         let copy_into = spanned_item(p, &f.ty, "MemberClone", "copy_into");
         quote! {
             if !#unchanged {

@@ -106,8 +106,8 @@ pub(super) fn quant_trait(member: &Member) -> &'static str {
     }
 }
 
-/// The statement that appends member `index`'s `value` to `w`: its `NetCodec` encoding, or
-/// its bucket index for `quantize(..)` members.
+/// The statement that appends member `index`'s shadow `value` to `w`: its `NetCodec`
+/// encoding, or for `quantize(..)` members the bucket indexes the shadow keeps.
 pub(super) fn encode_value(
     p: &TokenStream,
     index: usize,
@@ -117,7 +117,7 @@ pub(super) fn encode_value(
     w: &Ident,
 ) -> TokenStream {
     if member.quantize.is_some() {
-        let encode = spanned_item(p, &f.ty, quant_trait(member), "encode_quantized");
+        let encode = spanned_item(p, &f.ty, quant_trait(member), "encode_wire");
         let q = quant_const(index);
         quote!(#encode(#value, &#q, #w);)
     } else {

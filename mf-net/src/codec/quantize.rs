@@ -203,6 +203,27 @@ impl Quantization {
     }
 }
 
+/// A quantized member's wire form, as the server's shadow state keeps it: one bucket index
+/// per component (up to four), or a packed smallest-three rotation. Change detection compares
+/// these, and writes copy them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Buckets([u32; 4]);
+
+impl Buckets {
+    /// A packed 64-bit encoding (a smallest-three rotation), in the first two slots.
+    #[cfg(feature = "glam")]
+    fn packed(value: u64) -> Self {
+        #[allow(clippy::cast_possible_truncation)]
+        Self([value as u32, (value >> 32) as u32, 0, 0])
+    }
+
+    /// The packed encoding [`packed`](Self::packed) stored.
+    #[cfg(feature = "glam")]
+    fn packed_value(self) -> u64 {
+        u64::from(self.0[0]) | u64::from(self.0[1]) << 32
+    }
+}
+
 /// A type that `#[replicated(quantize(..))]` can quantize: `f32`, `f64` and, with the `glam`
 /// feature, `Vec2`, `Vec3` and `Vec4` (each component with the same [`Quantization`]).
 #[diagnostic::on_unimplemented(
@@ -214,6 +235,13 @@ impl Quantization {
             to send the value in its `NetCodec` encoding"
 )]
 pub trait Quantize: Sized {
+    /// The value's bucket indexes, its wire form ([`encode_wire`](Self::encode_wire) of them is
+    /// [`encode_quantized`](Self::encode_quantized) of the value). The server's shadow state
+    /// keeps a quantized member in this form, so quantizing happens once per capture and
+    /// writing it for any number of clients only copies indexes.
+    fn to_wire(&self, q: &Quantization) -> Buckets;
+    /// Appends bucket indexes made by [`to_wire`](Self::to_wire) with the same `q`.
+    fn encode_wire(wire: &Buckets, q: &Quantization, w: &mut NetWriter);
     /// Appends the value's bucket index (per component).
     fn encode_quantized(&self, q: &Quantization, w: &mut NetWriter);
     /// Reads bucket indexes and returns the buckets' values.
@@ -224,6 +252,16 @@ pub trait Quantize: Sized {
 }
 
 impl Quantize for f64 {
+    #[inline]
+    fn to_wire(&self, q: &Quantization) -> Buckets {
+        Buckets([q.index(*self), 0, 0, 0])
+    }
+
+    #[inline]
+    fn encode_wire(wire: &Buckets, q: &Quantization, w: &mut NetWriter) {
+        q.write_index(wire.0[0], w);
+    }
+
     #[inline]
     fn encode_quantized(&self, q: &Quantization, w: &mut NetWriter) {
         q.write_index(q.index(*self), w);
@@ -241,6 +279,16 @@ impl Quantize for f64 {
 }
 
 impl Quantize for f32 {
+    #[inline]
+    fn to_wire(&self, q: &Quantization) -> Buckets {
+        Buckets([q.index(f64::from(*self)), 0, 0, 0])
+    }
+
+    #[inline]
+    fn encode_wire(wire: &Buckets, q: &Quantization, w: &mut NetWriter) {
+        q.write_index(wire.0[0], w);
+    }
+
     #[inline]
     fn encode_quantized(&self, q: &Quantization, w: &mut NetWriter) {
         q.write_index(q.index(f64::from(*self)), w);
@@ -263,15 +311,28 @@ macro_rules! quantize_vector {
     ($($ty:ident, $n:literal;)*) => {$(
         impl Quantize for glam::$ty {
             #[inline]
-            fn encode_quantized(&self, q: &Quantization, w: &mut NetWriter) {
+            fn to_wire(&self, q: &Quantization) -> Buckets {
+                let mut wire = Buckets::default();
+                for (slot, c) in wire.0.iter_mut().zip(self.to_array()) {
+                    *slot = q.index(f64::from(c));
+                }
+                wire
+            }
+
+            #[inline]
+            fn encode_wire(wire: &Buckets, q: &Quantization, w: &mut NetWriter) {
                 // One append for all components (same bytes as one `write_index` each).
                 let n = q.bytes();
                 let mut bytes = [0u8; 4 * $n];
-                for (i, c) in self.to_array().into_iter().enumerate() {
-                    let index = q.index(f64::from(c)).to_le_bytes();
-                    bytes[i * n..(i + 1) * n].copy_from_slice(&index[..n]);
+                for (i, index) in wire.0[..$n].iter().enumerate() {
+                    bytes[i * n..(i + 1) * n].copy_from_slice(&index.to_le_bytes()[..n]);
                 }
                 w.write_bytes(&bytes[..n * $n]);
+            }
+
+            #[inline]
+            fn encode_quantized(&self, q: &Quantization, w: &mut NetWriter) {
+                Self::encode_wire(&self.to_wire(q), q, w);
             }
 
             #[inline]
@@ -329,6 +390,11 @@ quantize_vector! {
             for floats and vectors write `quantize(min = .., max = .., bits = ..)`"
 )]
 pub trait QuantizeRotation: Sized {
+    /// The rotation's packed smallest-three encoding, its wire form (see
+    /// [`Quantize::to_wire`]).
+    fn to_wire(&self, q: &Quantization) -> Buckets;
+    /// Appends a packed encoding made by [`to_wire`](Self::to_wire) with the same `q`.
+    fn encode_wire(wire: &Buckets, q: &Quantization, w: &mut NetWriter);
     /// Appends the value's smallest-three encoding.
     fn encode_quantized(&self, q: &Quantization, w: &mut NetWriter);
     /// Reads a smallest-three encoding and returns its (unit) rotation.
@@ -423,9 +489,18 @@ pub(crate) fn unpack_smallest_three(bits: u32, packed: u64) -> Result<[f32; 4], 
 #[cfg(feature = "glam")]
 impl QuantizeRotation for glam::Quat {
     #[inline]
+    fn to_wire(&self, q: &Quantization) -> Buckets {
+        Buckets::packed(pack_smallest_three(q.bits(), self.to_array()))
+    }
+
+    #[inline]
+    fn encode_wire(wire: &Buckets, q: &Quantization, w: &mut NetWriter) {
+        w.write_bytes(&wire.packed_value().to_le_bytes()[..q.bytes()]);
+    }
+
+    #[inline]
     fn encode_quantized(&self, q: &Quantization, w: &mut NetWriter) {
-        let packed = pack_smallest_three(q.bits(), self.to_array()).to_le_bytes();
-        w.write_bytes(&packed[..q.bytes()]);
+        Self::encode_wire(&self.to_wire(q), q, w);
     }
 
     #[inline]
@@ -457,6 +532,39 @@ mod tests {
         let back = f64::decode_quantized(q, &mut r).unwrap();
         r.finish().unwrap();
         (w.into_vec(), back)
+    }
+
+    /// What the server's shadow keeps writes the same bytes as quantizing the value.
+    fn wire_bytes<T: Quantize>(v: &T, q: &Quantization) -> (Vec<u8>, Vec<u8>) {
+        let (mut direct, mut via) = (NetWriter::new(), NetWriter::new());
+        v.encode_quantized(q, &mut direct);
+        T::encode_wire(&v.to_wire(q), q, &mut via);
+        (direct.into_vec(), via.into_vec())
+    }
+
+    #[test]
+    fn wire_form_writes_the_same_bytes() {
+        let q = Quantization::new(-10.0, 10.0, 12);
+        for v in [-11.0, -3.25, 0.0, 7.5, 10.0, f64::NAN] {
+            let (a, b) = wire_bytes(&v, &q);
+            assert_eq!(a, b);
+            #[allow(clippy::cast_possible_truncation)]
+            let (a, b) = wire_bytes(&(v as f32), &q);
+            assert_eq!(a, b);
+        }
+        #[cfg(feature = "glam")]
+        {
+            let (a, b) = wire_bytes(&glam::Vec3::new(-3.0, 0.5, 9.0), &q);
+            assert_eq!(a, b);
+            let (a, b) = wire_bytes(&glam::Vec4::new(-3.0, 0.5, 9.0, 1.0), &q);
+            assert_eq!(a, b);
+            let r = Quantization::smallest_three(12);
+            let rotation = glam::Quat::from_rotation_y(1.2);
+            let (mut direct, mut via) = (NetWriter::new(), NetWriter::new());
+            rotation.encode_quantized(&r, &mut direct);
+            glam::Quat::encode_wire(&rotation.to_wire(&r), &r, &mut via);
+            assert_eq!(direct.as_slice(), via.as_slice());
+        }
     }
 
     #[test]
