@@ -11,7 +11,7 @@ pub use super::{
     RpcParam, RpcRegistration, RpcSendError, RpcSender, RpcSink, RpcTarget, Rpcs,
 };
 use crate::codec::NetCodec;
-use crate::replication::Replicated;
+use crate::replicated::Replicated;
 use crate::scene::NodeId;
 pub use crate::transport::PeerId;
 use crate::wire::{DecodeError, NetReader, NetWriter};
