@@ -34,6 +34,7 @@ use std::time::Duration;
 use glam::{Quat, Vec3};
 use mf_net::bus::{MessageBus, MessageRegistry};
 use mf_net::prelude::*;
+use mf_net::replication::protocol;
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
 use mf_net::transport::{TransportEvent, TransportStats};
 
@@ -149,27 +150,19 @@ pub fn step(boxes: &mut [BoxEntity], frame: u32, motion: Motion) -> usize {
     moved
 }
 
-/// Writes one snapshot-style entry for a node: varint `net_id`, varint byte length, then the
-/// node's members changed since `since` ([`Replicated::write_since`]).
-///
-/// The length is written as a one-byte placeholder and patched, so an entry under 128 bytes (a
-/// box's is at most 34) costs no copy; a longer one is moved up by the extra length bytes (that
-/// path allocates, and is never taken by these benchmarks).
+/// Writes one snapshot entry for a node with the runtime's own entry writer
+/// ([`protocol::write_entry`]): varint `net_id`, varint byte length, then the node's members
+/// changed since `since` ([`Replicated::write_since`]). `scratch` is only used by states of 128
+/// bytes or more (never by a box).
 #[inline]
-pub fn write_entry<T: Replicated>(w: &mut NetWriter, net_id: u32, state: &T::State, since: u32) {
-    w.write_var_u32(net_id);
-    let len_at = w.len();
-    w.write_u8(0);
-    T::write_since(state, since, w);
-    let len = w.len() - len_at - 1;
-    if len < 0x80 {
-        w.patch(len_at, &[len as u8]);
-    } else {
-        let body = w.as_slice()[len_at + 1..].to_vec();
-        w.truncate(len_at);
-        w.write_len(len);
-        w.write_bytes(&body);
-    }
+pub fn write_entry<T: Replicated>(
+    w: &mut NetWriter,
+    scratch: &mut NetWriter,
+    net_id: u32,
+    state: &T::State,
+    since: u32,
+) {
+    protocol::write_entry(w, net_id, scratch, |w| T::write_since(state, since, w));
 }
 
 /// The net id of the box at `index` (ids start at 1, as the replication layer's do).
@@ -179,20 +172,24 @@ pub fn net_id(index: usize) -> u32 {
 }
 
 /// Appends an entry ([`write_entry`]) for every box whose state changed after `since`, skipping
-/// the others with [`Replicated::last_changed`]. Returns how many entries were written.
+/// the others with [`Replicated::last_changed`], then the terminating 0 (a snapshot's body
+/// without its flags byte). Returns how many entries were written.
 #[inline]
 pub fn encode_changed(states: &[BoxState], since: u32, w: &mut NetWriter) -> usize {
     let mut written = 0;
+    let mut scratch = NetWriter::new();
     for (i, state) in states.iter().enumerate() {
         if BoxEntity::last_changed(state) > since {
-            write_entry::<BoxEntity>(w, net_id(i), state, since);
+            write_entry::<BoxEntity>(w, &mut scratch, net_id(i), state, since);
             written += 1;
         }
     }
+    w.write_var_u32(0);
     written
 }
 
-/// Reads every entry of `bytes` and applies it to the client's box with that net id
+/// Reads every entry of `bytes` (up to the terminating 0) with the runtime's entry reader
+/// ([`protocol::read_entry`]) and applies it to the client's box with that net id
 /// ([`Replicated::read`] on the entry's bytes). Returns how many entries were applied.
 ///
 /// # Errors
@@ -201,10 +198,8 @@ pub fn encode_changed(states: &[BoxState], since: u32, w: &mut NetWriter) -> usi
 pub fn decode_apply(bytes: &[u8], boxes: &mut [BoxEntity]) -> Result<usize, DecodeError> {
     let mut r = NetReader::new(bytes);
     let mut applied = 0;
-    while r.remaining() > 0 {
-        let id = r.read_var_u32()?;
-        let len = r.read_len()?;
-        let mut entry = NetReader::new(r.read_bytes(len)?);
+    while let Some((id, state)) = protocol::read_entry(&mut r)? {
+        let mut entry = NetReader::new(state);
         let target = (id as usize)
             .checked_sub(1)
             .and_then(|index| boxes.get_mut(index))
@@ -213,6 +208,7 @@ pub fn decode_apply(bytes: &[u8], boxes: &mut [BoxEntity]) -> Result<usize, Deco
         entry.finish()?;
         applied += 1;
     }
+    r.finish()?;
     Ok(applied)
 }
 
@@ -395,7 +391,7 @@ pub fn box_library<T: BenchBox>() -> SceneLibrary {
 }
 
 /// The replication message id of a snapshot (bytes 1–2 of its header).
-const SNAPSHOT_ID: u16 = mf_net::replication::protocol::SNAPSHOT;
+const SNAPSHOT_ID: u16 = protocol::SNAPSHOT;
 
 /// The transport of the snapshot fixtures: a [`LoopbackTransport`] for the handshake and the
 /// spawns, then switched to **replay** mode, where it takes no part in what is measured:
@@ -1162,14 +1158,15 @@ mod tests {
         // A moving box: id (1 B below 128, else 2 B) + length (1 B) + mask (1 B) + Vec3 (12 B)
         // + Quat (16 B) = 31 or 32 B, + 4 B for the roughly 1 in 100 whose health changed
         // (0, 5 and 96 of them at 100, 1000 and 10 000 boxes all moving). Which boxes move and
-        // lose health is integer arithmetic, so these hold on every machine.
+        // lose health is integer arithmetic, so these hold on every machine. The last byte is
+        // the terminating 0.
         let expected: Vec<(usize, Motion, usize)> = vec![
-            (100, Motion::All, 3100),
-            (100, Motion::TenPercent, 310),
-            (1000, Motion::All, 31_893),
-            (1000, Motion::TenPercent, 3187),
-            (10_000, Motion::All, 320_257),
-            (10_000, Motion::TenPercent, 32_027),
+            (100, Motion::All, 3100 + 1),
+            (100, Motion::TenPercent, 310 + 1),
+            (1000, Motion::All, 31_893 + 1),
+            (1000, Motion::TenPercent, 3187 + 1),
+            (10_000, Motion::All, 320_257 + 1),
+            (10_000, Motion::TenPercent, 32_027 + 1),
         ];
         assert_eq!(sizes, expected);
     }
@@ -1231,7 +1228,7 @@ mod tests {
             text: ascii_string(300),
         };
         let mut w = NetWriter::new();
-        write_entry::<Blob>(&mut w, 5, &blob.new_state(1), 0);
+        write_entry::<Blob>(&mut w, &mut NetWriter::new(), 5, &blob.new_state(1), 0);
         let mut r = NetReader::new(w.as_slice());
         assert_eq!(r.read_var_u32(), Ok(5));
         let len = r.read_len().expect("a length");

@@ -61,6 +61,51 @@ pub const SNAPSHOT_TRUNCATED: u8 = 1;
 /// Longest node or scene name or path the replication messages accept.
 pub const MAX_NAME_BYTES: usize = 4096;
 
+/// Appends one snapshot entry to `w`: `net_id` varint, the length of the state varint, then
+/// the state that `state` appends. The length is written as a 1-byte placeholder and patched
+/// (a state under 128 bytes, the common case, costs no copy); a longer state is moved through
+/// `scratch` to make room for its longer length.
+#[inline]
+pub fn write_entry(
+    w: &mut NetWriter,
+    net_id: u32,
+    scratch: &mut NetWriter,
+    state: impl FnOnce(&mut NetWriter),
+) {
+    w.write_var_u32(net_id);
+    let len_at = w.len();
+    w.write_u8(0);
+    state(w);
+    let len = w.len() - len_at - 1;
+    if len < 0x80 {
+        // `len < 0x80`: the cast keeps it whole.
+        #[allow(clippy::cast_possible_truncation)]
+        w.patch(len_at, &[len as u8]);
+    } else {
+        scratch.clear();
+        scratch.write_bytes(&w.as_slice()[len_at + 1..]);
+        w.truncate(len_at);
+        w.write_len(len);
+        w.write_bytes(scratch.as_slice());
+    }
+}
+
+/// Reads the next snapshot entry: its net id and its state's bytes, or `None` at the
+/// terminating 0.
+///
+/// # Errors
+///
+/// A truncated entry, or a length past the end of the packet.
+#[inline]
+pub fn read_entry<'a>(r: &mut NetReader<'a>) -> Result<Option<(u32, &'a [u8])>, DecodeError> {
+    let id = r.read_var_u32()?;
+    if id == 0 {
+        return Ok(None);
+    }
+    let len = r.read_len()?;
+    Ok(Some((id, r.read_bytes(len)?)))
+}
+
 const NAMES: [(u16, &str); 9] = [
     (HELLO, "mf_net::replication::Hello"),
     (WELCOME, "mf_net::replication::Welcome"),
@@ -302,5 +347,41 @@ impl SpawnHeader {
             count,
             spawner,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn entries_round_trip_across_the_length_boundary() {
+        let (mut w, mut scratch) = (NetWriter::new(), NetWriter::new());
+        for (id, len) in [(1, 0), (2, 127), (300, 128), (7, 20_000)] {
+            write_entry(&mut w, id, &mut scratch, |w| {
+                w.write_bytes(&vec![u8::try_from(id % 251).unwrap(); len]);
+            });
+        }
+        w.write_var_u32(0);
+        // A 127-byte state takes a 1-byte length, a 128-byte one 2 bytes.
+        assert_eq!(&w.as_slice()[..3], &[1, 0, 2]);
+        assert_eq!(w.as_slice()[3], 127);
+        let mut r = NetReader::new(w.as_slice());
+        let mut seen = Vec::new();
+        while let Some((id, bytes)) = read_entry(&mut r).unwrap() {
+            assert!(bytes.iter().all(|&b| u32::from(b) == id % 251));
+            seen.push((id, bytes.len()));
+        }
+        r.finish().unwrap();
+        assert_eq!(seen, [(1, 0), (2, 127), (300, 128), (7, 20_000)]);
+    }
+
+    #[test]
+    fn a_length_past_the_packet_is_refused() {
+        let mut r = NetReader::new(&[5, 10, 1, 2]);
+        assert!(read_entry(&mut r).is_err());
+        assert_eq!(read_entry(&mut NetReader::new(&[0])).unwrap(), None);
     }
 }

@@ -656,13 +656,7 @@ impl ClientState {
             shared.stats.clock_snaps += 1;
         }
         let mut complete = true;
-        loop {
-            let id = r.read_var_u32()?;
-            if id == 0 {
-                break;
-            }
-            let len = r.read_len()?;
-            let bytes = r.read_bytes(len)?;
+        while let Some((id, bytes)) = protocol::read_entry(r)? {
             let Some(node) = self.node_of(id) else {
                 // Gone locally (a failed spawn): skip. Otherwise never received, or despawned
                 // by the server: its spawn may still be in flight (a re-spawn for interest
