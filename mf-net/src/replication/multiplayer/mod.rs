@@ -88,13 +88,19 @@
 //! ```
 
 mod client;
+mod client_slot;
 mod config;
 mod dump;
 mod events;
+mod group_vis;
 mod interest;
 mod interpolation;
+mod node_table;
+mod per_slot;
 pub mod rpc;
+mod send_state;
 mod server;
+mod slot_table;
 mod snapshot;
 mod spawner;
 mod stats;

@@ -6,12 +6,16 @@ use std::time::Duration;
 
 use tracing::{debug, info, warn};
 
+use super::client_slot::ClientSlot;
 use super::events::MultiplayerEvent;
-use super::interest::{next_slot, GroupVis, Interest, Vis};
-use super::snapshot::{self, SentSnapshot};
+use super::group_vis::{next_slot, GroupVis, Vis};
+use super::interest::Interest;
+use super::node_table::{
+    self, group_nodes, last_changed_of, Group, GroupKey, GroupTable, NetNode, NodeTable,
+};
+use super::snapshot;
 use super::{NetId, Shared};
 use crate::bus::BusCore;
-use crate::replication::erased::ErasedState;
 use crate::replication::protocol::{
     self, ParentRef, SpawnHeaderRef, SpawnerPayload, ACK, AUTHORITY, DESPAWN, HELLO, REFUSE, SPAWN,
     WELCOME,
@@ -21,99 +25,6 @@ use crate::scene::{NodeId, Scene};
 use crate::transport::{Channel, DisconnectReason, PeerId, Transport};
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
-/// A networked node on the server.
-pub(crate) struct NetNode {
-    pub(crate) net_id: u32,
-    pub(crate) node: NodeId,
-    /// The typed shadow state; `None` for an instance root that holds no value.
-    pub(crate) state: Option<Box<dyn ErasedState>>,
-    /// `state`'s [`last_changed_for`](ErasedState::last_changed_for) the node's owner and for
-    /// other clients (0 without a state), kept here so that a snapshot skips nodes with nothing
-    /// to send without touching their boxed state.
-    pub(crate) last_changed: [u32; 2],
-    pub(crate) authority: PeerId,
-    /// The nearest networked ancestor when the node was spawned (0: none).
-    pub(crate) net_parent: u32,
-}
-
-impl NetNode {
-    /// The newest tick stamped on a member a snapshot for `audience` carries.
-    #[inline]
-    pub(crate) fn last_changed_for(&self, audience: Audience) -> u32 {
-        match audience {
-            Audience::Owner => self.last_changed[0],
-            Audience::NonOwner => self.last_changed[1],
-            Audience::All => self.last_changed[0].max(self.last_changed[1]),
-        }
-    }
-}
-
-/// [`NetNode::last_changed`] of `state`.
-fn last_changed_of(state: Option<&dyn ErasedState>) -> [u32; 2] {
-    state.map_or([0; 2], |s| {
-        [
-            s.last_changed_for(Audience::Owner),
-            s.last_changed_for(Audience::NonOwner),
-        ]
-    })
-}
-
-/// A node a client must get everything it receives of, once: its authority moved to or from
-/// that client, so members of another owner condition became visible to it, or its group
-/// became relevant to the client again (see [`ClientSlot::resync`]).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Resync {
-    pub(crate) net_id: u32,
-    /// The server tick when it was asked for: an ack of a later snapshot that carried the node
-    /// completes it.
-    pub(crate) after: u32,
-}
-
-impl Resync {
-    /// Owes `net_id` a resync in `list` (sorted by net id, one entry per node), completed only
-    /// by an ack of a snapshot after `after` (a node owed one already moves its tick there).
-    pub(crate) fn owe(list: &mut Vec<Resync>, net_id: u32, after: u32) {
-        match list.binary_search_by_key(&net_id, |r| r.net_id) {
-            Ok(k) => list[k].after = list[k].after.max(after),
-            Err(k) => list.insert(k, Resync { net_id, after }),
-        }
-    }
-
-    /// Whether `list` (sorted by net id) owes `net_id` a resync.
-    #[inline]
-    pub(crate) fn is_owed(list: &[Resync], net_id: u32) -> bool {
-        !list.is_empty() && list.binary_search_by_key(&net_id, |r| r.net_id).is_ok()
-    }
-
-    /// An ack of a snapshot of `tick` that carried `net_id`: completes its resync in `list`
-    /// (sorted by net id) if it was asked for before `tick`.
-    #[inline]
-    pub(crate) fn complete(list: &mut Vec<Resync>, net_id: u32, tick: u32) {
-        if list.is_empty() {
-            return;
-        }
-        if let Ok(k) = list.binary_search_by_key(&net_id, |r| r.net_id) {
-            if tick > list[k].after {
-                list.remove(k);
-            }
-        }
-    }
-}
-
-/// A spawned (or bound) instance, kept for late joiners.
-#[derive(Debug, Clone)]
-pub(crate) struct Group {
-    pub(crate) first: u32,
-    pub(crate) count: u32,
-    pub(crate) scene: i32,
-    pub(crate) parent: ParentRef,
-    pub(crate) name: String,
-    pub(crate) authority: PeerId,
-    pub(crate) root: NodeId,
-    /// A spawner spawn's spawner and data (scene index −2), kept for late joiners.
-    pub(crate) spawner: Option<SpawnerPayload>,
-}
-
 /// A spawn made this frame, sent at the end of it.
 pub(crate) struct Pending {
     pub(crate) group: Group,
@@ -121,69 +32,15 @@ pub(crate) struct Pending {
     pub(crate) nodes: Vec<(NodeId, PeerId, u32)>,
 }
 
-/// One connected client.
-pub(crate) struct ClientSlot {
-    pub(crate) peer: PeerId,
-    pub(crate) ready: bool,
-    pub(crate) connected_at: Duration,
-    pub(crate) last_heard: Duration,
-    pub(crate) last_progress: Duration,
-    /// Acknowledged tick per node, parallel to [`ServerState::nodes`] (once ready).
-    pub(crate) acked: Vec<u32>,
-    pub(crate) ring: Vec<SentSnapshot>,
-    /// Net id the next snapshot starts at (0: the first node).
-    pub(crate) cursor: u32,
-    /// Nodes whose next entries carry everything this client receives, sorted by net id (see
-    /// [`Resync`]): nodes whose authority moved to or from this client, and nodes of groups
-    /// that became relevant to it, owed everything until a snapshot carrying them, sent after
-    /// their spawn, is acknowledged (a snapshot from before the group left the client may still
-    /// arrive after the spawn and be applied; a full entry repairs that).
-    pub(crate) resync: Vec<Resync>,
-    pub(crate) stats: super::PeerNetworkStats,
-    /// Whether the last snapshots that left `ring` were acknowledged (feeds `stats`).
-    pub(crate) ack_window: super::stats::AckWindow,
-    /// RPC flood and rate-limit windows.
-    pub(crate) rpc: super::rpc::PeerRpcState,
-    /// Visibility of every group, parallel to [`ServerState::groups`] (once ready).
-    pub(crate) vis: Vec<GroupVis>,
-    /// The focus node interest policies measure from.
-    pub(crate) focus: Option<NodeId>,
-    /// Whether a visible group may have an update period above 1 (snapshots then check each
-    /// node's group; false skips that).
-    pub(crate) tiered: bool,
-}
-
-impl ClientSlot {
-    fn new(peer: PeerId, now: Duration) -> Self {
-        Self {
-            peer,
-            ready: false,
-            connected_at: now,
-            last_heard: now,
-            last_progress: now,
-            acked: Vec::new(),
-            ring: snapshot::new_ring(),
-            cursor: 0,
-            resync: Vec::new(),
-            stats: super::PeerNetworkStats::default(),
-            ack_window: super::stats::AckWindow::default(),
-            rpc: super::rpc::PeerRpcState::default(),
-            vis: Vec::new(),
-            focus: None,
-            tiered: false,
-        }
-    }
-}
-
 /// The server's replication state (also used offline).
 pub(crate) struct ServerState {
     pub(crate) tick: u32,
     accumulator: Duration,
     next_net_id: u32,
-    /// Sorted by net id.
-    pub(crate) nodes: Vec<NetNode>,
-    /// Sorted by first net id.
-    pub(crate) groups: Vec<Group>,
+    /// The networked nodes, in stable slots (per-client state is kept per slot).
+    pub(crate) nodes: NodeTable,
+    /// The flushed spawn groups, in stable slots (per-client visibility is kept per slot).
+    pub(crate) groups: GroupTable,
     pub(crate) pending: Vec<Pending>,
     pub(crate) by_node: HashMap<NodeId, u32>,
     pub(crate) clients: Vec<ClientSlot>,
@@ -215,8 +72,8 @@ impl ServerState {
             tick,
             accumulator: Duration::ZERO,
             next_net_id: 1,
-            nodes: Vec::new(),
-            groups: Vec::new(),
+            nodes: NodeTable::default(),
+            groups: GroupTable::default(),
             pending: Vec::new(),
             by_node: HashMap::new(),
             clients: Vec::new(),
@@ -228,14 +85,10 @@ impl ServerState {
         }
     }
 
-    fn index_of(&self, net_id: u32) -> Option<usize> {
-        self.nodes.binary_search_by_key(&net_id, |n| n.net_id).ok()
-    }
-
     /// The scene node of `net_id` (flushed or pending).
     pub(crate) fn node_of(&self, net_id: u32) -> Option<NodeId> {
-        if let Some(i) = self.index_of(net_id) {
-            return Some(self.nodes[i].node);
+        if let Some(n) = self.nodes.by_id(net_id) {
+            return Some(n.node);
         }
         self.pending.iter().find_map(|p| {
             let offset = net_id.checked_sub(p.group.first)?;
@@ -246,8 +99,8 @@ impl ServerState {
     /// The authority of a networked node.
     pub(crate) fn authority_of(&self, node: NodeId) -> Option<PeerId> {
         let id = *self.by_node.get(&node)?;
-        if let Some(i) = self.index_of(id) {
-            return Some(self.nodes[i].authority);
+        if let Some(n) = self.nodes.by_id(id) {
+            return Some(n.authority);
         }
         self.pending.iter().find_map(|p| {
             let offset = id.checked_sub(p.group.first)?;
@@ -340,19 +193,20 @@ impl ServerState {
             let Some(&id) = self.by_node.get(&target) else {
                 continue;
             };
-            if let Some(i) = self.index_of(id) {
-                let old = std::mem::replace(&mut self.nodes[i].authority, peer);
+            if let Some((key, n)) = self
+                .nodes
+                .find(id)
+                .and_then(|key| Some((key, self.nodes.get_mut(key)?)))
+            {
+                let old = std::mem::replace(&mut n.authority, peer);
                 top_flushed |= id == top;
                 // `owner_only` / `skip_owner` members became visible to the new owner and the
                 // old one: their next entries carry everything they receive.
-                let conditional = self.nodes[i]
-                    .state
-                    .as_ref()
-                    .is_some_and(|s| s.owner_conditions());
+                let conditional = n.state.as_ref().is_some_and(|s| s.owner_conditions());
                 if old != peer && conditional {
                     for c in &mut self.clients {
                         if c.ready && (c.peer == old || c.peer == peer) {
-                            Resync::owe(&mut c.resync, id, tick);
+                            c.send.owe_resync(key, tick);
                         }
                     }
                 }
@@ -488,7 +342,7 @@ impl ServerState {
             .push(MultiplayerEvent::PeerLeft { peer, reason });
         let owned: Vec<NodeId> = self
             .nodes
-            .iter()
+            .values()
             .filter(|n| n.authority == peer)
             .map(|n| n.node)
             .chain(
@@ -530,7 +384,7 @@ impl ServerState {
                     return Ok(true);
                 };
                 c.last_heard = now;
-                if let Some(rtt) = snapshot::ack(&self.nodes, c, tick, now) {
+                if let Some(rtt) = c.send.ack(tick, now) {
                     c.stats.add_round_trip(rtt);
                     if tick > c.stats.acknowledged_tick {
                         c.stats.acknowledged_tick = tick;
@@ -581,19 +435,26 @@ impl ServerState {
         });
         // Late join: every live spawn relevant to the client in id order, with the state
         // captured so far.
-        self.clients[index].vis.clear();
-        self.clients[index].tiered = false;
-        self.clients[index]
-            .vis
-            .resize(self.groups.len(), GroupVis::HIDDEN);
-        for g in 0..self.groups.len() {
-            if !shared.scene.contains(self.groups[g].root) || !self.failed.is_empty() {
+        let client = &mut self.clients[index];
+        client.vis.clear();
+        client.tiered = false;
+        client.tiered_groups.clear();
+        for &g in self.groups.keys() {
+            client.vis.set(g, GroupVis::HIDDEN);
+        }
+        for i in 0..self.groups.len() {
+            let g = self.groups.keys()[i];
+            let gone = self
+                .groups
+                .get(g)
+                .map_or(true, |group| !shared.scene.contains(group.root));
+            if gone || !self.failed.is_empty() {
                 continue;
             }
             let Some(vis) = self.initially_visible(shared, index, g) else {
                 continue;
             };
-            self.clients[index].vis[g] = vis;
+            self.clients[index].vis.set(g, vis);
             self.send_group(core, shared, g, peer);
         }
         if !self.failed.is_empty() {
@@ -604,17 +465,17 @@ impl ServerState {
         let slot = &mut self.clients[index];
         slot.ready = true;
         slot.stats.ready = true;
-        slot.acked.clear();
-        slot.acked.resize(self.nodes.len(), tick);
-        slot.resync.clear();
+        slot.send.join(&self.nodes, tick);
         slot.last_heard = now;
         slot.last_progress = now;
         slot.stats.acknowledged_tick = tick;
-        for entry in &mut slot.ring {
-            entry.nodes.reserve(self.nodes.len());
-        }
-        for g in 0..self.groups.len() {
-            if self.clients[index].vis[g].state != Vis::Visible {
+        for i in 0..self.groups.len() {
+            let g = self.groups.keys()[i];
+            let visible = self.clients[index]
+                .vis
+                .get(g)
+                .is_some_and(|v| v.state == Vis::Visible);
+            if !visible {
                 self.hide_nodes(index, g);
             }
         }
@@ -631,11 +492,12 @@ impl ServerState {
         &mut self,
         core: &mut BusCore<T>,
         shared: &mut Shared,
-        g: usize,
+        g: GroupKey,
         peer: PeerId,
     ) {
-        let group = &self.groups[g];
-        let (lo, hi) = group_range(&self.nodes, group);
+        let Some(group) = self.groups.get(g) else {
+            return;
+        };
         let header = SpawnHeaderRef {
             first_net_id: group.first,
             scene: group.scene,
@@ -645,8 +507,8 @@ impl ServerState {
             count: group.count,
             spawner: group.spawner.as_ref(),
         };
-        let group_authority = group.authority;
-        let nodes = &self.nodes[lo..hi];
+        let (group_authority, span) = (group.authority, self.nodes.span(group.first, group.end()));
+        let nodes = group_nodes(&self.nodes, group);
         let scene = &shared.scene;
         let before = core.stats().bytes_sent;
         let result = core.send_with(peer, SPAWN, Channel::Reliable, |w| {
@@ -664,8 +526,10 @@ impl ServerState {
         if let Some(c) = self.clients.iter_mut().find(|c| c.peer == peer) {
             c.stats.bytes_sent += sent;
         }
-        for i in lo..hi {
-            let n = &self.nodes[i];
+        for i in span {
+            let Some(n) = self.nodes.get(self.nodes.keys()[i]) else {
+                continue;
+            };
             if n.authority != group_authority && shared.scene.contains(n.node) {
                 let (id, authority) = (n.net_id, n.authority);
                 self.send_control(core, shared, peer, AUTHORITY, |w| {
@@ -691,7 +555,11 @@ impl ServerState {
         }
         let epoch = shared.scene.unattach_epoch();
         if self.all_attached_at != Some(epoch) {
-            if self.nodes.iter().any(|n| !shared.scene.is_attached(n.node)) {
+            if self
+                .nodes
+                .values()
+                .any(|n| !shared.scene.is_attached(n.node))
+            {
                 self.despawn_freed(core.as_deref_mut(), shared);
             }
             // Every node left is attached (despawn_freed forgets the others); if the scene
@@ -713,15 +581,7 @@ impl ServerState {
             self.tick = self
                 .tick
                 .wrapping_add(u32::try_from(ticks).unwrap_or(u32::MAX));
-            for n in &mut self.nodes {
-                if let (Some(state), Some(value)) =
-                    (n.state.as_mut(), shared.scene.value_any(n.node))
-                {
-                    if state.capture(value, self.tick) {
-                        n.last_changed = last_changed_of(Some(&**state));
-                    }
-                }
-            }
+            node_table::capture(&mut self.nodes, &shared.scene, self.tick);
             if let Some(core) = core {
                 core.set_tick(self.tick);
                 self.send_snapshots(core, shared);
@@ -752,13 +612,7 @@ impl ServerState {
                 size = w.len();
             });
             if result.is_ok() && !truncated && client.tiered {
-                // The groups due went out whole: on to their next slots. (A snapshot refused or
-                // cut short leaves them due, so they go in the next one.)
-                for (group, vis) in groups.iter().zip(&mut client.vis) {
-                    if vis.state == Vis::Visible && vis.period > 1 && vis.due(tick) {
-                        vis.next = next_slot(tick, vis.period, group.first);
-                    }
-                }
+                advance_tiers(client, groups, tick);
             }
             // A snapshot the transport refused was not sent (the bus counts it in
             // `send_failures`); it is not counted here.
@@ -809,7 +663,7 @@ impl ServerState {
         let scene = &shared.scene;
         let retyped: Vec<NodeId> = self
             .nodes
-            .iter()
+            .values()
             .filter(|n| {
                 n.state.as_ref().is_some_and(|state| {
                     scene.contains(n.node) && scene.value_type(n.node) != Some(state.value_type())
@@ -836,15 +690,13 @@ impl ServerState {
     ) {
         let scene = &shared.scene;
         let mut explicit = Vec::new();
-        for n in &self.nodes {
+        for n in self.nodes.values() {
             if scene.is_attached(n.node) {
                 continue;
             }
-            let parent_alive = self
-                .index_of(n.net_parent)
-                .is_some_and(|i| scene.is_attached(self.nodes[i].node));
-            let parent_gone_now =
-                n.net_parent != 0 && self.index_of(n.net_parent).is_some() && !parent_alive;
+            let parent = self.nodes.by_id(n.net_parent);
+            let parent_alive = parent.is_some_and(|p| scene.is_attached(p.node));
+            let parent_gone_now = n.net_parent != 0 && parent.is_some() && !parent_alive;
             if !parent_gone_now {
                 explicit.push(n.net_id);
             }
@@ -861,50 +713,26 @@ impl ServerState {
                 }
             }
         }
-        // One pass per vector, not one removal per freed node (quadratic when many nodes go at
-        // once). Every per-client vector parallel to `nodes` (`acked`) or to `groups` (`vis`)
-        // drops the same indices, so they stay aligned.
+        // One pass over each table, not one removal per freed node (quadratic when many nodes
+        // go at once). Per-client state is kept by slot and checked against the record's id,
+        // so nothing else needs to follow.
         let scene = &shared.scene;
-        let keep_node: Vec<bool> = self
-            .nodes
-            .iter()
-            .map(|n| scene.is_attached(n.node))
-            .collect();
-        // Sorted, since `nodes` is sorted by net id.
-        let mut gone_ids = Vec::new();
-        for (n, _) in self.nodes.iter().zip(&keep_node).filter(|(_, &keep)| !keep) {
-            self.by_node.remove(&n.node);
-            gone_ids.push(n.net_id);
-        }
-        retain_aligned(&mut self.nodes, &keep_node);
-        for c in &mut self.clients {
-            if c.ready {
-                retain_aligned(&mut c.acked, &keep_node);
+        let by_node = &mut self.by_node;
+        self.nodes.retain(|n| {
+            let attached = scene.is_attached(n.node);
+            if !attached {
+                by_node.remove(&n.node);
             }
-            if !c.resync.is_empty() {
-                c.resync
-                    .retain(|r| gone_ids.binary_search(&r.net_id).is_err());
+            attached
+        });
+        let interest = &mut self.interest;
+        self.groups.retain(|g| {
+            let attached = scene.is_attached(g.root);
+            if !attached {
+                interest.forget_group(g.first);
             }
-        }
-        let keep_group: Vec<bool> = self
-            .groups
-            .iter()
-            .map(|g| scene.is_attached(g.root))
-            .collect();
-        for (group, _) in self
-            .groups
-            .iter()
-            .zip(&keep_group)
-            .filter(|(_, &keep)| !keep)
-        {
-            self.interest.forget_group(group.first);
-        }
-        retain_aligned(&mut self.groups, &keep_group);
-        for c in &mut self.clients {
-            if c.ready {
-                retain_aligned(&mut c.vis, &keep_group);
-            }
-        }
+            attached
+        });
         self.interest.recount = true;
         if let Some(core) = core {
             self.drop_failed(core, shared);
@@ -927,7 +755,10 @@ impl ServerState {
                 }
                 continue;
             }
-            for (offset, &(node, authority, net_parent)) in (0u32..).zip(&p.nodes) {
+            let Pending { group, nodes } = p;
+            let (first, count) = (group.first, group.count);
+            let g = self.groups.push(first, group);
+            for (offset, &(node, authority, net_parent)) in (0u32..).zip(&nodes) {
                 if !shared.scene.is_attached(node) {
                     self.by_node.remove(&node);
                     continue;
@@ -939,30 +770,30 @@ impl ServerState {
                     .zip(shared.scene.value_any(node))
                     .and_then(|(ty, value)| ty.new_state(value, 0));
                 let last_changed = last_changed_of(state.as_deref());
-                self.nodes.push(NetNode {
-                    net_id: p.group.first + offset,
-                    node,
-                    state,
-                    last_changed,
-                    authority,
-                    net_parent,
-                });
-                for c in &mut self.clients {
-                    if c.ready {
-                        c.acked.push(0);
-                    }
+                let key = self.nodes.push(
+                    first + offset,
+                    NetNode {
+                        net_id: first + offset,
+                        node,
+                        state,
+                        last_changed,
+                        authority,
+                        net_parent,
+                        group: g,
+                    },
+                );
+                for c in self.clients.iter_mut().filter(|c| c.ready) {
+                    c.send.add(key, 0);
                 }
             }
             shared.stats.spawns += 1;
-            debug!(first = p.group.first, count = p.group.count, "spawn sent");
-            self.groups.push(p.group);
-            let g = self.groups.len() - 1;
+            debug!(first, count, "spawn sent");
             for c in 0..self.clients.len() {
                 if !self.clients[c].ready {
                     continue;
                 }
                 let vis = self.initially_visible(shared, c, g);
-                self.clients[c].vis.push(vis.unwrap_or(GroupVis::HIDDEN));
+                self.clients[c].vis.set(g, vis.unwrap_or(GroupVis::HIDDEN));
                 if vis.is_none() {
                     self.hide_nodes(c, g);
                     continue;
@@ -974,11 +805,8 @@ impl ServerState {
             }
         }
         self.interest.recount = true;
-        let n = self.nodes.len();
         for c in &mut self.clients {
-            for entry in &mut c.ring {
-                entry.nodes.reserve(n.saturating_sub(entry.nodes.len()));
-            }
+            c.send.reserve(&self.nodes);
         }
         if let Some(core) = core {
             self.drop_failed(core, shared);
@@ -986,33 +814,30 @@ impl ServerState {
     }
 }
 
-/// Keeps the elements of `items` whose index is `true` in `keep`; elements past the end of
-/// `keep` stay (a vector parallel to a shorter one loses only what the shorter one loses).
-fn retain_aligned<V>(items: &mut Vec<V>, keep: &[bool]) {
-    let mut index = 0;
-    items.retain(|_| {
-        let kept = keep.get(index).copied().unwrap_or(true);
-        index += 1;
-        kept
-    });
-}
-
-/// The index range of `group`'s records in `nodes`.
-pub(crate) fn group_range(nodes: &[NetNode], group: &Group) -> (usize, usize) {
-    let lo = nodes.partition_point(|n| n.net_id < group.first);
-    let end = group.first.saturating_add(group.count);
-    let hi = nodes.partition_point(|n| n.net_id < end);
-    (lo, hi)
+/// After a snapshot of `tick` went out whole to `client`: every tiered group that was due moves
+/// on to its next update slot. (A snapshot refused or cut short leaves them due, so they go in
+/// the next one.)
+fn advance_tiers(client: &mut ClientSlot, groups: &GroupTable, tick: u32) {
+    for &g in &client.tiered_groups {
+        if groups.get(g).is_none() {
+            continue;
+        }
+        if let Some(vis) = client.vis.get_mut(g) {
+            if vis.state == Vis::Visible && vis.period > 1 && vis.due(tick) {
+                vis.next = next_slot(tick, vis.period, g.id());
+            }
+        }
+    }
 }
 
 /// Writes a spawn payload for `peer`: the header, the absent ids, then the full state of every
 /// present node in id order, without the members `peer` does not receive (`owner_only` ones
 /// of nodes it does not own, `skip_owner` ones of nodes it owns). `nodes` are the group's
 /// records.
-fn write_spawn(
+fn write_spawn<'a>(
     w: &mut NetWriter,
     header: &SpawnHeaderRef<'_>,
-    nodes: &[NetNode],
+    nodes: impl Iterator<Item = &'a NetNode> + Clone,
     scene: &Scene,
     peer: PeerId,
 ) {
@@ -1021,11 +846,11 @@ fn write_spawn(
         header.first_net_id,
         header.first_net_id.saturating_add(header.count),
     );
-    // `nodes` is sorted by net id, so the present ones (in the header's range and still in the
-    // scene) are found in one walk, without a search per id.
+    // `nodes` are in net id order, so the present ones (in the header's range and still in
+    // the scene) are found in one walk, without a search per id.
     let present = || {
         nodes
-            .iter()
+            .clone()
             .filter(move |n| n.net_id >= first && n.net_id < end && scene.contains(n.node))
     };
     let absent = (end - first) as usize - present().count();

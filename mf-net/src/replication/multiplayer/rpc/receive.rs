@@ -8,8 +8,9 @@ use tracing::{debug, warn};
 
 use super::commands::apply_commands;
 use crate::bus::BusCore;
+use crate::replication::multiplayer::client_slot::ClientSlot;
 use crate::replication::multiplayer::events::MultiplayerEvent;
-use crate::replication::multiplayer::server::{ClientSlot, ServerState};
+use crate::replication::multiplayer::server::ServerState;
 use crate::replication::multiplayer::{Role, Shared};
 use crate::rpc::{call_catching, RpcCallError, RpcEntry, RpcInfo, RpcRegistry};
 use crate::scene::NodeId;
