@@ -104,6 +104,8 @@ mod slot_table;
 mod snapshot;
 mod spawner;
 mod stats;
+#[cfg(test)]
+mod test_support;
 
 pub use config::{MultiplayerConfig, MultiplayerError};
 pub use events::{MultiplayerEvent, MAX_QUEUED_EVENTS};

@@ -112,12 +112,16 @@ pub(crate) fn group_of(groups: &GroupTable, net_id: u32) -> Option<GroupKey> {
     groups.get(key)?.holds(net_id).then_some(key)
 }
 
-/// Captures every node's value into its shadow state, stamping changes with `tick`.
-pub(crate) fn capture(nodes: &mut NodeTable, scene: &Scene, tick: u32) {
-    nodes.for_each_mut(|_, n| {
+/// Captures every node's value into its shadow state, stamping changes with `tick`, and
+/// replaces `changed` with the keys of the nodes whose state changed, in net id order (what
+/// the tick's snapshots start from: a node that did not change has nothing new to send).
+pub(crate) fn capture(nodes: &mut NodeTable, scene: &Scene, tick: u32, changed: &mut Vec<NodeKey>) {
+    changed.clear();
+    nodes.for_each_mut(|key, n| {
         if let (Some(state), Some(value)) = (n.state.as_mut(), scene.value_any(n.node)) {
             if state.capture(value, tick) {
                 n.last_changed = last_changed_of(Some(&**state));
+                changed.push(key);
             }
         }
     });

@@ -11,7 +11,7 @@ use super::events::MultiplayerEvent;
 use super::group_vis::{next_slot, GroupVis, Vis};
 use super::interest::Interest;
 use super::node_table::{
-    self, group_nodes, last_changed_of, Group, GroupKey, GroupTable, NetNode, NodeTable,
+    self, group_nodes, last_changed_of, Group, GroupKey, GroupTable, NetNode, NodeKey, NodeTable,
 };
 use super::snapshot;
 use super::{NetId, Shared};
@@ -41,6 +41,8 @@ pub(crate) struct ServerState {
     pub(crate) nodes: NodeTable,
     /// The flushed spawn groups, in stable slots (per-client visibility is kept per slot).
     pub(crate) groups: GroupTable,
+    /// The nodes whose state changed at the last capture, in net id order.
+    changed: Vec<NodeKey>,
     pub(crate) pending: Vec<Pending>,
     pub(crate) by_node: HashMap<NodeId, u32>,
     pub(crate) clients: Vec<ClientSlot>,
@@ -74,6 +76,7 @@ impl ServerState {
             next_net_id: 1,
             nodes: NodeTable::default(),
             groups: GroupTable::default(),
+            changed: Vec::new(),
             pending: Vec::new(),
             by_node: HashMap::new(),
             clients: Vec::new(),
@@ -581,7 +584,7 @@ impl ServerState {
             self.tick = self
                 .tick
                 .wrapping_add(u32::try_from(ticks).unwrap_or(u32::MAX));
-            node_table::capture(&mut self.nodes, &shared.scene, self.tick);
+            node_table::capture(&mut self.nodes, &shared.scene, self.tick, &mut self.changed);
             if let Some(core) = core {
                 core.set_tick(self.tick);
                 self.send_snapshots(core, shared);
@@ -603,6 +606,7 @@ impl ServerState {
             }
             let peer = client.peer;
             let (nodes, groups) = (&self.nodes, &self.groups);
+            client.send.refresh(&self.changed, nodes, peer);
             let scratch = &mut shared.scratch;
             let at = snapshot::SnapshotAt { budget, tick, now };
             let mut size = 0;
@@ -808,6 +812,8 @@ impl ServerState {
         for c in &mut self.clients {
             c.send.reserve(&self.nodes);
         }
+        let n = self.nodes.len();
+        self.changed.reserve(n.saturating_sub(self.changed.len()));
         if let Some(core) = core {
             self.drop_failed(core, shared);
         }

@@ -32,10 +32,11 @@ pub(crate) struct SnapshotAt {
 /// entry for every node with a member changed after the client's acknowledged tick for it that
 /// the client receives (its owner condition allows it, and it is not `initial_only`: a node
 /// whose only changes are excluded for this client gets no entry, and stays unacknowledged
-/// without being owed anything), or waiting for a resync (all it receives), and whose group is
-/// due this tick (its update period), in net id order starting at the client's cursor
-/// (wrapping) and stopping before the byte budget (`budget`, 0 = unlimited, counting the whole
-/// packet) would be exceeded, then the terminating 0. Records the carried nodes in the ring
+/// without being owed anything), or waiting for a resync (all it receives) — the client's
+/// pending nodes, [refreshed](super::send_state::SendState::refresh) for this tick, the only
+/// ones it walks — and whose group is due this tick (its update period), in net id order
+/// starting at the client's cursor (wrapping) and stopping before the byte budget (`budget`,
+/// 0 = unlimited, counting the whole packet) would be exceeded, then the terminating 0. Records the carried nodes in the ring
 /// entry of `tick`, after recording whether the snapshot that entry held left the ring
 /// acknowledged (the client's unacknowledged window). Allocates nothing once the ring's node
 /// lists, `w` and `scratch` (used only for states of 128 bytes or more) have grown.
@@ -48,17 +49,15 @@ pub(crate) fn write(
     at: SnapshotAt,
 ) -> Written {
     let SnapshotAt { budget, tick, now } = at;
-    if let Some(acknowledged) = client.send.start_snapshot(tick, now) {
+    let (left, out) = client.send.start_snapshot(tick, now);
+    if let Some(acknowledged) = left {
         client.ack_window.record(acknowledged, &mut client.stats);
     }
-    let send = &mut client.send;
-    let entry = &mut send.ring[tick as usize % super::send_state::RING];
-
     let flags_at = w.len();
     w.write_u8(0);
-    let keys = nodes.keys();
+    let keys = out.pending;
     let count = keys.len();
-    let start = match keys.partition_point(|k| k.id() < send.cursor) {
+    let start = match keys.partition_point(|k| k.id() < *out.cursor) {
         s if s >= count => 0,
         s => s,
     };
@@ -66,25 +65,17 @@ pub(crate) fn write(
     let mut cursor = 0;
     for k in 0..count {
         let key = keys[(start + k) % count];
-        let (Some(node), Some(acks)) = (nodes.get(key), send.nodes.get(key)) else {
+        let (Some(node), Some(ack)) = (nodes.get(key), out.acks.get(key)) else {
             continue;
         };
-        if acks.hidden() {
-            // In a group the client does not have (interest management).
-            continue;
-        }
         if client.tiered && !due(groups, &client.vis, node.group, tick) {
             // Its group's update period skips this tick: its changes wait for a later one.
-            continue;
-        }
-        let audience = node.audience_of(client.peer);
-        let since = acks.since();
-        if since.is_some_and(|since| node.last_changed_for(audience) <= since) {
             continue;
         }
         let Some(state) = node.state.as_ref() else {
             continue;
         };
+        let (since, audience) = (ack.since(), node.audience_of(client.peer));
         // The entry goes straight into the packet: net id, a 1-byte length placeholder (a
         // state under 128 bytes, the common case), the state, then the length patched in.
         let entry_at = w.len();
@@ -105,19 +96,19 @@ pub(crate) fn write(
         }
         // + 1 for the terminator. An entry larger than the whole budget still goes out alone,
         // or it would never be sent.
-        if budget > 0 && w.len() + 1 > budget && !entry.nodes.is_empty() {
+        if budget > 0 && w.len() + 1 > budget && !out.carried.is_empty() {
             w.truncate(entry_at);
             truncated = true;
             cursor = node.net_id;
             break;
         }
-        entry.nodes.push(key);
+        out.carried.push(key);
     }
     w.write_var_u32(0);
     if truncated {
         w.patch(flags_at, &[SNAPSHOT_TRUNCATED]);
     }
-    send.cursor = cursor;
+    *out.cursor = cursor;
     Written { truncated }
 }
 
