@@ -2,8 +2,8 @@
 //! the visibility state of every group for every client, the evaluation that spawns and
 //! despawns groups per client as relevance changes, and the public API on [`Multiplayer`].
 //!
-//! A node of a group a client does not have keeps [`HIDDEN`] as its acknowledged tick for that
-//! client, so snapshots skip it at no cost. A group that becomes relevant is sent as a spawn
+//! A node of a group a client does not have keeps [`HIDDEN`](super::send_state::HIDDEN) as its
+//! acknowledged tick for that client, so snapshots skip it at no cost. A group that becomes relevant is sent as a spawn
 //! with its state captured so far (like a late join); its nodes then travel as resyncs (their
 //! full state) in every snapshot until the client acknowledges one, sent after the spawn, that
 //! carried them (a snapshot from before the group left the client, delayed past the spawn, may
@@ -18,74 +18,15 @@ use std::time::Duration;
 
 use tracing::debug;
 
-use super::server::{group_range, Resync, ServerState};
+use super::group_vis::{next_slot, GroupVis, Vis};
+use super::node_table::{self, group_keys, group_nodes, GroupKey};
+use super::server::ServerState;
 use super::{Multiplayer, MultiplayerError, Role, Shared};
 use crate::bus::BusCore;
 use crate::replication::interest::{InterestPolicy, InterestQuery};
 use crate::replication::protocol::{ParentRef, DESPAWN, SCENE_BIND};
 use crate::scene::NodeId;
 use crate::transport::{PeerId, Transport};
-
-/// The acknowledged tick of a node the client does not have (never reached by a real tick).
-pub(crate) const HIDDEN: u32 = u32::MAX;
-
-/// Where a group stands with one client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Vis {
-    /// The client does not have it.
-    Hidden,
-    /// The client has it and gets its changes.
-    Visible,
-    /// A bound group made irrelevant: the client keeps its (bound) node, stale, since a bound
-    /// node despawned on a client could not be bound again.
-    Dormant,
-}
-
-/// One group's visibility for one client, parallel to the server's groups.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct GroupVis {
-    pub(crate) state: Vis,
-    /// When the policy first found it irrelevant, while visible (grace).
-    pub(crate) out_since: Option<Duration>,
-    /// Update period in network ticks while visible (1: every tick; see
-    /// [`InterestPolicy::update_period`]).
-    pub(crate) period: u32,
-    /// With a period above 1: the tick from which its nodes go into snapshots again (advanced
-    /// past each snapshot that went out whole on or after it).
-    pub(crate) next: u32,
-}
-
-impl GroupVis {
-    pub(crate) const HIDDEN: Self = Self {
-        state: Vis::Hidden,
-        out_since: None,
-        period: 1,
-        next: 0,
-    };
-
-    /// Visible, updated every `period` ticks.
-    pub(crate) const fn visible(period: u32) -> Self {
-        Self {
-            state: Vis::Visible,
-            out_since: None,
-            period,
-            next: 0,
-        }
-    }
-
-    /// Whether its nodes go into a snapshot of `tick` (a visible group's; others have none).
-    pub(crate) fn due(&self, tick: u32) -> bool {
-        self.period <= 1 || tick.wrapping_sub(self.next) as i32 >= 0
-    }
-}
-
-/// The first tick after `after` in the update slots of a group with net id `first` and update
-/// period `period` (ticks congruent to `first` modulo `period`, spreading groups by net id).
-pub(crate) fn next_slot(after: u32, period: u32, first: u32) -> u32 {
-    let period = period.max(1);
-    let since = (after % period + period - first % period) % period;
-    after.wrapping_add(period - since)
-}
 
 /// What a group should become for a client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,19 +84,16 @@ impl Interest {
 }
 
 impl ServerState {
-    /// The index of the flushed group holding `net_id`.
-    pub(crate) fn group_of(&self, net_id: u32) -> Option<usize> {
-        let g = self.groups.partition_point(|g| g.first <= net_id);
-        let g = g.checked_sub(1)?;
-        let group = &self.groups[g];
-        (net_id < group.first.saturating_add(group.count)).then_some(g)
+    /// The key of the flushed group holding `net_id`.
+    pub(crate) fn group_of(&self, net_id: u32) -> Option<GroupKey> {
+        node_table::group_of(&self.groups, net_id)
     }
 
     /// The first net id of the group (flushed or pending) holding the networked `node`.
     fn group_first_of_node(&self, node: NodeId) -> Option<u32> {
         let id = *self.by_node.get(&node)?;
         if let Some(g) = self.group_of(id) {
-            return Some(self.groups[g].first);
+            return Some(g.id());
         }
         self.pending
             .iter()
@@ -182,8 +120,11 @@ impl ServerState {
     }
 
     /// What group `g` should become for the client at `c`.
-    fn want(&mut self, shared: &Shared, c: usize, g: usize) -> Want {
-        let group = &self.groups[g];
+    fn want(&mut self, shared: &Shared, c: usize, g: GroupKey) -> Want {
+        let Some(group) = self.groups.get(g) else {
+            // Gone: nothing to send.
+            return Want::Hide { silent: true };
+        };
         let peer = self.clients[c].peer;
         if let ParentRef::Net(parent) = group.parent {
             if let Some(pg) = self.group_of(parent).filter(|&pg| pg != g) {
@@ -192,9 +133,8 @@ impl ServerState {
                 }
             }
         }
-        let (lo, hi) = group_range(&self.nodes, group);
         const EVERY_TICK: Want = Want::Show { period: 1 };
-        if self.nodes[lo..hi].iter().any(|n| n.authority == peer) {
+        if group_nodes(&self.nodes, group).any(|n| n.authority == peer) {
             return EVERY_TICK;
         }
         if self.interest.unrestricted() {
@@ -241,13 +181,13 @@ impl ServerState {
         &mut self,
         shared: &Shared,
         c: usize,
-        g: usize,
+        g: GroupKey,
     ) -> Option<GroupVis> {
         match self.want(shared, c, g) {
             Want::Show { period } => {
                 let mut vis = GroupVis::visible(1);
                 self.set_period(&mut vis, g, period);
-                self.clients[c].tiered |= vis.period > 1;
+                self.clients[c].note_tier(g, vis);
                 Some(vis)
             }
             Want::Hide { .. } | Want::Leave => None,
@@ -256,43 +196,36 @@ impl ServerState {
 
     /// Gives the visible group `g`'s `vis` the update period `period`; a new period takes
     /// effect from the next snapshot, in the group's slots.
-    fn set_period(&self, vis: &mut GroupVis, g: usize, period: u32) {
+    fn set_period(&self, vis: &mut GroupVis, g: GroupKey, period: u32) {
         let period = period.max(1);
         if vis.period != period {
             vis.period = period;
-            vis.next = next_slot(self.tick, period, self.groups[g].first);
+            vis.next = next_slot(self.tick, period, g.id());
         }
     }
 
-    /// Marks the nodes of group `g` as not had by the client at `c` (and drops its resyncs).
-    pub(crate) fn hide_nodes(&mut self, c: usize, g: usize) {
-        let (lo, hi) = group_range(&self.nodes, &self.groups[g]);
-        let group = &self.groups[g];
-        let (first, end) = (group.first, group.first.saturating_add(group.count));
+    /// Marks the nodes of group `g` as not had by the client at `c` (and drops their resyncs).
+    pub(crate) fn hide_nodes(&mut self, c: usize, g: GroupKey) {
+        let Some(group) = self.groups.get(g) else {
+            return;
+        };
         let client = &mut self.clients[c];
-        for acked in client.acked.get_mut(lo..hi).into_iter().flatten() {
-            *acked = HIDDEN;
+        for &key in group_keys(&self.nodes, group) {
+            client.send.hide(key);
         }
-        client
-            .resync
-            .retain(|r| r.net_id < first || r.net_id >= end);
     }
 
     /// Marks the nodes of group `g` as had by the client at `c` from the current tick, each
     /// owing a resync of everything it receives (until a snapshot carrying it, sent after the
     /// spawn, is acknowledged).
-    fn show_nodes(&mut self, c: usize, g: usize) {
-        self.hide_nodes(c, g);
-        let tick = self.tick;
-        let (lo, hi) = group_range(&self.nodes, &self.groups[g]);
+    fn show_nodes(&mut self, c: usize, g: GroupKey) {
+        let Some(group) = self.groups.get(g) else {
+            return;
+        };
         let client = &mut self.clients[c];
-        for (i, node) in self.nodes[lo..hi].iter().enumerate() {
-            if let Some(acked) = client.acked.get_mut(lo + i) {
-                *acked = tick;
-            }
-            if node.has_state {
-                Resync::owe(&mut client.resync, node.net_id, tick);
-            }
+        for &key in group_keys(&self.nodes, group) {
+            let stateful = self.nodes.get(key).is_some_and(|n| n.has_state);
+            client.send.show(key, self.tick, stateful);
         }
     }
 
@@ -320,26 +253,34 @@ impl ServerState {
             if !self.clients[c].ready {
                 continue;
             }
-            for g in 0..self.groups.len() {
-                if !shared.scene.contains(self.groups[g].root) || !self.failed.is_empty() {
+            for i in 0..self.groups.len() {
+                let g = self.groups.keys()[i];
+                let gone = self
+                    .groups
+                    .get(g)
+                    .map_or(true, |group| !shared.scene.contains(group.root));
+                if gone || !self.failed.is_empty() {
                     continue;
                 }
                 let want = self.want(shared, c, g);
-                let mut vis = self.clients[c].vis[g];
+                let Some(mut vis) = self.clients[c].vis.get(g).copied() else {
+                    continue;
+                };
                 match (vis.state, want) {
                     (Vis::Visible, Want::Show { period }) => {
                         vis.out_since = None;
                         self.set_period(&mut vis, g, period);
-                        self.clients[c].vis[g] = vis;
+                        self.clients[c].vis.set(g, vis);
                     }
                     (Vis::Hidden | Vis::Dormant, Want::Show { period }) => {
                         self.show(core, shared, c, g);
-                        let mut vis = self.clients[c].vis[g];
+                        let mut vis = GroupVis::visible(1);
                         self.set_period(&mut vis, g, period);
-                        self.clients[c].vis[g] = vis;
+                        self.clients[c].vis.set(g, vis);
                     }
                     (Vis::Visible, Want::Leave) => {
-                        let since = *self.clients[c].vis[g].out_since.get_or_insert(now);
+                        let since = *vis.out_since.get_or_insert(now);
+                        self.clients[c].vis.set(g, vis);
                         if now.saturating_sub(since) >= grace {
                             self.hide(core, shared, c, g, false);
                         }
@@ -347,17 +288,21 @@ impl ServerState {
                     (Vis::Visible, Want::Hide { silent }) => self.hide(core, shared, c, g, silent),
                     (Vis::Dormant, Want::Hide { silent: true }) => {
                         // Its parent left the client, and the bound node with it.
-                        self.clients[c].vis[g] = GroupVis::HIDDEN;
+                        self.clients[c].vis.set(g, GroupVis::HIDDEN);
                     }
                     (Vis::Hidden | Vis::Dormant, Want::Hide { .. } | Want::Leave) => {}
                 }
             }
         }
         for client in &mut self.clients {
-            client.tiered = client
-                .vis
-                .iter()
-                .any(|v| v.state == Vis::Visible && v.period > 1);
+            client.tiered = false;
+            client.tiered_groups.clear();
+            client.tiered_groups.reserve(self.groups.len());
+            for &g in self.groups.keys() {
+                if let Some(&vis) = client.vis.get(g) {
+                    client.note_tier(g, vis);
+                }
+            }
         }
         self.interest.recount = true;
         self.drop_failed(core, shared);
@@ -369,18 +314,21 @@ impl ServerState {
         core: &mut BusCore<T>,
         shared: &mut Shared,
         c: usize,
-        g: usize,
+        g: GroupKey,
     ) {
         let peer = self.clients[c].peer;
-        let dormant = self.clients[c].vis[g].state == Vis::Dormant;
+        let dormant = self.clients[c]
+            .vis
+            .get(g)
+            .is_some_and(|v| v.state == Vis::Dormant);
         if !dormant {
             self.send_group(core, shared, g, peer);
         }
         self.show_nodes(c, g);
-        self.clients[c].vis[g] = GroupVis::visible(1);
+        self.clients[c].vis.set(g, GroupVis::visible(1));
         shared.stats.relevance_spawns += u64::from(!dormant);
         self.clients[c].stats.relevance_spawns += u64::from(!dormant);
-        debug!(%peer, first = self.groups[g].first, "group became relevant");
+        debug!(%peer, first = g.id(), "group became relevant");
     }
 
     /// Group `g` stops being relevant to the client at `c`: despawned there (unless `silent`),
@@ -390,22 +338,23 @@ impl ServerState {
         core: &mut BusCore<T>,
         shared: &mut Shared,
         c: usize,
-        g: usize,
+        g: GroupKey,
         silent: bool,
     ) {
         let peer = self.clients[c].peer;
-        let first = self.groups[g].first;
-        let bound = self.groups[g].scene == SCENE_BIND;
+        let first = g.id();
+        let bound = self.groups.get(g).is_some_and(|g| g.scene == SCENE_BIND);
         self.hide_nodes(c, g);
         if bound && !silent {
-            self.clients[c].vis[g] = GroupVis {
+            let dormant = GroupVis {
                 state: Vis::Dormant,
                 ..GroupVis::HIDDEN
             };
+            self.clients[c].vis.set(g, dormant);
             debug!(%peer, first, "bound group became irrelevant (dormant)");
             return;
         }
-        self.clients[c].vis[g] = GroupVis::HIDDEN;
+        self.clients[c].vis.set(g, GroupVis::HIDDEN);
         if !silent {
             self.send_control(core, shared, peer, DESPAWN, |w| w.write_var_u32(first));
         }
@@ -419,11 +368,10 @@ impl ServerState {
         self.interest.recount = false;
         for client in &mut self.clients {
             let (mut groups, mut nodes) = (0, 0);
-            for (g, vis) in self.groups.iter().zip(&client.vis) {
-                if vis.state == Vis::Visible {
-                    let (lo, hi) = group_range(&self.nodes, g);
+            for (g, group) in self.groups.iter() {
+                if client.vis.get(g).is_some_and(|v| v.state == Vis::Visible) {
                     groups += 1;
-                    nodes += hi - lo;
+                    nodes += group_keys(&self.nodes, group).len();
                 }
             }
             client.stats.visible_groups = groups;

@@ -88,16 +88,24 @@
 //! ```
 
 mod client;
+mod client_slot;
 mod config;
 mod dump;
 mod events;
+mod group_vis;
 mod interest;
 mod interpolation;
+mod node_table;
+mod per_slot;
 pub mod rpc;
+mod send_state;
 mod server;
+mod slot_table;
 mod snapshot;
 mod spawner;
 mod stats;
+#[cfg(test)]
+mod test_support;
 
 pub use config::{MultiplayerConfig, MultiplayerError};
 pub use events::{MultiplayerEvent, MAX_QUEUED_EVENTS};

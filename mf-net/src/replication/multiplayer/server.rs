@@ -6,9 +6,14 @@ use std::time::Duration;
 
 use tracing::{debug, info, warn};
 
+use super::client_slot::ClientSlot;
 use super::events::MultiplayerEvent;
-use super::interest::{next_slot, GroupVis, Interest, Vis};
-use super::snapshot::{self, SentSnapshot};
+use super::group_vis::{next_slot, GroupVis, Vis};
+use super::interest::Interest;
+use super::node_table::{
+    self, group_nodes, Group, GroupKey, GroupTable, NetNode, NodeKey, NodeTable,
+};
+use super::snapshot;
 use super::{NetId, Shared};
 use crate::bus::BusCore;
 use crate::replication::protocol::{
@@ -20,92 +25,6 @@ use crate::scene::{Changed, NodeId, Scene};
 use crate::transport::{Channel, DisconnectReason, PeerId, Transport};
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
-/// A networked node on the server.
-pub(crate) struct NetNode {
-    pub(crate) net_id: u32,
-    pub(crate) node: NodeId,
-    /// Whether the node's value has a shadow state in its scene column (false for an instance
-    /// root that holds no value).
-    pub(crate) has_state: bool,
-    /// Whether what a client receives of it depends on whether it owns the node.
-    pub(crate) owner_conditions: bool,
-    /// The shadow state's newest change tick for the node's owner and for other clients (0
-    /// without a state), copied here by capture so that a snapshot skips nodes with nothing to
-    /// send without touching their column.
-    pub(crate) last_changed: [u32; 2],
-    pub(crate) authority: PeerId,
-    /// The nearest networked ancestor when the node was spawned (0: none).
-    pub(crate) net_parent: u32,
-}
-
-impl NetNode {
-    /// The newest tick stamped on a member a snapshot for `audience` carries.
-    #[inline]
-    pub(crate) fn last_changed_for(&self, audience: Audience) -> u32 {
-        match audience {
-            Audience::Owner => self.last_changed[0],
-            Audience::NonOwner => self.last_changed[1],
-            Audience::All => self.last_changed[0].max(self.last_changed[1]),
-        }
-    }
-}
-
-/// A node a client must get everything it receives of, once: its authority moved to or from
-/// that client, so members of another owner condition became visible to it, or its group
-/// became relevant to the client again (see [`ClientSlot::resync`]).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Resync {
-    pub(crate) net_id: u32,
-    /// The server tick when it was asked for: an ack of a later snapshot that carried the node
-    /// completes it.
-    pub(crate) after: u32,
-}
-
-impl Resync {
-    /// Owes `net_id` a resync in `list` (sorted by net id, one entry per node), completed only
-    /// by an ack of a snapshot after `after` (a node owed one already moves its tick there).
-    pub(crate) fn owe(list: &mut Vec<Resync>, net_id: u32, after: u32) {
-        match list.binary_search_by_key(&net_id, |r| r.net_id) {
-            Ok(k) => list[k].after = list[k].after.max(after),
-            Err(k) => list.insert(k, Resync { net_id, after }),
-        }
-    }
-
-    /// Whether `list` (sorted by net id) owes `net_id` a resync.
-    #[inline]
-    pub(crate) fn is_owed(list: &[Resync], net_id: u32) -> bool {
-        !list.is_empty() && list.binary_search_by_key(&net_id, |r| r.net_id).is_ok()
-    }
-
-    /// An ack of a snapshot of `tick` that carried `net_id`: completes its resync in `list`
-    /// (sorted by net id) if it was asked for before `tick`.
-    #[inline]
-    pub(crate) fn complete(list: &mut Vec<Resync>, net_id: u32, tick: u32) {
-        if list.is_empty() {
-            return;
-        }
-        if let Ok(k) = list.binary_search_by_key(&net_id, |r| r.net_id) {
-            if tick > list[k].after {
-                list.remove(k);
-            }
-        }
-    }
-}
-
-/// A spawned (or bound) instance, kept for late joiners.
-#[derive(Debug, Clone)]
-pub(crate) struct Group {
-    pub(crate) first: u32,
-    pub(crate) count: u32,
-    pub(crate) scene: i32,
-    pub(crate) parent: ParentRef,
-    pub(crate) name: String,
-    pub(crate) authority: PeerId,
-    pub(crate) root: NodeId,
-    /// A spawner spawn's spawner and data (scene index −2), kept for late joiners.
-    pub(crate) spawner: Option<SpawnerPayload>,
-}
-
 /// A spawn made this frame, sent at the end of it.
 pub(crate) struct Pending {
     pub(crate) group: Group,
@@ -113,69 +32,17 @@ pub(crate) struct Pending {
     pub(crate) nodes: Vec<(NodeId, PeerId, u32)>,
 }
 
-/// One connected client.
-pub(crate) struct ClientSlot {
-    pub(crate) peer: PeerId,
-    pub(crate) ready: bool,
-    pub(crate) connected_at: Duration,
-    pub(crate) last_heard: Duration,
-    pub(crate) last_progress: Duration,
-    /// Acknowledged tick per node, parallel to [`ServerState::nodes`] (once ready).
-    pub(crate) acked: Vec<u32>,
-    pub(crate) ring: Vec<SentSnapshot>,
-    /// Net id the next snapshot starts at (0: the first node).
-    pub(crate) cursor: u32,
-    /// Nodes whose next entries carry everything this client receives, sorted by net id (see
-    /// [`Resync`]): nodes whose authority moved to or from this client, and nodes of groups
-    /// that became relevant to it, owed everything until a snapshot carrying them, sent after
-    /// their spawn, is acknowledged (a snapshot from before the group left the client may still
-    /// arrive after the spawn and be applied; a full entry repairs that).
-    pub(crate) resync: Vec<Resync>,
-    pub(crate) stats: super::PeerNetworkStats,
-    /// Whether the last snapshots that left `ring` were acknowledged (feeds `stats`).
-    pub(crate) ack_window: super::stats::AckWindow,
-    /// RPC flood and rate-limit windows.
-    pub(crate) rpc: super::rpc::PeerRpcState,
-    /// Visibility of every group, parallel to [`ServerState::groups`] (once ready).
-    pub(crate) vis: Vec<GroupVis>,
-    /// The focus node interest policies measure from.
-    pub(crate) focus: Option<NodeId>,
-    /// Whether a visible group may have an update period above 1 (snapshots then check each
-    /// node's group; false skips that).
-    pub(crate) tiered: bool,
-}
-
-impl ClientSlot {
-    fn new(peer: PeerId, now: Duration) -> Self {
-        Self {
-            peer,
-            ready: false,
-            connected_at: now,
-            last_heard: now,
-            last_progress: now,
-            acked: Vec::new(),
-            ring: snapshot::new_ring(),
-            cursor: 0,
-            resync: Vec::new(),
-            stats: super::PeerNetworkStats::default(),
-            ack_window: super::stats::AckWindow::default(),
-            rpc: super::rpc::PeerRpcState::default(),
-            vis: Vec::new(),
-            focus: None,
-            tiered: false,
-        }
-    }
-}
-
 /// The server's replication state (also used offline).
 pub(crate) struct ServerState {
     pub(crate) tick: u32,
     accumulator: Duration,
     next_net_id: u32,
-    /// Sorted by net id.
-    pub(crate) nodes: Vec<NetNode>,
-    /// Sorted by first net id.
-    pub(crate) groups: Vec<Group>,
+    /// The networked nodes, in stable slots (per-client state is kept per slot).
+    pub(crate) nodes: NodeTable,
+    /// The flushed spawn groups, in stable slots (per-client visibility is kept per slot).
+    pub(crate) groups: GroupTable,
+    /// The nodes whose state changed at the last capture, in net id order.
+    changed: Vec<NodeKey>,
     pub(crate) pending: Vec<Pending>,
     pub(crate) by_node: HashMap<NodeId, u32>,
     pub(crate) clients: Vec<ClientSlot>,
@@ -191,8 +58,8 @@ pub(crate) struct ServerState {
     /// The scene's [`retype_epoch`](Scene::retype_epoch) when every networked value was last
     /// found of its shadow state's type (see [`free_retyped`](Self::free_retyped)).
     types_checked_at: Option<u64>,
-    /// The nodes the last capture found changed (capacity kept).
-    changed: Vec<Changed>,
+    /// The scene's changed rows at the last capture (scratch, capacity kept).
+    changed_rows: Vec<Changed>,
 }
 
 /// The networked nodes of an instance rooted at `root`: the root, then every descendant holding
@@ -209,8 +76,9 @@ impl ServerState {
             tick,
             accumulator: Duration::ZERO,
             next_net_id: 1,
-            nodes: Vec::new(),
-            groups: Vec::new(),
+            nodes: NodeTable::default(),
+            groups: GroupTable::default(),
+            changed: Vec::new(),
             pending: Vec::new(),
             by_node: HashMap::new(),
             clients: Vec::new(),
@@ -219,18 +87,14 @@ impl ServerState {
             interest: Interest::default(),
             all_attached_at: None,
             types_checked_at: None,
-            changed: Vec::new(),
+            changed_rows: Vec::new(),
         }
-    }
-
-    fn index_of(&self, net_id: u32) -> Option<usize> {
-        self.nodes.binary_search_by_key(&net_id, |n| n.net_id).ok()
     }
 
     /// The scene node of `net_id` (flushed or pending).
     pub(crate) fn node_of(&self, net_id: u32) -> Option<NodeId> {
-        if let Some(i) = self.index_of(net_id) {
-            return Some(self.nodes[i].node);
+        if let Some(n) = self.nodes.by_id(net_id) {
+            return Some(n.node);
         }
         self.pending.iter().find_map(|p| {
             let offset = net_id.checked_sub(p.group.first)?;
@@ -241,8 +105,8 @@ impl ServerState {
     /// The authority of a networked node.
     pub(crate) fn authority_of(&self, node: NodeId) -> Option<PeerId> {
         let id = *self.by_node.get(&node)?;
-        if let Some(i) = self.index_of(id) {
-            return Some(self.nodes[i].authority);
+        if let Some(n) = self.nodes.by_id(id) {
+            return Some(n.authority);
         }
         self.pending.iter().find_map(|p| {
             let offset = id.checked_sub(p.group.first)?;
@@ -335,16 +199,20 @@ impl ServerState {
             let Some(&id) = self.by_node.get(&target) else {
                 continue;
             };
-            if let Some(i) = self.index_of(id) {
-                let old = std::mem::replace(&mut self.nodes[i].authority, peer);
+            if let Some((key, n)) = self
+                .nodes
+                .find(id)
+                .and_then(|key| Some((key, self.nodes.get_mut(key)?)))
+            {
+                let old = std::mem::replace(&mut n.authority, peer);
                 top_flushed |= id == top;
                 // `owner_only` / `skip_owner` members became visible to the new owner and the
                 // old one: their next entries carry everything they receive.
-                let conditional = self.nodes[i].has_state && self.nodes[i].owner_conditions;
+                let conditional = n.has_state && n.owner_conditions;
                 if old != peer && conditional {
                     for c in &mut self.clients {
                         if c.ready && (c.peer == old || c.peer == peer) {
-                            Resync::owe(&mut c.resync, id, tick);
+                            c.send.owe_resync(key, tick);
                         }
                     }
                 }
@@ -484,7 +352,7 @@ impl ServerState {
             .push(MultiplayerEvent::PeerLeft { peer, reason });
         let owned: Vec<NodeId> = self
             .nodes
-            .iter()
+            .values()
             .filter(|n| n.authority == peer)
             .map(|n| n.node)
             .chain(
@@ -526,7 +394,7 @@ impl ServerState {
                     return Ok(true);
                 };
                 c.last_heard = now;
-                if let Some(rtt) = snapshot::ack(&self.nodes, c, tick, now) {
+                if let Some(rtt) = c.send.ack(tick, now) {
                     c.stats.add_round_trip(rtt);
                     if tick > c.stats.acknowledged_tick {
                         c.stats.acknowledged_tick = tick;
@@ -577,19 +445,26 @@ impl ServerState {
         });
         // Late join: every live spawn relevant to the client in id order, with the state
         // captured so far.
-        self.clients[index].vis.clear();
-        self.clients[index].tiered = false;
-        self.clients[index]
-            .vis
-            .resize(self.groups.len(), GroupVis::HIDDEN);
-        for g in 0..self.groups.len() {
-            if !shared.scene.contains(self.groups[g].root) || !self.failed.is_empty() {
+        let client = &mut self.clients[index];
+        client.vis.clear();
+        client.tiered = false;
+        client.tiered_groups.clear();
+        for &g in self.groups.keys() {
+            client.vis.set(g, GroupVis::HIDDEN);
+        }
+        for i in 0..self.groups.len() {
+            let g = self.groups.keys()[i];
+            let gone = self
+                .groups
+                .get(g)
+                .map_or(true, |group| !shared.scene.contains(group.root));
+            if gone || !self.failed.is_empty() {
                 continue;
             }
             let Some(vis) = self.initially_visible(shared, index, g) else {
                 continue;
             };
-            self.clients[index].vis[g] = vis;
+            self.clients[index].vis.set(g, vis);
             self.send_group(core, shared, g, peer);
         }
         if !self.failed.is_empty() {
@@ -600,17 +475,17 @@ impl ServerState {
         let slot = &mut self.clients[index];
         slot.ready = true;
         slot.stats.ready = true;
-        slot.acked.clear();
-        slot.acked.resize(self.nodes.len(), tick);
-        slot.resync.clear();
+        slot.send.join(&self.nodes, tick);
         slot.last_heard = now;
         slot.last_progress = now;
         slot.stats.acknowledged_tick = tick;
-        for entry in &mut slot.ring {
-            entry.nodes.reserve(self.nodes.len());
-        }
-        for g in 0..self.groups.len() {
-            if self.clients[index].vis[g].state != Vis::Visible {
+        for i in 0..self.groups.len() {
+            let g = self.groups.keys()[i];
+            let visible = self.clients[index]
+                .vis
+                .get(g)
+                .is_some_and(|v| v.state == Vis::Visible);
+            if !visible {
                 self.hide_nodes(index, g);
             }
         }
@@ -627,11 +502,12 @@ impl ServerState {
         &mut self,
         core: &mut BusCore<T>,
         shared: &mut Shared,
-        g: usize,
+        g: GroupKey,
         peer: PeerId,
     ) {
-        let group = &self.groups[g];
-        let (lo, hi) = group_range(&self.nodes, group);
+        let Some(group) = self.groups.get(g) else {
+            return;
+        };
         let header = SpawnHeaderRef {
             first_net_id: group.first,
             scene: group.scene,
@@ -641,8 +517,8 @@ impl ServerState {
             count: group.count,
             spawner: group.spawner.as_ref(),
         };
-        let group_authority = group.authority;
-        let nodes = &self.nodes[lo..hi];
+        let (group_authority, span) = (group.authority, self.nodes.span(group.first, group.end()));
+        let nodes = group_nodes(&self.nodes, group);
         let scene = &shared.scene;
         let before = core.stats().bytes_sent;
         let result = core.send_with(peer, SPAWN, Channel::Reliable, |w| {
@@ -660,8 +536,10 @@ impl ServerState {
         if let Some(c) = self.clients.iter_mut().find(|c| c.peer == peer) {
             c.stats.bytes_sent += sent;
         }
-        for i in lo..hi {
-            let n = &self.nodes[i];
+        for i in span {
+            let Some(n) = self.nodes.get(self.nodes.keys()[i]) else {
+                continue;
+            };
             if n.authority != group_authority && shared.scene.contains(n.node) {
                 let (id, authority) = (n.net_id, n.authority);
                 self.send_control(core, shared, peer, AUTHORITY, |w| {
@@ -687,7 +565,11 @@ impl ServerState {
         }
         let epoch = shared.scene.unattach_epoch();
         if self.all_attached_at != Some(epoch) {
-            if self.nodes.iter().any(|n| !shared.scene.is_attached(n.node)) {
+            if self
+                .nodes
+                .values()
+                .any(|n| !shared.scene.is_attached(n.node))
+            {
                 self.despawn_freed(core.as_deref_mut(), shared);
             }
             // Every node left is attached (despawn_freed forgets the others); if the scene
@@ -709,7 +591,13 @@ impl ServerState {
             self.tick = self
                 .tick
                 .wrapping_add(u32::try_from(ticks).unwrap_or(u32::MAX));
-            self.capture(&mut shared.scene);
+            node_table::capture(
+                &mut self.nodes,
+                &mut shared.scene,
+                self.tick,
+                &mut self.changed,
+                &mut self.changed_rows,
+            );
             if let Some(core) = core {
                 core.set_tick(self.tick);
                 self.send_snapshots(core, shared);
@@ -735,6 +623,7 @@ impl ServerState {
             }
             let peer = client.peer;
             let (nodes, groups) = (&self.nodes, &self.groups);
+            client.send.refresh(&self.changed, nodes, peer);
             let (scene, scratch) = (&shared.scene, &mut shared.scratch);
             let at = snapshot::SnapshotAt { budget, tick, now };
             let mut size = 0;
@@ -744,13 +633,7 @@ impl ServerState {
                 size = w.len();
             });
             if result.is_ok() && !truncated && client.tiered {
-                // The groups due went out whole: on to their next slots. (A snapshot refused or
-                // cut short leaves them due, so they go in the next one.)
-                for (group, vis) in groups.iter().zip(&mut client.vis) {
-                    if vis.state == Vis::Visible && vis.period > 1 && vis.due(tick) {
-                        vis.next = next_slot(tick, vis.period, group.first);
-                    }
-                }
+                advance_tiers(client, groups, tick);
             }
             // A snapshot the transport refused was not sent (the bus counts it in
             // `send_failures`); it is not counted here.
@@ -805,7 +688,7 @@ impl ServerState {
         let scene = &shared.scene;
         let retyped: Vec<NodeId> = self
             .nodes
-            .iter()
+            .values()
             .filter(|n| n.has_state && scene.contains(n.node) && !scene.has_shadow(n.node))
             .map(|n| n.node)
             .collect();
@@ -828,15 +711,13 @@ impl ServerState {
     ) {
         let scene = &shared.scene;
         let mut explicit = Vec::new();
-        for n in &self.nodes {
+        for n in self.nodes.values() {
             if scene.is_attached(n.node) {
                 continue;
             }
-            let parent_alive = self
-                .index_of(n.net_parent)
-                .is_some_and(|i| scene.is_attached(self.nodes[i].node));
-            let parent_gone_now =
-                n.net_parent != 0 && self.index_of(n.net_parent).is_some() && !parent_alive;
+            let parent = self.nodes.by_id(n.net_parent);
+            let parent_alive = parent.is_some_and(|p| scene.is_attached(p.node));
+            let parent_gone_now = n.net_parent != 0 && parent.is_some() && !parent_alive;
             if !parent_gone_now {
                 explicit.push(n.net_id);
             }
@@ -853,51 +734,33 @@ impl ServerState {
                 }
             }
         }
-        // One pass per vector, not one removal per freed node (quadratic when many nodes go at
-        // once). Every per-client vector parallel to `nodes` (`acked`) or to `groups` (`vis`)
-        // drops the same indices, so they stay aligned.
-        let keep_node: Vec<bool> = self
-            .nodes
-            .iter()
-            .map(|n| shared.scene.is_attached(n.node))
-            .collect();
-        // Sorted, since `nodes` is sorted by net id.
-        let mut gone_ids = Vec::new();
-        for (n, _) in self.nodes.iter().zip(&keep_node).filter(|(_, &keep)| !keep) {
-            self.by_node.remove(&n.node);
-            gone_ids.push(n.net_id);
-            // A detached node stays in the scene as a plain node: it is no longer captured.
-            shared.scene.stop_shadow(n.node);
-        }
+        // One pass over each table, not one removal per freed node (quadratic when many nodes
+        // go at once). Per-client state is kept by slot and checked against the record's id,
+        // so nothing else needs to follow.
         let scene = &shared.scene;
-        retain_aligned(&mut self.nodes, &keep_node);
-        for c in &mut self.clients {
-            if c.ready {
-                retain_aligned(&mut c.acked, &keep_node);
+        let by_node = &mut self.by_node;
+        let mut detached = Vec::new();
+        self.nodes.retain(|n| {
+            let attached = scene.is_attached(n.node);
+            if !attached {
+                by_node.remove(&n.node);
+                if scene.contains(n.node) {
+                    detached.push(n.node);
+                }
             }
-            if !c.resync.is_empty() {
-                c.resync
-                    .retain(|r| gone_ids.binary_search(&r.net_id).is_err());
+            attached
+        });
+        let interest = &mut self.interest;
+        self.groups.retain(|g| {
+            let attached = scene.is_attached(g.root);
+            if !attached {
+                interest.forget_group(g.first);
             }
-        }
-        let keep_group: Vec<bool> = self
-            .groups
-            .iter()
-            .map(|g| scene.is_attached(g.root))
-            .collect();
-        for (group, _) in self
-            .groups
-            .iter()
-            .zip(&keep_group)
-            .filter(|(_, &keep)| !keep)
-        {
-            self.interest.forget_group(group.first);
-        }
-        retain_aligned(&mut self.groups, &keep_group);
-        for c in &mut self.clients {
-            if c.ready {
-                retain_aligned(&mut c.vis, &keep_group);
-            }
+            attached
+        });
+        // A detached node stays in the scene as a plain node: it is no longer captured.
+        for node in detached {
+            shared.scene.stop_shadow(node);
         }
         self.interest.recount = true;
         if let Some(core) = core {
@@ -921,42 +784,53 @@ impl ServerState {
                 }
                 continue;
             }
-            for (offset, &(node, authority, net_parent)) in (0u32..).zip(&p.nodes) {
+            let Pending { group, nodes } = p;
+            let (first, count) = (group.first, group.count);
+            let g = self.groups.push(first, group);
+            for (offset, &(node, authority, net_parent)) in (0u32..).zip(&nodes) {
                 if !shared.scene.is_attached(node) {
                     self.by_node.remove(&node);
                     continue;
                 }
-                let net_id = p.group.first + offset;
-                let state = shared.scene.start_shadow(node, net_id, 0);
+                let net_id = first + offset;
                 let owner_conditions = shared
                     .scene
                     .value_info(node)
                     .is_some_and(|ty| ty.has_owner_conditions());
-                self.nodes.push(NetNode {
+                let key = self.nodes.push(
                     net_id,
-                    node,
-                    has_state: state.is_some(),
-                    owner_conditions,
-                    last_changed: state.unwrap_or([0; 2]),
-                    authority,
-                    net_parent,
-                });
-                for c in &mut self.clients {
-                    if c.ready {
-                        c.acked.push(0);
-                    }
+                    NetNode {
+                        net_id,
+                        node,
+                        has_state: false,
+                        owner_conditions,
+                        last_changed: [0; 2],
+                        authority,
+                        net_parent,
+                        group: g,
+                    },
+                );
+                // The shadow's tag is the record's slot: capture names changed nodes by it.
+                let tag = u32::try_from(key.slot()).unwrap_or(u32::MAX);
+                if let (Some(last_changed), Some(n)) = (
+                    shared.scene.start_shadow(node, tag, 0),
+                    self.nodes.get_mut(key),
+                ) {
+                    n.has_state = true;
+                    n.last_changed = last_changed;
+                }
+                for c in self.clients.iter_mut().filter(|c| c.ready) {
+                    c.send.add(key, 0);
                 }
             }
             shared.stats.spawns += 1;
-            debug!(first = p.group.first, count = p.group.count, "spawn sent");
-            self.groups.push(p.group);
-            let g = self.groups.len() - 1;
+            debug!(first, count, "spawn sent");
             for c in 0..self.clients.len() {
                 if !self.clients[c].ready {
                     continue;
                 }
                 let vis = self.initially_visible(shared, c, g);
-                self.clients[c].vis.push(vis.unwrap_or(GroupVis::HIDDEN));
+                self.clients[c].vis.set(g, vis.unwrap_or(GroupVis::HIDDEN));
                 if vis.is_none() {
                     self.hide_nodes(c, g);
                     continue;
@@ -968,45 +842,41 @@ impl ServerState {
             }
         }
         self.interest.recount = true;
-        let n = self.nodes.len();
         for c in &mut self.clients {
-            for entry in &mut c.ring {
-                entry.nodes.reserve(n.saturating_sub(entry.nodes.len()));
-            }
+            c.send.reserve(&self.nodes);
         }
+        let n = self.nodes.len();
+        self.changed.reserve(n.saturating_sub(self.changed.len()));
         if let Some(core) = core {
             self.drop_failed(core, shared);
         }
     }
 }
 
-/// Keeps the elements of `items` whose index is `true` in `keep`; elements past the end of
-/// `keep` stay (a vector parallel to a shorter one loses only what the shorter one loses).
-fn retain_aligned<V>(items: &mut Vec<V>, keep: &[bool]) {
-    let mut index = 0;
-    items.retain(|_| {
-        let kept = keep.get(index).copied().unwrap_or(true);
-        index += 1;
-        kept
-    });
-}
-
-/// The index range of `group`'s records in `nodes`.
-pub(crate) fn group_range(nodes: &[NetNode], group: &Group) -> (usize, usize) {
-    let lo = nodes.partition_point(|n| n.net_id < group.first);
-    let end = group.first.saturating_add(group.count);
-    let hi = nodes.partition_point(|n| n.net_id < end);
-    (lo, hi)
+/// After a snapshot of `tick` went out whole to `client`: every tiered group that was due moves
+/// on to its next update slot. (A snapshot refused or cut short leaves them due, so they go in
+/// the next one.)
+fn advance_tiers(client: &mut ClientSlot, groups: &GroupTable, tick: u32) {
+    for &g in &client.tiered_groups {
+        if groups.get(g).is_none() {
+            continue;
+        }
+        if let Some(vis) = client.vis.get_mut(g) {
+            if vis.state == Vis::Visible && vis.period > 1 && vis.due(tick) {
+                vis.next = next_slot(tick, vis.period, g.id());
+            }
+        }
+    }
 }
 
 /// Writes a spawn payload for `peer`: the header, the absent ids, then the full state of every
 /// present node in id order, without the members `peer` does not receive (`owner_only` ones
 /// of nodes it does not own, `skip_owner` ones of nodes it owns). `nodes` are the group's
 /// records.
-fn write_spawn(
+fn write_spawn<'a>(
     w: &mut NetWriter,
     header: &SpawnHeaderRef<'_>,
-    nodes: &[NetNode],
+    nodes: impl Iterator<Item = &'a NetNode> + Clone,
     scene: &Scene,
     peer: PeerId,
 ) {
@@ -1015,11 +885,11 @@ fn write_spawn(
         header.first_net_id,
         header.first_net_id.saturating_add(header.count),
     );
-    // `nodes` is sorted by net id, so the present ones (in the header's range and still in the
-    // scene) are found in one walk, without a search per id.
+    // `nodes` are in net id order, so the present ones (in the header's range and still in
+    // the scene) are found in one walk, without a search per id.
     let present = || {
         nodes
-            .iter()
+            .clone()
             .filter(move |n| n.net_id >= first && n.net_id < end && scene.contains(n.node))
     };
     let absent = (end - first) as usize - present().count();
@@ -1036,20 +906,6 @@ fn write_spawn(
 }
 
 impl ServerState {
-    /// Captures every networked value at the current tick (one pass per type) and copies the
-    /// changed nodes' change ticks into their records.
-    fn capture(&mut self, scene: &mut Scene) {
-        let mut changed = std::mem::take(&mut self.changed);
-        changed.clear();
-        scene.capture(self.tick, &mut changed);
-        for &Changed { tag, last_changed } in &changed {
-            if let Some(i) = self.index_of(tag) {
-                self.nodes[i].last_changed = last_changed;
-            }
-        }
-        self.changed = changed;
-    }
-
     /// The net id of `node`, flushed or pending.
     pub(crate) fn net_id(&self, node: NodeId) -> Option<NetId> {
         self.by_node.get(&node).copied().and_then(NetId::new)

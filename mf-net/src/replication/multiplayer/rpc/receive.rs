@@ -7,8 +7,9 @@ use std::any::TypeId;
 use tracing::{debug, warn};
 
 use super::commands::apply_commands;
+use crate::replication::multiplayer::client_slot::ClientSlot;
 use crate::replication::multiplayer::events::MultiplayerEvent;
-use crate::replication::multiplayer::server::{ClientSlot, ServerState};
+use crate::replication::multiplayer::server::ServerState;
 use crate::replication::multiplayer::Outbox;
 use crate::replication::multiplayer::{Role, Shared};
 use crate::rpc::{call_catching, RpcCallError, RpcEntry, RpcInfo, RpcRegistry};

@@ -105,10 +105,7 @@ pub(super) fn send(
                 RpcTarget::Peer(_) => RpcDelivery::SentToPeer,
                 _ => RpcDelivery::Sent,
             };
-            let flushed = server
-                .nodes
-                .binary_search_by_key(&net_id, |n| n.net_id)
-                .is_ok();
+            let flushed = server.nodes.find(net_id).is_some();
             if !flushed {
                 // Spawned this frame: hold the call until the spawn has gone out.
                 let state = &mut shared.rpc;
@@ -255,10 +252,7 @@ pub(crate) fn flush_deferred(
     if let Some(core) = core {
         for call in &deferred {
             let alive = server.by_node.get(&call.node) == Some(&call.net_id)
-                && server
-                    .nodes
-                    .binary_search_by_key(&call.net_id, |n| n.net_id)
-                    .is_ok();
+                && server.nodes.find(call.net_id).is_some();
             let payload = bytes.as_slice().get(call.bytes.0..call.bytes.1);
             let (true, Some(payload)) = (alive, payload) else {
                 debug!(net_id = call.net_id, "held RPC dropped: its node is gone");

@@ -1,0 +1,67 @@
+//! [`ClientSlot`]: everything the server keeps for one connected client.
+
+use std::time::Duration;
+
+use super::group_vis::GroupVis;
+use super::node_table::{Group, GroupKey};
+use super::per_slot::PerSlot;
+use super::send_state::SendState;
+use crate::scene::NodeId;
+use crate::transport::PeerId;
+
+/// One connected client.
+pub(crate) struct ClientSlot {
+    pub(crate) peer: PeerId,
+    pub(crate) ready: bool,
+    pub(crate) connected_at: Duration,
+    pub(crate) last_heard: Duration,
+    pub(crate) last_progress: Duration,
+    /// What was sent to it and what it acknowledged, per node slot (once ready).
+    pub(crate) send: SendState,
+    pub(crate) stats: super::PeerNetworkStats,
+    /// Whether the last snapshots that left the ring were acknowledged (feeds `stats`).
+    pub(crate) ack_window: super::stats::AckWindow,
+    /// RPC flood and rate-limit windows.
+    pub(crate) rpc: super::rpc::PeerRpcState,
+    /// Visibility of every group, per group slot (once ready).
+    pub(crate) vis: PerSlot<Group, GroupVis>,
+    /// The focus node interest policies measure from.
+    pub(crate) focus: Option<NodeId>,
+    /// Whether a visible group may have an update period above 1 (snapshots then check each
+    /// node's group; false skips that).
+    pub(crate) tiered: bool,
+    /// With `tiered`: every group that was visible with a period above 1 when visibility was
+    /// last decided (a superset of those that are now), so that advancing the update slots of
+    /// the groups due does not look at every group.
+    pub(crate) tiered_groups: Vec<GroupKey>,
+}
+
+impl ClientSlot {
+    /// A client that just connected at `now` and has not said hello yet.
+    pub(crate) fn new(peer: PeerId, now: Duration) -> Self {
+        Self {
+            peer,
+            ready: false,
+            connected_at: now,
+            last_heard: now,
+            last_progress: now,
+            send: SendState::default(),
+            stats: super::PeerNetworkStats::default(),
+            ack_window: super::stats::AckWindow::default(),
+            rpc: super::rpc::PeerRpcState::default(),
+            vis: PerSlot::default(),
+            focus: None,
+            tiered: false,
+            tiered_groups: Vec::new(),
+        }
+    }
+
+    /// Records that group `key`, not counted yet, became visible to it with `vis`: one more
+    /// tiered group if its period is above 1.
+    pub(crate) fn note_tier(&mut self, key: GroupKey, vis: GroupVis) {
+        if vis.state == super::group_vis::Vis::Visible && vis.period > 1 {
+            self.tiered = true;
+            self.tiered_groups.push(key);
+        }
+    }
+}

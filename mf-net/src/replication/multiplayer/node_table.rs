@@ -1,0 +1,133 @@
+//! The server's records of its networked nodes and spawn groups, in stable slots
+//! ([`SlotTable`]), and the capture pass that finds the nodes changed on a tick.
+
+use super::slot_table::{Key, SlotTable};
+use crate::replication::protocol::{ParentRef, SpawnerPayload};
+use crate::replication::Audience;
+use crate::scene::{Changed, NodeId, Scene};
+use crate::transport::PeerId;
+
+/// Names a networked node in the server's node table (slot and net id).
+pub(crate) type NodeKey = Key<NetNode>;
+/// Names a spawn group in the server's group table (slot and first net id).
+pub(crate) type GroupKey = Key<Group>;
+/// The server's networked nodes, by net id.
+pub(crate) type NodeTable = SlotTable<NetNode>;
+/// The server's flushed spawn groups, by first net id.
+pub(crate) type GroupTable = SlotTable<Group>;
+
+/// A networked node on the server.
+pub(crate) struct NetNode {
+    pub(crate) net_id: u32,
+    pub(crate) node: NodeId,
+    /// Whether the node's value has a shadow state in its scene column (false for an instance
+    /// root that holds no value).
+    pub(crate) has_state: bool,
+    /// Whether what a client receives of it depends on whether it owns the node.
+    pub(crate) owner_conditions: bool,
+    /// The shadow state's newest change tick for the node's owner and for other clients (0
+    /// without a state), copied here by capture so that a snapshot skips nodes with nothing to
+    /// send without touching their column.
+    pub(crate) last_changed: [u32; 2],
+    pub(crate) authority: PeerId,
+    /// The nearest networked ancestor when the node was spawned (0: none).
+    pub(crate) net_parent: u32,
+    /// The spawn group it was spawned in (which may be gone while the node lives on, moved out
+    /// of the group's subtree: check it against the group table).
+    pub(crate) group: GroupKey,
+}
+
+impl NetNode {
+    /// The newest tick stamped on a member a snapshot for `audience` carries.
+    #[inline]
+    pub(crate) fn last_changed_for(&self, audience: Audience) -> u32 {
+        match audience {
+            Audience::Owner => self.last_changed[0],
+            Audience::NonOwner => self.last_changed[1],
+            Audience::All => self.last_changed[0].max(self.last_changed[1]),
+        }
+    }
+
+    /// The audience a snapshot for `peer` writes this node for.
+    #[inline]
+    pub(crate) fn audience_of(&self, peer: PeerId) -> Audience {
+        Audience::of(self.authority == peer)
+    }
+}
+
+/// A spawned (or bound) instance, kept for late joiners.
+#[derive(Debug, Clone)]
+pub(crate) struct Group {
+    pub(crate) first: u32,
+    pub(crate) count: u32,
+    pub(crate) scene: i32,
+    pub(crate) parent: ParentRef,
+    pub(crate) name: String,
+    pub(crate) authority: PeerId,
+    pub(crate) root: NodeId,
+    /// A spawner spawn's spawner and data (scene index −2), kept for late joiners.
+    pub(crate) spawner: Option<SpawnerPayload>,
+}
+
+impl Group {
+    /// One past its last net id.
+    #[inline]
+    pub(crate) fn end(&self) -> u32 {
+        self.first.saturating_add(self.count)
+    }
+
+    /// Whether `net_id` is one of its ids.
+    #[inline]
+    pub(crate) fn holds(&self, net_id: u32) -> bool {
+        net_id >= self.first && net_id < self.end()
+    }
+}
+
+/// The keys of `group`'s nodes that are still in `nodes`, in net id order.
+pub(crate) fn group_keys<'a>(nodes: &'a NodeTable, group: &Group) -> &'a [NodeKey] {
+    nodes.keys_in(group.first, group.end())
+}
+
+/// The records of `group`'s nodes that are still in `nodes`, in net id order.
+pub(crate) fn group_nodes<'a>(
+    nodes: &'a NodeTable,
+    group: &Group,
+) -> impl Iterator<Item = &'a NetNode> + Clone + 'a {
+    group_keys(nodes, group)
+        .iter()
+        .filter_map(move |&key| nodes.get(key))
+}
+
+/// The key of the group holding `net_id`.
+pub(crate) fn group_of(groups: &GroupTable, net_id: u32) -> Option<GroupKey> {
+    let key = groups.last_at_most(net_id)?;
+    groups.get(key)?.holds(net_id).then_some(key)
+}
+
+/// Captures every networked value into its shadow state (one pass per type over the scene's
+/// columns), stamping changes with `tick`, and replaces `changed` with the keys of the nodes
+/// whose state changed, in net id order (what the tick's snapshots start from: a node that did
+/// not change has nothing new to send). A row's tag is its node's slot; `rows` is scratch.
+pub(crate) fn capture(
+    nodes: &mut NodeTable,
+    scene: &mut Scene,
+    tick: u32,
+    changed: &mut Vec<NodeKey>,
+    rows: &mut Vec<Changed>,
+) {
+    changed.clear();
+    rows.clear();
+    scene.capture(tick, rows);
+    for row in rows.iter() {
+        let Some(key) = nodes.key_at_slot(row.tag as usize) else {
+            continue;
+        };
+        if let Some(n) = nodes.get_mut(key) {
+            n.last_changed = row.last_changed;
+            changed.push(key);
+        }
+    }
+    // Columns are walked type by type; within one type rows are mostly in spawn (net id)
+    // order already, which the sort finds in one pass.
+    changed.sort_unstable_by_key(|key| key.id());
+}

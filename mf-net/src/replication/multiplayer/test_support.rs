@@ -1,0 +1,65 @@
+//! Test doubles for the server's unit tests: node records with hand-made change ticks.
+
+use super::node_table::{GroupKey, NetNode};
+use super::slot_table::Key;
+use crate::replication::Audience;
+use crate::scene::Scene;
+use crate::transport::PeerId;
+
+/// The change ticks of a shadow state of a few members; member 0 is `owner_only` and member 1
+/// `skip_owner` when `conditional`.
+pub(crate) struct FakeState {
+    pub(crate) ticks: Vec<u32>,
+    pub(crate) conditional: bool,
+}
+
+impl FakeState {
+    /// Members stamped `ticks` (`_len`: the byte length of each value, kept for the callers'
+    /// readability; records carry no values).
+    pub(crate) fn new(ticks: &[u32], _len: usize, conditional: bool) -> Self {
+        Self {
+            ticks: ticks.to_vec(),
+            conditional,
+        }
+    }
+
+    fn excluded(&self, member: usize, audience: Audience) -> bool {
+        self.conditional
+            && matches!(
+                (member, audience),
+                (0, Audience::NonOwner) | (1, Audience::Owner)
+            )
+    }
+
+    /// The newest tick of a member `audience` receives (0: none).
+    fn last_changed_for(&self, audience: Audience) -> u32 {
+        (0..self.ticks.len())
+            .filter(|&i| !self.excluded(i, audience))
+            .map(|i| self.ticks[i])
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// A node record with `state`'s change ticks, owned by `authority`.
+pub(crate) fn node(net_id: u32, state: Option<FakeState>, authority: PeerId) -> NetNode {
+    let last_changed = state.as_ref().map_or([0; 2], |s| {
+        [
+            s.last_changed_for(Audience::Owner),
+            s.last_changed_for(Audience::NonOwner),
+        ]
+    });
+    NetNode {
+        net_id,
+        node: Scene::new().root(),
+        has_state: state.is_some(),
+        owner_conditions: state.as_ref().is_some_and(|s| s.conditional),
+        last_changed,
+        authority,
+        net_parent: 0,
+        group: GROUP,
+    }
+}
+
+/// The group key test nodes name (no group table holds it).
+pub(crate) const GROUP: GroupKey = Key::new(0, 1);
