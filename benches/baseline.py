@@ -28,6 +28,14 @@ PENDING = {}
 OPS = ("capture", "encode", "decode_apply", "encode_snapshot", "decode_snapshot",
        "decode_snapshot_interpolated", "bitcode_encode", "bitcode_decode")
 
+# The `scale` bench: scale/{server_tick,client_frames}/<motion>/<kind>/<budget>/<boxes> and
+# scale/acks/server_begin_frame/<boxes>, with 64 clients.
+SCALE_CLIENTS = 64
+SCALE_MOTIONS = ("all", "ten_percent")
+SCALE_KINDS = ("plain", "interpolated", "quantized")
+SCALE_BUDGETS = ("0", "1200")
+SCALE_BOXES = ("1000", "10000")
+
 
 def parse_time(text):
     m = re.fullmatch(r"([\d.]+)\s*(ps|ns|µs|us|ms|s)", text.strip())
@@ -159,6 +167,66 @@ def snapshot_only(results):
     return out
 
 
+def scale_frames(results):
+    """Per scale scenario: the server's tick, the 64 clients' frames, the whole frame (their
+    sum) and the server's share of it, from the medians."""
+    out = {}
+    for motion in SCALE_MOTIONS:
+        for kind in SCALE_KINDS:
+            for budget in SCALE_BUDGETS:
+                for n in SCALE_BOXES:
+                    key = f"{motion}/{kind}/{budget}/{n}"
+                    server = results.get(f"scale/server_tick/{key}", {}).get("median_ns")
+                    clients = results.get(f"scale/client_frames/{key}", {}).get("median_ns")
+                    if server is None or clients is None:
+                        continue
+                    out[key] = {
+                        "server_tick_ms": round(server / 1e6, 4),
+                        "client_frames_ms": round(clients / 1e6, 4),
+                        "frame_ms": round((server + clients) / 1e6, 4),
+                        "server_share": round(server / (server + clients), 3),
+                    }
+    return out
+
+
+def scale_acks(results):
+    """Per box count: the server's begin_frame with 64 acks, per ack and per entry."""
+    out = {}
+    for n in SCALE_BOXES:
+        r = results.get(f"scale/acks/server_begin_frame/{n}")
+        if r:
+            out[n] = {
+                "begin_frame_ms": round(r["median_ns"] / 1e6, 4),
+                "per_ack_us": round(r["median_ns"] / SCALE_CLIENTS / 1e3, 3),
+                "per_entry_ns": r.get("per_item_ns"),
+            }
+    return out
+
+
+def scale_markdown(results):
+    frames, acks = scale_frames(results), scale_acks(results)
+    if not frames and not acks:
+        return []
+    rows = ["| motion | kind | budget | boxes | server tick | 64 client frames | frame | server share "
+            "| server per box × client |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for key, f in frames.items():
+        motion, kind, budget, n = key.split("/")
+        per = results[f"scale/server_tick/{key}"].get("per_item_ns")
+        per = f"{per:.2f} ns" if per is not None else "–"
+        budget = "none" if budget == "0" else f"{budget} B"
+        motion = "all" if motion == "all" else "10 %"
+        rows.append(f"| {motion} | {kind} | {budget} | {n} | {f['server_tick_ms']:.3f} ms "
+                    f"| {f['client_frames_ms']:.3f} ms | {f['frame_ms']:.3f} ms "
+                    f"| {100 * f['server_share']:.0f} % | {per} |")
+    rows += ["", "| acks | boxes | server `begin_frame` (64 acks) | per ack | per entry acknowledged |",
+             "|---|---:|---:|---:|---:|"]
+    for n, a in acks.items():
+        per = f"{a['per_entry_ns']:.2f} ns" if a["per_entry_ns"] is not None else "–"
+        rows.append(f"| `acks/server_begin_frame` | {n} | {a['begin_frame_ms']:.3f} ms "
+                    f"| {a['per_ack_us']:.1f} µs | {per} |")
+    return [""] + rows
+
+
 def machine():
     cpu = "unknown"
     try:
@@ -179,6 +247,23 @@ def machine():
 
 
 def markdown(results, ratio_table):
+    rows = []
+    if any(key.startswith("replication/") for key in results):
+        rows += replication_markdown(results, ratio_table)
+    if any(key.startswith(("bus/", "wire/")) for key in results):
+        rows += ["", "| benchmark | median | per item | allocations |", "|---|---:|---:|---:|"]
+        for key, r in results.items():
+            if key.startswith(("bus/", "wire/")):
+                per = f"{r['per_item_ns']:.2f} ns" if "per_item_ns" in r else "–"
+                rows.append(f"| `{key}` | {r['median_ns']:.1f} ns | {per} | {r['allocs']:g} |")
+    rows += scale_markdown(results)
+    allocating = [k for k, r in results.items() if k.startswith("scale/") and r["allocs"]]
+    if allocating:
+        rows += ["", "Allocating scale benchmarks: " + ", ".join(f"`{k}`" for k in allocating)]
+    return "\n".join(rows).strip("\n")
+
+
+def replication_markdown(results, ratio_table):
     rows = ["| benchmark | boxes | all changed | 10 % changed |", "|---|---:|---:|---:|"]
     for op in OPS:
         for n in ("100", "1000", "10000"):
@@ -209,12 +294,7 @@ def markdown(results, ratio_table):
             cells = [ratio_table.get(f"{m}/{n}", {}).get(name) for m in ("all_changed", "ten_percent_changed")]
             cells = [f"{c:.2f}×" if c is not None else "–" for c in cells]
             rows.append(f"| {name} | {n} | {cells[0]} | {cells[1]} |")
-    rows += ["", "| benchmark | median | per item | allocations |", "|---|---:|---:|---:|"]
-    for key, r in results.items():
-        if key.startswith(("bus/", "wire/")):
-            per = f"{r['per_item_ns']:.2f} ns" if "per_item_ns" in r else "–"
-            rows.append(f"| `{key}` | {r['median_ns']:.1f} ns | {per} | {r['allocs']:g} |")
-    return "\n".join(rows)
+    return rows
 
 
 def main():
@@ -250,11 +330,16 @@ def main():
                 "notes": "Medians. per_item_ns: replication capture and idle/server_frame per "
                 "box scanned; encode, decode_apply, encode_snapshot, decode_snapshot(_interpolated) "
                 "per changed box; bitcode per box encoded/decoded; bus per message (round trip: "
-                "per round trip); wire per value or string. allocs: median allocations per "
-                "iteration (divan AllocProfiler). snapshot_only_per_changed_ns: (encode_snapshot "
-                "- idle/server_frame) per changed box.",
+                "per round trip); wire per value or string; scale server_tick and client_frames "
+                "per box x client (64 x boxes), scale acks per entry acknowledged. allocs: median "
+                "allocations per iteration (divan AllocProfiler). snapshot_only_per_changed_ns: "
+                "(encode_snapshot - idle/server_frame) per changed box. scale_frames: server tick, "
+                "64 client frames, their sum and the server's share per scale scenario; "
+                "scale_acks: the server's begin_frame with 64 acks, per ack and per entry.",
                 "present": results,
                 "snapshot_only_per_changed_ns": snapshot_only(results),
+                "scale_frames": scale_frames(results),
+                "scale_acks": scale_acks(results),
                 "ratios_vs_bitcode": ratio_table,
                 "pending": PENDING,
             },

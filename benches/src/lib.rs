@@ -12,7 +12,11 @@
 //! - `bus`: sending a message into a loopback transport ([`SendFixture`]), decoding and
 //!   dispatching one ([`DispatchFixture`]), a loopback round trip ([`RoundTripFixture`]);
 //! - `wire`: varints of every size ([`varint_u32_values`], [`varint_u64_values`]) and strings
-//!   ([`ascii_string`]).
+//!   ([`ascii_string`]);
+//! - `scale`: one server and [`SCALE_CLIENTS`] clients over loopback that really acknowledge
+//!   ([`ScaleWorld`]), 1000 and 10 000 boxes ([`BoxEntity`], [`InterpBox`], [`QuantBox`]), with
+//!   and without a byte budget: the server's tick, the clients' frames and the server's ack
+//!   processing, each timed apart ([`Stage`]).
 //!
 //! Everything here is deterministic: the same scenario always moves the same boxes to the same
 //! places, so byte counts are stable (the tests below pin them) and runs compare.
@@ -773,6 +777,374 @@ impl<T: BenchBox> DecodeSnapshotFixture<T> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Scale fixtures (one server, 64 clients, real acknowledgements)
+// ---------------------------------------------------------------------------------------------
+
+/// [`BoxEntity`] with a quantized position (16 bits per axis over ±1000) and a smallest-three
+/// rotation (12 bits per component): 6 + 5 bytes on the wire instead of 12 + 16.
+#[derive(Replicated, Debug, Clone, PartialEq)]
+pub struct QuantBox {
+    /// Where the box is (quantized: 16 bits per axis over -1000..=1000).
+    #[replicated(quantize(min = -1000.0, max = 1000.0, bits = 16))]
+    pub position: Vec3,
+    /// How it is turned (quantized: smallest three, 12 bits each).
+    #[replicated(quantize(smallest_three, bits = 12))]
+    pub rotation: Quat,
+    /// Changes for about 1 in 100 moving boxes per frame (not quantized).
+    #[replicated]
+    pub health: i32,
+}
+
+impl BenchBox for QuantBox {
+    fn from_box(b: &BoxEntity) -> Self {
+        Self {
+            position: b.position,
+            rotation: b.rotation,
+            health: b.health,
+        }
+    }
+}
+
+/// How many clients a [`ScaleWorld`] connects.
+pub const SCALE_CLIENTS: usize = 64;
+
+/// The box counts the `scale` benchmarks run at.
+pub const SCALE_BOXES: [usize; 2] = [1000, 10_000];
+
+/// The byte budgets (`MultiplayerConfig::max_snapshot_bytes`) the `scale` benchmarks run
+/// with: none (0) and 1200 bytes (a typical internet MTU).
+pub const SCALE_BUDGETS: [usize; 2] = [0, 1200];
+
+/// Frames a [`ScaleWorld`] runs after the spawns before it is handed out: more than the
+/// server's ring of 64 snapshots per client, so that every ring entry, packet buffer and
+/// queue has reached its steady size.
+pub const SCALE_WARM_UP_FRAMES: usize = 70;
+
+/// How many boxes one spawn of [`row_library`]'s scene holds.
+pub const SCALE_ROW: usize = 100;
+
+/// The scene index of [`row_library`]'s only scene, `box_row`.
+pub const ROW_SCENE: SceneIndex = SceneIndex::new(0);
+
+/// The spawnable scenes of a [`ScaleWorld`] (every peer registers the same): scene 0,
+/// `box_row`, [`SCALE_ROW`] `T`s — one at the instance root, the others its children `b1`,
+/// `b2`, … — so that one spawn networks a row of boxes with consecutive net ids.
+///
+/// A [`ScaleWorld`] spawns rows rather than single boxes because a client's spawn handling
+/// grows with the nodes it has: each spawn message re-walks the client's networked nodes
+/// (interpolation sync) and each new node's name is compared with its siblings', so spawning
+/// 10 000 boxes one by one to 64 clients takes minutes; rows of 100 take seconds. What is
+/// measured after the spawns does not depend on where the boxes sit in the tree.
+pub fn row_library<T: BenchBox>() -> SceneLibrary {
+    let mut scenes = SceneLibrary::new();
+    scenes
+        .register("box_row", |scene, root| {
+            let value = || {
+                T::from_box(&BoxEntity {
+                    position: Vec3::ZERO,
+                    rotation: Quat::IDENTITY,
+                    health: START_HEALTH,
+                })
+            };
+            scene.set_value(root, value())?;
+            for k in 1..SCALE_ROW {
+                let child = scene.add(root, &format!("b{k}"))?;
+                scene.set_value(child, value())?;
+            }
+            Ok(())
+        })
+        .expect("a fresh library takes the scene");
+    scenes
+}
+
+/// A [`Multiplayer`] over a plain [`LoopbackTransport`] (what a [`ScaleWorld`] runs).
+pub type ScaleMultiplayer = Multiplayer<LoopbackTransport>;
+
+/// The parts of one [`ScaleWorld`] frame, in order; [`ScaleWorld::next_stage`] is the one
+/// that runs next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// The server moves the boxes the world's [`Motion`] picks ([`step`]).
+    Move,
+    /// The server's `begin_frame`: receives the 64 clients' acks of the previous tick.
+    ServerBegin,
+    /// The server's `end_frame`: capture of every box, one snapshot per client.
+    ServerEnd,
+    /// Every client's `begin_frame` (receive and apply its snapshot, interpolation blending)
+    /// and `end_frame` (send the ack).
+    Clients,
+}
+
+impl Stage {
+    fn after(self) -> Self {
+        match self {
+            Stage::Move => Stage::ServerBegin,
+            Stage::ServerBegin => Stage::ServerEnd,
+            Stage::ServerEnd => Stage::Clients,
+            Stage::Clients => Stage::Move,
+        }
+    }
+}
+
+/// One server and [`SCALE_CLIENTS`] clients, all real [`Multiplayer`] instances over one
+/// [`LoopbackNetwork`], replicating `boxes` boxes of type `T` that the server moves every
+/// frame; the clients really acknowledge (the `scale` benchmarks and the tests crate's
+/// `scale_alloc` test).
+///
+/// One frame is one network tick (the frame length is exactly one tick interval of the
+/// config's `tick_rate`) and runs the [`Stage`]s in order: [`Move`](Stage::Move), the server's
+/// [`ServerBegin`](Stage::ServerBegin) (the acks the clients sent in the previous frame) and
+/// [`ServerEnd`](Stage::ServerEnd) (capture, 64 snapshots), then the
+/// [`Clients`](Stage::Clients) (each applies its snapshot and sends its ack). A benchmark
+/// runs the stages it does not measure with [`advance_to`](Self::advance_to), untimed, then
+/// times one of [`server_tick`](Self::server_tick), [`server_begin`](Self::server_begin) or
+/// [`client_frames`](Self::client_frames).
+///
+/// Deterministic: the boxes' motion is [`step`]'s, time is only the frame length passed in.
+pub struct ScaleWorld<T: BenchBox = BoxEntity> {
+    /// The server.
+    pub server: ScaleMultiplayer,
+    /// The clients, in connection order.
+    pub clients: Vec<ScaleMultiplayer>,
+    /// The server's boxes, in net id order.
+    pub handles: Vec<NetRef<T>>,
+    boxes: Vec<BoxEntity>,
+    motion: Motion,
+    frame: u32,
+    dt: Duration,
+    next: Stage,
+}
+
+impl<T: BenchBox> ScaleWorld<T> {
+    /// A server and [`SCALE_CLIENTS`] clients connected, `boxes` boxes spawned (their frame-0
+    /// pose) and applied by every client, then [`SCALE_WARM_UP_FRAMES`] frames run (the boxes
+    /// `motion` picks moving). `budget` is the server's `max_snapshot_bytes` (0: none); every
+    /// other setting is the default (30 Hz, interpolation enabled).
+    ///
+    /// # Panics
+    /// If a client does not join, or does not get every spawn, within a bounded number of
+    /// frames.
+    pub fn new(boxes: usize, motion: Motion, budget: usize) -> Self {
+        let mut world = Self::spawned(boxes, motion, budget);
+        world.run_frames(SCALE_WARM_UP_FRAMES);
+        world
+    }
+
+    /// [`new`](Self::new) without the warm-up frames: the boxes spawned and applied by every
+    /// client, nothing moved yet. The boxes are spawned [`SCALE_ROW`] at a time
+    /// ([`row_library`]); box `i` has net id `i + 1`.
+    ///
+    /// # Panics
+    /// As [`new`](Self::new), and if `boxes` is not a multiple of [`SCALE_ROW`].
+    pub fn spawned(boxes: usize, motion: Motion, budget: usize) -> Self {
+        let net = LoopbackNetwork::new();
+        let messages = MessageRegistry::new(1);
+        let config = MultiplayerConfig {
+            max_snapshot_bytes: budget,
+            ..MultiplayerConfig::default()
+        };
+        let dt = Duration::from_secs(1) / u32::from(config.tick_rate.max(1));
+        assert_eq!(boxes % SCALE_ROW, 0, "boxes come in rows of {SCALE_ROW}");
+        let mut server = ScaleMultiplayer::new(row_library::<T>(), config);
+        let listen = net.listen("scale", SCALE_CLIENTS).expect("a fresh network");
+        server
+            .start_server(listen, messages.clone())
+            .expect("the server starts");
+        let data = ScaleMultiplayer::connect_data(&messages).expect("no reserved id is taken");
+        let clients = (0..SCALE_CLIENTS)
+            .map(|_| {
+                let mut client = ScaleMultiplayer::new(row_library::<T>(), config);
+                client
+                    .start_client(net.connect("scale", data), messages.clone())
+                    .expect("the client starts");
+                client
+            })
+            .collect();
+        let mut world = Self {
+            server,
+            clients,
+            handles: Vec::with_capacity(boxes),
+            boxes: spawn_boxes(boxes),
+            motion,
+            frame: 0,
+            dt,
+            next: Stage::Move,
+        };
+        world.run_until("every client joined", |w| {
+            w.server.peers().len() == SCALE_CLIENTS
+        });
+
+        let root = world.server.scene().root();
+        for _ in 0..boxes / SCALE_ROW {
+            world
+                .server
+                .spawn(ROW_SCENE, root, PeerId::SERVER)
+                .expect("the row scene spawns");
+        }
+        for (i, b) in world.boxes.iter().enumerate() {
+            let node = NetId::new(net_id(i))
+                .and_then(|id| world.server.node(id))
+                .expect("net ids are consecutive from 1");
+            let handle = world
+                .server
+                .scene()
+                .net_ref::<T>(node)
+                .expect("every row node holds a box");
+            *world
+                .server
+                .scene_mut()
+                .get_mut(handle)
+                .expect("just spawned") = T::from_box(b);
+            world.handles.push(handle);
+        }
+        world.run_until("every client applied every spawn", |w| {
+            w.clients.iter().all(|c| c.stats().networked_nodes == boxes)
+        });
+        world
+    }
+
+    /// Runs setup frames (server, then every client; nothing moves) until `done` holds after
+    /// one, at most 100.
+    fn run_until(&mut self, what: &str, done: impl Fn(&Self) -> bool) {
+        for _ in 0..100 {
+            self.server.begin_frame(self.dt);
+            self.server.end_frame();
+            for client in &mut self.clients {
+                client.begin_frame(self.dt);
+                client.end_frame();
+            }
+            if done(self) {
+                return;
+            }
+        }
+        panic!("not reached in 100 frames: {what}");
+    }
+
+    /// How many boxes there are.
+    pub fn boxes(&self) -> usize {
+        self.handles.len()
+    }
+
+    /// The frame length: one network tick.
+    pub fn dt(&self) -> Duration {
+        self.dt
+    }
+
+    /// The stage that runs next.
+    pub fn next_stage(&self) -> Stage {
+        self.next
+    }
+
+    /// Runs the next stage.
+    pub fn run_stage(&mut self) {
+        match self.next {
+            Stage::Move => {
+                self.frame = self.frame.wrapping_add(1);
+                let (frame, motion) = (self.frame, self.motion);
+                step(&mut self.boxes, frame, motion);
+                let scene = self.server.scene_mut();
+                for (i, (&handle, b)) in self.handles.iter().zip(&self.boxes).enumerate() {
+                    if motion.moves(i, frame) {
+                        *scene.get_mut(handle).expect("a box stays spawned") = T::from_box(b);
+                    }
+                }
+            }
+            Stage::ServerBegin => self.server.begin_frame(self.dt),
+            Stage::ServerEnd => self.server.end_frame(),
+            Stage::Clients => {
+                for client in &mut self.clients {
+                    client.begin_frame(self.dt);
+                    client.end_frame();
+                }
+            }
+        }
+        self.next = self.next.after();
+    }
+
+    /// Runs stages until `stage` is the next one (none if it is already).
+    pub fn advance_to(&mut self, stage: Stage) {
+        while self.next != stage {
+            self.run_stage();
+        }
+    }
+
+    /// Runs whole frames: `frames` times every stage, starting where the world stands.
+    pub fn run_frames(&mut self, frames: usize) {
+        for _ in 0..frames * 4 {
+            self.run_stage();
+        }
+    }
+
+    /// The server's frame, [`ServerBegin`](Stage::ServerBegin) and
+    /// [`ServerEnd`](Stage::ServerEnd): the acks of the previous tick, capture of every box, a
+    /// snapshot for every client. Returns the snapshots the server has sent in all.
+    ///
+    /// # Panics
+    /// Unless [`ServerBegin`](Stage::ServerBegin) is the next stage (a benchmark runs one
+    /// iteration per sample: `sample_size = 1`).
+    #[inline]
+    pub fn server_tick(&mut self) -> u64 {
+        self.expect(Stage::ServerBegin);
+        self.server.begin_frame(self.dt);
+        self.server.end_frame();
+        self.next = Stage::Clients;
+        self.server.stats().snapshots_sent
+    }
+
+    /// The server's `begin_frame` alone ([`ServerBegin`](Stage::ServerBegin)): receiving and
+    /// applying the clients' acks. Returns the newest tick the first client acknowledged.
+    ///
+    /// # Panics
+    /// As [`server_tick`](Self::server_tick).
+    #[inline]
+    pub fn server_begin(&mut self) -> u32 {
+        self.expect(Stage::ServerBegin);
+        self.server.begin_frame(self.dt);
+        self.next = Stage::ServerEnd;
+        let first = self.clients[0].local_peer_id();
+        self.server
+            .peer_stats(first)
+            .map_or(0, |s| s.acknowledged_tick)
+    }
+
+    /// Every client's frame ([`Clients`](Stage::Clients)): each receives and applies its
+    /// snapshot (and blends its interpolated members), then acknowledges it. Returns the
+    /// snapshots the first client has applied in all.
+    ///
+    /// # Panics
+    /// Unless [`Clients`](Stage::Clients) is the next stage (one iteration per sample).
+    #[inline]
+    pub fn client_frames(&mut self) -> u64 {
+        self.expect(Stage::Clients);
+        for client in &mut self.clients {
+            client.begin_frame(self.dt);
+            client.end_frame();
+        }
+        self.next = Stage::Move;
+        self.clients[0].stats().snapshots_applied
+    }
+
+    fn expect(&self, stage: Stage) {
+        assert_eq!(
+            self.next, stage,
+            "the scale benchmarks run one iteration per sample (sample_size = 1)"
+        );
+    }
+
+    /// Whether every client has acknowledged the server's newest tick but one, i.e. acks flow
+    /// every frame. Holds between frames (the next stage is [`Move`](Stage::Move) or
+    /// [`ServerBegin`](Stage::ServerBegin)): the acks of the newest tick are on their way.
+    pub fn acks_keep_up(&self) -> bool {
+        let newest = self.server.tick().wrapping_sub(1);
+        self.clients.iter().all(|c| {
+            self.server
+                .peer_stats(c.local_peer_id())
+                .is_some_and(|s| s.acknowledged_tick == newest)
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Bus fixtures
 // ---------------------------------------------------------------------------------------------
 
@@ -1215,6 +1587,55 @@ mod tests {
 
     fn s_changed(boxes: usize, motion: Motion) -> usize {
         ReplicationScenario::new(boxes, motion).changed()
+    }
+
+    /// The scale world's clients acknowledge every tick, its stages run in order, a budget
+    /// caps every snapshot, and without one every client converges on the server's boxes.
+    #[test]
+    fn scale_world_acknowledges_every_tick() {
+        let mut world = ScaleWorld::<BoxEntity>::spawned(100, Motion::All, 0);
+        assert_eq!(world.clients.len(), SCALE_CLIENTS);
+        world.run_frames(3);
+        assert!(world.acks_keep_up());
+        let tick = world.server.tick();
+        world.advance_to(Stage::ServerBegin);
+        assert_eq!(world.next_stage(), Stage::ServerBegin);
+        let sent = world.server.stats().snapshots_sent;
+        assert_eq!(world.server_tick(), sent + SCALE_CLIENTS as u64);
+        assert_eq!(world.server.tick(), tick + 1, "one network tick per frame");
+        let applied = world.clients[0].stats().snapshots_applied;
+        assert_eq!(world.client_frames(), applied + 1);
+        assert!(world.acks_keep_up());
+        // Every box moved: each snapshot carries them all (31 or 32 B each, the health of a
+        // few + 4 B, 9 B of header, flags and terminator).
+        let bytes = world.server.stats().last_snapshot_bytes;
+        assert!((100 * 31 + 9..100 * 36 + 9).contains(&bytes), "{bytes} B");
+        let values = |mp: &ScaleMultiplayer| -> Vec<BoxEntity> {
+            mp.scene()
+                .iter::<BoxEntity>()
+                .map(|(_, b)| b.clone())
+                .collect()
+        };
+        let server = values(&world.server);
+        assert!(world.clients.iter().all(|c| values(c) == server));
+        world.advance_to(Stage::ServerBegin);
+        world.server_begin();
+        assert_eq!(world.next_stage(), Stage::ServerEnd);
+
+        let mut budgeted = ScaleWorld::<QuantBox>::spawned(1000, Motion::All, 1200);
+        budgeted.run_frames(3);
+        assert!(budgeted.acks_keep_up());
+        let stats = budgeted.server.stats();
+        assert!(stats.largest_snapshot_bytes <= 1200);
+        assert!(stats.snapshots_truncated > 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "one iteration per sample")]
+    fn scale_world_stages_run_in_order() {
+        let mut world = ScaleWorld::<InterpBox>::spawned(SCALE_ROW, Motion::TenPercent, 0);
+        world.advance_to(Stage::Clients);
+        world.server_tick();
     }
 
     #[test]

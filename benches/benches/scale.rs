@@ -1,0 +1,199 @@
+//! One server and 64 clients over an in-process loopback network, 1000 and 10 000 boxes, with
+//! real acknowledgements: the server's tick, the clients' frames and the server's processing of
+//! the clients' acks, each measured apart.
+//!
+//! Every benchmark runs a [`ScaleWorld`]: real `Multiplayer` instances (one server, 64 clients)
+//! over one `LoopbackNetwork`, default settings (30 Hz, interpolation enabled) but for the byte
+//! budget, the frame length exactly one tick interval, so that every frame is one network tick.
+//! One iteration is one frame: the server moves the boxes (all of them, or a different tenth
+//! each frame), the server runs `begin_frame` (receiving the 64 acks of the previous tick) and
+//! `end_frame` (capture of every box, one snapshot per client), then every client runs
+//! `begin_frame` (receiving and applying its snapshot, blending interpolated members) and
+//! `end_frame` (sending its ack). Only one part of the frame is timed; the rest runs untimed in
+//! divan's input generation (`with_inputs`), which is why these benchmarks run one iteration
+//! per sample (`sample_size = 1`: a larger sample size panics).
+//!
+//! - `server_tick/<motion>/<kind>/<budget>/<boxes>`: the server's `begin_frame` + `end_frame`;
+//! - `client_frames/<motion>/<kind>/<budget>/<boxes>`: the 64 clients' `begin_frame` +
+//!   `end_frame` (their sum: per client, divide by 64);
+//!
+//! both counted per box × client (64 × boxes items: the entries of a tick's snapshots when
+//! every box moves and nothing limits them), with `<motion>` `all` or `ten_percent`, `<kind>`
+//! `plain` ([`BoxEntity`]), `interpolated` ([`InterpBox`]: position and rotation
+//! `#[replicated(interpolate)]`) or `quantized` ([`QuantBox`]: 16-bit position, 12-bit
+//! smallest-three rotation), `<budget>` the server's `max_snapshot_bytes` (0: none, 1200). The
+//! whole frame is `server_tick + client_frames` of the same scenario.
+//!
+//! - `acks/server_begin_frame/<boxes>`: the server's `begin_frame` alone, with every box moving
+//!   and no budget: receiving the 64 acks of snapshots that each carried every box (one
+//!   `ack` of a ring entry of `boxes` net ids per client). Counted per entry acknowledged
+//!   (64 × boxes); per ack, divide the median by 64.
+//!
+//! Run: `cargo bench -p mf-net-benches --bench scale` (a few minutes: most of it is the setup
+//! of the 10 000-box worlds and the untimed part of each frame).
+
+use std::cell::RefCell;
+
+use divan::counter::ItemsCount;
+use divan::{AllocProfiler, Bencher};
+use mf_net_benches::{
+    BenchBox, BoxEntity, InterpBox, Motion, QuantBox, ScaleWorld, Stage, SCALE_BOXES,
+    SCALE_BUDGETS, SCALE_CLIENTS,
+};
+
+#[global_allocator]
+static ALLOC: AllocProfiler = AllocProfiler::system();
+
+fn main() {
+    divan::main();
+}
+
+/// Times the server's frame; the clients' frames and the motion run untimed.
+fn bench_server_tick<T: BenchBox>(
+    bencher: Bencher<'_, '_>,
+    boxes: usize,
+    motion: Motion,
+    budget: usize,
+) {
+    let world = RefCell::new(ScaleWorld::<T>::new(boxes, motion, budget));
+    bencher
+        .counter(ItemsCount::new(boxes * SCALE_CLIENTS))
+        .with_inputs(|| world.borrow_mut().advance_to(Stage::ServerBegin))
+        .bench_local_values(|()| world.borrow_mut().server_tick());
+    assert!(world.borrow().acks_keep_up(), "every client acknowledged");
+}
+
+/// Times the 64 clients' frames; the motion and the server's frame run untimed.
+fn bench_client_frames<T: BenchBox>(
+    bencher: Bencher<'_, '_>,
+    boxes: usize,
+    motion: Motion,
+    budget: usize,
+) {
+    let world = RefCell::new(ScaleWorld::<T>::new(boxes, motion, budget));
+    bencher
+        .counter(ItemsCount::new(boxes * SCALE_CLIENTS))
+        .with_inputs(|| world.borrow_mut().advance_to(Stage::Clients))
+        .bench_local_values(|()| world.borrow_mut().client_frames());
+    world.borrow_mut().advance_to(Stage::Move);
+    assert!(world.borrow().acks_keep_up(), "every client acknowledged");
+}
+
+/// The server's tick: `begin_frame` (64 acks) + `end_frame` (capture, 64 snapshots).
+#[divan::bench_group(sample_count = 20, sample_size = 1)]
+mod server_tick {
+    use super::*;
+
+    /// Every box moves every frame.
+    mod all {
+        use super::*;
+
+        const MOTION: Motion = Motion::All;
+
+        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
+        fn plain<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
+            bench_server_tick::<BoxEntity>(bencher, boxes, MOTION, BUDGET);
+        }
+
+        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
+        fn interpolated<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
+            bench_server_tick::<InterpBox>(bencher, boxes, MOTION, BUDGET);
+        }
+
+        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
+        fn quantized<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
+            bench_server_tick::<QuantBox>(bencher, boxes, MOTION, BUDGET);
+        }
+    }
+
+    /// A different tenth of the boxes moves each frame.
+    mod ten_percent {
+        use super::*;
+
+        const MOTION: Motion = Motion::TenPercent;
+
+        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
+        fn plain<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
+            bench_server_tick::<BoxEntity>(bencher, boxes, MOTION, BUDGET);
+        }
+
+        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
+        fn interpolated<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
+            bench_server_tick::<InterpBox>(bencher, boxes, MOTION, BUDGET);
+        }
+
+        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
+        fn quantized<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
+            bench_server_tick::<QuantBox>(bencher, boxes, MOTION, BUDGET);
+        }
+    }
+}
+
+/// The 64 clients' frames: each receives and applies its snapshot, then acknowledges it.
+#[divan::bench_group(sample_count = 20, sample_size = 1)]
+mod client_frames {
+    use super::*;
+
+    /// Every box moves every frame.
+    mod all {
+        use super::*;
+
+        const MOTION: Motion = Motion::All;
+
+        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
+        fn plain<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
+            bench_client_frames::<BoxEntity>(bencher, boxes, MOTION, BUDGET);
+        }
+
+        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
+        fn interpolated<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
+            bench_client_frames::<InterpBox>(bencher, boxes, MOTION, BUDGET);
+        }
+
+        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
+        fn quantized<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
+            bench_client_frames::<QuantBox>(bencher, boxes, MOTION, BUDGET);
+        }
+    }
+
+    /// A different tenth of the boxes moves each frame.
+    mod ten_percent {
+        use super::*;
+
+        const MOTION: Motion = Motion::TenPercent;
+
+        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
+        fn plain<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
+            bench_client_frames::<BoxEntity>(bencher, boxes, MOTION, BUDGET);
+        }
+
+        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
+        fn interpolated<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
+            bench_client_frames::<InterpBox>(bencher, boxes, MOTION, BUDGET);
+        }
+
+        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
+        fn quantized<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
+            bench_client_frames::<QuantBox>(bencher, boxes, MOTION, BUDGET);
+        }
+    }
+}
+
+/// Acknowledgement processing on the server.
+#[divan::bench_group(sample_count = 20, sample_size = 1)]
+mod acks {
+    use super::*;
+
+    /// The server's `begin_frame` alone, receiving the 64 clients' acks of snapshots that each
+    /// carried every box (all moving, no budget); counted per entry acknowledged.
+    #[divan::bench(args = SCALE_BOXES)]
+    fn server_begin_frame(bencher: Bencher<'_, '_>, boxes: usize) {
+        let world = RefCell::new(ScaleWorld::<BoxEntity>::new(boxes, Motion::All, 0));
+        bencher
+            .counter(ItemsCount::new(boxes * SCALE_CLIENTS))
+            .with_inputs(|| world.borrow_mut().advance_to(Stage::ServerBegin))
+            .bench_local_values(|()| world.borrow_mut().server_begin());
+        world.borrow_mut().advance_to(Stage::Move);
+        assert!(world.borrow().acks_keep_up(), "every client acknowledged");
+    }
+}

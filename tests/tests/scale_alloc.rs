@@ -1,0 +1,67 @@
+#![allow(clippy::unwrap_used)]
+//! Zero-allocation gate for the `scale` benchmarks' steady state: one server and 64 clients
+//! over loopback (`mf_net_benches::ScaleWorld`, real `Multiplayer` instances that really
+//! acknowledge), 1000 boxes all moving every frame, one network tick per frame. After the
+//! fixture's warm-up (more frames than the server's ring of 64 snapshots per client), 30 frames
+//! — the motion, the server's frame (64 acks, capture, 64 snapshots of every box) and every
+//! client's frame (apply, ack) — allocate nothing, on the server or any client.
+
+use mf_net_benches::{BenchBox, BoxEntity, Motion, QuantBox, ScaleWorld, SCALE_CLIENTS};
+use mf_net_tests::alloc_counter::assert_no_alloc;
+
+const FRAMES: usize = 30;
+
+/// Runs [`FRAMES`] frames of a warmed-up world under the counting allocator, then checks that
+/// they were real frames: a tick each, a snapshot to every client, every ack processed.
+fn assert_steady_state_allocates_nothing<T: BenchBox>(world: &mut ScaleWorld<T>, what: &str) {
+    assert!(world.acks_keep_up(), "{what}: warmed up, acks flowing");
+    let tick = world.server.tick();
+    let sent = world.server.stats().snapshots_sent;
+    let applied: Vec<u64> = world
+        .clients
+        .iter()
+        .map(|c| c.stats().snapshots_applied)
+        .collect();
+    assert_no_alloc(what, || world.run_frames(FRAMES));
+    assert_eq!(world.server.tick(), tick + FRAMES as u32, "{what}");
+    assert_eq!(
+        world.server.stats().snapshots_sent,
+        sent + (FRAMES * SCALE_CLIENTS) as u64,
+        "{what}"
+    );
+    for (client, before) in world.clients.iter().zip(applied) {
+        assert_eq!(
+            client.stats().snapshots_applied,
+            before + FRAMES as u64,
+            "{what}"
+        );
+    }
+    assert!(world.acks_keep_up(), "{what}: every ack processed");
+}
+
+#[test]
+fn sixty_four_clients_and_1000_moving_boxes_allocate_nothing() {
+    let mut world = ScaleWorld::<BoxEntity>::new(1000, Motion::All, 0);
+    assert_steady_state_allocates_nothing(&mut world, "64 clients, 1000 boxes, all moving");
+    // Every snapshot carried every box (31–32 B each, a few + 4 B for health, 9 B of header).
+    let bytes = world.server.stats().last_snapshot_bytes;
+    assert!((31_000..33_000).contains(&bytes), "{bytes} B");
+    // The clients hold the server's values.
+    let values = |mp: &mf_net_benches::ScaleMultiplayer| -> Vec<BoxEntity> {
+        mp.scene()
+            .iter::<BoxEntity>()
+            .map(|(_, b)| b.clone())
+            .collect()
+    };
+    let server = values(&world.server);
+    assert!(world.clients.iter().all(|c| values(c) == server));
+}
+
+#[test]
+fn sixty_four_clients_under_a_byte_budget_allocate_nothing() {
+    let mut world = ScaleWorld::<QuantBox>::new(1000, Motion::TenPercent, 1200);
+    assert_steady_state_allocates_nothing(&mut world, "64 clients, 1000 quantized boxes, 1200 B");
+    let stats = world.server.stats();
+    assert!(stats.largest_snapshot_bytes <= 1200);
+    assert!(stats.snapshots_truncated > 0);
+}
