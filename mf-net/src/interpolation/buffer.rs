@@ -196,16 +196,15 @@ impl<T: Interpolate> InterpolationBuffer<T> {
         if render_tick >= f64::from(newest_tick) {
             return Some(self.past_newest(render_tick, known_until, max_extrapolation_ticks));
         }
-        // oldest < render_tick < newest: find the first sample after `render_tick`.
-        // Invariant: tick(lo - 1) <= render_tick < tick(hi).
-        let (mut lo, mut hi) = (1, last);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if f64::from(self.at(mid).0) <= render_tick {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
+        // oldest < render_tick < newest: find the first sample after `render_tick`, walking back
+        // from the newest. The render tick trails the newest sample by the interpolation delay
+        // (a few ticks), so this touches two or three neighbouring samples, where a binary
+        // search would jump across the whole ring.
+        // Invariant: render_tick < tick(lo); the walk stops at tick(lo - 1) <= render_tick,
+        // which holds at lo = 1 (the oldest is before render_tick).
+        let mut lo = last;
+        while lo > 1 && f64::from(self.at(lo - 1).0) > render_tick {
+            lo -= 1;
         }
         let (from_tick, from) = self.at(lo - 1);
         let (to_tick, to) = self.at(lo);
