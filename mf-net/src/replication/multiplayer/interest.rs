@@ -21,8 +21,7 @@ use tracing::debug;
 use super::group_vis::{next_slot, GroupVis, Vis};
 use super::node_table::{self, group_keys, group_nodes, GroupKey};
 use super::server::ServerState;
-use super::{Multiplayer, MultiplayerError, Role, Shared};
-use crate::bus::BusCore;
+use super::{Multiplayer, MultiplayerError, Outbox, Role, Shared};
 use crate::replication::interest::{InterestPolicy, InterestQuery};
 use crate::replication::protocol::{ParentRef, DESPAWN, SCENE_BIND};
 use crate::scene::NodeId;
@@ -231,11 +230,7 @@ impl ServerState {
 
     /// Evaluates relevance if it is due (something changed, or the policy's interval has
     /// passed), and spawns and despawns groups per client accordingly.
-    pub(crate) fn update_interest<T: Transport + ?Sized>(
-        &mut self,
-        core: &mut BusCore<T>,
-        shared: &mut Shared,
-    ) {
+    pub(crate) fn update_interest(&mut self, core: &mut Outbox, shared: &mut Shared) {
         if !self.interest.due(self.tick) {
             return;
         }
@@ -309,13 +304,7 @@ impl ServerState {
     }
 
     /// Group `g` becomes relevant to the client at `c`.
-    fn show<T: Transport + ?Sized>(
-        &mut self,
-        core: &mut BusCore<T>,
-        shared: &mut Shared,
-        c: usize,
-        g: GroupKey,
-    ) {
+    fn show(&mut self, core: &mut Outbox, shared: &mut Shared, c: usize, g: GroupKey) {
         let peer = self.clients[c].peer;
         let dormant = self.clients[c]
             .vis
@@ -333,9 +322,9 @@ impl ServerState {
 
     /// Group `g` stops being relevant to the client at `c`: despawned there (unless `silent`),
     /// or kept dormant if bound.
-    fn hide<T: Transport + ?Sized>(
+    fn hide(
         &mut self,
-        core: &mut BusCore<T>,
+        core: &mut Outbox,
         shared: &mut Shared,
         c: usize,
         g: GroupKey,

@@ -577,7 +577,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
         }
         server
             .set_authority(
-                self.bus.as_deref_mut(),
+                outbox(&mut self.bus),
                 &mut self.shared,
                 node,
                 peer,

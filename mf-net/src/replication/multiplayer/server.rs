@@ -14,15 +14,14 @@ use super::node_table::{
     self, group_nodes, Group, GroupKey, GroupTable, NetNode, NodeKey, NodeTable,
 };
 use super::snapshot;
-use super::{NetId, Shared};
-use crate::bus::BusCore;
+use super::{NetId, Outbox, Shared};
 use crate::replication::protocol::{
     self, ParentRef, SpawnHeaderRef, SpawnerPayload, ACK, AUTHORITY, DESPAWN, HELLO, REFUSE, SPAWN,
     WELCOME,
 };
 use crate::replication::Audience;
 use crate::scene::{Changed, NodeId, Scene};
-use crate::transport::{Channel, DisconnectReason, PeerId, Transport};
+use crate::transport::{Channel, DisconnectReason, PeerId};
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
 /// A spawn made this frame, sent at the end of it.
@@ -179,9 +178,9 @@ impl ServerState {
 
     /// Sets the authority of the networked `node` (and its networked descendants if
     /// `recursive`), and tells joined clients.
-    pub(crate) fn set_authority<T: Transport + ?Sized>(
+    pub(crate) fn set_authority(
         &mut self,
-        core: Option<&mut BusCore<T>>,
+        core: Option<&mut Outbox>,
         shared: &mut Shared,
         node: NodeId,
         peer: PeerId,
@@ -279,9 +278,9 @@ impl ServerState {
     }
 
     /// Sends a reliable control message; a refusal marks the client for disconnection.
-    pub(crate) fn send_control<T: Transport + ?Sized>(
+    pub(crate) fn send_control(
         &mut self,
-        core: &mut BusCore<T>,
+        core: &mut Outbox,
         shared: &mut Shared,
         peer: PeerId,
         id: u16,
@@ -309,11 +308,7 @@ impl ServerState {
 
     /// Disconnects every client whose control messages failed
     /// ([`ReliableSendFailed`](DisconnectReason::ReliableSendFailed)).
-    pub(crate) fn drop_failed<T: Transport + ?Sized>(
-        &mut self,
-        core: &mut BusCore<T>,
-        shared: &mut Shared,
-    ) {
+    pub(crate) fn drop_failed(&mut self, core: &mut Outbox, shared: &mut Shared) {
         while let Some(peer) = self.failed.pop() {
             let reason = DisconnectReason::ReliableSendFailed;
             core.disconnect(peer, reason);
@@ -329,9 +324,9 @@ impl ServerState {
     }
 
     /// A client is gone (disconnected, kicked, timed out).
-    pub(crate) fn peer_left<T: Transport + ?Sized>(
+    pub(crate) fn peer_left(
         &mut self,
-        core: Option<&mut BusCore<T>>,
+        core: Option<&mut Outbox>,
         shared: &mut Shared,
         peer: PeerId,
         reason: DisconnectReason,
@@ -375,9 +370,9 @@ impl ServerState {
     }
 
     /// A replication message from a client.
-    pub(crate) fn on_message<T: Transport + ?Sized>(
+    pub(crate) fn on_message(
         &mut self,
-        core: &mut BusCore<T>,
+        core: &mut Outbox,
         shared: &mut Shared,
         peer: PeerId,
         message_id: u16,
@@ -409,9 +404,9 @@ impl ServerState {
         }
     }
 
-    fn on_hello<T: Transport + ?Sized>(
+    fn on_hello(
         &mut self,
-        core: &mut BusCore<T>,
+        core: &mut Outbox,
         shared: &mut Shared,
         peer: PeerId,
         r: &mut NetReader<'_>,
@@ -498,9 +493,9 @@ impl ServerState {
 
     /// Sends group `g` (flushed) to `peer` as a spawn, then the authority of every node whose
     /// authority differs from the group's.
-    pub(crate) fn send_group<T: Transport + ?Sized>(
+    pub(crate) fn send_group(
         &mut self,
-        core: &mut BusCore<T>,
+        core: &mut Outbox,
         shared: &mut Shared,
         g: GroupKey,
         peer: PeerId,
@@ -552,11 +547,7 @@ impl ServerState {
     }
 
     /// End of frame: despawns, spawns, timeouts, and on a net tick capture and snapshots.
-    pub(crate) fn end_frame<T: Transport + ?Sized>(
-        &mut self,
-        mut core: Option<&mut BusCore<T>>,
-        shared: &mut Shared,
-    ) {
+    pub(crate) fn end_frame(&mut self, mut core: Option<&mut Outbox>, shared: &mut Shared) {
         if let Some(core) = core.as_deref_mut() {
             core.set_tick(self.tick);
         }
@@ -609,11 +600,7 @@ impl ServerState {
         }
     }
 
-    fn send_snapshots<T: Transport + ?Sized>(
-        &mut self,
-        core: &mut BusCore<T>,
-        shared: &mut Shared,
-    ) {
+    fn send_snapshots(&mut self, core: &mut Outbox, shared: &mut Shared) {
         let budget = shared.config.max_snapshot_bytes;
         let (tick, now) = (self.tick, shared.now);
         for c in 0..self.clients.len() {
@@ -650,11 +637,7 @@ impl ServerState {
         }
     }
 
-    fn check_timeouts<T: Transport + ?Sized>(
-        &mut self,
-        core: &mut BusCore<T>,
-        shared: &mut Shared,
-    ) {
+    fn check_timeouts(&mut self, core: &mut Outbox, shared: &mut Shared) {
         let now = shared.now;
         let peer_timeout = shared.config.peer_timeout;
         let handshake_timeout = shared.config.handshake_timeout;
@@ -704,11 +687,7 @@ impl ServerState {
 
     /// Sends one despawn per freed node whose networked parent is still alive, and forgets
     /// every freed node.
-    fn despawn_freed<T: Transport + ?Sized>(
-        &mut self,
-        mut core: Option<&mut BusCore<T>>,
-        shared: &mut Shared,
-    ) {
+    fn despawn_freed(&mut self, mut core: Option<&mut Outbox>, shared: &mut Shared) {
         let scene = &shared.scene;
         let mut explicit = Vec::new();
         for n in self.nodes.values() {
@@ -770,11 +749,7 @@ impl ServerState {
 
     /// Sends this frame's spawns (in id order) to every joined client, with the state at this
     /// moment (captured as tick 0).
-    fn flush_spawns<T: Transport + ?Sized>(
-        &mut self,
-        mut core: Option<&mut BusCore<T>>,
-        shared: &mut Shared,
-    ) {
+    fn flush_spawns(&mut self, mut core: Option<&mut Outbox>, shared: &mut Shared) {
         let pending = std::mem::take(&mut self.pending);
         for p in pending {
             if !shared.scene.is_attached(p.group.root) {
