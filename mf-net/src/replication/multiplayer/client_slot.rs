@@ -5,6 +5,7 @@ use std::time::Duration;
 use super::group_vis::GroupVis;
 use super::node_table::{Group, GroupKey};
 use super::per_slot::PerSlot;
+use super::rpc::limits::PeerRpcState;
 use super::send_state::SendState;
 use crate::scene::NodeId;
 use crate::transport::PeerId;
@@ -22,7 +23,7 @@ pub(crate) struct ClientSlot {
     /// Whether the last snapshots that left the ring were acknowledged (feeds `stats`).
     pub(crate) ack_window: super::stats::AckWindow,
     /// RPC flood and rate-limit windows.
-    pub(crate) rpc: super::rpc::PeerRpcState,
+    pub(crate) rpc: PeerRpcState,
     /// Visibility of every group, per group slot (once ready).
     pub(crate) vis: PerSlot<Group, GroupVis>,
     /// The focus node interest policies measure from.
@@ -48,7 +49,7 @@ impl ClientSlot {
             send: SendState::default(),
             stats: super::PeerNetworkStats::default(),
             ack_window: super::stats::AckWindow::default(),
-            rpc: super::rpc::PeerRpcState::default(),
+            rpc: PeerRpcState::default(),
             vis: PerSlot::default(),
             focus: None,
             tiered: false,

@@ -13,7 +13,6 @@
 //! spawn it could not apply); an id it never received or that the server despawned holds the
 //! acknowledgement back, so the entry is sent again.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use tracing::debug;
@@ -37,49 +36,6 @@ enum Want {
     Hide { silent: bool },
     /// The policy finds it irrelevant: leave once the grace period has passed.
     Leave,
-}
-
-/// The server's interest settings.
-#[derive(Default)]
-pub(crate) struct Interest {
-    policy: Option<Box<dyn InterestPolicy>>,
-    every: u32,
-    last_eval: Option<u32>,
-    /// Something changed that needs an evaluation at the end of the frame.
-    pub(crate) dirty: bool,
-    /// Per-client visible group and node counts need recounting.
-    pub(crate) recount: bool,
-    /// Manual settings by (group's first net id, peer).
-    manual: HashMap<(u32, PeerId), bool>,
-}
-
-impl Interest {
-    /// Whether nothing restricts relevance (the default): every group goes to every client.
-    fn unrestricted(&self) -> bool {
-        self.policy.is_none() && self.manual.is_empty()
-    }
-
-    fn due(&self, tick: u32) -> bool {
-        self.dirty
-            || (self.policy.is_some()
-                && self
-                    .last_eval
-                    .map_or(true, |t| tick.wrapping_sub(t) >= self.every.max(1)))
-    }
-
-    /// Forgets a client that left.
-    pub(crate) fn forget_peer(&mut self, peer: PeerId) {
-        if !self.manual.is_empty() {
-            self.manual.retain(|&(_, p), _| p != peer);
-        }
-    }
-
-    /// Forgets a group that is gone.
-    pub(crate) fn forget_group(&mut self, first: u32) {
-        if !self.manual.is_empty() {
-            self.manual.retain(|&(f, _), _| f != first);
-        }
-    }
 }
 
 impl ServerState {

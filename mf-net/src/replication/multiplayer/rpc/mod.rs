@@ -72,13 +72,12 @@
 //! [`DisconnectReason::Kicked`]: crate::transport::DisconnectReason::Kicked
 
 mod commands;
-mod limits;
+pub(super) mod limits;
 mod receive;
 mod send;
 mod signatures;
 
 pub use commands::MAX_COMMAND_DEPTH;
-pub(crate) use limits::PeerRpcState;
 pub(super) use receive::on_rpc;
 pub(super) use send::flush_deferred;
 pub(super) use signatures::{describe_refusal, prepare, write_signatures};

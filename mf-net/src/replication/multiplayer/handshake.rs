@@ -1,0 +1,104 @@
+//! The server's side of the handshake: a client's hello is checked against our replication
+//! fingerprint; a mismatch is refused with a text naming the first difference, a match is
+//! welcomed and sent every live spawn relevant to it (late join).
+
+use tracing::{info, warn};
+
+use super::events::MultiplayerEvent;
+use super::group_vis::{GroupVis, Vis};
+use super::rpc::describe_refusal;
+use super::server::ServerState;
+use super::{Outbox, Shared};
+use crate::replication::protocol::{REFUSE, WELCOME};
+use crate::transport::{Channel, DisconnectReason, PeerId};
+use crate::wire::{DecodeError, NetReader};
+
+impl ServerState {
+    /// A client's hello.
+    pub(super) fn on_hello(
+        &mut self,
+        core: &mut Outbox,
+        shared: &mut Shared,
+        peer: PeerId,
+        r: &mut NetReader<'_>,
+    ) -> Result<bool, DecodeError> {
+        let fingerprint = r.read_u64()?;
+        if !core.is_connected(peer) {
+            return Ok(true);
+        }
+        self.peer_connected(peer, shared.now);
+        let Some(index) = self.clients.iter().position(|c| c.peer == peer) else {
+            return Ok(true);
+        };
+        if self.clients[index].ready {
+            shared.stats.control_dropped += 1;
+            return Ok(true);
+        }
+        if fingerprint != shared.fingerprint {
+            let text = describe_refusal(shared, r);
+            warn!(%peer, %text, "refusing client: replication mismatch");
+            let _ = core.send_with(peer, REFUSE, Channel::Reliable, |w| w.write_str(&text));
+            core.disconnect(peer, DisconnectReason::ProtocolMismatch);
+            self.clients.swap_remove(index);
+            return Ok(true);
+        }
+        let tick = self.tick;
+        let rate = shared.config.tick_rate.max(1);
+        self.send_control(core, shared, peer, WELCOME, |w| {
+            w.write_u64(peer.0);
+            w.write_u8(rate);
+            w.write_u32(tick);
+        });
+        // Late join: every live spawn relevant to the client in id order, with the state
+        // captured so far.
+        let client = &mut self.clients[index];
+        client.vis.clear();
+        client.tiered = false;
+        client.tiered_groups.clear();
+        for &g in self.groups.keys() {
+            client.vis.set(g, GroupVis::HIDDEN);
+        }
+        for i in 0..self.groups.len() {
+            let g = self.groups.keys()[i];
+            let gone = self
+                .groups
+                .get(g)
+                .map_or(true, |group| !shared.scene.contains(group.root));
+            if gone || !self.failed.is_empty() {
+                continue;
+            }
+            let Some(vis) = self.initially_visible(shared, index, g) else {
+                continue;
+            };
+            self.clients[index].vis.set(g, vis);
+            self.send_group(core, shared, g, peer);
+        }
+        if !self.failed.is_empty() {
+            self.drop_failed(core, shared);
+            return Ok(true);
+        }
+        let now = shared.now;
+        let slot = &mut self.clients[index];
+        slot.ready = true;
+        slot.stats.ready = true;
+        slot.send.join(&self.nodes, tick);
+        slot.last_heard = now;
+        slot.last_progress = now;
+        slot.stats.acknowledged_tick = tick;
+        for i in 0..self.groups.len() {
+            let g = self.groups.keys()[i];
+            let visible = self.clients[index]
+                .vis
+                .get(g)
+                .is_some_and(|v| v.state == Vis::Visible);
+            if !visible {
+                self.hide_nodes(index, g);
+            }
+        }
+        self.interest.recount = true;
+        self.joined.push(peer);
+        info!(%peer, tick, "client joined");
+        shared.events.push(MultiplayerEvent::PeerJoined(peer));
+        Ok(true)
+    }
+}
