@@ -27,7 +27,10 @@
 //!   newest acknowledged tick of a snapshot that carried it, and the node lists of the last 64
 //!   snapshots. A snapshot entry carries everything changed since that tick, so loss,
 //!   duplication and reordering are harmless; clients discard snapshots not newer than the
-//!   newest applied, and acknowledge a snapshot only when they could apply all of it.
+//!   newest applied, and acknowledge a snapshot only when they could apply all of it. The
+//!   server's cost follows what changed: a client's snapshot walks only its nodes changed and
+//!   not acknowledged since, and each distinct entry is encoded once per tick and copied into
+//!   every packet that carries it.
 //! - **Ticks** are `u32` counts of network ticks and are compared plainly (no wrap-around
 //!   arithmetic): the tick wraps after 2³² ticks, 4.5 years at 30 Hz but 195 days at the
 //!   maximum 255 Hz. After a wrap clients discard every snapshot as stale and time out, so a
@@ -91,6 +94,7 @@ mod client;
 mod client_slot;
 mod config;
 mod dump;
+mod entry_cache;
 mod events;
 mod group_vis;
 mod handshake;
@@ -128,7 +132,7 @@ use crate::bus::{BusCore, BusEvent, MessageBus, MessageRegistry, FIRST_RESERVED_
 use crate::replication::protocol;
 use crate::scene::{NodeId, Scene, SceneIndex, SceneLibrary, SceneShape};
 use crate::transport::{DisconnectReason, PeerId, Transport};
-use crate::wire::{DecodeError, NetReader, NetWriter};
+use crate::wire::{DecodeError, NetReader};
 
 /// A networked node's id, the same on every peer (1 or more).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -181,8 +185,6 @@ pub(crate) struct Shared {
     pub(crate) shapes: Vec<SceneShape>,
     pub(crate) fingerprint: u64,
     pub(crate) refusal: Option<String>,
-    /// Reused for snapshot entries.
-    pub(crate) scratch: NetWriter,
     /// The registered spawners (scene index −2).
     pub(crate) spawners: spawner::SpawnerTable,
     /// RPC tables, contexts, held calls and the RPC signatures of the handshake.
@@ -236,7 +238,6 @@ impl<T: Transport + 'static> Multiplayer<T> {
                 shapes: Vec::new(),
                 fingerprint: 0,
                 refusal: None,
-                scratch: NetWriter::with_capacity(256),
                 spawners: spawner::SpawnerTable::default(),
                 rpc: rpc::RpcState::default(),
             },

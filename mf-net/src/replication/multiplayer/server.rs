@@ -7,6 +7,7 @@ use std::time::Duration;
 use tracing::{debug, info, warn};
 
 use super::client_slot::ClientSlot;
+use super::entry_cache::EntryCache;
 use super::events::MultiplayerEvent;
 use super::group_vis::{next_slot, GroupVis, Vis};
 use super::interest_state::Interest;
@@ -41,6 +42,8 @@ pub(crate) struct ServerState {
     pub(crate) groups: GroupTable,
     /// The nodes whose state changed at the last capture, in net id order.
     changed: Vec<NodeKey>,
+    /// This tick's snapshot entries, encoded once and copied into every client's snapshot.
+    entries: EntryCache,
     pub(crate) pending: Vec<Pending>,
     pub(crate) by_node: HashMap<NodeId, u32>,
     pub(crate) clients: Vec<ClientSlot>,
@@ -77,6 +80,7 @@ impl ServerState {
             nodes: NodeTable::default(),
             groups: GroupTable::default(),
             changed: Vec::new(),
+            entries: EntryCache::default(),
             pending: Vec::new(),
             by_node: HashMap::new(),
             clients: Vec::new(),
@@ -515,6 +519,7 @@ impl ServerState {
     fn send_snapshots(&mut self, core: &mut Outbox, shared: &mut Shared) {
         let budget = shared.config.max_snapshot_bytes;
         let (tick, now) = (self.tick, shared.now);
+        self.entries.begin(self.nodes.slot_count());
         for c in 0..self.clients.len() {
             let client = &mut self.clients[c];
             if !client.ready {
@@ -523,12 +528,12 @@ impl ServerState {
             let peer = client.peer;
             let (nodes, groups) = (&self.nodes, &self.groups);
             client.send.refresh(&self.changed, nodes, peer);
-            let (scene, scratch) = (&shared.scene, &mut shared.scratch);
+            let (scene, entries) = (&shared.scene, &mut self.entries);
             let at = snapshot::SnapshotAt { budget, tick, now };
             let mut size = 0;
             let mut truncated = false;
             let result = core.send_with(peer, protocol::SNAPSHOT, Channel::Unreliable, |w| {
-                truncated = snapshot::write(w, scene, nodes, groups, client, scratch, at).truncated;
+                truncated = snapshot::write(w, scene, nodes, groups, client, entries, at).truncated;
                 size = w.len();
             });
             if result.is_ok() && !truncated && client.tiered {

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use super::client_slot::ClientSlot;
+use super::entry_cache::EntryCache;
 use super::group_vis::GroupVis;
 use super::node_table::{Group, GroupKey, GroupTable, NodeTable};
 use super::per_slot::PerSlot;
@@ -37,17 +38,19 @@ pub(crate) struct SnapshotAt {
 /// pending nodes, [refreshed](super::send_state::SendState::refresh) for this tick, the only
 /// ones it walks — and whose group is due this tick (its update period), in net id order
 /// starting at the client's cursor (wrapping) and stopping before the byte budget (`budget`,
-/// 0 = unlimited, counting the whole packet) would be exceeded, then the terminating 0. Records the carried nodes in the ring
-/// entry of `tick`, after recording whether the snapshot that entry held left the ring
-/// acknowledged (the client's unacknowledged window). Allocates nothing once the ring's node
-/// lists, `w` and `scratch` (used only for states of 128 bytes or more) have grown.
+/// 0 = unlimited, counting the whole packet) would be exceeded, then the terminating 0.
+/// Entries come from `entries`, this tick's shared cache: each distinct one is encoded
+/// once, for the first client that needs it, and copied into every packet. Records the carried
+/// nodes in the ring entry of `tick`, after recording whether the snapshot that entry held left
+/// the ring acknowledged (the client's unacknowledged window). Allocates nothing once the
+/// ring's node lists, `w` and `entries` have grown.
 pub(crate) fn write(
     w: &mut NetWriter,
     scene: &Scene,
     nodes: &NodeTable,
     groups: &GroupTable,
     client: &mut ClientSlot,
-    scratch: &mut NetWriter,
+    entries: &mut EntryCache,
     at: SnapshotAt,
 ) -> Written {
     let SnapshotAt { budget, tick, now } = at;
@@ -57,16 +60,12 @@ pub(crate) fn write(
     }
     let flags_at = w.len();
     w.write_u8(0);
+    // From the first pending node at or after the cursor (the first one if none is), wrapping.
     let keys = out.pending;
-    let count = keys.len();
-    let start = match keys.partition_point(|k| k.id() < *out.cursor) {
-        s if s >= count => 0,
-        s => s,
-    };
+    let (before, after) = keys.split_at(keys.partition_point(|k| k.id() < *out.cursor));
     let mut truncated = false;
     let mut cursor = 0;
-    for k in 0..count {
-        let key = keys[(start + k) % count];
+    for &key in after.iter().chain(before) {
         let (Some(node), Some(ack)) = (nodes.get(key), out.acks.get(key)) else {
             continue;
         };
@@ -78,32 +77,17 @@ pub(crate) fn write(
             continue;
         }
         let (since, audience) = (ack.since(), node.audience_of(client.peer));
-        // The entry goes straight into the packet: net id, a 1-byte length placeholder (a
-        // state under 128 bytes, the common case), the state, then the length patched in.
-        let entry_at = w.len();
-        w.write_var_u32(node.net_id);
-        let len_at = w.len();
-        w.write_u8(0);
-        scene.write_since_for(node.node, since, audience, w);
-        let len = w.len() - len_at - 1;
-        if len < 0x80 {
-            w.patch(len_at, &[len as u8]);
-        } else {
-            // A longer state needs a longer varint: move it through `scratch` to make room.
-            scratch.clear();
-            scratch.write_bytes(&w.as_slice()[len_at + 1..]);
-            w.truncate(len_at);
-            w.write_len(len);
-            w.write_bytes(scratch.as_slice());
-        }
+        let bytes = entries.entry(key, since, audience, |w| {
+            scene.write_since_for(node.node, since, audience, w);
+        });
         // + 1 for the terminator. An entry larger than the whole budget still goes out alone,
         // or it would never be sent.
-        if budget > 0 && w.len() + 1 > budget && !out.carried.is_empty() {
-            w.truncate(entry_at);
+        if budget > 0 && w.len() + bytes.len() + 1 > budget && !out.carried.is_empty() {
             truncated = true;
             cursor = node.net_id;
             break;
         }
+        w.write_bytes(bytes);
         out.carried.push(key);
     }
     w.write_var_u32(0);

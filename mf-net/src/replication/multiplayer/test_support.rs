@@ -5,21 +5,46 @@ use super::slot_table::Key;
 use crate::replication::Audience;
 use crate::scene::Scene;
 use crate::transport::PeerId;
+use crate::wire::NetWriter;
 
-/// The change ticks of a shadow state of a few members; member 0 is `owner_only` and member 1
-/// `skip_owner` when `conditional`.
+/// A shadow state of a few members, each a tick stamp and some bytes; member 0 is
+/// `owner_only` and member 1 `skip_owner` when `conditional`. Written like a derived state: a
+/// varint mask of the members stamped after `since` that the audience receives, then their
+/// bytes.
 pub(crate) struct FakeState {
     pub(crate) ticks: Vec<u32>,
+    pub(crate) values: Vec<Vec<u8>>,
     pub(crate) conditional: bool,
 }
 
 impl FakeState {
-    /// Members stamped `ticks` (`_len`: the byte length of each value, kept for the callers'
-    /// readability; records carry no values).
-    pub(crate) fn new(ticks: &[u32], _len: usize, conditional: bool) -> Self {
+    /// Members stamped `ticks`, member *i* holding `len` bytes of value *i*.
+    pub(crate) fn new(ticks: &[u32], len: usize, conditional: bool) -> Self {
         Self {
             ticks: ticks.to_vec(),
+            values: (0u8..).take(ticks.len()).map(|i| vec![i; len]).collect(),
             conditional,
+        }
+    }
+
+    /// The state as a snapshot entry carries it (see the type's documentation).
+    pub(crate) fn write_since_for(
+        &self,
+        since: Option<u32>,
+        audience: Audience,
+        w: &mut NetWriter,
+    ) {
+        let mut mask = 0u64;
+        for (i, tick) in self.ticks.iter().enumerate() {
+            if since.map_or(true, |since| *tick > since) && !self.excluded(i, audience) {
+                mask |= 1 << i;
+            }
+        }
+        w.write_var_u64(mask);
+        for (i, bytes) in self.values.iter().enumerate() {
+            if mask & (1 << i) != 0 {
+                w.write_bytes(bytes);
+            }
         }
     }
 

@@ -1,0 +1,287 @@
+//! Snapshot entries encoded once per tick and copied into every client's packet.
+//!
+//! An entry's bytes (net id, length, the state's members changed since a tick) depend only on
+//! the node, the `since` it is written with (`None`: everything, for a resync) and the audience
+//! (owner or not) at this tick, not on the client. Clients that acknowledged the same tick, as
+//! most do, get the same bytes: [`EntryCache`] encodes each distinct entry the first time a
+//! snapshot asks for it and lends the bytes to every later one, until the next tick.
+
+use super::node_table::NodeKey;
+use crate::replication::protocol;
+use crate::replication::Audience;
+use crate::wire::NetWriter;
+
+/// No record (the end of a slot's list).
+const NONE: u32 = u32::MAX;
+
+/// One entry encoded this tick.
+#[derive(Debug, Clone, Copy)]
+struct Record {
+    since: Option<u32>,
+    audience: Audience,
+    /// Its bytes in [`EntryCache::bytes`].
+    start: u32,
+    end: u32,
+    /// The node's previous record this tick ([`NONE`]: none).
+    next: u32,
+}
+
+/// Where a node slot's records of this tick start.
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    /// The tick's epoch when it was set (another epoch: no records).
+    epoch: u32,
+    /// The node's net id (its key's check).
+    id: u32,
+    /// Its newest record.
+    record: u32,
+}
+
+const EMPTY: Head = Head {
+    epoch: 0,
+    id: 0,
+    record: NONE,
+};
+
+/// The entries encoded this tick, shared by every client's snapshot (see the
+/// [module documentation](self)). Allocates nothing once its buffers have grown.
+pub(crate) struct EntryCache {
+    /// Counts ticks (from 1; heads of another epoch are empty).
+    epoch: u32,
+    /// By node slot.
+    heads: Vec<Head>,
+    records: Vec<Record>,
+    /// Every record's bytes, back to back.
+    bytes: NetWriter,
+    /// Makes room for the length of states of 128 bytes or more.
+    scratch: NetWriter,
+}
+
+impl Default for EntryCache {
+    fn default() -> Self {
+        Self {
+            epoch: 1,
+            heads: Vec::new(),
+            records: Vec::new(),
+            bytes: NetWriter::with_capacity(1024),
+            scratch: NetWriter::with_capacity(256),
+        }
+    }
+}
+
+impl EntryCache {
+    /// A new tick (after capture): forgets every entry, and makes room for `slots` node slots.
+    pub(crate) fn begin(&mut self, slots: usize) {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            // Wrapped: old heads could pass for this epoch's.
+            self.heads.fill(EMPTY);
+            self.epoch = 1;
+        }
+        if self.heads.len() < slots {
+            self.heads.resize(slots, EMPTY);
+        }
+        self.records.clear();
+        self.bytes.clear();
+    }
+
+    /// The snapshot entry of the node `key` written with `since` for `audience` (net id,
+    /// length, then the state `state` appends), encoded on the first request this tick and
+    /// lent to every later one.
+    #[inline]
+    pub(crate) fn entry(
+        &mut self,
+        key: NodeKey,
+        since: Option<u32>,
+        audience: Audience,
+        state: impl FnOnce(&mut NetWriter),
+    ) -> &[u8] {
+        let record = match self.find(key, since, audience) {
+            Some(r) => r,
+            None => {
+                let start = self.bytes.len();
+                protocol::write_entry(&mut self.bytes, key.id(), &mut self.scratch, state);
+                self.push(key, since, audience, start)
+            }
+        };
+        &self.bytes.as_slice()[record.start as usize..record.end as usize]
+    }
+
+    /// The newest record of `key`'s slot this tick ([`NONE`]: none).
+    #[inline]
+    fn newest(&self, key: NodeKey) -> u32 {
+        match self.heads.get(key.slot()) {
+            Some(head) if head.epoch == self.epoch && head.id == key.id() => head.record,
+            _ => NONE,
+        }
+    }
+
+    /// The record of `key` written with `since` for `audience` this tick.
+    #[inline]
+    fn find(&self, key: NodeKey, since: Option<u32>, audience: Audience) -> Option<Record> {
+        let mut at = self.newest(key);
+        while let Some(&r) = self.records.get(at as usize) {
+            if r.since == since && r.audience == audience {
+                return Some(r);
+            }
+            at = r.next;
+        }
+        None
+    }
+
+    /// Records the entry just encoded from `start` as the newest of `key`'s slot, and returns
+    /// it.
+    fn push(
+        &mut self,
+        key: NodeKey,
+        since: Option<u32>,
+        audience: Audience,
+        start: usize,
+    ) -> Record {
+        let next = self.newest(key);
+        let slot = key.slot();
+        if slot >= self.heads.len() {
+            self.heads.resize(slot + 1, EMPTY);
+        }
+        let index = u32::try_from(self.records.len()).unwrap_or(NONE);
+        self.heads[slot] = Head {
+            epoch: self.epoch,
+            id: key.id(),
+            record: index,
+        };
+        let record = Record {
+            since,
+            audience,
+            start: u32::try_from(start).unwrap_or(u32::MAX),
+            end: u32::try_from(self.bytes.len()).unwrap_or(u32::MAX),
+            next,
+        };
+        self.records.push(record);
+        record
+    }
+
+    /// How many entries were encoded this tick.
+    #[cfg(test)]
+    pub(crate) fn encoded(&self) -> usize {
+        self.records.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::EntryCache;
+    use crate::replication::multiplayer::node_table::{NodeKey, NodeTable};
+    use crate::replication::multiplayer::test_support::{node, FakeState};
+    use crate::replication::Audience;
+    use crate::transport::PeerId;
+    use crate::wire::NetWriter;
+
+    /// What a snapshot wrote for an entry before entries were shared: written straight into
+    /// the packet after what it holds already.
+    fn per_client(
+        table: &NodeTable,
+        states: &HashMap<u32, FakeState>,
+        key: NodeKey,
+        since: Option<u32>,
+        audience: Audience,
+    ) -> Vec<u8> {
+        let node = table.get(key).unwrap();
+        let state = &states[&node.net_id];
+        let mut w = NetWriter::with_capacity(16);
+        w.write_bytes(b"header");
+        let entry_at = w.len();
+        w.write_var_u32(node.net_id);
+        let len_at = w.len();
+        w.write_u8(0);
+        state.write_since_for(since, audience, &mut w);
+        let len = w.len() - len_at - 1;
+        let mut scratch = NetWriter::with_capacity(0);
+        if len < 0x80 {
+            w.patch(len_at, &[len as u8]);
+        } else {
+            scratch.write_bytes(&w.as_slice()[len_at + 1..]);
+            w.truncate(len_at);
+            w.write_len(len);
+            w.write_bytes(scratch.as_slice());
+        }
+        w.as_slice()[entry_at..].to_vec()
+    }
+
+    #[test]
+    fn an_entry_encoded_once_is_the_bytes_each_client_would_have_written() {
+        let mut table = NodeTable::default();
+        let mut states = HashMap::new();
+        // Small and large (3 × 60 bytes: a 2-byte length) states, with and without owner
+        // conditions, net ids of one and two varint bytes.
+        let keys: Vec<NodeKey> = [
+            (5, 1, false),
+            (6, 60, true),
+            (300, 60, false),
+            (301, 2, true),
+        ]
+        .into_iter()
+        .map(|(id, len, conditional)| {
+            states.insert(id, FakeState::new(&[3, 7, 9], len, conditional));
+            table.push(id, node(id, None, PeerId(2)))
+        })
+        .collect();
+        let mut cache = EntryCache::default();
+        cache.begin(table.slot_count());
+        let variants = [
+            (Some(0), Audience::Owner),
+            (Some(0), Audience::NonOwner),
+            (Some(7), Audience::NonOwner),
+            (None, Audience::Owner),
+            (None, Audience::NonOwner),
+        ];
+        // Three "clients" asking in turn: the first encodes, the others copy.
+        for client in 0..3 {
+            for &key in &keys {
+                for (since, audience) in variants {
+                    let expected = per_client(&table, &states, key, since, audience);
+                    let state = &states[&key.id()];
+                    let got = cache.entry(key, since, audience, |w| {
+                        state.write_since_for(since, audience, w);
+                    });
+                    assert_eq!(got, expected, "client {client}, {key:?}, {since:?}");
+                }
+            }
+        }
+        assert_eq!(cache.encoded(), keys.len() * variants.len());
+        // The large state's length took two bytes.
+        assert_eq!(
+            per_client(&table, &states, keys[2], None, Audience::Owner)[2..4],
+            [0xb5, 0x01]
+        );
+    }
+
+    #[test]
+    fn a_new_tick_forgets_the_entries_and_a_reused_slot_gets_its_own() {
+        let mut table = NodeTable::default();
+        let mut states = HashMap::new();
+        states.insert(1, FakeState::new(&[3], 4, false));
+        states.insert(2, FakeState::new(&[5], 9, false));
+        let a = table.push(1, node(1, None, PeerId(2)));
+        let mut cache = EntryCache::default();
+        cache.begin(table.slot_count());
+        let write = |id: u32| {
+            let state = &states[&id];
+            move |w: &mut NetWriter| state.write_since_for(Some(0), Audience::Owner, w)
+        };
+        let first = cache.entry(a, Some(0), Audience::Owner, write(1)).to_vec();
+        // Next tick: the node's slot now holds another node, whose entry is its own.
+        table.retain(|_| false);
+        let b = table.push(2, node(2, None, PeerId(2)));
+        assert_eq!(b.slot(), a.slot());
+        cache.begin(table.slot_count());
+        let second = cache.entry(b, Some(0), Audience::Owner, write(2)).to_vec();
+        assert_ne!(first, second);
+        assert_eq!(
+            second,
+            per_client(&table, &states, b, Some(0), Audience::Owner)
+        );
+        assert_eq!(cache.encoded(), 1);
+    }
+}
