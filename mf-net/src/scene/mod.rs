@@ -7,6 +7,11 @@
 //! children and optionally one value of a [`Replicated`] type. Game code reads and writes its
 //! structs directly through typed [`NetRef`] handles.
 //!
+//! Values are stored by type: one column per type holds every value of that type contiguously,
+//! and a node refers to its value by (column, row). [`Scene::iter`] walks one column; the
+//! replication runtime keeps its per-value state (the server's shadow states, a client's
+//! interpolation buffers) in the same rows, and reaches each column once per pass.
+//!
 //! ```
 //! use mf_net::prelude::*;
 //! use mf_net::scene::Scene;
