@@ -37,6 +37,7 @@
 mod column;
 mod error;
 mod library;
+mod names;
 mod net_ref;
 mod node_id;
 mod paths;
@@ -54,6 +55,7 @@ use crate::replicated::Replicated;
 
 use self::column::ErasedColumn;
 pub(crate) use self::column::{BlendAt, Changed, EntryRead};
+use self::names::ChildNames;
 
 pub use error::SceneError;
 pub use library::{first_difference, SceneIndex, SceneLibrary, SceneShape};
@@ -89,6 +91,17 @@ struct Slot {
     node: Option<Node>,
 }
 
+/// The node `id` names in `slots`, if it is still there (on the slots alone, so that other
+/// fields of the scene can be borrowed beside it).
+fn node_in(slots: &[Slot], id: NodeId) -> Option<&Node> {
+    let slot = slots.get(id.index as usize)?;
+    if slot.generation == id.generation {
+        slot.node.as_ref()
+    } else {
+        None
+    }
+}
+
 /// A tree of named nodes in an arena, some holding a [`Replicated`] value.
 ///
 /// It starts with one node, the root, named `root`; every path starts with `/root`. The root
@@ -98,6 +111,8 @@ pub struct Scene {
     free: Vec<u32>,
     /// One column per value type, in the order the types were first stored.
     columns: Vec<TypedColumn>,
+    /// Every node's children by name.
+    child_names: ChildNames,
     root: NodeId,
     len: usize,
     /// Changes whenever a node may have stopped being attached (see
@@ -166,6 +181,7 @@ impl Scene {
             }],
             free: Vec::new(),
             columns: Vec::new(),
+            child_names: ChildNames::default(),
             root,
             len: 1,
             unattach_epoch: next_unattach_epoch(),
@@ -189,12 +205,7 @@ impl Scene {
     }
 
     fn node(&self, id: NodeId) -> Option<&Node> {
-        let slot = self.slots.get(id.index as usize)?;
-        if slot.generation == id.generation {
-            slot.node.as_ref()
-        } else {
-            None
-        }
+        node_in(&self.slots, id)
     }
 
     fn node_mut(&mut self, id: NodeId) -> Option<&mut Node> {

@@ -1,6 +1,7 @@
 //! Reading the tree: a node's parent, children and name, absolute paths, and finding a node
 //! by its path.
 
+use super::names::Lookup;
 use super::{NodeId, Scene};
 
 impl Scene {
@@ -16,10 +17,22 @@ impl Scene {
 
     /// The child of `parent` named `name`.
     pub fn child(&self, parent: NodeId, name: &str) -> Option<NodeId> {
-        self.children(parent)
-            .iter()
-            .copied()
-            .find(|&child| self.name(child) == Some(name))
+        match self.child_names.get(parent, name) {
+            Lookup::Candidate(child) if self.is_child_named(parent, child, name) => Some(child),
+            Lookup::Absent => None,
+            // Another name with the same hash, or an index that cannot tell: scan.
+            Lookup::Candidate(_) | Lookup::Unknown => self
+                .children(parent)
+                .iter()
+                .copied()
+                .find(|&child| self.name(child) == Some(name)),
+        }
+    }
+
+    /// Whether `child` is a child of `parent` named `name`.
+    fn is_child_named(&self, parent: NodeId, child: NodeId, name: &str) -> bool {
+        self.node(child)
+            .is_some_and(|n| n.parent == Some(parent) && n.name == name)
     }
 
     /// `node`'s name.

@@ -3,7 +3,7 @@
 
 #[cfg(doc)]
 use super::NetRef;
-use super::{next_unattach_epoch, Node, NodeId, Scene, SceneError, Slot};
+use super::{next_unattach_epoch, node_in, Node, NodeId, Scene, SceneError, Slot};
 
 impl Scene {
     /// Whether `node` is the top of a detached subtree (see [`detach`](Self::detach)).
@@ -60,6 +60,9 @@ impl Scene {
         if let Some(n) = self.node_mut(node) {
             n.parent = None;
         }
+        if let Some(n) = node_in(&self.slots, node) {
+            self.child_names.remove(parent, &n.name, node);
+        }
         self.set_attached(node, false);
         self.unattach_epoch = next_unattach_epoch();
         Ok(())
@@ -89,6 +92,9 @@ impl Scene {
         }
         if let Some(n) = self.node_mut(node) {
             n.parent = Some(parent);
+        }
+        if let Some(n) = node_in(&self.slots, node) {
+            self.child_names.insert(parent, &n.name, node);
         }
         self.set_attached(node, attached);
         Ok(())
@@ -211,6 +217,7 @@ impl Scene {
         if let Some(parent) = self.node_mut(parent) {
             parent.children.push(id);
         }
+        self.child_names.insert(parent, name, id);
         self.len += 1;
         Ok(id)
     }
@@ -239,6 +246,9 @@ impl Scene {
                 self.len -= 1;
                 if let Some(value) = removed.value {
                     self.remove_row(value);
+                }
+                if let Some(parent) = removed.parent {
+                    self.child_names.remove(parent, &removed.name, id);
                 }
                 stack.extend(removed.children);
             }
