@@ -195,38 +195,11 @@ impl ServerState {
             vec![node]
         };
         let mut top_flushed = false;
-        let tick = self.tick;
         for target in targets {
             let Some(&id) = self.by_node.get(&target) else {
                 continue;
             };
-            if let Some((key, n)) = self
-                .nodes
-                .find(id)
-                .and_then(|key| Some((key, self.nodes.get_mut(key)?)))
-            {
-                let old = std::mem::replace(&mut n.authority, peer);
-                top_flushed |= id == top;
-                // `owner_only` / `skip_owner` members became visible to the new owner and the
-                // old one: their next entries carry everything they receive.
-                let conditional = n.state.as_ref().is_some_and(|s| s.owner_conditions());
-                if old != peer && conditional {
-                    for c in &mut self.clients {
-                        if c.ready && (c.peer == old || c.peer == peer) {
-                            c.send.owe_resync(key, tick);
-                        }
-                    }
-                }
-            } else {
-                for p in &mut self.pending {
-                    if let Some(entry) = id
-                        .checked_sub(p.group.first)
-                        .and_then(|o| p.nodes.get_mut(o as usize))
-                    {
-                        entry.1 = peer;
-                    }
-                }
-            }
+            top_flushed |= self.assign_authority(id, peer) && id == top;
         }
         shared
             .events
@@ -277,6 +250,38 @@ impl ServerState {
             }
         }
         Some(())
+    }
+
+    /// Makes `peer` the authority of the node `id` (flushed or pending); returns whether it is
+    /// flushed. A flushed node with owner conditions owes its old and new owner a resync:
+    /// `owner_only` / `skip_owner` members became visible to them, so their next entries carry
+    /// everything they receive.
+    fn assign_authority(&mut self, id: u32, peer: PeerId) -> bool {
+        let tick = self.tick;
+        let Some(key) = self.nodes.find(id) else {
+            for p in &mut self.pending {
+                if let Some(entry) = id
+                    .checked_sub(p.group.first)
+                    .and_then(|o| p.nodes.get_mut(o as usize))
+                {
+                    entry.1 = peer;
+                }
+            }
+            return false;
+        };
+        let Some(n) = self.nodes.get_mut(key) else {
+            return false;
+        };
+        let old = std::mem::replace(&mut n.authority, peer);
+        let conditional = n.state.as_ref().is_some_and(|s| s.owner_conditions());
+        if old != peer && conditional {
+            for c in &mut self.clients {
+                if c.ready && (c.peer == old || c.peer == peer) {
+                    c.send.owe_resync(key, tick);
+                }
+            }
+        }
+        true
     }
 
     /// Sends a reliable control message; a refusal marks the client for disconnection.
@@ -440,9 +445,29 @@ impl ServerState {
             w.write_u8(rate);
             w.write_u32(tick);
         });
-        // Late join: every live spawn relevant to the client in id order, with the state
-        // captured so far.
+        self.send_world(core, shared, index);
+        if !self.failed.is_empty() {
+            self.drop_failed(core, shared);
+            return Ok(true);
+        }
+        self.make_ready(index, shared.now);
+        self.interest.recount = true;
+        self.joined.push(peer);
+        info!(%peer, tick, "client joined");
+        shared.events.push(MultiplayerEvent::PeerJoined(peer));
+        Ok(true)
+    }
+
+    /// Late join of the client at `index`: decides every group's visibility for it and sends
+    /// every live group relevant to it, in id order, with the state captured so far.
+    fn send_world<T: Transport>(
+        &mut self,
+        core: &mut BusCore<T>,
+        shared: &mut Shared,
+        index: usize,
+    ) {
         let client = &mut self.clients[index];
+        let peer = client.peer;
         client.vis.clear();
         client.tiered = false;
         client.tiered_groups.clear();
@@ -464,11 +489,12 @@ impl ServerState {
             self.clients[index].vis.set(g, vis);
             self.send_group(core, shared, g, peer);
         }
-        if !self.failed.is_empty() {
-            self.drop_failed(core, shared);
-            return Ok(true);
-        }
-        let now = shared.now;
+    }
+
+    /// The client at `index`, sent the world, joins at `now`: from the current tick it has
+    /// every node of the groups visible to it and none of the others.
+    fn make_ready(&mut self, index: usize, now: Duration) {
+        let tick = self.tick;
         let slot = &mut self.clients[index];
         slot.ready = true;
         slot.stats.ready = true;
@@ -486,11 +512,6 @@ impl ServerState {
                 self.hide_nodes(index, g);
             }
         }
-        self.interest.recount = true;
-        self.joined.push(peer);
-        info!(%peer, tick, "client joined");
-        shared.events.push(MultiplayerEvent::PeerJoined(peer));
-        Ok(true)
     }
 
     /// Sends group `g` (flushed) to `peer` as a spawn, then the authority of every node whose
@@ -764,37 +785,8 @@ impl ServerState {
                 }
                 continue;
             }
-            let Pending { group, nodes } = p;
-            let (first, count) = (group.first, group.count);
-            let g = self.groups.push(first, group);
-            for (offset, &(node, authority, net_parent)) in (0u32..).zip(&nodes) {
-                if !shared.scene.is_attached(node) {
-                    self.by_node.remove(&node);
-                    continue;
-                }
-                let state = shared
-                    .scene
-                    .value_info(node)
-                    .copied()
-                    .zip(shared.scene.value_any(node))
-                    .and_then(|(ty, value)| ty.new_state(value, 0));
-                let last_changed = last_changed_of(state.as_deref());
-                let key = self.nodes.push(
-                    first + offset,
-                    NetNode {
-                        net_id: first + offset,
-                        node,
-                        state,
-                        last_changed,
-                        authority,
-                        net_parent,
-                        group: g,
-                    },
-                );
-                for c in self.clients.iter_mut().filter(|c| c.ready) {
-                    c.send.add(key, 0);
-                }
-            }
+            let (first, count) = (p.group.first, p.group.count);
+            let g = self.network_group(shared, p);
             shared.stats.spawns += 1;
             debug!(first, count, "spawn sent");
             for c in 0..self.clients.len() {
@@ -822,6 +814,42 @@ impl ServerState {
         if let Some(core) = core {
             self.drop_failed(core, shared);
         }
+    }
+
+    /// Adds the pending spawn `p` to the group and node tables (its nodes still attached, each
+    /// with a shadow state captured now as tick 0, and had from tick 0 by every ready client),
+    /// and returns the group's key.
+    fn network_group(&mut self, shared: &Shared, p: Pending) -> GroupKey {
+        let Pending { group, nodes } = p;
+        let first = group.first;
+        let g = self.groups.push(first, group);
+        for (offset, &(node, authority, net_parent)) in (0u32..).zip(&nodes) {
+            if !shared.scene.is_attached(node) {
+                self.by_node.remove(&node);
+                continue;
+            }
+            let state = shared
+                .scene
+                .value_info(node)
+                .copied()
+                .zip(shared.scene.value_any(node))
+                .and_then(|(ty, value)| ty.new_state(value, 0));
+            let net_id = first + offset;
+            let record = NetNode {
+                net_id,
+                node,
+                last_changed: last_changed_of(state.as_deref()),
+                state,
+                authority,
+                net_parent,
+                group: g,
+            };
+            let key = self.nodes.push(net_id, record);
+            for c in self.clients.iter_mut().filter(|c| c.ready) {
+                c.send.add(key, 0);
+            }
+        }
+        g
     }
 }
 
