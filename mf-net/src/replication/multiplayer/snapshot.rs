@@ -98,3 +98,98 @@ pub(crate) fn write(
 fn due(groups: &GroupTable, vis: &PerSlot<Group, GroupVis>, g: GroupKey, tick: u32) -> bool {
     groups.get(g).is_none() || vis.get(g).map_or(true, |v| v.due(tick))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{write, SnapshotAt};
+    use crate::replication::multiplayer::client_slot::ClientSlot;
+    use crate::replication::multiplayer::entry_cache::EntryCache;
+    use crate::replication::multiplayer::node_table::{GroupTable, NodeKey, NodeTable};
+    use crate::replication::multiplayer::test_support::{node, FakeState};
+    use crate::replication::protocol::SNAPSHOT_TRUNCATED;
+    use crate::transport::PeerId;
+    use crate::wire::NetWriter;
+
+    /// Nodes 1 to `n`, each one member of 4 bytes stamped `tick` (entries of 7 bytes).
+    fn table(n: u32, tick: u32) -> (NodeTable, Vec<NodeKey>) {
+        let mut table = NodeTable::default();
+        let keys = (1..=n)
+            .map(|id| {
+                let state = FakeState::new(&[tick], 4, false);
+                table.push(id, node(id, Some(state), PeerId::SERVER))
+            })
+            .collect();
+        (table, keys)
+    }
+
+    /// A client `peer` that joined at tick 5.
+    fn client(peer: u64, table: &NodeTable) -> ClientSlot {
+        let mut c = ClientSlot::new(PeerId(peer), Duration::ZERO);
+        c.ready = true;
+        c.send.join(table, 5);
+        c
+    }
+
+    /// Writes `client`'s snapshot of `tick` under `budget`; returns its bytes.
+    fn snapshot(
+        table: &NodeTable,
+        client: &mut ClientSlot,
+        entries: &mut EntryCache,
+        tick: u32,
+        budget: usize,
+    ) -> Vec<u8> {
+        let mut w = NetWriter::with_capacity(64);
+        let at = SnapshotAt {
+            budget,
+            tick,
+            now: Duration::ZERO,
+        };
+        write(&mut w, table, &GroupTable::default(), client, entries, at);
+        w.into_vec()
+    }
+
+    /// The entry bytes of node `id` with its one member.
+    fn entry(id: u8) -> [u8; 7] {
+        [id, 5, 1, 0, 0, 0, 0]
+    }
+
+    #[test]
+    fn an_idle_tick_writes_only_the_flags_and_the_terminator() {
+        let (table, _) = table(100, 0);
+        let mut c = client(2, &table);
+        c.send.refresh(&[], &table, c.peer);
+        let mut entries = EntryCache::default();
+        entries.begin(table.slot_count());
+        assert_eq!(snapshot(&table, &mut c, &mut entries, 6, 0), [0, 0]);
+        assert_eq!(entries.encoded(), 0);
+    }
+
+    #[test]
+    fn clients_share_each_entry_and_a_cut_snapshot_continues_at_the_next_node() {
+        let (table, keys) = table(20, 6);
+        let (mut a, mut b) = (client(2, &table), client(3, &table));
+        let mut entries = EntryCache::default();
+        entries.begin(table.slot_count());
+        for c in [&mut a, &mut b] {
+            c.send.refresh(&keys, &table, c.peer);
+        }
+        // Flags, three entries and the terminator fit: the fourth entry is cut.
+        let cut = snapshot(&table, &mut a, &mut entries, 6, 1 + 3 * 7 + 1);
+        let mut expected = vec![SNAPSHOT_TRUNCATED];
+        (1..=3).for_each(|id| expected.extend(entry(id)));
+        expected.push(0);
+        assert_eq!(cut, expected);
+        // The other client gets all twenty, sharing the four entries encoded for the first.
+        let whole = snapshot(&table, &mut b, &mut entries, 6, 0);
+        assert_eq!(whole.len(), 1 + 20 * 7 + 1);
+        assert_eq!(whole[1..8], entry(1));
+        assert_eq!(entries.encoded(), 20);
+        // The next snapshot of the first client starts where its last one stopped.
+        entries.begin(table.slot_count());
+        a.send.refresh(&[], &table, a.peer);
+        let next = snapshot(&table, &mut a, &mut entries, 7, 1 + 3 * 7 + 1);
+        assert_eq!(next[1..8], entry(4));
+    }
+}
