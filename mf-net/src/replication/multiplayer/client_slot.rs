@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use super::group_vis::GroupVis;
-use super::node_table::{Group, GroupKey};
+use super::group_vis::{GroupVis, Vis};
+use super::node_table::{Group, GroupKey, GroupTable};
 use super::per_slot::PerSlot;
 use super::rpc::limits::PeerRpcState;
 use super::send_state::SendState;
@@ -57,10 +57,22 @@ impl ClientSlot {
         }
     }
 
+    /// Recounts which visible groups of `groups` have an update period above 1.
+    pub(crate) fn recount_tiers(&mut self, groups: &GroupTable) {
+        self.tiered = false;
+        self.tiered_groups.clear();
+        self.tiered_groups.reserve(groups.len());
+        for &g in groups.keys() {
+            if let Some(&vis) = self.vis.get(g) {
+                self.note_tier(g, vis);
+            }
+        }
+    }
+
     /// Records that group `key`, not counted yet, became visible to it with `vis`: one more
     /// tiered group if its period is above 1.
     pub(crate) fn note_tier(&mut self, key: GroupKey, vis: GroupVis) {
-        if vis.state == super::group_vis::Vis::Visible && vis.period > 1 {
+        if vis.state == Vis::Visible && vis.period > 1 {
             self.tiered = true;
             self.tiered_groups.push(key);
         }

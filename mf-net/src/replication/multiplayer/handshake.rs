@@ -2,6 +2,8 @@
 //! fingerprint; a mismatch is refused with a text naming the first difference, a match is
 //! welcomed and sent every live spawn relevant to it (late join).
 
+use std::time::Duration;
+
 use tracing::{info, warn};
 
 use super::events::MultiplayerEvent;
@@ -49,9 +51,24 @@ impl ServerState {
             w.write_u8(rate);
             w.write_u32(tick);
         });
-        // Late join: every live spawn relevant to the client in id order, with the state
-        // captured so far.
+        self.send_world(core, shared, index);
+        if !self.failed.is_empty() {
+            self.drop_failed(core, shared);
+            return Ok(true);
+        }
+        self.make_ready(index, shared.now);
+        self.interest.recount = true;
+        self.joined.push(peer);
+        info!(%peer, tick, "client joined");
+        shared.events.push(MultiplayerEvent::PeerJoined(peer));
+        Ok(true)
+    }
+
+    /// Late join of the client at `index`: decides every group's visibility for it and sends
+    /// every live group relevant to it, in id order, with the state captured so far.
+    fn send_world(&mut self, core: &mut Outbox, shared: &mut Shared, index: usize) {
         let client = &mut self.clients[index];
+        let peer = client.peer;
         client.vis.clear();
         client.tiered = false;
         client.tiered_groups.clear();
@@ -73,11 +90,12 @@ impl ServerState {
             self.clients[index].vis.set(g, vis);
             self.send_group(core, shared, g, peer);
         }
-        if !self.failed.is_empty() {
-            self.drop_failed(core, shared);
-            return Ok(true);
-        }
-        let now = shared.now;
+    }
+
+    /// The client at `index`, sent the world, joins at `now`: from the current tick it has
+    /// every node of the groups visible to it and none of the others.
+    fn make_ready(&mut self, index: usize, now: Duration) {
+        let tick = self.tick;
         let slot = &mut self.clients[index];
         slot.ready = true;
         slot.stats.ready = true;
@@ -95,10 +113,5 @@ impl ServerState {
                 self.hide_nodes(index, g);
             }
         }
-        self.interest.recount = true;
-        self.joined.push(peer);
-        info!(%peer, tick, "client joined");
-        shared.events.push(MultiplayerEvent::PeerJoined(peer));
-        Ok(true)
     }
 }

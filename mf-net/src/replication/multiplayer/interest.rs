@@ -199,7 +199,6 @@ impl ServerState {
             .policy
             .as_ref()
             .map_or(Duration::ZERO, |p| p.grace());
-        let now = shared.now;
         for c in 0..self.clients.len() {
             if !self.clients[c].ready {
                 continue;
@@ -213,50 +212,57 @@ impl ServerState {
                 if gone || !self.failed.is_empty() {
                     continue;
                 }
-                let want = self.want(shared, c, g);
-                let Some(mut vis) = self.clients[c].vis.get(g).copied() else {
-                    continue;
-                };
-                match (vis.state, want) {
-                    (Vis::Visible, Want::Show { period }) => {
-                        vis.out_since = None;
-                        self.set_period(&mut vis, g, period);
-                        self.clients[c].vis.set(g, vis);
-                    }
-                    (Vis::Hidden | Vis::Dormant, Want::Show { period }) => {
-                        self.show(core, shared, c, g);
-                        let mut vis = GroupVis::visible(1);
-                        self.set_period(&mut vis, g, period);
-                        self.clients[c].vis.set(g, vis);
-                    }
-                    (Vis::Visible, Want::Leave) => {
-                        let since = *vis.out_since.get_or_insert(now);
-                        self.clients[c].vis.set(g, vis);
-                        if now.saturating_sub(since) >= grace {
-                            self.hide(core, shared, c, g, false);
-                        }
-                    }
-                    (Vis::Visible, Want::Hide { silent }) => self.hide(core, shared, c, g, silent),
-                    (Vis::Dormant, Want::Hide { silent: true }) => {
-                        // Its parent left the client, and the bound node with it.
-                        self.clients[c].vis.set(g, GroupVis::HIDDEN);
-                    }
-                    (Vis::Hidden | Vis::Dormant, Want::Hide { .. } | Want::Leave) => {}
-                }
+                self.reconsider(core, shared, c, g, grace);
             }
         }
         for client in &mut self.clients {
-            client.tiered = false;
-            client.tiered_groups.clear();
-            client.tiered_groups.reserve(self.groups.len());
-            for &g in self.groups.keys() {
-                if let Some(&vis) = client.vis.get(g) {
-                    client.note_tier(g, vis);
-                }
-            }
+            client.recount_tiers(&self.groups);
         }
         self.interest.recount = true;
         self.drop_failed(core, shared);
+    }
+
+    /// Shows, hides or keeps group `g` for the client at `c` as the policy now wants (leaving
+    /// after `grace` out of range).
+    fn reconsider(
+        &mut self,
+        core: &mut Outbox,
+        shared: &mut Shared,
+        c: usize,
+        g: GroupKey,
+        grace: Duration,
+    ) {
+        let want = self.want(shared, c, g);
+        let Some(mut vis) = self.clients[c].vis.get(g).copied() else {
+            return;
+        };
+        let now = shared.now;
+        match (vis.state, want) {
+            (Vis::Visible, Want::Show { period }) => {
+                vis.out_since = None;
+                self.set_period(&mut vis, g, period);
+                self.clients[c].vis.set(g, vis);
+            }
+            (Vis::Hidden | Vis::Dormant, Want::Show { period }) => {
+                self.show(core, shared, c, g);
+                let mut vis = GroupVis::visible(1);
+                self.set_period(&mut vis, g, period);
+                self.clients[c].vis.set(g, vis);
+            }
+            (Vis::Visible, Want::Leave) => {
+                let since = *vis.out_since.get_or_insert(now);
+                self.clients[c].vis.set(g, vis);
+                if now.saturating_sub(since) >= grace {
+                    self.hide(core, shared, c, g, false);
+                }
+            }
+            (Vis::Visible, Want::Hide { silent }) => self.hide(core, shared, c, g, silent),
+            (Vis::Dormant, Want::Hide { silent: true }) => {
+                // Its parent left the client, and the bound node with it.
+                self.clients[c].vis.set(g, GroupVis::HIDDEN);
+            }
+            (Vis::Hidden | Vis::Dormant, Want::Hide { .. } | Want::Leave) => {}
+        }
     }
 
     /// Group `g` becomes relevant to the client at `c`.

@@ -196,38 +196,11 @@ impl ServerState {
             vec![node]
         };
         let mut top_flushed = false;
-        let tick = self.tick;
         for target in targets {
             let Some(&id) = self.by_node.get(&target) else {
                 continue;
             };
-            if let Some((key, n)) = self
-                .nodes
-                .find(id)
-                .and_then(|key| Some((key, self.nodes.get_mut(key)?)))
-            {
-                let old = std::mem::replace(&mut n.authority, peer);
-                top_flushed |= id == top;
-                // `owner_only` / `skip_owner` members became visible to the new owner and the
-                // old one: their next entries carry everything they receive.
-                let conditional = n.has_state && n.owner_conditions;
-                if old != peer && conditional {
-                    for c in &mut self.clients {
-                        if c.ready && (c.peer == old || c.peer == peer) {
-                            c.send.owe_resync(key, tick);
-                        }
-                    }
-                }
-            } else {
-                for p in &mut self.pending {
-                    if let Some(entry) = id
-                        .checked_sub(p.group.first)
-                        .and_then(|o| p.nodes.get_mut(o as usize))
-                    {
-                        entry.1 = peer;
-                    }
-                }
-            }
+            top_flushed |= self.assign_authority(id, peer) && id == top;
         }
         shared
             .events
@@ -278,6 +251,38 @@ impl ServerState {
             }
         }
         Some(())
+    }
+
+    /// Makes `peer` the authority of the node `id` (flushed or pending); returns whether it is
+    /// flushed. A flushed node with owner conditions owes its old and new owner a resync:
+    /// `owner_only` / `skip_owner` members became visible to them, so their next entries carry
+    /// everything they receive.
+    fn assign_authority(&mut self, id: u32, peer: PeerId) -> bool {
+        let tick = self.tick;
+        let Some(key) = self.nodes.find(id) else {
+            for p in &mut self.pending {
+                if let Some(entry) = id
+                    .checked_sub(p.group.first)
+                    .and_then(|o| p.nodes.get_mut(o as usize))
+                {
+                    entry.1 = peer;
+                }
+            }
+            return false;
+        };
+        let Some(n) = self.nodes.get_mut(key) else {
+            return false;
+        };
+        let old = std::mem::replace(&mut n.authority, peer);
+        let conditional = n.has_state && n.owner_conditions;
+        if old != peer && conditional {
+            for c in &mut self.clients {
+                if c.ready && (c.peer == old || c.peer == peer) {
+                    c.send.owe_resync(key, tick);
+                }
+            }
+        }
+        true
     }
 
     /// Sends a reliable control message; a refusal marks the client for disconnection.
@@ -676,45 +681,8 @@ impl ServerState {
                 }
                 continue;
             }
-            let Pending { group, nodes } = p;
-            let (first, count) = (group.first, group.count);
-            let g = self.groups.push(first, group);
-            for (offset, &(node, authority, net_parent)) in (0u32..).zip(&nodes) {
-                if !shared.scene.is_attached(node) {
-                    self.by_node.remove(&node);
-                    continue;
-                }
-                let net_id = first + offset;
-                let owner_conditions = shared
-                    .scene
-                    .value_info(node)
-                    .is_some_and(|ty| ty.has_owner_conditions());
-                let key = self.nodes.push(
-                    net_id,
-                    NetNode {
-                        net_id,
-                        node,
-                        has_state: false,
-                        owner_conditions,
-                        last_changed: [0; 2],
-                        authority,
-                        net_parent,
-                        group: g,
-                    },
-                );
-                // The shadow's tag is the record's slot: capture names changed nodes by it.
-                let tag = u32::try_from(key.slot()).unwrap_or(u32::MAX);
-                if let (Some(last_changed), Some(n)) = (
-                    shared.scene.start_shadow(node, tag, 0),
-                    self.nodes.get_mut(key),
-                ) {
-                    n.has_state = true;
-                    n.last_changed = last_changed;
-                }
-                for c in self.clients.iter_mut().filter(|c| c.ready) {
-                    c.send.add(key, 0);
-                }
-            }
+            let (first, count) = (p.group.first, p.group.count);
+            let g = self.network_group(shared, p);
             shared.stats.spawns += 1;
             debug!(first, count, "spawn sent");
             for c in 0..self.clients.len() {
@@ -742,6 +710,50 @@ impl ServerState {
         if let Some(core) = core {
             self.drop_failed(core, shared);
         }
+    }
+
+    /// Adds the pending spawn `p` to the group and node tables (its nodes still attached, each
+    /// with a shadow state captured now as tick 0, and had from tick 0 by every ready client),
+    /// and returns the group's key.
+    fn network_group(&mut self, shared: &mut Shared, p: Pending) -> GroupKey {
+        let Pending { group, nodes } = p;
+        let first = group.first;
+        let g = self.groups.push(first, group);
+        for (offset, &(node, authority, net_parent)) in (0u32..).zip(&nodes) {
+            if !shared.scene.is_attached(node) {
+                self.by_node.remove(&node);
+                continue;
+            }
+            let net_id = first + offset;
+            let owner_conditions = shared
+                .scene
+                .value_info(node)
+                .is_some_and(|ty| ty.has_owner_conditions());
+            let record = NetNode {
+                net_id,
+                node,
+                has_state: false,
+                owner_conditions,
+                last_changed: [0; 2],
+                authority,
+                net_parent,
+                group: g,
+            };
+            let key = self.nodes.push(net_id, record);
+            // The shadow's tag is the record's slot: capture names changed nodes by it.
+            let tag = u32::try_from(key.slot()).unwrap_or(u32::MAX);
+            if let (Some(last_changed), Some(n)) = (
+                shared.scene.start_shadow(node, tag, 0),
+                self.nodes.get_mut(key),
+            ) {
+                n.has_state = true;
+                n.last_changed = last_changed;
+            }
+            for c in self.clients.iter_mut().filter(|c| c.ready) {
+                c.send.add(key, 0);
+            }
+        }
+        g
     }
 }
 

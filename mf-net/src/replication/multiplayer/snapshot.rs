@@ -7,11 +7,39 @@ use std::time::Duration;
 use super::client_slot::ClientSlot;
 use super::entry_cache::EntryCache;
 use super::group_vis::GroupVis;
-use super::node_table::{Group, GroupKey, GroupTable, NodeTable};
+use super::node_table::{Group, GroupKey, GroupTable, NetNode, NodeTable};
 use super::per_slot::PerSlot;
 use crate::replication::protocol::SNAPSHOT_TRUNCATED;
+use crate::replication::Audience;
 use crate::scene::Scene;
 use crate::wire::NetWriter;
+
+/// Where a snapshot reads its nodes' states: the scene's columns (see [`Scene`]'s
+/// implementation), or a test double.
+pub(crate) trait NodeStates {
+    /// Appends `node`'s state as a snapshot entry carries it: the members changed after
+    /// `since` (all when `None`) that `audience` receives.
+    fn write_since_for(
+        &self,
+        node: &NetNode,
+        since: Option<u32>,
+        audience: Audience,
+        w: &mut NetWriter,
+    );
+}
+
+impl NodeStates for Scene {
+    #[inline]
+    fn write_since_for(
+        &self,
+        node: &NetNode,
+        since: Option<u32>,
+        audience: Audience,
+        w: &mut NetWriter,
+    ) {
+        Scene::write_since_for(self, node.node, since, audience, w);
+    }
+}
 
 /// What one snapshot came to.
 #[derive(Debug, Clone, Copy)]
@@ -46,7 +74,7 @@ pub(crate) struct SnapshotAt {
 /// ring's node lists, `w` and `entries` have grown.
 pub(crate) fn write(
     w: &mut NetWriter,
-    scene: &Scene,
+    states: &impl NodeStates,
     nodes: &NodeTable,
     groups: &GroupTable,
     client: &mut ClientSlot,
@@ -78,7 +106,7 @@ pub(crate) fn write(
         }
         let (since, audience) = (ack.since(), node.audience_of(client.peer));
         let bytes = entries.entry(key, since, audience, |w| {
-            scene.write_since_for(node.node, since, audience, w);
+            states.write_since_for(node, since, audience, w);
         });
         // + 1 for the terminator. An entry larger than the whole budget still goes out alone,
         // or it would never be sent.
@@ -102,4 +130,133 @@ pub(crate) fn write(
 /// group is gone stands alone, and is due).
 fn due(groups: &GroupTable, vis: &PerSlot<Group, GroupVis>, g: GroupKey, tick: u32) -> bool {
     groups.get(g).is_none() || vis.get(g).map_or(true, |v| v.due(tick))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::time::Duration;
+
+    use super::{write, NodeStates, SnapshotAt};
+    use crate::replication::multiplayer::client_slot::ClientSlot;
+    use crate::replication::multiplayer::entry_cache::EntryCache;
+    use crate::replication::multiplayer::node_table::{GroupTable, NetNode, NodeKey, NodeTable};
+    use crate::replication::multiplayer::test_support::{node, FakeState};
+    use crate::replication::protocol::SNAPSHOT_TRUNCATED;
+    use crate::replication::Audience;
+    use crate::transport::PeerId;
+    use crate::wire::NetWriter;
+
+    /// The states of the test nodes, by net id.
+    #[derive(Default)]
+    struct States(HashMap<u32, FakeState>);
+
+    impl NodeStates for States {
+        fn write_since_for(
+            &self,
+            node: &NetNode,
+            since: Option<u32>,
+            audience: Audience,
+            w: &mut NetWriter,
+        ) {
+            if let Some(state) = self.0.get(&node.net_id) {
+                state.write_since_for(since, audience, w);
+            }
+        }
+    }
+
+    /// Nodes 1 to `n`, each one member of 4 bytes stamped `tick` (entries of 7 bytes).
+    fn table(n: u32, tick: u32) -> (NodeTable, States, Vec<NodeKey>) {
+        let mut table = NodeTable::default();
+        let mut states = States::default();
+        let keys = (1..=n)
+            .map(|id| {
+                let state = FakeState::new(&[tick], 4, false);
+                let record = node(id, Some(FakeState::new(&[tick], 4, false)), PeerId::SERVER);
+                states.0.insert(id, state);
+                table.push(id, record)
+            })
+            .collect();
+        (table, states, keys)
+    }
+
+    /// A client `peer` that joined at tick 5.
+    fn client(peer: u64, table: &NodeTable) -> ClientSlot {
+        let mut c = ClientSlot::new(PeerId(peer), Duration::ZERO);
+        c.ready = true;
+        c.send.join(table, 5);
+        c
+    }
+
+    /// Writes `client`'s snapshot of `tick` under `budget`; returns its bytes.
+    fn snapshot(
+        (table, states): (&NodeTable, &States),
+        client: &mut ClientSlot,
+        entries: &mut EntryCache,
+        tick: u32,
+        budget: usize,
+    ) -> Vec<u8> {
+        let mut w = NetWriter::with_capacity(64);
+        let at = SnapshotAt {
+            budget,
+            tick,
+            now: Duration::ZERO,
+        };
+        write(
+            &mut w,
+            states,
+            table,
+            &GroupTable::default(),
+            client,
+            entries,
+            at,
+        );
+        w.into_vec()
+    }
+
+    /// The entry bytes of node `id` with its one member.
+    fn entry(id: u8) -> [u8; 7] {
+        [id, 5, 1, 0, 0, 0, 0]
+    }
+
+    #[test]
+    fn an_idle_tick_writes_only_the_flags_and_the_terminator() {
+        let (table, states, _) = table(100, 0);
+        let mut c = client(2, &table);
+        c.send.refresh(&[], &table, c.peer);
+        let mut entries = EntryCache::default();
+        entries.begin(table.slot_count());
+        assert_eq!(
+            snapshot((&table, &states), &mut c, &mut entries, 6, 0),
+            [0, 0]
+        );
+        assert_eq!(entries.encoded(), 0);
+    }
+
+    #[test]
+    fn clients_share_each_entry_and_a_cut_snapshot_continues_at_the_next_node() {
+        let (table, states, keys) = table(20, 6);
+        let (mut a, mut b) = (client(2, &table), client(3, &table));
+        let mut entries = EntryCache::default();
+        entries.begin(table.slot_count());
+        for c in [&mut a, &mut b] {
+            c.send.refresh(&keys, &table, c.peer);
+        }
+        // Flags, three entries and the terminator fit: the fourth entry is cut.
+        let cut = snapshot((&table, &states), &mut a, &mut entries, 6, 1 + 3 * 7 + 1);
+        let mut expected = vec![SNAPSHOT_TRUNCATED];
+        (1..=3).for_each(|id| expected.extend(entry(id)));
+        expected.push(0);
+        assert_eq!(cut, expected);
+        // The other client gets all twenty, sharing the four entries encoded for the first.
+        let whole = snapshot((&table, &states), &mut b, &mut entries, 6, 0);
+        assert_eq!(whole.len(), 1 + 20 * 7 + 1);
+        assert_eq!(whole[1..8], entry(1));
+        assert_eq!(entries.encoded(), 20);
+        // The next snapshot of the first client starts where its last one stopped.
+        entries.begin(table.slot_count());
+        a.send.refresh(&[], &table, a.peer);
+        let next = snapshot((&table, &states), &mut a, &mut entries, 7, 1 + 3 * 7 + 1);
+        assert_eq!(next[1..8], entry(4));
+    }
 }
