@@ -65,7 +65,7 @@ pub const MAX_NAME_BYTES: usize = 4096;
 /// the state that `state` appends. The length is written as a 1-byte placeholder and patched
 /// (a state under 128 bytes, the common case, costs no copy); a longer state is moved through
 /// `scratch` to make room for its longer length.
-#[inline]
+#[inline(always)]
 pub fn write_entry(
     w: &mut NetWriter,
     net_id: u32,

@@ -55,6 +55,9 @@ pub(crate) struct EntryCache {
     bytes: NetWriter,
     /// Makes room for the length of states of 128 bytes or more.
     scratch: NetWriter,
+    /// Whether this tick's entries are shared (more than one client gets a snapshot); when
+    /// not, entries are written straight into the one packet, with no copy.
+    sharing: bool,
 }
 
 impl Default for EntryCache {
@@ -65,13 +68,17 @@ impl Default for EntryCache {
             records: Vec::new(),
             bytes: NetWriter::with_capacity(1024),
             scratch: NetWriter::with_capacity(256),
+            sharing: true,
         }
     }
 }
 
 impl EntryCache {
     /// A new tick (after capture): forgets every entry, and makes room for `slots` node slots.
-    pub(crate) fn begin(&mut self, slots: usize) {
+    /// With `sharing` false (one client gets a snapshot this tick) nothing is cached: see
+    /// [`write`](Self::write).
+    pub(crate) fn begin(&mut self, slots: usize, sharing: bool) {
+        self.sharing = sharing;
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             // Wrapped: old heads could pass for this epoch's.
@@ -105,6 +112,26 @@ impl EntryCache {
             }
         };
         &self.bytes.as_slice()[record.start as usize..record.end as usize]
+    }
+
+    /// Appends the snapshot entry of the node `key` written with `since` for `audience` to
+    /// `w`: copied from the cache when entries are shared (encoded on the first request this
+    /// tick), else written straight into `w`.
+    #[inline]
+    pub(crate) fn write(
+        &mut self,
+        w: &mut NetWriter,
+        key: NodeKey,
+        since: Option<u32>,
+        audience: Audience,
+        state: impl FnOnce(&mut NetWriter),
+    ) {
+        if self.sharing {
+            let bytes = self.entry(key, since, audience, state);
+            w.write_bytes(bytes);
+        } else {
+            protocol::write_entry(w, key.id(), &mut self.scratch, state);
+        }
     }
 
     /// The newest record of `key`'s slot this tick ([`NONE`]: none).
@@ -228,7 +255,7 @@ mod tests {
         })
         .collect();
         let mut cache = EntryCache::default();
-        cache.begin(table.slot_count());
+        cache.begin(table.slot_count(), true);
         let variants = [
             (Some(0), Audience::Owner),
             (Some(0), Audience::NonOwner),
@@ -265,7 +292,7 @@ mod tests {
         states.insert(2, FakeState::new(&[5], 9, false));
         let a = table.push(1, node(1, None, PeerId(2)));
         let mut cache = EntryCache::default();
-        cache.begin(table.slot_count());
+        cache.begin(table.slot_count(), true);
         let write = |id: u32| {
             let state = &states[&id];
             move |w: &mut NetWriter| state.write_since_for(Some(0), Audience::Owner, w)
@@ -275,7 +302,7 @@ mod tests {
         table.retain(|_| false);
         let b = table.push(2, node(2, None, PeerId(2)));
         assert_eq!(b.slot(), a.slot());
-        cache.begin(table.slot_count());
+        cache.begin(table.slot_count(), true);
         let second = cache.entry(b, Some(0), Audience::Owner, write(2)).to_vec();
         assert_ne!(first, second);
         assert_eq!(

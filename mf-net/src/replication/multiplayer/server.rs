@@ -524,7 +524,8 @@ impl ServerState {
     fn send_snapshots(&mut self, core: &mut Outbox, shared: &mut Shared) {
         let budget = shared.config.max_snapshot_bytes;
         let (tick, now) = (self.tick, shared.now);
-        self.entries.begin(self.nodes.slot_count());
+        let readers = self.clients.iter().filter(|c| c.ready).count();
+        self.entries.begin(self.nodes.slot_count(), readers > 1);
         for c in 0..self.clients.len() {
             let client = &mut self.clients[c];
             if !client.ready {

@@ -104,18 +104,25 @@ pub(crate) fn write(
         if !node.has_state {
             continue;
         }
-        let (since, audience) = (ack.since(), node.audience_of(client.peer));
-        let bytes = entries.entry(key, since, audience, |w| {
+        // A type without owner conditions writes the same bytes for every audience: one entry
+        // serves owners and others alike.
+        let since = ack.since();
+        let audience = match node.owner_conditions {
+            true => node.audience_of(client.peer),
+            false => Audience::NonOwner,
+        };
+        let entry_at = w.len();
+        entries.write(w, key, since, audience, |w| {
             states.write_since_for(node, since, audience, w);
         });
         // + 1 for the terminator. An entry larger than the whole budget still goes out alone,
         // or it would never be sent.
-        if budget > 0 && w.len() + bytes.len() + 1 > budget && !out.carried.is_empty() {
+        if budget > 0 && w.len() + 1 > budget && !out.carried.is_empty() {
+            w.truncate(entry_at);
             truncated = true;
             cursor = node.net_id;
             break;
         }
-        w.write_bytes(bytes);
         out.carried.push(key);
     }
     w.write_var_u32(0);
@@ -225,7 +232,7 @@ mod tests {
         let mut c = client(2, &table);
         c.send.refresh(&[], &table, c.peer);
         let mut entries = EntryCache::default();
-        entries.begin(table.slot_count());
+        entries.begin(table.slot_count(), true);
         assert_eq!(
             snapshot((&table, &states), &mut c, &mut entries, 6, 0),
             [0, 0]
@@ -238,7 +245,7 @@ mod tests {
         let (table, states, keys) = table(20, 6);
         let (mut a, mut b) = (client(2, &table), client(3, &table));
         let mut entries = EntryCache::default();
-        entries.begin(table.slot_count());
+        entries.begin(table.slot_count(), true);
         for c in [&mut a, &mut b] {
             c.send.refresh(&keys, &table, c.peer);
         }
@@ -254,7 +261,7 @@ mod tests {
         assert_eq!(whole[1..8], entry(1));
         assert_eq!(entries.encoded(), 20);
         // The next snapshot of the first client starts where its last one stopped.
-        entries.begin(table.slot_count());
+        entries.begin(table.slot_count(), true);
         a.send.refresh(&[], &table, a.peer);
         let next = snapshot((&table, &states), &mut a, &mut entries, 7, 1 + 3 * 7 + 1);
         assert_eq!(next[1..8], entry(4));
