@@ -241,6 +241,22 @@ mod tests {
     }
 
     #[test]
+    fn a_lone_client_gets_the_same_bytes_written_straight_into_its_packet() {
+        let (table, states, keys) = table(20, 6);
+        let (mut shared, mut lone) = (client(2, &table), client(2, &table));
+        for c in [&mut shared, &mut lone] {
+            c.send.refresh(&keys, &table, c.peer);
+        }
+        let mut entries = EntryCache::default();
+        entries.begin(table.slot_count(), true);
+        let expected = snapshot((&table, &states), &mut shared, &mut entries, 6, 0);
+        entries.begin(table.slot_count(), false);
+        let direct = snapshot((&table, &states), &mut lone, &mut entries, 6, 0);
+        assert_eq!(direct, expected);
+        assert_eq!(entries.encoded(), 0);
+    }
+
+    #[test]
     fn clients_share_each_entry_and_a_cut_snapshot_continues_at_the_next_node() {
         let (table, states, keys) = table(20, 6);
         let (mut a, mut b) = (client(2, &table), client(3, &table));
