@@ -10,7 +10,7 @@
 
 use std::any::Any;
 
-use super::NodeId;
+use super::{NodeId, ValueSlot};
 use crate::replicated::{Audience, RegisteredType, Replicated};
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
@@ -25,6 +25,8 @@ pub(crate) struct Changed {
     pub(crate) tag: u32,
     /// The row's change ticks after the capture.
     pub(crate) last_changed: LastChanged,
+    /// Where the row is (column and row).
+    pub(crate) at: ValueSlot,
 }
 
 /// Where and when a client reads a snapshot entry into a row.
@@ -37,6 +39,15 @@ pub(crate) struct EntryRead<'a> {
     pub(crate) known_floor: u32,
     /// Where changed `on_change` members are recorded (empty: not recorded).
     pub(crate) changed: &'a mut [u64],
+}
+
+/// When a client applies a snapshot entry (see [`EntryRead`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EntryAt {
+    /// The snapshot's tick.
+    pub(crate) tick: u32,
+    /// As [`EntryRead::known_floor`].
+    pub(crate) known_floor: u32,
 }
 
 /// Where a client blends its interpolated members.
@@ -177,10 +188,18 @@ pub(crate) trait ErasedColumn {
     fn has_shadow(&self, row: u32) -> bool;
     /// Server: compares every row that has a shadow state with it, stamps changed members
     /// with `tick`, and appends each changed row to `changed`.
-    fn capture(&mut self, tick: u32, changed: &mut Vec<Changed>);
-    /// Server: a snapshot entry's state of `row` ([`Replicated::write_since_for`]); nothing if
-    /// it has no shadow state.
-    fn write_since_for(&self, row: u32, since: Option<u32>, audience: Audience, w: &mut NetWriter);
+    /// `column` is this column's index in the scene (for [`Changed::at`]).
+    fn capture(&mut self, tick: u32, column: u32, changed: &mut Vec<Changed>);
+    /// Server: a snapshot entry's state of `row` ([`Replicated::write_since_for`]) if `row` is
+    /// `node`'s; returns whether it was (a stale row writes nothing).
+    fn write_since_for(
+        &self,
+        row: u32,
+        node: NodeId,
+        since: Option<u32>,
+        audience: Audience,
+        w: &mut NetWriter,
+    ) -> bool;
     /// Server: a spawn's full state of `row` ([`Replicated::write_full_for`]); nothing if it
     /// has no shadow state.
     fn write_full_for(&self, row: u32, audience: Audience, w: &mut NetWriter);
@@ -202,6 +221,16 @@ pub(crate) trait ErasedColumn {
         row: u32,
         r: &mut NetReader<'_>,
         at: &mut EntryRead<'_>,
+    ) -> Result<(), DecodeError>;
+    /// Client: applies one snapshot entry's state `bytes` (all of them) to `row` with
+    /// [`read_entry`](Self::read_entry), then runs the `on_change` hooks of the members it
+    /// changed; `changed` is scratch for the hooked types (grown once, at spawn).
+    fn apply_entry(
+        &mut self,
+        row: u32,
+        bytes: &[u8],
+        at: EntryAt,
+        changed: &mut Vec<u64>,
     ) -> Result<(), DecodeError>;
     /// Client: runs the `on_change` hooks `changed` names on `row`'s value.
     fn run_on_change(&mut self, row: u32, changed: &[u64]);
@@ -283,8 +312,8 @@ impl<T: Replicated> ErasedColumn for Column<T> {
             .is_some_and(|r| r.shadow.is_some())
     }
 
-    fn capture(&mut self, tick: u32, changed: &mut Vec<Changed>) {
-        for (value, row) in self.values.iter().zip(&mut self.rows) {
+    fn capture(&mut self, tick: u32, column: u32, changed: &mut Vec<Changed>) {
+        for (index, (value, row)) in self.values.iter().zip(&mut self.rows).enumerate() {
             let Some(state) = row.shadow.as_mut() else {
                 continue;
             };
@@ -293,14 +322,32 @@ impl<T: Replicated> ErasedColumn for Column<T> {
                 changed.push(Changed {
                     tag: row.tag,
                     last_changed: row.last_changed,
+                    at: ValueSlot {
+                        column,
+                        row: row_index(index),
+                    },
                 });
             }
         }
     }
 
-    fn write_since_for(&self, row: u32, since: Option<u32>, audience: Audience, w: &mut NetWriter) {
-        if let Some(state) = self.rows.get(row as usize).and_then(|r| r.shadow.as_ref()) {
-            T::write_since_for(state, since, audience, w);
+    #[inline]
+    fn write_since_for(
+        &self,
+        row: u32,
+        node: NodeId,
+        since: Option<u32>,
+        audience: Audience,
+        w: &mut NetWriter,
+    ) -> bool {
+        match self.rows.get(row as usize) {
+            Some(meta) if meta.node == node => {
+                if let Some(state) = meta.shadow.as_ref() {
+                    T::write_since_for(state, since, audience, w);
+                }
+                true
+            }
+            _ => false,
         }
     }
 
@@ -340,6 +387,10 @@ impl<T: Replicated> ErasedColumn for Column<T> {
         r: &mut NetReader<'_>,
         at: &mut EntryRead<'_>,
     ) -> Result<(), DecodeError> {
+        if !T::INTERPOLATED {
+            // No interpolation state to look at: the value alone (its row stays untouched).
+            return self.read(row, r, at.changed);
+        }
         let (Some(value), Some(meta)) = (
             self.values.get_mut(row as usize),
             self.rows.get_mut(row as usize),
@@ -357,6 +408,43 @@ impl<T: Replicated> ErasedColumn for Column<T> {
             None if at.changed.is_empty() => value.read(r),
             None => value.read_tracked(r, at.changed),
         }
+    }
+
+    #[inline]
+    fn apply_entry(
+        &mut self,
+        row: u32,
+        bytes: &[u8],
+        at: EntryAt,
+        changed: &mut Vec<u64>,
+    ) -> Result<(), DecodeError> {
+        let mut r = NetReader::new(bytes);
+        let EntryAt { tick, known_floor } = at;
+        if !T::ON_CHANGE {
+            let mut read = EntryRead {
+                tick,
+                known_floor,
+                changed: &mut [],
+            };
+            self.read_entry(row, &mut r, &mut read)?;
+            return r.finish();
+        }
+        // Hooks run once the whole entry is applied.
+        let n = T::STATE_COUNT;
+        if changed.len() < n {
+            changed.resize(n, 0);
+        }
+        let changed = &mut changed[..n];
+        changed.fill(0);
+        let mut read = EntryRead {
+            tick,
+            known_floor,
+            changed,
+        };
+        self.read_entry(row, &mut r, &mut read)?;
+        r.finish()?;
+        self.run_on_change(row, read.changed);
+        Ok(())
     }
 
     fn run_on_change(&mut self, row: u32, changed: &[u64]) {

@@ -54,8 +54,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::replicated::Replicated;
 
 use self::column::ErasedColumn;
-pub(crate) use self::column::{BlendAt, Changed, EntryRead};
+pub(crate) use self::column::{BlendAt, Changed, EntryAt};
 use self::names::ChildNames;
+pub(crate) use self::ValueSlot as ValueAt;
 
 pub use error::SceneError;
 pub use library::{first_difference, SceneIndex, SceneLibrary, SceneShape};
@@ -63,11 +64,13 @@ pub use net_ref::NetRef;
 pub use node_id::NodeId;
 pub use walk::DepthFirst;
 
-/// Where a node's value lives: its type's column and its row there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct ValueSlot {
-    column: u32,
-    row: u32,
+/// Where a node's value lives: its type's column and its row there. The runtime keeps one as
+/// a hint beside its node records; it goes stale when a removal moves the row, which every use
+/// checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct ValueSlot {
+    pub(crate) column: u32,
+    pub(crate) row: u32,
 }
 
 /// The values of one type, with the type they hold.

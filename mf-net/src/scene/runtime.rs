@@ -3,7 +3,7 @@
 //! shadow states, the client's entry reads and interpolation.
 
 use super::column::{BlendAt, Changed, LastChanged};
-use super::{NodeId, Scene};
+use super::{NodeId, Scene, ValueAt};
 use crate::replicated::Audience;
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
@@ -40,24 +40,36 @@ impl Scene {
     /// Server: captures every value with a shadow state at `tick`, one pass per type, and
     /// appends the changed ones to `changed`.
     pub(crate) fn capture(&mut self, tick: u32, changed: &mut Vec<Changed>) {
-        for column in self.columns_mut() {
-            column.capture(tick, changed);
+        for (index, column) in (0u32..).zip(self.columns_mut()) {
+            column.capture(tick, index, changed);
         }
     }
 
-    /// Server: `node`'s snapshot entry state (see [`Replicated::write_since_for`]).
+    /// Server: `node`'s snapshot entry state (see [`Replicated::write_since_for`]), read at
+    /// `hint` (where the node's value was last seen) when it is still there, else found again.
     ///
     /// [`Replicated::write_since_for`]: crate::replication::Replicated::write_since_for
+    #[inline]
     pub(crate) fn write_since_for(
         &self,
+        hint: ValueAt,
         node: NodeId,
         since: Option<u32>,
         audience: Audience,
         w: &mut NetWriter,
     ) {
-        if let Some((column, row)) = self.column_of(node) {
-            column.write_since_for(row, since, audience, w);
+        let column = self.columns.get(hint.column as usize);
+        if column.is_some_and(|c| c.column.write_since_for(hint.row, node, since, audience, w)) {
+            return;
         }
+        if let Some((column, row)) = self.column_of(node) {
+            column.write_since_for(row, node, since, audience, w);
+        }
+    }
+
+    /// Where `node`'s value is now.
+    pub(crate) fn value_at(&self, node: NodeId) -> Option<ValueAt> {
+        self.node(node)?.value
     }
 
     /// Server: `node`'s spawn state (see [`Replicated::write_full_for`]).

@@ -696,9 +696,9 @@ impl ClientState {
         Ok(true)
     }
 
-    /// Reads one snapshot entry's `bytes` into `node` (one lookup of its column and row), then
-    /// runs its `on_change` hooks. A node freed (or whose value was cleared) locally by game
-    /// code is skipped, yet acknowledged.
+    /// Reads one snapshot entry's `bytes` into `node` (one lookup of its column and row, one
+    /// call into it), then runs its `on_change` hooks. A node freed (or whose value was
+    /// cleared) locally by game code is skipped, yet acknowledged.
     #[inline]
     fn apply_entry(
         &mut self,
@@ -710,25 +710,7 @@ impl ClientState {
         let Some((column, row)) = scene.column_of_mut(node) else {
             return Ok(());
         };
-        let mut entry = NetReader::new(bytes);
-        let ty = column.entry();
-        if !ty.has_on_change() {
-            let mut at = self.interp.entry_read(tick, &mut []);
-            column.read_entry(row, &mut entry, &mut at)?;
-            return entry.finish();
-        }
-        // Hooks run once the whole entry is applied.
-        let n = ty.state_count();
-        if self.changed.len() < n {
-            self.changed.resize(n, 0);
-        }
-        let changed = &mut self.changed[..n];
-        changed.fill(0);
-        let mut at = self.interp.entry_read(tick, changed);
-        column.read_entry(row, &mut entry, &mut at)?;
-        entry.finish()?;
-        column.run_on_change(row, changed);
-        Ok(())
+        column.apply_entry(row, bytes, self.interp.entry_at(tick), &mut self.changed)
     }
 
     /// End of frame: timeouts, then acks (and the heartbeat at the server's tick rate).

@@ -7,7 +7,7 @@
 //!   at the spawn message's tick, which is also its known tick.
 //! - **Snapshot**: [`begin_snapshot`](ClientInterpolation::begin_snapshot) moves the clock
 //!   (when it snaps, every member snaps to its newest sample and every buffer is cleared);
-//!   each entry is read with [`entry_read`](ClientInterpolation::entry_read)'s ticks, buffering
+//!   each entry is read at [`entry_at`](ClientInterpolation::entry_at)'s ticks, buffering
 //!   interpolated members with a hold sample at the node's known tick from before this
 //!   snapshot; [`end_snapshot`](ClientInterpolation::end_snapshot) records an untruncated
 //!   snapshot.
@@ -22,7 +22,7 @@
 use std::time::Duration;
 
 use crate::interpolation::{InterpolationConfig, InterpolationTimeline};
-use crate::scene::{BlendAt, EntryRead, NodeId, Scene};
+use crate::scene::{BlendAt, EntryAt, NodeId, Scene};
 
 /// The client side of interpolation (see the [module documentation](self)).
 pub(crate) struct ClientInterpolation {
@@ -78,14 +78,13 @@ impl ClientInterpolation {
         true
     }
 
-    /// How an entry of the snapshot of `tick` is read, recording changed `on_change` members
-    /// in `changed` (empty: not recorded).
+    /// When an entry of the snapshot of `tick` is applied: its tick, and the tick up to which
+    /// every node is known still.
     #[inline]
-    pub(crate) fn entry_read<'a>(&self, tick: u32, changed: &'a mut [u64]) -> EntryRead<'a> {
-        EntryRead {
+    pub(crate) fn entry_at(&self, tick: u32) -> EntryAt {
+        EntryAt {
             tick,
             known_floor: self.last_untruncated,
-            changed,
         }
     }
 

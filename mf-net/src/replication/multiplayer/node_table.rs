@@ -4,7 +4,7 @@
 use super::slot_table::{Key, SlotTable};
 use crate::replication::protocol::{ParentRef, SpawnerPayload};
 use crate::replication::Audience;
-use crate::scene::{Changed, NodeId, Scene};
+use crate::scene::{Changed, NodeId, Scene, ValueAt};
 use crate::transport::PeerId;
 
 /// Names a networked node in the server's node table (slot and net id).
@@ -29,6 +29,8 @@ pub(crate) struct NetNode {
     /// without a state), copied here by capture so that a snapshot skips nodes with nothing to
     /// send without touching their column.
     pub(crate) last_changed: [u32; 2],
+    /// Where its value was last seen in the scene (a hint that snapshots check).
+    pub(crate) value_at: ValueAt,
     pub(crate) authority: PeerId,
     /// The nearest networked ancestor when the node was spawned (0: none).
     pub(crate) net_parent: u32,
@@ -124,6 +126,7 @@ pub(crate) fn capture(
         };
         if let Some(n) = nodes.get_mut(key) {
             n.last_changed = row.last_changed;
+            n.value_at = row.at;
             changed.push(key);
         }
     }

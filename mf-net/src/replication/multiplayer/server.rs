@@ -736,6 +736,7 @@ impl ServerState {
                 has_state: false,
                 owner_conditions,
                 last_changed: [0; 2],
+                value_at: shared.scene.value_at(node).unwrap_or_default(),
                 authority,
                 net_parent,
                 group: g,

@@ -37,7 +37,7 @@ impl NodeStates for Scene {
         audience: Audience,
         w: &mut NetWriter,
     ) {
-        Scene::write_since_for(self, node.node, since, audience, w);
+        Scene::write_since_for(self, node.value_at, node.node, since, audience, w);
     }
 }
 

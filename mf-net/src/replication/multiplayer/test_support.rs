@@ -3,7 +3,7 @@
 use super::node_table::{GroupKey, NetNode};
 use super::slot_table::Key;
 use crate::replication::Audience;
-use crate::scene::Scene;
+use crate::scene::{Scene, ValueAt};
 use crate::transport::PeerId;
 use crate::wire::NetWriter;
 
@@ -80,6 +80,7 @@ pub(crate) fn node(net_id: u32, state: Option<FakeState>, authority: PeerId) -> 
         has_state: state.is_some(),
         owner_conditions: state.as_ref().is_some_and(|s| s.conditional),
         last_changed,
+        value_at: ValueAt::default(),
         authority,
         net_parent: 0,
         group: GROUP,
