@@ -77,11 +77,7 @@ impl ServerState {
         }
         for i in 0..self.groups.len() {
             let g = self.groups.keys()[i];
-            let gone = self
-                .groups
-                .get(g)
-                .map_or(true, |group| !shared.scene.contains(group.root));
-            if gone || !self.failed.is_empty() {
+            if self.group_gone(&shared.scene, g) || !self.failed.is_empty() {
                 continue;
             }
             let Some(vis) = self.initially_visible(shared, index, g) else {

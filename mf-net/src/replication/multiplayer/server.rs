@@ -812,6 +812,13 @@ fn write_spawn<'a>(
 }
 
 impl ServerState {
+    /// Whether group `g` is gone, or its root is no longer in `scene` (it is not sent).
+    pub(crate) fn group_gone(&self, scene: &Scene, g: GroupKey) -> bool {
+        self.groups
+            .get(g)
+            .map_or(true, |group| !scene.contains(group.root))
+    }
+
     /// The net id of `node`, flushed or pending.
     pub(crate) fn net_id(&self, node: NodeId) -> Option<NetId> {
         self.by_node.get(&node).copied().and_then(NetId::new)
