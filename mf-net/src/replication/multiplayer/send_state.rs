@@ -91,6 +91,9 @@ pub(crate) struct SendState {
     incoming: Vec<NodeKey>,
     /// The other buffer of `pending`'s rebuild (its capacity is kept).
     spare: Vec<NodeKey>,
+    /// The node table's [`version`](super::slot_table::SlotTable::version) when `pending`
+    /// was last found to hold every node of it (`None`: not then).
+    full_at: Option<u64>,
 }
 
 impl Default for SendState {
@@ -109,6 +112,7 @@ impl Default for SendState {
             pending: Vec::new(),
             incoming: Vec::new(),
             spare: Vec::new(),
+            full_at: None,
         }
     }
 }
@@ -123,6 +127,7 @@ impl SendState {
         }
         self.pending.clear();
         self.incoming.clear();
+        self.full_at = None;
         self.reserve(nodes);
     }
 
@@ -192,7 +197,16 @@ impl SendState {
     /// `changed` on this tick's capture (in net id order) and those owed a resync since, and
     /// drops those with nothing to send any more (acknowledged, hidden, gone). Costs the
     /// length of those lists, not the number of nodes: nothing when nothing is pending or new.
+    ///
+    /// When every node changed and `pending` already holds every node (a client the budget
+    /// keeps behind, or everything moving), the merge would change nothing but drop the rare
+    /// node whose change this client does not receive, so it is skipped: a refresh then costs
+    /// nothing, and the writer passes over such nodes itself ([`wants`]).
     pub(crate) fn refresh(&mut self, changed: &[NodeKey], nodes: &NodeTable, peer: PeerId) {
+        let everything = changed.len() == nodes.len();
+        if everything && self.incoming.is_empty() && self.full_at == Some(nodes.version()) {
+            return;
+        }
         if !self.incoming.is_empty() {
             self.incoming.sort_unstable_by_key(|k| k.id());
             self.incoming.dedup();
@@ -205,9 +219,10 @@ impl SendState {
         }
         let acks = &self.nodes;
         merge(&self.pending, changed, &mut self.spare, |key| {
-            wants(nodes, acks, key, peer)
+            wants_key(nodes, acks, key, peer)
         });
         std::mem::swap(&mut self.pending, &mut self.spare);
+        self.full_at = (self.pending.len() == nodes.len()).then(|| nodes.version());
     }
 
     /// Where the client stands with the node `key`.
@@ -266,13 +281,22 @@ impl SendState {
 }
 
 /// Whether the node `key` has something to send the client `peer` whose per-node state is
-/// `acks`: it is in the table, the client has it, it has a state, and a resync is owed or a
-/// member the client receives changed after its acknowledged tick. (Whether its group is due
-/// this tick is not asked: a node skipped for its update period stays pending.)
-fn wants(nodes: &NodeTable, acks: &PerSlot<NetNode, NodeSend>, key: NodeKey, peer: PeerId) -> bool {
-    let (Some(node), Some(ack)) = (nodes.get(key), acks.get(key)) else {
-        return false;
-    };
+/// `acks`: it is in the table and [`wants`] it.
+fn wants_key(
+    nodes: &NodeTable,
+    acks: &PerSlot<NetNode, NodeSend>,
+    key: NodeKey,
+    peer: PeerId,
+) -> bool {
+    matches!((nodes.get(key), acks.get(key)), (Some(node), Some(ack)) if wants(node, ack, peer))
+}
+
+/// Whether `node` has something to send the client `peer` that stands with it as `ack`: the
+/// client has it, it has a state, and a resync is owed or a member the client receives changed
+/// after its acknowledged tick. (Whether its group is due this tick is not asked: a node
+/// skipped for its update period stays pending.)
+#[inline]
+pub(crate) fn wants(node: &NetNode, ack: &NodeSend, peer: PeerId) -> bool {
     !ack.hidden()
         && node.has_state
         && ack.since().map_or(true, |since| {

@@ -74,6 +74,8 @@ pub(crate) struct SlotTable<T> {
     free: Vec<u32>,
     /// The key of every record, sorted by id.
     order: Vec<Key<T>>,
+    /// Changes whenever a record is added or removed.
+    version: u64,
 }
 
 impl<T> Default for SlotTable<T> {
@@ -82,6 +84,7 @@ impl<T> Default for SlotTable<T> {
             slots: Vec::new(),
             free: Vec::new(),
             order: Vec::new(),
+            version: 0,
         }
     }
 }
@@ -122,6 +125,7 @@ impl<T> SlotTable<T> {
         };
         let key = Key::new(slot, id);
         self.order.push(key);
+        self.version += 1;
         key
     }
 
@@ -145,6 +149,13 @@ impl<T> SlotTable<T> {
         } else {
             None
         }
+    }
+
+    /// A value that changes whenever a record is added or removed: while it is the same, the
+    /// table holds the same records.
+    #[inline]
+    pub(crate) fn version(&self) -> u64 {
+        self.version
     }
 
     /// The key of the record in `slot`, if it holds one.
@@ -205,6 +216,7 @@ impl<T> SlotTable<T> {
     /// Removes every record for which `keep` is false (one pass), freeing their slots for
     /// later records; the removed records' keys name nothing afterwards.
     pub(crate) fn retain(&mut self, mut keep: impl FnMut(&T) -> bool) {
+        self.version += 1;
         let (slots, free) = (&mut self.slots, &mut self.free);
         self.order.retain(|key| {
             let slot = &mut slots[key.slot()];

@@ -9,6 +9,7 @@ use super::entry_cache::EntryCache;
 use super::group_vis::GroupVis;
 use super::node_table::{Group, GroupKey, GroupTable, NetNode, NodeTable};
 use super::per_slot::PerSlot;
+use super::send_state::wants;
 use crate::replication::protocol::SNAPSHOT_TRUNCATED;
 use crate::replication::Audience;
 use crate::scene::Scene;
@@ -101,7 +102,8 @@ pub(crate) fn write(
             // Its group's update period skips this tick: its changes wait for a later one.
             continue;
         }
-        if !node.has_state {
+        if !wants(node, ack, client.peer) {
+            // Nothing to send (a pending list the last refresh kept whole may hold it).
             continue;
         }
         // A type without owner conditions writes the same bytes for every audience: one entry
@@ -254,6 +256,26 @@ mod tests {
         let direct = snapshot((&table, &states), &mut lone, &mut entries, 6, 0);
         assert_eq!(direct, expected);
         assert_eq!(entries.encoded(), 0);
+    }
+
+    #[test]
+    fn a_pending_list_kept_whole_still_writes_only_what_the_client_lacks() {
+        let (table, states, keys) = table(20, 6);
+        let mut c = client(2, &table);
+        let mut entries = EntryCache::default();
+        entries.begin(table.slot_count(), false);
+        c.send.refresh(&keys, &table, c.peer);
+        let first = snapshot((&table, &states), &mut c, &mut entries, 6, 0);
+        assert_eq!(first.len(), 1 + 20 * 7 + 1);
+        assert!(c.send.ack(6, Duration::ZERO).is_some());
+        // Every node "changed" again, with the pending list holding every node: the refresh
+        // keeps it whole, and the writer passes over the nodes acknowledged since.
+        c.send.refresh(&keys, &table, c.peer);
+        assert_eq!(c.send.pending().len(), 20);
+        assert_eq!(
+            snapshot((&table, &states), &mut c, &mut entries, 7, 0),
+            [0, 0]
+        );
     }
 
     #[test]
