@@ -198,13 +198,17 @@ impl SendState {
     /// drops those with nothing to send any more (acknowledged, hidden, gone). Costs the
     /// length of those lists, not the number of nodes: nothing when nothing is pending or new.
     ///
-    /// When every node changed and `pending` already holds every node (a client the budget
-    /// keeps behind, or everything moving), the merge would change nothing but drop the rare
-    /// node whose change this client does not receive, so it is skipped: a refresh then costs
-    /// nothing, and the writer passes over such nodes itself ([`wants`]).
+    /// When `pending` already holds every node, merging in the changed ones adds nothing; it
+    /// would only drop nodes with nothing left to send. That is skipped while every node
+    /// changed (everything moving) or while the budget keeps the client behind (its last
+    /// snapshot was cut short, so the writer walks only from the cursor to the budget): the
+    /// refresh then costs nothing, and the writer passes over such nodes itself ([`wants`]).
+    /// Once a snapshot goes out whole, the next refresh filters the list again.
     pub(crate) fn refresh(&mut self, changed: &[NodeKey], nodes: &NodeTable, peer: PeerId) {
         let everything = changed.len() == nodes.len();
-        if everything && self.incoming.is_empty() && self.full_at == Some(nodes.version()) {
+        let behind = self.cursor != 0;
+        let full = self.full_at == Some(nodes.version());
+        if (everything || behind) && full && self.incoming.is_empty() {
             return;
         }
         if !self.incoming.is_empty() {

@@ -279,6 +279,28 @@ mod tests {
     }
 
     #[test]
+    fn a_client_the_budget_keeps_behind_continues_without_refiltering_its_list() {
+        let (table, states, keys) = table(20, 6);
+        let mut c = client(2, &table);
+        let mut entries = EntryCache::default();
+        entries.begin(table.slot_count(), false);
+        c.send.refresh(&keys, &table, c.peer);
+        let budget = 1 + 3 * 7 + 1;
+        let cut = snapshot((&table, &states), &mut c, &mut entries, 6, budget);
+        assert_eq!(cut[0], SNAPSHOT_TRUNCATED);
+        assert!(c.send.ack(6, Duration::ZERO).is_some());
+        // Behind, with every node pending: the refresh keeps the list whole (nodes 1 to 3,
+        // acknowledged, stay in it), and the next snapshot goes on at node 4.
+        c.send.refresh(&keys[9..10], &table, c.peer);
+        assert_eq!(c.send.pending().len(), 20);
+        let next = snapshot((&table, &states), &mut c, &mut entries, 7, budget);
+        let mut expected = vec![SNAPSHOT_TRUNCATED];
+        (4..=6).for_each(|id| expected.extend(entry(id)));
+        expected.push(0);
+        assert_eq!(next, expected);
+    }
+
+    #[test]
     fn clients_share_each_entry_and_a_cut_snapshot_continues_at_the_next_node() {
         let (table, states, keys) = table(20, 6);
         let (mut a, mut b) = (client(2, &table), client(3, &table));
