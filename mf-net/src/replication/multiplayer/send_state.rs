@@ -203,7 +203,9 @@ impl SendState {
     /// changed (everything moving) or while the budget keeps the client behind (its last
     /// snapshot was cut short, so the writer walks only from the cursor to the budget): the
     /// refresh then costs nothing, and the writer passes over such nodes itself ([`wants`]).
-    /// Once a snapshot goes out whole, the next refresh filters the list again.
+    /// A client kept behind whose list does not hold every node gets the changed nodes merged
+    /// in without filtering (the writer passes over stale ones the same way). Once a snapshot
+    /// goes out whole, the next refresh filters the list again.
     pub(crate) fn refresh(&mut self, changed: &[NodeKey], nodes: &NodeTable, peer: PeerId) {
         let everything = changed.len() == nodes.len();
         let behind = self.cursor != 0;
@@ -219,6 +221,14 @@ impl SendState {
             self.incoming.clear();
         }
         if self.pending.is_empty() && changed.is_empty() {
+            return;
+        }
+        if behind {
+            // The writer reaches only part of the list: merge without filtering (a plain
+            // pass over two sorted lists), and let it pass over what it finds stale.
+            merge(&self.pending, changed, &mut self.spare, |_| true);
+            std::mem::swap(&mut self.pending, &mut self.spare);
+            self.full_at = None;
             return;
         }
         let acks = &self.nodes;

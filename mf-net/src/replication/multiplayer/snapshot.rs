@@ -301,6 +301,35 @@ mod tests {
     }
 
     #[test]
+    fn a_client_kept_behind_gets_new_changes_merged_without_filtering() {
+        let (table, states, keys) = table(20, 6);
+        let mut c = client(2, &table);
+        let mut entries = EntryCache::default();
+        entries.begin(table.slot_count(), false);
+        c.send.refresh(&keys[..10], &table, c.peer);
+        let budget = 1 + 3 * 7 + 1;
+        snapshot((&table, &states), &mut c, &mut entries, 6, budget);
+        assert!(c.send.ack(6, Duration::ZERO).is_some());
+        // Behind, with part of the nodes pending: node 16 joins the list unfiltered (the
+        // acknowledged nodes 1 to 3 stay in it), and the snapshot goes on at node 4.
+        c.send.refresh(&keys[15..16], &table, c.peer);
+        assert_eq!(c.send.pending().len(), 11);
+        let next = snapshot((&table, &states), &mut c, &mut entries, 7, budget);
+        let mut expected = vec![SNAPSHOT_TRUNCATED];
+        (4..=6).for_each(|id| expected.extend(entry(id)));
+        expected.push(0);
+        assert_eq!(next, expected);
+        // Caught up (everything fits: 7 to 10 and 16, then 4 to 6 again, not yet
+        // acknowledged; 1 to 3 are passed over): the next refresh filters the list again.
+        let rest = snapshot((&table, &states), &mut c, &mut entries, 8, 0);
+        assert_eq!(rest.len(), 1 + 8 * 7 + 1);
+        assert!(c.send.ack(7, Duration::ZERO).is_some());
+        assert!(c.send.ack(8, Duration::ZERO).is_some());
+        c.send.refresh(&[], &table, c.peer);
+        assert!(c.send.pending().is_empty());
+    }
+
+    #[test]
     fn clients_share_each_entry_and_a_cut_snapshot_continues_at_the_next_node() {
         let (table, states, keys) = table(20, 6);
         let (mut a, mut b) = (client(2, &table), client(3, &table));
