@@ -79,54 +79,47 @@ fn bench_client_frames<T: BenchBox>(
     assert!(world.borrow().acks_keep_up(), "every client acknowledged");
 }
 
+/// A motion's module of benchmarks: one per box kind (`plain`, `interpolated`, `quantized`),
+/// each over every budget and box count, all timing `$bench`.
+macro_rules! motion_benches {
+    ($(#[$doc:meta])* $name:ident, $motion:expr, $bench:ident) => {
+        $(#[$doc])*
+        mod $name {
+            use super::*;
+
+            const MOTION: Motion = $motion;
+
+            #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
+            fn plain<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
+                $bench::<BoxEntity>(bencher, boxes, MOTION, BUDGET);
+            }
+
+            #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
+            fn interpolated<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
+                $bench::<InterpBox>(bencher, boxes, MOTION, BUDGET);
+            }
+
+            #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
+            fn quantized<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
+                $bench::<QuantBox>(bencher, boxes, MOTION, BUDGET);
+            }
+        }
+    };
+}
+
 /// The server's tick: `begin_frame` (64 acks) + `end_frame` (capture, 64 snapshots).
 #[divan::bench_group(sample_count = 20, sample_size = 1)]
 mod server_tick {
     use super::*;
 
-    /// Every box moves every frame.
-    mod all {
-        use super::*;
-
-        const MOTION: Motion = Motion::All;
-
-        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
-        fn plain<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
-            bench_server_tick::<BoxEntity>(bencher, boxes, MOTION, BUDGET);
-        }
-
-        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
-        fn interpolated<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
-            bench_server_tick::<InterpBox>(bencher, boxes, MOTION, BUDGET);
-        }
-
-        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
-        fn quantized<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
-            bench_server_tick::<QuantBox>(bencher, boxes, MOTION, BUDGET);
-        }
-    }
-
-    /// A different tenth of the boxes moves each frame.
-    mod ten_percent {
-        use super::*;
-
-        const MOTION: Motion = Motion::TenPercent;
-
-        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
-        fn plain<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
-            bench_server_tick::<BoxEntity>(bencher, boxes, MOTION, BUDGET);
-        }
-
-        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
-        fn interpolated<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
-            bench_server_tick::<InterpBox>(bencher, boxes, MOTION, BUDGET);
-        }
-
-        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
-        fn quantized<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
-            bench_server_tick::<QuantBox>(bencher, boxes, MOTION, BUDGET);
-        }
-    }
+    motion_benches!(
+        /// Every box moves every frame.
+        all, Motion::All, bench_server_tick
+    );
+    motion_benches!(
+        /// A different tenth of the boxes moves each frame.
+        ten_percent, Motion::TenPercent, bench_server_tick
+    );
 }
 
 /// The 64 clients' frames: each receives and applies its snapshot, then acknowledges it.
@@ -134,49 +127,14 @@ mod server_tick {
 mod client_frames {
     use super::*;
 
-    /// Every box moves every frame.
-    mod all {
-        use super::*;
-
-        const MOTION: Motion = Motion::All;
-
-        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
-        fn plain<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
-            bench_client_frames::<BoxEntity>(bencher, boxes, MOTION, BUDGET);
-        }
-
-        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
-        fn interpolated<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
-            bench_client_frames::<InterpBox>(bencher, boxes, MOTION, BUDGET);
-        }
-
-        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
-        fn quantized<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
-            bench_client_frames::<QuantBox>(bencher, boxes, MOTION, BUDGET);
-        }
-    }
-
-    /// A different tenth of the boxes moves each frame.
-    mod ten_percent {
-        use super::*;
-
-        const MOTION: Motion = Motion::TenPercent;
-
-        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
-        fn plain<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
-            bench_client_frames::<BoxEntity>(bencher, boxes, MOTION, BUDGET);
-        }
-
-        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
-        fn interpolated<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
-            bench_client_frames::<InterpBox>(bencher, boxes, MOTION, BUDGET);
-        }
-
-        #[divan::bench(consts = SCALE_BUDGETS, args = SCALE_BOXES)]
-        fn quantized<const BUDGET: usize>(bencher: Bencher<'_, '_>, boxes: usize) {
-            bench_client_frames::<QuantBox>(bencher, boxes, MOTION, BUDGET);
-        }
-    }
+    motion_benches!(
+        /// Every box moves every frame.
+        all, Motion::All, bench_client_frames
+    );
+    motion_benches!(
+        /// A different tenth of the boxes moves each frame.
+        ten_percent, Motion::TenPercent, bench_client_frames
+    );
 }
 
 /// Acknowledgement processing on the server.

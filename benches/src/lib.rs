@@ -1131,6 +1131,16 @@ impl<T: BenchBox> ScaleWorld<T> {
         );
     }
 
+    /// Whether every client holds the server's values (compared in column order, which
+    /// agrees on every peer while no box was removed).
+    pub fn clients_match_server(&self) -> bool {
+        let values = |mp: &ScaleMultiplayer| -> Vec<T> {
+            mp.scene().iter::<T>().map(|(_, b)| b.clone()).collect()
+        };
+        let server = values(&self.server);
+        self.clients.iter().all(|c| values(c) == server)
+    }
+
     /// Whether every client has acknowledged the server's newest tick but one, i.e. acks flow
     /// every frame. Holds between frames (the next stage is [`Move`](Stage::Move) or
     /// [`ServerBegin`](Stage::ServerBegin)): the acks of the newest tick are on their way.
@@ -1610,14 +1620,7 @@ mod tests {
         // few + 4 B, 9 B of header, flags and terminator).
         let bytes = world.server.stats().last_snapshot_bytes;
         assert!((100 * 31 + 9..100 * 36 + 9).contains(&bytes), "{bytes} B");
-        let values = |mp: &ScaleMultiplayer| -> Vec<BoxEntity> {
-            mp.scene()
-                .iter::<BoxEntity>()
-                .map(|(_, b)| b.clone())
-                .collect()
-        };
-        let server = values(&world.server);
-        assert!(world.clients.iter().all(|c| values(c) == server));
+        assert!(world.clients_match_server());
         world.advance_to(Stage::ServerBegin);
         world.server_begin();
         assert_eq!(world.next_stage(), Stage::ServerEnd);

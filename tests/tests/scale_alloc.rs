@@ -47,14 +47,7 @@ fn sixty_four_clients_and_1000_moving_boxes_allocate_nothing() {
     let bytes = world.server.stats().last_snapshot_bytes;
     assert!((31_000..33_000).contains(&bytes), "{bytes} B");
     // The clients hold the server's values.
-    let values = |mp: &mf_net_benches::ScaleMultiplayer| -> Vec<BoxEntity> {
-        mp.scene()
-            .iter::<BoxEntity>()
-            .map(|(_, b)| b.clone())
-            .collect()
-    };
-    let server = values(&world.server);
-    assert!(world.clients.iter().all(|c| values(c) == server));
+    assert!(world.clients_match_server());
 }
 
 #[test]

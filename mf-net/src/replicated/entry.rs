@@ -24,7 +24,6 @@ pub struct RegisteredType {
     rust_name: fn() -> &'static str,
     on_change: bool,
     owner_conditions: bool,
-    interpolated: bool,
 }
 
 impl RegisteredType {
@@ -39,7 +38,6 @@ impl RegisteredType {
             rust_name: std::any::type_name::<T>,
             on_change: T::ON_CHANGE,
             owner_conditions: T::OWNER_CONDITIONS,
-            interpolated: T::INTERPOLATED,
         }
     }
 
@@ -90,12 +88,6 @@ impl RegisteredType {
     /// ([`Replicated::OWNER_CONDITIONS`]).
     pub fn has_owner_conditions(&self) -> bool {
         self.owner_conditions
-    }
-
-    /// Whether the type (bases included) has interpolated members
-    /// ([`Replicated::INTERPOLATED`]).
-    pub fn is_interpolated(&self) -> bool {
-        self.interpolated
     }
 }
 

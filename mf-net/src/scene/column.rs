@@ -31,14 +31,14 @@ pub(crate) struct Changed {
 
 /// Where and when a client reads a snapshot entry into a row.
 #[derive(Debug)]
-pub(crate) struct EntryRead<'a> {
+struct EntryRead<'a> {
     /// The snapshot's tick.
-    pub(crate) tick: u32,
+    tick: u32,
     /// The tick up to which every node is known still (the newest untruncated snapshot); a
     /// row's known tick is the newer of this and the last snapshot that carried it.
-    pub(crate) known_floor: u32,
+    known_floor: u32,
     /// Where changed `on_change` members are recorded (empty: not recorded).
-    pub(crate) changed: &'a mut [u64],
+    changed: &'a mut [u64],
 }
 
 /// When a client applies a snapshot entry (see [`EntryRead`]).
@@ -149,6 +149,40 @@ impl<T: Replicated> Column<T> {
     }
 }
 
+impl<T: Replicated> Column<T> {
+    /// Reads a snapshot entry into `row`: through its interpolation state if it has one
+    /// ([`Replicated::read_buffered`]), else as [`ErasedColumn::read`].
+    #[inline]
+    fn read_entry(
+        &mut self,
+        row: u32,
+        r: &mut NetReader<'_>,
+        at: &mut EntryRead<'_>,
+    ) -> Result<(), DecodeError> {
+        if !T::INTERPOLATED {
+            // No interpolation state to look at: the value alone (its row stays untouched).
+            return self.read(row, r, at.changed);
+        }
+        let (Some(value), Some(meta)) = (
+            self.values.get_mut(row as usize),
+            self.rows.get_mut(row as usize),
+        ) else {
+            return Err(DecodeError::Invalid("no such row"));
+        };
+        match meta.interp.as_mut() {
+            Some(interp) => {
+                let known = interp.carried.max(at.known_floor);
+                interp.settled = false;
+                value.read_buffered(&mut interp.state, r, known, at.tick, at.changed)?;
+                interp.carried = interp.carried.max(at.tick);
+                Ok(())
+            }
+            None if at.changed.is_empty() => value.read(r),
+            None => value.read_tracked(r, at.changed),
+        }
+    }
+}
+
 fn row_index(index: usize) -> u32 {
     u32::try_from(index).unwrap_or_else(|_| panic!("a column holds more than u32::MAX values"))
 }
@@ -214,16 +248,8 @@ pub(crate) trait ErasedColumn {
         r: &mut NetReader<'_>,
         changed: &mut [u64],
     ) -> Result<(), DecodeError>;
-    /// Client: reads a snapshot entry into `row`: through its interpolation state if it has
-    /// one ([`Replicated::read_buffered`]), else as [`read`](Self::read).
-    fn read_entry(
-        &mut self,
-        row: u32,
-        r: &mut NetReader<'_>,
-        at: &mut EntryRead<'_>,
-    ) -> Result<(), DecodeError>;
     /// Client: applies one snapshot entry's state `bytes` (all of them) to `row` with
-    /// [`read_entry`](Self::read_entry), then runs the `on_change` hooks of the members it
+    /// its interpolation state (if any), then runs the `on_change` hooks of the members it
     /// changed; `changed` is scratch for the hooked types (grown once, at spawn).
     fn apply_entry(
         &mut self,
@@ -377,36 +403,6 @@ impl<T: Replicated> ErasedColumn for Column<T> {
             value.read(r)
         } else {
             value.read_tracked(r, changed)
-        }
-    }
-
-    #[inline]
-    fn read_entry(
-        &mut self,
-        row: u32,
-        r: &mut NetReader<'_>,
-        at: &mut EntryRead<'_>,
-    ) -> Result<(), DecodeError> {
-        if !T::INTERPOLATED {
-            // No interpolation state to look at: the value alone (its row stays untouched).
-            return self.read(row, r, at.changed);
-        }
-        let (Some(value), Some(meta)) = (
-            self.values.get_mut(row as usize),
-            self.rows.get_mut(row as usize),
-        ) else {
-            return Err(DecodeError::Invalid("no such row"));
-        };
-        match meta.interp.as_mut() {
-            Some(interp) => {
-                let known = interp.carried.max(at.known_floor);
-                interp.settled = false;
-                value.read_buffered(&mut interp.state, r, known, at.tick, at.changed)?;
-                interp.carried = interp.carried.max(at.tick);
-                Ok(())
-            }
-            None if at.changed.is_empty() => value.read(r),
-            None => value.read_tracked(r, at.changed),
         }
     }
 

@@ -12,15 +12,16 @@ const NO_VALUE: DecodeError = DecodeError::Invalid("node holds no value");
 
 impl Scene {
     /// Server: gives `node`'s value a shadow state (every member stamped `tick`) tagged `tag`;
-    /// returns its change ticks, or `None` if the node holds no value.
+    /// returns its change ticks and where the value is, or `None` if the node holds no value.
     pub(crate) fn start_shadow(
         &mut self,
         node: NodeId,
         tag: u32,
         tick: u32,
-    ) -> Option<LastChanged> {
-        let (column, row) = self.column_of_mut(node)?;
-        Some(column.start_shadow(row, tag, tick))
+    ) -> Option<(LastChanged, ValueAt)> {
+        let at = self.value_at(node)?;
+        let column = self.columns.get_mut(at.column as usize)?;
+        Some((column.column.start_shadow(at.row, tag, tick), at))
     }
 
     /// Server: `node` is no longer networked; its value keeps no shadow state.

@@ -20,7 +20,7 @@ use crate::replication::protocol::{
     self, ParentRef, SpawnHeaderRef, SpawnerPayload, ACK, AUTHORITY, DESPAWN, HELLO, SPAWN,
 };
 use crate::replication::Audience;
-use crate::scene::{Changed, NodeId, Scene};
+use crate::scene::{Changed, NodeId, Scene, ValueAt};
 use crate::transport::{Channel, DisconnectReason, PeerId};
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
@@ -736,7 +736,7 @@ impl ServerState {
                 has_state: false,
                 owner_conditions,
                 last_changed: [0; 2],
-                value_at: shared.scene.value_at(node).unwrap_or_default(),
+                value_at: ValueAt::default(),
                 authority,
                 net_parent,
                 group: g,
@@ -744,12 +744,13 @@ impl ServerState {
             let key = self.nodes.push(net_id, record);
             // The shadow's tag is the record's slot: capture names changed nodes by it.
             let tag = u32::try_from(key.slot()).unwrap_or(u32::MAX);
-            if let (Some(last_changed), Some(n)) = (
+            if let (Some((last_changed, at)), Some(n)) = (
                 shared.scene.start_shadow(node, tag, 0),
                 self.nodes.get_mut(key),
             ) {
                 n.has_state = true;
                 n.last_changed = last_changed;
+                n.value_at = at;
             }
             for c in self.clients.iter_mut().filter(|c| c.ready) {
                 c.send.add(key, 0);

@@ -228,6 +228,33 @@ mod tests {
         [id, 5, 1, 0, 0, 0, 0]
     }
 
+    /// The bytes of a snapshot with `flags` carrying the nodes `ids`, in that order.
+    fn expected(flags: u8, ids: impl IntoIterator<Item = u8>) -> Vec<u8> {
+        let mut bytes = vec![flags];
+        ids.into_iter().for_each(|id| bytes.extend(entry(id)));
+        bytes.push(0);
+        bytes
+    }
+
+    /// What a budget fits: flags, three entries and the terminator.
+    const THREE_ENTRIES: usize = 1 + 3 * 7 + 1;
+
+    /// A client (writing straight into its packets) whose `pending` nodes changed at tick 6
+    /// and who acknowledged the snapshot of tick 6, cut by the budget after nodes 1 to 3.
+    fn kept_behind(
+        (table, states): (&NodeTable, &States),
+        pending: &[NodeKey],
+    ) -> (ClientSlot, EntryCache) {
+        let mut c = client(2, table);
+        let mut entries = EntryCache::default();
+        entries.begin(table.slot_count(), false);
+        c.send.refresh(pending, table, c.peer);
+        let cut = snapshot((table, states), &mut c, &mut entries, 6, THREE_ENTRIES);
+        assert_eq!(cut, expected(SNAPSHOT_TRUNCATED, 1..=3));
+        assert!(c.send.ack(6, Duration::ZERO).is_some());
+        (c, entries)
+    }
+
     #[test]
     fn an_idle_tick_writes_only_the_flags_and_the_terminator() {
         let (table, states, _) = table(100, 0);
@@ -281,48 +308,29 @@ mod tests {
     #[test]
     fn a_client_the_budget_keeps_behind_continues_without_refiltering_its_list() {
         let (table, states, keys) = table(20, 6);
-        let mut c = client(2, &table);
-        let mut entries = EntryCache::default();
-        entries.begin(table.slot_count(), false);
-        c.send.refresh(&keys, &table, c.peer);
-        let budget = 1 + 3 * 7 + 1;
-        let cut = snapshot((&table, &states), &mut c, &mut entries, 6, budget);
-        assert_eq!(cut[0], SNAPSHOT_TRUNCATED);
-        assert!(c.send.ack(6, Duration::ZERO).is_some());
+        let (mut c, mut entries) = kept_behind((&table, &states), &keys);
         // Behind, with every node pending: the refresh keeps the list whole (nodes 1 to 3,
         // acknowledged, stay in it), and the next snapshot goes on at node 4.
         c.send.refresh(&keys[9..10], &table, c.peer);
         assert_eq!(c.send.pending().len(), 20);
-        let next = snapshot((&table, &states), &mut c, &mut entries, 7, budget);
-        let mut expected = vec![SNAPSHOT_TRUNCATED];
-        (4..=6).for_each(|id| expected.extend(entry(id)));
-        expected.push(0);
-        assert_eq!(next, expected);
+        let next = snapshot((&table, &states), &mut c, &mut entries, 7, THREE_ENTRIES);
+        assert_eq!(next, expected(SNAPSHOT_TRUNCATED, 4..=6));
     }
 
     #[test]
     fn a_client_kept_behind_gets_new_changes_merged_without_filtering() {
         let (table, states, keys) = table(20, 6);
-        let mut c = client(2, &table);
-        let mut entries = EntryCache::default();
-        entries.begin(table.slot_count(), false);
-        c.send.refresh(&keys[..10], &table, c.peer);
-        let budget = 1 + 3 * 7 + 1;
-        snapshot((&table, &states), &mut c, &mut entries, 6, budget);
-        assert!(c.send.ack(6, Duration::ZERO).is_some());
+        let (mut c, mut entries) = kept_behind((&table, &states), &keys[..10]);
         // Behind, with part of the nodes pending: node 16 joins the list unfiltered (the
         // acknowledged nodes 1 to 3 stay in it), and the snapshot goes on at node 4.
         c.send.refresh(&keys[15..16], &table, c.peer);
         assert_eq!(c.send.pending().len(), 11);
-        let next = snapshot((&table, &states), &mut c, &mut entries, 7, budget);
-        let mut expected = vec![SNAPSHOT_TRUNCATED];
-        (4..=6).for_each(|id| expected.extend(entry(id)));
-        expected.push(0);
-        assert_eq!(next, expected);
+        let next = snapshot((&table, &states), &mut c, &mut entries, 7, THREE_ENTRIES);
+        assert_eq!(next, expected(SNAPSHOT_TRUNCATED, 4..=6));
         // Caught up (everything fits: 7 to 10 and 16, then 4 to 6 again, not yet
         // acknowledged; 1 to 3 are passed over): the next refresh filters the list again.
         let rest = snapshot((&table, &states), &mut c, &mut entries, 8, 0);
-        assert_eq!(rest.len(), 1 + 8 * 7 + 1);
+        assert_eq!(rest, expected(0, [7, 8, 9, 10, 16, 4, 5, 6]));
         assert!(c.send.ack(7, Duration::ZERO).is_some());
         assert!(c.send.ack(8, Duration::ZERO).is_some());
         c.send.refresh(&[], &table, c.peer);
@@ -339,11 +347,8 @@ mod tests {
             c.send.refresh(&keys, &table, c.peer);
         }
         // Flags, three entries and the terminator fit: the fourth entry is cut.
-        let cut = snapshot((&table, &states), &mut a, &mut entries, 6, 1 + 3 * 7 + 1);
-        let mut expected = vec![SNAPSHOT_TRUNCATED];
-        (1..=3).for_each(|id| expected.extend(entry(id)));
-        expected.push(0);
-        assert_eq!(cut, expected);
+        let cut = snapshot((&table, &states), &mut a, &mut entries, 6, THREE_ENTRIES);
+        assert_eq!(cut, expected(SNAPSHOT_TRUNCATED, 1..=3));
         // The other client gets all twenty, sharing the four entries encoded for the first.
         let whole = snapshot((&table, &states), &mut b, &mut entries, 6, 0);
         assert_eq!(whole.len(), 1 + 20 * 7 + 1);
@@ -352,7 +357,7 @@ mod tests {
         // The next snapshot of the first client starts where its last one stopped.
         entries.begin(table.slot_count(), true);
         a.send.refresh(&[], &table, a.peer);
-        let next = snapshot((&table, &states), &mut a, &mut entries, 7, 1 + 3 * 7 + 1);
+        let next = snapshot((&table, &states), &mut a, &mut entries, 7, THREE_ENTRIES);
         assert_eq!(next[1..8], entry(4));
     }
 }
