@@ -36,11 +36,13 @@ use std::fmt;
 use std::time::Duration;
 
 use glam::{Quat, Vec3};
+use mf_net::__private as entry;
 use mf_net::bus::{MessageBus, MessageRegistry};
 use mf_net::prelude::*;
-use mf_net::replication::protocol;
+use mf_net::replication::message_ids;
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
 use mf_net::transport::{TransportEvent, TransportStats};
+use mf_net::wire::ProtocolViolation;
 
 // ---------------------------------------------------------------------------------------------
 // Replication fixtures
@@ -155,7 +157,7 @@ pub fn step(boxes: &mut [BoxEntity], frame: u32, motion: Motion) -> usize {
 }
 
 /// Writes one snapshot entry for a node with the runtime's own entry writer
-/// ([`protocol::write_entry`]): varint `net_id`, varint byte length, then the node's members
+/// (`write_entry`): varint `net_id`, varint byte length, then the node's members
 /// changed since `since` ([`Replicated::write_since`]). `scratch` is only used by states of 128
 /// bytes or more (never by a box).
 #[inline]
@@ -166,7 +168,7 @@ pub fn write_entry<T: Replicated>(
     state: &T::State,
     since: u32,
 ) {
-    protocol::write_entry(w, net_id, scratch, |w| T::write_since(state, since, w));
+    entry::write_entry(w, net_id, scratch, |w| T::write_since(state, since, w));
 }
 
 /// The net id of the box at `index` (ids start at 1, as the replication layer's do).
@@ -193,7 +195,7 @@ pub fn encode_changed(states: &[BoxState], since: u32, w: &mut NetWriter) -> usi
 }
 
 /// Reads every entry of `bytes` (up to the terminating 0) with the runtime's entry reader
-/// ([`protocol::read_entry`]) and applies it to the client's box with that net id
+/// (`read_entry`) and applies it to the client's box with that net id
 /// ([`Replicated::read`] on the entry's bytes). Returns how many entries were applied.
 ///
 /// # Errors
@@ -202,12 +204,12 @@ pub fn encode_changed(states: &[BoxState], since: u32, w: &mut NetWriter) -> usi
 pub fn decode_apply(bytes: &[u8], boxes: &mut [BoxEntity]) -> Result<usize, DecodeError> {
     let mut r = NetReader::new(bytes);
     let mut applied = 0;
-    while let Some((id, state)) = protocol::read_entry(&mut r)? {
+    while let Some((id, state)) = entry::read_entry(&mut r)? {
         let mut entry = NetReader::new(state);
         let target = (id as usize)
             .checked_sub(1)
             .and_then(|index| boxes.get_mut(index))
-            .ok_or(DecodeError::Invalid("unknown net id"))?;
+            .ok_or(DecodeError::Protocol(ProtocolViolation::UnknownNode))?;
         target.read(&mut entry)?;
         entry.finish()?;
         applied += 1;
@@ -395,7 +397,7 @@ pub fn box_library<T: BenchBox>() -> SceneLibrary {
 }
 
 /// The replication message id of a snapshot (bytes 1–2 of its header).
-const SNAPSHOT_ID: u16 = protocol::SNAPSHOT;
+const SNAPSHOT_ID: u16 = message_ids::SNAPSHOT;
 
 /// The transport of the snapshot fixtures: a [`LoopbackTransport`] for the handshake and the
 /// spawns, then switched to **replay** mode, where it takes no part in what is measured:

@@ -63,6 +63,8 @@ pub mod __private {
     pub use crate::interpolation::member::MemberInterpolate;
     pub use crate::interpolation::InterpolationBuffer;
     pub use crate::replicated::member::{MemberClone, MemberCodec, MemberEq};
+    /// The runtime's snapshot entry framing, for the benchmarks that time it.
+    pub use crate::replication::protocol::{read_entry, write_entry};
     pub use crate::replication::{
         Audience, MemberCondition, MemberInfo, RegisteredType, Replicated, MAX_MEMBERS,
     };

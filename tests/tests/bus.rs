@@ -220,7 +220,7 @@ fn malformed_unknown_and_unhandled_packets_are_dropped_and_counted() {
         ),
         (
             vec![3, move_id, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 99],
-            DropReason::Malformed(DecodeError::Invalid("trailing bytes after the message")),
+            DropReason::Malformed(DecodeError::TrailingBytes),
         ),
     ];
     for (bytes, _) in &cases {

@@ -9,7 +9,8 @@ use std::time::Duration;
 use mf_net::interpolation::InterpolationConfig;
 use mf_net::prelude::*;
 use mf_net::replication::{
-    protocol, Audience, MemberCondition, MultiplayerConfig, NetId, ReplicationRegistry,
+    message_ids as protocol, Audience, MemberCondition, MultiplayerConfig, NetId,
+    ReplicationRegistry,
 };
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
 use mf_net::transport::simulated::NetworkConditions;

@@ -26,8 +26,8 @@ use std::time::Duration;
 
 use mf_net::bus::BusStats;
 use mf_net::prelude::*;
-use mf_net::replication::protocol::{
-    self, AUTHORITY, DESPAWN, HELLO, RPC, SNAPSHOT, SPAWN, WELCOME,
+use mf_net::replication::message_ids::{
+    self as protocol, AUTHORITY, DESPAWN, HELLO, RPC, SNAPSHOT, SPAWN, WELCOME,
 };
 use mf_net::replication::NetId;
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
@@ -1053,7 +1053,7 @@ fn a_malformed_bind_leaves_the_bound_node_untouched() {
     let bind = |count: u32, absent: &[u32], state: &[u8]| {
         let mut w = NetWriter::new();
         w.write_var_u32(7);
-        w.write_var_i32(protocol::SCENE_BIND);
+        w.write_var_i32(-1); // the spawn's scene: -1, a bind
         w.write_var_u32(0);
         w.write_str("/root/level");
         w.write_str("door");

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use mf_net::prelude::*;
-use mf_net::replication::protocol;
+use mf_net::replication::message_ids as protocol;
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
 use mf_net::transport::TransportEvent;
 mod replication_common;

@@ -41,7 +41,7 @@ fn crafted_rpcs_are_counted_and_refused_without_harming_anyone() {
     raw.rpc(9_999, wire::WAVE, &[]);
     raw.rpc(0, wire::WAVE, &[]);
     raw.send(
-        mf_net::replication::protocol::RPC,
+        mf_net::replication::message_ids::RPC,
         Channel::Reliable,
         &[0xff; 6],
     );

@@ -8,7 +8,7 @@ mod rpc_common;
 
 use std::sync::Arc;
 
-use mf_net::replication::protocol::RPC;
+use mf_net::replication::message_ids::RPC;
 use mf_net::replication::ReplicationRegistry;
 use mf_net::rpc::{RpcMode, RpcRegistry};
 use mf_net_tests::harness::{drain, messages, Mp, World};

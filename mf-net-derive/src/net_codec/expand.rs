@@ -154,7 +154,7 @@ pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
                 fn decode(
                     _: &mut #p::NetReader<'_>,
                 ) -> #p::Result<Self, #p::DecodeError> {
-                    #p::Result::Err(#p::DecodeError::Invalid("NetCodec derive failed"))
+                    #p::Result::Err(#p::DecodeError::InvalidValue)
                 }
             }
         };
@@ -295,13 +295,11 @@ fn encode_enum(cx: &Ctx, variants: &[NetCodecVariant]) -> TokenStream {
 /// Reads the variant index, then that variant's fields; an unknown index is invalid.
 fn decode_enum(cx: &Ctx, variants: &[NetCodecVariant]) -> TokenStream {
     let Ctx { p, r, .. } = cx;
-    let unknown = quote! {
-        #p::Result::Err(#p::DecodeError::Invalid("unknown enum variant"))
-    };
     if variants.is_empty() {
+        // No variant: no byte string is a valid encoding.
         return quote! {
             let _ = #r;
-            #unknown
+            #p::Result::Err(#p::DecodeError::InvalidValue)
         };
     }
     let arms = variants.iter().enumerate().map(|(index, v)| {
@@ -313,7 +311,7 @@ fn decode_enum(cx: &Ctx, variants: &[NetCodecVariant]) -> TokenStream {
     quote! {
         match #p::NetReader::read_var_u32(#r)? {
             #(#arms)*
-            _ => #unknown,
+            tag => #p::Result::Err(#p::DecodeError::UnknownVariant(tag)),
         }
     }
 }

@@ -733,7 +733,7 @@ pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
                     &mut self,
                     _: &mut #p::NetReader<'_>,
                 ) -> #p::Result<(), #p::DecodeError> {
-                    #p::Result::Err(#p::DecodeError::Invalid("Replicated derive failed"))
+                    #p::Result::Err(#p::DecodeError::InvalidValue)
                 }
 
                 fn read_tracked(
@@ -741,7 +741,7 @@ pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
                     _: &mut #p::NetReader<'_>,
                     _: &mut [u64],
                 ) -> #p::Result<(), #p::DecodeError> {
-                    #p::Result::Err(#p::DecodeError::Invalid("Replicated derive failed"))
+                    #p::Result::Err(#p::DecodeError::InvalidValue)
                 }
 
                 fn run_on_change(&mut self, _: &[u64]) {}

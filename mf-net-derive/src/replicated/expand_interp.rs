@@ -257,7 +257,7 @@ pub(crate) fn placeholder_items() -> TokenStream {
             _: u32,
             _: &mut [u64],
         ) -> #p::Result<(), #p::DecodeError> {
-            #p::Result::Err(#p::DecodeError::Invalid("Replicated derive failed"))
+            #p::Result::Err(#p::DecodeError::InvalidValue)
         }
 
         fn blend(&mut self, _: &Self::Interp, _: f64, _: u32, _: f64) {}

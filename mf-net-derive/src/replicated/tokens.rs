@@ -187,9 +187,7 @@ pub(super) fn check_mask(p: &TokenStream, mask: &Ident, count: usize) -> Option<
     (count < 64).then(|| {
         quote! {
             if #mask & !#all != 0 {
-                return #p::Result::Err(#p::DecodeError::Invalid(
-                    "change mask has bits past the last member",
-                ));
+                return #p::Result::Err(#p::DecodeError::BadMask);
             }
         }
     })

@@ -173,7 +173,7 @@ impl<T: Transport + ?Sized> BusCore<T> {
 
     /// Sends a message whose payload `encode` writes, under a raw id (used by the replication
     /// layer for its reserved ids, and by generated RPC senders that encode arguments in place).
-    pub fn send_with(
+    pub(crate) fn send_with(
         &mut self,
         peer: PeerId,
         id: u16,
@@ -185,7 +185,7 @@ impl<T: Transport + ?Sized> BusCore<T> {
     }
 
     /// Broadcasts a message whose payload `encode` writes once; returns how many peers accepted.
-    pub fn broadcast_with(
+    pub(crate) fn broadcast_with(
         &mut self,
         id: u16,
         channel: Channel,

@@ -101,9 +101,7 @@ impl<T: NetCodec, const N: usize> NetCodec for [T; N] {
         for _ in 0..N {
             items.push(T::decode(r)?);
         }
-        items
-            .into_inner()
-            .map_err(|_| DecodeError::Invalid("array length mismatch"))
+        items.into_inner().map_err(|_| DecodeError::InvalidValue)
     }
 }
 

@@ -50,8 +50,7 @@ impl NetCodec for usize {
 
     #[inline]
     fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
-        usize::try_from(r.read_var_u64()?)
-            .map_err(|_| DecodeError::Invalid("usize out of range on this target"))
+        usize::try_from(r.read_var_u64()?).map_err(|_| DecodeError::OutOfRange)
     }
 }
 
@@ -67,8 +66,7 @@ impl NetCodec for isize {
 
     #[inline]
     fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
-        isize::try_from(r.read_var_i64()?)
-            .map_err(|_| DecodeError::Invalid("isize out of range on this target"))
+        isize::try_from(r.read_var_i64()?).map_err(|_| DecodeError::OutOfRange)
     }
 }
 
@@ -84,8 +82,7 @@ impl NetCodec for char {
 
     #[inline]
     fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
-        char::from_u32(r.read_var_u32()?)
-            .ok_or(DecodeError::Invalid("char is not a Unicode scalar value"))
+        char::from_u32(r.read_var_u32()?).ok_or(DecodeError::OutOfRange)
     }
 }
 

@@ -9,7 +9,7 @@
 //! bytes** that holds `bits` bits (1–8 bits: 1 byte, 9–16: 2, 17–24: 3, 25–32: 4), so a
 //! member's size does not depend on its value. Vectors (`glam` feature) write each component
 //! that way, in order: a `Vec3` with 16 bits is 6 bytes. Reading refuses an index above
-//! `2^bits − 1` ([`DecodeError::Invalid`]).
+//! `2^bits − 1` ([`DecodeError::BadQuantized`]).
 //!
 //! The derive compares members on their bucket indexes ([`Quantize::quantized_eq`]), so a
 //! change smaller than a step (one that does not move the value to another bucket) is not
@@ -197,7 +197,7 @@ impl Quantization {
         bytes[..src.len()].copy_from_slice(src);
         let index = u32::from_le_bytes(bytes);
         if index > self.max_index() {
-            return Err(DecodeError::Invalid("quantized value past its last bucket"));
+            return Err(DecodeError::BadQuantized);
         }
         Ok(index)
     }
@@ -452,9 +452,7 @@ pub(crate) fn pack_smallest_three(bits: u32, c: [f32; 4]) -> u64 {
 pub(crate) fn unpack_smallest_three(bits: u32, packed: u64) -> Result<[f32; 4], DecodeError> {
     let bits = bits.clamp(1, 20);
     if packed >> (2 + 3 * bits) != 0 {
-        return Err(DecodeError::Invalid(
-            "smallest-three rotation with padding bits set",
-        ));
+        return Err(DecodeError::BadQuantized);
     }
     let m = smallest_three_center(bits);
     let mask = (1u64 << bits) - 1;
@@ -470,9 +468,7 @@ pub(crate) fn unpack_smallest_three(bits: u32, packed: u64) -> Result<[f32; 4], 
         let k = (packed >> shift) & mask;
         shift += bits;
         if k > 2 * m {
-            return Err(DecodeError::Invalid(
-                "smallest-three component past its last bucket",
-            ));
+            return Err(DecodeError::BadQuantized);
         }
         #[allow(clippy::cast_precision_loss)]
         let v = (k as f64 - m as f64) / m as f64 * std::f64::consts::FRAC_1_SQRT_2;

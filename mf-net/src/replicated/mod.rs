@@ -204,7 +204,7 @@ pub trait Replicated: Sized + 'static {
 
     /// Reads what [`write_since`](Self::write_since) or [`write_full`](Self::write_full) wrote
     /// and assigns the values to `self`. A mask bit past the member count is
-    /// [`DecodeError::Invalid`]. On error `self` may be partly updated; callers drop the entry.
+    /// [`DecodeError::BadMask`]. On error `self` may be partly updated; callers drop the entry.
     /// Runs no `on_change` hook.
     fn read(&mut self, r: &mut NetReader<'_>) -> Result<(), DecodeError>;
 

@@ -2,11 +2,12 @@
 //! implements, the link-time [`registry`] of replicated types, and the [`Multiplayer`] runtime
 //! that spawns scenes on clients and keeps them in sync with delta snapshots.
 //!
-//! See [`multiplayer`] for the runtime and [`protocol`] for its wire format.
+//! See [`multiplayer`] for the runtime and [`message_ids`] for its wire format.
 
 pub mod interest;
+pub mod message_ids;
 pub mod multiplayer;
-pub mod protocol;
+pub(crate) mod protocol;
 pub mod registry;
 
 pub use crate::replicated::{
@@ -17,4 +18,5 @@ pub use multiplayer::{
     LinkQuality, Multiplayer, MultiplayerConfig, MultiplayerError, MultiplayerEvent, NetId,
     NetworkStats, PeerNetworkStats, Spawner, LINK_WINDOW,
 };
+pub use protocol::MAX_NAME_BYTES;
 pub use registry::{ReplicatedTypeId, ReplicationRegistry, ReplicationRegistryError};

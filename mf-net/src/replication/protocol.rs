@@ -1,62 +1,19 @@
-//! The replication layer's own messages: reserved ids at the top of the message id space and
-//! their byte layouts.
-//!
-//! Every message is one packet with the bus's 7-byte header (protocol version `u8`, message id
-//! `u16`, sender tick `u32`, little-endian) and the payload below. Varints are LEB128; `varint
-//! i32` is zig-zag. Snapshot and ack travel on the unreliable channel, everything else on the
-//! reliable one.
-//!
-//! | id | message | direction | payload |
-//! | --- | --- | --- | --- |
-//! | 4080 | hello | client → server | fingerprint `u64` · scene count varint · per scene: name string · node count varint · per node: type name string, schema hash `u64` |
-//! | 4081 | welcome | server → client | peer id `u64` · tick rate `u8` · server tick `u32` |
-//! | 4082 | refuse | server → client | text string (then the server disconnects with `ProtocolMismatch`) |
-//! | 4083 | spawn | server → client | first net id varint · scene varint i32 (index, −1 bind, −2 spawner) · parent net id varint (0: by path) · [parent path string] · name string · authority varint u64 · node count varint · [scene −2 only: spawner index varint · data length varint · data (the spawn data's `NetCodec` encoding)] · absent count varint · absent net ids varint… · per present node, in id order: its full state |
-//! | 4084 | despawn | server → client | net id varint |
-//! | 4085 | snapshot | server → client | flags `u8` (bit 0: truncated) · entries `net id varint · length varint · state` · `0` |
-//! | 4086 | ack | client → server | snapshot tick varint |
-//! | 4087 | authority | server → client | net id varint · peer varint u64 · recursive bool |
-//! | 4088 | rpc | both | net id varint · RPC wire id varint · arguments (each parameter's `NetCodec` encoding); reliable or unreliable as the RPC is declared |
-//!
-//! An idle snapshot is the header, the flags byte and the terminating 0: 9 bytes. The remaining
-//! reserved ids are unused.
-//!
-//! When some spawnable scene's type has RPCs, the hello carries their signatures after the
-//! shapes (type count varint · per type: stable name string · RPC count varint · per RPC:
-//! description string, signature hash `u64`), and the fingerprint covers them.
+//! The replication layer's own messages: encoding and decoding (the layouts are documented on
+//! [`message_ids`](super::message_ids)).
 
+pub(crate) use super::message_ids::*;
 use crate::bus::{MessageRegistry, RegistryError};
 use crate::scene::SceneShape;
 use crate::schema;
-use crate::wire::{DecodeError, NetReader, NetWriter};
-
-/// Client → server: the replication fingerprint and the scene shapes behind it.
-pub const HELLO: u16 = crate::bus::FIRST_RESERVED_ID;
-/// Server → client: the client's peer id, the tick rate and the server tick.
-pub const WELCOME: u16 = HELLO + 1;
-/// Server → client: why the hello was refused, naming the first difference.
-pub const REFUSE: u16 = HELLO + 2;
-/// Server → client: a spawned (or bound) scene instance with its full state.
-pub const SPAWN: u16 = HELLO + 3;
-/// Server → client: a networked node (and its subtree) is gone.
-pub const DESPAWN: u16 = HELLO + 4;
-/// Server → client: the members changed since the client's acknowledged tick, per node.
-pub const SNAPSHOT: u16 = HELLO + 5;
-/// Client → server: a snapshot was fully applied (also the client's heartbeat).
-pub const ACK: u16 = HELLO + 6;
-/// Server → client: a node's network authority changed.
-pub const AUTHORITY: u16 = HELLO + 7;
-/// Both ways: one RPC call (see
-/// [`multiplayer`](crate::replication::multiplayer) and the `rpc` module there).
-pub const RPC: u16 = HELLO + 8;
+use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
 
 /// Scene index of a spawn message that binds a node every peer loads.
-pub const SCENE_BIND: i32 = -1;
+pub(crate) const SCENE_BIND: i32 = -1;
 /// Scene index of a spawn message made by a spawner.
-pub const SCENE_SPAWNER: i32 = -2;
+pub(crate) const SCENE_SPAWNER: i32 = -2;
 
 /// Snapshot flag: some changed nodes did not fit the byte budget and follow in later ticks.
-pub const SNAPSHOT_TRUNCATED: u8 = 1;
+pub(crate) const SNAPSHOT_TRUNCATED: u8 = 1;
 
 /// Longest node or scene name or path the replication messages accept.
 pub const MAX_NAME_BYTES: usize = 4096;
@@ -128,7 +85,7 @@ const LAYOUT_VERSION: u64 = 1;
 /// # Errors
 ///
 /// [`RegistryError::IdTaken`] if something else holds a reserved id.
-pub fn prepare_registry(registry: &mut MessageRegistry) -> Result<(), RegistryError> {
+pub(crate) fn prepare_registry(registry: &mut MessageRegistry) -> Result<(), RegistryError> {
     for (id, name) in NAMES {
         let hash = schema::hash_u64(schema::hash_name(name), LAYOUT_VERSION);
         registry.register_reserved_raw(id - crate::bus::FIRST_RESERVED_ID, name, hash)?;
@@ -317,7 +274,7 @@ impl SpawnHeader {
     pub(crate) fn read(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
         let first_net_id = r.read_var_u32()?;
         if first_net_id == 0 {
-            return Err(DecodeError::Invalid("spawn with net id 0"));
+            return Err(DecodeError::Protocol(ProtocolViolation::ZeroNetId));
         }
         let scene = r.read_var_i32()?;
         let parent = match r.read_var_u32()? {
@@ -328,7 +285,7 @@ impl SpawnHeader {
         let authority = r.read_var_u64()?;
         let count = r.read_var_u32()?;
         if first_net_id.checked_add(count).is_none() {
-            return Err(DecodeError::Invalid("spawn net ids overflow"));
+            return Err(DecodeError::Protocol(ProtocolViolation::NetIdOverflow));
         }
         let spawner = if scene == SCENE_SPAWNER {
             let index = r.read_var_u32()?;

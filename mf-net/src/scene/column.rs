@@ -12,7 +12,7 @@ use std::any::Any;
 
 use super::{NodeId, ValueSlot};
 use crate::replicated::{Audience, RegisteredType, Replicated};
-use crate::wire::{DecodeError, NetReader, NetWriter};
+use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
 
 /// A row's change ticks as snapshots read them: the newest tick stamped on a member that a
 /// snapshot for the node's owner, and for any other client, carries (0: none).
@@ -167,7 +167,7 @@ impl<T: Replicated> Column<T> {
             self.values.get_mut(row as usize),
             self.rows.get_mut(row as usize),
         ) else {
-            return Err(DecodeError::Invalid("no such row"));
+            return Err(DecodeError::Protocol(ProtocolViolation::UnknownNode));
         };
         match meta.interp.as_mut() {
             Some(interp) => {
@@ -205,8 +205,6 @@ pub(crate) trait ErasedColumn {
     fn entry(&self) -> &'static RegisteredType;
     /// Removes `row` by moving the last row into it; returns the node whose row moved there.
     fn swap_remove(&mut self, row: u32) -> Option<NodeId>;
-    /// The value of `row`, type-erased.
-    fn value(&self, row: u32) -> Option<&dyn Any>;
     /// The value of `row`, type-erased and mutable.
     fn value_mut(&mut self, row: u32) -> Option<&mut dyn Any>;
     /// Drops every row's runtime state (shadows and interpolation): the runtime stopped or
@@ -292,10 +290,6 @@ impl<T: Replicated> ErasedColumn for Column<T> {
         self.values.swap_remove(row);
         self.rows.swap_remove(row);
         self.rows.get(row).map(|r| r.node)
-    }
-
-    fn value(&self, row: u32) -> Option<&dyn Any> {
-        Some(self.values.get(row as usize)?)
     }
 
     fn value_mut(&mut self, row: u32) -> Option<&mut dyn Any> {
@@ -398,7 +392,7 @@ impl<T: Replicated> ErasedColumn for Column<T> {
         let value = self
             .values
             .get_mut(row as usize)
-            .ok_or(DecodeError::Invalid("no such row"))?;
+            .ok_or(DecodeError::Protocol(ProtocolViolation::UnknownNode))?;
         if changed.is_empty() {
             value.read(r)
         } else {

@@ -5,10 +5,10 @@
 use super::column::{BlendAt, Changed, LastChanged};
 use super::{NodeId, Scene, ValueAt};
 use crate::replicated::Audience;
-use crate::wire::{DecodeError, NetReader, NetWriter};
+use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
 
 /// The error of a read into a node that holds no value.
-const NO_VALUE: DecodeError = DecodeError::Invalid("node holds no value");
+const NO_VALUE: DecodeError = DecodeError::Protocol(ProtocolViolation::UnknownNode);
 
 impl Scene {
     /// Server: gives `node`'s value a shadow state (every member stamped `tick`) tagged `tag`;

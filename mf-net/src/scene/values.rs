@@ -107,14 +107,8 @@ impl Scene {
         Some(column.entry())
     }
 
-    /// `node`'s value, type-erased.
-    pub fn value_any(&self, node: NodeId) -> Option<&dyn Any> {
-        let (column, row) = self.column_of(node)?;
-        column.value(row)
-    }
-
     /// `node`'s value, type-erased and mutable (what an RPC dispatcher takes).
-    pub fn value_any_mut(&mut self, node: NodeId) -> Option<&mut dyn Any> {
+    pub(crate) fn value_any_mut(&mut self, node: NodeId) -> Option<&mut dyn Any> {
         let (column, row) = self.column_of_mut(node)?;
         column.value_mut(row)
     }

@@ -10,7 +10,7 @@ mod error;
 mod reader;
 mod writer;
 
-pub use error::DecodeError;
+pub use error::{DecodeError, ProtocolViolation};
 pub use reader::NetReader;
 pub use writer::NetWriter;
 

@@ -4,7 +4,7 @@ use super::{unzigzag32, unzigzag64, DecodeError, MAX_STRING_BYTES};
 ///
 /// Every read is checked: running past the end is [`DecodeError::EndOfStream`]; an overlong or
 /// overflowing varint, invalid UTF-8, a bool byte other than 0 or 1, a length or count larger
-/// than the bytes left, or a string over its limit is [`DecodeError::Invalid`]. No input makes it
+/// than the bytes left, or a string over its limit is an error ([`DecodeError`]). No input makes it
 /// panic.
 #[derive(Debug, Clone)]
 pub struct NetReader<'a> {
@@ -37,13 +37,13 @@ impl<'a> NetReader<'a> {
         &self.data[self.pos..]
     }
 
-    /// Succeeds only if every byte was read: trailing bytes are [`DecodeError::Invalid`].
+    /// Succeeds only if every byte was read: trailing bytes are [`DecodeError::TrailingBytes`].
     #[inline]
     pub fn finish(&self) -> Result<(), DecodeError> {
         if self.remaining() == 0 {
             Ok(())
         } else {
-            Err(DecodeError::Invalid("trailing bytes after the message"))
+            Err(DecodeError::TrailingBytes)
         }
     }
 
@@ -96,7 +96,7 @@ impl<'a> NetReader<'a> {
         match self.read_u8()? {
             0 => Ok(false),
             1 => Ok(true),
-            _ => Err(DecodeError::Invalid("bool byte is neither 0 nor 1")),
+            byte => Err(DecodeError::InvalidBool(byte)),
         }
     }
 
@@ -168,17 +168,17 @@ impl<'a> NetReader<'a> {
             let byte = self.read_u8()?;
             let group = u32::from(byte & 0x7f);
             if i == 4 && group > 0x0f {
-                return Err(DecodeError::Invalid("varint overflows u32"));
+                return Err(DecodeError::BadVarint);
             }
             value |= group << (7 * i);
             if byte & 0x80 == 0 {
                 if i > 0 && byte == 0 {
-                    return Err(DecodeError::Invalid("overlong varint"));
+                    return Err(DecodeError::BadVarint);
                 }
                 return Ok(value);
             }
         }
-        Err(DecodeError::Invalid("varint longer than 5 bytes"))
+        Err(DecodeError::BadVarint)
     }
 
     /// Reads a LEB128 varint of at most 10 bytes whose value fits in a `u64`.
@@ -189,17 +189,17 @@ impl<'a> NetReader<'a> {
             let byte = self.read_u8()?;
             let group = u64::from(byte & 0x7f);
             if i == 9 && group > 0x01 {
-                return Err(DecodeError::Invalid("varint overflows u64"));
+                return Err(DecodeError::BadVarint);
             }
             value |= group << (7 * i);
             if byte & 0x80 == 0 {
                 if i > 0 && byte == 0 {
-                    return Err(DecodeError::Invalid("overlong varint"));
+                    return Err(DecodeError::BadVarint);
                 }
                 return Ok(value);
             }
         }
-        Err(DecodeError::Invalid("varint longer than 10 bytes"))
+        Err(DecodeError::BadVarint)
     }
 
     /// Reads a zig-zag varint into an `i32`.
@@ -230,9 +230,7 @@ impl<'a> NetReader<'a> {
         let needed = count.checked_mul(min_element_size.max(1));
         match needed {
             Some(needed) if needed <= self.remaining() => Ok(count),
-            _ => Err(DecodeError::Invalid(
-                "length or count larger than the bytes left",
-            )),
+            _ => Err(DecodeError::CountPastEnd),
         }
     }
 
@@ -246,9 +244,12 @@ impl<'a> NetReader<'a> {
     pub fn read_str_max(&mut self, max_bytes: usize) -> Result<&'a str, DecodeError> {
         let len = self.read_len()?;
         if len > max_bytes {
-            return Err(DecodeError::Invalid("string longer than its limit"));
+            return Err(DecodeError::StringTooLong {
+                len,
+                limit: max_bytes,
+            });
         }
         let bytes = self.read_bytes(len)?;
-        std::str::from_utf8(bytes).map_err(|_| DecodeError::Invalid("string is not valid UTF-8"))
+        std::str::from_utf8(bytes).map_err(|_| DecodeError::InvalidUtf8)
     }
 }

@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use mf_net::prelude::*;
-use mf_net::replication::protocol::{HELLO, RPC};
+use mf_net::replication::message_ids::{HELLO, RPC};
 use mf_net::rpc::RpcSender;
 use mf_net::transport::loopback::LoopbackTransport;
 use mf_net::transport::TransportEvent;

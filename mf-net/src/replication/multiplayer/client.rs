@@ -18,7 +18,7 @@ use crate::replication::protocol::{
 };
 use crate::scene::{NodeId, Scene, SceneIndex};
 use crate::transport::{Channel, DisconnectReason, PeerId};
-use crate::wire::{DecodeError, NetReader, NetWriter};
+use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
 
 /// Acks queued between two frames before the oldest are dropped (dropping one only makes the
 /// server resend what that snapshot carried).
@@ -300,9 +300,7 @@ impl ClientState {
                 Ok(true)
             }
             SNAPSHOT => self.on_snapshot(shared, tick, r),
-            _ => Err(DecodeError::Invalid(
-                "replication message not accepted from the server",
-            )),
+            _ => Err(DecodeError::Protocol(ProtocolViolation::WrongDirection)),
         }
     }
 
@@ -423,7 +421,7 @@ impl ClientState {
                 let offset = id
                     .checked_sub(header.first_net_id)
                     .filter(|&o| o > 0 && o < header.count)
-                    .ok_or(DecodeError::Invalid("absent id outside the spawn"))?;
+                    .ok_or(DecodeError::Protocol(ProtocolViolation::AbsentOutsideSpawn))?;
                 absent.insert(nodes[offset as usize]);
             }
             for &node in &nodes {

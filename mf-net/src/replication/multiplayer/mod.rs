@@ -9,11 +9,11 @@
 //!
 //! # Protocol
 //!
-//! See [`protocol`] for the byte layouts.
+//! See [`message_ids`](crate::replication::message_ids) for the byte layouts.
 //!
-//! - **Handshake.** The transport connects with the message registry's fingerprint (after
-//!   [`prepare_registry`](crate::replication::protocol::prepare_registry), which
-//!   [`Multiplayer::connect_data`] applies). The client sends *hello* with the replication
+//! - **Handshake.** The transport connects with the message registry's fingerprint, once the
+//!   replication messages are added to it at their reserved ids ([`Multiplayer::connect_data`]
+//!   does both). The client sends *hello* with the replication
 //!   fingerprint: every spawnable scene's name and the stable type name and schema hash of each
 //!   of its networked nodes, in id order. On a mismatch the server answers *refuse* with a text
 //!   naming the first scene or type that differs and disconnects with
@@ -132,7 +132,7 @@ use crate::bus::{BusCore, BusEvent, MessageBus, MessageRegistry, FIRST_RESERVED_
 use crate::replication::protocol;
 use crate::scene::{NodeId, Scene, SceneIndex, SceneLibrary, SceneShape};
 use crate::transport::{DisconnectReason, PeerId, Transport};
-use crate::wire::{DecodeError, NetReader};
+use crate::wire::{DecodeError, NetReader, ProtocolViolation};
 
 /// A networked node's id, the same on every peer (1 or more).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -246,7 +246,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
     }
 
     /// The transport connect data a client needs: the fingerprint of `messages` once the
-    /// replication messages are added to it ([`protocol::prepare_registry`]).
+    /// replication messages are added to it at their reserved ids.
     ///
     /// # Errors
     ///
@@ -808,9 +808,9 @@ fn on_message(
     let result = match role {
         Role::Server(server) => server.on_message(core, shared, sender, message_id, r),
         // Only the server's transport peer speaks for the server.
-        Role::Client(client) if sender != client.server => Err(DecodeError::Invalid(
-            "replication message not from the server",
-        )),
+        Role::Client(client) if sender != client.server => {
+            Err(DecodeError::Protocol(ProtocolViolation::NotFromServer))
+        }
         Role::Client(client) => client.on_message(core, shared, message_id, tick, r),
     };
     // Undecodable or unexpected: the bus drops it (`dropped_malformed`); counted here too. A

@@ -22,7 +22,7 @@ use crate::replication::protocol::{
 use crate::replication::Audience;
 use crate::scene::{Changed, NodeId, Scene, ValueAt};
 use crate::transport::{Channel, DisconnectReason, PeerId};
-use crate::wire::{DecodeError, NetReader, NetWriter};
+use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
 
 /// A spawn made this frame, sent at the end of it.
 pub(crate) struct Pending {
@@ -406,9 +406,7 @@ impl ServerState {
                 }
                 Ok(true)
             }
-            _ => Err(DecodeError::Invalid(
-                "replication message not accepted from a client",
-            )),
+            _ => Err(DecodeError::Protocol(ProtocolViolation::WrongDirection)),
         }
     }
 

@@ -15,7 +15,7 @@ use crate::replication::multiplayer::{Role, Shared};
 use crate::rpc::{call_catching, RpcCallError, RpcEntry, RpcInfo, RpcRegistry};
 use crate::scene::NodeId;
 use crate::transport::{DisconnectReason, PeerId};
-use crate::wire::{DecodeError, NetReader};
+use crate::wire::{DecodeError, NetReader, ProtocolViolation};
 
 /// What the checks before the dispatch decided.
 enum Verdict<'r> {
@@ -131,8 +131,8 @@ fn client_slot(role: &mut Role, peer: PeerId) -> Option<&mut ClientSlot> {
 /// Reads the net id and wire id.
 fn header(r: &mut NetReader<'_>) -> Result<(u32, u16), DecodeError> {
     let net_id = r.read_var_u32()?;
-    let wire_id =
-        u16::try_from(r.read_var_u32()?).map_err(|_| DecodeError::Invalid("RPC wire id"))?;
+    let wire_id = u16::try_from(r.read_var_u32()?)
+        .map_err(|_| DecodeError::Protocol(ProtocolViolation::UnknownRpc))?;
     Ok((net_id, wire_id))
 }
 

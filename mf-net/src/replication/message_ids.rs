@@ -1,0 +1,47 @@
+//! The message ids the replication protocol reserves at the top of the message id space, and
+//! their byte layouts: for tools that read captured packets or craft them in tests. Game code
+//! never needs them: [`Multiplayer`](super::Multiplayer) sends and reads these messages.
+//!
+//! Every message is one packet with the bus's 7-byte header (protocol version `u8`, message id
+//! `u16`, sender tick `u32`, little-endian) and the payload below. Varints are LEB128; `varint
+//! i32` is zig-zag. Snapshot and ack travel on the unreliable channel, everything else on the
+//! reliable one.
+//!
+//! | id | message | direction | payload |
+//! | --- | --- | --- | --- |
+//! | 4080 | hello | client → server | fingerprint `u64` · scene count varint · per scene: name string · node count varint · per node: type name string, schema hash `u64` |
+//! | 4081 | welcome | server → client | peer id `u64` · tick rate `u8` · server tick `u32` |
+//! | 4082 | refuse | server → client | text string (then the server disconnects with `ProtocolMismatch`) |
+//! | 4083 | spawn | server → client | first net id varint · scene varint i32 (index, −1 bind, −2 spawner) · parent net id varint (0: by path) · [parent path string] · name string · authority varint u64 · node count varint · [scene −2 only: spawner index varint · data length varint · data (the spawn data's `NetCodec` encoding)] · absent count varint · absent net ids varint… · per present node, in id order: its full state |
+//! | 4084 | despawn | server → client | net id varint |
+//! | 4085 | snapshot | server → client | flags `u8` (bit 0: truncated) · entries `net id varint · length varint · state` · `0` |
+//! | 4086 | ack | client → server | snapshot tick varint |
+//! | 4087 | authority | server → client | net id varint · peer varint u64 · recursive bool |
+//! | 4088 | rpc | both | net id varint · RPC wire id varint · arguments (each parameter's `NetCodec` encoding); reliable or unreliable as the RPC is declared |
+//!
+//! An idle snapshot is the header, the flags byte and the terminating 0: 9 bytes. The remaining
+//! reserved ids are unused.
+//!
+//! When some spawnable scene's type has RPCs, the hello carries their signatures after the
+//! shapes (type count varint · per type: stable name string · RPC count varint · per RPC:
+//! description string, signature hash `u64`), and the fingerprint covers them.
+
+/// Client → server: the replication fingerprint and the scene shapes behind it.
+pub const HELLO: u16 = crate::bus::FIRST_RESERVED_ID;
+/// Server → client: the client's peer id, the tick rate and the server tick.
+pub const WELCOME: u16 = HELLO + 1;
+/// Server → client: why the hello was refused, naming the first difference.
+pub const REFUSE: u16 = HELLO + 2;
+/// Server → client: a spawned (or bound) scene instance with its full state.
+pub const SPAWN: u16 = HELLO + 3;
+/// Server → client: a networked node (and its subtree) is gone.
+pub const DESPAWN: u16 = HELLO + 4;
+/// Server → client: the members changed since the client's acknowledged tick, per node.
+pub const SNAPSHOT: u16 = HELLO + 5;
+/// Client → server: a snapshot was fully applied (also the client's heartbeat).
+pub const ACK: u16 = HELLO + 6;
+/// Server → client: a node's network authority changed.
+pub const AUTHORITY: u16 = HELLO + 7;
+/// Both ways: one RPC call (see
+/// [`multiplayer`](crate::replication::multiplayer)).
+pub const RPC: u16 = HELLO + 8;
