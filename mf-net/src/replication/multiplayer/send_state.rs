@@ -64,7 +64,8 @@ pub(crate) struct SentSnapshot {
 
 /// A snapshot being written (see [`SendState::start_snapshot`]).
 pub(crate) struct Outgoing<'a> {
-    /// The nodes with something to send, in net id order.
+    /// The nodes with something to send, in net id order (while the client is behind, every
+    /// node: the writer passes over those with nothing to send).
     pub(crate) pending: &'a [NodeKey],
     /// Where the client stands with each node.
     pub(crate) acks: &'a PerSlot<NetNode, NodeSend>,
@@ -94,6 +95,9 @@ pub(crate) struct SendState {
     /// The node table's [`version`](super::slot_table::SlotTable::version) when `pending`
     /// was last found to hold every node of it (`None`: not then).
     full_at: Option<u64>,
+    /// Whether the byte budget keeps the client behind: `pending` is not kept up, and
+    /// snapshots walk the node table (see [`refresh`](Self::refresh)).
+    scanning: bool,
 }
 
 impl Default for SendState {
@@ -113,6 +117,7 @@ impl Default for SendState {
             incoming: Vec::new(),
             spare: Vec::new(),
             full_at: None,
+            scanning: false,
         }
     }
 }
@@ -128,6 +133,7 @@ impl SendState {
         self.pending.clear();
         self.incoming.clear();
         self.full_at = None;
+        self.scanning = false;
         self.reserve(nodes);
     }
 
@@ -196,21 +202,35 @@ impl SendState {
     /// Brings [`pending`](Self::pending) up to date before a snapshot: adds the nodes that
     /// `changed` on this tick's capture (in net id order) and those owed a resync since, and
     /// drops those with nothing to send any more (acknowledged, hidden, gone). Costs the
-    /// length of those lists, not the number of nodes: nothing when nothing is pending or new.
+    /// length of those lists, not the number of nodes: nothing when nothing is pending or new,
+    /// and nothing when every node changed and every node is pending already.
     ///
-    /// When `pending` already holds every node, merging in the changed ones adds nothing; it
-    /// would only drop nodes with nothing left to send. That is skipped while every node
-    /// changed (everything moving) or while the budget keeps the client behind (its last
-    /// snapshot was cut short, so the writer walks only from the cursor to the budget): the
-    /// refresh then costs nothing, and the writer passes over such nodes itself ([`wants`]).
-    /// A client kept behind whose list does not hold every node gets the changed nodes merged
-    /// in without filtering (the writer passes over stale ones the same way). Once a snapshot
-    /// goes out whole, the next refresh filters the list again.
+    /// A client the byte budget keeps behind (its last snapshot was cut short) is not kept up:
+    /// its snapshots walk the node table from the cursor to the budget instead, as far as the
+    /// budget reaches, passing over the nodes with nothing to send ([`wants`]), so that a
+    /// tick costs what that client is sent, not every pending node. The first refresh after
+    /// a snapshot goes out whole rebuilds the list from the table, once.
     pub(crate) fn refresh(&mut self, changed: &[NodeKey], nodes: &NodeTable, peer: PeerId) {
+        if self.cursor != 0 {
+            self.scanning = true;
+            // The walk over the table meets the nodes owed a resync by itself.
+            self.incoming.clear();
+            return;
+        }
+        if self.scanning {
+            self.scanning = false;
+            self.incoming.clear();
+            let acks = &self.nodes;
+            self.pending.clear();
+            let wanted = nodes.keys().iter().copied();
+            self.pending
+                .extend(wanted.filter(|&key| wants_key(nodes, acks, key, peer)));
+            self.full_at = (self.pending.len() == nodes.len()).then(|| nodes.version());
+            return;
+        }
         let everything = changed.len() == nodes.len();
-        let behind = self.cursor != 0;
         let full = self.full_at == Some(nodes.version());
-        if (everything || behind) && full && self.incoming.is_empty() {
+        if everything && full && self.incoming.is_empty() {
             return;
         }
         if !self.incoming.is_empty() {
@@ -221,14 +241,6 @@ impl SendState {
             self.incoming.clear();
         }
         if self.pending.is_empty() && changed.is_empty() {
-            return;
-        }
-        if behind {
-            // The writer reaches only part of the list: merge without filtering (a plain
-            // pass over two sorted lists), and let it pass over what it finds stale.
-            merge(&self.pending, changed, &mut self.spare, |_| true);
-            std::mem::swap(&mut self.pending, &mut self.spare);
-            self.full_at = None;
             return;
         }
         let acks = &self.nodes;
@@ -248,12 +260,13 @@ impl SendState {
     /// Starts a snapshot of `tick` leaving at `now` in its ring entry (after a
     /// [`refresh`](Self::refresh) on this tick). Returns, if the entry held a sent snapshot,
     /// whether that one was acknowledged (it leaves the ring now), and what the writer works
-    /// with.
-    pub(crate) fn start_snapshot(
-        &mut self,
+    /// with: the pending nodes, or every node of `nodes` while the client is behind.
+    pub(crate) fn start_snapshot<'a>(
+        &'a mut self,
         tick: u32,
         now: Duration,
-    ) -> (Option<bool>, Outgoing<'_>) {
+        nodes: &'a NodeTable,
+    ) -> (Option<bool>, Outgoing<'a>) {
         let entry = &mut self.ring[tick as usize % RING];
         let left = entry.used.then_some(entry.acked);
         entry.tick = tick;
@@ -262,7 +275,10 @@ impl SendState {
         entry.used = true;
         entry.nodes.clear();
         let outgoing = Outgoing {
-            pending: &self.pending,
+            pending: match self.scanning {
+                true => nodes.keys(),
+                false => &self.pending,
+            },
             acks: &self.nodes,
             carried: &mut entry.nodes,
             cursor: &mut self.cursor,
@@ -389,10 +405,10 @@ mod tests {
         }
     }
 
-    /// Sends a snapshot of `tick` carrying `keys`.
-    fn sent(send: &mut SendState, tick: u32, keys: &[NodeKey]) {
+    /// Sends a snapshot of `tick` carrying `keys` of `table`.
+    fn sent(send: &mut SendState, table: &NodeTable, tick: u32, keys: &[NodeKey]) {
         let at = Duration::from_millis(u64::from(tick));
-        send.start_snapshot(tick, at)
+        send.start_snapshot(tick, at, table)
             .1
             .carried
             .extend_from_slice(keys);
@@ -408,7 +424,7 @@ mod tests {
         let (a, b) = (keys[0], keys[1]);
         let mut send = SendState::default();
         send.join(&table, 5);
-        sent(&mut send, 6, &[a, b]);
+        sent(&mut send, &table, 6, &[a, b]);
         // `b` is despawned and its slot taken by `c` (spawned at 0) before the ack arrives.
         table.retain(|n| n.net_id != 2);
         let c = table.push(3, node(3, None, PeerId::SERVER));
@@ -436,9 +452,9 @@ mod tests {
         // Owing again moves the tick forward, never back.
         send.owe_resync(a, 7);
         assert_eq!(send.node(a).unwrap().since(), None);
-        sent(&mut send, 8, &[a]);
-        sent(&mut send, 9, &[b]);
-        sent(&mut send, 10, &[a]);
+        sent(&mut send, &table, 8, &[a]);
+        sent(&mut send, &table, 9, &[b]);
+        sent(&mut send, &table, 10, &[a]);
         // Sent at the ask: not enough. Not carried: not enough.
         send.ack(8, Duration::ZERO);
         send.ack(9, Duration::ZERO);
@@ -454,7 +470,7 @@ mod tests {
         let a = keys[0];
         let mut send = SendState::default();
         send.join(&table, 5);
-        sent(&mut send, 6, &[a]);
+        sent(&mut send, &table, 6, &[a]);
         send.owe_resync(a, 5);
         send.hide(a);
         send.ack(6, Duration::ZERO);
@@ -464,7 +480,7 @@ mod tests {
         let n = *send.node(a).unwrap();
         assert_eq!((n.acked, n.resync), (7, Some(7)));
         // A snapshot from before the group came back does not complete the resync.
-        sent(&mut send, 7, &[a]);
+        sent(&mut send, &table, 7, &[a]);
         send.ack(7, Duration::ZERO);
         assert_eq!(send.node(a).unwrap().resync, Some(7));
     }
@@ -480,7 +496,7 @@ mod tests {
         touch(&mut table, keys[9], 6, true, true);
         send.refresh(&keys[9..10], &table, PEER);
         assert_eq!(send.pending(), &keys[9..10]);
-        sent(&mut send, 6, &keys[9..10]);
+        sent(&mut send, &table, 6, &keys[9..10]);
         send.refresh(&[], &table, PEER);
         assert_eq!(send.pending(), &keys[9..10]);
         send.ack(6, Duration::ZERO);

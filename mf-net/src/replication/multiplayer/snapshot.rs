@@ -83,7 +83,7 @@ pub(crate) fn write(
     at: SnapshotAt,
 ) -> Written {
     let SnapshotAt { budget, tick, now } = at;
-    let (left, out) = client.send.start_snapshot(tick, now);
+    let (left, out) = client.send.start_snapshot(tick, now, nodes);
     if let Some(acknowledged) = left {
         client.ack_window.record(acknowledged, &mut client.stats);
     }
@@ -306,32 +306,23 @@ mod tests {
     }
 
     #[test]
-    fn a_client_the_budget_keeps_behind_continues_without_refiltering_its_list() {
+    fn a_client_the_budget_keeps_behind_walks_the_table_then_rebuilds_its_list() {
         let (table, states, keys) = table(20, 6);
         let (mut c, mut entries) = kept_behind((&table, &states), &keys);
-        // Behind, with every node pending: the refresh keeps the list whole (nodes 1 to 3,
-        // acknowledged, stay in it), and the next snapshot goes on at node 4.
-        c.send.refresh(&keys[9..10], &table, c.peer);
-        assert_eq!(c.send.pending().len(), 20);
+        // Behind: the refresh leaves the list alone, and the snapshot walks the node table on
+        // from node 4 (nodes 1 to 3, acknowledged, would be passed over).
+        c.send.refresh(&[], &table, c.peer);
         let next = snapshot((&table, &states), &mut c, &mut entries, 7, THREE_ENTRIES);
         assert_eq!(next, expected(SNAPSHOT_TRUNCATED, 4..=6));
-    }
-
-    #[test]
-    fn a_client_kept_behind_gets_new_changes_merged_without_filtering() {
-        let (table, states, keys) = table(20, 6);
-        let (mut c, mut entries) = kept_behind((&table, &states), &keys[..10]);
-        // Behind, with part of the nodes pending: node 16 joins the list unfiltered (the
-        // acknowledged nodes 1 to 3 stay in it), and the snapshot goes on at node 4.
-        c.send.refresh(&keys[15..16], &table, c.peer);
-        assert_eq!(c.send.pending().len(), 11);
-        let next = snapshot((&table, &states), &mut c, &mut entries, 7, THREE_ENTRIES);
-        assert_eq!(next, expected(SNAPSHOT_TRUNCATED, 4..=6));
-        // Caught up (everything fits: 7 to 10 and 16, then 4 to 6 again, not yet
-        // acknowledged; 1 to 3 are passed over): the next refresh filters the list again.
+        // Caught up: everything fits (7 to 20, then 4 to 6 again, not yet acknowledged).
+        c.send.refresh(&[], &table, c.peer);
         let rest = snapshot((&table, &states), &mut c, &mut entries, 8, 0);
-        assert_eq!(rest, expected(0, [7, 8, 9, 10, 16, 4, 5, 6]));
+        assert_eq!(rest, expected(0, (7..=20).chain(4..=6)));
+        // The next refresh rebuilds the list from the table: what the unacknowledged
+        // snapshot of tick 8 carried and the acknowledged one of tick 7 did not.
         assert!(c.send.ack(7, Duration::ZERO).is_some());
+        c.send.refresh(&[], &table, c.peer);
+        assert_eq!(c.send.pending(), &keys[6..]);
         assert!(c.send.ack(8, Duration::ZERO).is_some());
         c.send.refresh(&[], &table, c.peer);
         assert!(c.send.pending().is_empty());
