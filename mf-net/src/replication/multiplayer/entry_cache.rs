@@ -6,6 +6,8 @@
 //! most do, get the same bytes: [`EntryCache`] encodes each distinct entry the first time a
 //! snapshot asks for it and lends the bytes to every later one, until the next tick.
 
+use std::ops::Range;
+
 use super::node_table::NodeKey;
 use crate::replication::protocol;
 use crate::replication::Audience;
@@ -92,17 +94,26 @@ impl EntryCache {
         self.bytes.clear();
     }
 
-    /// The snapshot entry of the node `key` written with `since` for `audience` (net id,
-    /// length, then the state `state` appends), encoded on the first request this tick and
-    /// lent to every later one.
+    /// Whether this tick's entries are shared (see [`begin`](Self::begin)): snapshots then
+    /// take them from [`range`](Self::range), else write them with
+    /// [`write_direct`](Self::write_direct).
     #[inline]
-    pub(crate) fn entry(
+    pub(crate) fn sharing(&self) -> bool {
+        self.sharing
+    }
+
+    /// Where the snapshot entry of the node `key` written with `since` for `audience` (net id,
+    /// length, then the state `state` appends) lies in the cache's [`bytes`](Self::bytes):
+    /// encoded on the first request this tick, found on every later one. Entries encoded one
+    /// after the other lie back to back.
+    #[inline]
+    pub(crate) fn range(
         &mut self,
         key: NodeKey,
         since: Option<u32>,
         audience: Audience,
         state: impl FnOnce(&mut NetWriter),
-    ) -> &[u8] {
+    ) -> Range<usize> {
         let record = match self.find(key, since, audience) {
             Some(r) => r,
             None => {
@@ -111,27 +122,26 @@ impl EntryCache {
                 self.push(key, since, audience, start)
             }
         };
-        &self.bytes.as_slice()[record.start as usize..record.end as usize]
+        record.start as usize..record.end as usize
     }
 
-    /// Appends the snapshot entry of the node `key` written with `since` for `audience` to
-    /// `w`: copied from the cache when entries are shared (encoded on the first request this
-    /// tick), else written straight into `w`.
+    /// The cached bytes in `range` (from [`range`](Self::range), or several of its ranges
+    /// back to back).
     #[inline]
-    pub(crate) fn write(
+    pub(crate) fn bytes(&self, range: Range<usize>) -> &[u8] {
+        &self.bytes.as_slice()[range]
+    }
+
+    /// Appends the snapshot entry of the node `key` (the state `state` appends) straight to
+    /// `w`, caching nothing: for a tick whose entries are not shared.
+    #[inline]
+    pub(crate) fn write_direct(
         &mut self,
         w: &mut NetWriter,
         key: NodeKey,
-        since: Option<u32>,
-        audience: Audience,
         state: impl FnOnce(&mut NetWriter),
     ) {
-        if self.sharing {
-            let bytes = self.entry(key, since, audience, state);
-            w.write_bytes(bytes);
-        } else {
-            protocol::write_entry(w, key.id(), &mut self.scratch, state);
-        }
+        protocol::write_entry(w, key.id(), &mut self.scratch, state);
     }
 
     /// The newest record of `key`'s slot this tick ([`NONE`]: none).
@@ -269,10 +279,14 @@ mod tests {
                 for (since, audience) in variants {
                     let expected = per_client(&table, &states, key, since, audience);
                     let state = &states[&key.id()];
-                    let got = cache.entry(key, since, audience, |w| {
+                    let got = cache.range(key, since, audience, |w| {
                         state.write_since_for(since, audience, w);
                     });
-                    assert_eq!(got, expected, "client {client}, {key:?}, {since:?}");
+                    assert_eq!(
+                        cache.bytes(got),
+                        expected,
+                        "client {client}, {key:?}, {since:?}"
+                    );
                 }
             }
         }
@@ -297,13 +311,15 @@ mod tests {
             let state = &states[&id];
             move |w: &mut NetWriter| state.write_since_for(Some(0), Audience::Owner, w)
         };
-        let first = cache.entry(a, Some(0), Audience::Owner, write(1)).to_vec();
+        let first = cache.range(a, Some(0), Audience::Owner, write(1));
+        let first = cache.bytes(first).to_vec();
         // Next tick: the node's slot now holds another node, whose entry is its own.
         table.retain(|_| false);
         let b = table.push(2, node(2, None, PeerId(2)));
         assert_eq!(b.slot(), a.slot());
         cache.begin(table.slot_count(), true);
-        let second = cache.entry(b, Some(0), Audience::Owner, write(2)).to_vec();
+        let second = cache.range(b, Some(0), Audience::Owner, write(2));
+        let second = cache.bytes(second).to_vec();
         assert_ne!(first, second);
         assert_eq!(
             second,

@@ -2,12 +2,13 @@
 //! cursor, each entry carrying what changed since the client's acknowledged tick for it, within
 //! the byte budget.
 
+use std::ops::Range;
 use std::time::Duration;
 
 use super::client_slot::ClientSlot;
 use super::entry_cache::EntryCache;
 use super::group_vis::GroupVis;
-use super::node_table::{Group, GroupKey, GroupTable, NetNode, NodeTable};
+use super::node_table::{Group, GroupKey, GroupTable, NetNode, NodeKey, NodeTable};
 use super::per_slot::PerSlot;
 use super::send_state::wants;
 use crate::replication::protocol::SNAPSHOT_TRUNCATED;
@@ -94,6 +95,9 @@ pub(crate) fn write(
     let (before, after) = keys.split_at(keys.partition_point(|k| k.id() < *out.cursor));
     let mut truncated = false;
     let mut cursor = 0;
+    // Cached entry bytes not yet copied into `w`: entries that lie back to back in the cache
+    // (as they do for clients that acknowledged the same tick) are copied in one go.
+    let mut run = 0..0;
     for &key in after.iter().chain(before) {
         let (Some(node), Some(ack)) = (nodes.get(key), out.acks.get(key)) else {
             continue;
@@ -113,26 +117,62 @@ pub(crate) fn write(
             true => node.audience_of(client.peer),
             false => Audience::NonOwner,
         };
-        let entry_at = w.len();
-        entries.write(w, key, since, audience, |w| {
-            states.write_since_for(node, since, audience, w);
-        });
-        // + 1 for the terminator. An entry larger than the whole budget still goes out alone,
-        // or it would never be sent.
-        if budget > 0 && w.len() + 1 > budget && !out.carried.is_empty() {
-            w.truncate(entry_at);
+        let state = |w: &mut NetWriter| states.write_since_for(node, since, audience, w);
+        let fits = if entries.sharing() {
+            let range = entries.range(key, since, audience, state);
+            let fits = fits(budget, w.len() + run.len() + range.len(), out.carried);
+            if fits {
+                run = extend(w, entries, run, range);
+            }
+            fits
+        } else {
+            let entry_at = w.len();
+            entries.write_direct(w, key, state);
+            let fits = fits(budget, w.len(), out.carried);
+            if !fits {
+                w.truncate(entry_at);
+            }
+            fits
+        };
+        if !fits {
             truncated = true;
             cursor = node.net_id;
             break;
         }
         out.carried.push(key);
     }
+    w.write_bytes(entries.bytes(run));
     w.write_var_u32(0);
     if truncated {
         w.patch(flags_at, &[SNAPSHOT_TRUNCATED]);
     }
     *out.cursor = cursor;
     Written { truncated }
+}
+
+/// Whether a packet of `len` bytes with the entries so far (`carried`), plus the terminator, fits
+/// `budget` (0: unlimited). An entry larger than the whole budget still goes out alone, or it
+/// would never be sent.
+#[inline]
+fn fits(budget: usize, len: usize, carried: &[NodeKey]) -> bool {
+    budget == 0 || len < budget || carried.is_empty()
+}
+
+/// Adds the cached entry at `range` to the bytes `run` waiting to be copied into `w`: the run
+/// grows if the entry follows it in the cache; otherwise the run is copied and the entry
+/// starts the next one.
+#[inline]
+fn extend(
+    w: &mut NetWriter,
+    entries: &EntryCache,
+    run: Range<usize>,
+    range: Range<usize>,
+) -> Range<usize> {
+    if range.start == run.end {
+        return run.start..range.end;
+    }
+    w.write_bytes(entries.bytes(run));
+    range
 }
 
 /// Whether the nodes of group `g` go into a snapshot of `tick` (its update period; a node whose
