@@ -135,6 +135,29 @@ fn typed_dispatch_reaches_handlers_with_state_and_handlers_can_answer() {
 }
 
 #[test]
+fn a_message_no_receiver_could_read_is_not_sent() {
+    let (_net, mut server, mut log, mut clients) = setup("over-limit", 2);
+    let long = Chat {
+        text: "x".repeat(mf_net::wire::MAX_STRING_BYTES + 1),
+    };
+    let peer = clients[0].0.peers()[0];
+    assert_eq!(
+        clients[0].0.send(peer, &long, Channel::Reliable),
+        Err(BusSendError::Transport(SendError::OverLimit))
+    );
+    assert_eq!(server.broadcast(&long, Channel::Reliable, None), Ok(0));
+    assert_eq!(server.stats().send_failures, 2);
+    // Nothing arrived, nothing was dropped as malformed, and the next message goes out.
+    let short = Chat { text: "ok".into() };
+    server.broadcast(&short, Channel::Reliable, None).unwrap();
+    pump(&mut server, &mut log, &mut clients);
+    for (client, client_log) in &clients {
+        assert_eq!(client_log.chats.len(), 1);
+        assert_eq!(client.stats().dropped_malformed, 0);
+    }
+}
+
+#[test]
 fn broadcast_with_except_counts_accepting_peers() {
     let (_net, mut server, mut log, mut clients) = setup("broadcast", 3);
     let skip = server.peers()[1];

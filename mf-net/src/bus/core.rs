@@ -220,6 +220,12 @@ impl<T: Transport + ?Sized> BusCore<T> {
         (accepted, len)
     }
 
+    /// Whether the last message encoded held a string no receiver accepts (and so went to no
+    /// peer: [`SendError::OverLimit`]); forgets it.
+    pub(crate) fn take_over_limit(&mut self) -> bool {
+        self.writer.take_over_limit()
+    }
+
     /// Disconnects `peer` with `reason`; the peer leaves the list and a
     /// [`BusEvent::PeerDisconnected`] is raised locally.
     pub fn disconnect(&mut self, peer: PeerId, reason: DisconnectReason) {
@@ -255,7 +261,11 @@ impl<T: Transport + ?Sized> BusCore<T> {
 
     fn send_encoded(&mut self, peer: PeerId, id: u16, channel: Channel) -> Result<(), SendError> {
         let len = self.writer.len();
-        match self.transport.send(peer, channel, self.writer.as_slice()) {
+        let sent = match self.writer.over_limit() {
+            true => Err(SendError::OverLimit),
+            false => self.transport.send(peer, channel, self.writer.as_slice()),
+        };
+        match sent {
             Ok(()) => {
                 self.stats.messages_sent += 1;
                 self.stats.bytes_sent += len as u64;

@@ -87,6 +87,10 @@ pub enum RpcSendError {
     UnknownPeer(PeerId),
     /// The transport refused the packet.
     SendFailed,
+    /// An argument holds a string longer than receivers accept
+    /// ([`MAX_STRING_BYTES`](crate::wire::MAX_STRING_BYTES)): nothing was sent, since every
+    /// receiver would drop the call as malformed.
+    OverLimit,
     /// The arguments were sent (if the call goes to the network), but the `call_local` run on
     /// the caller failed.
     LocalCall(RpcCallError),
@@ -107,6 +111,9 @@ impl fmt::Display for RpcSendError {
             }
             Self::UnknownPeer(peer) => write!(f, "{peer} is not connected"),
             Self::SendFailed => f.write_str("the transport refused the RPC"),
+            Self::OverLimit => f.write_str(
+                "an argument holds a string longer than receivers accept (MAX_STRING_BYTES)",
+            ),
             Self::LocalCall(error) => write!(f, "the local call failed: {error}"),
         }
     }

@@ -125,6 +125,10 @@ pub enum SendError {
     TooLarge,
     /// The transport refused the packet for another reason (a full queue, an OS error).
     Refused,
+    /// The message holds a value no receiver accepts (a string longer than
+    /// [`MAX_STRING_BYTES`](crate::wire::MAX_STRING_BYTES)): it was not sent, since every
+    /// receiver would drop it as malformed.
+    OverLimit,
 }
 
 impl fmt::Display for SendError {
@@ -134,6 +138,7 @@ impl fmt::Display for SendError {
             SendError::NotConnected => "peer is not connected",
             SendError::TooLarge => "packet too large for the transport",
             SendError::Refused => "transport refused the packet",
+            SendError::OverLimit => "message holds a string longer than receivers accept",
         })
     }
 }

@@ -1,31 +1,59 @@
-use super::{zigzag32, zigzag64};
+use super::{zigzag32, zigzag64, MAX_STRING_BYTES};
 
 /// A growable, reusable byte buffer that encodes values in mf-net's wire format.
 ///
 /// [`clear`](Self::clear) keeps the capacity, so a writer reused every frame stops allocating
 /// once it has grown to the largest message it carries.
+///
+/// Writing never fails, but a string longer than [`MAX_STRING_BYTES`] is one that every
+/// [`NetReader`](super::NetReader) refuses: the writer remembers it
+/// ([`over_limit`](Self::over_limit)), and the message bus refuses to send such a message
+/// ([`SendError::OverLimit`](crate::transport::SendError::OverLimit)), so what one side writes
+/// the other side can read.
 #[derive(Debug, Default, Clone)]
 pub struct NetWriter {
     buf: Vec<u8>,
+    /// A string over [`MAX_STRING_BYTES`] was written since the last clear.
+    over_limit: bool,
 }
 
 impl NetWriter {
     /// An empty writer; it allocates on the first write.
     pub const fn new() -> Self {
-        Self { buf: Vec::new() }
+        Self {
+            buf: Vec::new(),
+            over_limit: false,
+        }
     }
 
     /// An empty writer with room for `capacity` bytes.
     pub fn with_capacity(capacity: usize) -> Self {
         Self {
             buf: Vec::with_capacity(capacity),
+            over_limit: false,
         }
     }
 
-    /// Forgets the contents but keeps the allocation.
+    /// Forgets the contents (and [`over_limit`](Self::over_limit)) but keeps the allocation.
     #[inline]
     pub fn clear(&mut self) {
         self.buf.clear();
+        self.over_limit = false;
+    }
+
+    /// Whether a string longer than [`MAX_STRING_BYTES`] was written since the writer was
+    /// made or [cleared](Self::clear) (or since [`take_over_limit`](Self::take_over_limit)):
+    /// no reader accepts these bytes.
+    #[inline]
+    pub fn over_limit(&self) -> bool {
+        self.over_limit
+    }
+
+    /// [`over_limit`](Self::over_limit), then forgets it: for a caller that checks each value
+    /// it appends and rolls back the one over the limit.
+    #[inline]
+    pub fn take_over_limit(&mut self) -> bool {
+        std::mem::take(&mut self.over_limit)
     }
 
     /// The bytes written so far.
@@ -210,6 +238,9 @@ impl NetWriter {
     /// Writes a string as its varint UTF-8 byte count followed by the bytes.
     #[inline]
     pub fn write_str(&mut self, s: &str) {
+        if s.len() > MAX_STRING_BYTES {
+            self.over_limit = true;
+        }
         self.write_len(s.len());
         self.write_bytes(s.as_bytes());
     }

@@ -99,6 +99,21 @@ pub enum MultiplayerError {
     /// A spawn function returned this node without adding exactly one new child of the
     /// spawner's parent and returning it.
     SpawnerRoot(NodeId),
+    /// A spawned or bound node's name, or the path of a parent that is not networked, is
+    /// longer than clients read ([`MAX_NAME_BYTES`](crate::replication::MAX_NAME_BYTES)):
+    /// nothing was spawned.
+    NameTooLong {
+        /// Its length in bytes.
+        len: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// This node's state holds a string member longer than clients read
+    /// ([`MAX_STRING_BYTES`](crate::wire::MAX_STRING_BYTES)): nothing was spawned or bound.
+    StateOverLimit(NodeId),
+    /// A spawner's data holds a string longer than clients read
+    /// ([`MAX_STRING_BYTES`](crate::wire::MAX_STRING_BYTES)): nothing was spawned.
+    SpawnDataOverLimit,
 }
 
 impl fmt::Display for MultiplayerError {
@@ -124,6 +139,20 @@ impl fmt::Display for MultiplayerError {
                 write!(f, "no spawner with index {index} and this data type")
             }
             Self::NoSuchPath(path) => write!(f, "no node at `{path}`"),
+            Self::StateOverLimit(node) => {
+                write!(
+                    f,
+                    "node {node}'s state holds a string longer than clients read"
+                )
+            }
+            Self::SpawnDataOverLimit => {
+                f.write_str("the spawn data holds a string longer than clients read")
+            }
+            Self::NameTooLong { len, limit } => write!(
+                f,
+                "a node name or parent path of {len} bytes is longer than clients read \
+                 ({limit} bytes)"
+            ),
             Self::SpawnerRoot(node) => write!(
                 f,
                 "the spawn function returned {node} but must add exactly one new child of the \

@@ -8,7 +8,7 @@
 
 use std::ops::Range;
 
-use super::node_table::NodeKey;
+use super::node_table::{NetNode, NodeKey};
 use crate::replication::protocol;
 use crate::replication::Audience;
 use crate::wire::NetWriter;
@@ -60,6 +60,9 @@ pub(crate) struct EntryCache {
     /// Whether this tick's entries are shared (more than one client gets a snapshot); when
     /// not, entries are written straight into the one packet, with no copy.
     sharing: bool,
+    /// Nodes whose entry was refused since the last [`take_refused`](Self::take_refused) (see
+    /// [`refuse`](Self::refuse)).
+    refused: Vec<NodeKey>,
 }
 
 impl Default for EntryCache {
@@ -71,6 +74,7 @@ impl Default for EntryCache {
             bytes: NetWriter::with_capacity(1024),
             scratch: NetWriter::with_capacity(256),
             sharing: true,
+            refused: Vec::new(),
         }
     }
 }
@@ -119,6 +123,10 @@ impl EntryCache {
             None => {
                 let start = self.bytes.len();
                 protocol::write_entry(&mut self.bytes, key.id(), &mut self.scratch, state);
+                if self.bytes.take_over_limit() {
+                    // No client could read it: cached as empty, never sent.
+                    self.bytes.truncate(start);
+                }
                 self.push(key, since, audience, start)
             }
         };
@@ -133,15 +141,44 @@ impl EntryCache {
     }
 
     /// Appends the snapshot entry of the node `key` (the state `state` appends) straight to
-    /// `w`, caching nothing: for a tick whose entries are not shared.
+    /// `w`, caching nothing: for a tick whose entries are not shared. Returns `false`, with
+    /// `w` as it was, for an entry no client could read (see [`range`](Self::range)).
     #[inline]
     pub(crate) fn write_direct(
         &mut self,
         w: &mut NetWriter,
         key: NodeKey,
         state: impl FnOnce(&mut NetWriter),
-    ) {
+    ) -> bool {
+        let start = w.len();
         protocol::write_entry(w, key.id(), &mut self.scratch, state);
+        if w.take_over_limit() {
+            w.truncate(start);
+            return false;
+        }
+        true
+    }
+
+    /// Records that the entry of `node` (the node `key`) was refused: it holds a string
+    /// longer than any client accepts ([`MAX_STRING_BYTES`](crate::wire::MAX_STRING_BYTES)),
+    /// so it is not sent. Reported once until an entry of the node goes out again
+    /// ([`accept`](Self::accept)).
+    #[inline]
+    pub(crate) fn refuse(&mut self, node: &NetNode, key: NodeKey) {
+        if !node.over_limit.replace(true) {
+            self.refused.push(key);
+        }
+    }
+
+    /// An entry of `node` went out: a later refusal is reported again.
+    #[inline]
+    pub(crate) fn accept(node: &NetNode) {
+        node.over_limit.set(false);
+    }
+
+    /// The nodes refused since the last call, each once (see [`refuse`](Self::refuse)).
+    pub(crate) fn take_refused(&mut self) -> std::vec::Drain<'_, NodeKey> {
+        self.refused.drain(..)
     }
 
     /// The newest record of `key`'s slot this tick ([`NONE`]: none).

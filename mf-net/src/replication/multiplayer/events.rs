@@ -57,6 +57,15 @@ pub enum MultiplayerEvent {
         /// Its new authority.
         peer: PeerId,
     },
+    /// Server: a networked node's state holds a string longer than any client accepts
+    /// ([`MAX_STRING_BYTES`](crate::wire::MAX_STRING_BYTES)), set by game code: its snapshot
+    /// entries are not sent (clients keep its last state) until the value fits again, rather
+    /// than sending bytes every client would refuse. Raised once each time it happens, and
+    /// counted in [`states_over_limit`](super::NetworkStats::states_over_limit).
+    StateOverLimit {
+        /// The node.
+        node: NodeId,
+    },
     /// A client could not apply a spawn (unknown scene, missing parent or bound node, state
     /// that does not decode); its ids are skipped by snapshots.
     SpawnFailed {

@@ -462,9 +462,16 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// # Errors
     ///
     /// [`NotServer`](MultiplayerError::NotServer), [`UnknownPeer`](MultiplayerError::UnknownPeer)
-    /// for an authority that is neither the server nor a joined client, or the scene error
+    /// for an authority that is neither the server nor a joined client, the scene error
     /// ([`NoSuchNode`](crate::scene::SceneError::NoSuchNode) for a parent that is gone or not
-    /// in the tree).
+    /// in the tree), [`NameTooLong`](MultiplayerError::NameTooLong) for a name, or the path
+    /// of a parent that is not networked, longer than clients read
+    /// ([`MAX_NAME_BYTES`](crate::replication::MAX_NAME_BYTES)), or
+    /// [`StateOverLimit`](MultiplayerError::StateOverLimit) for an instance whose builder left
+    /// a string member longer than clients read (the instance is removed). A string member
+    /// set over the limit later is not an error: its node's snapshots are withheld, and a spawn
+    /// that would carry it is withheld from the clients, each raising
+    /// [`StateOverLimit`](MultiplayerEvent::StateOverLimit).
     pub fn spawn(
         &mut self,
         scene: SceneIndex,
@@ -530,9 +537,11 @@ impl<T: Transport + 'static> Multiplayer<T> {
     ///
     /// [`NotServer`](MultiplayerError::NotServer),
     /// [`AlreadyNetworked`](MultiplayerError::AlreadyNetworked),
-    /// [`NoValue`](MultiplayerError::NoValue), or
+    /// [`NoValue`](MultiplayerError::NoValue),
     /// [`NoSuchNode`](crate::scene::SceneError::NoSuchNode) (the root, and nodes not in the tree,
-    /// cannot be bound).
+    /// cannot be bound), or, as for [`spawn`](Self::spawn),
+    /// [`NameTooLong`](MultiplayerError::NameTooLong) and
+    /// [`StateOverLimit`](MultiplayerError::StateOverLimit).
     pub fn bind(&mut self, node: NodeId) -> Result<(), MultiplayerError> {
         let Role::Server(server) = &mut self.role else {
             return Err(MultiplayerError::NotServer);
@@ -548,6 +557,8 @@ impl<T: Transport + 'static> Multiplayer<T> {
         if scene.value_info(node).is_none() {
             return Err(MultiplayerError::NoValue(node));
         }
+        server.check_names(scene, parent, scene.name(node).unwrap_or_default())?;
+        server.check_states(scene, node)?;
         server.add_group(scene, node, protocol::SCENE_BIND, parent, PeerId::SERVER);
         Ok(())
     }
@@ -781,9 +792,14 @@ fn spawn_instance(
     if !shared.scene.is_attached(parent) {
         return Err(crate::scene::SceneError::NoSuchNode(parent).into());
     }
+    server.check_names(&shared.scene, parent, name)?;
     let root = shared
         .library
         .instantiate(scene, &mut shared.scene, parent, name)?;
+    if let Err(error) = server.check_states(&shared.scene, root) {
+        shared.scene.remove(root);
+        return Err(error);
+    }
     let index = i32::from(scene.get());
     server.add_group(&shared.scene, root, index, parent, authority);
     Ok(root)

@@ -1,6 +1,8 @@
 //! The server's records of its networked nodes and spawn groups, in stable slots
 //! ([`SlotTable`]), and the capture pass that finds the nodes changed on a tick.
 
+use std::cell::Cell;
+
 use super::slot_table::{Key, SlotTable};
 use crate::replication::protocol::{ParentRef, SpawnerPayload};
 use crate::replication::Audience;
@@ -37,6 +39,9 @@ pub(crate) struct NetNode {
     /// The spawn group it was spawned in (which may be gone while the node lives on, moved out
     /// of the group's subtree: check it against the group table).
     pub(crate) group: GroupKey,
+    /// Whether its last snapshot entry was refused for holding a string no client accepts
+    /// (set and cleared by the snapshot writer, which sees the table shared).
+    pub(crate) over_limit: Cell<bool>,
 }
 
 impl NetNode {

@@ -15,13 +15,14 @@ use super::node_table::{
     self, group_nodes, Group, GroupKey, GroupTable, NetNode, NodeKey, NodeTable,
 };
 use super::snapshot;
-use super::{NetId, Outbox, Shared};
+use super::{MultiplayerError, NetId, Outbox, Shared};
 use crate::replication::protocol::{
-    self, ParentRef, SpawnHeaderRef, SpawnerPayload, ACK, AUTHORITY, DESPAWN, HELLO, SPAWN,
+    self, ParentRef, SpawnHeaderRef, SpawnerPayload, ACK, AUTHORITY, DESPAWN, HELLO,
+    MAX_NAME_BYTES, SPAWN,
 };
 use crate::replication::Audience;
 use crate::scene::{Changed, NodeId, Scene, ValueAt};
-use crate::transport::{Channel, DisconnectReason, PeerId};
+use crate::transport::{Channel, DisconnectReason, PeerId, SendError};
 use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
 
 /// A spawn made this frame, sent at the end of it.
@@ -36,6 +37,8 @@ pub(crate) struct ServerState {
     pub(crate) tick: u32,
     accumulator: Duration,
     next_net_id: u32,
+    /// Scratch for [`check_states`](Self::check_states).
+    scratch: NetWriter,
     /// The networked nodes, in stable slots (per-client state is kept per slot).
     pub(crate) nodes: NodeTable,
     /// The flushed spawn groups, in stable slots (per-client visibility is kept per slot).
@@ -83,6 +86,7 @@ impl ServerState {
             entries: EntryCache::default(),
             pending: Vec::new(),
             by_node: HashMap::new(),
+            scratch: NetWriter::new(),
             clients: Vec::new(),
             joined: Vec::new(),
             failed: Vec::new(),
@@ -125,6 +129,28 @@ impl ServerState {
     }
 
     /// Registers a new instance rooted at `root` (already in the scene) as a pending spawn.
+    /// Checks that clients can read the spawn of a node named `name` under `parent`: the name,
+    /// and the path of a parent that is not networked (it travels by path), fit
+    /// [`MAX_NAME_BYTES`].
+    pub(crate) fn check_names(
+        &self,
+        scene: &Scene,
+        parent: NodeId,
+        name: &str,
+    ) -> Result<(), MultiplayerError> {
+        let path_len = match self.by_node.contains_key(&parent) {
+            true => 0,
+            false => scene.path(parent).map_or(0, |p| p.len()),
+        };
+        match name.len().max(path_len) {
+            len if len > MAX_NAME_BYTES => Err(MultiplayerError::NameTooLong {
+                len,
+                limit: MAX_NAME_BYTES,
+            }),
+            _ => Ok(()),
+        }
+    }
+
     pub(crate) fn add_group(
         &mut self,
         scene: &Scene,
@@ -410,6 +436,41 @@ impl ServerState {
         }
     }
 
+    /// The spawn of group `g` holds a state no client could read (a string member set over
+    /// the limit after the spawn was asked for): `peer` does not get the group (as if it were
+    /// not relevant to it) rather than a message it would refuse; raised and counted.
+    fn withhold_group(&mut self, shared: &mut Shared, g: GroupKey, peer: PeerId) {
+        let Some(c) = self.clients.iter().position(|c| c.peer == peer) else {
+            return;
+        };
+        warn!(%peer, "spawn holds a string over the limit; withheld from the client");
+        self.clients[c].vis.set(g, GroupVis::HIDDEN);
+        self.hide_nodes(c, g);
+        if let Some(group) = self.groups.get(g) {
+            shared.stats.states_over_limit += 1;
+            let node = group.root;
+            shared
+                .events
+                .push(MultiplayerEvent::StateOverLimit { node });
+        }
+    }
+
+    /// Checks that every client can read the states of the instance at `root` (no string
+    /// member over [`MAX_STRING_BYTES`](crate::wire::MAX_STRING_BYTES)).
+    pub(crate) fn check_states(
+        &mut self,
+        scene: &Scene,
+        root: NodeId,
+    ) -> Result<(), MultiplayerError> {
+        for node in instance_nodes(scene, root) {
+            self.scratch.clear();
+            if scene.write_state(node, &mut self.scratch) && self.scratch.over_limit() {
+                return Err(MultiplayerError::StateOverLimit(node));
+            }
+        }
+        Ok(())
+    }
+
     /// Sends group `g` (flushed) to `peer` as a spawn, then the authority of every node whose
     /// authority differs from the group's.
     pub(crate) fn send_group(
@@ -439,6 +500,10 @@ impl ServerState {
             write_spawn(w, &header, nodes, scene, peer);
         });
         let sent = core.stats().bytes_sent - before;
+        if result == Err(SendError::OverLimit) {
+            self.withhold_group(shared, g, peer);
+            return;
+        }
         if let Err(error) = result {
             warn!(%peer, %error, "spawn refused; disconnecting the client");
             shared.stats.control_send_failures += 1;
@@ -554,6 +619,14 @@ impl ServerState {
                 client.stats.snapshots_sent += 1;
                 client.stats.bytes_sent += size as u64;
                 client.stats.last_snapshot_bytes = size;
+            }
+        }
+        for key in self.entries.take_refused() {
+            if let Some(n) = self.nodes.get(key) {
+                shared.stats.states_over_limit += 1;
+                shared
+                    .events
+                    .push(MultiplayerEvent::StateOverLimit { node: n.node });
             }
         }
     }
@@ -738,6 +811,7 @@ impl ServerState {
                 authority,
                 net_parent,
                 group: g,
+                over_limit: Default::default(),
             };
             let key = self.nodes.push(net_id, record);
             // The shadow's tag is the record's slot: capture names changed nodes by it.

@@ -120,6 +120,10 @@ pub(crate) fn write(
         let state = |w: &mut NetWriter| states.write_since_for(node, since, audience, w);
         let fits = if entries.sharing() {
             let range = entries.range(key, since, audience, state);
+            if range.is_empty() {
+                entries.refuse(node, key);
+                continue;
+            }
             let fits = fits(budget, w.len() + run.len() + range.len(), out.carried);
             if fits {
                 run = extend(w, entries, run, range);
@@ -127,7 +131,10 @@ pub(crate) fn write(
             fits
         } else {
             let entry_at = w.len();
-            entries.write_direct(w, key, state);
+            if !entries.write_direct(w, key, state) {
+                entries.refuse(node, key);
+                continue;
+            }
             let fits = fits(budget, w.len(), out.carried);
             if !fits {
                 w.truncate(entry_at);
@@ -139,6 +146,7 @@ pub(crate) fn write(
             cursor = node.net_id;
             break;
         }
+        EntryCache::accept(node);
         out.carried.push(key);
     }
     w.write_bytes(entries.bytes(run));

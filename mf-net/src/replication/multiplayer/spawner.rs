@@ -294,8 +294,12 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// another data type), [`NoSuchPath`](MultiplayerError::NoSuchPath) if the spawner's parent
     /// is not in the tree, the function's own error as
     /// [`Scene`](MultiplayerError::Scene), or [`SpawnerRoot`](MultiplayerError::SpawnerRoot)
-    /// if it did not add exactly one child of the parent and return it. On error, whatever the
-    /// function added under the parent is removed.
+    /// if it did not add exactly one child of the parent and return it, as for
+    /// [`spawn`](super::Multiplayer::spawn) [`NameTooLong`](MultiplayerError::NameTooLong) and
+    /// [`StateOverLimit`](MultiplayerError::StateOverLimit), or
+    /// [`SpawnDataOverLimit`](MultiplayerError::SpawnDataOverLimit) for data holding a string
+    /// longer than clients read. On error, whatever the function added under the parent is
+    /// removed.
     pub fn spawn_with<D: NetCodec + 'static>(
         &mut self,
         spawner: Spawner<D>,
@@ -318,8 +322,18 @@ impl<T: Transport + 'static> Multiplayer<T> {
             Err(RunError::Function(error)) => return Err(MultiplayerError::Scene(error)),
             Err(RunError::Root(root)) => return Err(MultiplayerError::SpawnerRoot(root)),
         };
+        let name = shared.scene.name(root).unwrap_or_default();
+        let checked = server.check_names(&shared.scene, parent, name);
+        if let Err(error) = checked.and_then(|()| server.check_states(&shared.scene, root)) {
+            shared.scene.remove(root);
+            return Err(error);
+        }
         let mut w = NetWriter::new();
         data.encode(&mut w);
+        if w.over_limit() {
+            shared.scene.remove(root);
+            return Err(MultiplayerError::SpawnDataOverLimit);
+        }
         let first = server.add_group(&shared.scene, root, SCENE_SPAWNER, parent, authority);
         server.set_spawner_payload(
             first,

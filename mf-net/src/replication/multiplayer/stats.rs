@@ -56,6 +56,9 @@ pub struct NetworkStats {
     /// RPCs refused: the mode does not allow the sender, or `validate` returned `false`
     /// ([`RpcRejected`](super::MultiplayerEvent::RpcRejected)).
     pub rpcs_rejected: u64,
+    /// Server: times a node's state became unsendable, for holding a string longer than
+    /// clients accept ([`StateOverLimit`](super::MultiplayerEvent::StateOverLimit)).
+    pub states_over_limit: u64,
     /// RPC bodies that returned `Err` or panicked ([`RpcFailed`](super::MultiplayerEvent::RpcFailed)).
     pub rpcs_failed: u64,
     /// Server: RPCs dropped for going over their `rate_limit`.

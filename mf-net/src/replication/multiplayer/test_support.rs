@@ -84,6 +84,7 @@ pub(crate) fn node(net_id: u32, state: Option<FakeState>, authority: PeerId) -> 
         authority,
         net_parent: 0,
         group: GROUP,
+        over_limit: Default::default(),
     }
 }
 

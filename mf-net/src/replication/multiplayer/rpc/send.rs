@@ -9,7 +9,7 @@ use crate::replication::multiplayer::{Role, Shared};
 use crate::replication::protocol::RPC;
 use crate::rpc::{OutgoingRpc, RpcDelivery, RpcEntry, RpcRegistry, RpcSendError, RpcTarget};
 use crate::scene::NodeId;
-use crate::transport::{Channel, PeerId};
+use crate::transport::{Channel, PeerId, SendError};
 use crate::wire::NetWriter;
 
 /// One RPC held until the end of the frame (its node's spawn has not gone out yet).
@@ -128,9 +128,14 @@ pub(super) fn send(
                     return Ok(RpcDelivery::NotRelevant);
                 }
             }
+            // (Forget an earlier message's mark: this call may encode nothing, for no peer.)
+            core.take_over_limit();
             let sent = server_send(core, server, shared, rpc.target, channel, net_id, |w| {
                 write_call(w, net_id, wire_id, encode);
             });
+            if core.take_over_limit() {
+                return Err(RpcSendError::OverLimit);
+            }
             match (sent, delivery) {
                 (0, RpcDelivery::SentToPeer) => Err(RpcSendError::SendFailed),
                 _ => Ok(delivery),
@@ -156,7 +161,10 @@ pub(super) fn send(
             core.send_with(client.server, RPC, channel, |w| {
                 write_call(w, net_id, wire_id, encode);
             })
-            .map_err(|_| RpcSendError::SendFailed)?;
+            .map_err(|error| match error {
+                SendError::OverLimit => RpcSendError::OverLimit,
+                _ => RpcSendError::SendFailed,
+            })?;
             shared.stats.rpcs_sent += 1;
             Ok(delivery)
         }
