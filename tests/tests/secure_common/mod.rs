@@ -114,6 +114,52 @@ impl Net for Enet {
     }
 }
 
+/// A client end of the rig: a transport, with the secure layer's counters if it has one.
+pub(crate) trait Endpoint: Transport {
+    fn secure_stats(&self) -> Option<mf_net_secure::SecureStats>;
+}
+
+impl<T: Transport> Endpoint for SecureClient<T> {
+    fn secure_stats(&self) -> Option<mf_net_secure::SecureStats> {
+        Some(SecureClient::secure_stats(self))
+    }
+}
+
+/// A raw (not secure) client end.
+pub(crate) struct Raw<T>(pub(crate) T);
+
+impl<T: Transport> Transport for Raw<T> {
+    fn send(
+        &mut self,
+        peer: PeerId,
+        channel: Channel,
+        data: &[u8],
+    ) -> Result<(), mf_net::transport::SendError> {
+        self.0.send(peer, channel, data)
+    }
+    fn poll_event(&mut self) -> Option<TransportEvent<'_>> {
+        self.0.poll_event()
+    }
+    fn advance(&mut self, dt: Duration) {
+        self.0.advance(dt);
+    }
+    fn flush(&mut self) {
+        self.0.flush();
+    }
+    fn disconnect(&mut self, peer: PeerId, reason: DisconnectReason) {
+        self.0.disconnect(peer, reason);
+    }
+    fn stats(&self) -> mf_net::transport::TransportStats {
+        self.0.stats()
+    }
+}
+
+impl<T: Transport> Endpoint for Raw<T> {
+    fn secure_stats(&self) -> Option<mf_net_secure::SecureStats> {
+        None
+    }
+}
+
 /// At most this many steps per wait (about 20 s over ENet).
 const MAX_STEPS: usize = 20_000;
 /// Virtual time per step over loopback.
@@ -125,7 +171,7 @@ pub(crate) struct Rig<N: Net> {
     pub(crate) server: SecureServer<N::T>,
     pub(crate) address: NetworkAddress,
     pub(crate) server_log: Vec<Ev>,
-    pub(crate) clients: Vec<Box<dyn Transport>>,
+    pub(crate) clients: Vec<Box<dyn Endpoint>>,
     pub(crate) client_logs: Vec<Vec<Ev>>,
 }
 
@@ -160,10 +206,10 @@ impl<N: Net> Rig<N> {
     /// Adds a raw (not secure) client; returns its index.
     pub(crate) fn join_raw(&mut self) -> usize {
         let inner = self.net.connect(7);
-        self.add(Box::new(inner))
+        self.add(Box::new(Raw(inner)))
     }
 
-    pub(crate) fn add(&mut self, client: Box<dyn Transport>) -> usize {
+    pub(crate) fn add(&mut self, client: Box<dyn Endpoint>) -> usize {
         self.clients.push(client);
         self.client_logs.push(Vec::new());
         self.clients.len() - 1
