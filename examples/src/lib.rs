@@ -21,6 +21,7 @@ book_chapters! {
     BookMessages => "messages.md",
     BookTransports => "transports.md",
     BookEnet => "enet.md",
+    BookSecurity => "security.md",
     BookReplicated => "replicated.md",
     BookMultiplayer => "multiplayer.md",
     BookRpcs => "rpcs.md",
