@@ -7,6 +7,7 @@
 pub mod boxes;
 pub mod chat;
 pub mod lobby;
+pub mod secure;
 
 macro_rules! book_chapters {
     ($($name:ident => $file:literal),* $(,)?) => {$(
