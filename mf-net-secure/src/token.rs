@@ -1,10 +1,4 @@
 //! [`ConnectToken`]: what the backend hands a client, and what the client shows the server.
-//!
-//! Bytes (all integers little-endian): format version `"MFSEC001"` · protocol id `u64` · expiry
-//! `u64` (seconds since the UNIX epoch) · nonce (24) · sealed private part (`u16` length +
-//! bytes, see [`private`](crate::private)) · client-to-server key (32) · server-to-client key
-//! (32) · server count `u8` · per server its address text (`u8` length + bytes). The keys and
-//! addresses in clear are the client's copy; the server only trusts the sealed ones.
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -25,6 +19,13 @@ pub(crate) const MAX_SEALED_LEN: usize =
 /// [`SecureClient`](crate::SecureClient) with it and connects to one of its
 /// [`servers`](Self::servers). Whoever holds a token can use it once, until it expires, so hand
 /// it over a channel the player trusts (the backend's HTTPS answer, for example).
+///
+/// Bytes (all integers little-endian): format version `"MFSEC001"` · protocol id `u64` · expiry
+/// `u64` (seconds since the UNIX epoch) · nonce (24) · sealed private part (`u16` length +
+/// bytes) · client-to-server key (32) · server-to-client key (32) · server count `u8` · per
+/// server its address text (`u8` length + bytes). The keys and addresses in clear are the
+/// client's copy; the server trusts only the sealed ones. The connection request a client sends
+/// is a kind byte (1) followed by everything up to the sealed part.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ConnectToken {
     pub(crate) protocol_id: u64,
@@ -52,7 +53,7 @@ impl ConnectToken {
         &self.servers
     }
 
-    /// The token as bytes (see the [module documentation](self) for the layout).
+    /// The token as bytes (see the [type documentation](Self) for the layout).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(64 + self.sealed.len() + 2 * SESSION_KEY_LEN);
         out.extend_from_slice(&VERSION);
