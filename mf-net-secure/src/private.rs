@@ -86,7 +86,9 @@ impl<'a> PrivateFields<'a> {
     }
 }
 
-/// Seals `plain` in place (appending the tag) under `key`.
+/// Seals `plain` in place (appending the tag) under `key`. The cipher refuses only messages
+/// longer than 256 GiB, which a bounded private part never is; that case reads as
+/// [`TokenError::Malformed`](crate::TokenError::Malformed).
 pub(crate) fn seal(
     key: &SharedKey,
     nonce: &[u8; TOKEN_NONCE_LEN],

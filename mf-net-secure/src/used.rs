@@ -30,7 +30,7 @@ impl UsedTokens {
         }
     }
 
-    /// Whether `tag` was recorded and has not expired at `now`.
+    /// Whether `tag` is recorded (expired entries go at the next [`record`](Self::record)).
     pub(crate) fn contains(&self, tag: &TokenTag) -> bool {
         self.entries.iter().any(|(t, _)| t == tag)
     }

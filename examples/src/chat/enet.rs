@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::thread::sleep;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mf_net::bus::BusEvent;
 use mf_net::prelude::*;
@@ -147,7 +147,13 @@ where
     }
     let input = stdin_lines();
     let mut state = HostState::default();
+    let mut last = Instant::now();
     loop {
+        // The bus does not move the transport's time: the secure layer's clock (token expiry,
+        // handshake timeouts) runs on the measured frame time.
+        let now = Instant::now();
+        node.bus_mut().transport_mut().advance(now - last);
+        last = now;
         node.pump(&mut state);
         while let Some(event) = node.next_event() {
             if let BusEvent::PeerDisconnected { peer, reason } = event {
@@ -209,7 +215,11 @@ fn run_client<T: Transport + GracefulClose + 'static>(
     }
     let input = stdin_lines();
     let mut joined = false;
+    let mut last = Instant::now();
     loop {
+        let now = Instant::now();
+        node.bus_mut().transport_mut().advance(now - last);
+        last = now;
         node.pump(&mut ());
         while let Some(event) = node.next_event() {
             match event {
