@@ -262,6 +262,42 @@ impl Upward {
     }
 }
 
+/// What [`open`] did with a packet.
+enum Receipt {
+    /// A payload of an admitted peer, opened into the buffer.
+    Opened,
+    /// A packet of an admitted peer that does not get through (counted).
+    Dropped,
+    /// The peer is not admitted.
+    NotAdmitted,
+}
+
+/// Opens `data` from `peer` into `opened` if the peer is admitted, counting what is dropped.
+fn open(
+    peers: &mut [Admitted],
+    stats: &mut SecureStats,
+    opened: &mut Vec<u8>,
+    peer: PeerId,
+    channel: Channel,
+    data: &[u8],
+) -> Receipt {
+    let Ok(i) = peers.binary_search_by_key(&peer, |p| p.peer) else {
+        return Receipt::NotAdmitted;
+    };
+    let Some(admitted) = peers.get_mut(i) else {
+        return Receipt::NotAdmitted;
+    };
+    match admitted.session.open(channel, data, opened) {
+        Ok(KIND_PAYLOAD) => return Receipt::Opened,
+        // The accepted packet goes the other way; a second request is late.
+        Ok(_) => stats.dropped_unexpected += 1,
+        Err(_) if data.first() == Some(&KIND_REQUEST) => stats.dropped_unexpected += 1,
+        Err(Dropped::Tampered) => stats.dropped_tampered += 1,
+        Err(Dropped::Replayed) => stats.dropped_replayed += 1,
+    }
+    Receipt::Dropped
+}
+
 impl<T: Transport> Transport for SecureServer<T> {
     fn send(&mut self, peer: PeerId, channel: Channel, data: &[u8]) -> Result<(), SendError> {
         let Ok(i) = self.peers.binary_search_by_key(&peer, |p| p.peer) else {
@@ -302,27 +338,23 @@ impl<T: Transport> Transport for SecureServer<T> {
                     peer,
                     channel,
                     data,
-                } => {
-                    if let Ok(i) = self.peers.binary_search_by_key(&peer, |p| p.peer) {
-                        let Some(admitted) = self.peers.get_mut(i) else {
-                            continue;
-                        };
-                        match admitted.session.open(channel, data, &mut self.opened) {
-                            Ok(KIND_PAYLOAD) => {
-                                return Some(TransportEvent::Received {
-                                    peer,
-                                    channel,
-                                    data: &self.opened,
-                                })
-                            }
-                            Ok(_) => self.stats.dropped_unexpected += 1,
-                            Err(_) if data.first() == Some(&KIND_REQUEST) => {
-                                self.stats.dropped_unexpected += 1;
-                            }
-                            Err(Dropped::Tampered) => self.stats.dropped_tampered += 1,
-                            Err(Dropped::Replayed) => self.stats.dropped_replayed += 1,
-                        }
-                    } else if self.pending.iter().any(|p| p.peer == peer) {
+                } => match open(
+                    &mut self.peers,
+                    &mut self.stats,
+                    &mut self.opened,
+                    peer,
+                    channel,
+                    data,
+                ) {
+                    Receipt::Opened => {
+                        return Some(TransportEvent::Received {
+                            peer,
+                            channel,
+                            data: &self.opened,
+                        })
+                    }
+                    Receipt::Dropped => {}
+                    Receipt::NotAdmitted if self.pending.iter().any(|p| p.peer == peer) => {
                         let checked = admission::check(
                             &self.config,
                             &self.addresses,
@@ -331,10 +363,9 @@ impl<T: Transport> Transport for SecureServer<T> {
                             &mut self.scratch,
                         );
                         self.decide(peer, checked);
-                    } else {
-                        self.stats.dropped_unexpected += 1;
                     }
-                }
+                    Receipt::NotAdmitted => self.stats.dropped_unexpected += 1,
+                },
             }
         }
     }
