@@ -16,7 +16,8 @@
 //! - `scale`: one server and [`SCALE_CLIENTS`] clients over loopback that really acknowledge
 //!   ([`ScaleWorld`]), 1000 and 10 000 boxes ([`BoxEntity`], [`InterpBox`], [`QuantBox`]), with
 //!   and without a byte budget: the server's tick, the clients' frames and the server's ack
-//!   processing, each timed apart ([`Stage`]).
+//!   processing, each timed apart ([`Stage`]);
+//! - `secure`: one packet through the secure layer against the plain path ([`secure`]).
 //!
 //! Everything here is deterministic: the same scenario always moves the same boxes to the same
 //! places, so byte counts are stable (the tests below pin them) and runs compare.
@@ -31,6 +32,8 @@
 //! and replays packets), so `encode_snapshot` / `decode_snapshot` add everything around the
 //! entries: the frame, capture, the snapshot header and ring, acks, lookups by net id, and
 //! interpolation buffering for [`InterpBox`].
+
+pub mod secure;
 
 use std::fmt;
 use std::time::Duration;

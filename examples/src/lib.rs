@@ -7,6 +7,7 @@
 pub mod boxes;
 pub mod chat;
 pub mod lobby;
+pub mod secure;
 
 macro_rules! book_chapters {
     ($($name:ident => $file:literal),* $(,)?) => {$(
@@ -21,6 +22,7 @@ book_chapters! {
     BookMessages => "messages.md",
     BookTransports => "transports.md",
     BookEnet => "enet.md",
+    BookSecurity => "security.md",
     BookReplicated => "replicated.md",
     BookMultiplayer => "multiplayer.md",
     BookRpcs => "rpcs.md",

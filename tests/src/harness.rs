@@ -212,7 +212,7 @@ pub fn drain(mp: &mut Mp) -> Vec<MultiplayerEvent> {
 }
 
 /// The networked nodes of `mp`, depth-first, with their net ids.
-pub fn networked(mp: &Mp) -> Vec<(NetId, NodeId)> {
+pub fn networked<T: Transport + 'static>(mp: &Multiplayer<T>) -> Vec<(NetId, NodeId)> {
     let scene = mp.scene();
     scene
         .depth_first(scene.root())
@@ -221,14 +221,17 @@ pub fn networked(mp: &Mp) -> Vec<(NetId, NodeId)> {
 }
 
 /// The full state of a node's value, as bytes (to compare values of any type).
-pub fn state_bytes(mp: &Mp, node: NodeId) -> Option<Vec<u8>> {
+pub fn state_bytes<T: Transport + 'static>(mp: &Multiplayer<T>, node: NodeId) -> Option<Vec<u8>> {
     let mut w = NetWriter::new();
     mp.scene().write_state(node, &mut w).then(|| w.into_vec())
 }
 
 /// How `client` differs from `server`: a networked node missing or extra, at another path, of
 /// another type or with other member values. `None` when they agree.
-pub fn differences(server: &Mp, client: &Mp) -> Option<String> {
+pub fn differences<S: Transport + 'static, C: Transport + 'static>(
+    server: &Multiplayer<S>,
+    client: &Multiplayer<C>,
+) -> Option<String> {
     let ours = networked(server);
     let theirs = networked(client);
     if ours.len() != theirs.len() {

@@ -1,5 +1,5 @@
 //! The runnable examples (`examples/`), run through their library entry points with small
-//! settings, so `cargo test` keeps them working.
+//! settings, so `cargo test` keeps them working (the secure modes too).
 
 use mf_net_examples::{boxes, lobby};
 
@@ -57,4 +57,35 @@ fn lobby_demo_reaches_the_match() {
     assert!(out.contains("bob    connected as peer#4"), "{out}");
     assert!(out.contains("notice: countdown cancelled"), "{out}");
     assert!(out.contains("MATCH STARTED"), "{out}");
+}
+
+#[test]
+fn lobby_secure_demo_reaches_the_match() {
+    let mut out = Vec::new();
+    lobby::secure_demo(&mut out).expect("the secure lobby runs to the start of the match");
+    let out = String::from_utf8(out).expect("UTF-8 output");
+    // ann, bob, and bob again after reconnecting: one token per connection.
+    assert_eq!(
+        out.matches("gets a token from the matchmaker").count(),
+        3,
+        "{out}"
+    );
+    assert!(
+        out.contains("server rejected `set_ready` from peer#3"),
+        "{out}"
+    );
+    assert!(out.contains("bob    connected as peer#4"), "{out}");
+    assert!(out.contains("MATCH STARTED"), "{out}");
+}
+
+#[test]
+fn chat_runs_plain_and_secure() {
+    use std::process::ExitCode;
+    for args in [vec![], vec!["--secure".to_owned()]] {
+        assert_eq!(
+            mf_net_examples::chat::main(args.clone()),
+            ExitCode::SUCCESS,
+            "{args:?}"
+        );
+    }
 }

@@ -1,4 +1,5 @@
-//! The chat across processes over ENet: `--host [ADDR:]PORT` or `--join ADDR:PORT --name NAME`.
+//! The chat across processes over ENet: `--host [ADDR:]PORT [--secure]` or
+//! `--join ADDR:PORT --name NAME [--token HEX]`.
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -6,13 +7,20 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::thread::sleep;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mf_net::bus::BusEvent;
 use mf_net::prelude::*;
-use mf_net_enet::{EnetConfig, NetworkNode};
+use mf_net_enet::{EnetConfig, EnetTransport, NetworkNode};
+use mf_net_secure::{ConnectToken, SecureClient, SecureServer};
 
 use super::{registry, Join, Line, Say};
+use crate::secure::{token_address, wall_clock, GracefulClose, Matchmaker, VerifiedName};
+
+/// Clients a host accepts.
+const MAX_CLIENTS: usize = 16;
+/// Tokens a secure host prints when it starts.
+const FIRST_TOKENS: usize = 3;
 
 const FRAME: Duration = Duration::from_millis(5);
 /// Frames a graceful close may take (2 s).
@@ -59,19 +67,66 @@ struct HostState {
     outbox: Vec<String>,
 }
 
-pub(super) fn host(bind: SocketAddr) -> ExitCode {
-    let mut node: NetworkNode<HostState> =
-        match NetworkNode::listen_on(bind, 16, registry(), EnetConfig::default()) {
-            Ok(node) => node,
-            Err(e) => {
-                eprintln!("cannot host on {bind}: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
+pub(super) fn host(bind: SocketAddr, secure: bool) -> ExitCode {
+    // A few slots more than clients, so that the refused hear why.
+    let transport = match EnetTransport::listen_with(bind, MAX_CLIENTS + 4, EnetConfig::default()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("cannot host on {bind}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let Some(local) = transport.local_addr() else {
+        eprintln!("cannot host on {bind}: no local address");
+        return ExitCode::FAILURE;
+    };
+    if !secure {
+        return run_host(NetworkNode::server(transport, registry()), local, None);
+    }
+    let (matchmaker, config) = match Matchmaker::new(token_address(local), MAX_CLIENTS) {
+        Ok(made) => made,
+        Err(e) => {
+            eprintln!("cannot make a key: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let server = SecureServer::new(transport, config, wall_clock());
+    run_host(
+        NetworkNode::server(server, registry()),
+        local,
+        Some(matchmaker),
+    )
+}
+
+/// Prints a fresh token for `name` (the host is its own matchmaker).
+fn print_token(matchmaker: &mut Matchmaker, name: &str, local: SocketAddr) {
+    match matchmaker.issue(name) {
+        Ok(token) => say(&format!(
+            "token for {name}: chat --join {} --token {}",
+            token_address(local).to_string().trim_start_matches("enet:"),
+            token.to_hex()
+        )),
+        Err(e) => say(&format!("cannot issue a token: {e}")),
+    }
+}
+
+fn run_host<T>(
+    mut node: NetworkNode<HostState, T>,
+    local: SocketAddr,
+    mut matchmaker: Option<Matchmaker>,
+) -> ExitCode
+where
+    T: Transport + VerifiedName + GracefulClose + 'static,
+{
     let subscribed = node
-        .subscribe(|_, ctx, join: &Join, st: &mut HostState| {
-            st.names.insert(ctx.sender, join.name.clone());
-            st.outbox.push(format!("* {} joined", join.name));
+        .subscribe(|bus, ctx, join: &Join, st: &mut HostState| {
+            // A secure host knows the name from the token: the claimed one is ignored.
+            let name = bus
+                .transport()
+                .verified_name(ctx.sender)
+                .unwrap_or_else(|| join.name.clone());
+            st.outbox.push(format!("* {name} joined"));
+            st.names.insert(ctx.sender, name);
         })
         .and_then(|()| {
             node.subscribe(|_, ctx, s: &Say, st: &mut HostState| {
@@ -83,13 +138,22 @@ pub(super) fn host(bind: SocketAddr) -> ExitCode {
         eprintln!("subscribe: {e}");
         return ExitCode::FAILURE;
     }
-    match node.local_addr() {
-        Some(addr) => say(&format!("listening on {addr}")),
-        None => say("listening"),
+    say(&format!("listening on {local}"));
+    if let Some(matchmaker) = &mut matchmaker {
+        say("secure: clients need a token; type /token NAME for another");
+        for i in 1..=FIRST_TOKENS {
+            print_token(matchmaker, &format!("guest-{i}"), local);
+        }
     }
     let input = stdin_lines();
     let mut state = HostState::default();
+    let mut last = Instant::now();
     loop {
+        // The bus does not move the transport's time: the secure layer's clock (token expiry,
+        // handshake timeouts) runs on the measured frame time.
+        let now = Instant::now();
+        node.bus_mut().transport_mut().advance(now - last);
+        last = now;
         node.pump(&mut state);
         while let Some(event) = node.next_event() {
             if let BusEvent::PeerDisconnected { peer, reason } = event {
@@ -99,7 +163,10 @@ pub(super) fn host(bind: SocketAddr) -> ExitCode {
             }
         }
         match next_line(&input) {
-            Ok(Some(text)) => state.outbox.push(format!("host: {text}")),
+            Ok(Some(text)) => match (text.strip_prefix("/token "), &mut matchmaker) {
+                (Some(name), Some(matchmaker)) => print_token(matchmaker, name.trim(), local),
+                _ => state.outbox.push(format!("host: {text}")),
+            },
             Ok(None) => {}
             Err(()) => break,
         }
@@ -110,31 +177,49 @@ pub(super) fn host(bind: SocketAddr) -> ExitCode {
         node.flush();
         sleep(FRAME);
     }
-    node.begin_close(DisconnectReason::Shutdown);
-    for _ in 0..CLOSE_FRAMES {
-        if node.service_close() {
-            break;
-        }
-        sleep(FRAME);
-    }
+    close(node.bus_mut().transport_mut(), DisconnectReason::Shutdown);
     ExitCode::SUCCESS
 }
 
-pub(super) fn client(addr: &str, name: &str) -> ExitCode {
-    let mut node: NetworkNode<()> = match NetworkNode::connect(addr, registry()) {
-        Ok(node) => node,
-        Err(e) => {
-            eprintln!("cannot join {addr}: {e}");
-            return ExitCode::FAILURE;
-        }
+pub(super) fn client(addr: &str, name: &str, token: Option<&str>) -> ExitCode {
+    let inner =
+        match EnetTransport::connect_with(addr, registry().fingerprint(), EnetConfig::default()) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("cannot join {addr}: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+    let Some(hex) = token else {
+        return run_client(NetworkNode::client(inner, registry()), name);
     };
+    match ConnectToken::from_hex(hex) {
+        Ok(token) => run_client(
+            NetworkNode::client(SecureClient::new(inner, token), registry()),
+            name,
+        ),
+        Err(e) => {
+            eprintln!("--token: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_client<T: Transport + GracefulClose + 'static>(
+    mut node: NetworkNode<(), T>,
+    name: &str,
+) -> ExitCode {
     if let Err(e) = node.subscribe(|_, _, line: &Line, _: &mut ()| say(&line.text)) {
         eprintln!("subscribe: {e}");
         return ExitCode::FAILURE;
     }
     let input = stdin_lines();
     let mut joined = false;
+    let mut last = Instant::now();
     loop {
+        let now = Instant::now();
+        node.bus_mut().transport_mut().advance(now - last);
+        last = now;
         node.pump(&mut ());
         while let Some(event) = node.next_event() {
             match event {
@@ -168,14 +253,19 @@ pub(super) fn client(addr: &str, name: &str) -> ExitCode {
         node.flush();
         sleep(FRAME);
     }
-    node.begin_close(DisconnectReason::Closed);
+    close(node.bus_mut().transport_mut(), DisconnectReason::Closed);
+    ExitCode::SUCCESS
+}
+
+/// Closes gracefully, for at most [`CLOSE_FRAMES`] frames.
+fn close(transport: &mut impl GracefulClose, reason: DisconnectReason) {
+    transport.begin_close(reason);
     for _ in 0..CLOSE_FRAMES {
-        if node.service_close() {
+        if transport.service_close() {
             break;
         }
         sleep(FRAME);
     }
-    ExitCode::SUCCESS
 }
 
 /// `[ADDR:]PORT`: a bare port listens on every interface.

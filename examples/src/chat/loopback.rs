@@ -1,14 +1,17 @@
 //! The chat in one process: a server and two clients over the in-process loopback transport,
-//! stepped frame by frame.
+//! stepped frame by frame; with `--secure`, through the secure layer, the server acting as
+//! matchmaker and handing each client its token directly.
 
 use std::collections::HashMap;
 use std::process::ExitCode;
 
 use mf_net::bus::{BusEvent, MessageBus};
 use mf_net::prelude::*;
-use mf_net::transport::loopback::LoopbackNetwork;
+use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
+use mf_net_secure::{SecureClient, SecureServer};
 
 use super::{registry, Join, Line, Say};
+use crate::secure::{wall_clock, Matchmaker, VerifiedName};
 
 /// The server's state: who is who.
 #[derive(Default)]
@@ -22,7 +25,7 @@ struct Screen {
     lines: Vec<String>,
 }
 
-pub(super) fn demo() -> ExitCode {
+pub(super) fn demo(secure: bool) -> ExitCode {
     let net = LoopbackNetwork::new();
     let listener = match net.listen("chat", 8) {
         Ok(t) => t,
@@ -31,13 +34,63 @@ pub(super) fn demo() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if !secure {
+        return run(&net, listener, |_, inner| Some(inner));
+    }
+    let address = mf_net::transport::address::NetworkAddress::Loopback {
+        name: "chat".into(),
+    };
+    let (mut matchmaker, config) = match Matchmaker::new(address, 8) {
+        Ok(made) => made,
+        Err(e) => {
+            eprintln!("cannot make a key: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let server = SecureServer::new(listener, config, wall_clock());
+    run(&net, server, |me, inner| {
+        let token = matchmaker.issue(me).ok()?;
+        let hex = token.to_hex();
+        println!(
+            "[matchmaker] token for {me}: …{} ({} bytes), handed over in-process",
+            &hex[hex.len() - 12..],
+            hex.len() / 2
+        );
+        Some(SecureClient::new(inner, token))
+    })
+}
+
+/// The demo over a server endpoint `listener`; `wrap` turns each client's loopback endpoint
+/// into its transport (`None`: it cannot join).
+fn run<S, C>(
+    net: &LoopbackNetwork,
+    listener: S,
+    mut wrap: impl FnMut(&str, LoopbackTransport) -> Option<C>,
+) -> ExitCode
+where
+    S: Transport + VerifiedName + 'static,
+    C: Transport + 'static,
+{
     let mut server: MessageBus<_, Room> = MessageBus::server(listener, registry());
     let subscribed = server
         .subscribe(|bus, ctx, join: &Join, room: &mut Room| {
-            println!("[server] {} joined as {}", ctx.sender, join.name);
-            room.names.insert(ctx.sender, join.name.clone());
+            // A secure server knows the name from the token: the claimed one is ignored.
+            let name = match bus.transport().verified_name(ctx.sender) {
+                Some(verified) => {
+                    println!(
+                        "[server] {} joined as {verified} (from its token)",
+                        ctx.sender
+                    );
+                    verified
+                }
+                None => {
+                    println!("[server] {} joined as {}", ctx.sender, join.name);
+                    join.name.clone()
+                }
+            };
+            room.names.insert(ctx.sender, name.clone());
             let line = Line {
-                text: format!("* {} joined", join.name),
+                text: format!("* {name} joined"),
             };
             let _ = bus.broadcast(&line, Channel::Reliable, Some(ctx.sender));
         })
@@ -60,8 +113,11 @@ pub(super) fn demo() -> ExitCode {
 
     let mut clients = Vec::new();
     for me in ["ann", "bob"] {
-        let mut bus: MessageBus<_, Screen> =
-            MessageBus::client(net.connect("chat", registry().fingerprint()), registry());
+        let Some(transport) = wrap(me, net.connect("chat", registry().fingerprint())) else {
+            eprintln!("{me} cannot join");
+            return ExitCode::FAILURE;
+        };
+        let mut bus: MessageBus<_, Screen> = MessageBus::client(transport, registry());
         if let Err(e) = bus.subscribe(|_, _, line: &Line, screen: &mut Screen| {
             println!("[{}] {}", screen.me, line.text);
             screen.lines.push(line.text.clone());

@@ -6,6 +6,11 @@
 //! chat --join ADDR:PORT --name NAME  # a client over ENet
 //! ```
 //!
+//! Add `--secure` for the secure layer (`mf-net-secure`): in one process the server is also the
+//! matchmaker and hands each client its token directly; `--host PORT --secure` prints a few
+//! tokens (and one more for every `/token NAME` typed), and a client joins with
+//! `--join ADDR:PORT --token HEX` (its name then comes from the token, not from `--name`).
+//!
 //! Over ENet every line typed on standard input is sent and every chat line is printed
 //! (`NAME: text`, `* NAME joined`, `* NAME left (reason)`); the host prints
 //! `listening on ADDR:PORT` first and relays every line to every client. End of input closes
@@ -56,7 +61,10 @@ pub fn registry() -> MessageRegistry {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: chat | chat --host [ADDR:]PORT | chat --join ADDR:PORT [--name NAME]");
+    eprintln!(
+        "usage: chat [--secure] | chat --host [ADDR:]PORT [--secure] | \
+         chat --join ADDR:PORT [--name NAME] [--token HEX]"
+    );
     ExitCode::FAILURE
 }
 
@@ -69,17 +77,19 @@ pub fn main(args: impl IntoIterator<Item = String>) -> ExitCode {
             .and_then(|i| args.get(i + 1))
             .map(String::as_str)
     };
+    let secure = args.iter().any(|a| a == "--secure");
     if let Some(arg) = value("--host") {
         return match enet::host_addr(arg) {
-            Some(addr) => enet::host(addr),
+            Some(addr) => enet::host(addr, secure),
             None => usage(),
         };
     }
     if let Some(addr) = value("--join") {
-        return enet::client(addr, value("--name").unwrap_or("guest"));
+        return enet::client(addr, value("--name").unwrap_or("guest"), value("--token"));
     }
-    if args.is_empty() {
-        return loopback::demo();
+    match args.as_slice() {
+        [] => loopback::demo(false),
+        [flag] if flag == "--secure" => loopback::demo(true),
+        _ => usage(),
     }
-    usage()
 }

@@ -1,14 +1,21 @@
 //! The scripted lobby in one process: a server ("host") and two clients ("ann", "bob") over
-//! the in-process loopback transport, stepped frame by frame at 60 frames per second.
+//! the in-process loopback transport, stepped frame by frame at 60 frames per second; with the
+//! secure layer, the server is also the matchmaker and hands each connection its token.
 
 use std::error::Error;
 use std::io::Write;
 use std::time::Duration;
 
 use mf_net::prelude::*;
+use mf_net::transport::address::NetworkAddress;
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
+use mf_net_secure::{SecureClient, SecureServer};
 
 use super::{log, messages, LobbyClient, LobbyRpcs, LobbyServer};
+use crate::secure::{wall_clock, Matchmaker};
+
+/// Every end's transport: loopback, or loopback under the secure layer.
+type Link = Box<dyn Transport>;
 
 /// One frame.
 const DT: Duration = Duration::from_nanos(1_000_000_000 / 60);
@@ -18,18 +25,31 @@ const STEP_LIMIT: Duration = Duration::from_secs(10);
 /// The server and its clients, stepped together.
 struct Lab<'o> {
     net: LoopbackNetwork,
-    server: LobbyServer<LoopbackTransport>,
-    clients: Vec<LobbyClient<LoopbackTransport>>,
+    server: LobbyServer<Link>,
+    clients: Vec<LobbyClient<Link>>,
+    /// With the secure layer: issues a token for every connection.
+    matchmaker: Option<Matchmaker>,
     out: &'o mut dyn Write,
 }
 
 impl Lab<'_> {
     /// A new client of this network, connecting now.
-    fn connect(&self, name: &str) -> Result<LobbyClient<LoopbackTransport>, Box<dyn Error>> {
+    fn connect(&mut self, name: &str) -> Result<LobbyClient<Link>, Box<dyn Error>> {
         // The transport connects with the protocol fingerprint: a client built with other
         // replicated types or RPCs would be refused, with the first difference named.
         let data = Multiplayer::<LoopbackTransport>::connect_data(&messages())?;
-        LobbyClient::start(self.net.connect("lobby", data), name, self.server.clock)
+        let inner = self.net.connect("lobby", data);
+        let transport: Link = match &mut self.matchmaker {
+            None => Box::new(inner),
+            Some(matchmaker) => {
+                let token = matchmaker.issue(name)?;
+                let text =
+                    format!("{name} gets a token from the matchmaker (handed over in-process)");
+                log(self.out, self.server.clock, "script", text)?;
+                Box::new(SecureClient::new(inner, token))
+            }
+        };
+        LobbyClient::start(transport, name, self.server.clock)
     }
 
     /// One frame of everybody: the server first, then each client.
@@ -92,12 +112,38 @@ impl Lab<'_> {
 /// A runtime call refused, a step of the script not happening in time, the outcome not being
 /// what the script expects, or `out` failing.
 pub fn demo(out: &mut dyn Write) -> Result<(), Box<dyn Error>> {
+    run(out, false)
+}
+
+/// [`demo`] through the secure layer: every connection presents a token the server issued
+/// (acting as matchmaker), and the reconnecting client gets a new one.
+///
+/// # Errors
+///
+/// As [`demo`].
+pub fn secure_demo(out: &mut dyn Write) -> Result<(), Box<dyn Error>> {
+    run(out, true)
+}
+
+fn run(out: &mut dyn Write, secure: bool) -> Result<(), Box<dyn Error>> {
     let net = LoopbackNetwork::new();
-    let server = LobbyServer::start(net.listen("lobby", 4)?, "host")?;
+    let listener = net.listen("lobby", 4)?;
+    let (transport, matchmaker): (Link, _) = if secure {
+        let address = NetworkAddress::Loopback {
+            name: "lobby".into(),
+        };
+        let (matchmaker, config) = Matchmaker::new(address, 4)?;
+        let server = SecureServer::new(listener, config, wall_clock());
+        (Box::new(server), Some(matchmaker))
+    } else {
+        (Box::new(listener), None)
+    };
+    let server = LobbyServer::start(transport, "host")?;
     let mut lab = Lab {
         net,
         server,
         clients: Vec::new(),
+        matchmaker,
         out,
     };
     lab.say("ann and bob connect")?;

@@ -7,6 +7,11 @@
 //! lobby --join ADDR:PORT --name NAME     # a client over ENet
 //! ```
 //!
+//! `--secure` runs it through the secure layer (`mf-net-secure`): the scripted demo's server is
+//! also the matchmaker and hands every connection its own token directly; `--host PORT
+//! --secure` prints tokens (`token NAME` prints another) and a client adds `--token HEX`. A
+//! token is good for one connection, so `rejoin` with the same one is refused as replayed.
+//!
 //! Over ENet, type `r` to toggle ready, `rejoin` (clients) to disconnect and connect again, and
 //! `q` or end of input to leave gracefully.
 //!
@@ -43,7 +48,7 @@ use std::time::Duration;
 use mf_net::bus::MessageRegistry;
 use mf_net::prelude::*;
 
-pub use demo::demo;
+pub use demo::{demo, secure_demo};
 
 /// How far a client's input sequence may jump ahead (this lobby's rule, not the library's).
 const MAX_JUMP: u32 = 64;
@@ -535,7 +540,8 @@ impl<T: Transport + 'static> LobbyClient<T> {
 // ---------------------------------------------------------------------------------------------
 
 const USAGE: &str =
-    "usage: lobby | lobby --host [ADDR:]PORT [--name NAME] | lobby --join ADDR:PORT --name NAME";
+    "usage: lobby [--secure] | lobby --host [ADDR:]PORT [--name NAME] [--secure] | \
+                     lobby --join ADDR:PORT --name NAME [--token HEX]";
 
 /// Runs the lobby with command-line arguments (without the program name).
 pub fn main(args: impl IntoIterator<Item = String>) -> ExitCode {
@@ -546,9 +552,10 @@ pub fn main(args: impl IntoIterator<Item = String>) -> ExitCode {
             .and_then(|i| args.get(i + 1))
             .map(String::as_str)
     };
+    let secure = args.iter().any(|a| a == "--secure");
     let result = if let Some(port) = value("--host") {
         match enet::host_addr(port) {
-            Some(addr) => enet::host(addr, value("--name").unwrap_or("host")),
+            Some(addr) => enet::host(addr, value("--name").unwrap_or("host"), secure),
             None => {
                 eprintln!("{USAGE}");
                 return ExitCode::from(2);
@@ -556,7 +563,7 @@ pub fn main(args: impl IntoIterator<Item = String>) -> ExitCode {
         }
     } else if let Some(addr) = value("--join") {
         match value("--name") {
-            Some(name) => enet::join(addr, name),
+            Some(name) => enet::join(addr, name, value("--token")),
             None => {
                 eprintln!("{USAGE}");
                 return ExitCode::from(2);
@@ -564,6 +571,8 @@ pub fn main(args: impl IntoIterator<Item = String>) -> ExitCode {
         }
     } else if args.is_empty() {
         demo(&mut std::io::stdout().lock())
+    } else if args == ["--secure"] {
+        secure_demo(&mut std::io::stdout().lock())
     } else {
         eprintln!("{USAGE}");
         return ExitCode::from(2);

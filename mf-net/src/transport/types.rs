@@ -38,6 +38,11 @@ impl Channel {
 /// Why a connection ended. Every reason except [`Timeout`](Self::Timeout) and
 /// [`ConnectFailed`](Self::ConnectFailed) travels to the remote side where the transport can
 /// carry it (see [`code`](Self::code)).
+///
+/// The `Token*`, [`ClientIdInUse`](Self::ClientIdInUse) and [`Replaced`](Self::Replaced) reasons
+/// are given by the secure layer (the `mf-net-secure` crate) when it refuses a connection
+/// request or replaces a connection; their codes (8 to 14) follow the older ones, which keep
+/// theirs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DisconnectReason {
@@ -59,6 +64,22 @@ pub enum DisconnectReason {
     /// authority change, welcome or hello) was refused by the transport, so the connection was
     /// closed rather than left diverged.
     ReliableSendFailed,
+    /// Refused by a secure server: the connect token has expired.
+    TokenExpired,
+    /// Refused by a secure server: the connect token does not list this server's address.
+    TokenWrongServer,
+    /// Refused by a secure server: the connect token was tampered with or sealed under another
+    /// key (the two cannot be told apart: authentication failed).
+    TokenInvalid,
+    /// Refused by a secure server: the connect token was used already (a replayed request).
+    TokenReplayed,
+    /// Refused by a secure server: the first packet was not a connection request at all.
+    TokenMalformed,
+    /// Refused by a secure server: a client with the same id is connected and the server keeps
+    /// the older connection.
+    ClientIdInUse,
+    /// A newer connection holding a token for the same client id took this one's place.
+    Replaced,
     /// An application-defined reason.
     Custom(u16),
 }
@@ -75,6 +96,13 @@ impl DisconnectReason {
             DisconnectReason::ConnectFailed => 5,
             DisconnectReason::ServerFull => 6,
             DisconnectReason::ReliableSendFailed => 7,
+            DisconnectReason::TokenExpired => 8,
+            DisconnectReason::TokenWrongServer => 9,
+            DisconnectReason::TokenInvalid => 10,
+            DisconnectReason::TokenReplayed => 11,
+            DisconnectReason::TokenMalformed => 12,
+            DisconnectReason::ClientIdInUse => 13,
+            DisconnectReason::Replaced => 14,
             DisconnectReason::Custom(c) => 0x1_0000 | c as u32,
         }
     }
@@ -89,6 +117,13 @@ impl DisconnectReason {
             5 => DisconnectReason::ConnectFailed,
             6 => DisconnectReason::ServerFull,
             7 => DisconnectReason::ReliableSendFailed,
+            8 => DisconnectReason::TokenExpired,
+            9 => DisconnectReason::TokenWrongServer,
+            10 => DisconnectReason::TokenInvalid,
+            11 => DisconnectReason::TokenReplayed,
+            12 => DisconnectReason::TokenMalformed,
+            13 => DisconnectReason::ClientIdInUse,
+            14 => DisconnectReason::Replaced,
             c if c & 0xffff_0000 == 0x1_0000 => DisconnectReason::Custom(c as u16),
             _ => DisconnectReason::Closed,
         }
@@ -108,6 +143,17 @@ impl fmt::Display for DisconnectReason {
             DisconnectReason::ReliableSendFailed => {
                 f.write_str("a message that had to arrive could not be sent")
             }
+            DisconnectReason::TokenExpired => f.write_str("connect token expired"),
+            DisconnectReason::TokenWrongServer => {
+                f.write_str("connect token not valid for this server")
+            }
+            DisconnectReason::TokenInvalid => {
+                f.write_str("connect token tampered with or sealed under another key")
+            }
+            DisconnectReason::TokenReplayed => f.write_str("connect token already used"),
+            DisconnectReason::TokenMalformed => f.write_str("not a connection request"),
+            DisconnectReason::ClientIdInUse => f.write_str("client id already connected"),
+            DisconnectReason::Replaced => f.write_str("replaced by a newer connection"),
             DisconnectReason::Custom(c) => write!(f, "custom reason {c}"),
         }
     }
@@ -203,6 +249,13 @@ mod tests {
             DisconnectReason::ConnectFailed,
             DisconnectReason::ServerFull,
             DisconnectReason::ReliableSendFailed,
+            DisconnectReason::TokenExpired,
+            DisconnectReason::TokenWrongServer,
+            DisconnectReason::TokenInvalid,
+            DisconnectReason::TokenReplayed,
+            DisconnectReason::TokenMalformed,
+            DisconnectReason::ClientIdInUse,
+            DisconnectReason::Replaced,
             DisconnectReason::Custom(0),
             DisconnectReason::Custom(u16::MAX),
         ] {

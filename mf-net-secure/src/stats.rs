@@ -1,0 +1,69 @@
+//! [`SecureStats`]: what the secure layer admitted, refused and dropped.
+
+use mf_net::transport::DisconnectReason;
+
+/// Counters of a [`SecureServer`](crate::SecureServer) or [`SecureClient`](crate::SecureClient)
+/// since it was created.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SecureStats {
+    /// Connections admitted (server) or accepted by the server (client).
+    pub admitted: u64,
+    /// Requests refused because the token had expired.
+    pub refused_expired: u64,
+    /// Requests refused because the token does not list this server.
+    pub refused_wrong_server: u64,
+    /// Requests refused because the token failed to authenticate (tampered, or another key).
+    pub refused_invalid: u64,
+    /// Requests refused because the token was used already.
+    pub refused_replayed: u64,
+    /// Requests refused because the packet was not a connection request.
+    pub refused_malformed: u64,
+    /// Requests refused because the token is for another protocol id.
+    pub refused_protocol: u64,
+    /// Requests refused because every slot was taken (or the used-token set was full).
+    pub refused_full: u64,
+    /// Requests refused because the client id was connected (with
+    /// [`DuplicatePolicy::RefuseNewer`](crate::DuplicatePolicy::RefuseNewer)).
+    pub refused_client_id_in_use: u64,
+    /// Connections closed because a newer one with the same client id was admitted.
+    pub replaced: u64,
+    /// Connections that did not complete the handshake in time.
+    pub handshake_timeouts: u64,
+    /// Sealed packets dropped because they failed to authenticate or were cut short.
+    pub dropped_tampered: u64,
+    /// Sealed packets dropped as duplicates or as too old for the replay window.
+    pub dropped_replayed: u64,
+    /// Packets dropped because they came at the wrong moment (a second request, a payload
+    /// before the connection was accepted).
+    pub dropped_unexpected: u64,
+}
+
+impl SecureStats {
+    /// Every refused request, whatever the reason.
+    pub fn refused(&self) -> u64 {
+        self.refused_expired
+            + self.refused_wrong_server
+            + self.refused_invalid
+            + self.refused_replayed
+            + self.refused_malformed
+            + self.refused_protocol
+            + self.refused_full
+            + self.refused_client_id_in_use
+    }
+
+    /// Counts a refusal given with `reason`.
+    pub(crate) fn count_refusal(&mut self, reason: DisconnectReason) {
+        let counter = match reason {
+            DisconnectReason::TokenExpired => &mut self.refused_expired,
+            DisconnectReason::TokenWrongServer => &mut self.refused_wrong_server,
+            DisconnectReason::TokenInvalid => &mut self.refused_invalid,
+            DisconnectReason::TokenReplayed => &mut self.refused_replayed,
+            DisconnectReason::ProtocolMismatch => &mut self.refused_protocol,
+            DisconnectReason::ServerFull => &mut self.refused_full,
+            DisconnectReason::ClientIdInUse => &mut self.refused_client_id_in_use,
+            _ => &mut self.refused_malformed,
+        };
+        *counter += 1;
+    }
+}

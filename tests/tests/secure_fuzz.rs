@@ -1,0 +1,258 @@
+//! A seeded fuzz of the secure server's two paths for untrusted bytes: connection requests
+//! (mutations of a valid one, and garbage) from raw clients, and sealed packets (mutations of
+//! real ones, and garbage) on an admitted connection. Nothing panics, nothing mutated is
+//! admitted or passed up, every refused client hears a refusal reason, and the admitted
+//! connection carries on. Token parsing gets the same treatment.
+
+#![allow(clippy::unwrap_used)]
+
+mod secure_common;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use mf_net::transport::{
+    Channel, DisconnectReason, PeerId, SendError, Transport, TransportEvent, TransportStats,
+};
+use mf_net_secure::{ConnectToken, SecureClient};
+use secure_common::{token, Ev, Loopback, Net, Rig};
+
+type Packets = Rc<RefCell<Vec<(Channel, Vec<u8>)>>>;
+
+/// Records what goes through it, and slips `inject`ed packets onto the wire at its next flush.
+struct Recorder<T> {
+    inner: T,
+    sent: Packets,
+    inject: Packets,
+}
+
+impl<T: Transport> Transport for Recorder<T> {
+    fn send(&mut self, peer: PeerId, channel: Channel, data: &[u8]) -> Result<(), SendError> {
+        self.sent.borrow_mut().push((channel, data.to_vec()));
+        self.inner.send(peer, channel, data)
+    }
+    fn poll_event(&mut self) -> Option<TransportEvent<'_>> {
+        self.inner.poll_event()
+    }
+    fn advance(&mut self, dt: Duration) {
+        self.inner.advance(dt);
+    }
+    fn flush(&mut self) {
+        for (channel, data) in std::mem::take(&mut *self.inject.borrow_mut()) {
+            self.inner.send(PeerId::SERVER, channel, &data).unwrap();
+        }
+        self.inner.flush();
+    }
+    fn disconnect(&mut self, peer: PeerId, reason: DisconnectReason) {
+        self.inner.disconnect(peer, reason);
+    }
+    fn stats(&self) -> TransportStats {
+        self.inner.stats()
+    }
+}
+
+/// `original` changed at random: bits flipped, cut short, lengthened, or replaced by garbage.
+/// Never equal to `original`.
+fn mutate(rng: &mut fastrand::Rng, original: &[u8]) -> Vec<u8> {
+    loop {
+        let mut bytes = original.to_vec();
+        match rng.u8(0..6) {
+            0 | 1 => {
+                for _ in 0..rng.usize(1..=8) {
+                    let bit = rng.usize(0..bytes.len() * 8);
+                    bytes[bit / 8] ^= 1 << (bit % 8);
+                }
+            }
+            2 => bytes.truncate(rng.usize(0..bytes.len())),
+            3 => bytes.extend((0..rng.usize(1..64)).map(|_| rng.u8(..))),
+            4 => {
+                // A field overwritten with an extreme value.
+                let at = rng.usize(0..bytes.len());
+                let end = (at + rng.usize(1..=8)).min(bytes.len());
+                let fill = if rng.bool() { 0xff } else { 0 };
+                bytes[at..end].fill(fill);
+            }
+            _ => {
+                let len = rng.usize(0..3000);
+                bytes = (0..len).map(|_| rng.u8(..)).collect();
+                if rng.bool() {
+                    if let Some(b) = bytes.first_mut() {
+                        *b = 1; // claims to be a request
+                    }
+                }
+            }
+        }
+        if bytes != original {
+            return bytes;
+        }
+    }
+}
+
+/// The request a client holding `token` sends: its kind byte, then the token's version and
+/// public part (everything before the client's keys).
+fn request_of(token: &ConnectToken) -> Vec<u8> {
+    let bytes = token.to_bytes();
+    let sealed_len = usize::from(u16::from_le_bytes([bytes[48], bytes[49]]));
+    let mut request = vec![1];
+    request.extend_from_slice(&bytes[..50 + sealed_len]);
+    request
+}
+
+#[test]
+fn fuzzed_connection_requests_are_refused_without_panics() {
+    let mut rng = fastrand::Rng::with_seed(0x5eed);
+    let mut rig = Rig::new(Loopback::new(), 8, |c| c);
+    let valid = request_of(&token(1, &rig.address));
+    const CASES: usize = 1500;
+    for batch in 0..CASES / 10 {
+        let first = rig.clients.len();
+        for _ in 0..10 {
+            rig.join_raw();
+        }
+        rig.step();
+        for i in first..rig.clients.len() {
+            assert!(rig.connected(i));
+            let bytes = mutate(&mut rng, &valid);
+            let channel = if rng.bool() {
+                Channel::Reliable
+            } else {
+                Channel::Unreliable
+            };
+            rig.clients[i]
+                .send(PeerId::SERVER, channel, &bytes)
+                .unwrap();
+        }
+        rig.until("the batch is refused", |r| {
+            (first..r.clients.len()).all(|i| r.disconnected(i).is_some())
+        });
+        for i in first..rig.clients.len() {
+            let reason = rig.disconnected(i).unwrap();
+            assert!(
+                matches!(
+                    reason,
+                    DisconnectReason::TokenMalformed
+                        | DisconnectReason::TokenInvalid
+                        | DisconnectReason::TokenExpired
+                        | DisconnectReason::TokenWrongServer
+                        | DisconnectReason::ProtocolMismatch
+                ),
+                "batch {batch}, client {i}: {reason:?}"
+            );
+        }
+    }
+    assert!(
+        rig.server_log.is_empty(),
+        "nothing admitted: {:?}",
+        rig.server_log
+    );
+    let stats = rig.server.secure_stats();
+    assert_eq!(stats.refused(), CASES as u64);
+    assert!(
+        stats.refused_malformed > 0 && stats.refused_invalid > 0,
+        "{stats:?}"
+    );
+    // The valid request still works afterwards.
+    let ok = rig.join(token(1, &rig.address));
+    rig.until("a genuine client is admitted", |r| r.connected(ok));
+}
+
+#[test]
+fn fuzzed_packets_on_an_admitted_connection_are_dropped_without_panics() {
+    let mut rng = fastrand::Rng::with_seed(0xf022);
+    let mut net = Loopback::new();
+    let mut rig = Rig::new(Loopback(net.0.clone()), 8, |c| c);
+    let (sent, inject) = (Packets::default(), Packets::default());
+    let inner = Recorder {
+        inner: net.connect(7),
+        sent: Rc::clone(&sent),
+        inject: Rc::clone(&inject),
+    };
+    let victim = rig.add(Box::new(SecureClient::new(inner, token(1, &rig.address))));
+    let bystander = rig.join(token(2, &rig.address));
+    rig.until("both are admitted", |r| {
+        r.connected(victim) && r.connected(bystander)
+    });
+    let peer = rig.server_peers()[0];
+    let mut genuine = 0;
+    let mut injected = 0;
+    for round in 0..400 {
+        // A genuine packet each round, on alternating channels...
+        let channel = if round % 2 == 0 {
+            Channel::Reliable
+        } else {
+            Channel::Unreliable
+        };
+        let msg = format!("genuine {round}").into_bytes();
+        rig.clients[victim]
+            .send(PeerId::SERVER, channel, &msg)
+            .unwrap();
+        genuine += 1;
+        rig.step();
+        // ...then mutated copies of real sealed packets (and exact replays) slipped in raw,
+        // straight onto the admitted connection.
+        let real = sent.borrow().clone();
+        for _ in 0..4 {
+            let (channel, packet) = &real[rng.usize(0..real.len())];
+            let bytes = if rng.u8(0..5) == 0 {
+                packet.clone()
+            } else {
+                mutate(&mut rng, packet)
+            };
+            inject.borrow_mut().push((*channel, bytes));
+            injected += 1;
+        }
+        rig.step();
+    }
+    for _ in 0..5 {
+        rig.step();
+    }
+    let got = rig.server_received(peer);
+    assert_eq!(
+        got.len(),
+        genuine,
+        "only the genuine packets were passed up"
+    );
+    assert!(got.iter().all(|m| m.starts_with(b"genuine ")));
+    let stats = rig.server.secure_stats();
+    assert_eq!(
+        stats.dropped_tampered + stats.dropped_replayed + stats.dropped_unexpected,
+        injected,
+        "{stats:?}"
+    );
+    assert!(!rig.client_logs[victim]
+        .iter()
+        .any(|e| matches!(e, Ev::Disconnected(..))));
+    // Both connections carry on.
+    for i in [victim, bystander] {
+        rig.clients[i]
+            .send(PeerId::SERVER, Channel::Reliable, b"after")
+            .unwrap();
+    }
+    for _ in 0..3 {
+        rig.step();
+    }
+    for p in rig.server_peers() {
+        assert_eq!(
+            rig.server_received(p).last().map(Vec::as_slice),
+            Some(&b"after"[..])
+        );
+    }
+}
+
+#[test]
+fn fuzzed_token_text_and_bytes_never_panic() {
+    let mut rng = fastrand::Rng::with_seed(7);
+    let valid = token(1, &"enet:127.0.0.1:27615".parse().unwrap());
+    let bytes = valid.to_bytes();
+    assert_eq!(ConnectToken::from_bytes(&bytes).as_ref(), Ok(&valid));
+    assert_eq!(ConnectToken::from_hex(&valid.to_hex()).as_ref(), Ok(&valid));
+    for _ in 0..5000 {
+        let mutated = mutate(&mut rng, &bytes);
+        let _ = ConnectToken::from_bytes(&mutated);
+        let text: String = (0..rng.usize(0..200))
+            .map(|_| char::from(rng.u8(b'0'..=b'z')))
+            .collect();
+        let _ = ConnectToken::from_hex(&text);
+    }
+}
