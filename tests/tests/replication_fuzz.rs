@@ -33,7 +33,7 @@ use mf_net::replication::NetId;
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
 use mf_net::transport::{SendError, TransportEvent};
 use mf_net_tests::alloc_counter;
-use mf_net_tests::harness::{messages, Dyn, Mp, World};
+use mf_net_tests::harness::{drain, messages, Dyn, Mp, World};
 use mf_net_tests::send_hook::SendHook;
 
 mod replication_common;
@@ -1201,20 +1201,22 @@ fn snapshots_the_transport_refuses_are_not_counted_as_sent() {
     assert!(server.stats().snapshots_sent > sent);
 }
 
-/// A snapshot whose second entry is malformed: the first entry stays applied (a valid
-/// superset), but the snapshot is counted as dropped, not recorded as applied, and not
-/// acknowledged.
+/// A snapshot whose first entry does not read: it is skipped (raised and counted), the entry
+/// after it is applied, and the snapshot is applied and acknowledged, so the server does not
+/// resend it forever and the client is not timed out.
 #[test]
-fn a_snapshot_with_a_malformed_entry_is_counted_and_not_acknowledged() {
+fn a_snapshot_entry_that_does_not_read_is_skipped_and_the_rest_applied() {
     let net = LoopbackNetwork::new();
     let (mut client, mut raw) = welcomed_pair(&net);
     raw.send(&body_spawn(1, "a", &Body::default()), Channel::Reliable);
     raw.send(&body_spawn(2, "b", &Body::default()), Channel::Reliable);
     client_frame(&mut client, &mut raw);
-    let a = client
-        .scene()
-        .net_ref::<Body>(client.node(NetId::new(1).unwrap()).unwrap())
-        .unwrap();
+    let body = |client: &Mp, id: u32| {
+        let node = client.node(NetId::new(id).unwrap()).unwrap();
+        let handle = client.scene().net_ref::<Body>(node).unwrap();
+        client.scene().get(handle).unwrap().x
+    };
+    drain(&mut client);
     let (dropped, applied, tick) = (
         client.stats().control_dropped,
         client.stats().snapshots_applied,
@@ -1224,12 +1226,12 @@ fn a_snapshot_with_a_malformed_entry_is_counted_and_not_acknowledged() {
     w.write_u8(0);
     w.write_var_u32(1);
     w.write_len(5);
-    w.write_u8(0b001);
+    w.write_u8(0b1000_0001); // a mask bit past the three members
     w.write_bytes(&5i32.to_le_bytes());
     w.write_var_u32(2);
     w.write_len(5);
-    w.write_u8(0b1000_0001); // a mask bit past the three members
-    w.write_bytes(&5i32.to_le_bytes());
+    w.write_u8(0b001);
+    w.write_bytes(&6i32.to_le_bytes());
     w.write_var_u32(0);
     let snapshot_tick = tick + 7;
     raw.send(
@@ -1238,20 +1240,11 @@ fn a_snapshot_with_a_malformed_entry_is_counted_and_not_acknowledged() {
     );
     // Record what the client sends back.
     raw.pump();
-    client.begin_frame(DT);
-    client.end_frame();
     let mut acks = Vec::new();
-    raw.transport.flush();
-    while let Some(event) = raw.transport.poll_event() {
-        if let TransportEvent::Received { data, .. } = event {
-            if id_of(data) == protocol::ACK {
-                acks.push(NetReader::new(&data[HEADER..]).read_var_u32().unwrap());
-            }
-        }
-    }
-    for _ in 0..4 {
+    for _ in 0..5 {
         client.begin_frame(DT);
         client.end_frame();
+        raw.transport.flush();
         while let Some(event) = raw.transport.poll_event() {
             if let TransportEvent::Received { data, .. } = event {
                 if id_of(data) == protocol::ACK {
@@ -1261,12 +1254,23 @@ fn a_snapshot_with_a_malformed_entry_is_counted_and_not_acknowledged() {
         }
     }
     assert_eq!(
-        client.scene().get(a).unwrap().x,
-        5,
-        "the valid entry before it applied"
+        body(&client, 1),
+        0,
+        "the entry that does not read is skipped"
     );
-    assert_eq!(client.stats().control_dropped, dropped + 1, "counted");
-    assert_eq!(client.stats().snapshots_applied, applied);
-    assert_eq!(client.tick(), tick, "not the newest applied tick");
-    assert!(!acks.contains(&snapshot_tick), "not acknowledged: {acks:?}");
+    assert_eq!(body(&client, 2), 6, "the entry after it is applied");
+    let rejected = MultiplayerEvent::EntryRejected {
+        net_id: NetId::new(1).unwrap(),
+        error: DecodeError::BadMask,
+    };
+    assert!(drain(&mut client).contains(&rejected));
+    assert_eq!(client.stats().entries_rejected, 1);
+    assert_eq!(
+        client.stats().control_dropped,
+        dropped,
+        "the message is not dropped"
+    );
+    assert_eq!(client.stats().snapshots_applied, applied + 1);
+    assert_eq!(client.tick(), snapshot_tick);
+    assert!(acks.contains(&snapshot_tick), "acknowledged: {acks:?}");
 }

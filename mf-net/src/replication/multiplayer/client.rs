@@ -669,11 +669,18 @@ impl ClientState {
                 }
                 continue;
             };
-            // A malformed entry returns early (`?`): the entries before it stay applied (there is
-            // no undo, and they hold values the server sent), but the snapshot is neither
-            // acknowledged nor recorded as applied, so the server keeps sending everything since
-            // the last acknowledged tick and a later snapshot brings every node up to date.
-            self.apply_entry(&mut shared.scene, node, bytes, tick)?;
+            // An entry that does not read (the entries are length-prefixed, so the rest still
+            // can) is skipped, raised and counted, and the snapshot is still acknowledged: not
+            // acknowledging it would have the server resend the same entry forever and time the
+            // client out. The node keeps what it read until a later entry for it reads.
+            if let Err(error) = self.apply_entry(&mut shared.scene, node, bytes, tick) {
+                shared.stats.entries_rejected += 1;
+                if let Some(net_id) = NetId::new(id) {
+                    shared
+                        .events
+                        .push(MultiplayerEvent::EntryRejected { net_id, error });
+                }
+            }
         }
         r.finish()?;
         self.newest_applied = tick;

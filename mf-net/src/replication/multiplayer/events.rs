@@ -7,6 +7,7 @@ use crate::bus::BusEvent;
 use crate::rpc::RpcCallError;
 use crate::scene::NodeId;
 use crate::transport::{DisconnectReason, PeerId};
+use crate::wire::DecodeError;
 
 /// Events kept for the game before the oldest are discarded.
 pub const MAX_QUEUED_EVENTS: usize = 1024;
@@ -65,6 +66,17 @@ pub enum MultiplayerEvent {
     StateOverLimit {
         /// The node.
         node: NodeId,
+    },
+    /// Client: a snapshot entry for this node did not read (a server that writes what this
+    /// client does not read: a build the handshake fingerprint does not tell apart, or a
+    /// hostile one). The entry was skipped, the rest of the snapshot applied and acknowledged;
+    /// the node keeps what it read until a later entry for it reads. Counted in
+    /// [`entries_rejected`](super::NetworkStats::entries_rejected).
+    EntryRejected {
+        /// The node.
+        net_id: NetId,
+        /// Why the entry did not read.
+        error: DecodeError,
     },
     /// A client could not apply a spawn (unknown scene, missing parent or bound node, state
     /// that does not decode); its ids are skipped by snapshots.

@@ -830,7 +830,7 @@ fn on_message(
         Role::Client(client) => client.on_message(core, shared, message_id, tick, r),
     };
     // Undecodable or unexpected: the bus drops it (`dropped_malformed`); counted here too. A
-    // snapshot with a malformed entry after valid ones lands here: those entries stay applied
+    // snapshot whose framing breaks after valid entries lands here: those entries stay applied
     // (each carries the server's values), but it is neither acknowledged nor recorded as the
     // newest applied tick.
     if result.is_err() {

@@ -25,6 +25,9 @@ pub struct NetworkStats {
     /// Client: snapshots applied only in part (an entry for a spawn still in flight), not
     /// acknowledged.
     pub snapshots_partial: u64,
+    /// Client: snapshot entries that did not read, skipped while the rest of their snapshot
+    /// was applied ([`EntryRejected`](super::MultiplayerEvent::EntryRejected)).
+    pub entries_rejected: u64,
     /// Client: stale or duplicate snapshots discarded (tick not newer than the newest applied).
     pub snapshots_discarded: u64,
     /// Size in bytes of the last snapshot sent (server) or received (client), header included.
@@ -42,8 +45,10 @@ pub struct NetworkStats {
     /// disconnected its client.
     pub control_send_failures: u64,
     /// Replication messages dropped as malformed or unexpected (wrong direction, before the
-    /// handshake, undecodable). Client: a snapshot with a malformed entry counts here; the
-    /// entries before it stay applied, but it is not acknowledged.
+    /// handshake, undecodable). Client: a snapshot whose framing is broken (an entry's length
+    /// past the packet, trailing bytes) counts here; the entries before the break stay
+    /// applied, but it is not acknowledged. (An entry that is framed but does not read is
+    /// skipped instead: [`entries_rejected`](Self::entries_rejected).)
     pub control_dropped: u64,
     /// Client: spawns that could not be applied.
     pub spawn_failures: u64,
