@@ -297,6 +297,8 @@ fn random_garbage_never_panics_the_bus() {
         rng ^= rng << 17;
         rng
     };
+    let mut sent = 0;
+    let mut reason = None;
     for _ in 0..2000 {
         let len = (next() % 24) as usize;
         let mut bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
@@ -305,15 +307,34 @@ fn random_garbage_never_panics_the_bus() {
             bytes[1] = (next() % 3) as u8;
             bytes[2] = 0;
         }
-        raw.send(PeerId::SERVER, Channel::Unreliable, &bytes)
-            .unwrap();
+        if raw
+            .send(PeerId::SERVER, Channel::Unreliable, &bytes)
+            .is_err()
+        {
+            break;
+        }
+        sent += 1;
         raw.flush();
         server.poll(&mut log);
+        while let Some(event) = raw.poll_event() {
+            if let TransportEvent::Disconnected { reason: r, .. } = event {
+                reason = Some(r);
+            }
+        }
     }
     let s = server.stats();
-    assert_eq!(s.messages_received, 2000);
-    assert_eq!(s.messages_dispatched + s.dropped(), 2000);
+    assert_eq!(s.messages_received, sent);
+    assert_eq!(s.messages_dispatched + s.dropped(), sent);
     assert!(s.dropped_malformed > 0);
+    // Mostly garbage: the client is disconnected past the limit, with its own reason.
+    assert_eq!(reason, Some(DisconnectReason::MalformedTraffic));
+    assert_eq!(s.malformed_kicks, 1);
+    assert!(s.dropped() > u64::from(mf_net::bus::MALFORMED_PACKET_LIMIT));
+    assert!(
+        sent < 2 * u64::from(mf_net::bus::MALFORMED_PACKET_LIMIT) + 10,
+        "{sent}"
+    );
+    assert!(server.peers().is_empty());
 }
 
 #[test]

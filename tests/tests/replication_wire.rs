@@ -210,3 +210,25 @@ fn a_hostile_client_cannot_crash_the_server() {
     world.step(3);
     world.assert_converged();
 }
+
+#[test]
+fn a_hello_with_bytes_after_its_body_is_refused() {
+    let world = World::new(0, library);
+    let (net, mut server) = (world.net, world.server);
+    let mut raw = Raw::connect(&net);
+    frame(&mut server, &mut raw);
+    let fingerprint = server.fingerprint();
+    let hello = [&fingerprint.to_le_bytes()[..], &[0, 9]].concat();
+    raw.send(protocol::HELLO, &hello, Channel::Reliable);
+    frame(&mut server, &mut raw);
+    frame(&mut server, &mut raw);
+    let refuse = raw.take(protocol::REFUSE);
+    assert_eq!(refuse.len(), 1);
+    let text = NetReader::new(&refuse[0][7..])
+        .read_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(text, "malformed hello: trailing bytes after the message");
+    assert!(raw.take(protocol::WELCOME).is_empty());
+    assert!(server.peers().is_empty());
+}

@@ -120,7 +120,12 @@ fn crafted_rpcs_are_counted_and_refused_without_harming_anyone() {
 
 #[test]
 fn ten_thousand_calls_of_a_rate_limited_rpc_in_one_second_run_five_times() {
-    let mut world = World::new(1, library);
+    // Only the per-RPC limit: the flood check (which would kick this sender) is off.
+    let config = MultiplayerConfig {
+        rpc_flood_threshold: 0,
+        ..MultiplayerConfig::default()
+    };
+    let mut world = World::with(1, config, None, 0, library);
     let mut raw = RawClient::join(&mut world);
     let hostile = raw.peer.unwrap();
     let target = spawn_pawn(&mut world, PeerId::SERVER);
@@ -187,6 +192,25 @@ fn a_failing_body_kicks_its_sender_when_configured() {
     world.step(2);
     assert_eq!(pawn(&world.server, target).senders.len(), 1);
     world.assert_converged();
+}
+
+#[test]
+fn the_default_configuration_kicks_a_flood() {
+    let mut world = World::new(1, library);
+    assert_eq!(
+        world.server.config().rpc_flood_threshold,
+        mf_net::replication::multiplayer::DEFAULT_RPC_FLOOD_THRESHOLD
+    );
+    let mut raw = RawClient::join(&mut world);
+    let target = spawn_pawn(&mut world, PeerId::SERVER);
+    let id = world.server.net_id(target.node()).unwrap().get();
+    raw.step(&mut world, 1);
+    for _ in 0..2_000 {
+        raw.rpc(id, wire::WAVE, &[]);
+    }
+    raw.step(&mut world, 3);
+    assert_eq!(raw.disconnected, Some(DisconnectReason::Kicked));
+    assert_eq!(pawn(&world.server, target).senders.len(), 600);
 }
 
 #[test]

@@ -6,6 +6,7 @@ use tracing::{debug, info, trace, warn};
 use super::events::{BusEvent, BusStats, DropReason};
 use super::header::MessageHeader;
 use super::registry::{MessageRegistry, RegistryError};
+use super::traffic::Traffic;
 use crate::codec::NetCodec;
 use crate::transport::{Channel, DisconnectReason, PeerId, SendError, Transport};
 use crate::wire::NetWriter;
@@ -68,6 +69,8 @@ pub struct BusCore<T: ?Sized> {
     pub(super) stats: BusStats,
     tick: u32,
     log_packets: bool,
+    /// Server: each client's received and dropped packets.
+    traffic: Traffic,
     /// Last, so that the type can be unsized to `BusCore<dyn Transport>`.
     pub(super) transport: T,
 }
@@ -85,6 +88,7 @@ impl<T: Transport> BusCore<T> {
             stats: BusStats::default(),
             tick: 0,
             log_packets: false,
+            traffic: Traffic::default(),
         }
     }
 }
@@ -231,6 +235,7 @@ impl<T: Transport + ?Sized> BusCore<T> {
     pub fn disconnect(&mut self, peer: PeerId, reason: DisconnectReason) {
         if let Some(i) = self.peers.iter().position(|p| *p == peer) {
             self.peers.swap_remove(i);
+            self.traffic.left(peer);
             info!(%peer, %reason, "disconnecting peer");
             self.transport.disconnect(peer, reason);
             self.push_event(BusEvent::PeerDisconnected { peer, reason });
@@ -319,6 +324,9 @@ impl<T: Transport + ?Sized> BusCore<T> {
         info!(%peer, "peer connected");
         if !self.peers.contains(&peer) {
             self.peers.push(peer);
+            if self.role == Role::Server {
+                self.traffic.connected(peer);
+            }
         }
         self.push_event(BusEvent::PeerConnected(peer));
     }
@@ -328,6 +336,7 @@ impl<T: Transport + ?Sized> BusCore<T> {
         if let Some(i) = self.peers.iter().position(|p| *p == peer) {
             self.peers.swap_remove(i);
         }
+        self.traffic.left(peer);
         self.push_event(BusEvent::PeerDisconnected { peer, reason });
     }
 
@@ -349,5 +358,19 @@ impl<T: Transport + ?Sized> BusCore<T> {
             message_id,
             reason,
         });
+        let garbage = !matches!(reason, DropReason::NoHandler);
+        if garbage && self.traffic.dropped(peer) {
+            warn!(%peer, "disconnecting a client whose packets are mostly malformed");
+            self.stats.malformed_kicks += 1;
+            self.disconnect(peer, DisconnectReason::MalformedTraffic);
+        }
+    }
+
+    /// Server: counts a packet from `peer` (see [`MALFORMED_PACKET_LIMIT`]).
+    ///
+    /// [`MALFORMED_PACKET_LIMIT`]: super::MALFORMED_PACKET_LIMIT
+    #[inline]
+    pub(super) fn count_received(&mut self, peer: PeerId) {
+        self.traffic.received(peer);
     }
 }

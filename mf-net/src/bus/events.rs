@@ -107,6 +107,9 @@ pub struct BusStats {
     pub peers_refused: u64,
     /// Events discarded because the event queue was full (nobody drained it).
     pub events_lost: u64,
+    /// Server: clients disconnected because their packets were mostly garbage
+    /// ([`MALFORMED_PACKET_LIMIT`](super::MALFORMED_PACKET_LIMIT)).
+    pub malformed_kicks: u64,
 }
 
 impl BusStats {

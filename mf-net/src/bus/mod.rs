@@ -37,6 +37,7 @@ mod core;
 mod events;
 mod header;
 mod registry;
+mod traffic;
 
 pub use self::core::{BusCore, BusSendError, Role, MAX_QUEUED_EVENTS};
 pub use events::{BusEvent, BusStats, DropReason, MessageContext};
@@ -44,6 +45,7 @@ pub use header::MessageHeader;
 pub use registry::{
     MessageInfo, MessageRegistry, RegistryError, FIRST_RESERVED_ID, MAX_MESSAGES, RESERVED_MESSAGES,
 };
+pub use traffic::MALFORMED_PACKET_LIMIT;
 
 use std::any::Any;
 use std::ops::{Deref, DerefMut};
@@ -221,6 +223,7 @@ impl<T: Transport + 'static, S: 'static> MessageBus<T, S> {
         ) -> Result<bool, DecodeError>,
     {
         let core = &mut self.core;
+        core.count_received(peer);
         core.stats.messages_received += 1;
         core.stats.bytes_received += packet.len() as u64;
         let mut r = NetReader::new(packet);

@@ -80,6 +80,9 @@ pub enum DisconnectReason {
     ClientIdInUse,
     /// A newer connection holding a token for the same client id took this one's place.
     Replaced,
+    /// The server disconnected a client whose packets were mostly malformed, of unknown ids or
+    /// of another protocol version ([`MALFORMED_PACKET_LIMIT`](crate::bus::MALFORMED_PACKET_LIMIT)).
+    MalformedTraffic,
     /// An application-defined reason.
     Custom(u16),
 }
@@ -103,6 +106,7 @@ impl DisconnectReason {
             DisconnectReason::TokenMalformed => 12,
             DisconnectReason::ClientIdInUse => 13,
             DisconnectReason::Replaced => 14,
+            DisconnectReason::MalformedTraffic => 15,
             DisconnectReason::Custom(c) => 0x1_0000 | c as u32,
         }
     }
@@ -124,6 +128,7 @@ impl DisconnectReason {
             12 => DisconnectReason::TokenMalformed,
             13 => DisconnectReason::ClientIdInUse,
             14 => DisconnectReason::Replaced,
+            15 => DisconnectReason::MalformedTraffic,
             c if c & 0xffff_0000 == 0x1_0000 => DisconnectReason::Custom(c as u16),
             _ => DisconnectReason::Closed,
         }
@@ -154,6 +159,7 @@ impl fmt::Display for DisconnectReason {
             DisconnectReason::TokenMalformed => f.write_str("not a connection request"),
             DisconnectReason::ClientIdInUse => f.write_str("client id already connected"),
             DisconnectReason::Replaced => f.write_str("replaced by a newer connection"),
+            DisconnectReason::MalformedTraffic => f.write_str("too many malformed packets"),
             DisconnectReason::Custom(c) => write!(f, "custom reason {c}"),
         }
     }
@@ -256,6 +262,7 @@ mod tests {
             DisconnectReason::TokenMalformed,
             DisconnectReason::ClientIdInUse,
             DisconnectReason::Replaced,
+            DisconnectReason::MalformedTraffic,
             DisconnectReason::Custom(0),
             DisconnectReason::Custom(u16::MAX),
         ] {

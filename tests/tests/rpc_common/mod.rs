@@ -213,7 +213,8 @@ pub(crate) struct RawClient {
 }
 
 impl RawClient {
-    /// Connects to `world`'s server and says hello with the server's own fingerprint.
+    /// Connects to `world`'s server and says hello with the server's own fingerprint (and an
+    /// empty but well-formed body: no scene shapes).
     pub(crate) fn join(world: &mut World) -> Self {
         let data = Mp::connect_data(&messages()).expect("no reserved id conflict");
         let mut raw = Self {
@@ -229,7 +230,8 @@ impl RawClient {
             world.frame();
             raw.pump();
             if raw.connected && !said_hello {
-                raw.send(HELLO, Channel::Reliable, &fingerprint.to_le_bytes());
+                let hello = [&fingerprint.to_le_bytes()[..], &[0]].concat();
+                raw.send(HELLO, Channel::Reliable, &hello);
                 said_hello = true;
             }
         }

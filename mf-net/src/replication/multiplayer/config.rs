@@ -38,8 +38,11 @@ pub struct MultiplayerConfig {
     pub kick_on_rpc_failure: bool,
     /// Server: RPC messages one client may send within one second of passed-in time (every RPC
     /// message counts, whatever becomes of it); a client sending more is disconnected
-    /// ([`Kicked`](crate::transport::DisconnectReason::Kicked)). 0 (the default) disables the
-    /// check; per-RPC `rate_limit`s apply either way.
+    /// ([`Kicked`](crate::transport::DisconnectReason::Kicked)). The default,
+    /// [`DEFAULT_RPC_FLOOD_THRESHOLD`] (600: ten a frame at 60 frames a second, or an input
+    /// RPC every frame at 240 with room to spare), stops a client flooding the server without
+    /// touching honest play; raise it for a game that sends more, or set 0 to disable the
+    /// check. Per-RPC `rate_limit`s apply either way.
     pub rpc_flood_threshold: u32,
     /// How a client shows `#[replicated(interpolate)]` members: blended a delay in the past
     /// (the default), or snapped to every snapshot (`enabled = false`); the delay, optionally
@@ -56,11 +59,15 @@ impl Default for MultiplayerConfig {
             peer_timeout: Duration::from_secs(10),
             despawn_owned_on_disconnect: true,
             kick_on_rpc_failure: false,
-            rpc_flood_threshold: 0,
+            rpc_flood_threshold: DEFAULT_RPC_FLOOD_THRESHOLD,
             interpolation: InterpolationConfig::default(),
         }
     }
 }
+
+/// The default [`rpc_flood_threshold`](MultiplayerConfig::rpc_flood_threshold): RPC messages
+/// per client per second.
+pub const DEFAULT_RPC_FLOOD_THRESHOLD: u32 = 600;
 
 /// Why a [`Multiplayer`](super::Multiplayer) call was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use tracing::{info, warn};
 
 use super::events::MultiplayerEvent;
 use super::group_vis::{GroupVis, Vis};
-use super::rpc::describe_refusal;
+use super::rpc::{check_hello_body, describe_refusal};
 use super::server::ServerState;
 use super::{Outbox, Shared};
 use crate::replication::protocol::{REFUSE, WELCOME};
@@ -36,8 +36,13 @@ impl ServerState {
             shared.stats.control_dropped += 1;
             return Ok(true);
         }
-        if fingerprint != shared.fingerprint {
-            let text = describe_refusal(shared, r);
+        let refusal = match fingerprint == shared.fingerprint {
+            false => Some(describe_refusal(shared, r)),
+            true => check_hello_body(shared, r)
+                .err()
+                .map(|error| format!("malformed hello: {error}")),
+        };
+        if let Some(text) = refusal {
             warn!(%peer, %text, "refusing client: replication mismatch");
             let _ = core.send_with(peer, REFUSE, Channel::Reliable, |w| w.write_str(&text));
             core.disconnect(peer, DisconnectReason::ProtocolMismatch);

@@ -113,7 +113,7 @@ mod stats;
 #[cfg(test)]
 mod test_support;
 
-pub use config::{MultiplayerConfig, MultiplayerError};
+pub use config::{MultiplayerConfig, MultiplayerError, DEFAULT_RPC_FLOOD_THRESHOLD};
 pub use events::{MultiplayerEvent, MAX_QUEUED_EVENTS};
 pub use spawner::Spawner;
 pub use stats::{LinkQuality, NetworkStats, PeerNetworkStats, LINK_WINDOW};

@@ -80,7 +80,7 @@ mod signatures;
 pub use commands::MAX_COMMAND_DEPTH;
 pub(super) use receive::on_rpc;
 pub(super) use send::flush_deferred;
-pub(super) use signatures::{describe_refusal, prepare, write_signatures};
+pub(super) use signatures::{check_hello_body, describe_refusal, prepare, write_signatures};
 
 use std::sync::{Arc, OnceLock};
 

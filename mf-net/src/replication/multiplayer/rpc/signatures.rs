@@ -93,6 +93,21 @@ pub(crate) fn write_signatures(w: &mut NetWriter, state: &RpcState) {
     }
 }
 
+/// Reads the rest of a hello whose fingerprint matched: the scene shapes, the RPC signatures
+/// when the types have RPCs, and nothing after them (a matching fingerprint says nothing of
+/// the bytes behind it).
+///
+/// # Errors
+///
+/// A body that does not read, or bytes after it.
+pub(crate) fn check_hello_body(shared: &Shared, r: &mut NetReader<'_>) -> Result<(), DecodeError> {
+    protocol::read_shapes(r)?;
+    if !shared.rpc.signatures.is_empty() {
+        read_signatures(r)?;
+    }
+    r.finish()
+}
+
 fn read_signatures(r: &mut NetReader<'_>) -> Result<Vec<TypeSignatures>, DecodeError> {
     if r.remaining() == 0 {
         return Ok(Vec::new());
