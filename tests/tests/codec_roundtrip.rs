@@ -740,3 +740,84 @@ fn schema_hash_is_a_constant() {
     assert_eq!(<Ping as NetCodec>::MIN_SIZE, 0);
     assert_eq!(<Grid<4> as NetCodec>::MIN_SIZE, 4);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Same encoding (change detection)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn same_encoding_compares_floats_by_bits_everywhere() {
+    let nan = f32::NAN;
+    assert_eq!(nan.same_encoding(&nan), Some(true));
+    assert_eq!(0.0f32.same_encoding(&-0.0), Some(false));
+    assert_eq!(1.5f64.same_encoding(&1.5), Some(true));
+    assert_eq!(vec![1.0, nan].same_encoding(&vec![1.0, nan]), Some(true));
+    assert_eq!(vec![1.0f32].same_encoding(&vec![1.0, 2.0]), Some(false));
+    assert_eq!([nan; 3].same_encoding(&[nan; 3]), Some(true));
+    assert_eq!(Some(nan).same_encoding(&Some(nan)), Some(true));
+    assert_eq!(Some(1.0f32).same_encoding(&None), Some(false));
+    assert_eq!((nan, 3u8).same_encoding(&(nan, 3)), Some(true));
+    assert_eq!((nan, 3u8).same_encoding(&(nan, 4)), Some(false));
+    assert_eq!(Vec3::NAN.same_encoding(&Vec3::NAN), Some(true));
+    assert_eq!("a".to_owned().same_encoding(&"a".to_owned()), Some(true));
+}
+
+#[test]
+fn derived_types_compare_their_sent_fields() {
+    #[derive(NetCodec, Debug, Clone, PartialEq)]
+    enum Shape {
+        Dot,
+        Circle { r: f32 },
+        Pair(f32, u8),
+    }
+    #[derive(NetCodec, Debug, Clone, PartialEq)]
+    struct Tagged {
+        shape: Shape,
+        #[net(skip)]
+        cache: u32,
+    }
+    let circle = |r| Tagged {
+        shape: Shape::Circle { r },
+        cache: 0,
+    };
+    assert_eq!(
+        circle(f32::NAN).same_encoding(&circle(f32::NAN)),
+        Some(true)
+    );
+    assert_eq!(circle(0.0).same_encoding(&circle(-0.0)), Some(false));
+    let mut cached = circle(1.0);
+    cached.cache = 9;
+    assert_eq!(
+        circle(1.0).same_encoding(&cached),
+        Some(true),
+        "skipped fields do not count"
+    );
+    assert_eq!(Shape::Dot.same_encoding(&Shape::Pair(1.0, 2)), Some(false));
+    assert_eq!(
+        Shape::Pair(1.0, 2).same_encoding(&Shape::Pair(1.0, 2)),
+        Some(true)
+    );
+}
+
+#[test]
+fn a_hand_written_codec_that_does_not_say_leaves_it_to_partial_eq() {
+    #[derive(Debug, Clone, PartialEq)]
+    struct Opaque(u8);
+    impl NetCodec for Opaque {
+        const NAME: &'static str = "Opaque";
+        const SCHEMA_HASH: u64 = 1;
+        fn encode(&self, w: &mut NetWriter) {
+            w.write_u8(self.0);
+        }
+        fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+            r.read_u8().map(Opaque)
+        }
+    }
+    assert_eq!(Opaque(1).same_encoding(&Opaque(1)), None);
+    assert_eq!(vec![Opaque(1)].same_encoding(&vec![Opaque(1)]), None);
+    assert_eq!(
+        vec![Opaque(1)].same_encoding(&vec![Opaque(1), Opaque(2)]),
+        Some(false)
+    );
+    assert_eq!((Opaque(1), 1u8).same_encoding(&(Opaque(1), 2)), Some(false));
+}

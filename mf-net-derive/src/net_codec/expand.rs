@@ -67,6 +67,11 @@ fn field_binding(index: usize) -> Ident {
     format_ident!("__f{}", index, span = Span::mixed_site())
 }
 
+/// The local bound to field `index` of the other value in `same_encoding`.
+fn other_binding(index: usize) -> Ident {
+    format_ident!("__g{}", index, span = Span::mixed_site())
+}
+
 /// The whole expansion: one `impl NetCodec` wrapped in an anonymous const.
 pub(crate) fn impl_net_codec(input: &NetCodecInput) -> TokenStream {
     let cx = Ctx::new();
@@ -86,20 +91,23 @@ pub(crate) fn impl_net_codec(input: &NetCodecInput) -> TokenStream {
         }
     };
 
-    let (schema_hash, min_size, encode, decode) = match &input.data {
+    let (schema_hash, min_size, encode, decode, same) = match &input.data {
         Data::Struct(fields) => (
             hash_fields(&cx, fields),
             struct_min_size(&cx, fields),
             encode_struct(&cx, fields),
             decode_struct(&cx, fields),
+            same_struct(&cx, fields),
         ),
         Data::Enum(variants) => (
             hash_variants(&cx, variants),
             quote!(1),
             encode_enum(&cx, variants),
             decode_enum(&cx, variants),
+            same_enum(&cx, variants),
         ),
     };
+    let other = local("__other");
 
     quote! {
         #[doc(hidden)]
@@ -127,6 +135,11 @@ pub(crate) fn impl_net_codec(input: &NetCodecInput) -> TokenStream {
                     #r: &mut #p::NetReader<'_>,
                 ) -> #p::Result<Self, #p::DecodeError> {
                     #decode
+                }
+
+                #[inline]
+                fn same_encoding(&self, #other: &Self) -> #p::Option<bool> {
+                    #same
                 }
             }
         };
@@ -288,6 +301,62 @@ fn encode_enum(cx: &Ctx, variants: &[NetCodecVariant]) -> TokenStream {
     quote! {
         match self {
             #(#arms)*
+        }
+    }
+}
+
+/// `same_encoding` over the sent fields of `self` and `__other` (the skipped ones are not sent).
+fn same_struct(cx: &Ctx, fields: &Fields<NetCodecField>) -> TokenStream {
+    let other = local("__other");
+    let parts = sent(fields).map(|(i, f)| {
+        let member = f.member(i);
+        let same = cx.codec_item(&f.ty, "same_encoding");
+        quote!(#same(&self.#member, &#other.#member))
+    });
+    all_same(cx, parts.collect())
+}
+
+/// `all_same` of `parts` (each an `Option<bool>`); `Some(true)` for none.
+fn all_same(cx: &Ctx, parts: Vec<TokenStream>) -> TokenStream {
+    let p = &cx.p;
+    if parts.is_empty() {
+        return quote!(#p::Option::Some(true));
+    }
+    quote!(#p::all_same([#(#parts),*]))
+}
+
+/// `same_encoding` of two enum values: the same variant and the same sent fields.
+fn same_enum(cx: &Ctx, variants: &[NetCodecVariant]) -> TokenStream {
+    let p = &cx.p;
+    let other = local("__other");
+    if variants.is_empty() {
+        return quote!(match *self {});
+    }
+    let arms = variants.iter().map(|v| {
+        let ident = &v.ident;
+        let ours = sent(&v.fields).map(|(i, f)| {
+            let (member, binding) = (f.member(i), field_binding(i));
+            quote!(#member: #binding)
+        });
+        let theirs = sent(&v.fields).map(|(i, f)| {
+            let (member, binding) = (f.member(i), other_binding(i));
+            quote!(#member: #binding)
+        });
+        let parts = sent(&v.fields).map(|(i, f)| {
+            let (a, b) = (field_binding(i), other_binding(i));
+            let same = cx.codec_item(&f.ty, "same_encoding");
+            quote!(#same(#a, #b))
+        });
+        let same = all_same(cx, parts.collect());
+        quote! {
+            (Self::#ident { #(#ours,)* .. }, Self::#ident { #(#theirs,)* .. }) => #same,
+        }
+    });
+    quote! {
+        #[allow(unreachable_patterns)]
+        match (self, #other) {
+            #(#arms)*
+            _ => #p::Option::Some(false),
         }
     }
 }

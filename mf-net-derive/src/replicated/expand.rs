@@ -18,7 +18,7 @@ use syn::{DeriveInput, Ident, Type};
 use super::parse::{Condition, Field, Role};
 use super::tokens::{
     all_bits, at, bit, check_mask, encode_value, local, mask_of, members, path_text, quant_const,
-    quant_expr, quant_trait, read_member, record_fired, spanned_item,
+    quant_expr, quant_trait, read_member, record_fired, spanned_item, unchanged,
 };
 use super::Model;
 use crate::runtime;
@@ -279,8 +279,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
                 }
             };
         }
-        let unchanged = spanned_item(p, &f.ty, "MemberEq", "unchanged");
-        let unchanged = quote!(#unchanged(&self.#field, &#s.#field));
+        let unchanged = unchanged(p, &f.ty, &quote!(&self.#field), &quote!(&#s.#field));
         let copy_into = spanned_item(p, &f.ty, "MemberClone", "copy_into");
         quote! {
             if !#unchanged {

@@ -17,7 +17,7 @@ use syn::{Ident, Type};
 
 use super::parse::{Field, Role};
 use super::tokens::{
-    at, bit, check_mask, decode_value, local, read_member, record_fired, spanned_item,
+    at, bit, check_mask, decode_value, local, read_member, record_fired, spanned_item, unchanged,
 };
 use super::Model;
 use crate::runtime;
@@ -130,17 +130,22 @@ pub(crate) fn expand(m: &Model) -> Interp {
         let field = &f.ident;
         let bit = bit(*index);
         let decode = decode_value(p, *index, f, member, &r);
-        let unchanged = spanned_item(p, &f.ty, "MemberEq", "unchanged");
+        let differs = |a: TokenStream, b: TokenStream| {
+            let same = unchanged(p, &f.ty, &a, &b);
+            quote!(!(#same))
+        };
         let push = member_item(&f.ty, "push_member");
         if hook {
             // Changed: the new sample differs from the newest one buffered (or, with an
             // empty buffer, from the value shown).
+            let newest_differs = differs(quote!(&#v), quote!(#newest));
+            let shown_differs = differs(quote!(&#v), quote!(&self.#field));
             quote! {
                 if #mask & #bit != 0 {
                     let #v = #decode?;
                     let #known_differs = match #p::InterpolationBuffer::newest(&#i.#field) {
-                        #p::Option::Some((_, #newest)) => !#unchanged(&#v, #newest),
-                        #p::Option::None => !#unchanged(&#v, &self.#field),
+                        #p::Option::Some((_, #newest)) => #newest_differs,
+                        #p::Option::None => #shown_differs,
                     };
                     if #push(&mut #i.#field, #known, #tick, #v) && #known_differs {
                         #fired |= #bit;

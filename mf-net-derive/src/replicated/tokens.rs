@@ -22,6 +22,25 @@ pub(super) fn spanned_item(p: &TokenStream, ty: &Type, tr: &str, item: &str) -> 
     quote_spanned!(ty.span()=> <#ty as #p::#tr>::#item)
 }
 
+/// Whether the member values `a` and `b` (expressions of references to `ty`) are the same for
+/// change detection: by encoding where the type tells (`NetCodec::same_encoding`: floats by
+/// bits, so a NaN is stable and `-0.0` differs from `0.0`), else by `PartialEq`.
+pub(super) fn unchanged(
+    p: &TokenStream,
+    ty: &Type,
+    a: &TokenStream,
+    b: &TokenStream,
+) -> TokenStream {
+    let same = spanned_item(p, ty, "MemberCodec", "same_encoding_member");
+    let eq = spanned_item(p, ty, "MemberEq", "unchanged");
+    quote! {
+        match #same(#a, #b) {
+            #p::Option::Some(__same) => __same,
+            #p::Option::None => #eq(#a, #b),
+        }
+    }
+}
+
 /// `ident`, resolved as before but reported at `span`: expressions that touch a flattened
 /// base's state are all located at the base's type, so that a base that is not `Replicated`
 /// is reported there (a field access `__s.base` is reported at its first token, which would
@@ -161,12 +180,12 @@ pub(super) fn read_member(
     let decode = decode_value(p, index, f, member, r);
     match fired {
         Some(fired) => {
-            let unchanged = spanned_item(p, &f.ty, "MemberEq", "unchanged");
             let v = local("__v");
+            let unchanged = unchanged(p, &f.ty, &quote!(&#v), &quote!(&self.#field));
             quote! {
                 if #mask & #bit != 0 {
                     let #v = #decode?;
-                    if !#unchanged(&#v, &self.#field) {
+                    if !(#unchanged) {
                         #fired |= #bit;
                     }
                     self.#field = #v;

@@ -21,6 +21,14 @@ fn cautious_capacity<T>(count: usize) -> usize {
     count.min(MAX_PREALLOC_BYTES / size_of::<T>().max(1))
 }
 
+/// [`NetCodec::same_encoding`] of two slices: the same length and each element the same.
+fn same_slice<T: NetCodec>(a: &[T], b: &[T]) -> Option<bool> {
+    if a.len() != b.len() {
+        return Some(false);
+    }
+    super::all_same(a.iter().zip(b).map(|(x, y)| x.same_encoding(y)))
+}
+
 fn encode_slice<T: NetCodec>(items: &[T], w: &mut NetWriter) {
     w.write_len(items.len());
     for item in items {
@@ -45,6 +53,10 @@ impl<T: NetCodec> NetCodec for Vec<T> {
         }
         Ok(out)
     }
+
+    fn same_encoding(&self, other: &Self) -> Option<bool> {
+        same_slice(self, other)
+    }
 }
 
 impl<T: NetCodec> NetCodec for Box<[T]> {
@@ -58,6 +70,10 @@ impl<T: NetCodec> NetCodec for Box<[T]> {
 
     fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
         Vec::<T>::decode(r).map(Vec::into_boxed_slice)
+    }
+
+    fn same_encoding(&self, other: &Self) -> Option<bool> {
+        same_slice(self, other)
     }
 }
 
@@ -82,6 +98,10 @@ where
         }
         Ok(out)
     }
+
+    fn same_encoding(&self, other: &Self) -> Option<bool> {
+        same_slice(self, other)
+    }
 }
 
 impl<T: NetCodec, const N: usize> NetCodec for [T; N] {
@@ -102,6 +122,10 @@ impl<T: NetCodec, const N: usize> NetCodec for [T; N] {
             items.push(T::decode(r)?);
         }
         items.into_inner().map_err(|_| DecodeError::InvalidValue)
+    }
+
+    fn same_encoding(&self, other: &Self) -> Option<bool> {
+        same_slice(self, other)
     }
 }
 
@@ -125,6 +149,14 @@ impl<T: NetCodec> NetCodec for Option<T> {
             T::decode(r).map(Some)
         } else {
             Ok(None)
+        }
+    }
+
+    fn same_encoding(&self, other: &Self) -> Option<bool> {
+        match (self, other) {
+            (Some(a), Some(b)) => a.same_encoding(b),
+            (None, None) => Some(true),
+            _ => Some(false),
         }
     }
 }

@@ -30,6 +30,11 @@ macro_rules! float_vector {
                 }
                 Ok($from(c))
             }
+
+            #[inline]
+            fn same_encoding(&self, other: &Self) -> Option<bool> {
+                Some(self.to_array().map(f32::to_bits) == other.to_array().map(f32::to_bits))
+            }
         }
     )*};
 }

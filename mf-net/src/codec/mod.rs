@@ -80,6 +80,36 @@ pub trait NetCodec: Sized {
 
     /// Reads a value, refusing anything malformed.
     fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError>;
+
+    /// Whether `self` and `other` have the same encoding, told without encoding them: floats
+    /// compare by their bits (a NaN equals itself, `-0.0` differs from `0.0`), everything else
+    /// by value. `None` (the default, for a hand-written impl that does not say) leaves the
+    /// comparison to `PartialEq`. Replication's change detection and `on_change` hooks use it,
+    /// so that a NaN member is not resent every tick and a sign change is not missed.
+    /// `#[derive(NetCodec)]` implements it field by field (fields with `#[net(skip)]`, which are
+    /// not sent, do not count).
+    #[inline]
+    fn same_encoding(&self, other: &Self) -> Option<bool> {
+        let _ = other;
+        None
+    }
+}
+
+/// Combines the [`same_encoding`](NetCodec::same_encoding) answers of a value's parts: `false`
+/// if any part differs, `true` if every part says it is the same, `None` if no part differs
+/// but some part does not say.
+#[doc(hidden)]
+#[inline]
+pub fn all_same(parts: impl IntoIterator<Item = Option<bool>>) -> Option<bool> {
+    let mut known = true;
+    for part in parts {
+        match part {
+            Some(false) => return Some(false),
+            Some(true) => {}
+            None => known = false,
+        }
+    }
+    known.then_some(true)
 }
 
 pub use mf_net_derive::NetCodec;

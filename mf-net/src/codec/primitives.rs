@@ -3,7 +3,7 @@ use crate::schema::hash_name;
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
 macro_rules! fixed {
-    ($($ty:ty, $name:literal, $size:literal, $write:ident, $read:ident;)*) => {$(
+    ($($ty:ty, $name:literal, $size:literal, $write:ident, $read:ident, $same:ident;)*) => {$(
         impl NetCodec for $ty {
             const NAME: &'static str = $name;
             const SCHEMA_HASH: u64 = hash_name($name);
@@ -18,24 +18,39 @@ macro_rules! fixed {
             fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
                 r.$read()
             }
+
+            #[inline]
+            fn same_encoding(&self, other: &Self) -> Option<bool> {
+                Some(same!($same, self, other))
+            }
         }
     )*};
 }
 
+/// Equal encodings: by value (`eq`), or for floats by bits (`bits`).
+macro_rules! same {
+    (eq, $a:expr, $b:expr) => {
+        $a == $b
+    };
+    (bits, $a:expr, $b:expr) => {
+        $a.to_bits() == $b.to_bits()
+    };
+}
+
 fixed! {
-    bool, "bool", 1, write_bool, read_bool;
-    u8, "u8", 1, write_u8, read_u8;
-    i8, "i8", 1, write_i8, read_i8;
-    u16, "u16", 2, write_u16, read_u16;
-    i16, "i16", 2, write_i16, read_i16;
-    u32, "u32", 4, write_u32, read_u32;
-    i32, "i32", 4, write_i32, read_i32;
-    u64, "u64", 8, write_u64, read_u64;
-    i64, "i64", 8, write_i64, read_i64;
-    u128, "u128", 16, write_u128, read_u128;
-    i128, "i128", 16, write_i128, read_i128;
-    f32, "f32", 4, write_f32, read_f32;
-    f64, "f64", 8, write_f64, read_f64;
+    bool, "bool", 1, write_bool, read_bool, eq;
+    u8, "u8", 1, write_u8, read_u8, eq;
+    i8, "i8", 1, write_i8, read_i8, eq;
+    u16, "u16", 2, write_u16, read_u16, eq;
+    i16, "i16", 2, write_i16, read_i16, eq;
+    u32, "u32", 4, write_u32, read_u32, eq;
+    i32, "i32", 4, write_i32, read_i32, eq;
+    u64, "u64", 8, write_u64, read_u64, eq;
+    i64, "i64", 8, write_i64, read_i64, eq;
+    u128, "u128", 16, write_u128, read_u128, eq;
+    i128, "i128", 16, write_i128, read_i128, eq;
+    f32, "f32", 4, write_f32, read_f32, bits;
+    f64, "f64", 8, write_f64, read_f64, bits;
 }
 
 impl NetCodec for usize {
@@ -51,6 +66,11 @@ impl NetCodec for usize {
     #[inline]
     fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
         usize::try_from(r.read_var_u64()?).map_err(|_| DecodeError::OutOfRange)
+    }
+
+    #[inline]
+    fn same_encoding(&self, other: &Self) -> Option<bool> {
+        Some(self == other)
     }
 }
 
@@ -68,6 +88,11 @@ impl NetCodec for isize {
     fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
         isize::try_from(r.read_var_i64()?).map_err(|_| DecodeError::OutOfRange)
     }
+
+    #[inline]
+    fn same_encoding(&self, other: &Self) -> Option<bool> {
+        Some(self == other)
+    }
 }
 
 impl NetCodec for char {
@@ -83,6 +108,11 @@ impl NetCodec for char {
     #[inline]
     fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
         char::from_u32(r.read_var_u32()?).ok_or(DecodeError::OutOfRange)
+    }
+
+    #[inline]
+    fn same_encoding(&self, other: &Self) -> Option<bool> {
+        Some(self == other)
     }
 }
 
@@ -100,6 +130,11 @@ impl NetCodec for String {
     fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
         r.read_str().map(str::to_owned)
     }
+
+    #[inline]
+    fn same_encoding(&self, other: &Self) -> Option<bool> {
+        Some(self == other)
+    }
 }
 
 impl NetCodec for () {
@@ -112,5 +147,10 @@ impl NetCodec for () {
     #[inline]
     fn decode(_: &mut NetReader<'_>) -> Result<Self, DecodeError> {
         Ok(())
+    }
+
+    #[inline]
+    fn same_encoding(&self, _: &Self) -> Option<bool> {
+        Some(true)
     }
 }

@@ -3,7 +3,7 @@ use crate::schema::{hash_name, hash_u64};
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
 macro_rules! tuple {
-    ($($name:ident)+) => {
+    ($($name:ident $other:ident)+) => {
         impl<$($name: NetCodec),+> NetCodec for ($($name,)+) {
             const NAME: &'static str = "Tuple";
             const SCHEMA_HASH: u64 = {
@@ -22,13 +22,20 @@ macro_rules! tuple {
             fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
                 Ok(($($name::decode(r)?,)+))
             }
+
+            #[allow(non_snake_case)]
+            fn same_encoding(&self, other: &Self) -> Option<bool> {
+                let ($($name,)+) = self;
+                let ($($other,)+) = other;
+                super::all_same([$($name.same_encoding($other),)+])
+            }
         }
     };
 }
 
-tuple!(A);
-tuple!(A B);
-tuple!(A B C);
-tuple!(A B C D);
-tuple!(A B C D E);
-tuple!(A B C D E F);
+tuple!(A a);
+tuple!(A a B b);
+tuple!(A a B b C c);
+tuple!(A a B b C c D d);
+tuple!(A a B b C c D d E e);
+tuple!(A a B b C c D d E e F f);

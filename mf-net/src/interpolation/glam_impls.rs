@@ -8,9 +8,14 @@ use super::interpolate::{lerp_from_nearer_end, Interpolate};
 macro_rules! linear {
     ($($ty:ty),*) => {$(
         impl Interpolate for $ty {
-            /// Component-wise linear; extrapolates linearly for `t > 1`.
+            /// Component-wise linear; extrapolates linearly for `t > 1`. Between samples that
+            /// are not both finite (a NaN or infinite component, where a blend would give NaN),
+            /// `to`, the newer sample.
             #[inline]
             fn interpolate(&self, to: &Self, t: f32) -> Self {
+                if !(self.is_finite() && to.is_finite()) {
+                    return *to;
+                }
                 lerp_from_nearer_end!(*self, *to, t)
             }
         }
@@ -32,6 +37,10 @@ impl Interpolate for Quat {
     /// rotation; the blend takes the shorter arc), normalized. `t` is clamped to `0..=1`:
     /// `t ≤ 0` (or NaN) gives `self` and `t ≥ 1` gives `to`, exactly.
     fn interpolate(&self, to: &Self, t: f32) -> Self {
+        if !(self.is_finite() && to.is_finite()) {
+            // A blend with a non-finite component is NaN: hold the newer sample.
+            return *to;
+        }
         if t.is_nan() || t <= 0.0 {
             return *self;
         }

@@ -82,17 +82,25 @@ macro_rules! lerp_from_nearer_end {
 pub(super) use lerp_from_nearer_end;
 
 impl Interpolate for f32 {
-    /// Linear; extrapolates linearly for `t > 1`.
+    /// Linear; extrapolates linearly for `t > 1`. Between samples that are not both finite
+    /// (NaN or infinite, where a blend would give NaN), `to`, the newer sample.
     #[inline]
     fn interpolate(&self, to: &Self, t: f32) -> Self {
+        if !(self.is_finite() && to.is_finite()) {
+            return *to;
+        }
         lerp_from_nearer_end!(*self, *to, t)
     }
 }
 
 impl Interpolate for f64 {
-    /// Linear (in `f64`); extrapolates linearly for `t > 1`.
+    /// Linear (in `f64`); extrapolates linearly for `t > 1`. Between samples that are not both
+    /// finite, `to`, the newer sample.
     #[inline]
     fn interpolate(&self, to: &Self, t: f32) -> Self {
+        if !(self.is_finite() && to.is_finite()) {
+            return *to;
+        }
         lerp_from_nearer_end!(*self, *to, f64::from(t))
     }
 }
@@ -115,6 +123,17 @@ mod tests {
         let (a, b) = (1e8_f32, 1.0_f32);
         assert_ne!(a + (b - a) * 1.0, b);
         assert_eq!(a.interpolate(&b, 1.0), b);
+    }
+
+    #[test]
+    fn non_finite_samples_hold_the_newer_one_instead_of_blending_to_nan() {
+        let inf = f32::INFINITY;
+        assert_eq!(inf.interpolate(&inf, 0.5), inf);
+        assert_eq!(1.0_f32.interpolate(&inf, 0.5), inf);
+        assert_eq!(inf.interpolate(&1.0, 0.5), 1.0);
+        assert!(f32::NAN.interpolate(&f32::NAN, 0.5).is_nan());
+        assert_eq!(f32::NAN.interpolate(&2.0, 0.25), 2.0);
+        assert_eq!(f64::NEG_INFINITY.interpolate(&-3.0, 0.9), -3.0);
     }
 
     #[test]

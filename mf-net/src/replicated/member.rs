@@ -27,6 +27,8 @@ pub trait MemberCodec: Sized {
     fn encode_member(&self, w: &mut NetWriter);
     /// [`NetCodec::decode`].
     fn decode_member(r: &mut NetReader<'_>) -> Result<Self, DecodeError>;
+    /// [`NetCodec::same_encoding`].
+    fn same_encoding_member(&self, other: &Self) -> Option<bool>;
 }
 
 impl<T: NetCodec> MemberCodec for T {
@@ -42,10 +44,16 @@ impl<T: NetCodec> MemberCodec for T {
     fn decode_member(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
         T::decode(r)
     }
+
+    #[inline]
+    fn same_encoding_member(&self, other: &Self) -> Option<bool> {
+        self.same_encoding(other)
+    }
 }
 
 /// `PartialEq`, as a `#[replicated]` member needs it: capture compares the field with its
-/// shadow copy.
+/// shadow copy, by its encoding where the type tells
+/// ([`NetCodec::same_encoding`]: floats by bits), else with `PartialEq`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a `#[replicated]` member: it does not implement `PartialEq`",
     label = "not `PartialEq`",
