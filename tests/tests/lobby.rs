@@ -254,13 +254,23 @@ fn play(mut lab: LobbyLab) {
     assert_eq!(rejected + 2, lab.server.stats().rpcs_rejected);
     assert_eq!(lab.server.peer_stats(first).unwrap().rpcs_rejected, 2);
     // A client cannot publish state: the server RPC is refused before it leaves.
-    assert_eq!(
-        lab.clients[0].mp.rpc(handle).announce(99),
-        Err(RpcSendError::NotAllowed {
-            rpc: "announce",
-            mode: RpcMode::Server
-        })
+    let refused = lab.clients[0].mp.rpc(handle).announce(99);
+    assert!(
+        matches!(
+            refused,
+            Err(RpcSendError::NotAllowed {
+                rpc: "announce",
+                mode: RpcMode::Server,
+                authority: PeerId::SERVER,
+                ..
+            })
+        ),
+        "{refused:?}"
     );
+    assert!(refused
+        .unwrap_err()
+        .to_string()
+        .ends_with("it is a `server` RPC, which only the server sends"));
     // The next in-sequence request is accepted.
     lab.clients[0].request_ready(false).unwrap();
     lab.run_until("everyone sees 3 / 1", |lab| {

@@ -6,6 +6,8 @@
 
 use std::fmt::Display;
 
+pub use super::arg_proxy::{assert_rpc_arg, Arg, ArgFallback};
+
 pub use super::{
     BaseInfo, FlattenedBases, LocalCall, OutgoingRpc, RpcCallError, RpcContext, RpcInfo, RpcMode,
     RpcParam, RpcRegistration, RpcSendError, RpcSender, RpcSink, RpcTarget, Rpcs,
