@@ -573,10 +573,12 @@ impl<T: BenchBox> SnapshotWorld<T> {
         server
             .start_server(BenchTransport::new(listen), messages.clone())
             .expect("the server starts");
-        let data = BenchMultiplayer::connect_data(&messages).expect("no reserved id is taken");
         let mut client = BenchMultiplayer::new(box_library::<T>(), config);
         client
-            .start_client(BenchTransport::new(net.connect("bench", data)), messages)
+            .start_client(
+                |data| BenchTransport::new(net.connect("bench", data)),
+                messages,
+            )
             .expect("the client starts");
         let mut world = Self {
             server,
@@ -950,12 +952,11 @@ impl<T: BenchBox> ScaleWorld<T> {
         server
             .start_server(listen, messages.clone())
             .expect("the server starts");
-        let data = ScaleMultiplayer::connect_data(&messages).expect("no reserved id is taken");
         let clients = (0..SCALE_CLIENTS)
             .map(|_| {
                 let mut client = ScaleMultiplayer::new(row_library::<T>(), config);
                 client
-                    .start_client(net.connect("scale", data), messages.clone())
+                    .start_client(|data| net.connect("scale", data), messages.clone())
                     .expect("the client starts");
                 client
             })

@@ -449,13 +449,13 @@ impl Client {
         index: usize,
     ) -> Result<Self, Box<dyn Error>> {
         let messages = MessageRegistry::new(1);
-        // The transport connects with the protocol fingerprint; a mismatch is refused.
-        let inner = net.connect("boxes", Mp::connect_data(&messages)?);
         let seed = options
             .seed
             .wrapping_mul(1000)
             .wrapping_add(index as u64 + 1);
-        let transport = SimulatedTransport::new(inner, conditions(options), seed);
+        // The transport connects with the protocol fingerprint `start_client` passes it.
+        let open =
+            |data| SimulatedTransport::new(net.connect("boxes", data), conditions(options), seed);
         let config = MultiplayerConfig {
             // The delay follows the observed snapshot spacing and jitter (50 to 500 ms).
             interpolation: InterpolationConfig {
@@ -465,7 +465,7 @@ impl Client {
             ..MultiplayerConfig::default()
         };
         let mut mp = Mp::new(scenes(), config);
-        mp.start_client(transport, messages)?;
+        mp.start_client(open, messages)?;
         Ok(Self {
             label: format!("client {}", index + 1),
             mp,

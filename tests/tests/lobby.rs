@@ -120,7 +120,7 @@ struct LobbyLab {
     server: Mp,
     lobby: NetRef<Lobby>,
     clients: Vec<Session>,
-    connect: Box<dyn FnMut() -> Dyn>,
+    connect: Box<dyn FnMut(u32) -> Dyn>,
     /// Real time to wait per frame (ENet), or none (loopback).
     pause: Option<Duration>,
     rejected: u32,
@@ -129,7 +129,7 @@ struct LobbyLab {
 impl LobbyLab {
     fn new(
         server_transport: Dyn,
-        connect: Box<dyn FnMut() -> Dyn>,
+        connect: Box<dyn FnMut(u32) -> Dyn>,
         pause: Option<Duration>,
     ) -> Self {
         let mut server = Mp::new(library(), MultiplayerConfig::default());
@@ -160,7 +160,7 @@ impl LobbyLab {
 
     fn join(&mut self) -> Session {
         let mut mp = Mp::new(library(), MultiplayerConfig::default());
-        mp.start_client((self.connect)(), messages()).unwrap();
+        mp.start_client(&mut self.connect, messages()).unwrap();
         Session { mp, next_input: 0 }
     }
 
@@ -308,8 +308,7 @@ fn play(mut lab: LobbyLab) {
 fn lobby_over_loopback() {
     let net = LoopbackNetwork::new();
     let server: Dyn = Box::new(net.listen("lobby", 4).unwrap());
-    let data = Mp::connect_data(&messages()).unwrap();
-    let connect = Box::new(move || -> Dyn { Box::new(net.connect("lobby", data)) });
+    let connect = Box::new(move |data| -> Dyn { Box::new(net.connect("lobby", data)) });
     play(LobbyLab::new(server, connect, None));
 }
 
@@ -317,8 +316,7 @@ fn lobby_over_loopback() {
 fn lobby_over_enet() {
     let server = EnetTransport::listen("127.0.0.1:0".parse().unwrap(), 4).unwrap();
     let port = server.local_addr().unwrap().port();
-    let data = Mp::connect_data(&messages()).unwrap();
-    let connect = Box::new(move || -> Dyn {
+    let connect = Box::new(move |data| -> Dyn {
         Box::new(EnetTransport::connect(("127.0.0.1", port), data).unwrap())
     });
     play(LobbyLab::new(

@@ -436,7 +436,7 @@ struct Raw {
 
 impl Raw {
     fn join(net: &LoopbackNetwork, server: &mut Mp) -> Self {
-        let data = Mp::connect_data(&messages()).unwrap();
+        let data = mf_net::replication::connect_data(&messages()).unwrap();
         let mut raw = Self {
             transport: net.connect("game", data),
             received: Vec::new(),

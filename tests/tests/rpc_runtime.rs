@@ -270,9 +270,13 @@ fn mismatched_rpc_signatures_are_refused_with_the_difference_named() {
     let without = RpcRegistry::from_parts(&types, [], []).unwrap();
     let mut client = Mp::new(library(), MultiplayerConfig::default());
     client.set_rpc_registry(Arc::new(without)).unwrap();
-    let data = Mp::connect_data(&messages()).unwrap();
-    let transport: mf_net_tests::harness::Dyn = Box::new(world.net.connect("game", data));
-    client.start_client(transport, messages()).unwrap();
+    let net = &world.net;
+    client
+        .start_client(
+            |data| -> mf_net_tests::harness::Dyn { Box::new(net.connect("game", data)) },
+            messages(),
+        )
+        .unwrap();
     assert_ne!(client.fingerprint(), world.server.fingerprint());
     world.clients.push(client);
     world.step(4);

@@ -5,10 +5,9 @@ use std::error::Error;
 use std::io::Write;
 use std::time::Duration;
 
-use mf_net::prelude::*;
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
 
-use super::{log, messages, LobbyClient, LobbyRpcs, LobbyServer};
+use super::{log, LobbyClient, LobbyRpcs, LobbyServer};
 
 /// One frame.
 const DT: Duration = Duration::from_nanos(1_000_000_000 / 60);
@@ -28,8 +27,11 @@ impl Lab<'_> {
     fn connect(&self, name: &str) -> Result<LobbyClient<LoopbackTransport>, Box<dyn Error>> {
         // The transport connects with the protocol fingerprint: a client built with other
         // replicated types or RPCs would be refused, with the first difference named.
-        let data = Multiplayer::<LoopbackTransport>::connect_data(&messages())?;
-        LobbyClient::start(self.net.connect("lobby", data), name, self.server.clock)
+        LobbyClient::start(
+            |data| self.net.connect("lobby", data),
+            name,
+            self.server.clock,
+        )
     }
 
     /// One frame of everybody: the server first, then each client.

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use mf_net::prelude::*;
 use mf_net_enet::EnetTransport;
 
-use super::{log, messages, LobbyClient, LobbyServer};
+use super::{log, LobbyClient, LobbyServer};
 
 /// Time between frames. mf-net itself never sleeps or reads a clock: the game does.
 const FRAME: Duration = Duration::from_millis(5);
@@ -103,10 +103,8 @@ fn connect(
     name: &str,
     clock: Duration,
 ) -> Result<LobbyClient<EnetTransport>, Box<dyn Error>> {
-    let data = Multiplayer::<EnetTransport>::connect_data(&messages())?;
-    let transport =
-        EnetTransport::connect(addr, data).map_err(|e| format!("cannot join {addr}: {e}"))?;
-    LobbyClient::start(transport, name, clock)
+    LobbyClient::start(|data| EnetTransport::connect(addr, data), name, clock)
+        .map_err(|e| format!("cannot join {addr}: {e}").into())
 }
 
 /// Closes gracefully: ENet keeps servicing the connection until every peer acknowledged what

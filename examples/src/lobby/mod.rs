@@ -42,6 +42,7 @@ use std::time::Duration;
 
 use mf_net::bus::MessageRegistry;
 use mf_net::prelude::*;
+use mf_net::replication::IntoTransport;
 
 pub use demo::demo;
 
@@ -439,11 +440,14 @@ struct LobbyClient<T: Transport + 'static> {
 }
 
 impl<T: Transport + 'static> LobbyClient<T> {
-    /// Starts a client over `transport`, which must connect with
-    /// `Multiplayer::connect_data(&messages())`.
-    fn start(transport: T, name: &str, clock: Duration) -> Result<Self, Box<dyn Error>> {
+    /// Starts a client over the transport `open` opens with the connect data it is given.
+    fn start<R: IntoTransport<T>>(
+        open: impl FnOnce(u32) -> R,
+        name: &str,
+        clock: Duration,
+    ) -> Result<Self, Box<dyn Error>> {
         let mut mp = Multiplayer::new(scenes(), MultiplayerConfig::default());
-        mp.start_client(transport, messages())?;
+        mp.start_client(open, messages())?;
         Ok(Self {
             mp,
             name: name.to_owned(),

@@ -188,6 +188,10 @@ impl ClientState {
     /// and say hello.
     pub(crate) fn connected(&mut self, core: &mut Outbox, shared: &mut Shared, server: PeerId) {
         self.server = server;
+        if !core.is_connected(server) {
+            // Refused as soon as connected: the disconnect that follows says why.
+            return;
+        }
         let (fingerprint, shapes) = (shared.fingerprint, &shared.shapes);
         let rpcs = &shared.rpc;
         if let Err(error) = core.send_with(self.server, HELLO, Channel::Reliable, |w| {

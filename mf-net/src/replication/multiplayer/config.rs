@@ -99,6 +99,9 @@ pub enum MultiplayerError {
     /// A spawn function returned this node without adding exactly one new child of the
     /// spawner's parent and returning it.
     SpawnerRoot(NodeId),
+    /// The client's transport could not be opened (the text of the transport's error: an
+    /// address that does not resolve, a socket that cannot be bound).
+    Transport(String),
 }
 
 impl fmt::Display for MultiplayerError {
@@ -129,6 +132,7 @@ impl fmt::Display for MultiplayerError {
                 "the spawn function returned {node} but must add exactly one new child of the \
                  spawner's parent and return it"
             ),
+            Self::Transport(e) => write!(f, "the transport could not be opened: {e}"),
         }
     }
 }

@@ -12,8 +12,12 @@
 //! See [`protocol`] for the byte layouts.
 //!
 //! - **Handshake.** The transport connects with the message registry's fingerprint (after
-//!   [`prepare_registry`](crate::replication::protocol::prepare_registry), which
-//!   [`Multiplayer::connect_data`] applies). The client sends *hello* with the replication
+//!   [`prepare_registry`](crate::replication::protocol::prepare_registry);
+//!   [`Multiplayer::start_client`] passes it to the transport). A server whose registry differs
+//!   sends the client its registry listing and disconnects it with
+//!   [`ProtocolMismatch`](DisconnectReason::ProtocolMismatch); the client's
+//!   [`refusal`](Multiplayer::refusal) names the first message type that differs. The client
+//!   sends *hello* with the replication
 //!   fingerprint: every spawnable scene's name and the stable type name and schema hash of each
 //!   of its networked nodes, in id order. On a mismatch the server answers *refuse* with a text
 //!   naming the first scene or type that differs and disconnects with
@@ -70,8 +74,7 @@
 //! let mut server = Multiplayer::new(library(), MultiplayerConfig::default());
 //! server.start_server(net.listen("game", 8).unwrap(), messages.clone()).unwrap();
 //! let mut client = Multiplayer::new(library(), MultiplayerConfig::default());
-//! let connect_data = Multiplayer::<mf_net::transport::loopback::LoopbackTransport>::connect_data(&messages).unwrap();
-//! client.start_client(net.connect("game", connect_data), messages).unwrap();
+//! client.start_client(|data| net.connect("game", data), messages).unwrap();
 //!
 //! let root = server.scene().root();
 //! let score = server.spawn(SceneIndex::new(0), root, PeerId::SERVER).unwrap();
@@ -102,6 +105,7 @@ mod interest;
 mod interest_state;
 mod interpolation;
 mod node_table;
+mod open;
 mod per_slot;
 pub mod rpc;
 mod send_state;
@@ -115,6 +119,7 @@ mod test_support;
 
 pub use config::{MultiplayerConfig, MultiplayerError};
 pub use events::{MultiplayerEvent, MAX_QUEUED_EVENTS};
+pub use open::{connect_data, IntoTransport};
 pub use spawner::Spawner;
 pub use stats::{LinkQuality, NetworkStats, PeerNetworkStats, LINK_WINDOW};
 
@@ -245,18 +250,6 @@ impl<T: Transport + 'static> Multiplayer<T> {
         }
     }
 
-    /// The transport connect data a client needs: the fingerprint of `messages` once the
-    /// replication messages are added to it ([`protocol::prepare_registry`]).
-    ///
-    /// # Errors
-    ///
-    /// If a game message holds a reserved id.
-    pub fn connect_data(messages: &MessageRegistry) -> Result<u32, MultiplayerError> {
-        let mut messages = messages.clone();
-        protocol::prepare_registry(&mut messages)?;
-        Ok(messages.fingerprint())
-    }
-
     fn prepare(&mut self, messages: &mut MessageRegistry) -> Result<(), MultiplayerError> {
         if self.bus.is_some() {
             return Err(MultiplayerError::AlreadyStarted);
@@ -297,18 +290,25 @@ impl<T: Transport + 'static> Multiplayer<T> {
         Ok(())
     }
 
-    /// Starts a client over `transport`, which must connect with
-    /// [`connect_data`](Self::connect_data)`(&messages)`. Nodes networked while offline become
-    /// plain nodes.
+    /// Starts a client: `open` receives the transport connect data (the fingerprint of
+    /// `messages` with the replication messages added) and opens the transport with it, for
+    /// example `|data| net.connect("game", data)` or
+    /// `|data| EnetTransport::connect("127.0.0.1:7777", data)`. Nodes networked while offline
+    /// become plain nodes.
     ///
     /// # Errors
     ///
-    /// As [`start_server`](Self::start_server).
-    pub fn start_client(
+    /// As [`start_server`](Self::start_server), and [`MultiplayerError::Transport`] if `open`
+    /// returns an error (nothing is started then).
+    pub fn start_client<R: IntoTransport<T>>(
         &mut self,
-        transport: T,
+        open: impl FnOnce(u32) -> R,
         mut messages: MessageRegistry,
     ) -> Result<(), MultiplayerError> {
+        if self.bus.is_some() {
+            return Err(MultiplayerError::AlreadyStarted);
+        }
+        let transport = open(connect_data(&messages)?).into_transport()?;
         self.prepare(&mut messages)?;
         self.shared.scene.clear_runtime();
         self.role = Role::Client(ClientState::new(self.shared.now));
@@ -740,8 +740,9 @@ impl<T: Transport + 'static> Multiplayer<T> {
         &mut self.shared.config
     }
 
-    /// Why the server refused us, naming the first scene or type that differs (client, after a
-    /// [`ProtocolMismatch`](DisconnectReason::ProtocolMismatch) disconnect).
+    /// Why the server refused us, naming the first message type, scene, replicated type or RPC
+    /// that differs (client, after a [`ProtocolMismatch`](DisconnectReason::ProtocolMismatch)
+    /// disconnect); the same on every transport.
     pub fn refusal(&self) -> Option<&str> {
         self.shared.refusal.as_deref()
     }
@@ -836,7 +837,17 @@ fn on_bus_event(role: &mut Role, core: &mut Outbox, shared: &mut Shared, event: 
         (Role::Client(client), BusEvent::PeerConnected(peer)) => {
             client.connected(core, shared, peer);
         }
+        (Role::Server(_), BusEvent::PeerRefused { peer, .. }) => {
+            shared.events.push(MultiplayerEvent::PeerRefused {
+                peer,
+                refusal: "the message registries differ (types, ids or protocol version)"
+                    .to_owned(),
+            });
+        }
         (Role::Client(client), BusEvent::PeerDisconnected { reason, .. }) => {
+            if let Some(text) = core.refusal() {
+                shared.refusal = Some(text.to_owned());
+            }
             client.end(core, shared, reason, false);
         }
         (_, event) => shared.events.push(MultiplayerEvent::Bus(event)),
