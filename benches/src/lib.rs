@@ -379,16 +379,14 @@ pub fn box_library<T: BenchBox>() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
         .register("box", |scene, root| {
-            scene
-                .set_value(
-                    root,
-                    T::from_box(&BoxEntity {
-                        position: Vec3::ZERO,
-                        rotation: Quat::IDENTITY,
-                        health: START_HEALTH,
-                    }),
-                )
-                .map(drop)
+            scene.set_value(
+                root,
+                T::from_box(&BoxEntity {
+                    position: Vec3::ZERO,
+                    rotation: Quat::IDENTITY,
+                    health: START_HEALTH,
+                }),
+            )
         })
         .expect("a fresh library takes the scene");
     scenes

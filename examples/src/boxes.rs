@@ -164,10 +164,10 @@ fn step(direction: Vec3) -> Vec3 {
 fn scenes() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     let boxes = scenes.register("box", |scene, root| {
-        scene.set_value(root, MovingBox::default()).map(drop)
+        scene.set_value(root, MovingBox::default())
     });
     let players = scenes.register("player", |scene, root| {
-        scene.set_value(root, Player::default()).map(drop)
+        scene.set_value(root, Player::default())
     });
     assert_eq!(
         (boxes.expect("a new name"), players.expect("a new name")),

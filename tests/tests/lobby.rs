@@ -86,7 +86,7 @@ fn library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
         .register("lobby", |scene, root| {
-            scene.set_value(root, Lobby::default()).map(drop)
+            scene.set_value(root, Lobby::default())
         })
         .unwrap();
     scenes

@@ -88,14 +88,10 @@ const SHIP: SceneIndex = SceneIndex::new(1);
 fn library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
-        .register("hero", |scene, root| {
-            scene.set_value(root, Hero::default()).map(drop)
-        })
+        .register("hero", |scene, root| scene.set_value(root, Hero::default()))
         .unwrap();
     scenes
-        .register("ship", |scene, root| {
-            scene.set_value(root, Ship::default()).map(drop)
-        })
+        .register("ship", |scene, root| scene.set_value(root, Ship::default()))
         .unwrap();
     scenes
 }

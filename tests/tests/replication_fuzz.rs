@@ -85,9 +85,7 @@ const SHIP: SceneIndex = SceneIndex::new(2);
 fn library() -> SceneLibrary {
     let mut scenes = replication_common::library();
     scenes
-        .register("ship", |scene, root| {
-            scene.set_value(root, Ship::default()).map(drop)
-        })
+        .register("ship", |scene, root| scene.set_value(root, Ship::default()))
         .unwrap();
     scenes
 }

@@ -66,13 +66,11 @@ fn library() -> SceneLibrary {
     scenes
         .register("unit", |scene, root| {
             scene.set_value(root, Unit::default())?;
-            scene.insert(root, "part", Part::default()).map(drop)
+            scene.insert(root, "part", Part::default())
         })
         .unwrap();
     scenes
-        .register("part", |scene, root| {
-            scene.set_value(root, Part::default()).map(drop)
-        })
+        .register("part", |scene, root| scene.set_value(root, Part::default()))
         .unwrap();
     scenes
 }

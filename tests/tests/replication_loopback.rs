@@ -357,9 +357,7 @@ fn stopping_the_server_keeps_its_nodes_as_plain_nodes() {
 fn other_library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
-        .register("body", |scene, root| {
-            scene.set_value(root, Body::default()).map(drop)
-        })
+        .register("body", |scene, root| scene.set_value(root, Body::default()))
         .unwrap();
     scenes
         .register("tank", |scene, root| {

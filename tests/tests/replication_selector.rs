@@ -50,7 +50,7 @@ fn library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
         .register("avatar", |scene, root| {
-            scene.set_value(root, Avatar::default()).map(drop)
+            scene.set_value(root, Avatar::default())
         })
         .unwrap();
     scenes

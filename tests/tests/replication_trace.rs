@@ -58,7 +58,7 @@ fn library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
         .register("trooper", |scene, root| {
-            scene.set_value(root, Trooper::default()).map(drop)
+            scene.set_value(root, Trooper::default())
         })
         .unwrap();
     scenes

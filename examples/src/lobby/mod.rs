@@ -278,7 +278,7 @@ fn scenes() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     let index = scenes
         .register("lobby", |scene, root| {
-            scene.set_value(root, Lobby::default()).map(drop)
+            scene.set_value(root, Lobby::default())
         })
         .expect("a new scene name");
     assert_eq!(index, LOBBY_SCENE);

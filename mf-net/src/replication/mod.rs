@@ -14,7 +14,8 @@ pub use crate::replicated::{
 };
 pub use mf_net_derive::Replicated;
 pub use multiplayer::{
-    connect_data, IntoTransport, LinkQuality, Multiplayer, MultiplayerConfig, MultiplayerError,
-    MultiplayerEvent, NetId, NetworkStats, PeerNetworkStats, Spawner, LINK_WINDOW,
+    connect_data, Handles, IntoTransport, LinkQuality, Multiplayer, MultiplayerConfig,
+    MultiplayerError, MultiplayerEvent, NetId, NetworkStats, PeerNetworkStats, Spawner,
+    LINK_WINDOW,
 };
 pub use registry::{ReplicatedTypeId, ReplicationRegistry, ReplicationRegistryError};

@@ -144,9 +144,7 @@ pub(crate) const PAWN: SceneIndex = SceneIndex::new(0);
 pub(crate) fn library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
-        .register("pawn", |scene, root| {
-            scene.set_value(root, Pawn::default()).map(drop)
-        })
+        .register("pawn", |scene, root| scene.set_value(root, Pawn::default()))
         .expect("fresh library");
     scenes
 }

@@ -7,7 +7,7 @@ use crate::bus::RegistryError;
 use crate::interpolation::InterpolationConfig;
 use crate::replication::ReplicationRegistryError;
 use crate::rpc::RpcRegistryError;
-use crate::scene::{NodeId, SceneError};
+use crate::scene::{NodeId, SceneError, SceneIndex};
 use crate::transport::PeerId;
 
 /// Settings of a [`Multiplayer`](super::Multiplayer); set them before starting.
@@ -99,6 +99,14 @@ pub enum MultiplayerError {
     /// A spawn function returned this node without adding exactly one new child of the
     /// spawner's parent and returning it.
     SpawnerRoot(NodeId),
+    /// [`spawn_as`](super::Multiplayer::spawn_as): the scene's root holds no value of the
+    /// expected type.
+    RootType {
+        /// The scene spawned.
+        scene: SceneIndex,
+        /// The type asked for.
+        expected: &'static str,
+    },
     /// The client's transport could not be opened (the text of the transport's error: an
     /// address that does not resolve, a socket that cannot be bound).
     Transport(String),
@@ -132,6 +140,9 @@ impl fmt::Display for MultiplayerError {
                 "the spawn function returned {node} but must add exactly one new child of the \
                  spawner's parent and return it"
             ),
+            Self::RootType { scene, expected } => {
+                write!(f, "the root of scene {} holds no `{expected}`", scene.get())
+            }
             Self::Transport(e) => write!(f, "the transport could not be opened: {e}"),
         }
     }

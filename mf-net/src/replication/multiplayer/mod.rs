@@ -65,7 +65,7 @@
 //!
 //! fn library() -> SceneLibrary {
 //!     let mut scenes = SceneLibrary::new();
-//!     scenes.register("score", |scene, root| scene.set_value(root, Score::default()).map(drop)).unwrap();
+//!     scenes.register("score", |scene, root| scene.set_value(root, Score::default())).unwrap();
 //!     scenes
 //! }
 //!
@@ -77,12 +77,11 @@
 //! client.start_client(|data| net.connect("game", data), messages).unwrap();
 //!
 //! let root = server.scene().root();
-//! let score = server.spawn(SceneIndex::new(0), root, PeerId::SERVER).unwrap();
+//! let score = server.spawn_as::<Score>(SceneIndex::new(0), root, PeerId::SERVER).unwrap();
 //! let dt = Duration::from_secs(1) / 30;
 //! for frame in 0..10 {
 //!     if frame == 5 {
-//!         let handle = server.scene().net_ref::<Score>(score).unwrap();
-//!         server.scene_mut().get_mut(handle).unwrap().points = 7;
+//!         server.scene_mut().get_mut(score).unwrap().points = 7;
 //!     }
 //!     for mp in [&mut server, &mut client] {
 //!         mp.begin_frame(dt);
@@ -100,6 +99,7 @@ mod dump;
 mod entry_cache;
 mod events;
 mod group_vis;
+mod handles;
 mod handshake;
 mod interest;
 mod interest_state;
@@ -119,6 +119,7 @@ mod test_support;
 
 pub use config::{MultiplayerConfig, MultiplayerError};
 pub use events::{MultiplayerEvent, MAX_QUEUED_EVENTS};
+pub use handles::Handles;
 pub use open::{connect_data, IntoTransport};
 pub use spawner::Spawner;
 pub use stats::{LinkQuality, NetworkStats, PeerNetworkStats, LINK_WINDOW};
