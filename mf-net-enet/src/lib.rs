@@ -2,7 +2,7 @@
 //! wire-compatible with the C library).
 //!
 //! This is the only crate of mf-net that opens sockets and reads a clock (ENet keeps its own time
-//! for resends and timeouts). Everything above it stays sans-IO: an [`EnetTransport`] is a
+//! for resends and timeouts; [`run`] paces a game loop). Everything above it stays sans-IO: an [`EnetTransport`] is a
 //! [`Transport`](mf_net::transport::Transport) like the in-process loopback, polled by the game
 //! loop, and polling never blocks.
 //!
@@ -46,10 +46,12 @@
 
 mod factory;
 mod node;
+pub mod run;
 mod transport;
 
 pub use factory::{default_selector, EnetTransportFactory};
 pub use node::NetworkNode;
+pub use run::{run, FixedStep};
 pub use transport::{EnetConfig, EnetError, EnetTransport, DEFAULT_PORT};
 
 /// How disconnect reasons are written into ENet's 32-bit disconnect data.

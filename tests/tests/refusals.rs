@@ -167,3 +167,34 @@ fn a_transport_that_cannot_be_opened_is_an_error() {
     );
     assert!(!client.is_running());
 }
+
+#[test]
+fn a_client_where_nobody_listens_fails_to_connect_rather_than_timing_out() {
+    // A port that was just free: bind it, note it, close it.
+    let port = {
+        let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket.local_addr().unwrap().port()
+    };
+    let mut client = Mp::new(scenes(), MultiplayerConfig::default());
+    client
+        .start_client(
+            |data| {
+                EnetTransport::connect(("127.0.0.1", port), data)
+                    .map(|t| -> Box<dyn Transport> { Box::new(t) })
+            },
+            client_messages(),
+        )
+        .unwrap();
+    // Passed-in time: the handshake timeout (5 s) runs out within a few frames.
+    let mut reason = None;
+    for _ in 0..8 {
+        client.begin_frame(Duration::from_secs(1));
+        client.end_frame();
+        while let Some(event) = client.next_event() {
+            if let MultiplayerEvent::Disconnected { reason: r } = event {
+                reason = Some(r);
+            }
+        }
+    }
+    assert_eq!(reason, Some(DisconnectReason::ConnectFailed));
+}

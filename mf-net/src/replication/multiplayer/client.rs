@@ -725,8 +725,14 @@ impl ClientState {
         let now = shared.now;
         if !self.welcomed {
             if now.saturating_sub(self.started_at) > shared.config.handshake_timeout {
-                warn!("no welcome from the server in time");
-                self.end(core, shared, DisconnectReason::Timeout, true);
+                // Never connected (nobody listens there): say so, rather than `Timeout`.
+                let reason = if core.is_connected(self.server) {
+                    DisconnectReason::Timeout
+                } else {
+                    DisconnectReason::ConnectFailed
+                };
+                warn!(%reason, "no welcome from the server in time");
+                self.end(core, shared, reason, true);
             }
             return;
         }

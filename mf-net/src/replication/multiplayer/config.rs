@@ -22,7 +22,9 @@ pub struct MultiplayerConfig {
     pub max_snapshot_bytes: usize,
     /// A client that has not said hello this long after connecting is disconnected
     /// ([`Timeout`](crate::transport::DisconnectReason::Timeout)); a client that has not been
-    /// welcomed this long after starting disconnects itself. Default 5 s.
+    /// welcomed this long after starting disconnects itself, with
+    /// [`ConnectFailed`](crate::transport::DisconnectReason::ConnectFailed) if its transport
+    /// never connected (nobody listens there) and `Timeout` otherwise. Default 5 s.
     pub handshake_timeout: Duration,
     /// A client that sends no ack, or whose acks stop advancing, for this long is disconnected;
     /// a client that receives no snapshot for this long disconnects itself (both
