@@ -36,7 +36,8 @@ pub const fn assert_quantize<T: Quantize>() {}
 /// Asserts that `T` can be a `#[replicated(quantize(smallest_three, ..))]` member.
 pub const fn assert_quantize_rotation<T: QuantizeRotation>() {}
 
-/// A member's type as generated code uses it (see the [module documentation](self)).
+/// A member's type as generated code uses it: its items exist when `T` has the member trait;
+/// otherwise the same names resolve to [`MemberFallback`]'s.
 pub struct Member<T>(PhantomData<T>);
 
 impl<T: MemberCodec> Member<T> {

@@ -17,6 +17,7 @@ const CASES: &[(&str, usize)] = &[
     // `Texture` lacks `NetCodec`, `PartialEq`, `Clone` and `Interpolate`.
     ("replicated/member_lacks_every_trait.rs", 4),
     ("rpcs/param_not_codec.rs", 1),
+    ("rpcs/not_replicated.rs", 1),
 ];
 
 #[test]

@@ -91,6 +91,7 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
         )]
         const _: () = {
             use #p::ArgFallback as _;
+            use #p::ReceivedFallback as _;
 
             #(#arg_checks)*
 
@@ -209,7 +210,9 @@ fn helpers(p: &TokenStream, index: usize, rpc: &Rpc) -> TokenStream {
             let #this = #p::downcast::<Self>(#value)?;
             #(#decodes)*
             #p::NetReader::finish(#r)?;
-            Self::#invoke(#this, #ctx, #(#names),*)
+            #p::Received::<Self>::invoke(#this, #ctx, |#this, #ctx| {
+                Self::#invoke(#this, #ctx, #(#names),*)
+            })
         }
     }
 }
