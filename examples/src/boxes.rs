@@ -313,15 +313,15 @@ impl Server {
         let mut boxes = Vec::with_capacity(options.boxes);
         let mut box_ids = Vec::with_capacity(options.boxes);
         for i in 0..options.boxes {
-            let node = mp.spawn(BOX_SCENE, root, PeerId::SERVER)?;
-            let handle = mp
-                .scene()
-                .net_ref::<MovingBox>(node)
-                .expect("the box scene holds a MovingBox");
+            // `spawn_as` returns the typed handle of the instance root.
+            let handle = mp.spawn_as::<MovingBox>(BOX_SCENE, root, PeerId::SERVER)?;
             let moving = mp.scene_mut().get_mut(handle).expect("just spawned");
             moving.orbit = Orbit::for_box(i);
             boxes.push(handle);
-            box_ids.push(mp.net_id(node).expect("spawned nodes are networked"));
+            box_ids.push(
+                mp.net_id(handle.node())
+                    .expect("spawned nodes are networked"),
+            );
         }
         let mut server = Self {
             mp,
@@ -341,12 +341,7 @@ impl Server {
                     let root = self.mp.scene().root();
                     // The third argument is the node's authority: this client may call the
                     // player's `authority` RPCs, and nobody else may.
-                    let node = self.mp.spawn(PLAYER_SCENE, root, peer)?;
-                    let handle = self
-                        .mp
-                        .scene()
-                        .net_ref::<Player>(node)
-                        .expect("the player scene holds a Player");
+                    let handle = self.mp.spawn_as::<Player>(PLAYER_SCENE, root, peer)?;
                     let player = self.mp.scene_mut().get_mut(handle).expect("just spawned");
                     let seat = peer.0 as f32;
                     player.position = Vec3::new(seat * 10.0, 1.0, -10.0);
@@ -508,15 +503,12 @@ impl Client {
             }
         }
         if self.player.is_none() {
-            // Our player is the one node we have authority over.
-            let mine = self
-                .mp
-                .scene()
-                .iter::<Player>()
-                .find(|(handle, _)| self.mp.is_network_authority(handle.node()));
-            if let Some((handle, player)) = mine {
-                self.walked = player.position;
-                self.player = Some(handle);
+            // Our player is the one player we have authority over.
+            if let Some(handle) = self.mp.owned::<Player>().next() {
+                if let Some(player) = self.mp.scene().get(handle) {
+                    self.walked = player.position;
+                    self.player = Some(handle);
+                }
             }
         }
         Ok(())

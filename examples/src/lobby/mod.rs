@@ -320,11 +320,7 @@ impl<T: Transport + 'static> LobbyServer<T> {
         // The lobby belongs to the server (authority `PeerId::SERVER`). Every client that joins
         // receives it with its current state.
         let root = mp.scene().root();
-        let node = mp.spawn(LOBBY_SCENE, root, PeerId::SERVER)?;
-        let lobby = mp
-            .scene()
-            .net_ref::<Lobby>(node)
-            .expect("the lobby scene holds a Lobby");
+        let lobby = mp.spawn_as::<Lobby>(LOBBY_SCENE, root, PeerId::SERVER)?;
         let mut server = Self {
             mp,
             lobby,
