@@ -46,7 +46,7 @@
 
 mod factory;
 mod node;
-pub mod run;
+mod run;
 mod transport;
 
 pub use factory::{default_selector, EnetTransportFactory};

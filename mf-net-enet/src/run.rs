@@ -1,5 +1,5 @@
 //! A real-time loop around the sans-IO core: [`FixedStep`] reads the clock and sleeps so that
-//! frames come at a fixed rate, and [`run`] drives a [`Multiplayer`] with it, calling
+//! frames come at a fixed rate, and [`run()`] drives a [`Multiplayer`] with it, calling
 //! [`begin_frame`](Multiplayer::begin_frame), the game's frame and
 //! [`end_frame`](Multiplayer::end_frame), so no game writes that loop by hand.
 //!
@@ -7,26 +7,6 @@
 //! `speed * dt` moves them at the same speed on a fast machine and a slow one. A frame that
 //! comes late is caught up by running the missed frames back to back (at most
 //! [`FixedStep::MAX_CATCH_UP`]; beyond that, the lost time is dropped rather than sped through).
-//!
-//! ```no_run
-//! use std::ops::ControlFlow;
-//! use mf_net::bus::MessageRegistry;
-//! use mf_net::prelude::*;
-//! use mf_net_enet::{run, EnetTransport};
-//!
-//! let mut server: Multiplayer<EnetTransport> = Multiplayer::new(SceneLibrary::new(), MultiplayerConfig::default());
-//! server.start_server(EnetTransport::listen_any(7777, 8).unwrap(), MessageRegistry::new(1)).unwrap();
-//! // A minute of serving, then stop.
-//! let mut frames = 0;
-//! run(&mut server, 60, |mp, _dt| {
-//!     while let Some(event) = mp.next_event() {
-//!         println!("{event:?}");
-//!     }
-//!     frames += 1;
-//!     if frames == 60 * 60 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
-//! });
-//! server.stop();
-//! ```
 
 use std::ops::ControlFlow;
 use std::thread::sleep;
@@ -85,6 +65,31 @@ impl FixedStep {
 /// writes), then `end_frame()`. Returns the break value. The caller closes the transport
 /// afterwards (for ENet, [`EnetTransport::begin_close`](crate::EnetTransport::begin_close) or
 /// [`Multiplayer::stop`]).
+///
+/// Every frame is given the same `dt` (`1 / frames_per_second`), so game code that moves things
+/// by `speed * dt` moves them at the same speed on any machine; late frames are caught up as
+/// [`FixedStep::wait`] says. For a loop of your own (several instances in one process), use
+/// [`FixedStep`] directly.
+///
+/// ```no_run
+/// use std::ops::ControlFlow;
+/// use mf_net::bus::MessageRegistry;
+/// use mf_net::prelude::*;
+/// use mf_net_enet::{run, EnetTransport};
+///
+/// let mut server: Multiplayer<EnetTransport> = Multiplayer::new(SceneLibrary::new(), MultiplayerConfig::default());
+/// server.start_server(EnetTransport::listen_any(7777, 8).unwrap(), MessageRegistry::new(1)).unwrap();
+/// // A minute of serving, then stop.
+/// let mut frames = 0;
+/// run(&mut server, 60, |mp, _dt| {
+///     while let Some(event) = mp.next_event() {
+///         println!("{event:?}");
+///     }
+///     frames += 1;
+///     if frames == 60 * 60 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+/// });
+/// server.stop();
+/// ```
 pub fn run<T, B>(
     mp: &mut Multiplayer<T>,
     frames_per_second: u32,
