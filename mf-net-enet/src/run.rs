@@ -172,8 +172,10 @@ mod tests {
         sleep(Duration::from_millis(200));
         // Twenty missed: at most MAX_CATCH_UP, and the rest is dropped.
         assert_eq!(clock.wait(), FixedStep::MAX_CATCH_UP);
+        // The next one is due a step from the drop: waited for, not run at once (two if this
+        // thread overslept by a step).
         let start = Instant::now();
-        assert_eq!(clock.wait(), 1);
+        assert!((1..=2).contains(&clock.wait()));
         assert!(start.elapsed() >= Duration::from_millis(5));
     }
 }
