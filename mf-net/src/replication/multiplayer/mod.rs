@@ -17,9 +17,8 @@
 //!   sends the client its registry listing and disconnects it with
 //!   [`ProtocolMismatch`](DisconnectReason::ProtocolMismatch); the client's
 //!   [`refusal`](Multiplayer::refusal) names the first message type that differs. The client
-//!   sends *hello* with the replication
-//!   fingerprint: every spawnable scene's name and the stable type name and schema hash of each
-//!   of its networked nodes, in id order. On a mismatch the server answers *refuse* with a text
+//!   sends *hello* with the replication fingerprint: every spawnable scene's name and the
+//!   stable type name and schema hash of each of its networked nodes, in id order. On a mismatch the server answers *refuse* with a text
 //!   naming the first scene or type that differs and disconnects with
 //!   [`ProtocolMismatch`](DisconnectReason::ProtocolMismatch); otherwise *welcome* (peer id,
 //!   tick rate, tick), then every live spawn.

@@ -70,7 +70,6 @@ pub(crate) fn on_rpc(
     let Verdict::Dispatch(node, entry) = verdict else {
         return Ok(true);
     };
-
     let Some(value) = shared.scene.value_any_mut(node) else {
         return Ok(true);
     };
