@@ -18,8 +18,9 @@
 //!   [`ProtocolMismatch`](DisconnectReason::ProtocolMismatch); the client's
 //!   [`refusal`](Multiplayer::refusal) names the first message type that differs. The client
 //!   sends *hello* with the replication fingerprint: every spawnable scene's name and the
-//!   stable type name and schema hash of each of its networked nodes, in id order. On a mismatch the server answers *refuse* with a text
-//!   naming the first scene or type that differs and disconnects with
+//!   stable type name and schema hash of each of its networked nodes, in id order. On a
+//!   mismatch the server answers *refuse* with a text naming the first scene or type that
+//!   differs, raises [`PeerRefused`](MultiplayerEvent::PeerRefused) and disconnects with
 //!   [`ProtocolMismatch`](DisconnectReason::ProtocolMismatch); otherwise *welcome* (peer id,
 //!   tick rate, tick), then every live spawn.
 //! - **Network ids.** A spawn's instance root and each descendant holding a value take
