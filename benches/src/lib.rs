@@ -384,16 +384,14 @@ pub fn box_library<T: BenchBox>() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
         .register("box", |scene, root| {
-            scene
-                .set_value(
-                    root,
-                    T::from_box(&BoxEntity {
-                        position: Vec3::ZERO,
-                        rotation: Quat::IDENTITY,
-                        health: START_HEALTH,
-                    }),
-                )
-                .map(drop)
+            scene.set_value(
+                root,
+                T::from_box(&BoxEntity {
+                    position: Vec3::ZERO,
+                    rotation: Quat::IDENTITY,
+                    health: START_HEALTH,
+                }),
+            )
         })
         .expect("a fresh library takes the scene");
     scenes
@@ -578,10 +576,12 @@ impl<T: BenchBox> SnapshotWorld<T> {
         server
             .start_server(BenchTransport::new(listen), messages.clone())
             .expect("the server starts");
-        let data = BenchMultiplayer::connect_data(&messages).expect("no reserved id is taken");
         let mut client = BenchMultiplayer::new(box_library::<T>(), config);
         client
-            .start_client(BenchTransport::new(net.connect("bench", data)), messages)
+            .start_client(
+                |data| BenchTransport::new(net.connect("bench", data)),
+                messages,
+            )
             .expect("the client starts");
         let mut world = Self {
             server,
@@ -955,12 +955,11 @@ impl<T: BenchBox> ScaleWorld<T> {
         server
             .start_server(listen, messages.clone())
             .expect("the server starts");
-        let data = ScaleMultiplayer::connect_data(&messages).expect("no reserved id is taken");
         let clients = (0..SCALE_CLIENTS)
             .map(|_| {
                 let mut client = ScaleMultiplayer::new(row_library::<T>(), config);
                 client
-                    .start_client(net.connect("scale", data), messages.clone())
+                    .start_client(|data| net.connect("scale", data), messages.clone())
                     .expect("the client starts");
                 client
             })

@@ -29,12 +29,21 @@
 //!   where its own inputs should have taken it) and fails if that takes over three seconds.
 //!
 //! Everything is deterministic: the same options and `--seed` give the same output.
+//!
+//! In a terminal the demo runs in real time behind a live [`dashboard`] (ratatui): sparklines
+//! of each client's bandwidth, round trip, loss, interpolation delay and error, the server's
+//! tick cost, and the boxes seen from above on the server and on the first client. `--plain`
+//! (or an output that is not a terminal, as in tests and CI) prints the lines above instead,
+//! as fast as the machine goes.
+
+pub mod dashboard;
 
 use std::collections::VecDeque;
 use std::error::Error;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+use std::ops::ControlFlow;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use glam::{Quat, Vec3};
 use mf_net::bus::MessageRegistry;
@@ -164,10 +173,10 @@ fn step(direction: Vec3) -> Vec3 {
 fn scenes() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     let boxes = scenes.register("box", |scene, root| {
-        scene.set_value(root, MovingBox::default()).map(drop)
+        scene.set_value(root, MovingBox::default())
     });
     let players = scenes.register("player", |scene, root| {
-        scene.set_value(root, Player::default()).map(drop)
+        scene.set_value(root, Player::default())
     });
     assert_eq!(
         (boxes.expect("a new name"), players.expect("a new name")),
@@ -194,6 +203,9 @@ pub struct Options {
     pub boxes: usize,
     /// Seed of the network simulators (`--seed`, default 1).
     pub seed: u64,
+    /// Print the per-second lines, not the dashboard (`--plain`; also when the output is not a
+    /// terminal).
+    pub plain: bool,
 }
 
 impl Default for Options {
@@ -204,12 +216,13 @@ impl Default for Options {
             clients: 3,
             boxes: 100,
             seed: 1,
+            plain: false,
         }
     }
 }
 
 const USAGE: &str =
-    "usage: boxes [--seconds N] [--loss P | P%] [--clients N] [--boxes N] [--seed N]";
+    "usage: boxes [--seconds N] [--loss P | P%] [--clients N] [--boxes N] [--seed N] [--plain]";
 
 impl Options {
     /// Parses command-line arguments (without the program name).
@@ -231,6 +244,7 @@ impl Options {
                 "--clients" => options.clients = value(&flag, args.next())?,
                 "--boxes" => options.boxes = value(&flag, args.next())?,
                 "--seed" => options.seed = value(&flag, args.next())?,
+                "--plain" => options.plain = true,
                 "--loss" => {
                     let arg: String = value(&flag, args.next())?;
                     options.loss = match arg.strip_suffix('%') {
@@ -299,15 +313,15 @@ impl Server {
         let mut boxes = Vec::with_capacity(options.boxes);
         let mut box_ids = Vec::with_capacity(options.boxes);
         for i in 0..options.boxes {
-            let node = mp.spawn(BOX_SCENE, root, PeerId::SERVER)?;
-            let handle = mp
-                .scene()
-                .net_ref::<MovingBox>(node)
-                .expect("the box scene holds a MovingBox");
+            // `spawn_as` returns the typed handle of the instance root.
+            let handle = mp.spawn_as::<MovingBox>(BOX_SCENE, root, PeerId::SERVER)?;
             let moving = mp.scene_mut().get_mut(handle).expect("just spawned");
             moving.orbit = Orbit::for_box(i);
             boxes.push(handle);
-            box_ids.push(mp.net_id(node).expect("spawned nodes are networked"));
+            box_ids.push(
+                mp.net_id(handle.node())
+                    .expect("spawned nodes are networked"),
+            );
         }
         let mut server = Self {
             mp,
@@ -327,12 +341,7 @@ impl Server {
                     let root = self.mp.scene().root();
                     // The third argument is the node's authority: this client may call the
                     // player's `authority` RPCs, and nobody else may.
-                    let node = self.mp.spawn(PLAYER_SCENE, root, peer)?;
-                    let handle = self
-                        .mp
-                        .scene()
-                        .net_ref::<Player>(node)
-                        .expect("the player scene holds a Player");
+                    let handle = self.mp.spawn_as::<Player>(PLAYER_SCENE, root, peer)?;
                     let player = self.mp.scene_mut().get_mut(handle).expect("just spawned");
                     let seat = peer.0 as f32;
                     player.position = Vec3::new(seat * 10.0, 1.0, -10.0);
@@ -438,6 +447,8 @@ struct Client {
     measure_from: Option<f64>,
     /// The largest position error since the last report.
     error_this_second: f32,
+    /// The largest position error this frame.
+    error_now: f32,
     /// Counters at the last report, for per-second deltas.
     last: NetworkStats,
 }
@@ -449,13 +460,13 @@ impl Client {
         index: usize,
     ) -> Result<Self, Box<dyn Error>> {
         let messages = MessageRegistry::new(1);
-        // The transport connects with the protocol fingerprint; a mismatch is refused.
-        let inner = net.connect("boxes", Mp::connect_data(&messages)?);
         let seed = options
             .seed
             .wrapping_mul(1000)
             .wrapping_add(index as u64 + 1);
-        let transport = SimulatedTransport::new(inner, conditions(options), seed);
+        // The transport connects with the protocol fingerprint `start_client` passes it.
+        let open =
+            |data| SimulatedTransport::new(net.connect("boxes", data), conditions(options), seed);
         let config = MultiplayerConfig {
             // The delay follows the observed snapshot spacing and jitter (50 to 500 ms).
             interpolation: InterpolationConfig {
@@ -465,7 +476,7 @@ impl Client {
             ..MultiplayerConfig::default()
         };
         let mut mp = Mp::new(scenes(), config);
-        mp.start_client(transport, messages)?;
+        mp.start_client(open, messages)?;
         Ok(Self {
             label: format!("client {}", index + 1),
             mp,
@@ -474,6 +485,7 @@ impl Client {
             heading: index as f32,
             measure_from: None,
             error_this_second: 0.0,
+            error_now: 0.0,
             last: NetworkStats::default(),
         })
     }
@@ -491,15 +503,12 @@ impl Client {
             }
         }
         if self.player.is_none() {
-            // Our player is the one node we have authority over.
-            let mine = self
-                .mp
-                .scene()
-                .iter::<Player>()
-                .find(|(handle, _)| self.mp.is_network_authority(handle.node()));
-            if let Some((handle, player)) = mine {
-                self.walked = player.position;
-                self.player = Some(handle);
+            // Our player is the one player we have authority over.
+            if let Some(handle) = self.mp.owned::<Player>().next() {
+                if let Some(player) = self.mp.scene().get(handle) {
+                    self.walked = player.position;
+                    self.player = Some(handle);
+                }
             }
         }
         Ok(())
@@ -520,6 +529,7 @@ impl Client {
 
     /// Compares the boxes as shown this frame with the server's at our render tick.
     fn measure(&mut self, server: &Server) {
+        self.error_now = 0.0;
         if self.measure_from.is_none() && self.mp.tick() > 0 {
             self.measure_from = Some(f64::from(self.mp.tick()));
         }
@@ -541,6 +551,7 @@ impl Client {
             if let (Some(shown), Some(a), Some(b)) = (shown, before.get(i), after.get(i)) {
                 let error = shown.position.distance(a.lerp(*b, t));
                 self.error_this_second = self.error_this_second.max(error);
+                self.error_now = self.error_now.max(error);
             }
         }
     }
@@ -639,6 +650,73 @@ impl Client {
 // The frame loop
 // ---------------------------------------------------------------------------------------------
 
+/// The demo after one frame of motion, as an observer of [`run_observed`] sees it.
+pub struct FrameView<'a> {
+    frame: u32,
+    server: &'a Server,
+    clients: &'a [Client],
+    tick_cost: Option<Duration>,
+}
+
+impl FrameView<'_> {
+    /// The frame number (from 1; 60 frames a simulated second).
+    pub fn frame(&self) -> u32 {
+        self.frame
+    }
+
+    /// What the dashboard shows of this moment.
+    pub fn sample(&self) -> dashboard::Sample {
+        let xz = |p: Vec3| (f64::from(p.x), f64::from(p.z));
+        let boxes = |mp: &Mp| -> Vec<(f64, f64)> {
+            mp.scene()
+                .iter::<MovingBox>()
+                .map(|(_, b)| xz(b.position))
+                .collect()
+        };
+        let players = |mp: &Mp| -> Vec<(f64, f64)> {
+            mp.scene()
+                .iter::<Player>()
+                .map(|(_, p)| xz(p.position))
+                .collect()
+        };
+        let clients = self
+            .clients
+            .iter()
+            .map(|client| {
+                let stats = client.mp.stats();
+                dashboard::ClientSample {
+                    label: client.label.clone(),
+                    bytes_in: stats.bytes_received_per_second,
+                    bytes_out: stats.bytes_sent_per_second,
+                    rtt: self
+                        .server
+                        .mp
+                        .peer_stats(client.mp.local_peer_id())
+                        .map_or(Duration::ZERO, |peer| peer.round_trip_time),
+                    loss: client.mp.link_quality().map_or(0.0, |link| link.loss),
+                    delay: client
+                        .mp
+                        .interpolation()
+                        .map_or(Duration::ZERO, |timeline| timeline.delay()),
+                    error: client.error_now,
+                }
+            })
+            .collect();
+        let first = self.clients.first().map(|client| &client.mp);
+        dashboard::Sample {
+            time: self.frame as f32 / FPS as f32,
+            tick: self.server.mp.tick(),
+            tick_cost: self.tick_cost,
+            server_out: self.server.mp.stats().bytes_sent_per_second,
+            clients,
+            server_boxes: boxes(&self.server.mp),
+            server_players: players(&self.server.mp),
+            client_boxes: first.map(boxes).unwrap_or_default(),
+            client_players: first.map(players).unwrap_or_default(),
+        }
+    }
+}
+
 /// Runs the simulation, writing its report lines to `out`.
 ///
 /// # Errors
@@ -646,6 +724,20 @@ impl Client {
 /// A runtime call refused, a client disconnected or an RPC rejected, the clients not converging
 /// within three seconds of the end of the motion, or `out` failing.
 pub fn run(options: &Options, out: &mut dyn Write) -> Result<Report, Box<dyn Error>> {
+    run_observed(options, out, &mut |_| ControlFlow::Continue(()))
+}
+
+/// [`run`], calling `observe` after every frame of motion; [`ControlFlow::Break`] ends the
+/// motion early (the convergence check still runs).
+///
+/// # Errors
+///
+/// As [`run`].
+pub fn run_observed(
+    options: &Options,
+    out: &mut dyn Write,
+    observe: &mut dyn FnMut(&FrameView<'_>) -> ControlFlow<()>,
+) -> Result<Report, Box<dyn Error>> {
     writeln!(
         out,
         "{} boxes, {} clients, {} s at {FPS} fps, 30 Hz ticks; every end: {:.0} % loss, 5 % \
@@ -666,16 +758,22 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Report, Box<dyn Err
     let motion_frames = options.seconds * FPS;
     let mut last_server = NetworkStats::default();
     let mut worst_error = 0.0_f32;
+    let mut tick_cost = None;
 
     // Phase 1: everything moves, and every second each peer reports.
     for frame in 1..=motion_frames {
         let time = frame as f32 / FPS as f32;
 
         // The server: receive (handshakes, RPCs), game logic, then send (snapshots on ticks).
+        // The demo times the frames that run a network tick (the core reads no clock).
+        let (started, tick) = (Instant::now(), server.mp.tick());
         server.mp.begin_frame(dt);
         server.handle_events()?;
         server.move_boxes(time);
         server.mp.end_frame();
+        if server.mp.tick() != tick {
+            tick_cost = Some(started.elapsed());
+        }
         server.record_history();
 
         // The clients: receive and blend, look, send input.
@@ -707,6 +805,15 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<Report, Box<dyn Err
                 worst_error = worst_error.max(client.error_this_second);
                 client.report(second, &server, out)?;
             }
+        }
+        let view = FrameView {
+            frame,
+            server: &server,
+            clients: &clients,
+            tick_cost,
+        };
+        if observe(&view).is_break() {
+            break;
         }
     }
     for client in &clients {
@@ -776,8 +883,13 @@ pub fn main(args: impl IntoIterator<Item = String>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match run(&options, &mut std::io::stdout().lock()) {
-        Ok(_) => ExitCode::SUCCESS,
+    let result = if options.plain || !std::io::stdout().is_terminal() {
+        run(&options, &mut std::io::stdout().lock()).map(drop)
+    } else {
+        dashboard::run_live(&options)
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("boxes failed: {e}");
             ExitCode::FAILURE

@@ -19,13 +19,17 @@ macro_rules! book_chapters {
 
 book_chapters! {
     BookIntroduction => "introduction.md",
+    BookGettingStarted => "getting-started.md",
     BookMessages => "messages.md",
     BookTransports => "transports.md",
     BookEnet => "enet.md",
     BookSecurity => "security.md",
     BookReplicated => "replicated.md",
     BookMultiplayer => "multiplayer.md",
+    BookMultiplayerEnet => "multiplayer-enet.md",
+    BookEvents => "events.md",
     BookRpcs => "rpcs.md",
+    BookInput => "input.md",
     BookInterpolation => "interpolation.md",
     BookWireFormat => "wire-format.md",
 }

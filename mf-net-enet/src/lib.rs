@@ -2,9 +2,9 @@
 //! wire-compatible with the C library).
 //!
 //! This is the only crate of mf-net that opens sockets and reads a clock (ENet keeps its own time
-//! for resends and timeouts). Everything above it stays sans-IO: an [`EnetTransport`] is a
-//! [`Transport`](mf_net::transport::Transport) like the in-process loopback, polled by the game
-//! loop, and polling never blocks.
+//! for resends and timeouts; [`run()`] paces a game loop). Everything above it stays sans-IO: an
+//! [`EnetTransport`] is a [`Transport`](mf_net::transport::Transport) like the in-process
+//! loopback, polled by the game loop, and polling never blocks.
 //!
 //! ```no_run
 //! use mf_net::transport::{Channel, Transport, TransportEvent};
@@ -46,10 +46,12 @@
 
 mod factory;
 mod node;
+mod run;
 mod transport;
 
 pub use factory::{default_selector, EnetTransportFactory};
 pub use node::NetworkNode;
+pub use run::{run, FixedStep};
 pub use transport::{EnetConfig, EnetError, EnetTransport, DEFAULT_PORT};
 
 /// How disconnect reasons are written into ENet's 32-bit disconnect data.

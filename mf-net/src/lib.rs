@@ -30,6 +30,7 @@
 pub mod bus;
 pub mod codec;
 pub mod interpolation;
+mod member_proxy;
 mod replicated;
 pub mod replication;
 pub mod rpc;
@@ -62,6 +63,10 @@ pub mod __private {
     pub use crate::codec::{all_same, NetCodec};
     pub use crate::interpolation::member::MemberInterpolate;
     pub use crate::interpolation::InterpolationBuffer;
+    pub use crate::member_proxy::{
+        assert_clone, assert_codec, assert_interpolated, assert_partial_eq, assert_quantize,
+        assert_quantize_rotation, Member, MemberFallback, Quantized, QuantizedFallback, Rotation,
+    };
     pub use crate::replicated::member::{MemberClone, MemberCodec, MemberEq};
     /// The runtime's snapshot entry framing, for the benchmarks that time it.
     pub use crate::replication::protocol::{read_entry, write_entry};

@@ -154,21 +154,23 @@ impl World {
     /// Starts another client with its own spawnable scenes and its own `setup` (run before it
     /// starts).
     pub fn connect_client_setup(&mut self, scenes: SceneLibrary, setup: fn(&mut Mp)) -> usize {
-        let data = Mp::connect_data(&messages()).expect("no reserved id conflict");
-        let inner = self.net.connect("game", data);
         let index = self.clients.len();
-        let transport: Dyn = match self.conditions {
-            Some(c) => Box::new(SimulatedTransport::new(
-                inner,
-                c,
-                self.seed.wrapping_mul(31).wrapping_add(index as u64 + 1),
-            )),
-            None => Box::new(inner),
+        let (net, conditions, seed) = (&self.net, self.conditions, self.seed);
+        let open = |data| -> Dyn {
+            let inner = net.connect("game", data);
+            match conditions {
+                Some(c) => Box::new(SimulatedTransport::new(
+                    inner,
+                    c,
+                    seed.wrapping_mul(31).wrapping_add(index as u64 + 1),
+                )),
+                None => Box::new(inner),
+            }
         };
         let mut client = Mp::new(scenes, self.config);
         setup(&mut client);
         client
-            .start_client(transport, messages())
+            .start_client(open, messages())
             .expect("client starts");
         self.clients.push(client);
         index

@@ -38,16 +38,14 @@ fn library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
         .register("crate", |scene, root| {
-            scene
-                .set_value(
-                    root,
-                    Crate {
-                        position: Vec3::ZERO,
-                        rotation: Quat::IDENTITY,
-                        health: 100,
-                    },
-                )
-                .map(drop)
+            scene.set_value(
+                root,
+                Crate {
+                    position: Vec3::ZERO,
+                    rotation: Quat::IDENTITY,
+                    health: 100,
+                },
+            )
         })
         .unwrap();
     scenes
@@ -361,16 +359,14 @@ fn quantized_library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
         .register("quantized_crate", |scene, root| {
-            scene
-                .set_value(
-                    root,
-                    QuantizedCrate {
-                        position: Vec3::ZERO,
-                        rotation: Quat::IDENTITY,
-                        health: 100,
-                    },
-                )
-                .map(drop)
+            scene.set_value(
+                root,
+                QuantizedCrate {
+                    position: Vec3::ZERO,
+                    rotation: Quat::IDENTITY,
+                    health: 100,
+                },
+            )
         })
         .unwrap();
     scenes

@@ -371,6 +371,11 @@ fn fingerprint_mismatch_is_refused_on_both_ends() {
         "{client_events:?}"
     );
     assert!(client.peers().is_empty());
+    // The server sent its registry before disconnecting: the client names the difference.
+    assert_eq!(
+        client.refusal(),
+        Some("message id 0 is `Chat` on the server but `Move` on this client")
+    );
 }
 
 #[test]

@@ -1,7 +1,11 @@
 //! The runnable examples (`examples/`), run through their library entry points with small
 //! settings, so `cargo test` keeps them working (the secure modes too).
 
+use std::ops::ControlFlow;
+
 use mf_net_examples::{boxes, lobby};
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
 
 #[test]
 fn boxes_converge_on_a_bad_network() {
@@ -31,6 +35,68 @@ fn boxes_converge_on_a_bad_network() {
 }
 
 #[test]
+fn the_boxes_dashboard_shows_the_run() {
+    let options = boxes::Options {
+        seconds: 2,
+        clients: 2,
+        boxes: 20,
+        ..boxes::Options::default()
+    };
+    let mut board = boxes::dashboard::Dashboard::new("boxes under test");
+    let mut samples = 0;
+    boxes::run_observed(&options, &mut std::io::sink(), &mut |view| {
+        if view.frame() % 4 == 0 {
+            let sample = view.sample();
+            assert_eq!(sample.server_boxes.len(), 20);
+            board.push(sample);
+            samples += 1;
+        }
+        ControlFlow::Continue(())
+    })
+    .expect("the clients converge");
+    assert_eq!(samples, 30);
+    let mut terminal = Terminal::new(TestBackend::new(140, 40)).expect("a test terminal");
+    terminal.draw(|frame| board.render(frame)).expect("drawn");
+    let buffer = terminal.backend().buffer();
+    let text: String = buffer
+        .content()
+        .chunks(usize::from(buffer.area.width))
+        .map(|row| row.iter().map(|cell| cell.symbol()).collect::<String>() + "\n")
+        .collect();
+    for label in [
+        "boxes under test",
+        "tick cost",
+        " client 1 ",
+        " client 2 ",
+        "in ",
+        "out ",
+        "rtt ",
+        "loss ",
+        "delay ",
+        "error ",
+        "server: 20 boxes",
+        "client 1: 20 boxes",
+    ] {
+        assert!(text.contains(label), "no `{label}` in\n{text}");
+    }
+    // Sparkline bars, and the boxes drawn as braille dots in both views.
+    assert!(
+        text.chars().any(|c| ('\u{2581}'..='\u{2588}').contains(&c)),
+        "{text}"
+    );
+    let dots = |rows: std::ops::Range<usize>| {
+        text.lines()
+            .skip(rows.start)
+            .take(rows.len())
+            .flat_map(|line| line.chars().skip(84))
+            .filter(|c| ('\u{2801}'..='\u{28ff}').contains(c))
+            .count()
+    };
+    assert!(dots(1..20) > 5, "the server's view\n{text}");
+    assert!(dots(21..40) > 5, "the client's view\n{text}");
+}
+
+#[test]
 fn boxes_options_parse() {
     let parse = |args: &[&str]| boxes::Options::parse(args.iter().map(|a| a.to_string()));
     let options = parse(&["--loss", "25%", "--clients", "2", "--seconds", "3"]).expect("valid");
@@ -43,6 +109,8 @@ fn boxes_options_parse() {
     assert!(parse(&["--clients", "0"]).is_err());
     assert!(parse(&["--boxes"]).is_err());
     assert!(parse(&["--frobnicate"]).is_err());
+    assert_eq!(parse(&["--plain"]).map(|o| o.plain), Ok(true));
+    assert_eq!(parse(&[]).map(|o| o.plain), Ok(false));
 }
 
 #[test]

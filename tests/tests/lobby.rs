@@ -86,7 +86,7 @@ fn library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
         .register("lobby", |scene, root| {
-            scene.set_value(root, Lobby::default()).map(drop)
+            scene.set_value(root, Lobby::default())
         })
         .unwrap();
     scenes
@@ -120,7 +120,7 @@ struct LobbyLab {
     server: Mp,
     lobby: NetRef<Lobby>,
     clients: Vec<Session>,
-    connect: Box<dyn FnMut() -> Dyn>,
+    connect: Box<dyn FnMut(u32) -> Dyn>,
     /// Real time to wait per frame (ENet), or none (loopback).
     pause: Option<Duration>,
     rejected: u32,
@@ -129,7 +129,7 @@ struct LobbyLab {
 impl LobbyLab {
     fn new(
         server_transport: Dyn,
-        connect: Box<dyn FnMut() -> Dyn>,
+        connect: Box<dyn FnMut(u32) -> Dyn>,
         pause: Option<Duration>,
     ) -> Self {
         let mut server = Mp::new(library(), MultiplayerConfig::default());
@@ -160,7 +160,7 @@ impl LobbyLab {
 
     fn join(&mut self) -> Session {
         let mut mp = Mp::new(library(), MultiplayerConfig::default());
-        mp.start_client((self.connect)(), messages()).unwrap();
+        mp.start_client(&mut self.connect, messages()).unwrap();
         Session { mp, next_input: 0 }
     }
 
@@ -254,13 +254,23 @@ fn play(mut lab: LobbyLab) {
     assert_eq!(rejected + 2, lab.server.stats().rpcs_rejected);
     assert_eq!(lab.server.peer_stats(first).unwrap().rpcs_rejected, 2);
     // A client cannot publish state: the server RPC is refused before it leaves.
-    assert_eq!(
-        lab.clients[0].mp.rpc(handle).announce(99),
-        Err(RpcSendError::NotAllowed {
-            rpc: "announce",
-            mode: RpcMode::Server
-        })
+    let refused = lab.clients[0].mp.rpc(handle).announce(99);
+    assert!(
+        matches!(
+            refused,
+            Err(RpcSendError::NotAllowed {
+                rpc: "announce",
+                mode: RpcMode::Server,
+                authority: PeerId::SERVER,
+                ..
+            })
+        ),
+        "{refused:?}"
     );
+    assert!(refused
+        .unwrap_err()
+        .to_string()
+        .ends_with("it is a `server` RPC, which only the server sends"));
     // The next in-sequence request is accepted.
     lab.clients[0].request_ready(false).unwrap();
     lab.run_until("everyone sees 3 / 1", |lab| {
@@ -298,8 +308,7 @@ fn play(mut lab: LobbyLab) {
 fn lobby_over_loopback() {
     let net = LoopbackNetwork::new();
     let server: Dyn = Box::new(net.listen("lobby", 4).unwrap());
-    let data = Mp::connect_data(&messages()).unwrap();
-    let connect = Box::new(move || -> Dyn { Box::new(net.connect("lobby", data)) });
+    let connect = Box::new(move |data| -> Dyn { Box::new(net.connect("lobby", data)) });
     play(LobbyLab::new(server, connect, None));
 }
 
@@ -307,8 +316,7 @@ fn lobby_over_loopback() {
 fn lobby_over_enet() {
     let server = EnetTransport::listen("127.0.0.1:0".parse().unwrap(), 4).unwrap();
     let port = server.local_addr().unwrap().port();
-    let data = Mp::connect_data(&messages()).unwrap();
-    let connect = Box::new(move || -> Dyn {
+    let connect = Box::new(move |data| -> Dyn {
         Box::new(EnetTransport::connect(("127.0.0.1", port), data).unwrap())
     });
     play(LobbyLab::new(

@@ -42,7 +42,7 @@ fn library() -> SceneLibrary {
     let mut scenes = replication_common::library();
     scenes
         .register("beacon", |scene, root| {
-            scene.set_value(root, Beacon::default()).map(drop)
+            scene.set_value(root, Beacon::default())
         })
         .unwrap();
     scenes

@@ -89,14 +89,10 @@ const SHIP: SceneIndex = SceneIndex::new(1);
 fn library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
-        .register("hero", |scene, root| {
-            scene.set_value(root, Hero::default()).map(drop)
-        })
+        .register("hero", |scene, root| scene.set_value(root, Hero::default()))
         .unwrap();
     scenes
-        .register("ship", |scene, root| {
-            scene.set_value(root, Ship::default()).map(drop)
-        })
+        .register("ship", |scene, root| scene.set_value(root, Ship::default()))
         .unwrap();
     scenes
 }
@@ -437,7 +433,7 @@ struct Raw {
 
 impl Raw {
     fn join(net: &LoopbackNetwork, server: &mut Mp) -> Self {
-        let data = Mp::connect_data(&messages()).unwrap();
+        let data = mf_net::replication::connect_data(&messages()).unwrap();
         let mut raw = Self {
             transport: net.connect("game", data),
             received: Vec::new(),

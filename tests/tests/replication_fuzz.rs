@@ -85,9 +85,7 @@ const SHIP: SceneIndex = SceneIndex::new(2);
 fn library() -> SceneLibrary {
     let mut scenes = replication_common::library();
     scenes
-        .register("ship", |scene, root| {
-            scene.set_value(root, Ship::default()).map(drop)
-        })
+        .register("ship", |scene, root| scene.set_value(root, Ship::default()))
         .unwrap();
     scenes
 }
@@ -362,12 +360,12 @@ fn record_session() -> Corpus {
     setup(&mut server);
     let listen = recording(net.listen("game", 8).unwrap(), &server_log);
     server.start_server(listen, messages()).unwrap();
-    let data = Mp::connect_data(&messages()).unwrap();
     let connect = |net: &LoopbackNetwork, log: &Log| -> Mp {
         let mut client = Mp::new(library(), MultiplayerConfig::default());
         setup(&mut client);
-        let transport = recording(net.connect("game", data), log);
-        client.start_client(transport, messages()).unwrap();
+        client
+            .start_client(|data| recording(net.connect("game", data), log), messages())
+            .unwrap();
         client
     };
     let mut client = connect(&net, &client_log);
@@ -451,7 +449,7 @@ struct RawPeer {
 
 impl RawPeer {
     fn connect(net: &LoopbackNetwork) -> Self {
-        let data = Mp::connect_data(&messages()).unwrap();
+        let data = mf_net::replication::connect_data(&messages()).unwrap();
         Self {
             transport: net.connect("game", data),
             connected: false,
@@ -658,9 +656,12 @@ fn raw_pair(net: &LoopbackNetwork) -> (Mp, RawServer) {
     };
     let mut client = Mp::new(library(), patient());
     setup(&mut client);
-    let data = Mp::connect_data(&messages()).unwrap();
-    let transport: Dyn = Box::new(net.connect("game", data));
-    client.start_client(transport, messages()).unwrap();
+    client
+        .start_client(
+            |data| -> Dyn { Box::new(net.connect("game", data)) },
+            messages(),
+        )
+        .unwrap();
     for _ in 0..4 {
         client_frame(&mut client, &mut raw);
     }
@@ -1175,9 +1176,11 @@ fn snapshots_the_transport_refuses_are_not_counted_as_sent() {
     ));
     server.start_server(transport, messages()).unwrap();
     let mut client = Mp::new(library(), MultiplayerConfig::default());
-    let data = Mp::connect_data(&messages()).unwrap();
     client
-        .start_client(Box::new(net.connect("game", data)), messages())
+        .start_client(
+            |data| -> Dyn { Box::new(net.connect("game", data)) },
+            messages(),
+        )
         .unwrap();
     step_all(&mut [&mut server, &mut client], 4);
     let peer = client.local_peer_id();

@@ -27,14 +27,10 @@ const BODY: SceneIndex = SceneIndex::new(1);
 fn library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
-        .register("note", |scene, root| {
-            scene.set_value(root, Note::default()).map(drop)
-        })
+        .register("note", |scene, root| scene.set_value(root, Note::default()))
         .expect("fresh library");
     scenes
-        .register("body", |scene, root| {
-            scene.set_value(root, Body::default()).map(drop)
-        })
+        .register("body", |scene, root| scene.set_value(root, Body::default()))
         .expect("fresh library");
     scenes
 }

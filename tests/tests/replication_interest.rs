@@ -66,13 +66,11 @@ fn library() -> SceneLibrary {
     scenes
         .register("unit", |scene, root| {
             scene.set_value(root, Unit::default())?;
-            scene.insert(root, "part", Part::default()).map(drop)
+            scene.insert(root, "part", Part::default())
         })
         .unwrap();
     scenes
-        .register("part", |scene, root| {
-            scene.set_value(root, Part::default()).map(drop)
-        })
+        .register("part", |scene, root| scene.set_value(root, Part::default()))
         .unwrap();
     scenes
 }
@@ -715,10 +713,13 @@ fn a_snapshot_overtaking_a_relevance_respawn_is_not_acknowledged() {
     }));
     let mut server = Mp::new(library(), MultiplayerConfig::default());
     server.start_server(transport, messages()).unwrap();
-    let data = Mp::connect_data(&messages()).unwrap();
     let mut client = Mp::new(library(), MultiplayerConfig::default());
-    let client_transport: Dyn = Box::new(net.connect("game", data));
-    client.start_client(client_transport, messages()).unwrap();
+    client
+        .start_client(
+            |data| -> Dyn { Box::new(net.connect("game", data)) },
+            messages(),
+        )
+        .unwrap();
     let dt = Duration::from_secs(1) / 30;
     for _ in 0..4 {
         frame_both(&mut server, &mut client, dt);

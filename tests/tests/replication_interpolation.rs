@@ -69,7 +69,7 @@ fn library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
         .register("crate", |scene, root| {
-            scene.set_value(root, Crate::default()).map(drop)
+            scene.set_value(root, Crate::default())
         })
         .unwrap();
     scenes

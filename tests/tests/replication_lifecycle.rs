@@ -237,10 +237,13 @@ impl Rig {
     }
 
     fn connect(&mut self) -> usize {
-        let data = Mp::connect_data(&messages()).unwrap();
         let mut client = Mp::new(library(), MultiplayerConfig::default());
+        let net = &self.net;
         client
-            .start_client(Box::new(self.net.connect("game", data)), messages())
+            .start_client(
+                |data| -> Dyn { Box::new(net.connect("game", data)) },
+                messages(),
+            )
             .unwrap();
         self.clients.push(client);
         self.clients.len() - 1
@@ -363,10 +366,13 @@ fn a_refused_hello_disconnects_the_client_itself() {
         all: true,
         peers: Vec::new(),
     }));
-    let data = Mp::connect_data(&messages()).unwrap();
-    let transport = refusing(world.net.connect("game", data), policy);
     let mut client = Mp::new(library(), MultiplayerConfig::default());
-    client.start_client(transport, messages()).unwrap();
+    client
+        .start_client(
+            |data| refusing(world.net.connect("game", data), policy),
+            messages(),
+        )
+        .unwrap();
     let mut world = world;
     let mut events = Vec::new();
     for _ in 0..4 {

@@ -10,7 +10,7 @@ use mf_net::replication::{MultiplayerError, MultiplayerEvent, NetId};
 use mf_net::transport::DisconnectReason;
 mod replication_common;
 
-use mf_net_tests::harness::{drain, networked, Mp, World};
+use mf_net_tests::harness::{drain, networked, Dyn, Mp, World};
 use replication_common::{library, Body, Gun, BODY, TANK};
 
 fn body(mp: &mut Mp, node: NodeId) -> &mut Body {
@@ -357,9 +357,7 @@ fn stopping_the_server_keeps_its_nodes_as_plain_nodes() {
 fn other_library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
-        .register("body", |scene, root| {
-            scene.set_value(root, Body::default()).map(drop)
-        })
+        .register("body", |scene, root| scene.set_value(root, Body::default()))
         .unwrap();
     scenes
         .register("tank", |scene, root| {
@@ -387,6 +385,16 @@ fn a_replication_mismatch_is_refused_naming_the_type() {
     assert!(text.contains("networked node 1"), "{text}");
     assert!(text.contains("Gun") && text.contains("Body"), "{text}");
     assert_eq!(world.server.peers().len(), 1, "the good client stays");
+    // The server raises an event with the same text.
+    let refused: Vec<String> = drain(&mut world.server)
+        .into_iter()
+        .filter_map(|event| match event {
+            MultiplayerEvent::PeerRefused { refusal, .. } => Some(refusal),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(refused[0].contains("scene `tank`"), "{refused:?}");
 }
 
 #[test]
@@ -431,7 +439,7 @@ fn a_silent_server_times_out() {
 #[test]
 fn a_client_that_never_says_hello_times_out() {
     let mut world = World::new(0, library);
-    let data = Mp::connect_data(&mf_net_tests::harness::messages()).unwrap();
+    let data = mf_net::replication::connect_data(&mf_net_tests::harness::messages()).unwrap();
     let mut raw = world.net.connect("game", data);
     let mut reason = None;
     for _ in 0..(30 * 6) {
@@ -452,10 +460,9 @@ fn a_client_never_welcomed_gives_up() {
     let net = mf_net::transport::loopback::LoopbackNetwork::new();
     let mut mute = net.listen("mute", 4).unwrap();
     let mut client = Mp::new(library(), MultiplayerConfig::default());
-    let data = Mp::connect_data(&mf_net_tests::harness::messages()).unwrap();
     client
         .start_client(
-            Box::new(net.connect("mute", data)),
+            |data| -> Dyn { Box::new(net.connect("mute", data)) },
             mf_net_tests::harness::messages(),
         )
         .unwrap();

@@ -60,12 +60,12 @@ fn library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
         .register("drone", |scene, root| {
-            scene.set_value(root, Drone::default()).map(drop)
+            scene.set_value(root, Drone::default())
         })
         .unwrap();
     scenes
         .register("glider", |scene, root| {
-            scene.set_value(root, Glider::default()).map(drop)
+            scene.set_value(root, Glider::default())
         })
         .unwrap();
     scenes
@@ -430,7 +430,7 @@ fn turret_library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
         .register("turret", |scene, root| {
-            scene.set_value(root, Turret::default()).map(drop)
+            scene.set_value(root, Turret::default())
         })
         .unwrap();
     scenes

@@ -50,7 +50,7 @@ fn library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
         .register("avatar", |scene, root| {
-            scene.set_value(root, Avatar::default()).map(drop)
+            scene.set_value(root, Avatar::default())
         })
         .unwrap();
     scenes
@@ -88,13 +88,15 @@ fn a_multiplayer_client_over_a_selector_fallback_joins_replicates_and_calls_rpcs
     server
         .start_server(net.listen("game", 4).unwrap(), messages())
         .unwrap();
-    let data = Multiplayer::<SelectingTransport>::connect_data(&messages()).unwrap();
-    let transport = TransportSelector::new()
-        .with_factory(LoopbackTransportFactory::new(net.clone()))
-        .connect("loopback:nobody;loopback:game", data)
-        .unwrap();
+    let selector =
+        TransportSelector::new().with_factory(LoopbackTransportFactory::new(net.clone()));
     let mut client = Multiplayer::new(library(), MultiplayerConfig::default());
-    client.start_client(transport, messages()).unwrap();
+    client
+        .start_client(
+            |data| selector.connect("loopback:nobody;loopback:game", data),
+            messages(),
+        )
+        .unwrap();
     let mut game = Game {
         server,
         client,

@@ -58,7 +58,7 @@ fn library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
         .register("trooper", |scene, root| {
-            scene.set_value(root, Trooper::default()).map(drop)
+            scene.set_value(root, Trooper::default())
         })
         .unwrap();
     scenes
@@ -139,12 +139,17 @@ struct Session {
 
 impl Session {
     fn connect(&mut self) {
-        let data = Mp::connect_data(&messages()).unwrap();
         let seed = 1000 + self.clients.len() as u64;
-        let inner = self.net.connect("game", data);
-        let transport: Dyn = Box::new(SimulatedTransport::new(inner, self.conditions, seed));
+        let (net, conditions) = (&self.net, self.conditions);
+        let open = |data| -> Dyn {
+            Box::new(SimulatedTransport::new(
+                net.connect("game", data),
+                conditions,
+                seed,
+            ))
+        };
         let mut client = Mp::new(library(), MultiplayerConfig::default());
-        client.start_client(transport, messages()).unwrap();
+        client.start_client(open, messages()).unwrap();
         self.clients.push(client);
     }
 

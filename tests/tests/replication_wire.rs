@@ -21,7 +21,7 @@ struct Raw {
 
 impl Raw {
     fn connect(net: &LoopbackNetwork) -> Self {
-        let data = Mp::connect_data(&messages()).unwrap();
+        let data = mf_net::replication::connect_data(&messages()).unwrap();
         Self {
             transport: net.connect("game", data),
             received: Vec::new(),

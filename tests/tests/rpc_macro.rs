@@ -100,7 +100,8 @@ impl Player {
         ctx.set_authority(node, ctx.sender());
     }
 
-    #[rpc(any_peer)]
+    /// `reliable` is the default, written out.
+    #[rpc(any_peer, reliable)]
     fn boom(&mut self) {
         panic!("boom");
     }
@@ -334,6 +335,9 @@ fn own_tables_list_rpcs_in_declaration_order_with_their_options() {
     // The context is not a sent parameter.
     assert_eq!(hit.params.len(), 1);
     assert_eq!(hit.params[0].name, "damage");
+
+    let boom = info::<Player>("boom");
+    assert_eq!((boom.reliable, boom.channel()), (true, Channel::Reliable));
 
     let greet = info::<Player>("greet");
     assert_eq!(greet.mode, RpcMode::AnyPeer);

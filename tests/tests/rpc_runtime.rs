@@ -77,12 +77,27 @@ fn the_owning_client_calls_authority_rpcs_and_others_cannot() {
     world.assert_converged();
     // A client that does not own it is refused before anything is sent.
     let theirs = copy(&world, &world.clients[1], handle);
+    let refused = world.clients[1].rpc(theirs).move_by(1);
+    let caller = world.clients[1].local_peer_id();
     assert_eq!(
-        world.clients[1].rpc(theirs).move_by(1),
+        refused,
         Err(RpcSendError::NotAllowed {
             rpc: "move_by",
-            mode: RpcMode::Authority
+            mode: RpcMode::Authority,
+            node: theirs.node(),
+            authority: owner,
+            caller,
         })
+    );
+    // The message names the node, the caller and the authority.
+    let text = refused.unwrap_err().to_string();
+    assert_eq!(
+        text,
+        format!(
+            "{caller} may not call the `authority` RPC `move_by` on node {}: only the node's \
+             authority, {owner}, may",
+            theirs.node()
+        )
     );
     // A client never calls a server RPC.
     assert!(matches!(
@@ -255,9 +270,13 @@ fn mismatched_rpc_signatures_are_refused_with_the_difference_named() {
     let without = RpcRegistry::from_parts(&types, [], []).unwrap();
     let mut client = Mp::new(library(), MultiplayerConfig::default());
     client.set_rpc_registry(Arc::new(without)).unwrap();
-    let data = Mp::connect_data(&messages()).unwrap();
-    let transport: mf_net_tests::harness::Dyn = Box::new(world.net.connect("game", data));
-    client.start_client(transport, messages()).unwrap();
+    let net = &world.net;
+    client
+        .start_client(
+            |data| -> mf_net_tests::harness::Dyn { Box::new(net.connect("game", data)) },
+            messages(),
+        )
+        .unwrap();
     assert_ne!(client.fingerprint(), world.server.fingerprint());
     world.clients.push(client);
     world.step(4);

@@ -47,7 +47,6 @@ fn world() -> (Server, Vec<Client>) {
     server
         .start_server(SecureServer::new(inner, config, NOW), messages())
         .unwrap();
-    let data = Client::connect_data(&messages()).unwrap();
     let servers = ["loopback:secure-game".parse().unwrap()];
     let clients = (0..CLIENTS)
         .map(|i| {
@@ -55,15 +54,13 @@ fn world() -> (Server, Vec<Client>) {
             let token = issuer()
                 .issue(1000 + i as u64, name.as_bytes(), &servers, NOW)
                 .unwrap();
-            let inner = SimulatedTransport::new(
-                net.connect("secure-game", data),
-                conditions(),
-                100 + i as u64,
-            );
+            let open = |data| {
+                let inner = net.connect("secure-game", data);
+                let inner = SimulatedTransport::new(inner, conditions(), 100 + i as u64);
+                SecureClient::new(inner, token)
+            };
             let mut client = Client::new(library(), MultiplayerConfig::default());
-            client
-                .start_client(SecureClient::new(inner, token), messages())
-                .unwrap();
+            client.start_client(open, messages()).unwrap();
             client
         })
         .collect();

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use mf_net::prelude::*;
 use mf_net::transport::address::NetworkAddress;
-use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
+use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net_secure::{SecureClient, SecureServer};
 
-use super::{log, messages, LobbyClient, LobbyRpcs, LobbyServer};
+use super::{log, LobbyClient, LobbyRpcs, LobbyServer};
 use crate::secure::{wall_clock, Matchmaker};
 
 /// Every end's transport: loopback, or loopback under the secure layer.
@@ -37,19 +37,25 @@ impl Lab<'_> {
     fn connect(&mut self, name: &str) -> Result<LobbyClient<Link>, Box<dyn Error>> {
         // The transport connects with the protocol fingerprint: a client built with other
         // replicated types or RPCs would be refused, with the first difference named.
-        let data = Multiplayer::<LoopbackTransport>::connect_data(&messages())?;
-        let inner = self.net.connect("lobby", data);
-        let transport: Link = match &mut self.matchmaker {
-            None => Box::new(inner),
+        let token = match &mut self.matchmaker {
+            None => None,
             Some(matchmaker) => {
                 let token = matchmaker.issue(name)?;
                 let text =
                     format!("{name} gets a token from the matchmaker (handed over in-process)");
                 log(self.out, self.server.clock, "script", text)?;
-                Box::new(SecureClient::new(inner, token))
+                Some(token)
             }
         };
-        LobbyClient::start(transport, name, self.server.clock)
+        let net = &self.net;
+        let open = |data| -> Link {
+            let inner = net.connect("lobby", data);
+            match token {
+                None => Box::new(inner),
+                Some(token) => Box::new(SecureClient::new(inner, token)),
+            }
+        };
+        LobbyClient::start(open, name, self.server.clock)
     }
 
     /// One frame of everybody: the server first, then each client.

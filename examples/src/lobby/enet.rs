@@ -13,7 +13,7 @@ use mf_net::prelude::*;
 use mf_net_enet::EnetTransport;
 use mf_net_secure::{ConnectToken, SecureClient, SecureServer};
 
-use super::{log, messages, LobbyClient, LobbyServer};
+use super::{log, LobbyClient, LobbyServer};
 use crate::secure::{token_address, wall_clock, GracefulClose, Matchmaker};
 
 /// Time between frames. mf-net itself never sleeps or reads a clock: the game does.
@@ -95,11 +95,11 @@ pub(super) fn join(addr: &str, name: &str, token: Option<&str>) -> Result<(), Bo
     };
     let token = ConnectToken::from_hex(hex).map_err(|e| format!("--token: {e}"))?;
     run_join(addr, name, |clock| {
-        let data = Multiplayer::<EnetTransport>::connect_data(&messages())?;
-        let inner =
-            EnetTransport::connect(addr, data).map_err(|e| format!("cannot join {addr}: {e}"))?;
         // A token is good for one connection: `rejoin` with it is refused as replayed.
-        LobbyClient::start(SecureClient::new(inner, token.clone()), name, clock)
+        let open = |data| {
+            EnetTransport::connect(addr, data).map(|inner| SecureClient::new(inner, token.clone()))
+        };
+        LobbyClient::start(open, name, clock).map_err(|e| format!("cannot join {addr}: {e}").into())
     })
 }
 
@@ -155,10 +155,8 @@ fn connect(
     name: &str,
     clock: Duration,
 ) -> Result<LobbyClient<EnetTransport>, Box<dyn Error>> {
-    let data = Multiplayer::<EnetTransport>::connect_data(&messages())?;
-    let transport =
-        EnetTransport::connect(addr, data).map_err(|e| format!("cannot join {addr}: {e}"))?;
-    LobbyClient::start(transport, name, clock)
+    LobbyClient::start(|data| EnetTransport::connect(addr, data), name, clock)
+        .map_err(|e| format!("cannot join {addr}: {e}").into())
 }
 
 /// Closes gracefully: ENet keeps servicing the connection until every peer acknowledged what

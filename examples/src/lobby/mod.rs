@@ -47,6 +47,7 @@ use std::time::Duration;
 
 use mf_net::bus::MessageRegistry;
 use mf_net::prelude::*;
+use mf_net::replication::IntoTransport;
 
 pub use demo::{demo, secure_demo};
 
@@ -282,7 +283,7 @@ fn scenes() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     let index = scenes
         .register("lobby", |scene, root| {
-            scene.set_value(root, Lobby::default()).map(drop)
+            scene.set_value(root, Lobby::default())
         })
         .expect("a new scene name");
     assert_eq!(index, LOBBY_SCENE);
@@ -324,11 +325,7 @@ impl<T: Transport + 'static> LobbyServer<T> {
         // The lobby belongs to the server (authority `PeerId::SERVER`). Every client that joins
         // receives it with its current state.
         let root = mp.scene().root();
-        let node = mp.spawn(LOBBY_SCENE, root, PeerId::SERVER)?;
-        let lobby = mp
-            .scene()
-            .net_ref::<Lobby>(node)
-            .expect("the lobby scene holds a Lobby");
+        let lobby = mp.spawn_as::<Lobby>(LOBBY_SCENE, root, PeerId::SERVER)?;
         let mut server = Self {
             mp,
             lobby,
@@ -444,11 +441,14 @@ struct LobbyClient<T: Transport + 'static> {
 }
 
 impl<T: Transport + 'static> LobbyClient<T> {
-    /// Starts a client over `transport`, which must connect with
-    /// `Multiplayer::connect_data(&messages())`.
-    fn start(transport: T, name: &str, clock: Duration) -> Result<Self, Box<dyn Error>> {
+    /// Starts a client over the transport `open` opens with the connect data it is given.
+    fn start<R: IntoTransport<T>>(
+        open: impl FnOnce(u32) -> R,
+        name: &str,
+        clock: Duration,
+    ) -> Result<Self, Box<dyn Error>> {
         let mut mp = Multiplayer::new(scenes(), MultiplayerConfig::default());
-        mp.start_client(transport, messages())?;
+        mp.start_client(open, messages())?;
         Ok(Self {
             mp,
             name: name.to_owned(),

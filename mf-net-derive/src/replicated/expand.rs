@@ -17,8 +17,8 @@ use syn::{DeriveInput, Ident, Type};
 
 use super::parse::{Condition, Field, Role};
 use super::tokens::{
-    all_bits, at, bit, check_mask, encode_value, local, mask_of, members, path_text, quant_const,
-    quant_expr, quant_trait, read_member, record_fired, spanned_item, unchanged,
+    all_bits, at, bit, check_mask, encode_value, local, mask_of, member_checks, members, path_text,
+    quant_const, quant_expr, quant_trait, read_member, record_fired, spanned_item, unchanged,
 };
 use super::Model;
 use crate::runtime;
@@ -380,16 +380,11 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         quote_spanned!(f.ty.span()=> #read(&mut self.#field, #r)?;)
     });
     let check_mask = check_mask(p, &mask, count);
-    // `#[replicated(interpolate)]` members must be `Interpolate`: one assertion each, spanned
-    // at the field's type so that a type without it is reported there, with a message about
-    // the attribute (`MemberInterpolate`'s). Evaluated at compile time; emits no code.
-    let interpolate_checks = members
+    // What each member's type needs, asserted once per trait at the field's type (every other
+    // use goes through `Member::<Ty>`, which reports nothing).
+    let member_checks = members
         .iter()
-        .filter(|(_, _, member)| member.interpolate)
-        .map(|(_, f, _)| {
-            let extrapolate = spanned_item(p, &f.ty, "MemberInterpolate", "EXTRAPOLATE");
-            quote_spanned!(f.ty.span()=> const _: bool = #extrapolate;)
-        });
+        .map(|(_, f, member)| member_checks(p, f, member));
     // `read` assigns every member (spawn state, and clients that do not interpolate); clients
     // that interpolate use `read_buffered` (`expand_interp`), which buffers interpolated ones.
     let read_values = members
@@ -513,7 +508,10 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
             clippy::all
         )]
         const _: () = {
-            #(#interpolate_checks)*
+            use #p::MemberFallback as _;
+            use #p::QuantizedFallback as _;
+
+            #(#member_checks)*
 
             #(#quant_consts)*
 

@@ -15,10 +15,24 @@ pub(super) fn local(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
 }
 
-/// `<Ty as Trait>::item`, spanned at `ty` so that a missing impl is reported there.
+/// `<Ty as Trait>::item`, spanned at `ty` so that a missing impl is reported there. The
+/// member traits (`MemberCodec`, `MemberEq`, `MemberClone`, `MemberInterpolate`, `Quantize`,
+/// `QuantizeRotation`) are reached through `Member::<Ty>::item` (`Quantized`, `Rotation`)
+/// instead, which type-checks whatever `Ty` is: a missing member trait is reported once, by
+/// the field's [`member_checks`], not once per use.
 pub(super) fn spanned_item(p: &TokenStream, ty: &Type, tr: &str, item: &str) -> TokenStream {
-    let tr = Ident::new(tr, ty.span());
     let item = Ident::new(item, ty.span());
+    let proxy = match tr {
+        "MemberCodec" | "MemberEq" | "MemberClone" | "MemberInterpolate" => Some("Member"),
+        "Quantize" => Some("Quantized"),
+        "QuantizeRotation" => Some("Rotation"),
+        _ => None,
+    };
+    if let Some(proxy) = proxy {
+        let proxy = Ident::new(proxy, ty.span());
+        return quote_spanned!(ty.span()=> #p::#proxy::<#ty>::#item);
+    }
+    let tr = Ident::new(tr, ty.span());
     quote_spanned!(ty.span()=> <#ty as #p::#tr>::#item)
 }
 
@@ -39,6 +53,33 @@ pub(super) fn unchanged(
             #p::Option::None => #eq(#a, #b),
         }
     }
+}
+
+/// One assertion per trait a member's type needs, spanned at the field's type: the only place
+/// a type that lacks one is reported. Every member needs a codec (its schema hash and
+/// encoding); a member that is not quantized also needs `PartialEq` and `Clone` (its shadow),
+/// a quantized one `PartialEq` only for an `on_change` hook, and its quantization trait; an
+/// interpolated one `Interpolate`.
+pub(super) fn member_checks(p: &TokenStream, f: &Field, member: &Member) -> TokenStream {
+    let ty = &f.ty;
+    let mut asserts = vec![quote_spanned!(ty.span()=> #p::assert_codec::<#ty>)];
+    if member.quantize.is_none() || member.on_change.is_some() {
+        asserts.push(quote_spanned!(ty.span()=> #p::assert_partial_eq::<#ty>));
+    }
+    if member.quantize.is_none() {
+        asserts.push(quote_spanned!(ty.span()=> #p::assert_clone::<#ty>));
+    }
+    if member.interpolate {
+        asserts.push(quote_spanned!(ty.span()=> #p::assert_interpolated::<#ty>));
+    }
+    match member.quantize {
+        Some(q) if q.smallest_three => {
+            asserts.push(quote_spanned!(ty.span()=> #p::assert_quantize_rotation::<#ty>));
+        }
+        Some(_) => asserts.push(quote_spanned!(ty.span()=> #p::assert_quantize::<#ty>)),
+        None => {}
+    }
+    quote_spanned!(ty.span()=> #(const _: () = #asserts();)*)
 }
 
 /// `ident`, resolved as before but reported at `span`: expressions that touch a flattened

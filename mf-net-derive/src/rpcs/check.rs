@@ -127,6 +127,13 @@ fn method_rpc(
              the server; remove `rate_limit`",
         ));
     }
+    if options.reliable.is_present() && options.unreliable.is_present() {
+        errors.push(error_at(
+            options.unreliable.span(),
+            "`unreliable` conflicts with `reliable`: an RPC travels on one channel, `reliable` \
+             (delivered once, in order; the default) or `unreliable` (may be lost); keep one",
+        ));
+    }
     let docs = method
         .attrs
         .iter()

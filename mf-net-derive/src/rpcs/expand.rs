@@ -1,9 +1,11 @@
 //! Step 3: the re-emitted impl block, the type's RPC table, a dispatcher per RPC, the sender
 //! extension trait and the link-time registration.
 //!
-//! - Every use of a parameter's type goes through `<Ty as RpcArg>::..` spanned at the type, the
-//!   return value through `<Ret as RpcReturn>` spanned at the return type, and the `validate`
-//!   call is spanned at its path, so rustc reports a mistake there in `#[rpc]`'s terms.
+//! - A parameter's type is asserted `RpcArg` once, spanned at the type, and every other use
+//!   goes through `Arg::<Ty>::..` (which reports nothing), so a type without `NetCodec` is one
+//!   error; the return value goes through `<Ret as RpcReturn>` spanned at the return type, and
+//!   the `validate` call is spanned at its path, so rustc reports a mistake there in `#[rpc]`'s
+//!   terms.
 //! - `Replicated` is asserted once, at the impl's self type.
 //! - Helpers live in an inherent impl inside `const _: () = { .. };` (so `Self` works in a
 //!   `validate` path and the helpers cannot be named from outside); local variables have
@@ -52,6 +54,7 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
     let trait_ident = Ident::new(&format!("{}Rpcs", m.type_ident), m.type_ident.span());
     let vis = check::trait_visibility(&m.rpcs);
 
+    let arg_checks = m.rpcs.iter().map(|rpc| arg_checks(p, rpc));
     let helpers = m.rpcs.iter().enumerate().map(|(i, rpc)| helpers(p, i, rpc));
     let infos = m.rpcs.iter().enumerate().map(|(i, rpc)| info(p, i, rpc));
     let decls = m.rpcs.iter().map(|rpc| sender_decls(p, &m.type_ident, rpc));
@@ -87,6 +90,11 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
             clippy::all
         )]
         const _: () = {
+            use #p::ArgFallback as _;
+            use #p::ReceivedFallback as _;
+
+            #(#arg_checks)*
+
             #[automatically_derived]
             impl #self_ty {
                 #(#helpers)*
@@ -111,10 +119,21 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
     }
 }
 
-/// `<Ty as RpcArg>::item`, spanned at the parameter's type.
+/// `Arg::<Ty>::item`, spanned at the parameter's type: it type-checks whatever `Ty` is, so a
+/// parameter type without `NetCodec` is reported once, by [`arg_checks`], not once per use.
 fn arg_item(p: &TokenStream, ty: &Type, item: &str) -> TokenStream {
     let item = Ident::new(item, ty.span());
-    quote_spanned!(ty.span()=> <#ty as #p::RpcArg>::#item)
+    quote_spanned!(ty.span()=> #p::Arg::<#ty>::#item)
+}
+
+/// `const _: () = assert_rpc_arg::<Ty>();` for every parameter, spanned at its type.
+fn arg_checks(p: &TokenStream, rpc: &Rpc) -> TokenStream {
+    let checks = rpc.params.iter().map(|param| {
+        let ty = &param.ty;
+        let check = quote_spanned!(ty.span()=> #p::assert_rpc_arg::<#ty>);
+        quote!(const _: () = #check();)
+    });
+    quote!(#(#checks)*)
 }
 
 /// The invoke helper (validate, then body) and the dispatcher (downcast, decode, invoke).
@@ -191,7 +210,9 @@ fn helpers(p: &TokenStream, index: usize, rpc: &Rpc) -> TokenStream {
             let #this = #p::downcast::<Self>(#value)?;
             #(#decodes)*
             #p::NetReader::finish(#r)?;
-            Self::#invoke(#this, #ctx, #(#names),*)
+            #p::Received::<Self>::invoke(#this, #ctx, |#this, #ctx| {
+                Self::#invoke(#this, #ctx, #(#names),*)
+            })
         }
     }
 }

@@ -32,6 +32,9 @@ pub(crate) struct RpcOptions {
     /// `unreliable`: sent on the unreliable channel.
     #[darling(with = |m| crate::attr::flag("rpc", m))]
     pub(crate) unreliable: Flag,
+    /// `reliable`: sent on the reliable channel (the default, written out).
+    #[darling(with = |m| crate::attr::flag("rpc", m))]
+    pub(crate) reliable: Flag,
     /// `rate_limit = N`: calls per second per connection, with the span of `N`.
     #[darling(default, with = read_rate_limit)]
     pub(crate) rate_limit: Option<(u32, Span)>,

@@ -5,6 +5,7 @@ use tracing::{debug, info, trace, warn};
 
 use super::events::{BusEvent, BusStats, DropReason};
 use super::header::MessageHeader;
+use super::refusal::{write_listing, REGISTRY_LISTING};
 use super::registry::{MessageRegistry, RegistryError};
 use super::traffic::Traffic;
 use crate::codec::NetCodec;
@@ -71,6 +72,8 @@ pub struct BusCore<T: ?Sized> {
     log_packets: bool,
     /// Server: each client's received and dropped packets.
     traffic: Traffic,
+    /// Client: why the server refused us (from its registry listing).
+    pub(super) refusal: Option<String>,
     /// Last, so that the type can be unsized to `BusCore<dyn Transport>`.
     pub(super) transport: T,
 }
@@ -89,6 +92,7 @@ impl<T: Transport> BusCore<T> {
             tick: 0,
             log_packets: false,
             traffic: Traffic::default(),
+            refusal: None,
         }
     }
 }
@@ -127,6 +131,15 @@ impl<T: Transport + ?Sized> BusCore<T> {
     /// Logs every message sent and received at `trace` level (off by default).
     pub fn set_log_packets(&mut self, on: bool) {
         self.log_packets = on;
+    }
+
+    /// Client, refused by the server with
+    /// [`ProtocolMismatch`](DisconnectReason::ProtocolMismatch) because the registries differ:
+    /// the first message type that differs (the server sends its registry before it
+    /// disconnects), for example ``message id 3 is `game::Chat` on the server but `game::Move`
+    /// on this client``. `None` otherwise.
+    pub fn refusal(&self) -> Option<&str> {
+        self.refusal.as_deref()
     }
 
     /// Counters since the bus was created.
@@ -315,8 +328,18 @@ impl<T: Transport + ?Sized> BusCore<T> {
         let expected = self.registry.fingerprint();
         if self.role == Role::Server && connect_data != expected {
             let reason = DisconnectReason::ProtocolMismatch;
-            warn!(%peer, got = connect_data, expected, "refusing peer: fingerprint mismatch");
+            warn!(
+                %peer,
+                "refusing peer: its message registry differs (fingerprint {connect_data:#010x}, \
+                 ours {expected:#010x}); it is sent ours and names the first difference"
+            );
             self.stats.peers_refused += 1;
+            // Reliable packets queued before a disconnect are delivered first.
+            let mut listing = NetWriter::new();
+            write_listing(&mut listing, &self.registry);
+            let _ = self.send_with(peer, REGISTRY_LISTING, Channel::Reliable, |w| {
+                w.write_bytes(listing.as_slice());
+            });
             self.transport.disconnect(peer, reason);
             self.push_event(BusEvent::PeerRefused { peer, reason });
             return;

@@ -36,12 +36,14 @@
 mod core;
 mod events;
 mod header;
+mod refusal;
 mod registry;
 mod traffic;
 
 pub use self::core::{BusCore, BusSendError, Role, MAX_QUEUED_EVENTS};
 pub use events::{BusEvent, BusStats, DropReason, MessageContext};
 pub use header::MessageHeader;
+pub use refusal::REGISTRY_LISTING;
 pub use registry::{
     MessageInfo, MessageRegistry, RegistryError, FIRST_RESERVED_ID, MAX_MESSAGES, RESERVED_MESSAGES,
 };
@@ -53,6 +55,7 @@ use std::ops::{Deref, DerefMut};
 use crate::codec::NetCodec;
 use crate::transport::{Channel, PeerId, Transport, TransportEvent};
 use crate::wire::{DecodeError, NetReader};
+use tracing::warn;
 
 /// A message handler: the bus (to answer), the context, the decoded message, the game state.
 type Handler<T, S, M> = Box<dyn FnMut(&mut BusCore<T>, &MessageContext, &M, &mut S)>;
@@ -232,6 +235,17 @@ impl<T: Transport + 'static, S: 'static> MessageBus<T, S> {
             Err(e) => return core.drop_packet(peer, None, DropReason::Malformed(e)),
         };
         let id = Some(header.id);
+        // A refusing server's registry, read whatever its protocol version.
+        if header.id == REGISTRY_LISTING && core.role == Role::Client {
+            return match refusal::describe_listing(&core.registry, &mut r) {
+                Ok(text) => {
+                    warn!(refusal = %text, "the server refuses our message registry");
+                    core.refusal = Some(text);
+                    core.stats.messages_dispatched += 1;
+                }
+                Err(e) => core.drop_packet(peer, id, DropReason::Malformed(e)),
+            };
+        }
         if header.version != core.registry.protocol_version() {
             return core.drop_packet(peer, id, DropReason::ProtocolMismatch);
         }

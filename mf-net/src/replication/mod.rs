@@ -15,8 +15,9 @@ pub use crate::replicated::{
 };
 pub use mf_net_derive::Replicated;
 pub use multiplayer::{
-    LinkQuality, Multiplayer, MultiplayerConfig, MultiplayerError, MultiplayerEvent, NetId,
-    NetworkStats, PeerNetworkStats, Spawner, LINK_WINDOW,
+    connect_data, Handles, IntoTransport, LinkQuality, Multiplayer, MultiplayerConfig,
+    MultiplayerError, MultiplayerEvent, NetId, NetworkStats, PeerNetworkStats, Spawner,
+    LINK_WINDOW,
 };
 pub use protocol::MAX_NAME_BYTES;
 pub use registry::{ReplicatedTypeId, ReplicationRegistry, ReplicationRegistryError};

@@ -80,7 +80,7 @@ const LAYOUT_VERSION: u64 = 1;
 
 /// Adds the replication messages to `registry` at their reserved ids (idempotent). Both ends
 /// must do it before the registry's fingerprint becomes the transport's connect data;
-/// [`Multiplayer::connect_data`](super::Multiplayer::connect_data) does it on a copy.
+/// [`connect_data`](super::connect_data) does it on a copy.
 ///
 /// # Errors
 ///

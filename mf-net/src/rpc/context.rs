@@ -78,6 +78,8 @@ pub struct RpcContext {
     sender: PeerId,
     tick: u32,
     local: bool,
+    /// A client ran a call from the server after applying a snapshot captured after the call.
+    state_newer: bool,
     commands: Vec<RpcCommand>,
     args: NetWriter,
 }
@@ -91,6 +93,7 @@ impl RpcContext {
             sender,
             tick,
             local: is_local,
+            state_newer: false,
             commands: Vec::new(),
             args: NetWriter::new(),
         }
@@ -103,7 +106,21 @@ impl RpcContext {
         self.sender = sender;
         self.tick = tick;
         self.local = is_local;
+        self.state_newer = false;
         self.clear_commands();
+    }
+
+    /// Marks a call received from the server after a snapshot captured after the call: the
+    /// replicated members already hold its changes, so the body's changes to them are undone
+    /// after it runs (see [`Received::invoke`](super::support::Received::invoke)).
+    pub(crate) fn set_state_newer(&mut self, newer: bool) {
+        self.state_newer = newer;
+    }
+
+    /// Whether the replicated state is newer than the call (see
+    /// [`set_state_newer`](Self::set_state_newer)).
+    pub(crate) fn state_newer(&self) -> bool {
+        self.state_newer
     }
 
     /// The node whose RPC is running.

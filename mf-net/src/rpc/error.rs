@@ -82,6 +82,12 @@ pub enum RpcSendError {
         rpc: &'static str,
         /// Its mode.
         mode: RpcMode,
+        /// The node it was called on.
+        node: NodeId,
+        /// The node's authority (its owner; the server for server-owned nodes).
+        authority: PeerId,
+        /// The peer that tried to call it (this peer).
+        caller: PeerId,
     },
     /// `_to(peer)` names a peer that is not connected.
     UnknownPeer(PeerId),
@@ -106,9 +112,28 @@ impl fmt::Display for RpcSendError {
             Self::NoSuchRpc { node, rpc } => {
                 write!(f, "node {node}'s type has no registered RPC `{rpc}`")
             }
-            Self::NotAllowed { rpc, mode } => {
-                write!(f, "this peer may not call the `{mode}` RPC `{rpc}`")
-            }
+            Self::NotAllowed {
+                rpc,
+                mode: RpcMode::Server,
+                node,
+                caller,
+                ..
+            } => write!(
+                f,
+                "{caller} may not call `{rpc}` on node {node}: it is a `server` RPC, which only \
+                 the server sends"
+            ),
+            Self::NotAllowed {
+                rpc,
+                mode,
+                node,
+                authority,
+                caller,
+            } => write!(
+                f,
+                "{caller} may not call the `{mode}` RPC `{rpc}` on node {node}: only the node's \
+                 authority, {authority}, may"
+            ),
             Self::UnknownPeer(peer) => write!(f, "{peer} is not connected"),
             Self::SendFailed => f.write_str("the transport refused the RPC"),
             Self::OverLimit => f.write_str(
@@ -200,13 +225,34 @@ mod tests {
             RpcSendError::LocalCall(RpcCallError::Failed("no".into())).to_string(),
             "the local call failed: the RPC body failed: no"
         );
+        let node = crate::scene::Scene::new().root();
         assert_eq!(
             RpcSendError::NotAllowed {
                 rpc: "hit",
-                mode: RpcMode::Server
+                mode: RpcMode::Server,
+                node,
+                authority: PeerId(2),
+                caller: PeerId(2),
             }
             .to_string(),
-            "this peer may not call the `server` RPC `hit`"
+            format!(
+                "peer#2 may not call `hit` on node {node}: it is a `server` RPC, which only the \
+                 server sends"
+            )
+        );
+        assert_eq!(
+            RpcSendError::NotAllowed {
+                rpc: "move_by",
+                mode: RpcMode::Authority,
+                node,
+                authority: PeerId(2),
+                caller: PeerId(4),
+            }
+            .to_string(),
+            format!(
+                "peer#4 may not call the `authority` RPC `move_by` on node {node}: only the \
+                 node's authority, peer#2, may"
+            )
         );
     }
 }

@@ -93,6 +93,7 @@
 //! [`RpcCallError::Malformed`]. A body that panics is caught by [`call_catching`] (not with
 //! `panic = "abort"`; see there).
 
+mod arg_proxy;
 mod context;
 mod error;
 mod info;

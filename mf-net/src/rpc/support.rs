@@ -6,6 +6,8 @@
 
 use std::fmt::Display;
 
+pub use super::arg_proxy::{assert_rpc_arg, Arg, ArgFallback};
+
 pub use super::{
     BaseInfo, FlattenedBases, LocalCall, OutgoingRpc, RpcCallError, RpcContext, RpcInfo, RpcMode,
     RpcParam, RpcRegistration, RpcSendError, RpcSender, RpcSink, RpcTarget, Rpcs,
@@ -94,6 +96,58 @@ impl<T: Replicated> RpcOwner for T {}
 
 /// Compiles only if `T` is `Replicated` (reported with [`RpcOwner`]'s message).
 pub const fn assert_rpc_owner<T: RpcOwner + ?Sized>() {}
+
+/// How a received call runs on a value of type `T` (see [`Received::invoke`]). Reached as
+/// `Received::<T>::invoke`, which resolves to [`ReceivedFallback::invoke`] when `T` is not
+/// `Replicated` (that mistake is reported once, by [`assert_rpc_owner`]).
+pub struct Received<T>(std::marker::PhantomData<T>);
+
+impl<T: Replicated> Received<T> {
+    /// Runs a received call's `body` on `this`. On a client whose replicated state is already
+    /// newer than the call (a snapshot captured after the server made it arrived first, which
+    /// unreliable snapshots may do), the replicated members are put back as they were before
+    /// the body: they hold the call's changes already, and would otherwise get them twice
+    /// until the next snapshot. Effects on local fields stay. Allocates only in that
+    /// out-of-order case.
+    ///
+    /// # Errors
+    ///
+    /// What `body` returns.
+    pub fn invoke(
+        this: &mut T,
+        ctx: &mut RpcContext,
+        body: impl FnOnce(&mut T, &mut RpcContext) -> Result<(), RpcCallError>,
+    ) -> Result<(), RpcCallError> {
+        if !ctx.state_newer() {
+            return body(this, ctx);
+        }
+        let state = this.new_state(0);
+        let result = body(this, ctx);
+        let mut w = NetWriter::new();
+        T::write_full_for(&state, crate::replicated::Audience::All, &mut w);
+        let _ = this.read(&mut NetReader::new(w.as_slice()));
+        result
+    }
+}
+
+/// [`Received::invoke`] for a type that is not `Replicated`: the build fails on
+/// [`assert_rpc_owner`] anyway; this only lets the rest of the expansion type-check.
+pub trait ReceivedFallback<T> {
+    /// Runs `body`.
+    ///
+    /// # Errors
+    ///
+    /// What `body` returns.
+    fn invoke(
+        this: &mut T,
+        ctx: &mut RpcContext,
+        body: impl FnOnce(&mut T, &mut RpcContext) -> Result<(), RpcCallError>,
+    ) -> Result<(), RpcCallError> {
+        body(this, ctx)
+    }
+}
+
+impl<T> ReceivedFallback<T> for Received<T> {}
 
 /// The value a call runs on, as the declaring type.
 #[inline]

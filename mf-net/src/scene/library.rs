@@ -80,16 +80,19 @@ impl SceneLibrary {
 
     /// Registers a spawnable scene. `builder` receives the scene and the instance root (already
     /// added under the spawn parent, holding no value) and builds the rest; it must do the same
-    /// thing every time, on every peer. Returns the scene's index (registration order).
+    /// thing every time, on every peer. Whatever it returns on success is dropped, so a
+    /// builder can end with the last scene call (`scene.set_value(root, Player::default())`).
+    /// Returns the scene's index (registration order): keep it to spawn the scene.
     ///
     /// # Errors
     ///
     /// [`SceneError::DuplicateScene`] if `name` is taken, [`SceneError::TooManyScenes`] past
     /// `u16::MAX + 1` scenes.
-    pub fn register<F>(&mut self, name: &str, builder: F) -> Result<SceneIndex, SceneError>
+    pub fn register<F, R>(&mut self, name: &str, builder: F) -> Result<SceneIndex, SceneError>
     where
-        F: Fn(&mut Scene, NodeId) -> Result<(), SceneError> + 'static,
+        F: Fn(&mut Scene, NodeId) -> Result<R, SceneError> + 'static,
     {
+        let builder = move |scene: &mut Scene, root: NodeId| builder(scene, root).map(drop);
         if self.index_of(name).is_some() {
             return Err(SceneError::DuplicateScene(name.to_owned()));
         }

@@ -2,7 +2,7 @@ use std::fmt;
 
 /// Identifies a remote peer of one transport. Never reused within that transport: once a peer
 /// has gone, its id stays dead, so a message for it cannot reach a newcomer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PeerId(pub u64);
 
 impl PeerId {
@@ -10,9 +10,17 @@ impl PeerId {
     pub const SERVER: PeerId = PeerId(1);
 }
 
+/// `peer#4`: the same with `{}` and `{:?}`, so logs, panics and assertion messages agree.
 impl fmt::Display for PeerId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "peer#{}", self.0)
+    }
+}
+
+/// As [`Display`](fmt::Display): `peer#4`.
+impl fmt::Debug for PeerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
     }
 }
 
@@ -243,6 +251,14 @@ pub struct TransportStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn peer_ids_print_alike_in_debug_and_display() {
+        let peer = PeerId(4_294_967_296);
+        assert_eq!(format!("{peer}"), "peer#4294967296");
+        assert_eq!(format!("{peer:?}"), "peer#4294967296");
+        assert_eq!(format!("{:?}", Some(PeerId::SERVER)), "Some(peer#1)");
+    }
 
     #[test]
     fn reason_codes_round_trip() {

@@ -40,9 +40,7 @@ pub(crate) const TANK: SceneIndex = SceneIndex::new(1);
 pub(crate) fn library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
-        .register("body", |scene, root| {
-            scene.set_value(root, Body::default()).map(drop)
-        })
+        .register("body", |scene, root| scene.set_value(root, Body::default()))
         .expect("fresh library");
     scenes
         .register("tank", |scene, root| {

@@ -144,9 +144,7 @@ pub(crate) const PAWN: SceneIndex = SceneIndex::new(0);
 pub(crate) fn library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
     scenes
-        .register("pawn", |scene, root| {
-            scene.set_value(root, Pawn::default()).map(drop)
-        })
+        .register("pawn", |scene, root| scene.set_value(root, Pawn::default()))
         .expect("fresh library");
     scenes
 }
@@ -177,23 +175,25 @@ pub(crate) type SentLog = Rc<RefCell<Vec<(Channel, u16)>>>;
 
 /// Starts a client of `world` whose transport records what it sends; step to let it join.
 pub(crate) fn recording_client(world: &mut World) -> (usize, SentLog) {
-    let data = Mp::connect_data(&messages()).expect("no reserved id conflict");
     let log = SentLog::default();
     let record = Rc::clone(&log);
-    let transport: Dyn = Box::new(SendHook::new(
-        world.net.connect("game", data),
-        move |_, channel, data| {
-            if let Some(id) = data.get(1..3) {
-                record
-                    .borrow_mut()
-                    .push((channel, u16::from_le_bytes([id[0], id[1]])));
-            }
-            Ok(())
-        },
-    ));
+    let net = &world.net;
+    let open = |data| -> Dyn {
+        Box::new(SendHook::new(
+            net.connect("game", data),
+            move |_, channel, data| {
+                if let Some(id) = data.get(1..3) {
+                    record
+                        .borrow_mut()
+                        .push((channel, u16::from_le_bytes([id[0], id[1]])));
+                }
+                Ok(())
+            },
+        ))
+    };
     let mut client = Mp::new(library(), MultiplayerConfig::default());
     client
-        .start_client(transport, messages())
+        .start_client(open, messages())
         .expect("client starts");
     world.clients.push(client);
     (world.clients.len() - 1, log)
@@ -216,7 +216,7 @@ impl RawClient {
     /// Connects to `world`'s server and says hello with the server's own fingerprint (and an
     /// empty but well-formed body: no scene shapes).
     pub(crate) fn join(world: &mut World) -> Self {
-        let data = Mp::connect_data(&messages()).expect("no reserved id conflict");
+        let data = mf_net::replication::connect_data(&messages()).expect("no reserved id conflict");
         let mut raw = Self {
             transport: world.net.connect("game", data),
             peer: None,

@@ -79,6 +79,9 @@ pub(crate) struct ClientState {
     pub(crate) tick_rate: u8,
     /// Newest snapshot tick applied (in full or in part).
     pub(crate) newest_applied: u32,
+    /// The server's tick when it sent the newest RPC we ran: snapshots up to it were captured
+    /// before that call, so they are stale (and discarded, unacknowledged).
+    pub(crate) rpc_floor: u32,
     /// Newest snapshot tick applied in full.
     newest_acked: u32,
     /// Whether the newest applied snapshot was truncated.
@@ -121,6 +124,7 @@ impl ClientState {
             last_snapshot_at: now,
             tick_rate: 30,
             newest_applied: 0,
+            rpc_floor: 0,
             newest_acked: 0,
             last_truncated: false,
             nodes: Vec::new(),
@@ -188,6 +192,10 @@ impl ClientState {
     /// and say hello.
     pub(crate) fn connected(&mut self, core: &mut Outbox, shared: &mut Shared, server: PeerId) {
         self.server = server;
+        if !core.is_connected(server) {
+            // Refused as soon as connected: the disconnect that follows says why.
+            return;
+        }
         let (fingerprint, shapes) = (shared.fingerprint, &shared.shapes);
         let rpcs = &shared.rpc;
         if let Err(error) = core.send_with(self.server, HELLO, Channel::Reliable, |w| {
@@ -645,7 +653,7 @@ impl ClientState {
         let size = MessageHeader::SIZE + r.remaining();
         shared.stats.last_snapshot_bytes = size;
         shared.stats.largest_snapshot_bytes = shared.stats.largest_snapshot_bytes.max(size);
-        if tick <= self.newest_applied {
+        if tick <= self.newest_applied || tick <= self.rpc_floor {
             shared.stats.snapshots_discarded += 1;
             return Ok(true);
         }
@@ -726,8 +734,14 @@ impl ClientState {
         let now = shared.now;
         if !self.welcomed {
             if now.saturating_sub(self.started_at) > shared.config.handshake_timeout {
-                warn!("no welcome from the server in time");
-                self.end(core, shared, DisconnectReason::Timeout, true);
+                // Never connected (nobody listens there): say so, rather than `Timeout`.
+                let reason = if core.is_connected(self.server) {
+                    DisconnectReason::Timeout
+                } else {
+                    DisconnectReason::ConnectFailed
+                };
+                warn!(%reason, "no welcome from the server in time");
+                self.end(core, shared, reason, true);
             }
             return;
         }

@@ -7,7 +7,7 @@ use crate::bus::RegistryError;
 use crate::interpolation::InterpolationConfig;
 use crate::replication::ReplicationRegistryError;
 use crate::rpc::RpcRegistryError;
-use crate::scene::{NodeId, SceneError};
+use crate::scene::{NodeId, SceneError, SceneIndex};
 use crate::transport::PeerId;
 
 /// Settings of a [`Multiplayer`](super::Multiplayer); set them before starting.
@@ -22,7 +22,9 @@ pub struct MultiplayerConfig {
     pub max_snapshot_bytes: usize,
     /// A client that has not said hello this long after connecting is disconnected
     /// ([`Timeout`](crate::transport::DisconnectReason::Timeout)); a client that has not been
-    /// welcomed this long after starting disconnects itself. Default 5 s.
+    /// welcomed this long after starting disconnects itself, with
+    /// [`ConnectFailed`](crate::transport::DisconnectReason::ConnectFailed) if its transport
+    /// never connected (nobody listens there) and `Timeout` otherwise. Default 5 s.
     pub handshake_timeout: Duration,
     /// A client that sends no ack, or whose acks stop advancing, for this long is disconnected;
     /// a client that receives no snapshot for this long disconnects itself (both
@@ -121,6 +123,17 @@ pub enum MultiplayerError {
     /// A spawner's data holds a string longer than clients read
     /// ([`MAX_STRING_BYTES`](crate::wire::MAX_STRING_BYTES)): nothing was spawned.
     SpawnDataOverLimit,
+    /// [`spawn_as`](super::Multiplayer::spawn_as): the scene's root holds no value of the
+    /// expected type.
+    RootType {
+        /// The scene spawned.
+        scene: SceneIndex,
+        /// The type asked for.
+        expected: &'static str,
+    },
+    /// The client's transport could not be opened (the text of the transport's error: an
+    /// address that does not resolve, a socket that cannot be bound).
+    Transport(String),
 }
 
 impl fmt::Display for MultiplayerError {
@@ -165,6 +178,10 @@ impl fmt::Display for MultiplayerError {
                 "the spawn function returned {node} but must add exactly one new child of the \
                  spawner's parent and return it"
             ),
+            Self::RootType { scene, expected } => {
+                write!(f, "the root of scene {} holds no `{expected}`", scene.get())
+            }
+            Self::Transport(e) => write!(f, "the transport could not be opened: {e}"),
         }
     }
 }

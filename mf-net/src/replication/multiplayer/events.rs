@@ -26,6 +26,17 @@ pub enum MultiplayerEvent {
         /// Why.
         reason: DisconnectReason,
     },
+    /// Server: a client was refused before joining, with
+    /// [`ProtocolMismatch`](DisconnectReason::ProtocolMismatch): its message registry differs
+    /// (the transport's connect data) or its replication fingerprint does (the hello). The
+    /// client's [`refusal`](super::Multiplayer::refusal) names the first difference.
+    PeerRefused {
+        /// The refused connection.
+        peer: PeerId,
+        /// What differs: the text sent to the client for a replication mismatch; for a message
+        /// registry mismatch (which only the client can name), that the registries differ.
+        refusal: String,
+    },
     /// Client: the server welcomed us.
     ConnectedToServer {
         /// Our peer id, as the server numbers us.

@@ -47,6 +47,10 @@ impl ServerState {
             let _ = core.send_with(peer, REFUSE, Channel::Reliable, |w| w.write_str(&text));
             core.disconnect(peer, DisconnectReason::ProtocolMismatch);
             self.clients.swap_remove(index);
+            shared.events.push(MultiplayerEvent::PeerRefused {
+                peer,
+                refusal: text,
+            });
             return Ok(true);
         }
         let tick = self.tick;

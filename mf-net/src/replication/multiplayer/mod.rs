@@ -12,11 +12,15 @@
 //! See [`message_ids`](crate::replication::message_ids) for the byte layouts.
 //!
 //! - **Handshake.** The transport connects with the message registry's fingerprint, once the
-//!   replication messages are added to it at their reserved ids ([`Multiplayer::connect_data`]
-//!   does both). The client sends *hello* with the replication
-//!   fingerprint: every spawnable scene's name and the stable type name and schema hash of each
-//!   of its networked nodes, in id order. On a mismatch the server answers *refuse* with a text
-//!   naming the first scene or type that differs and disconnects with
+//!   replication messages are added to it at their reserved ids
+//!   ([`Multiplayer::start_client`] passes it to the transport). A server whose registry differs
+//!   sends the client its registry listing and disconnects it with
+//!   [`ProtocolMismatch`](DisconnectReason::ProtocolMismatch); the client's
+//!   [`refusal`](Multiplayer::refusal) names the first message type that differs. The client
+//!   sends *hello* with the replication fingerprint: every spawnable scene's name and the
+//!   stable type name and schema hash of each of its networked nodes, in id order. On a
+//!   mismatch the server answers *refuse* with a text naming the first scene or type that
+//!   differs, raises [`PeerRefused`](MultiplayerEvent::PeerRefused) and disconnects with
 //!   [`ProtocolMismatch`](DisconnectReason::ProtocolMismatch); otherwise *welcome* (peer id,
 //!   tick rate, tick), then every live spawn.
 //! - **Network ids.** A spawn's instance root and each descendant holding a value take
@@ -61,7 +65,7 @@
 //!
 //! fn library() -> SceneLibrary {
 //!     let mut scenes = SceneLibrary::new();
-//!     scenes.register("score", |scene, root| scene.set_value(root, Score::default()).map(drop)).unwrap();
+//!     scenes.register("score", |scene, root| scene.set_value(root, Score::default())).unwrap();
 //!     scenes
 //! }
 //!
@@ -70,16 +74,14 @@
 //! let mut server = Multiplayer::new(library(), MultiplayerConfig::default());
 //! server.start_server(net.listen("game", 8).unwrap(), messages.clone()).unwrap();
 //! let mut client = Multiplayer::new(library(), MultiplayerConfig::default());
-//! let connect_data = Multiplayer::<mf_net::transport::loopback::LoopbackTransport>::connect_data(&messages).unwrap();
-//! client.start_client(net.connect("game", connect_data), messages).unwrap();
+//! client.start_client(|data| net.connect("game", data), messages).unwrap();
 //!
 //! let root = server.scene().root();
-//! let score = server.spawn(SceneIndex::new(0), root, PeerId::SERVER).unwrap();
+//! let score = server.spawn_as::<Score>(SceneIndex::new(0), root, PeerId::SERVER).unwrap();
 //! let dt = Duration::from_secs(1) / 30;
 //! for frame in 0..10 {
 //!     if frame == 5 {
-//!         let handle = server.scene().net_ref::<Score>(score).unwrap();
-//!         server.scene_mut().get_mut(handle).unwrap().points = 7;
+//!         server.scene_mut().get_mut(score).unwrap().points = 7;
 //!     }
 //!     for mp in [&mut server, &mut client] {
 //!         mp.begin_frame(dt);
@@ -97,11 +99,13 @@ mod dump;
 mod entry_cache;
 mod events;
 mod group_vis;
+mod handles;
 mod handshake;
 mod interest;
 mod interest_state;
 mod interpolation;
 mod node_table;
+mod open;
 mod per_slot;
 pub mod rpc;
 mod send_state;
@@ -115,6 +119,8 @@ mod test_support;
 
 pub use config::{MultiplayerConfig, MultiplayerError, DEFAULT_RPC_FLOOD_THRESHOLD};
 pub use events::{MultiplayerEvent, MAX_QUEUED_EVENTS};
+pub use handles::Handles;
+pub use open::{connect_data, IntoTransport};
 pub use spawner::Spawner;
 pub use stats::{LinkQuality, NetworkStats, PeerNetworkStats, LINK_WINDOW};
 
@@ -245,18 +251,6 @@ impl<T: Transport + 'static> Multiplayer<T> {
         }
     }
 
-    /// The transport connect data a client needs: the fingerprint of `messages` once the
-    /// replication messages are added to it at their reserved ids.
-    ///
-    /// # Errors
-    ///
-    /// If a game message holds a reserved id.
-    pub fn connect_data(messages: &MessageRegistry) -> Result<u32, MultiplayerError> {
-        let mut messages = messages.clone();
-        protocol::prepare_registry(&mut messages)?;
-        Ok(messages.fingerprint())
-    }
-
     fn prepare(&mut self, messages: &mut MessageRegistry) -> Result<(), MultiplayerError> {
         if self.bus.is_some() {
             return Err(MultiplayerError::AlreadyStarted);
@@ -297,18 +291,25 @@ impl<T: Transport + 'static> Multiplayer<T> {
         Ok(())
     }
 
-    /// Starts a client over `transport`, which must connect with
-    /// [`connect_data`](Self::connect_data)`(&messages)`. Nodes networked while offline become
-    /// plain nodes.
+    /// Starts a client: `open` receives the transport connect data (the fingerprint of
+    /// `messages` with the replication messages added) and opens the transport with it, for
+    /// example `|data| net.connect("game", data)` or
+    /// `|data| EnetTransport::connect("127.0.0.1:7777", data)`. Nodes networked while offline
+    /// become plain nodes.
     ///
     /// # Errors
     ///
-    /// As [`start_server`](Self::start_server).
-    pub fn start_client(
+    /// As [`start_server`](Self::start_server), and [`MultiplayerError::Transport`] if `open`
+    /// returns an error (nothing is started then).
+    pub fn start_client<R: IntoTransport<T>>(
         &mut self,
-        transport: T,
+        open: impl FnOnce(u32) -> R,
         mut messages: MessageRegistry,
     ) -> Result<(), MultiplayerError> {
+        if self.bus.is_some() {
+            return Err(MultiplayerError::AlreadyStarted);
+        }
+        let transport = open(connect_data(&messages)?).into_transport()?;
         self.prepare(&mut messages)?;
         self.shared.scene.clear_runtime();
         self.role = Role::Client(ClientState::new(self.shared.now));
@@ -751,8 +752,9 @@ impl<T: Transport + 'static> Multiplayer<T> {
         &mut self.shared.config
     }
 
-    /// Why the server refused us, naming the first scene or type that differs (client, after a
-    /// [`ProtocolMismatch`](DisconnectReason::ProtocolMismatch) disconnect).
+    /// Why the server refused us, naming the first message type, scene, replicated type or RPC
+    /// that differs (client, after a [`ProtocolMismatch`](DisconnectReason::ProtocolMismatch)
+    /// disconnect); the same on every transport.
     pub fn refusal(&self) -> Option<&str> {
         self.shared.refusal.as_deref()
     }
@@ -852,7 +854,17 @@ fn on_bus_event(role: &mut Role, core: &mut Outbox, shared: &mut Shared, event: 
         (Role::Client(client), BusEvent::PeerConnected(peer)) => {
             client.connected(core, shared, peer);
         }
+        (Role::Server(_), BusEvent::PeerRefused { peer, .. }) => {
+            shared.events.push(MultiplayerEvent::PeerRefused {
+                peer,
+                refusal: "the message registries differ (types, ids or protocol version)"
+                    .to_owned(),
+            });
+        }
         (Role::Client(client), BusEvent::PeerDisconnected { reason, .. }) => {
+            if let Some(text) = core.refusal() {
+                shared.refusal = Some(text.to_owned());
+            }
             client.end(core, shared, reason, false);
         }
         (_, event) => shared.events.push(MultiplayerEvent::Bus(event)),

@@ -14,7 +14,7 @@ impl Player {
         self.x = x;
     }
 
-    #[rpc(reliable)]
+    #[rpc(unrelaible)]
     fn reset(&mut self) {
         self.x = 0;
     }

@@ -75,6 +75,19 @@ pub(crate) fn on_rpc(
     };
     let mut ctx = shared.rpc.take_context(0, node);
     ctx.reset(node, sender, tick, false);
+    // A server RPC sent at `tick` is newer than the snapshots up to `tick` (captured before
+    // the call): one arriving later, out of order, would undo what the call changed; it is
+    // discarded. A snapshot after `tick` already applied holds the call's changes: the body's
+    // changes to replicated members are undone after it runs (`Received::invoke`). A tick more
+    // than two seconds of ticks past the newest snapshot is not believed (a broken or hostile
+    // server would otherwise make the client discard every snapshot).
+    if let Role::Client(client) = role {
+        let plausible = u32::from(client.tick_rate.max(1)) * 2;
+        if tick <= client.newest_applied.saturating_add(plausible) {
+            client.rpc_floor = client.rpc_floor.max(tick);
+        }
+        ctx.set_state_newer(client.newest_applied > tick);
+    }
     let result = call_catching(|| entry.dispatch(value, &mut ctx, r));
     let info = entry.info();
     match result {

@@ -95,7 +95,7 @@ pub(super) fn send(
             };
             let authority = server.authority_of(rpc.node).unwrap_or(PeerId::SERVER);
             if !rpc.info.mode.allows(PeerId::SERVER, authority) {
-                return Err(not_allowed(&rpc));
+                return Err(not_allowed(&rpc, PeerId::SERVER, authority));
             }
             let delivery = match rpc.target {
                 RpcTarget::Peer(PeerId::SERVER) => return Ok(RpcDelivery::NotSent),
@@ -148,7 +148,7 @@ pub(super) fn send(
             let local = client.local_peer;
             let authority = client.authority_of(rpc.node).unwrap_or(PeerId::SERVER);
             if !rpc.info.mode.allows(local, authority) {
-                return Err(not_allowed(&rpc));
+                return Err(not_allowed(&rpc, local, authority));
             }
             let delivery = match rpc.target {
                 RpcTarget::Peer(PeerId::SERVER) => RpcDelivery::SentToPeer,
@@ -171,10 +171,13 @@ pub(super) fn send(
     }
 }
 
-fn not_allowed(rpc: &OutgoingRpc) -> RpcSendError {
+fn not_allowed(rpc: &OutgoingRpc, caller: PeerId, authority: PeerId) -> RpcSendError {
     RpcSendError::NotAllowed {
         rpc: rpc.info.name,
         mode: rpc.info.mode,
+        node: rpc.node,
+        authority,
+        caller,
     }
 }
 

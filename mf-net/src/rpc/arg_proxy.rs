@@ -1,0 +1,53 @@
+//! One error per mistake for RPC parameters (as `member_proxy` does for members): `#[rpcs]`
+//! asserts [`RpcArg`] once per parameter ([`assert_rpc_arg`], spanned at its type) and reaches
+//! the codec everywhere else through [`Arg<T>`], whose items fall back to [`ArgFallback`]'s
+//! for a type without `NetCodec`. Those only let the expansion type-check after the assertion
+//! failed the build; they never run.
+
+use std::marker::PhantomData;
+
+use super::support::RpcArg;
+use crate::wire::{DecodeError, NetReader, NetWriter};
+
+/// Asserts that `T` can be an RPC parameter.
+pub const fn assert_rpc_arg<T: RpcArg>() {}
+
+/// An RPC parameter's type as generated code uses it.
+pub struct Arg<T>(PhantomData<T>);
+
+impl<T: RpcArg> Arg<T> {
+    /// [`RpcArg::NAME`].
+    pub const NAME: &'static str = T::NAME;
+    /// [`RpcArg::SCHEMA_HASH`].
+    pub const SCHEMA_HASH: u64 = T::SCHEMA_HASH;
+
+    /// [`RpcArg::encode_arg`].
+    #[inline]
+    pub fn encode_arg(value: &T, w: &mut NetWriter) {
+        value.encode_arg(w);
+    }
+
+    /// [`RpcArg::decode_arg`].
+    #[inline]
+    pub fn decode_arg(r: &mut NetReader<'_>) -> Result<T, DecodeError> {
+        T::decode_arg(r)
+    }
+}
+
+/// The items of [`Arg<T>`] for a `T` that is not `NetCodec`; never run.
+pub trait ArgFallback<T> {
+    /// Stands in for [`Arg::NAME`].
+    const NAME: &'static str = "";
+    /// Stands in for [`Arg::SCHEMA_HASH`].
+    const SCHEMA_HASH: u64 = 0;
+
+    /// Stands in for [`Arg::encode_arg`].
+    fn encode_arg(_value: &T, _w: &mut NetWriter) {}
+
+    /// Stands in for [`Arg::decode_arg`].
+    fn decode_arg(_r: &mut NetReader<'_>) -> Result<T, DecodeError> {
+        Err(DecodeError::InvalidValue)
+    }
+}
+
+impl<T> ArgFallback<T> for Arg<T> {}
