@@ -46,6 +46,13 @@ pub struct MultiplayerConfig {
     /// touching honest play; raise it for a game that sends more, or set 0 to disable the
     /// check. Per-RPC `rate_limit`s apply either way.
     pub rpc_flood_threshold: u32,
+    /// Server: the net id the first spawn takes (default 1; 0 counts as 1). Ids go upwards
+    /// from it; once `u32::MAX` is reached, ids freed by despawns are handed out again, each
+    /// only after every client has acknowledged a snapshot from after its despawn, and a spawn
+    /// that finds no free run of ids long enough is refused
+    /// ([`NetIdsExhausted`](MultiplayerError::NetIdsExhausted)). Set it to test that, or to go
+    /// on numbering where a persisted world left off. Read when the server state is made.
+    pub first_net_id: u32,
     /// How a client shows `#[replicated(interpolate)]` members: blended a delay in the past
     /// (the default), or snapped to every snapshot (`enabled = false`); the delay, optionally
     /// adaptive, and the extrapolation cap. Read when the client is welcomed.
@@ -62,6 +69,7 @@ impl Default for MultiplayerConfig {
             despawn_owned_on_disconnect: true,
             kick_on_rpc_failure: false,
             rpc_flood_threshold: DEFAULT_RPC_FLOOD_THRESHOLD,
+            first_net_id: 1,
             interpolation: InterpolationConfig::default(),
         }
     }
@@ -120,6 +128,9 @@ pub enum MultiplayerError {
     /// This node's state holds a string member longer than clients read
     /// ([`MAX_STRING_BYTES`](crate::wire::MAX_STRING_BYTES)): nothing was spawned or bound.
     StateOverLimit(NodeId),
+    /// Every net id is in use, or was freed too recently for every client to have forgotten
+    /// it (ids are reused once fresh ones run out, at about 4 billion): nothing was spawned.
+    NetIdsExhausted,
     /// A spawner's data holds a string longer than clients read
     /// ([`MAX_STRING_BYTES`](crate::wire::MAX_STRING_BYTES)): nothing was spawned.
     SpawnDataOverLimit,
@@ -165,6 +176,7 @@ impl fmt::Display for MultiplayerError {
                     "node {node}'s state holds a string longer than clients read"
                 )
             }
+            Self::NetIdsExhausted => f.write_str("no free net id run is long enough for the spawn"),
             Self::SpawnDataOverLimit => {
                 f.write_str("the spawn data holds a string longer than clients read")
             }

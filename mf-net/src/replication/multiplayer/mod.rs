@@ -104,6 +104,7 @@ mod handshake;
 mod interest;
 mod interest_state;
 mod interpolation;
+mod net_ids;
 mod node_table;
 mod open;
 mod per_slot;
@@ -247,7 +248,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
                 spawners: spawner::SpawnerTable::default(),
                 rpc: rpc::RpcState::default(),
             },
-            role: Role::Server(ServerState::new(0)),
+            role: Role::Server(ServerState::new(0, config.first_net_id)),
         }
     }
 
@@ -281,7 +282,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
         self.prepare(&mut messages)?;
         if !matches!(self.role, Role::Server(_)) {
             self.shared.scene.clear_runtime();
-            self.role = Role::Server(ServerState::new(0));
+            self.role = Role::Server(ServerState::new(0, self.shared.config.first_net_id));
         }
         info!(
             tick_rate = self.shared.config.tick_rate,
@@ -341,12 +342,12 @@ impl<T: Transport + 'static> Multiplayer<T> {
                 }
                 let tick = server.tick;
                 self.shared.scene.clear_runtime();
-                self.role = Role::Server(ServerState::new(tick));
+                self.role = Role::Server(ServerState::new(tick, self.shared.config.first_net_id));
                 info!("multiplayer server stopped");
             }
             Role::Client(client) => {
                 client.end(&mut *bus, &mut self.shared, DisconnectReason::Closed, true);
-                self.role = Role::Server(ServerState::new(0));
+                self.role = Role::Server(ServerState::new(0, self.shared.config.first_net_id));
             }
         }
         self.shared.stats.networked_nodes = 0;
@@ -419,7 +420,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
                 if let Some(mut bus) = self.bus.take() {
                     bus.flush();
                 }
-                self.role = Role::Server(ServerState::new(0));
+                self.role = Role::Server(ServerState::new(0, self.shared.config.first_net_id));
             }
         }
     }
@@ -560,7 +561,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
         }
         server.check_names(scene, parent, scene.name(node).unwrap_or_default())?;
         server.check_states(scene, node)?;
-        server.add_group(scene, node, protocol::SCENE_BIND, parent, PeerId::SERVER);
+        server.add_group(scene, node, protocol::SCENE_BIND, parent, PeerId::SERVER)?;
         Ok(())
     }
 
@@ -777,7 +778,7 @@ fn instance_name(
     let scene_name = library
         .name(scene)
         .ok_or(crate::scene::SceneError::UnknownScene(scene))?;
-    Ok(format!("{scene_name}#{}", server.next_net_id()))
+    Ok(format!("{scene_name}#{}", server.name_number()))
 }
 
 /// Instantiates `scene` under `parent` (which must be in the tree) with its root named `name`,
@@ -798,12 +799,14 @@ fn spawn_instance(
     let root = shared
         .library
         .instantiate(scene, &mut shared.scene, parent, name)?;
-    if let Err(error) = server.check_states(&shared.scene, root) {
+    let index = i32::from(scene.get());
+    let added = server
+        .check_states(&shared.scene, root)
+        .and_then(|()| server.add_group(&shared.scene, root, index, parent, authority));
+    if let Err(error) = added {
         shared.scene.remove(root);
         return Err(error);
     }
-    let index = i32::from(scene.get());
-    server.add_group(&shared.scene, root, index, parent, authority);
     Ok(root)
 }
 

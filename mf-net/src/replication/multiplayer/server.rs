@@ -11,6 +11,7 @@ use super::entry_cache::EntryCache;
 use super::events::MultiplayerEvent;
 use super::group_vis::{next_slot, GroupVis, Vis};
 use super::interest_state::Interest;
+use super::net_ids::NetIds;
 use super::node_table::{
     self, group_nodes, Group, GroupKey, GroupTable, NetNode, NodeKey, NodeTable,
 };
@@ -36,7 +37,8 @@ pub(crate) struct Pending {
 pub(crate) struct ServerState {
     pub(crate) tick: u32,
     accumulator: Duration,
-    next_net_id: u32,
+    /// Fresh and freed net ids.
+    ids: NetIds,
     /// Scratch for [`check_states`](Self::check_states).
     scratch: NetWriter,
     /// The networked nodes, in stable slots (per-client state is kept per slot).
@@ -75,11 +77,12 @@ pub(crate) fn instance_nodes(scene: &Scene, root: NodeId) -> Vec<NodeId> {
 }
 
 impl ServerState {
-    pub(crate) fn new(tick: u32) -> Self {
+    /// A server at `tick` whose first spawn takes net id `first_net_id`.
+    pub(crate) fn new(tick: u32, first_net_id: u32) -> Self {
         Self {
             tick,
             accumulator: Duration::ZERO,
-            next_net_id: 1,
+            ids: NetIds::new(first_net_id),
             nodes: NodeTable::default(),
             groups: GroupTable::default(),
             changed: Vec::new(),
@@ -120,8 +123,18 @@ impl ServerState {
         })
     }
 
-    pub(crate) fn next_net_id(&self) -> u32 {
-        self.next_net_id
+    /// The number the next spawned instance is named with (see [`NetIds::name_number`]).
+    pub(crate) fn name_number(&self) -> u64 {
+        self.ids.name_number()
+    }
+
+    /// The oldest tick every ready client has acknowledged (the current tick without any).
+    fn acked_by_all(&self) -> u32 {
+        let ready = self.clients.iter().filter(|c| c.ready);
+        ready
+            .map(|c| c.stats.acknowledged_tick)
+            .min()
+            .unwrap_or(self.tick)
     }
 
     pub(crate) fn valid_authority(&self, peer: PeerId) -> bool {
@@ -151,6 +164,13 @@ impl ServerState {
         }
     }
 
+    /// Networks the instance at `root` (under `parent`) as a spawn group sent at the end of
+    /// the frame: its nodes take a run of net ids. Returns the first.
+    ///
+    /// # Errors
+    ///
+    /// [`NetIdsExhausted`](MultiplayerError::NetIdsExhausted): no run of free ids is long
+    /// enough.
     pub(crate) fn add_group(
         &mut self,
         scene: &Scene,
@@ -158,11 +178,14 @@ impl ServerState {
         scene_index: i32,
         parent: NodeId,
         authority: PeerId,
-    ) -> u32 {
+    ) -> Result<u32, MultiplayerError> {
         let nodes = instance_nodes(scene, root);
-        let first = self.next_net_id;
         let count = u32::try_from(nodes.len()).unwrap_or(u32::MAX);
-        self.next_net_id = self.next_net_id.saturating_add(count);
+        let acked = self.acked_by_all();
+        let first = self
+            .ids
+            .allocate(count, self.tick, acked)
+            .ok_or(MultiplayerError::NetIdsExhausted)?;
         let parent_ref = match self.by_node.get(&parent) {
             Some(&id) => ParentRef::Net(id),
             None => ParentRef::Path(scene.path(parent).unwrap_or_default()),
@@ -195,7 +218,7 @@ impl ServerState {
             },
             nodes: entries,
         });
-        first
+        Ok(first)
     }
 
     /// Attaches a spawner's payload to the pending spawn whose first net id is `first`.
@@ -713,6 +736,8 @@ impl ServerState {
         let scene = &shared.scene;
         let by_node = &mut self.by_node;
         let mut detached = Vec::new();
+        let groups = &self.groups;
+        let (ids, tick) = (&mut self.ids, self.tick);
         self.nodes.retain(|n| {
             let attached = scene.is_attached(n.node);
             if !attached {
@@ -720,17 +745,34 @@ impl ServerState {
                 if scene.contains(n.node) {
                     detached.push(n.node);
                 }
+                if groups.get(n.group).is_none() {
+                    // Its group went before it: nothing names its id any more.
+                    ids.free(n.net_id, 1, tick);
+                }
             }
             attached
         });
         let interest = &mut self.interest;
+        let mut gone = Vec::new();
         self.groups.retain(|g| {
             let attached = scene.is_attached(g.root);
             if !attached {
                 interest.forget_group(g.first);
+                gone.push((g.first, g.end()));
             }
             attached
         });
+        // A group's ids come back, but for its nodes that live on elsewhere in the tree.
+        for (first, end) in gone {
+            let mut run = first;
+            for id in first..end {
+                if self.nodes.by_id(id).is_some() {
+                    self.ids.free(run, id - run, tick);
+                    run = id + 1;
+                }
+            }
+            self.ids.free(run, end - run, tick);
+        }
         // A detached node stays in the scene as a plain node: it is no longer captured.
         for node in detached {
             shared.scene.stop_shadow(node);

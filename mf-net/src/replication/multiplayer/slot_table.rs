@@ -102,10 +102,14 @@ impl<T> SlotTable<T> {
         self.slots.len()
     }
 
-    /// Adds `value` with `id`, which must be above every id in the table (ids only grow), in a
-    /// free slot or a new one, and returns its key.
+    /// Adds `value` with `id`, which must not be in the table, in a free slot or a new one, and
+    /// returns its key. Ids usually grow with every push (it appends); a smaller one (an id
+    /// handed out again) is inserted in order.
     pub(crate) fn push(&mut self, id: u32, value: T) -> Key<T> {
-        debug_assert!(self.order.last().map_or(true, |k| k.id < id));
+        debug_assert!(
+            self.order.binary_search_by_key(&id, |k| k.id).is_err(),
+            "id {id} is in the table"
+        );
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = Slot {
@@ -124,7 +128,14 @@ impl<T> SlotTable<T> {
             }
         };
         let key = Key::new(slot, id);
-        self.order.push(key);
+        match self.order.last() {
+            // Ids grow with every spawn, until they run out and freed ones come back.
+            Some(last) if last.id > id => {
+                let at = self.order.partition_point(|k| k.id < id);
+                self.order.insert(at, key);
+            }
+            _ => self.order.push(key),
+        }
         self.version += 1;
         key
     }

@@ -334,7 +334,14 @@ impl<T: Transport + 'static> Multiplayer<T> {
             shared.scene.remove(root);
             return Err(MultiplayerError::SpawnDataOverLimit);
         }
-        let first = server.add_group(&shared.scene, root, SCENE_SPAWNER, parent, authority);
+        let added = server.add_group(&shared.scene, root, SCENE_SPAWNER, parent, authority);
+        let first = match added {
+            Ok(first) => first,
+            Err(error) => {
+                shared.scene.remove(root);
+                return Err(error);
+            }
+        };
         server.set_spawner_payload(
             first,
             SpawnerPayload {

@@ -1,0 +1,131 @@
+#![allow(clippy::unwrap_used)]
+//! Net ids never run out: past `u32::MAX` the server hands out ids freed by despawns again, but
+//! only once every client has acknowledged a snapshot from after the despawn, and refuses a
+//! spawn it has no ids for instead of repeating one.
+
+use std::time::Duration;
+
+use mf_net::prelude::*;
+use mf_net::replication::{MultiplayerError, NetId};
+use mf_net::transport::simulated::NetworkConditions;
+use mf_net_tests::harness::{Mp, World};
+
+mod replication_common;
+use replication_common::{library, Body, BODY, TANK};
+
+/// Three ids a tank (root, gun, sight); room for three tanks below `u32::MAX` (never an id:
+/// one past a spawn's last id must fit a `u32`).
+const FIRST: u32 = u32::MAX - 9;
+
+fn world(conditions: Option<NetworkConditions>) -> World {
+    let config = MultiplayerConfig {
+        first_net_id: FIRST,
+        // Patient enough for the lossy run.
+        peer_timeout: Duration::from_secs(30),
+        ..MultiplayerConfig::default()
+    };
+    World::with(2, config, conditions, 7, library)
+}
+
+fn body(mp: &mut Mp, node: NodeId) -> &mut Body {
+    let handle = mp.scene().net_ref::<Body>(node).unwrap();
+    mp.scene_mut().get_mut(handle).unwrap()
+}
+
+fn first_id(mp: &Mp, node: NodeId) -> u32 {
+    mp.net_id(node).unwrap().get()
+}
+
+fn runs_past_the_last_id(conditions: Option<NetworkConditions>) {
+    let mut world = world(conditions);
+    let root = world.root();
+    let tanks: Vec<NodeId> = (0..3)
+        .map(|_| world.server.spawn(TANK, root, PeerId::SERVER).unwrap())
+        .collect();
+    assert_eq!(first_id(&world.server, tanks[2]), u32::MAX - 3);
+    assert_eq!(
+        world.server.spawn(TANK, root, PeerId::SERVER),
+        Err(MultiplayerError::NetIdsExhausted),
+        "no id is handed out twice"
+    );
+    world.step(10);
+    world.assert_converged();
+
+    // The first tank goes; its ids are not reused while a client may still refer to them.
+    world.server.despawn(tanks[0]);
+    world.step(1);
+    assert_eq!(
+        world.server.spawn(TANK, root, PeerId::SERVER),
+        Err(MultiplayerError::NetIdsExhausted)
+    );
+    world.step(120);
+    let again = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    assert_eq!(
+        first_id(&world.server, again),
+        FIRST,
+        "the freed ids, reused"
+    );
+    body(&mut world.server, again).x = 42;
+    body(&mut world.server, tanks[1]).y = 7;
+    world.step(30);
+    world.assert_converged();
+    for client in &mut world.clients {
+        let copy = client.node(NetId::new(FIRST).unwrap()).unwrap();
+        assert_eq!(body(client, copy).x, 42);
+        assert_eq!(body(client, copy).hp, 100, "a fresh tank, not the old one");
+    }
+    // A late joiner gets the reused ids too.
+    world.connect_client();
+    world.step(30);
+    world.assert_converged();
+}
+
+#[test]
+fn ids_past_the_last_are_freed_ones_reused_safely() {
+    runs_past_the_last_id(None);
+}
+
+#[test]
+fn ids_are_reused_safely_on_a_lossy_network() {
+    runs_past_the_last_id(Some(NetworkConditions {
+        loss: 0.2,
+        duplication: 0.1,
+        latency: Duration::from_millis(40),
+        jitter: Duration::from_millis(30),
+        reorder: 0.1,
+    }));
+}
+
+#[test]
+fn a_node_that_outlives_its_group_keeps_its_id() {
+    let mut world = world(None);
+    let root = world.root();
+    let tank = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    for _ in 0..2 {
+        world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    }
+    world.step(5);
+    // On the server, the gun moves out of its tank, then the tank goes: the gun keeps its id,
+    // only the tank's other two come back (the tree move is the server's own: clients do not
+    // mirror it, which is why nothing is compared with them here).
+    let gun = world.server.scene().child(tank, "gun").unwrap();
+    world.server.scene_mut().reparent(gun, root).unwrap();
+    world.server.despawn(tank);
+    world.step(120);
+    assert_eq!(first_id(&world.server, gun), FIRST + 1);
+    assert_eq!(
+        world.server.spawn(TANK, root, PeerId::SERVER),
+        Err(MultiplayerError::NetIdsExhausted),
+        "two ids are free, but not three in a row"
+    );
+    let a = world.server.spawn(BODY, root, PeerId::SERVER).unwrap();
+    let b = world.server.spawn(BODY, root, PeerId::SERVER).unwrap();
+    assert_eq!(
+        (first_id(&world.server, a), first_id(&world.server, b)),
+        (FIRST, FIRST + 2)
+    );
+    assert_eq!(
+        world.server.spawn(BODY, root, PeerId::SERVER),
+        Err(MultiplayerError::NetIdsExhausted)
+    );
+}
