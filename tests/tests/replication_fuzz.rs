@@ -1277,3 +1277,140 @@ fn a_snapshot_entry_that_does_not_read_is_skipped_and_the_rest_applied() {
     assert_eq!(client.tick(), snapshot_tick);
     assert!(acks.contains(&snapshot_tick), "acknowledged: {acks:?}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Over-limit lengths
+// ---------------------------------------------------------------------------------------------
+
+/// Strings one byte over the reader's limit, with every byte present (so the reader refuses the
+/// length itself, not a short packet), in each message kind that carries one: dropped or
+/// skipped and counted, never applied, and the victim carries on.
+#[test]
+fn over_limit_lengths_in_every_message_kind_are_refused_and_the_victim_carries_on() {
+    use mf_net::replication::MAX_NAME_BYTES;
+    use mf_net::wire::MAX_STRING_BYTES;
+    let long_name = "n".repeat(MAX_NAME_BYTES + 1);
+    let long_text = "t".repeat(MAX_STRING_BYTES + 1);
+
+    // Client side: spawns with an over-long name or parent path, an RPC argument, a snapshot
+    // entry whose string member is over the limit.
+    let net = LoopbackNetwork::new();
+    let (mut client, mut raw) = welcomed_pair(&net);
+    raw.send(
+        &body_spawn(1, &long_name, &Body::default()),
+        Channel::Reliable,
+    );
+    let mut w = NetWriter::new();
+    w.write_var_u32(2);
+    w.write_var_i32(0);
+    w.write_var_u32(0);
+    w.write_str(&format!("/root/{long_name}"));
+    w.write_str("b");
+    w.write_var_u64(1);
+    w.write_var_u32(1);
+    w.write_len(0);
+    w.write_var_u32(0b111);
+    w.write_bytes(&[0; 9]);
+    raw.send(&packet(SPAWN, 0, w.as_slice()), Channel::Reliable);
+    // A ship, then an entry carrying a name over the limit and a RPC with a text over it.
+    let mut w = NetWriter::new();
+    w.write_var_u32(3);
+    w.write_var_i32(2);
+    w.write_var_u32(0);
+    w.write_str("/root");
+    w.write_str("ship");
+    w.write_var_u64(1);
+    w.write_var_u32(1);
+    w.write_len(0);
+    w.write_var_u32(0b111);
+    w.write_f32(1.0);
+    w.write_str("ok");
+    w.write_len(0);
+    raw.send(&packet(SPAWN, 0, w.as_slice()), Channel::Reliable);
+    client_frame(&mut client, &mut raw);
+    let ship = client
+        .node(NetId::new(3).unwrap())
+        .expect("the honest ship spawned");
+    assert!(client.node(NetId::new(1).unwrap()).is_none());
+    assert!(client.node(NetId::new(2).unwrap()).is_none());
+    let mut state = NetWriter::new();
+    state.write_var_u32(0b010);
+    state.write_str(&long_text);
+    let mut w = NetWriter::new();
+    w.write_u8(0);
+    w.write_var_u32(3);
+    w.write_len(state.len());
+    w.write_bytes(state.as_slice());
+    w.write_var_u32(0);
+    let tick = client.tick() + 5;
+    raw.send(&packet(SNAPSHOT, tick, w.as_slice()), Channel::Unreliable);
+    let mut w = NetWriter::new();
+    w.write_var_u32(3);
+    w.write_var_u32(2); // announce(text)
+    w.write_str(&long_text);
+    raw.send(&packet(RPC, tick, w.as_slice()), Channel::Reliable);
+    for _ in 0..3 {
+        client_frame(&mut client, &mut raw);
+    }
+    let handle = client.scene().net_ref::<Ship>(ship).unwrap();
+    assert_eq!(client.scene().get(handle).unwrap().name, "ok");
+    assert_eq!(client.scene().get(handle).unwrap().pokes, 0);
+    assert_eq!(client.stats().entries_rejected, 1);
+    assert!(client.is_running());
+    assert!(!raw.client_gone);
+
+    // Server side: a hello naming a scene over the limit, an RPC argument over it.
+    let mut world = World::with_setup(0, patient(), None, 0, library, setup);
+    let root = world.root();
+    let ship = world.server.spawn(SHIP, root, PeerId::SERVER).unwrap();
+    world.step(2);
+    let ship_id = world.server.net_id(ship).unwrap().get();
+    let fingerprint = world.server.fingerprint().to_le_bytes();
+    let mut hello = NetWriter::new();
+    hello.write_bytes(&fingerprint);
+    hello.write_var_u32(1);
+    hello.write_str(&long_name);
+    hello.write_var_u32(0);
+    let mut peer = RawPeer::connect(&world.net);
+    for _ in 0..3 {
+        peer.pump();
+        world.frame();
+    }
+    peer.send(&packet(HELLO, 0, hello.as_slice()), Channel::Reliable);
+    for _ in 0..3 {
+        peer.pump();
+        world.frame();
+    }
+    peer.pump();
+    assert!(!peer.welcomed, "a hello that does not read is refused");
+    let corpus = record_session();
+    let honest = corpus.of(&corpus.to_server, HELLO).remove(0);
+    let mut peer = RawPeer::connect(&world.net);
+    for _ in 0..3 {
+        peer.pump();
+        world.frame();
+    }
+    peer.send(&packet(HELLO, 0, &honest[HEADER..]), Channel::Reliable);
+    for _ in 0..3 {
+        peer.pump();
+        world.frame();
+    }
+    peer.pump();
+    assert!(peer.welcomed);
+    let dropped = world.server.stats().rpcs_dropped;
+    let mut w = NetWriter::new();
+    w.write_var_u32(ship_id);
+    w.write_var_u32(1); // load(data, label)
+    w.write_len(0);
+    w.write_str(&long_text);
+    peer.send(&packet(RPC, 0, w.as_slice()), Channel::Reliable);
+    for _ in 0..3 {
+        peer.pump();
+        world.frame();
+    }
+    peer.pump();
+    assert_eq!(world.server.stats().rpcs_dropped, dropped + 1);
+    let handle = world.server.scene().net_ref::<Ship>(ship).unwrap();
+    assert_eq!(world.server.scene().get(handle).unwrap().pokes, 0);
+    assert!(!peer.gone, "one refused call is no reason to disconnect");
+}
