@@ -26,7 +26,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
     pub fn registry_dump(&self) -> String {
         let mut out = String::new();
         let registry = ReplicationRegistry::from_inventory();
-        let shared = &self.shared;
+        let shared = &self.core.shared;
         // Writing to a `String` cannot fail.
         let scenes = match shared.library.shapes() {
             Ok(shapes) => shapes,

@@ -329,7 +329,7 @@ impl ServerState {
 
 impl<T: Transport + 'static> Multiplayer<T> {
     fn interest_server(&mut self) -> Result<&mut ServerState, MultiplayerError> {
-        match &mut self.role {
+        match &mut self.core.role {
             Role::Server(server) => Ok(server),
             Role::Client(_) => Err(MultiplayerError::NotServer),
         }
@@ -441,7 +441,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// Server: whether the client `peer` currently has the group of the networked `node` and
     /// receives its changes.
     pub fn is_relevant(&self, node: NodeId, peer: PeerId) -> bool {
-        let Role::Server(server) = &self.role else {
+        let Role::Server(server) = &self.core.role else {
             return false;
         };
         let Some(c) = server

@@ -104,6 +104,7 @@ mod handshake;
 mod interest;
 mod interest_state;
 mod interpolation;
+mod machine;
 mod net_ids;
 mod node_table;
 mod open;
@@ -132,14 +133,12 @@ use std::time::Duration;
 use tracing::info;
 
 use self::client::ClientState;
-use self::events::EventQueue;
+pub(crate) use self::machine::{Replication, Role, Shared};
 use self::server::ServerState;
-use self::stats::Bandwidth;
-use crate::bus::{BusCore, BusEvent, MessageBus, MessageRegistry, FIRST_RESERVED_ID};
+use crate::bus::{BusCore, MessageBus, MessageRegistry, FIRST_RESERVED_ID};
 use crate::replication::protocol;
 use crate::scene::{NodeId, Scene, SceneIndex, SceneLibrary, SceneShape};
 use crate::transport::{DisconnectReason, PeerId, Transport};
-use crate::wire::{DecodeError, NetReader, ProtocolViolation};
 
 /// A networked node's id, the same on every peer (1 or more).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -178,41 +177,19 @@ pub(crate) fn outbox<T: Transport + 'static>(
     bus.as_deref_mut().map(|core| core as &mut Outbox)
 }
 
-/// Everything but the bus and the role state, lent to the server and client halves.
-pub(crate) struct Shared {
-    pub(crate) scene: Scene,
-    pub(crate) library: SceneLibrary,
-    pub(crate) config: MultiplayerConfig,
-    pub(crate) events: EventQueue,
-    pub(crate) stats: NetworkStats,
-    bandwidth: Bandwidth,
-    pub(crate) now: Duration,
-    pub(crate) frame_dt: Duration,
-    /// Our scene shapes and their fingerprint (computed when starting).
-    pub(crate) shapes: Vec<SceneShape>,
-    pub(crate) fingerprint: u64,
-    pub(crate) refusal: Option<String>,
-    /// The registered spawners (scene index −2).
-    pub(crate) spawners: spawner::SpawnerTable,
-    /// RPC tables, contexts, held calls and the RPC signatures of the handshake.
-    pub(crate) rpc: rpc::RpcState,
-}
-
-enum Role {
-    Server(ServerState),
-    Client(ClientState),
-}
-
 /// Replication of one [`Scene`] (the spec's `MultiplayerApi`): a server, a client, or offline
 /// (which counts as the server, with local peer id 1, so server-side game logic runs in
 /// single-player).
 ///
 /// It runs its own [`MessageBus`]; game messages share it through [`bus_mut`](Self::bus_mut).
 /// See the [module documentation](self) for the frame and the protocol.
+///
+/// It is a thin facade: the replication state machine inside, which is not generic over the
+/// transport, handles what the bus receives and sends through the bus as any transport's;
+/// `Multiplayer` owns the transport's bus and pumps it through the machine each frame.
 pub struct Multiplayer<T: Transport> {
     bus: Option<MessageBus<T>>,
-    shared: Shared,
-    role: Role,
+    core: Replication,
 }
 
 impl<T: Transport + 'static> fmt::Debug for Multiplayer<T> {
@@ -222,7 +199,7 @@ impl<T: Transport + 'static> fmt::Debug for Multiplayer<T> {
             .field("running", &self.bus.is_some())
             .field("local_peer_id", &self.local_peer_id())
             .field("tick", &self.tick())
-            .field("stats", &self.shared.stats)
+            .field("stats", &self.core.shared.stats)
             .finish_non_exhaustive()
     }
 }
@@ -233,22 +210,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
     pub fn new(scenes: SceneLibrary, config: MultiplayerConfig) -> Self {
         Self {
             bus: None,
-            shared: Shared {
-                scene: Scene::new(),
-                library: scenes,
-                config,
-                events: EventQueue::new(),
-                stats: NetworkStats::default(),
-                bandwidth: Bandwidth::default(),
-                now: Duration::ZERO,
-                frame_dt: Duration::ZERO,
-                shapes: Vec::new(),
-                fingerprint: 0,
-                refusal: None,
-                spawners: spawner::SpawnerTable::default(),
-                rpc: rpc::RpcState::default(),
-            },
-            role: Role::Server(ServerState::new(0, config.first_net_id)),
+            core: Replication::new(scenes, config),
         }
     }
 
@@ -257,13 +219,13 @@ impl<T: Transport + 'static> Multiplayer<T> {
             return Err(MultiplayerError::AlreadyStarted);
         }
         protocol::prepare_registry(messages)?;
-        let mut shapes = self.shared.library.shapes()?;
-        shapes.extend(self.shared.spawners.shapes());
-        self.shared.fingerprint = SceneShape::fingerprint(&shapes);
-        self.shared.shapes = shapes;
-        rpc::prepare(&mut self.shared)?;
-        self.shared.refusal = None;
-        self.shared.bandwidth.reset_totals();
+        let mut shapes = self.core.shared.library.shapes()?;
+        shapes.extend(self.core.shared.spawners.shapes());
+        self.core.shared.fingerprint = SceneShape::fingerprint(&shapes);
+        self.core.shared.shapes = shapes;
+        rpc::prepare(&mut self.core.shared)?;
+        self.core.shared.refusal = None;
+        self.core.shared.bandwidth.reset_totals();
         Ok(())
     }
 
@@ -280,12 +242,12 @@ impl<T: Transport + 'static> Multiplayer<T> {
         mut messages: MessageRegistry,
     ) -> Result<(), MultiplayerError> {
         self.prepare(&mut messages)?;
-        if !matches!(self.role, Role::Server(_)) {
-            self.shared.scene.clear_runtime();
-            self.role = Role::Server(ServerState::new(0, self.shared.config.first_net_id));
+        if !matches!(self.core.role, Role::Server(_)) {
+            self.core.shared.scene.clear_runtime();
+            self.core.go_offline(0);
         }
         info!(
-            tick_rate = self.shared.config.tick_rate,
+            tick_rate = self.core.shared.config.tick_rate,
             "multiplayer server started"
         );
         self.bus = Some(MessageBus::server(transport, messages));
@@ -312,8 +274,8 @@ impl<T: Transport + 'static> Multiplayer<T> {
         }
         let transport = open(connect_data(&messages)?).into_transport()?;
         self.prepare(&mut messages)?;
-        self.shared.scene.clear_runtime();
-        self.role = Role::Client(ClientState::new(self.shared.now));
+        self.core.shared.scene.clear_runtime();
+        self.core.role = Role::Client(ClientState::new(self.core.shared.now));
         info!("multiplayer client started");
         self.bus = Some(MessageBus::client(transport, messages));
         Ok(())
@@ -328,29 +290,34 @@ impl<T: Transport + 'static> Multiplayer<T> {
         let Some(mut bus) = self.bus.take() else {
             return;
         };
-        match &mut self.role {
+        match &mut self.core.role {
             Role::Server(server) => {
                 for i in (0..bus.peers().len()).rev() {
                     let peer = bus.peers()[i];
                     bus.disconnect(peer, DisconnectReason::Shutdown);
                 }
                 for peer in std::mem::take(&mut server.joined) {
-                    self.shared.events.push(MultiplayerEvent::PeerLeft {
+                    self.core.shared.events.push(MultiplayerEvent::PeerLeft {
                         peer,
                         reason: DisconnectReason::Shutdown,
                     });
                 }
                 let tick = server.tick;
-                self.shared.scene.clear_runtime();
-                self.role = Role::Server(ServerState::new(tick, self.shared.config.first_net_id));
+                self.core.shared.scene.clear_runtime();
+                self.core.go_offline(tick);
                 info!("multiplayer server stopped");
             }
             Role::Client(client) => {
-                client.end(&mut *bus, &mut self.shared, DisconnectReason::Closed, true);
-                self.role = Role::Server(ServerState::new(0, self.shared.config.first_net_id));
+                client.end(
+                    &mut *bus,
+                    &mut self.core.shared,
+                    DisconnectReason::Closed,
+                    true,
+                );
+                self.core.go_offline(0);
             }
         }
-        self.shared.stats.networked_nodes = 0;
+        self.core.shared.stats.networked_nodes = 0;
         bus.flush();
     }
 
@@ -359,75 +326,45 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// game messages to their handlers. A client that interpolates then writes its
     /// `#[replicated(interpolate)]` members, blended at the render tick, into the nodes.
     pub fn begin_frame(&mut self, dt: Duration) {
-        self.shared.now += dt;
-        self.shared.frame_dt = dt;
-        let Self { bus, shared, role } = self;
+        let Self { bus, core } = self;
+        core.advance(dt);
         let Some(bus) = bus.as_mut() else {
             return;
         };
         bus.transport_mut().advance(dt);
-        if let Role::Client(client) = role {
-            client.interp.advance(dt);
-        }
-        bus.poll_with(&mut (), |core, ctx, r, _| {
+        bus.poll_with(&mut (), |out, ctx, r, _| {
             if ctx.message_id < FIRST_RESERVED_ID {
                 return Ok(false);
             }
-            on_message(role, core, shared, ctx.sender, ctx.message_id, ctx.tick, r)
+            core.handle_message(out, ctx.sender, ctx.message_id, ctx.tick, r)
         });
         while let Some(event) = bus.next_event() {
-            on_bus_event(role, &mut **bus, shared, event);
+            core.handle_event(&mut **bus, event);
         }
-        if let Role::Client(client) = role {
-            client.interp.blend(&mut shared.scene);
-        }
+        core.received();
         self.finish_if_disconnected();
     }
 
     /// End of frame: see the [module documentation](self). Sends everything and flushes the
     /// transport.
     pub fn end_frame(&mut self) {
-        let Self { bus, shared, role } = self;
-        let mut core = outbox(bus);
-        match role {
-            Role::Server(server) => {
-                server.end_frame(core.as_deref_mut(), shared);
-                rpc::flush_deferred(core.as_deref_mut(), server, shared);
-            }
-            Role::Client(client) => {
-                if let Some(core) = core.as_deref_mut() {
-                    client.end_frame(core, shared);
-                }
-            }
-        }
-        if let Some(core) = core {
-            core.flush();
-            let totals = core.stats();
-            let (sent, received) = (totals.bytes_sent, totals.bytes_received);
-            shared.stats.bytes_sent = sent;
-            shared.stats.bytes_received = received;
-            let (sent_rate, received_rate) = shared.bandwidth.update(shared.now, sent, received);
-            shared.stats.bytes_sent_per_second = sent_rate;
-            shared.stats.bytes_received_per_second = received_rate;
-        }
-        shared.stats.events_lost = shared.events.lost;
+        self.core.end_frame(outbox(&mut self.bus));
         self.finish_if_disconnected();
     }
 
+    /// A client whose connection ended is offline again: its bus goes (flushed).
     fn finish_if_disconnected(&mut self) {
-        if let Role::Client(client) = &self.role {
-            if client.finished.is_some() {
-                if let Some(mut bus) = self.bus.take() {
-                    bus.flush();
-                }
-                self.role = Role::Server(ServerState::new(0, self.shared.config.first_net_id));
+        if self.core.finished() {
+            if let Some(mut bus) = self.bus.take() {
+                bus.flush();
             }
+            self.core.go_offline(0);
         }
     }
 
     /// The replicated scene.
     pub fn scene(&self) -> &Scene {
-        &self.shared.scene
+        &self.core.shared.scene
     }
 
     /// The replicated scene, mutably. Freeing a networked node on the server despawns it at
@@ -438,12 +375,12 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// with a warning: clients built it with the old type. Moving or renaming a networked node
     /// after its spawn is not replicated.
     pub fn scene_mut(&mut self) -> &mut Scene {
-        &mut self.shared.scene
+        &mut self.core.shared.scene
     }
 
     /// The spawnable scenes.
     pub fn scenes(&self) -> &SceneLibrary {
-        &self.shared.library
+        &self.core.shared.library
     }
 
     /// The message bus, once started: subscribe to and send game messages through it.
@@ -480,10 +417,10 @@ impl<T: Transport + 'static> Multiplayer<T> {
         parent: NodeId,
         authority: PeerId,
     ) -> Result<NodeId, MultiplayerError> {
-        let Role::Server(server) = &self.role else {
+        let Role::Server(server) = &self.core.role else {
             return Err(MultiplayerError::NotServer);
         };
-        let name = instance_name(server, &self.shared.library, scene)?;
+        let name = instance_name(server, &self.core.shared.library, scene)?;
         self.spawn_named(scene, parent, &name, authority)
     }
 
@@ -514,13 +451,13 @@ impl<T: Transport + 'static> Multiplayer<T> {
         &mut self,
         authority: PeerId,
     ) -> Result<(&mut ServerState, &mut Shared), MultiplayerError> {
-        let Role::Server(server) = &mut self.role else {
+        let Role::Server(server) = &mut self.core.role else {
             return Err(MultiplayerError::NotServer);
         };
         if !server.valid_authority(authority) {
             return Err(MultiplayerError::UnknownPeer(authority));
         }
-        Ok((server, &mut self.shared))
+        Ok((server, &mut self.core.shared))
     }
 
     /// Networks `node`, a node of a scene every peer loads (server or offline only): it is sent
@@ -545,10 +482,10 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// [`NameTooLong`](MultiplayerError::NameTooLong) and
     /// [`StateOverLimit`](MultiplayerError::StateOverLimit).
     pub fn bind(&mut self, node: NodeId) -> Result<(), MultiplayerError> {
-        let Role::Server(server) = &mut self.role else {
+        let Role::Server(server) = &mut self.core.role else {
             return Err(MultiplayerError::NotServer);
         };
-        let scene = &self.shared.scene;
+        let scene = &self.core.shared.scene;
         let parent = scene
             .parent(node)
             .filter(|_| scene.is_attached(node))
@@ -568,7 +505,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// Frees `node` and its subtree (as `scene_mut().remove(node)`): on the server a networked
     /// node is despawned at the end of the frame. Returns whether the node was in the scene.
     pub fn despawn(&mut self, node: NodeId) -> bool {
-        self.shared.scene.remove(node)
+        self.core.shared.scene.remove(node)
     }
 
     /// Gives `peer` authority over the networked `node` (and its networked descendants if
@@ -585,7 +522,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
         peer: PeerId,
         recursive: bool,
     ) -> Result<(), MultiplayerError> {
-        let Role::Server(server) = &mut self.role else {
+        let Role::Server(server) = &mut self.core.role else {
             return Err(MultiplayerError::NotServer);
         };
         if !server.valid_authority(peer) {
@@ -594,7 +531,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
         server
             .set_authority(
                 outbox(&mut self.bus),
-                &mut self.shared,
+                &mut self.core.shared,
                 node,
                 peer,
                 recursive,
@@ -604,7 +541,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
 
     /// The authority of `node`: its owner if networked, the server otherwise.
     pub fn authority(&self, node: NodeId) -> PeerId {
-        match &self.role {
+        match &self.core.role {
             Role::Server(s) => s.authority_of(node),
             Role::Client(c) => c.authority_of(node),
         }
@@ -614,7 +551,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// Whether this peer has authority over `node`: true on the owning peer, and for nodes that
     /// are not networked.
     pub fn is_network_authority(&self, node: NodeId) -> bool {
-        match &self.role {
+        match &self.core.role {
             Role::Server(s) => s.authority_of(node),
             Role::Client(c) => c.authority_of(node),
         }
@@ -623,7 +560,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
 
     /// The network id of `node`, if it is networked.
     pub fn net_id(&self, node: NodeId) -> Option<NetId> {
-        match &self.role {
+        match &self.core.role {
             Role::Server(s) => s.net_id(node),
             Role::Client(c) => c.net_id(node),
         }
@@ -631,7 +568,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
 
     /// The node with network id `id`.
     pub fn node(&self, id: NetId) -> Option<NodeId> {
-        match &self.role {
+        match &self.core.role {
             Role::Server(s) => s.node_of(id.get()),
             Role::Client(c) => c.node_of(id.get()),
         }
@@ -640,27 +577,27 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// Disconnects a client with `reason` (server only; usually
     /// [`Kicked`](DisconnectReason::Kicked)). It leaves as if it had disconnected.
     pub fn kick(&mut self, peer: PeerId, reason: DisconnectReason) {
-        let (Some(bus), Role::Server(server)) = (self.bus.as_mut(), &mut self.role) else {
+        let (Some(bus), Role::Server(server)) = (self.bus.as_mut(), &mut self.core.role) else {
             return;
         };
         info!(%peer, %reason, "kicking client");
         bus.disconnect(peer, reason);
-        server.peer_left(Some(&mut **bus), &mut self.shared, peer, reason);
+        server.peer_left(Some(&mut **bus), &mut self.core.shared, peer, reason);
     }
 
     /// Takes the oldest pending event.
     pub fn next_event(&mut self) -> Option<MultiplayerEvent> {
-        self.shared.events.pop()
+        self.core.shared.events.pop()
     }
 
     /// Replication and bandwidth counters.
     pub fn stats(&self) -> &NetworkStats {
-        &self.shared.stats
+        &self.core.shared.stats
     }
 
     /// What the server knows about a client (server only).
     pub fn peer_stats(&self, peer: PeerId) -> Option<&PeerNetworkStats> {
-        match &self.role {
+        match &self.core.role {
             Role::Server(s) => s.clients.iter().find(|c| c.peer == peer).map(|c| &c.stats),
             Role::Client(_) => None,
         }
@@ -670,7 +607,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// duplicates, reordering, arrival jitter; see [`LinkQuality`]). `None` on the server (see
     /// [`peer_stats`](Self::peer_stats) for its view of each client) and before the welcome.
     pub fn link_quality(&self) -> Option<&LinkQuality> {
-        match &self.role {
+        match &self.core.role {
             Role::Client(c) if c.welcomed => Some(&c.link.quality),
             _ => None,
         }
@@ -678,12 +615,12 @@ impl<T: Transport + 'static> Multiplayer<T> {
 
     /// Whether this is the server (or offline, which counts as the server).
     pub fn is_server(&self) -> bool {
-        matches!(self.role, Role::Server(_))
+        matches!(self.core.role, Role::Server(_))
     }
 
     /// Whether this is a client (connecting or connected).
     pub fn is_client(&self) -> bool {
-        matches!(self.role, Role::Client(_))
+        matches!(self.core.role, Role::Client(_))
     }
 
     /// Whether a server or client is running (not offline).
@@ -694,7 +631,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// Our peer id: [`PeerId::SERVER`] on the server and offline; on a client, the id the
     /// server gave us (`PeerId(0)` until welcomed).
     pub fn local_peer_id(&self) -> PeerId {
-        match &self.role {
+        match &self.core.role {
             Role::Server(_) => PeerId::SERVER,
             Role::Client(c) => c.local_peer,
         }
@@ -704,7 +641,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// welcomed.
     pub fn peers(&self) -> &[PeerId] {
         const SERVER_ONLY: &[PeerId] = &[PeerId::SERVER];
-        match &self.role {
+        match &self.core.role {
             Role::Server(s) => &s.joined,
             Role::Client(c) if c.welcomed => SERVER_ONLY,
             Role::Client(_) => &[],
@@ -713,7 +650,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
 
     /// Server: the current network tick. Client: the tick of the newest snapshot applied.
     pub fn tick(&self) -> u32 {
-        match &self.role {
+        match &self.core.role {
             Role::Server(s) => s.tick,
             Role::Client(c) => c.newest_applied,
         }
@@ -721,22 +658,22 @@ impl<T: Transport + 'static> Multiplayer<T> {
 
     /// Network ticks per second: ours on the server, the server's on a welcomed client.
     pub fn tick_rate(&self) -> u8 {
-        match &self.role {
+        match &self.core.role {
             Role::Client(c) if c.welcomed => c.tick_rate,
-            _ => self.shared.config.tick_rate.max(1),
+            _ => self.core.shared.config.tick_rate.max(1),
         }
     }
 
     /// Client: whether the newest applied snapshot was truncated by the server's byte budget.
     pub fn last_snapshot_truncated(&self) -> bool {
-        matches!(&self.role, Role::Client(c) if c.last_truncated)
+        matches!(&self.core.role, Role::Client(c) if c.last_truncated)
     }
 
     /// Client, welcomed with [`interpolation`](MultiplayerConfig::interpolation) enabled: the
     /// interpolation timeline (the estimated server tick, the delay in use and the render tick
     /// at which `#[replicated(interpolate)]` members are shown). `None` otherwise.
     pub fn interpolation(&self) -> Option<&crate::interpolation::InterpolationTimeline> {
-        match &self.role {
+        match &self.core.role {
             Role::Client(c) => c.interp.timeline(),
             Role::Server(_) => None,
         }
@@ -744,27 +681,27 @@ impl<T: Transport + 'static> Multiplayer<T> {
 
     /// The settings.
     pub fn config(&self) -> &MultiplayerConfig {
-        &self.shared.config
+        &self.core.shared.config
     }
 
     /// The settings, mutably (change them before starting; the byte budget and timeouts may
     /// change at any time).
     pub fn config_mut(&mut self) -> &mut MultiplayerConfig {
-        &mut self.shared.config
+        &mut self.core.shared.config
     }
 
     /// Why the server refused us, naming the first message type, scene, replicated type or RPC
     /// that differs (client, after a [`ProtocolMismatch`](DisconnectReason::ProtocolMismatch)
     /// disconnect); the same on every transport.
     pub fn refusal(&self) -> Option<&str> {
-        self.shared.refusal.as_deref()
+        self.core.shared.refusal.as_deref()
     }
 
     /// Our replication fingerprint (a hash of the spawnable scenes' shapes, of the spawners'
     /// names, parent paths and data types, and of the RPC signatures of their types), once
     /// started. [`registry_dump`](Self::registry_dump) lists what it covers.
     pub fn fingerprint(&self) -> u64 {
-        self.shared.fingerprint
+        self.core.shared.fingerprint
     }
 }
 
@@ -808,68 +745,4 @@ fn spawn_instance(
         return Err(error);
     }
     Ok(root)
-}
-
-/// Routes a replication message to the server or client half.
-fn on_message(
-    role: &mut Role,
-    core: &mut Outbox,
-    shared: &mut Shared,
-    sender: PeerId,
-    message_id: u16,
-    tick: u32,
-    r: &mut NetReader<'_>,
-) -> Result<bool, DecodeError> {
-    if message_id == protocol::RPC {
-        return rpc::on_rpc(role, core, shared, sender, tick, r);
-    }
-    if message_id > protocol::AUTHORITY {
-        return Ok(false);
-    }
-    let result = match role {
-        Role::Server(server) => server.on_message(core, shared, sender, message_id, r),
-        // Only the server's transport peer speaks for the server.
-        Role::Client(client) if sender != client.server => {
-            Err(DecodeError::Protocol(ProtocolViolation::NotFromServer))
-        }
-        Role::Client(client) => client.on_message(core, shared, message_id, tick, r),
-    };
-    // Undecodable or unexpected: the bus drops it (`dropped_malformed`); counted here too. A
-    // snapshot whose framing breaks after valid entries lands here: those entries stay applied
-    // (each carries the server's values), but it is neither acknowledged nor recorded as the
-    // newest applied tick.
-    if result.is_err() {
-        shared.stats.control_dropped += 1;
-    }
-    result
-}
-
-/// Handles a bus event: connections and disconnections drive the handshake and leaving; the
-/// rest is passed on to the game.
-fn on_bus_event(role: &mut Role, core: &mut Outbox, shared: &mut Shared, event: BusEvent) {
-    match (role, event) {
-        (Role::Server(server), BusEvent::PeerConnected(peer)) => {
-            server.peer_connected(peer, shared.now);
-        }
-        (Role::Server(server), BusEvent::PeerDisconnected { peer, reason }) => {
-            server.peer_left(Some(core), shared, peer, reason);
-        }
-        (Role::Client(client), BusEvent::PeerConnected(peer)) => {
-            client.connected(core, shared, peer);
-        }
-        (Role::Server(_), BusEvent::PeerRefused { peer, .. }) => {
-            shared.events.push(MultiplayerEvent::PeerRefused {
-                peer,
-                refusal: "the message registries differ (types, ids or protocol version)"
-                    .to_owned(),
-            });
-        }
-        (Role::Client(client), BusEvent::PeerDisconnected { reason, .. }) => {
-            if let Some(text) = core.refusal() {
-                shared.refusal = Some(text.to_owned());
-            }
-            client.end(core, shared, reason, false);
-        }
-        (_, event) => shared.events.push(MultiplayerEvent::Bus(event)),
-    }
 }

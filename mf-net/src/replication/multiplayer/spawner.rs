@@ -248,7 +248,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
         if self.bus.is_some() {
             return Err(MultiplayerError::AlreadyStarted);
         }
-        let table = &mut self.shared.spawners;
+        let table = &mut self.core.shared.spawners;
         if table.index_of(name).is_some() {
             return Err(MultiplayerError::DuplicateSpawner(name.to_owned()));
         }
@@ -273,7 +273,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
 
     /// The spawner registered as `name`, if its data type is `D`.
     pub fn spawner<D: NetCodec + 'static>(&self, name: &str) -> Option<Spawner<D>> {
-        let table = &self.shared.spawners;
+        let table = &self.core.shared.spawners;
         let index = table.index_of(name)?;
         (table.entries[index].data_type == TypeId::of::<D>())
             .then(|| u16::try_from(index).ok().map(Spawner::new))

@@ -168,7 +168,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// tables cannot be built (two replicated types with one stable name, a type with too many
     /// RPCs).
     pub fn rpc_registry(&self) -> Result<Arc<RpcRegistry>, MultiplayerError> {
-        self.shared.rpc.registry()
+        self.core.shared.rpc.registry()
     }
 
     /// Uses `registry` instead of the tables of every linked type (set it before starting: the
@@ -181,7 +181,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
         if self.bus.is_some() {
             return Err(MultiplayerError::AlreadyStarted);
         }
-        self.shared.rpc.registry = Some(registry);
+        self.core.shared.rpc.registry = Some(registry);
         Ok(())
     }
 }
@@ -194,8 +194,14 @@ impl<T: Transport + 'static> RpcSink for Multiplayer<T> {
         rpc: OutgoingRpc,
         encode: &mut dyn FnMut(&mut NetWriter),
     ) -> Result<RpcDelivery, RpcSendError> {
-        let registry = self.shared.rpc.registry().map_err(|_| no_such_rpc(&rpc))?;
-        let Self { bus, shared, role } = self;
+        let registry = self
+            .core
+            .shared
+            .rpc
+            .registry()
+            .map_err(|_| no_such_rpc(&rpc))?;
+        let Self { bus, core } = self;
+        let super::Replication { shared, role } = core;
         send(super::outbox(bus), role, shared, &registry, rpc, encode)
     }
 
@@ -204,9 +210,15 @@ impl<T: Transport + 'static> RpcSink for Multiplayer<T> {
         rpc: OutgoingRpc,
         call: &mut LocalCall<'_>,
     ) -> Result<(), RpcSendError> {
-        let registry = self.shared.rpc.registry().map_err(|_| no_such_rpc(&rpc))?;
+        let registry = self
+            .core
+            .shared
+            .rpc
+            .registry()
+            .map_err(|_| no_such_rpc(&rpc))?;
         let (local, tick) = (self.local_peer_id(), self.tick());
-        let Self { bus, shared, role } = self;
+        let Self { bus, core } = self;
+        let super::Replication { shared, role } = core;
         let entry = find_entry(&registry, shared, &rpc)?;
         let value = shared
             .scene

@@ -1,0 +1,205 @@
+//! The replication state machine: the server or client half and what both share, not generic
+//! over the transport. It handles what the bus receives ([`Replication::handle_message`],
+//! [`Replication::handle_event`]) and produces what goes out through an [`Outbox`] (the bus
+//! as any transport's); [`Multiplayer`](super::Multiplayer) owns the bus and pumps it through
+//! the machine each frame.
+
+use std::time::Duration;
+
+use super::client::ClientState;
+use super::events::EventQueue;
+use super::server::ServerState;
+use super::stats::Bandwidth;
+use super::{rpc, spawner, MultiplayerConfig, MultiplayerEvent, NetworkStats, Outbox};
+use crate::bus::BusEvent;
+use crate::replication::protocol;
+use crate::scene::{Scene, SceneLibrary, SceneShape};
+use crate::transport::PeerId;
+use crate::wire::{DecodeError, NetReader, ProtocolViolation};
+
+/// Everything but the bus and the role state, lent to the server and client halves.
+pub(crate) struct Shared {
+    pub(crate) scene: Scene,
+    pub(crate) library: SceneLibrary,
+    pub(crate) config: MultiplayerConfig,
+    pub(crate) events: EventQueue,
+    pub(crate) stats: NetworkStats,
+    pub(crate) bandwidth: Bandwidth,
+    pub(crate) now: Duration,
+    pub(crate) frame_dt: Duration,
+    /// Our scene shapes and their fingerprint (computed when starting).
+    pub(crate) shapes: Vec<SceneShape>,
+    pub(crate) fingerprint: u64,
+    pub(crate) refusal: Option<String>,
+    /// The registered spawners (scene index −2).
+    pub(crate) spawners: spawner::SpawnerTable,
+    /// RPC tables, contexts, held calls and the RPC signatures of the handshake.
+    pub(crate) rpc: rpc::RpcState,
+}
+
+/// Which half runs.
+pub(crate) enum Role {
+    /// Server (or offline).
+    Server(ServerState),
+    /// Client.
+    Client(ClientState),
+}
+
+/// The replication state machine (see the [module documentation](self)).
+pub(crate) struct Replication {
+    pub(crate) shared: Shared,
+    pub(crate) role: Role,
+}
+
+impl Replication {
+    /// Offline (a server without a bus), replicating a fresh scene.
+    pub(crate) fn new(scenes: SceneLibrary, config: MultiplayerConfig) -> Self {
+        let first_net_id = config.first_net_id;
+        Self {
+            shared: Shared {
+                scene: Scene::new(),
+                library: scenes,
+                config,
+                events: EventQueue::new(),
+                stats: NetworkStats::default(),
+                bandwidth: Bandwidth::default(),
+                now: Duration::ZERO,
+                frame_dt: Duration::ZERO,
+                shapes: Vec::new(),
+                fingerprint: 0,
+                refusal: None,
+                spawners: spawner::SpawnerTable::default(),
+                rpc: rpc::RpcState::default(),
+            },
+            role: Role::Server(ServerState::new(0, first_net_id)),
+        }
+    }
+
+    /// Offline again: a fresh server half at `tick`.
+    pub(crate) fn go_offline(&mut self, tick: u32) {
+        let first_net_id = self.shared.config.first_net_id;
+        self.role = Role::Server(ServerState::new(tick, first_net_id));
+    }
+
+    /// A frame of `dt` starts: the only clock moves.
+    pub(crate) fn advance(&mut self, dt: Duration) {
+        self.shared.now += dt;
+        self.shared.frame_dt = dt;
+        if let Role::Client(client) = &mut self.role {
+            client.interp.advance(dt);
+        }
+    }
+
+    /// Everything of this frame was received: a client that interpolates blends its members
+    /// at the render tick.
+    pub(crate) fn received(&mut self) {
+        if let Role::Client(client) = &mut self.role {
+            client.interp.blend(&mut self.shared.scene);
+        }
+    }
+
+    /// End of frame (see [`Multiplayer::end_frame`](super::Multiplayer::end_frame)): the
+    /// server's despawns, spawns, timeouts and snapshots and its deferred RPCs, or the
+    /// client's acks and heartbeat, out through `core` (none while offline), then flushed.
+    pub(crate) fn end_frame(&mut self, mut core: Option<&mut Outbox>) {
+        let Self { shared, role } = self;
+        match role {
+            Role::Server(server) => {
+                server.end_frame(core.as_deref_mut(), shared);
+                rpc::flush_deferred(core.as_deref_mut(), server, shared);
+            }
+            Role::Client(client) => {
+                if let Some(core) = core.as_deref_mut() {
+                    client.end_frame(core, shared);
+                }
+            }
+        }
+        if let Some(core) = core {
+            core.flush();
+            let totals = core.stats();
+            let (sent, received) = (totals.bytes_sent, totals.bytes_received);
+            shared.stats.bytes_sent = sent;
+            shared.stats.bytes_received = received;
+            let (sent_rate, received_rate) = shared.bandwidth.update(shared.now, sent, received);
+            shared.stats.bytes_sent_per_second = sent_rate;
+            shared.stats.bytes_received_per_second = received_rate;
+        }
+        shared.stats.events_lost = shared.events.lost;
+    }
+
+    /// Whether this is a client whose connection ended (it goes offline).
+    pub(crate) fn finished(&self) -> bool {
+        matches!(&self.role, Role::Client(client) if client.finished.is_some())
+    }
+
+    /// Handles a replication message (a reserved id) the bus received from `sender`: routes
+    /// it to the server or client half. `Ok(false)`: not ours (the bus drops it); an error:
+    /// malformed or unexpected (the bus drops and counts it).
+    ///
+    /// # Errors
+    ///
+    /// The message does not decode, or breaks the protocol.
+    pub(crate) fn handle_message(
+        &mut self,
+        core: &mut Outbox,
+        sender: PeerId,
+        message_id: u16,
+        tick: u32,
+        r: &mut NetReader<'_>,
+    ) -> Result<bool, DecodeError> {
+        let Self { shared, role } = self;
+        if message_id == protocol::RPC {
+            return rpc::on_rpc(role, core, shared, sender, tick, r);
+        }
+        if message_id > protocol::AUTHORITY {
+            return Ok(false);
+        }
+        let result = match role {
+            Role::Server(server) => server.on_message(core, shared, sender, message_id, r),
+            // Only the server's transport peer speaks for the server.
+            Role::Client(client) if sender != client.server => {
+                Err(DecodeError::Protocol(ProtocolViolation::NotFromServer))
+            }
+            Role::Client(client) => client.on_message(core, shared, message_id, tick, r),
+        };
+        // Undecodable or unexpected: the bus drops it (`dropped_malformed`); counted here too. A
+        // snapshot whose framing breaks after valid entries lands here: those entries stay applied
+        // (each carries the server's values), but it is neither acknowledged nor recorded as the
+        // newest applied tick.
+        if result.is_err() {
+            shared.stats.control_dropped += 1;
+        }
+        result
+    }
+
+    /// Handles a bus event: connections and disconnections drive the handshake and leaving;
+    /// the rest is passed on to the game.
+    pub(crate) fn handle_event(&mut self, core: &mut Outbox, event: BusEvent) {
+        let Self { shared, role } = self;
+        match (role, event) {
+            (Role::Server(server), BusEvent::PeerConnected(peer)) => {
+                server.peer_connected(peer, shared.now);
+            }
+            (Role::Server(server), BusEvent::PeerDisconnected { peer, reason }) => {
+                server.peer_left(Some(core), shared, peer, reason);
+            }
+            (Role::Client(client), BusEvent::PeerConnected(peer)) => {
+                client.connected(core, shared, peer);
+            }
+            (Role::Server(_), BusEvent::PeerRefused { peer, .. }) => {
+                shared.events.push(MultiplayerEvent::PeerRefused {
+                    peer,
+                    refusal: "the message registries differ (types, ids or protocol version)"
+                        .to_owned(),
+                });
+            }
+            (Role::Client(client), BusEvent::PeerDisconnected { reason, .. }) => {
+                if let Some(text) = core.refusal() {
+                    shared.refusal = Some(text.to_owned());
+                }
+                client.end(core, shared, reason, false);
+            }
+            (_, event) => shared.events.push(MultiplayerEvent::Bus(event)),
+        }
+    }
+}
