@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::tick::{tick_after, unwrap_near};
+
 /// The client's estimate of the server's current tick, from which render ticks are derived.
 ///
 /// It [advances](Self::advance) with frame time at the server's tick rate and is pulled
@@ -85,7 +87,11 @@ impl ServerClock {
         self.tick_rate
     }
 
-    /// The estimated server tick (fractional), once a snapshot has arrived.
+    /// The estimated server tick (fractional), once a snapshot has arrived. It is on a
+    /// continuous timeline that starts at the first snapshot's tick and counts on past
+    /// `u32::MAX` when the server's tick wraps (a snapshot's tick counts as its value nearest
+    /// the estimate), so render ticks never jump back;
+    /// [`InterpolationBuffer::sample`](super::InterpolationBuffer::sample) takes them so.
     pub fn estimate(&self) -> Option<f64> {
         self.estimate
     }
@@ -117,20 +123,21 @@ impl ServerClock {
     /// Takes a snapshot's tick into account: starts the estimate, pulls it
     /// [`PULL`](Self::PULL) of the way towards `tick`, or snaps to it when the error is over
     /// one second of ticks (then the caller must clear its buffers). Ticks not newer than one
-    /// seen before are [`Stale`](ClockUpdate::Stale) and ignored.
+    /// seen before (serial-number order: `0` is newer than `u32::MAX`) are
+    /// [`Stale`](ClockUpdate::Stale) and ignored.
     ///
     /// Call it for every snapshot that arrives, before applying it (so that buffers cleared
     /// on a snap receive the snapshot's values).
     pub fn on_snapshot(&mut self, tick: u32) -> ClockUpdate {
-        if self.newest.is_some_and(|newest| tick <= newest) {
+        if self.newest.is_some_and(|newest| !tick_after(tick, newest)) {
             return ClockUpdate::Stale;
         }
         self.newest = Some(tick);
-        let target = f64::from(tick);
         let Some(estimate) = &mut self.estimate else {
-            self.estimate = Some(target);
+            self.estimate = Some(f64::from(tick));
             return ClockUpdate::Started;
         };
+        let target = unwrap_near(tick, *estimate);
         let error = target - *estimate;
         if error.abs() > f64::from(self.tick_rate) {
             *estimate = target;

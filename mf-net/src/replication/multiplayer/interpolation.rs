@@ -17,7 +17,12 @@
 //!
 //! A node is known up to the newer of the last snapshot that carried it and the last
 //! untruncated snapshot (which proves every absent node was still). Nothing here allocates
-//! after a node's state is made at spawn.
+//! after a node's state is made at spawn (except to restart the buffers of a node carried by
+//! no snapshot for over 2³⁰ ticks, see [`Scene::apply_entry`]).
+//!
+//! Ticks wrap after 2³²: they compare by serial-number arithmetic ([`crate::tick`]), and the
+//! render tick is on a continuous timeline that counts on past `u32::MAX` (see
+//! [`ServerClock::estimate`](crate::interpolation::ServerClock::estimate)).
 
 use std::time::Duration;
 
@@ -41,8 +46,10 @@ impl ClientInterpolation {
         }
     }
 
-    /// Welcomed by a server running at `tick_rate`: interpolate if `config` enables it.
-    pub(crate) fn start(&mut self, config: InterpolationConfig, tick_rate: u8) {
+    /// Welcomed at `tick` by a server running at `tick_rate`: interpolate if `config` enables
+    /// it.
+    pub(crate) fn start(&mut self, config: InterpolationConfig, tick_rate: u8, tick: u32) {
+        self.last_untruncated = tick;
         self.timeline = config.enabled.then(|| {
             Box::new(InterpolationTimeline::new(
                 config,
@@ -92,7 +99,7 @@ impl ClientInterpolation {
     /// carry was still up to `tick`.
     pub(crate) fn end_snapshot(&mut self, tick: u32, truncated: bool) {
         if !truncated {
-            self.last_untruncated = self.last_untruncated.max(tick);
+            self.last_untruncated = crate::tick::tick_max(self.last_untruncated, tick);
         }
     }
 

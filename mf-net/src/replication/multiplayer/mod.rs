@@ -247,7 +247,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
                 spawners: spawner::SpawnerTable::default(),
                 rpc: rpc::RpcState::default(),
             },
-            role: Role::Server(ServerState::new(0)),
+            role: Role::Server(ServerState::new(config.first_tick)),
         }
     }
 
@@ -281,7 +281,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
         self.prepare(&mut messages)?;
         if !matches!(self.role, Role::Server(_)) {
             self.shared.scene.clear_runtime();
-            self.role = Role::Server(ServerState::new(0));
+            self.role = Role::Server(ServerState::new(self.shared.config.first_tick));
         }
         info!(
             tick_rate = self.shared.config.tick_rate,
@@ -346,7 +346,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
             }
             Role::Client(client) => {
                 client.end(&mut *bus, &mut self.shared, DisconnectReason::Closed, true);
-                self.role = Role::Server(ServerState::new(0));
+                self.role = Role::Server(ServerState::new(self.shared.config.first_tick));
             }
         }
         self.shared.stats.networked_nodes = 0;
@@ -419,7 +419,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
                 if let Some(mut bus) = self.bus.take() {
                     bus.flush();
                 }
-                self.role = Role::Server(ServerState::new(0));
+                self.role = Role::Server(ServerState::new(self.shared.config.first_tick));
             }
         }
     }

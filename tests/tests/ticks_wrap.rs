@@ -1,0 +1,281 @@
+#![allow(clippy::unwrap_used)]
+//! Ticks never run out: a server started 300 ticks before the `u32` tick wraps
+//! ([`MultiplayerConfig::first_tick`]) runs across the wrap with clients joined.
+//!
+//! - over a perfect loopback and over a lossy, reordering link under a byte budget (clients
+//!   behind), nodes with plain, `owner_only`, quantized and interpolated members keep moving
+//!   for 700 ticks across the wrap: every client keeps applying and acknowledging snapshots
+//!   (none times out), and converges exactly once the motion stops;
+//! - a client that joins after the wrap gets everything, and later changes;
+//! - interpolation: the shown position moves smoothly across the wrap (no jump, no NaN, no
+//!   clock snap), and the render tick keeps increasing.
+
+use std::time::Duration;
+
+use glam::Vec3;
+use mf_net::prelude::*;
+use mf_net::replication::{MultiplayerEvent, NetId};
+use mf_net::transport::simulated::NetworkConditions;
+use mf_net_tests::harness::{drain, Mp, World};
+
+/// Something that moves: a plain member, one only its owner receives, a quantized one and an
+/// interpolated one.
+#[derive(Replicated, Debug, Default, Clone, PartialEq)]
+struct Mover {
+    #[replicated]
+    x: i32,
+    #[replicated(owner_only)]
+    secret: u32,
+    #[replicated(quantize(min = -1000.0, max = 1000.0, bits = 16))]
+    heading: f32,
+    #[replicated(interpolate)]
+    position: Vec3,
+}
+
+const MOVER: SceneIndex = SceneIndex::new(0);
+
+fn library() -> SceneLibrary {
+    let mut scenes = SceneLibrary::new();
+    scenes
+        .register("mover", |scene, root| {
+            scene.set_value(root, Mover::default())
+        })
+        .unwrap();
+    scenes
+}
+
+/// The first tick: 300 ticks before the wrap.
+const FIRST: u32 = u32::MAX - 300;
+
+fn config(max_snapshot_bytes: usize) -> MultiplayerConfig {
+    MultiplayerConfig {
+        first_tick: FIRST,
+        max_snapshot_bytes,
+        ..MultiplayerConfig::default()
+    }
+}
+
+fn lossy() -> NetworkConditions {
+    NetworkConditions {
+        loss: 0.15,
+        duplication: 0.05,
+        latency: Duration::from_millis(20),
+        jitter: Duration::from_millis(30),
+        reorder: 0.1,
+    }
+}
+
+/// Spawns `n` movers, one in four owned by the first client.
+fn spawn_movers(world: &mut World, n: usize) -> Vec<NetRef<Mover>> {
+    let root = world.root();
+    let owner = world.clients[0].local_peer_id();
+    (0..n)
+        .map(|i| {
+            let authority = if i % 4 == 0 { owner } else { PeerId::SERVER };
+            let node = world.server.spawn(MOVER, root, authority).unwrap();
+            world.server.scene().net_ref::<Mover>(node).unwrap()
+        })
+        .collect()
+}
+
+/// Moves every mover for `frame` (some only now and then, so that some stay unchanged).
+fn move_all(world: &mut World, movers: &[NetRef<Mover>], frame: u32) {
+    for (i, &h) in movers.iter().enumerate() {
+        let i = i as u32;
+        let m = world.server.scene_mut().get_mut(h).unwrap();
+        if (frame + i) % 3 != 0 {
+            m.x = (frame * 7 + i) as i32;
+            m.position = Vec3::new(frame as f32 * 0.1, i as f32, 0.0);
+        }
+        if (frame + i) % 5 == 0 {
+            m.secret = frame ^ i;
+            m.heading = (frame % 1000) as f32 - 500.0 + i as f32 * 0.25;
+        }
+    }
+}
+
+/// Runs `frames` frames moving the movers from frame `from` on; asserts that no peer left.
+fn run(world: &mut World, movers: &[NetRef<Mover>], from: u32, frames: u32) {
+    for frame in from..from + frames {
+        move_all(world, movers, frame);
+        world.frame();
+        for event in drain(&mut world.server) {
+            assert!(
+                !matches!(event, MultiplayerEvent::PeerLeft { .. }),
+                "frame {frame}, server tick {}: {event:?}",
+                world.server.tick()
+            );
+        }
+        for (i, client) in world.clients.iter_mut().enumerate() {
+            for event in drain(client) {
+                assert!(
+                    !matches!(event, MultiplayerEvent::Disconnected { .. }),
+                    "frame {frame}: client {i}: {event:?}"
+                );
+            }
+        }
+    }
+}
+
+/// How client `c` differs from the server on the movers (`secret` only where it owns them),
+/// or `None`.
+fn difference(world: &World, c: usize) -> Option<String> {
+    let client = &world.clients[c];
+    let peer = client.local_peer_id();
+    let mut count = 0;
+    for (handle, theirs) in world.server.scene().iter::<Mover>() {
+        count += 1;
+        let node = handle.node();
+        let id = world.server.net_id(node).unwrap();
+        let Some(ours) = client
+            .node(id)
+            .and_then(|n| client.scene().net_ref::<Mover>(n))
+            .and_then(|h| client.scene().get(h))
+        else {
+            return Some(format!("{id} is missing"));
+        };
+        let owned = world.server.authority(node) == peer;
+        let secret = if owned { theirs.secret } else { 0 };
+        let expected = (theirs.x, secret, theirs.position);
+        if (ours.x, ours.secret, ours.position) != expected
+            || (ours.heading - theirs.heading).abs() > 0.05
+        {
+            return Some(format!("{id}: {ours:?} vs {theirs:?}"));
+        }
+    }
+    let theirs = client.scene().iter::<Mover>().count();
+    (theirs != count).then(|| format!("{count} movers on the server, {theirs} on the client"))
+}
+
+/// Stops moving and runs until every client has the server's state (at most `frames`).
+fn settle(world: &mut World, frames: usize) {
+    for _ in 0..frames {
+        world.frame();
+        if (0..world.clients.len()).all(|c| difference(world, c).is_none()) {
+            break;
+        }
+    }
+    for c in 0..world.clients.len() {
+        if let Some(diff) = difference(world, c) {
+            panic!("client {c} differs from the server: {diff}");
+        }
+    }
+}
+
+/// What every client has applied, as snapshot counts.
+fn applied(world: &World) -> Vec<u64> {
+    world
+        .clients
+        .iter()
+        .map(|c| c.stats().snapshots_applied)
+        .collect()
+}
+
+fn across_the_wrap(conditions: Option<NetworkConditions>, budget: usize, seed: u64) {
+    let mut world = World::with(3, config(budget), conditions, seed, library);
+    assert_eq!(world.server.peers().len(), 3, "every client joined");
+    let movers = spawn_movers(&mut world, 60);
+    run(&mut world, &movers, 0, 100);
+    settle(&mut world, 200);
+    let before = applied(&world);
+    let start = world.server.tick();
+    assert!(
+        start > FIRST && start < u32::MAX - 100,
+        "before the wrap: {start}"
+    );
+    // Across the wrap: 700 ticks of motion.
+    run(&mut world, &movers, 100, 700);
+    let tick = world.server.tick();
+    assert!(
+        tick > 300 && tick < 1000,
+        "the server's tick wrapped: {tick}"
+    );
+    for (i, client) in world.clients.iter().enumerate() {
+        // Still applying snapshots after the wrap, not only before it.
+        assert!(
+            client.stats().snapshots_applied > before[i] + 300,
+            "client {i}: {:?}",
+            client.stats()
+        );
+        let acked = world
+            .server
+            .peer_stats(client.local_peer_id())
+            .unwrap()
+            .acknowledged_tick;
+        assert!(
+            acked < tick && tick - acked < 60,
+            "client {i} acknowledged {acked}"
+        );
+    }
+    settle(&mut world, 300);
+    // A late joiner, after the wrap, gets everything and then the changes.
+    let late = world.connect_client();
+    world.step(if conditions.is_some() { 40 } else { 4 });
+    assert!(
+        world.clients[late].peers().len() == 1,
+        "the late client joined"
+    );
+    settle(&mut world, 300);
+    run(&mut world, &movers, 800, 60);
+    settle(&mut world, 300);
+    let owned = world.server.scene().get(movers[0]).unwrap().secret;
+    let shown = owned_secret(
+        &world.clients[0],
+        world.server.net_id(movers[0].node()).unwrap(),
+    );
+    assert_eq!(shown, owned, "the owner received its owner_only member");
+}
+
+/// The `secret` a client holds for the node of `net_id`.
+fn owned_secret(client: &Mp, net_id: NetId) -> u32 {
+    let node = client.node(net_id).unwrap();
+    let handle = client.scene().net_ref::<Mover>(node).unwrap();
+    client.scene().get(handle).unwrap().secret
+}
+
+#[test]
+fn clients_follow_a_server_across_the_wrap_over_loopback() {
+    across_the_wrap(None, 0, 0);
+}
+
+#[test]
+fn clients_follow_a_server_across_the_wrap_over_a_lossy_link_under_a_budget() {
+    across_the_wrap(Some(lossy()), 1200, 11);
+}
+
+#[test]
+fn interpolation_is_smooth_across_the_wrap() {
+    let mut world = World::with(1, config(0), None, 0, library);
+    world.dt = Duration::from_nanos(16_666_667); // 60 frames a second at 30 ticks
+    let movers = spawn_movers(&mut world, 1);
+    let h = movers[0];
+    let (mut last_x, mut last_render) = (None::<f32>, None::<f64>);
+    let mut largest_step = 0f32;
+    for frame in 0..1400u32 {
+        // 0.05 units a frame, always.
+        world.server.scene_mut().get_mut(h).unwrap().position.x = frame as f32 * 0.05;
+        world.frame();
+        let client = &world.clients[0];
+        let Some(render) = client.interpolation().and_then(|t| t.render_tick()) else {
+            continue;
+        };
+        let (_, shown) = client.scene().iter::<Mover>().next().unwrap();
+        let x = shown.position.x;
+        assert!(x.is_finite() && render.is_finite(), "frame {frame}");
+        if frame > 60 {
+            let (lx, lr) = (last_x.unwrap(), last_render.unwrap());
+            largest_step = largest_step.max((x - lx).abs());
+            assert!(
+                render > lr,
+                "frame {frame}: render tick {render} after {lr}"
+            );
+        }
+        (last_x, last_render) = (Some(x), Some(render));
+    }
+    assert!(world.server.tick() < 1000, "the server's tick wrapped");
+    let stats = world.clients[0].stats();
+    assert_eq!(stats.clock_snaps, 0, "{stats:?}");
+    // About one frame's motion per frame (0.05), never a jump.
+    assert!(largest_step < 0.08, "largest step {largest_step}");
+    assert!(last_x.unwrap() > 60.0, "still moving: {last_x:?}");
+}
