@@ -9,6 +9,10 @@
 //! - a client that joins after the wrap gets everything, and later changes;
 //! - interpolation: the shown position moves smoothly across the wrap (no jump, no NaN, no
 //!   clock snap), and the render tick keeps increasing.
+//! - a node still for over 2³¹ ticks (long frames jump the tick by 2³⁰ three times, while
+//!   other nodes move) still replicates its next change, interpolated members included: the
+//!   server's aging keeps its change ticks and acknowledgements within 2³⁰ ticks of the
+//!   server's, and the client restarts the buffers of a member still for that long.
 
 use std::time::Duration;
 
@@ -278,4 +282,53 @@ fn interpolation_is_smooth_across_the_wrap() {
     // About one frame's motion per frame (0.05), never a jump.
     assert!(largest_step < 0.08, "largest step {largest_step}");
     assert!(last_x.unwrap() > 60.0, "still moving: {last_x:?}");
+}
+
+/// A tick interval's worth of frames that jumps the server's tick by `ticks` at 30 Hz.
+fn jump(world: &mut World, ticks: u32) {
+    let dt = world.dt;
+    world.dt = Duration::from_secs(1) / 30 * ticks;
+    world.frame();
+    world.dt = dt;
+}
+
+#[test]
+fn a_node_still_for_more_than_half_the_tick_space_still_replicates_its_next_change() {
+    // Long frames jump the tick (2³⁰ ticks of 30 Hz are 414 days): no timeouts.
+    let config = MultiplayerConfig {
+        peer_timeout: Duration::MAX,
+        ..config(0)
+    };
+    let mut world = World::with(2, config, None, 0, library);
+    let movers = spawn_movers(&mut world, 3);
+    run(&mut world, &movers, 0, 10);
+    settle(&mut world, 30);
+    let still = world.server.scene().get(movers[1]).unwrap().clone();
+    // Three jumps of 2³⁰ + 1000 ticks: movers 0 and 2 move between them, mover 1 never.
+    for j in 0..3u32 {
+        jump(&mut world, (1 << 30) + 1000);
+        for frame in 0..20 {
+            for i in [0, 2] {
+                let m = world.server.scene_mut().get_mut(movers[i]).unwrap();
+                m.x = (j * 100 + frame) as i32;
+                m.position.x += 1.0;
+            }
+            world.frame();
+        }
+        settle(&mut world, 60);
+    }
+    assert_eq!(world.server.scene().get(movers[1]).unwrap(), &still);
+    // Over 3·2³⁰ ticks later, mover 1 changes: every client gets it, and then the next.
+    for value in [41, 42] {
+        let m = world.server.scene_mut().get_mut(movers[1]).unwrap();
+        m.x = value;
+        m.secret = value as u32;
+        m.position.y = value as f32;
+        settle(&mut world, 60);
+    }
+    let shown = owned_secret(
+        &world.clients[0],
+        world.server.net_id(movers[0].node()).unwrap(),
+    );
+    assert_eq!(shown, world.server.scene().get(movers[0]).unwrap().secret);
 }
