@@ -288,6 +288,29 @@ mod tests {
     }
 
     #[test]
+    fn samples_across_the_wrap_on_a_continuous_timeline() {
+        let mut b = Buf::new();
+        for (k, tick) in [u32::MAX - 1, u32::MAX, 0, 1].into_iter().enumerate() {
+            assert!(b.push(tick, 10.0 * k as f64));
+        }
+        assert!(
+            !b.push(u32::MAX, 99.0),
+            "before the newest (serial-number order)"
+        );
+        assert_eq!(ticks(&b), [u32::MAX - 1, u32::MAX, 0, 1]);
+        let wrap = 4_294_967_296.0;
+        assert_eq!(b.sample(wrap - 1.5, 1, 0.0), Some(5.0));
+        assert_eq!(b.sample(wrap - 0.5, 1, 0.0), Some(15.0));
+        assert_eq!(b.sample(wrap + 0.5, 1, 0.0), Some(25.0));
+        // Past the newest: extrapolated at the last spacing, across the wrap.
+        assert_eq!(b.sample(wrap + 2.0, 1, 5.0), Some(40.0));
+        assert_eq!(b.sample(wrap - 10.0, 1, 5.0), Some(0.0));
+        // A hold at a tick past the wrap.
+        assert!(b.push_with_hold(5, 8, 50.0));
+        assert_eq!(ticks(&b), [u32::MAX - 1, u32::MAX, 0, 1, 5, 8]);
+    }
+
+    #[test]
     fn empty_buffer_samples_nothing() {
         let b = Buf::new();
         assert!(b.is_empty());

@@ -255,4 +255,22 @@ mod tests {
         reset.reset();
         assert_eq!(reset, ServerClock::new(60));
     }
+
+    #[test]
+    fn counts_on_past_the_wrap() {
+        let mut clock = ServerClock::new(60);
+        clock.on_snapshot(u32::MAX - 1);
+        let mut last = u32::MAX - 1;
+        for _ in 0..120 {
+            clock.advance(Duration::from_secs(1) / 60);
+            last = last.wrapping_add(1);
+            let update = clock.on_snapshot(last);
+            assert!(matches!(update, ClockUpdate::Pulled { .. }), "{update:?}");
+        }
+        assert_eq!(last, 118);
+        let wrap = 4_294_967_296.0;
+        assert!(close(clock.estimate().unwrap(), wrap + 118.0, 1e-6));
+        // A snapshot from before the wrap is stale now.
+        assert_eq!(clock.on_snapshot(u32::MAX), ClockUpdate::Stale);
+    }
 }

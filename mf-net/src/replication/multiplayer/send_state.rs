@@ -540,6 +540,48 @@ mod tests {
     }
 
     #[test]
+    fn acks_advance_across_the_wrap() {
+        let (table, keys) = table(1);
+        let a = keys[0];
+        let mut send = SendState::default();
+        send.join(&table, u32::MAX - 2);
+        for tick in [u32::MAX - 1, u32::MAX, 0, 1] {
+            sent(&mut send, &table, tick, &[a]);
+        }
+        send.owe_resync(a, u32::MAX);
+        for tick in [u32::MAX, 1, 0, u32::MAX - 1] {
+            assert!(send.ack(tick, Duration::ZERO).is_some(), "{tick}");
+        }
+        let n = *send.node(a).unwrap();
+        assert_eq!((n.acked, n.resync), (1, None));
+    }
+
+    #[test]
+    fn aging_moves_old_ticks_up_and_owes_a_resync_for_an_unacknowledged_change() {
+        let (mut table, keys) = table(3);
+        let mut send = SendState::default();
+        send.join(&table, 10);
+        // Node 1 has nothing to send; node 2 changed at 20, unacknowledged; node 3 is hidden.
+        touch(&mut table, keys[1], 20, true, true);
+        send.hide(keys[2]);
+        let (floor, tick) = (100, 100 + crate::tick::HORIZON);
+        for &key in &keys {
+            assert_eq!(send.stale(key, floor), key != keys[2]);
+            let node = table.get(key).unwrap();
+            send.age(key, node, floor, tick, PEER);
+            assert!(!send.stale(key, floor));
+        }
+        let n = |k: NodeKey| *send.node(k).unwrap();
+        assert_eq!((n(keys[0]).acked, n(keys[0]).resync), (floor, None));
+        assert_eq!((n(keys[1]).acked, n(keys[1]).resync), (floor, Some(tick)));
+        assert!(n(keys[2]).hidden());
+        // A resync asked for before the floor moves up to it.
+        send.owe_resync(keys[0], 50);
+        send.age(keys[0], table.get(keys[0]).unwrap(), floor, tick, PEER);
+        assert_eq!(send.node(keys[0]).unwrap().resync, Some(floor));
+    }
+
+    #[test]
     fn an_idle_tick_walks_nothing_and_a_change_is_pending_until_acknowledged() {
         let (mut table, keys) = table(1000);
         let mut send = SendState::default();
