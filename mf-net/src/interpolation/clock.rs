@@ -101,7 +101,8 @@ impl ServerClock {
         self.newest
     }
 
-    /// The tick at which to sample interpolation buffers: `estimate − delay · tick_rate`.
+    /// The tick at which to sample interpolation buffers: `estimate − delay · tick_rate`, on
+    /// the estimate's continuous timeline (past `u32::MAX` after the wrap).
     pub fn render_tick(&self, delay: Duration) -> Option<f64> {
         self.estimate.map(|e| e - self.ticks(delay))
     }

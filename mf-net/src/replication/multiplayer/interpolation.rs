@@ -18,7 +18,7 @@
 //! A node is known up to the newer of the last snapshot that carried it and the last
 //! untruncated snapshot (which proves every absent node was still). Nothing here allocates
 //! after a node's state is made at spawn (except to restart the buffers of a node carried by
-//! no snapshot for over 2³⁰ ticks, see [`Scene::apply_entry`]).
+//! no snapshot for over 2³⁰ ticks, see [`Scene::blend`]).
 //!
 //! Ticks wrap after 2³²: they compare by serial-number arithmetic ([`crate::tick`]), and the
 //! render tick is on a continuous timeline that counts on past `u32::MAX` (see

@@ -711,6 +711,10 @@ impl<T: Transport + 'static> Multiplayer<T> {
     }
 
     /// Server: the current network tick. Client: the tick of the newest snapshot applied.
+    ///
+    /// It wraps after 2³² ticks (195 days at 255 Hz) and counts on from 0: compare ticks by
+    /// serial-number arithmetic (`b.wrapping_sub(a) as i32 > 0`: `b` is after `a`), as the
+    /// runtime does. It starts at [`MultiplayerConfig::first_tick`].
     pub fn tick(&self) -> u32 {
         match &self.role {
             Role::Server(s) => s.tick,
