@@ -9,6 +9,8 @@
 //! - a client that joins after the wrap gets everything, and later changes;
 //! - interpolation: the shown position moves smoothly across the wrap (no jump, no NaN, no
 //!   clock snap), and the render tick keeps increasing.
+//! - a derived shadow state orders its change ticks across the wrap, and ages them up to a
+//!   floor keeping the newer ones (`Replicated::age`);
 //! - a node still for over 2³¹ ticks (long frames jump the tick by 2³⁰ three times, while
 //!   other nodes move) still replicates its next change, interpolated members included: the
 //!   server's aging keeps its change ticks and acknowledgements within 2³⁰ ticks of the
@@ -18,8 +20,9 @@ use std::time::Duration;
 
 use glam::Vec3;
 use mf_net::prelude::*;
-use mf_net::replication::{MultiplayerEvent, NetId};
+use mf_net::replication::{Audience, MultiplayerEvent, NetId, Replicated};
 use mf_net::transport::simulated::NetworkConditions;
+use mf_net::wire::{NetReader, NetWriter};
 use mf_net_tests::harness::{drain, Mp, World};
 
 /// Something that moves: a plain member, one only its owner receives, a quantized one and an
@@ -331,4 +334,35 @@ fn a_node_still_for_more_than_half_the_tick_space_still_replicates_its_next_chan
         world.server.net_id(movers[0].node()).unwrap(),
     );
     assert_eq!(shown, world.server.scene().get(movers[0]).unwrap().secret);
+}
+
+/// The mask of members `state` writes since `since` (for every client).
+fn written_since(state: &<Mover as Replicated>::State, since: u32) -> u64 {
+    let mut w = NetWriter::new();
+    Mover::write_since(state, since, &mut w);
+    NetReader::new(w.as_slice()).read_var_u64().unwrap()
+}
+
+#[test]
+fn shadow_stamps_order_across_the_wrap_and_age_up_to_the_floor() {
+    const ALL: u64 = 0b1111;
+    let mut m = Mover::default();
+    let mut state = m.new_state(u32::MAX - 1);
+    m.x = 5;
+    assert!(m.capture(&mut state, 1), "a change after the wrap");
+    assert_eq!(Mover::last_changed(&state), 1);
+    assert_eq!(Mover::last_changed_for(&state, Audience::NonOwner), 1);
+    // Since a tick before the wrap: `x` (bit 0) only; since the change: nothing.
+    assert_eq!(written_since(&state, u32::MAX), 0b1);
+    assert_eq!(written_since(&state, 1), 0);
+    // Aging to 0 moves the stamps of before the wrap up to it, and keeps the newer one.
+    Mover::age(&mut state, 0);
+    assert_eq!(written_since(&state, u32::MAX), ALL);
+    assert_eq!(written_since(&state, 0), 0b1);
+    assert_eq!(Mover::last_changed(&state), 1);
+    // Aging past every stamp merges them into the floor.
+    Mover::age(&mut state, 10);
+    assert_eq!(Mover::last_changed(&state), 10);
+    assert_eq!(written_since(&state, 10), 0);
+    assert_eq!(written_since(&state, 9), ALL);
 }
