@@ -6,6 +6,9 @@
 //!   behind), nodes with plain, `owner_only`, quantized and interpolated members keep moving
 //!   for 700 ticks across the wrap: every client keeps applying and acknowledging snapshots
 //!   (none times out), and converges exactly once the motion stops;
+//! - with interest management (movers coming and going per client, update periods of 1 to 3
+//!   ticks) over the lossy link, under the budget, across the wrap: every client converges
+//!   once every mover is relevant again;
 //! - a client that joins after the wrap gets everything, and later changes;
 //! - interpolation: the shown position moves smoothly across the wrap (no jump, no NaN, no
 //!   clock snap), and the render tick keeps increasing.
@@ -16,10 +19,12 @@
 //!   server's aging keeps its change ticks and acknowledgements within 2³⁰ ticks of the
 //!   server's, and the client restarts the buffers of a member still for that long.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use glam::Vec3;
 use mf_net::prelude::*;
+use mf_net::replication::interest::{InterestPolicy, InterestQuery};
 use mf_net::replication::{Audience, MultiplayerEvent, NetId, Replicated};
 use mf_net::transport::simulated::NetworkConditions;
 use mf_net::wire::{NetReader, NetWriter};
@@ -365,4 +370,53 @@ fn shadow_stamps_order_across_the_wrap_and_age_up_to_the_floor() {
     assert_eq!(Mover::last_changed(&state), 10);
     assert_eq!(written_since(&state, 10), 0);
     assert_eq!(written_since(&state, 9), ALL);
+}
+
+/// Once set, every group is relevant to every client ([`Flicker`]).
+static ALL_RELEVANT: AtomicBool = AtomicBool::new(false);
+
+/// Movers come and go per client every two seconds, each at its own phase, and go out every
+/// first, second or third tick; the first client's own movers stay.
+struct Flicker;
+
+impl Flicker {
+    /// The mover's index (its `position.y`, see [`move_all`]).
+    fn index(query: &InterestQuery<'_>) -> u32 {
+        let scene = query.scene;
+        scene
+            .net_ref::<Mover>(query.group_root)
+            .and_then(|h| scene.get(h))
+            .map_or(0, |m| m.position.y as u32)
+    }
+}
+
+impl InterestPolicy for Flicker {
+    fn relevant(&mut self, query: &InterestQuery<'_>) -> bool {
+        let i = Self::index(query);
+        let phase = query.now.as_secs() / 2 + u64::from(i) + query.peer.0;
+        ALL_RELEVANT.load(Ordering::Relaxed) || i % 4 == 0 || phase % 2 == 0
+    }
+
+    fn update_period(&mut self, query: &InterestQuery<'_>) -> u32 {
+        1 + Self::index(query) % 3
+    }
+}
+
+#[test]
+fn interest_and_update_tiers_across_the_wrap() {
+    let mut world = World::with(3, config(1200), Some(lossy()), 5, library);
+    world
+        .server
+        .set_interest_policy(Flicker, 3)
+        .expect("a server");
+    let movers = spawn_movers(&mut world, 40);
+    run(&mut world, &movers, 0, 100);
+    assert!(world.server.tick() > FIRST && world.server.tick() < u32::MAX - 100);
+    let hidden = world.clients[1].scene().iter::<Mover>().count();
+    assert!(hidden < 40, "some movers are not on client 1: {hidden}");
+    // Across the wrap, movers coming and going on every client.
+    run(&mut world, &movers, 100, 700);
+    assert!(world.server.tick() < 1000, "the server's tick wrapped");
+    ALL_RELEVANT.store(true, Ordering::Relaxed);
+    settle(&mut world, 300);
 }
