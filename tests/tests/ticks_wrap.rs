@@ -9,6 +9,9 @@
 //! - with interest management (movers coming and going per client, update periods of 1 to 3
 //!   ticks) over the lossy link, under the budget, across the wrap: every client converges
 //!   once every mover is relevant again;
+//! - server RPCs changing a replicated member across the wrap (under jitter): clients keep
+//!   applying snapshots after each call (the RPC floor orders across the wrap), and the value
+//!   never goes back;
 //! - a client that joins after the wrap gets everything, and later changes;
 //! - interpolation: the shown position moves smoothly across the wrap (no jump, no NaN, no
 //!   clock snap), and the render tick keeps increasing.
@@ -419,4 +422,63 @@ fn interest_and_update_tiers_across_the_wrap() {
     assert!(world.server.tick() < 1000, "the server's tick wrapped");
     ALL_RELEVANT.store(true, Ordering::Relaxed);
     settle(&mut world, 300);
+}
+
+#[rpcs]
+impl Mover {
+    /// The server moves a mover along by RPC (reliable, while snapshots are not).
+    #[rpc(server, call_local)]
+    fn bump(&mut self, by: i32) {
+        self.x += by;
+    }
+}
+
+#[test]
+fn server_rpcs_across_the_wrap_never_hold_snapshots_back() {
+    let jitter = NetworkConditions {
+        latency: Duration::from_millis(60),
+        jitter: Duration::from_millis(60),
+        ..NetworkConditions::default()
+    };
+    let mut world = World::with(3, config(0), Some(jitter), 3, library);
+    let movers = spawn_movers(&mut world, 2);
+    world.step(30);
+    let mut shown = vec![Vec::new(); world.clients.len()];
+    let (mut applied_at_wrap, mut bumps) = (None, 0);
+    for frame in 0..700u32 {
+        // Every frame within 40 ticks of the wrap, every fifth frame otherwise.
+        let near_wrap = world.server.tick().wrapping_add(40) < 80;
+        if near_wrap || frame % 5 == 0 {
+            world.server.rpc(movers[1]).bump(1).unwrap();
+            bumps += 1;
+        }
+        // Mover 0 changes by snapshot only.
+        world.server.scene_mut().get_mut(movers[0]).unwrap().x = frame as i32;
+        world.frame();
+        if world.server.tick() < 10 && applied_at_wrap.is_none() {
+            applied_at_wrap = Some(applied(&world));
+        }
+        let id = world.server.net_id(movers[1].node()).unwrap();
+        for (c, client) in world.clients.iter().enumerate() {
+            let node = client.node(id).unwrap();
+            let h = client.scene().net_ref::<Mover>(node).unwrap();
+            shown[c].push(client.scene().get(h).unwrap().x);
+        }
+    }
+    assert!(world.server.tick() > 300 && world.server.tick() < 1000);
+    let at_wrap = applied_at_wrap.expect("the tick wrapped");
+    for (c, applied) in applied(&world).into_iter().enumerate() {
+        assert!(
+            applied > at_wrap[c] + 300,
+            "client {c}: {applied} vs {at_wrap:?}"
+        );
+        // Every call changed the value once: it never went back.
+        assert!(
+            shown[c].windows(2).all(|w| w[1] >= w[0]),
+            "client {c} went back"
+        );
+    }
+    settle(&mut world, 120);
+    assert!(bumps > 200);
+    assert_eq!(world.server.scene().get(movers[1]).unwrap().x, bumps);
 }
