@@ -17,7 +17,7 @@
 //!   clock snap), and the render tick keeps increasing.
 //! - a derived shadow state orders its change ticks across the wrap, and ages them up to a
 //!   floor keeping the newer ones (`Replicated::age`);
-//! - a node still for over 2³¹ ticks (long frames jump the tick by 2³⁰ three times, while
+//! - a node still for over 2³¹ ticks (long frames jump the tick by almost 2³⁰ four times, while
 //!   other nodes move) still replicates its next change, interpolated members included: the
 //!   server's aging keeps its change ticks and acknowledgements within 2³⁰ ticks of the
 //!   server's, and the client restarts the buffers of a member still for that long.
@@ -315,9 +315,10 @@ fn a_node_still_for_more_than_half_the_tick_space_still_replicates_its_next_chan
     run(&mut world, &movers, 0, 10);
     settle(&mut world, 30);
     let still = world.server.scene().get(movers[1]).unwrap().clone();
-    // Three jumps of 2³⁰ + 1000 ticks: movers 0 and 2 move between them, mover 1 never.
-    for j in 0..3u32 {
-        jump(&mut world, (1 << 30) + 1000);
+    // Four jumps of just under 2³⁰ ticks (the longest frame supported): movers 0 and 2 move
+    // between them, mover 1 never.
+    for j in 0..4u32 {
+        jump(&mut world, (1 << 30) - 1000);
         for frame in 0..20 {
             for i in [0, 2] {
                 let m = world.server.scene_mut().get_mut(movers[i]).unwrap();
@@ -329,7 +330,7 @@ fn a_node_still_for_more_than_half_the_tick_space_still_replicates_its_next_chan
         settle(&mut world, 60);
     }
     assert_eq!(world.server.scene().get(movers[1]).unwrap(), &still);
-    // Over 3·2³⁰ ticks later, mover 1 changes: every client gets it, and then the next.
+    // Almost 4·2³⁰ ticks later, mover 1 changes: every client gets it, and then the next.
     for value in [41, 42] {
         let m = world.server.scene_mut().get_mut(movers[1]).unwrap();
         m.x = value;

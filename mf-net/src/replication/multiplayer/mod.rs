@@ -714,7 +714,11 @@ impl<T: Transport + 'static> Multiplayer<T> {
     ///
     /// It wraps after 2³² ticks (195 days at 255 Hz) and counts on from 0: compare ticks by
     /// serial-number arithmetic (`b.wrapping_sub(a) as i32 > 0`: `b` is after `a`), as the
-    /// runtime does. It starts at [`MultiplayerConfig::first_tick`].
+    /// runtime does. It starts at [`MultiplayerConfig::first_tick`]. Serial-number arithmetic
+    /// orders ticks less than 2³¹ apart, so the server moves every change tick and
+    /// acknowledgement it stores that is older than 2³⁰ ticks (48 days at 255 Hz) up to that
+    /// age ([`Replicated::age`](crate::replication::Replicated::age)), a few nodes per
+    /// capture; a single frame must not span 2³⁰ ticks or more.
     pub fn tick(&self) -> u32 {
         match &self.role {
             Role::Server(s) => s.tick,

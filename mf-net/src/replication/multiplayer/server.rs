@@ -33,7 +33,7 @@ pub(crate) struct Pending {
     pub(crate) nodes: Vec<(NodeId, PeerId, u32)>,
 }
 
-/// How many nodes the aging sweep visits per tick ([`ServerState::age_some`]).
+/// How many nodes the aging sweep visits per capture ([`ServerState::age_some`]).
 const AGED_PER_TICK: usize = 4;
 
 /// The server's replication state (also used offline).
@@ -594,12 +594,14 @@ impl ServerState {
         }
     }
 
-    /// Ages the next [`AGED_PER_TICK`] nodes of the table (round robin): every tick stored for
-    /// one (its shadow state's change ticks, each client's acknowledged tick and resync) that
-    /// is older than [`HORIZON`] moves up to that age, so that no stored tick gets 2³¹ ticks
-    /// behind the server's, where serial-number arithmetic would take it for a newer one. A
-    /// node is visited every `nodes / AGED_PER_TICK` ticks, far within the 2³⁰ ticks of slack
-    /// for up to 2³⁰ nodes. Costs a few nodes per tick, and allocates nothing.
+    /// Ages the next [`AGED_PER_TICK`] nodes of the table (round robin), once per capture:
+    /// every tick stored for one (its shadow state's change ticks, each client's acknowledged
+    /// tick and resync) that is older than [`HORIZON`] moves up to that age, so that no stored
+    /// tick gets 2³¹ ticks behind the server's, where serial-number arithmetic would take it
+    /// for a newer one. A node is visited every `nodes / AGED_PER_TICK` captures, far within
+    /// the 2³⁰ ticks of slack (one capture per frame that reaches a network tick: a frame
+    /// spanning several ticks captures once). Costs a few nodes per capture, and allocates
+    /// nothing.
     fn age_some(&mut self, shared: &mut Shared) {
         let floor = self.tick.wrapping_sub(HORIZON);
         let len = self.nodes.keys().len();
