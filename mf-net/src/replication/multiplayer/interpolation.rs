@@ -28,6 +28,7 @@ use std::time::Duration;
 
 use crate::interpolation::{InterpolationConfig, InterpolationTimeline};
 use crate::scene::{BlendAt, EntryAt, NodeId, Scene};
+use crate::tick::{tick_diff, tick_max, HORIZON};
 
 /// The client side of interpolation (see the [module documentation](self)).
 pub(crate) struct ClientInterpolation {
@@ -96,10 +97,14 @@ impl ClientInterpolation {
     }
 
     /// The snapshot of `tick` was applied; an untruncated one proves every node it did not
-    /// carry was still up to `tick`.
+    /// carry was still up to `tick`. While only truncated ones arrive, the newest untruncated
+    /// tick is kept within [`HORIZON`] of the newest tick (moved up to that age), so that it
+    /// never gets 2³¹ ticks old, where it would look newer than every tick.
     pub(crate) fn end_snapshot(&mut self, tick: u32, truncated: bool) {
         if !truncated {
-            self.last_untruncated = crate::tick::tick_max(self.last_untruncated, tick);
+            self.last_untruncated = tick_max(self.last_untruncated, tick);
+        } else if tick_diff(tick, self.last_untruncated) > HORIZON as i32 {
+            self.last_untruncated = tick.wrapping_sub(HORIZON);
         }
     }
 
@@ -126,5 +131,28 @@ impl ClientInterpolation {
             known_floor: self.last_untruncated,
             max_extrapolation_ticks: timeline.max_extrapolation_ticks(),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ClientInterpolation;
+    use crate::interpolation::InterpolationConfig;
+    use crate::tick::HORIZON;
+
+    #[test]
+    fn the_known_floor_orders_across_the_wrap_and_never_ages_past_the_horizon() {
+        let mut interp = ClientInterpolation::new();
+        interp.start(InterpolationConfig::default(), 30, u32::MAX - 1);
+        assert_eq!(interp.entry_at(0).known_floor, u32::MAX - 1);
+        interp.end_snapshot(3, false);
+        interp.end_snapshot(u32::MAX, false);
+        assert_eq!(interp.entry_at(4).known_floor, 3);
+        // Only truncated snapshots for longer than the horizon: the floor follows at that age.
+        interp.end_snapshot(3 + HORIZON, true);
+        assert_eq!(interp.entry_at(0).known_floor, 3);
+        let later = 10 + HORIZON;
+        interp.end_snapshot(later, true);
+        assert_eq!(interp.entry_at(later).known_floor, 10);
     }
 }
