@@ -36,6 +36,7 @@ pub mod replication;
 pub mod rpc;
 pub mod scene;
 pub mod schema;
+mod tick;
 pub mod transport;
 pub mod wire;
 
@@ -75,6 +76,7 @@ pub mod __private {
     };
     pub use crate::rpc::support::*;
     pub use crate::schema::{hash_name, hash_str, hash_u64, strip_crate};
+    pub use crate::tick::{tick_after, tick_max};
     pub use crate::wire::{DecodeError, NetReader, NetWriter};
     pub use core::result::Result;
     pub use inventory;

@@ -95,6 +95,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
     let (mask, own) = (local("__mask"), local("__own"));
     let ticks = Ident::new("__mf_net_ticks", Span::call_site());
     let own_last = Ident::new("__mf_net_last", Span::call_site());
+    let born = Ident::new("__mf_net_born", Span::call_site());
 
     // Own members with their bit index, and flattened bases, in declaration order.
     let members = members(m);
@@ -290,6 +291,15 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         }
     });
 
+    // age: every stamp older than the floor moved up to it.
+    let age_bases = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let Locals { s, tick, .. } = locals.at(sp);
+        let age = base(&f.ty, "age");
+        quote_spanned!(f.ty.span()=> #age(&mut #s.#field, #tick);)
+    });
+
     let last_bases = bases.iter().map(|f| {
         let sp = f.ty.span();
         let field = &at(&f.ident, sp);
@@ -297,9 +307,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         let last_changed = base(&f.ty, "last_changed");
         quote_spanned! {f.ty.span()=>
             let #h = #last_changed(&#s.#field);
-            if #h > #last {
-                #last = #h;
-            }
+            #last = #p::tick_max(#last, #h);
         }
     });
 
@@ -313,17 +321,15 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         let last_changed_for = base(&f.ty, "last_changed_for");
         quote_spanned! {f.ty.span()=>
             let #h = #last_changed_for(&#s.#field, #aud);
-            if #h > #last {
-                #last = #h;
-            }
+            #last = #p::tick_max(#last, #h);
         }
     });
     let last_for_members = members.iter().map(|(i, _, _)| {
         let index = Literal::usize_unsuffixed(*i);
         let bit = bit(*i);
         quote! {
-            if #mask & #bit == 0 && #s.#ticks[#index] > #last {
-                #last = #s.#ticks[#index];
+            if #mask & #bit == 0 {
+                #last = #p::tick_max(#last, #s.#ticks[#index]);
             }
         }
     });
@@ -347,7 +353,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         let index = Literal::usize_unsuffixed(*i);
         let bit = bit(*i);
         quote! {
-            if #s.#ticks[#index] > #since {
+            if #p::tick_after(#s.#ticks[#index], #since) {
                 #mask |= #bit;
             }
         }
@@ -524,6 +530,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
                 #(#base_fields)*
                 #ticks: [u32; #count_lit],
                 #own_last: u32,
+                #born: u32,
             }
 
             #[automatically_derived]
@@ -560,6 +567,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
                         #(#new_bases)*
                         #ticks: [#tick; #count_lit],
                         #own_last: #tick,
+                        #born: #tick,
                     }
                 }
 
@@ -576,6 +584,16 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
                 }
 
                 #[inline]
+                fn age(#s: &mut Self::State, #tick: u32) {
+                    #(#age_bases)*
+                    for #h in &mut #s.#ticks {
+                        *#h = #p::tick_max(*#h, #tick);
+                    }
+                    #s.#own_last = #p::tick_max(#s.#own_last, #tick);
+                    #s.#born = #p::tick_max(#s.#born, #tick);
+                }
+
+                #[inline]
                 fn last_changed(#s: &Self::State) -> u32 {
                     let mut #last = #s.#own_last;
                     #(#last_bases)*
@@ -588,7 +606,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
                     let mut #last = if #mask == 0 {
                         #s.#own_last
                     } else {
-                        let mut #last = 0u32;
+                        let mut #last = #s.#born;
                         #(#last_for_members)*
                         #last
                     };
@@ -707,6 +725,8 @@ pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
                 fn capture(&self, _: &mut Self::State, _: u32) -> bool {
                     false
                 }
+
+                fn age(_: &mut Self::State, _: u32) {}
 
                 fn last_changed(_: &Self::State) -> u32 {
                     0

@@ -3,6 +3,7 @@
 use std::fmt;
 
 use super::Interpolate;
+use crate::tick::{tick_after, tick_diff, unwrap_near};
 
 /// The last [`CAPACITY`](Self::CAPACITY) (32) samples `(tick, value)` of one interpolated
 /// member, oldest first, in a fixed ring: it allocates once, in [`new`](Self::new), and never
@@ -10,7 +11,12 @@ use super::Interpolate;
 /// the storage).
 ///
 /// Ticks are server ticks and strictly increase: a sample at or before the newest tick (a
-/// stale, reordered or duplicated snapshot) is ignored.
+/// stale, reordered or duplicated snapshot) is ignored. Ticks wrap after 2³²: they are
+/// ordered by serial-number arithmetic (RFC 1982), so `0` comes after `u32::MAX`, and the
+/// samples of one buffer must lie within 2³¹ ticks of each other (32 samples do). Render ticks
+/// ([`sample`](Self::sample)) are on a continuous timeline, as a
+/// [`ServerClock`](super::ServerClock) counts: each sample's tick is taken as its value
+/// nearest the render tick, so a render tick past `u32::MAX` samples the ticks after the wrap.
 ///
 /// ```
 /// use mf_net::interpolation::InterpolationBuffer;
@@ -90,7 +96,10 @@ impl<T> InterpolationBuffer<T> {
     /// When the member may have been still since its newest sample (it was absent from
     /// snapshots), use [`push_with_hold`](Self::push_with_hold) instead.
     pub fn push(&mut self, tick: u32, value: T) -> bool {
-        if self.newest().is_some_and(|(newest, _)| tick <= newest) {
+        if self
+            .newest()
+            .is_some_and(|(newest, _)| !tick_after(tick, newest))
+        {
             return false;
         }
         if self.samples.len() < Self::CAPACITY {
@@ -137,7 +146,7 @@ impl<T: Clone> InterpolationBuffer<T> {
         let Some((newest, value)) = self.newest() else {
             return false;
         };
-        if tick <= newest {
+        if !tick_after(tick, newest) {
             return false;
         }
         let value = value.clone();
@@ -153,10 +162,13 @@ impl<T: Clone> InterpolationBuffer<T> {
     ///
     /// Returns `false`, and changes nothing, when `tick` is not newer than the newest sample.
     pub fn push_with_hold(&mut self, known_until: u32, tick: u32, value: T) -> bool {
-        if self.newest().is_some_and(|(newest, _)| tick <= newest) {
+        if self
+            .newest()
+            .is_some_and(|(newest, _)| !tick_after(tick, newest))
+        {
             return false;
         }
-        if known_until < tick {
+        if tick_after(tick, known_until) {
             self.insert_hold(known_until);
         }
         self.push(tick, value)
@@ -188,12 +200,18 @@ impl<T: Interpolate> InterpolationBuffer<T> {
     ) -> Option<T> {
         let (oldest_tick, oldest) = self.oldest()?;
         // A NaN render tick shows the oldest value too.
-        if render_tick.is_nan() || render_tick <= f64::from(oldest_tick) {
+        if render_tick.is_nan() {
             return Some(oldest.clone());
         }
         let last = self.len() - 1;
         let (newest_tick, _) = self.at(last);
-        if render_tick >= f64::from(newest_tick) {
+        // Every sample on the render tick's timeline, by its distance from the newest.
+        let newest_at = unwrap_near(newest_tick, render_tick);
+        let on_timeline = |tick: u32| newest_at + f64::from(tick_diff(tick, newest_tick));
+        if render_tick <= on_timeline(oldest_tick) {
+            return Some(oldest.clone());
+        }
+        if render_tick >= newest_at {
             return Some(self.past_newest(render_tick, known_until, max_extrapolation_ticks));
         }
         // oldest < render_tick < newest: find the first sample after `render_tick`, walking back
@@ -203,13 +221,13 @@ impl<T: Interpolate> InterpolationBuffer<T> {
         // Invariant: render_tick < tick(lo); the walk stops at tick(lo - 1) <= render_tick,
         // which holds at lo = 1 (the oldest is before render_tick).
         let mut lo = last;
-        while lo > 1 && f64::from(self.at(lo - 1).0) > render_tick {
+        while lo > 1 && on_timeline(self.at(lo - 1).0) > render_tick {
             lo -= 1;
         }
         let (from_tick, from) = self.at(lo - 1);
         let (to_tick, to) = self.at(lo);
-        let from_tick = f64::from(from_tick);
-        let t = (render_tick - from_tick) / (f64::from(to_tick) - from_tick);
+        let from_tick = on_timeline(from_tick);
+        let t = (render_tick - from_tick) / (on_timeline(to_tick) - from_tick);
         Some(from.interpolate(to, t as f32))
     }
 
@@ -217,18 +235,19 @@ impl<T: Interpolate> InterpolationBuffer<T> {
     fn past_newest(&self, render_tick: f64, known_until: u32, max_extrapolation_ticks: f64) -> T {
         let last = self.len() - 1;
         let (newest_tick, newest) = self.at(last);
-        if !T::EXTRAPOLATE || last == 0 || known_until > newest_tick {
+        if !T::EXTRAPOLATE || last == 0 || tick_after(known_until, newest_tick) {
             return newest.clone();
         }
         if max_extrapolation_ticks.is_nan() || max_extrapolation_ticks <= 0.0 {
             return newest.clone();
         }
-        let ahead = (render_tick - f64::from(newest_tick)).min(max_extrapolation_ticks);
+        let ahead =
+            (render_tick - unwrap_near(newest_tick, render_tick)).min(max_extrapolation_ticks);
         if ahead <= 0.0 {
             return newest.clone();
         }
         let (previous_tick, previous) = self.at(last - 1);
-        let spacing = f64::from(newest_tick - previous_tick);
+        let spacing = f64::from(newest_tick.wrapping_sub(previous_tick));
         previous.interpolate(newest, (1.0 + ahead / spacing) as f32)
     }
 }
@@ -266,6 +285,29 @@ mod tests {
 
     fn ticks<T>(b: &InterpolationBuffer<T>) -> Vec<u32> {
         b.iter().map(|(tick, _)| tick).collect()
+    }
+
+    #[test]
+    fn samples_across_the_wrap_on_a_continuous_timeline() {
+        let mut b = Buf::new();
+        for (k, tick) in [u32::MAX - 1, u32::MAX, 0, 1].into_iter().enumerate() {
+            assert!(b.push(tick, 10.0 * k as f64));
+        }
+        assert!(
+            !b.push(u32::MAX, 99.0),
+            "before the newest (serial-number order)"
+        );
+        assert_eq!(ticks(&b), [u32::MAX - 1, u32::MAX, 0, 1]);
+        let wrap = 4_294_967_296.0;
+        assert_eq!(b.sample(wrap - 1.5, 1, 0.0), Some(5.0));
+        assert_eq!(b.sample(wrap - 0.5, 1, 0.0), Some(15.0));
+        assert_eq!(b.sample(wrap + 0.5, 1, 0.0), Some(25.0));
+        // Past the newest: extrapolated at the last spacing, across the wrap.
+        assert_eq!(b.sample(wrap + 2.0, 1, 5.0), Some(40.0));
+        assert_eq!(b.sample(wrap - 10.0, 1, 5.0), Some(0.0));
+        // A hold at a tick past the wrap.
+        assert!(b.push_with_hold(5, 8, 50.0));
+        assert_eq!(ticks(&b), [u32::MAX - 1, u32::MAX, 0, 1, 5, 8]);
     }
 
     #[test]

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::tick::{tick_after, unwrap_near};
+
 /// The client's estimate of the server's current tick, from which render ticks are derived.
 ///
 /// It [advances](Self::advance) with frame time at the server's tick rate and is pulled
@@ -85,7 +87,11 @@ impl ServerClock {
         self.tick_rate
     }
 
-    /// The estimated server tick (fractional), once a snapshot has arrived.
+    /// The estimated server tick (fractional), once a snapshot has arrived. It is on a
+    /// continuous timeline that starts at the first snapshot's tick and counts on past
+    /// `u32::MAX` when the server's tick wraps (a snapshot's tick counts as its value nearest
+    /// the estimate), so render ticks never jump back;
+    /// [`InterpolationBuffer::sample`](super::InterpolationBuffer::sample) takes them so.
     pub fn estimate(&self) -> Option<f64> {
         self.estimate
     }
@@ -95,7 +101,8 @@ impl ServerClock {
         self.newest
     }
 
-    /// The tick at which to sample interpolation buffers: `estimate − delay · tick_rate`.
+    /// The tick at which to sample interpolation buffers: `estimate − delay · tick_rate`, on
+    /// the estimate's continuous timeline (past `u32::MAX` after the wrap).
     pub fn render_tick(&self, delay: Duration) -> Option<f64> {
         self.estimate.map(|e| e - self.ticks(delay))
     }
@@ -117,20 +124,21 @@ impl ServerClock {
     /// Takes a snapshot's tick into account: starts the estimate, pulls it
     /// [`PULL`](Self::PULL) of the way towards `tick`, or snaps to it when the error is over
     /// one second of ticks (then the caller must clear its buffers). Ticks not newer than one
-    /// seen before are [`Stale`](ClockUpdate::Stale) and ignored.
+    /// seen before (serial-number order: `0` is newer than `u32::MAX`) are
+    /// [`Stale`](ClockUpdate::Stale) and ignored.
     ///
     /// Call it for every snapshot that arrives, before applying it (so that buffers cleared
     /// on a snap receive the snapshot's values).
     pub fn on_snapshot(&mut self, tick: u32) -> ClockUpdate {
-        if self.newest.is_some_and(|newest| tick <= newest) {
+        if self.newest.is_some_and(|newest| !tick_after(tick, newest)) {
             return ClockUpdate::Stale;
         }
         self.newest = Some(tick);
-        let target = f64::from(tick);
         let Some(estimate) = &mut self.estimate else {
-            self.estimate = Some(target);
+            self.estimate = Some(f64::from(tick));
             return ClockUpdate::Started;
         };
+        let target = unwrap_near(tick, *estimate);
         let error = target - *estimate;
         if error.abs() > f64::from(self.tick_rate) {
             *estimate = target;
@@ -247,5 +255,23 @@ mod tests {
         let mut reset = clock.clone();
         reset.reset();
         assert_eq!(reset, ServerClock::new(60));
+    }
+
+    #[test]
+    fn counts_on_past_the_wrap() {
+        let mut clock = ServerClock::new(60);
+        clock.on_snapshot(u32::MAX - 1);
+        let mut last = u32::MAX - 1;
+        for _ in 0..120 {
+            clock.advance(Duration::from_secs(1) / 60);
+            last = last.wrapping_add(1);
+            let update = clock.on_snapshot(last);
+            assert!(matches!(update, ClockUpdate::Pulled { .. }), "{update:?}");
+        }
+        assert_eq!(last, 118);
+        let wrap = 4_294_967_296.0;
+        assert!(close(clock.estimate().unwrap(), wrap + 118.0, 1e-6));
+        // A snapshot from before the wrap is stale now.
+        assert_eq!(clock.on_snapshot(u32::MAX), ClockUpdate::Stale);
     }
 }

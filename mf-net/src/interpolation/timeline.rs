@@ -107,7 +107,8 @@ impl InterpolationTimeline {
     }
 
     /// The tick at which to sample interpolation buffers this frame (estimated server tick
-    /// minus the delay), once a snapshot has arrived.
+    /// minus the delay), once a snapshot has arrived. It is on a continuous timeline that
+    /// counts on past `u32::MAX` when the server's tick wraps (see [`ServerClock::estimate`]).
     pub fn render_tick(&self) -> Option<f64> {
         self.clock.render_tick(self.delay())
     }

@@ -156,7 +156,8 @@ pub trait Replicated: Sized + 'static {
     const ON_CHANGE: bool;
 
     /// A shadow of the current values, every member stamped with `tick` (the server captures
-    /// spawn state at tick 0).
+    /// spawn state at the tick of its latest capture). Ticks wrap: every comparison of stamps
+    /// is by serial-number arithmetic (RFC 1982), which orders two ticks less than 2³¹ apart.
     fn new_state(&self, tick: u32) -> Self::State;
 
     /// Compares every member with the shadow (`PartialEq`; a quantized member by its bucket
@@ -164,16 +165,24 @@ pub trait Replicated: Sized + 'static {
     /// the shadow and stamped with `tick`. Returns whether anything changed, bases included.
     fn capture(&self, state: &mut Self::State, tick: u32) -> bool;
 
-    /// The newest tick any member of the chain was stamped with.
+    /// Moves every stamp of the chain older than `floor` up to `floor` (serial-number order),
+    /// keeping the newer ones: the server calls it on every shadow state at least every 2³⁰
+    /// ticks, so that no stamp is ever 2³¹ ticks older than the server's tick (after which it
+    /// would look newer). Members stamped before `floor` compare equal afterwards, so the
+    /// server treats every client that had not acknowledged such a stamp as owed a resync.
+    fn age(state: &mut Self::State, floor: u32);
+
+    /// The newest tick any member of the chain was stamped with (serial-number order).
     fn last_changed(state: &Self::State) -> u32;
 
     /// The newest tick stamped on a member that a snapshot for `audience` may carry (members
-    /// the audience does not receive and `initial_only` members are not counted; 0 when there
-    /// is none). A node with `last_changed_for(audience) <= since` has nothing to send.
+    /// the audience does not receive and `initial_only` members are not counted; the state's
+    /// creation stamp when there is none), in serial-number order. A node whose
+    /// `last_changed_for(audience)` is not after `since` has nothing to send.
     fn last_changed_for(state: &Self::State, audience: Audience) -> u32;
 
     /// A snapshot entry's state: for every state in the chain, the mask of members stamped
-    /// after `since` (every member when `since` is `None`: the receiver's copy is not known,
+    /// after `since` (serial-number order; every member when `since` is `None`: the receiver's copy is not known,
     /// as after an authority change), minus those `audience` does not receive and the
     /// `initial_only` ones, then their shadow values. Callers check
     /// [`last_changed_for`](Self::last_changed_for) first to skip nodes with nothing to send.

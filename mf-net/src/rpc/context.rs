@@ -134,7 +134,9 @@ impl RpcContext {
         self.sender
     }
 
-    /// The sender's tick when it made the call.
+    /// The sender's tick when it made the call. Ticks wrap after 2³² (see
+    /// [`Multiplayer::tick`](crate::replication::Multiplayer::tick)): compare them by
+    /// serial-number arithmetic.
     pub fn tick(&self) -> u32 {
         self.tick
     }

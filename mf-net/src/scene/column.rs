@@ -12,6 +12,7 @@ use std::any::Any;
 
 use super::{NodeId, ValueSlot};
 use crate::replicated::{Audience, RegisteredType, Replicated};
+use crate::tick::{tick_after, tick_diff, tick_max, unwrap_near, HORIZON};
 use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
 
 /// A row's change ticks as snapshots read them: the newest tick stamped on a member that a
@@ -76,7 +77,8 @@ impl<T: Replicated> RowInterp<T> {
     /// past the newest snapshot that carried the row (so past every member's newest sample),
     /// and the row is known still after it (so nothing extrapolates).
     fn shows_newest(&self, at: BlendAt) -> bool {
-        at.render_tick >= f64::from(self.carried) && at.known_floor > self.carried
+        at.render_tick >= unwrap_near(self.carried, at.render_tick)
+            && tick_after(at.known_floor, self.carried)
     }
 }
 
@@ -171,10 +173,16 @@ impl<T: Replicated> Column<T> {
         };
         match meta.interp.as_mut() {
             Some(interp) => {
-                let known = interp.carried.max(at.known_floor);
+                if tick_diff(at.tick, interp.carried) > HORIZON as i32 {
+                    // Carried by no snapshot for over 2³⁰ ticks, and not restarted by a blend
+                    // (see `blend`): restarted from the value shown, as of the tick before.
+                    interp.carried = at.tick.wrapping_sub(1);
+                    interp.state = value.new_interp(interp.carried);
+                }
+                let known = tick_max(interp.carried, at.known_floor);
                 interp.settled = false;
                 value.read_buffered(&mut interp.state, r, known, at.tick, at.changed)?;
-                interp.carried = interp.carried.max(at.tick);
+                interp.carried = tick_max(interp.carried, at.tick);
                 Ok(())
             }
             None if at.changed.is_empty() => value.read(r),
@@ -222,6 +230,9 @@ pub(crate) trait ErasedColumn {
     /// with `tick`, and appends each changed row to `changed`.
     /// `column` is this column's index in the scene (for [`Changed::at`]).
     fn capture(&mut self, tick: u32, column: u32, changed: &mut Vec<Changed>);
+    /// Server: moves every change tick of `row`'s shadow state older than `floor` up to it
+    /// ([`Replicated::age`]). Returns its change ticks, `None` if it has no shadow state.
+    fn age_shadow(&mut self, row: u32, floor: u32) -> Option<LastChanged>;
     /// Server: a snapshot entry's state of `row` ([`Replicated::write_since_for`]) if `row` is
     /// `node`'s; returns whether it was (a stale row writes nothing).
     fn write_since_for(
@@ -349,6 +360,14 @@ impl<T: Replicated> ErasedColumn for Column<T> {
                 });
             }
         }
+    }
+
+    fn age_shadow(&mut self, row: u32, floor: u32) -> Option<LastChanged> {
+        let meta = self.rows.get_mut(row as usize)?;
+        let state = meta.shadow.as_mut()?;
+        T::age(state, floor);
+        meta.last_changed = last_changed_of::<T>(state);
+        Some(meta.last_changed)
     }
 
     #[inline]
@@ -483,10 +502,18 @@ impl<T: Replicated> ErasedColumn for Column<T> {
                 continue;
             };
             if interp.settled {
+                if tick_diff(at.known_floor, interp.carried) > HORIZON as i32 {
+                    // Still (and showing its newest value) for over 2³⁰ ticks: its samples
+                    // would soon be too old to order against new ones (serial-number order
+                    // holds within 2³¹ ticks). They restart from the value shown, at the
+                    // tick up to which it is known still. Once per 2³⁰ ticks per row.
+                    interp.carried = at.known_floor;
+                    interp.state = value.new_interp(at.known_floor);
+                }
                 continue;
             }
             interp.settled = interp.shows_newest(at);
-            let known = interp.carried.max(at.known_floor);
+            let known = tick_max(interp.carried, at.known_floor);
             value.blend(
                 &interp.state,
                 at.render_tick,

@@ -24,6 +24,14 @@ impl Scene {
         Some((column.column.start_shadow(at.row, tag, tick), at))
     }
 
+    /// Server: moves every change tick of `node`'s shadow state older than `floor` up to it
+    /// ([`Replicated::age`](crate::replication::Replicated::age)). Returns its change ticks,
+    /// `None` if it has no shadow state.
+    pub(crate) fn age_shadow(&mut self, node: NodeId, floor: u32) -> Option<LastChanged> {
+        let (column, row) = self.column_of_mut(node)?;
+        column.age_shadow(row, floor)
+    }
+
     /// Server: `node` is no longer networked; its value keeps no shadow state.
     pub(crate) fn stop_shadow(&mut self, node: NodeId) {
         if let Some((column, row)) = self.column_of_mut(node) {

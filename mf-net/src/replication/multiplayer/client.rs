@@ -17,6 +17,7 @@ use crate::replication::protocol::{
     SPAWN, WELCOME,
 };
 use crate::scene::{NodeId, Scene, SceneIndex};
+use crate::tick::{tick_after, tick_max};
 use crate::transport::{Channel, DisconnectReason, PeerId};
 use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
 
@@ -80,7 +81,9 @@ pub(crate) struct ClientState {
     /// Newest snapshot tick applied (in full or in part).
     pub(crate) newest_applied: u32,
     /// The server's tick when it sent the newest RPC we ran: snapshots up to it were captured
-    /// before that call, so they are stale (and discarded, unacknowledged).
+    /// before that call, so they are stale (and discarded, unacknowledged). Moved up to every
+    /// snapshot applied, so that it never falls 2³¹ ticks behind (ticks compare by
+    /// serial-number arithmetic, [`crate::tick`]).
     pub(crate) rpc_floor: u32,
     /// Newest snapshot tick applied in full.
     newest_acked: u32,
@@ -271,9 +274,10 @@ impl ClientState {
                 self.welcomed = true;
                 self.local_peer = peer;
                 self.tick_rate = rate;
-                self.interp.start(shared.config.interpolation, rate);
+                self.interp.start(shared.config.interpolation, rate, tick);
                 self.newest_applied = tick;
                 self.newest_acked = tick;
+                self.rpc_floor = tick;
                 self.last_snapshot_at = shared.now;
                 core.set_tick(tick);
                 info!(%peer, tick, rate, "connected to the server");
@@ -653,7 +657,7 @@ impl ClientState {
         let size = MessageHeader::SIZE + r.remaining();
         shared.stats.last_snapshot_bytes = size;
         shared.stats.largest_snapshot_bytes = shared.stats.largest_snapshot_bytes.max(size);
-        if tick <= self.newest_applied || tick <= self.rpc_floor {
+        if !tick_after(tick, self.newest_applied) || !tick_after(tick, self.rpc_floor) {
             shared.stats.snapshots_discarded += 1;
             return Ok(true);
         }
@@ -692,11 +696,12 @@ impl ClientState {
         }
         r.finish()?;
         self.newest_applied = tick;
+        self.rpc_floor = tick;
         self.last_truncated = flags & protocol::SNAPSHOT_TRUNCATED != 0;
         self.interp.end_snapshot(tick, self.last_truncated);
         if complete {
             shared.stats.snapshots_applied += 1;
-            self.newest_acked = self.newest_acked.max(tick);
+            self.newest_acked = tick_max(self.newest_acked, tick);
             if self.ack_count == MAX_PENDING_ACKS {
                 self.acks.copy_within(1.., 0);
                 self.ack_count -= 1;

@@ -57,6 +57,15 @@ pub struct MultiplayerConfig {
     /// (the default), or snapped to every snapshot (`enabled = false`); the delay, optionally
     /// adaptive, and the extrapolation cap. Read when the client is welcomed.
     pub interpolation: InterpolationConfig,
+    /// The server's tick when the [`Multiplayer`](super::Multiplayer) is created (and after a
+    /// client's session ends), default 0: for servers that persist their tick across restarts,
+    /// and for tests that run a server across the tick's wrap. Ticks are `u32` and wrap after
+    /// 2³² ticks (195 days at 255 Hz); every comparison of ticks is by serial-number
+    /// arithmetic (RFC 1982), so a server runs on across the wrap with its clients joined.
+    /// A running server keeps its tick through [`stop`](super::Multiplayer::stop) and a new
+    /// [`start_server`](super::Multiplayer::start_server); changing this afterwards has no
+    /// effect.
+    pub first_tick: u32,
 }
 
 impl Default for MultiplayerConfig {
@@ -71,6 +80,7 @@ impl Default for MultiplayerConfig {
             rpc_flood_threshold: DEFAULT_RPC_FLOOD_THRESHOLD,
             first_net_id: 1,
             interpolation: InterpolationConfig::default(),
+            first_tick: 0,
         }
     }
 }

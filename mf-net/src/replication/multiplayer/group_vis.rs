@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::tick::tick_diff;
+
 /// Where a group stands with one client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Vis {
@@ -55,9 +57,13 @@ impl GroupVis {
         }
     }
 
-    /// Whether its nodes go into a snapshot of `tick` (a visible group's; others have none).
+    /// Whether its nodes go into a snapshot of `tick` (a visible group's; others have none):
+    /// `tick` is at or after `next` (serial-number order, across the tick's wrap). `next` is
+    /// at most a period ahead of the tick; one further ahead is stale (left behind for over
+    /// 2³¹ ticks, as by a client whose snapshots were all cut short that long) and is due.
     pub(crate) fn due(&self, tick: u32) -> bool {
-        self.period <= 1 || tick.wrapping_sub(self.next) as i32 >= 0
+        let ahead = tick_diff(self.next, tick);
+        self.period <= 1 || ahead <= 0 || ahead.unsigned_abs() > self.period
     }
 }
 
@@ -67,4 +73,25 @@ pub(crate) fn next_slot(after: u32, period: u32, first: u32) -> u32 {
     let period = period.max(1);
     let since = (after % period + period - first % period) % period;
     after.wrapping_add(period - since)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{next_slot, GroupVis};
+
+    #[test]
+    fn update_slots_are_due_across_the_wrap_and_a_stale_slot_is_due() {
+        let mut vis = GroupVis::visible(3);
+        vis.next = next_slot(u32::MAX - 1, 3, 7);
+        let due: Vec<u32> = (0..8u32)
+            .map(|k| (u32::MAX - 1).wrapping_add(k))
+            .filter(|&t| vis.due(t))
+            .collect();
+        // Due from the slot on (the runtime then moves `next` past it).
+        assert_eq!(due.first(), Some(&vis.next));
+        assert!(!vis.due(vis.next.wrapping_sub(1)));
+        // A slot left 2³¹ ticks behind looks ahead, further than a period: due.
+        vis.next = 10;
+        assert!(vis.due(10u32.wrapping_add(1 << 31).wrapping_add(5)));
+    }
 }

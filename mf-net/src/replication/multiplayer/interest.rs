@@ -2,8 +2,8 @@
 //! the visibility state of every group for every client, the evaluation that spawns and
 //! despawns groups per client as relevance changes, and the public API on [`Multiplayer`].
 //!
-//! A node of a group a client does not have keeps [`HIDDEN`](super::send_state::HIDDEN) as its
-//! acknowledged tick for that client, so snapshots skip it at no cost. A group that becomes relevant is sent as a spawn
+//! A node of a group a client does not have is marked hidden for that client
+//! ([`NodeSend::hidden`](super::send_state::NodeSend::hidden)), so snapshots skip it at no cost. A group that becomes relevant is sent as a spawn
 //! with its state captured so far (like a late join); its nodes then travel as resyncs (their
 //! full state) in every snapshot until the client acknowledges one, sent after the spawn, that
 //! carried them (a snapshot from before the group left the client, delayed past the spawn, may

@@ -17,12 +17,18 @@
 //!
 //! A node is known up to the newer of the last snapshot that carried it and the last
 //! untruncated snapshot (which proves every absent node was still). Nothing here allocates
-//! after a node's state is made at spawn.
+//! after a node's state is made at spawn (except to restart the buffers of a node carried by
+//! no snapshot for over 2³⁰ ticks, see [`Scene::blend`]).
+//!
+//! Ticks wrap after 2³²: they compare by serial-number arithmetic ([`crate::tick`]), and the
+//! render tick is on a continuous timeline that counts on past `u32::MAX` (see
+//! [`ServerClock::estimate`](crate::interpolation::ServerClock::estimate)).
 
 use std::time::Duration;
 
 use crate::interpolation::{InterpolationConfig, InterpolationTimeline};
 use crate::scene::{BlendAt, EntryAt, NodeId, Scene};
+use crate::tick::{tick_diff, tick_max, HORIZON};
 
 /// The client side of interpolation (see the [module documentation](self)).
 pub(crate) struct ClientInterpolation {
@@ -41,8 +47,10 @@ impl ClientInterpolation {
         }
     }
 
-    /// Welcomed by a server running at `tick_rate`: interpolate if `config` enables it.
-    pub(crate) fn start(&mut self, config: InterpolationConfig, tick_rate: u8) {
+    /// Welcomed at `tick` by a server running at `tick_rate`: interpolate if `config` enables
+    /// it.
+    pub(crate) fn start(&mut self, config: InterpolationConfig, tick_rate: u8, tick: u32) {
+        self.last_untruncated = tick;
         self.timeline = config.enabled.then(|| {
             Box::new(InterpolationTimeline::new(
                 config,
@@ -89,10 +97,14 @@ impl ClientInterpolation {
     }
 
     /// The snapshot of `tick` was applied; an untruncated one proves every node it did not
-    /// carry was still up to `tick`.
+    /// carry was still up to `tick`. While only truncated ones arrive, the newest untruncated
+    /// tick is kept within [`HORIZON`] of the newest tick (moved up to that age), so that it
+    /// never gets 2³¹ ticks old, where it would look newer than every tick.
     pub(crate) fn end_snapshot(&mut self, tick: u32, truncated: bool) {
         if !truncated {
-            self.last_untruncated = self.last_untruncated.max(tick);
+            self.last_untruncated = tick_max(self.last_untruncated, tick);
+        } else if tick_diff(tick, self.last_untruncated) > HORIZON as i32 {
+            self.last_untruncated = tick.wrapping_sub(HORIZON);
         }
     }
 
@@ -119,5 +131,28 @@ impl ClientInterpolation {
             known_floor: self.last_untruncated,
             max_extrapolation_ticks: timeline.max_extrapolation_ticks(),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ClientInterpolation;
+    use crate::interpolation::InterpolationConfig;
+    use crate::tick::HORIZON;
+
+    #[test]
+    fn the_known_floor_orders_across_the_wrap_and_never_ages_past_the_horizon() {
+        let mut interp = ClientInterpolation::new();
+        interp.start(InterpolationConfig::default(), 30, u32::MAX - 1);
+        assert_eq!(interp.entry_at(0).known_floor, u32::MAX - 1);
+        interp.end_snapshot(3, false);
+        interp.end_snapshot(u32::MAX, false);
+        assert_eq!(interp.entry_at(4).known_floor, 3);
+        // Only truncated snapshots for longer than the horizon: the floor follows at that age.
+        interp.end_snapshot(3 + HORIZON, true);
+        assert_eq!(interp.entry_at(0).known_floor, 3);
+        let later = 10 + HORIZON;
+        interp.end_snapshot(later, true);
+        assert_eq!(interp.entry_at(later).known_floor, 10);
     }
 }

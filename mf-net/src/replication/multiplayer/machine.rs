@@ -38,6 +38,8 @@ pub(crate) struct Shared {
 }
 
 /// Which half runs.
+// One per `Multiplayer`, replaced only when the role changes: its size costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Role {
     /// Server (or offline).
     Server(ServerState),
@@ -54,7 +56,7 @@ pub(crate) struct Replication {
 impl Replication {
     /// Offline (a server without a bus), replicating a fresh scene.
     pub(crate) fn new(scenes: SceneLibrary, config: MultiplayerConfig) -> Self {
-        let first_net_id = config.first_net_id;
+        let (first_tick, first_net_id) = (config.first_tick, config.first_net_id);
         Self {
             shared: Shared {
                 scene: Scene::new(),
@@ -71,7 +73,7 @@ impl Replication {
                 spawners: spawner::SpawnerTable::default(),
                 rpc: rpc::RpcState::default(),
             },
-            role: Role::Server(ServerState::new(0, first_net_id)),
+            role: Role::Server(ServerState::new(first_tick, first_net_id)),
         }
     }
 

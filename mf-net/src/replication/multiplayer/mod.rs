@@ -244,7 +244,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
         self.prepare(&mut messages)?;
         if !matches!(self.core.role, Role::Server(_)) {
             self.core.shared.scene.clear_runtime();
-            self.core.go_offline(0);
+            self.core.go_offline(self.core.shared.config.first_tick);
         }
         info!(
             tick_rate = self.core.shared.config.tick_rate,
@@ -314,7 +314,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
                     DisconnectReason::Closed,
                     true,
                 );
-                self.core.go_offline(0);
+                self.core.go_offline(self.core.shared.config.first_tick);
             }
         }
         self.core.shared.stats.networked_nodes = 0;
@@ -358,7 +358,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
             if let Some(mut bus) = self.bus.take() {
                 bus.flush();
             }
-            self.core.go_offline(0);
+            self.core.go_offline(self.core.shared.config.first_tick);
         }
     }
 
@@ -649,6 +649,14 @@ impl<T: Transport + 'static> Multiplayer<T> {
     }
 
     /// Server: the current network tick. Client: the tick of the newest snapshot applied.
+    ///
+    /// It wraps after 2³² ticks (195 days at 255 Hz) and counts on from 0: compare ticks by
+    /// serial-number arithmetic (`b.wrapping_sub(a) as i32 > 0`: `b` is after `a`), as the
+    /// runtime does. It starts at [`MultiplayerConfig::first_tick`]. Serial-number arithmetic
+    /// orders ticks less than 2³¹ apart, so the server moves every change tick and
+    /// acknowledgement it stores that is older than 2³⁰ ticks (48 days at 255 Hz) up to that
+    /// age ([`Replicated::age`](crate::replication::Replicated::age)), a few nodes per
+    /// capture; a single frame must not span 2³⁰ ticks or more.
     pub fn tick(&self) -> u32 {
         match &self.core.role {
             Role::Server(s) => s.tick,

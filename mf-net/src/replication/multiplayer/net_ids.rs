@@ -9,6 +9,7 @@
 //! no longer holds a snapshot from before that tick (a late ack cannot advance the new node).
 
 use super::send_state::RING;
+use crate::tick::{tick_after, tick_diff};
 
 /// A run of freed ids, `first..end`, freed at tick `at`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +62,9 @@ impl NetIds {
             self.names = self.names.max(self.next);
             return Some(first);
         }
-        let safe = |f: &Freed| f.at < acked_by_all && tick.saturating_sub(f.at) > RING as u32;
+        // (Ticks in serial order: they wrap.)
+        let safe =
+            |f: &Freed| tick_after(acked_by_all, f.at) && tick_diff(tick, f.at) > RING as i32;
         self.freed.sort_unstable_by_key(|f| f.first);
         let mut i = 0;
         while i < self.freed.len() {

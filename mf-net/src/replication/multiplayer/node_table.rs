@@ -51,7 +51,7 @@ impl NetNode {
         match audience {
             Audience::Owner => self.last_changed[0],
             Audience::NonOwner => self.last_changed[1],
-            Audience::All => self.last_changed[0].max(self.last_changed[1]),
+            Audience::All => crate::tick::tick_max(self.last_changed[0], self.last_changed[1]),
         }
     }
 

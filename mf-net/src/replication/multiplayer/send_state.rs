@@ -3,26 +3,31 @@
 //! and not acknowledged since, or owed a resync), so that a snapshot walks only those; and the
 //! ring of the last [`RING`] snapshots sent, each with the keys of the nodes it carried, which
 //! an ack advances.
+//!
+//! Ticks wrap: they are compared by serial-number arithmetic ([`crate::tick`]), and
+//! [`age`](SendState::age) keeps every stored tick within [`HORIZON`](crate::tick::HORIZON) of
+//! the server's.
 
 use std::time::Duration;
 
 use super::node_table::{NetNode, NodeKey, NodeTable};
 use super::per_slot::PerSlot;
+use crate::tick::{clamp_to, tick_after, tick_max};
 use crate::transport::PeerId;
 
-/// How many sent snapshots the server remembers per client.
+/// How many sent snapshots the server remembers per client. A power of two (it divides 2³²),
+/// so that `tick % RING` stays consecutive across the tick's wrap.
 pub(crate) const RING: usize = 64;
-
-/// The acknowledged tick of a node the client does not have (never reached by a real tick).
-pub(crate) const HIDDEN: u32 = u32::MAX;
+const _: () = assert!(RING.is_power_of_two() && RING <= 1 << 31);
 
 /// One node as one client stands with it.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct NodeSend {
     /// The newest tick of an acknowledged snapshot that carried it (or from which the client
-    /// has its state otherwise: its join, the group's spawn); [`HIDDEN`] while the client does
-    /// not have it.
+    /// has its state otherwise: its join, the group's spawn); meaningless while `hidden`.
     pub(crate) acked: u32,
+    /// Whether the client does not have the node (interest management).
+    pub(crate) hidden: bool,
     /// A resync owed (its next entries carry everything the client receives): its authority
     /// moved to or from this client, so members of another owner condition became visible to
     /// it, or its group became relevant to the client again. Completed by an ack of a snapshot
@@ -35,7 +40,7 @@ impl NodeSend {
     /// Whether the client does not have the node (interest management).
     #[inline]
     pub(crate) fn hidden(&self) -> bool {
-        self.acked == HIDDEN
+        self.hidden
     }
 
     /// The `since` its next entry is written with: `None` (everything) while a resync is owed.
@@ -137,12 +142,14 @@ impl SendState {
         self.reserve(nodes);
     }
 
-    /// A node the client has from `acked` on (a spawn just sent: 0), owing nothing.
+    /// A node the client has from `acked` on (a spawn just sent: the server's tick), owing
+    /// nothing.
     pub(crate) fn add(&mut self, key: NodeKey, acked: u32) {
         self.nodes.set(
             key,
             NodeSend {
                 acked,
+                hidden: false,
                 resync: None,
             },
         );
@@ -165,7 +172,8 @@ impl SendState {
     pub(crate) fn hide(&mut self, key: NodeKey) {
         if let Some(n) = self.nodes.get_mut(key) {
             *n = NodeSend {
-                acked: HIDDEN,
+                acked: 0,
+                hidden: true,
                 resync: None,
             };
         }
@@ -188,7 +196,7 @@ impl SendState {
                 // (A node owed one already is pending, or hidden and not to be sent.)
                 self.incoming.push(key);
             }
-            n.resync = Some(n.resync.map_or(after, |old| old.max(after)));
+            n.resync = Some(n.resync.map_or(after, |old| tick_max(old, after)));
         }
     }
 
@@ -300,13 +308,59 @@ impl SendState {
         for &key in &entry.nodes {
             // A node gone since (or a later node in its slot) does not answer to the key.
             if let Some(n) = self.nodes.get_mut(key) {
-                n.acked = n.acked.max(tick);
-                if n.resync.is_some_and(|after| tick > after) {
+                if !n.hidden {
+                    n.acked = tick_max(n.acked, tick);
+                }
+                if n.resync.is_some_and(|after| tick_after(tick, after)) {
                     n.resync = None;
                 }
             }
         }
         Some(now.saturating_sub(entry.sent_at))
+    }
+}
+
+impl SendState {
+    /// Whether a tick stored for the node `key` (its acknowledged tick, a resync's) is before
+    /// `floor` (see [`age`](Self::age)).
+    pub(crate) fn stale(&self, key: NodeKey, floor: u32) -> bool {
+        self.nodes.get(key).is_some_and(|n| {
+            !n.hidden
+                && (tick_after(floor, n.acked) || n.resync.is_some_and(|t| tick_after(floor, t)))
+        })
+    }
+
+    /// Keeps the ticks stored for the node `key` (of `node`, whose shadow state is about to be
+    /// [aged](crate::replication::Replicated::age) to `floor`) from falling more than
+    /// [`HORIZON`](crate::tick::HORIZON) behind the server: an acknowledged tick before
+    /// `floor` moves up to it, and the node is owed a resync (completed by an ack after `tick`)
+    /// if the client wanted something of it then, since aging merges every stamp before
+    /// `floor` into `floor`; a resync asked for before `floor` moves up to it too. Call it
+    /// before aging the shadow state (it asks [`wants`] with the stamps as they were).
+    pub(crate) fn age(
+        &mut self,
+        key: NodeKey,
+        node: &NetNode,
+        floor: u32,
+        tick: u32,
+        peer: PeerId,
+    ) {
+        let Some(n) = self.nodes.get_mut(key) else {
+            return;
+        };
+        if n.hidden {
+            return;
+        }
+        if let Some(after) = &mut n.resync {
+            *after = clamp_to(*after, floor);
+        }
+        if tick_after(floor, n.acked) {
+            let wanted = wants(node, n, peer);
+            n.acked = floor;
+            if wanted {
+                self.owe_resync(key, tick);
+            }
+        }
     }
 }
 
@@ -323,14 +377,14 @@ fn wants_key(
 
 /// Whether `node` has something to send the client `peer` that stands with it as `ack`: the
 /// client has it, it has a state, and a resync is owed or a member the client receives changed
-/// after its acknowledged tick. (Whether its group is due this tick is not asked: a node
+/// after its acknowledged tick (serial-number order). (Whether its group is due this tick is not asked: a node
 /// skipped for its update period stays pending.)
 #[inline]
 pub(crate) fn wants(node: &NetNode, ack: &NodeSend, peer: PeerId) -> bool {
     !ack.hidden()
         && node.has_state
         && ack.since().map_or(true, |since| {
-            node.last_changed_for(node.audience_of(peer)) > since
+            tick_after(node.last_changed_for(node.audience_of(peer)), since)
         })
 }
 
@@ -374,7 +428,7 @@ fn merge(
 mod tests {
     use std::time::Duration;
 
-    use super::{SendState, HIDDEN};
+    use super::SendState;
     use crate::replication::multiplayer::node_table::{NodeKey, NodeTable};
     use crate::replication::multiplayer::test_support::{node, FakeState};
     use crate::transport::PeerId;
@@ -475,7 +529,7 @@ mod tests {
         send.hide(a);
         send.ack(6, Duration::ZERO);
         let n = *send.node(a).unwrap();
-        assert!(n.hidden() && n.resync.is_none() && n.acked == HIDDEN);
+        assert!(n.hidden() && n.resync.is_none());
         send.show(a, 7, true);
         let n = *send.node(a).unwrap();
         assert_eq!((n.acked, n.resync), (7, Some(7)));
@@ -483,6 +537,48 @@ mod tests {
         sent(&mut send, &table, 7, &[a]);
         send.ack(7, Duration::ZERO);
         assert_eq!(send.node(a).unwrap().resync, Some(7));
+    }
+
+    #[test]
+    fn acks_advance_across_the_wrap() {
+        let (table, keys) = table(1);
+        let a = keys[0];
+        let mut send = SendState::default();
+        send.join(&table, u32::MAX - 2);
+        for tick in [u32::MAX - 1, u32::MAX, 0, 1] {
+            sent(&mut send, &table, tick, &[a]);
+        }
+        send.owe_resync(a, u32::MAX);
+        for tick in [u32::MAX, 1, 0, u32::MAX - 1] {
+            assert!(send.ack(tick, Duration::ZERO).is_some(), "{tick}");
+        }
+        let n = *send.node(a).unwrap();
+        assert_eq!((n.acked, n.resync), (1, None));
+    }
+
+    #[test]
+    fn aging_moves_old_ticks_up_and_owes_a_resync_for_an_unacknowledged_change() {
+        let (mut table, keys) = table(3);
+        let mut send = SendState::default();
+        send.join(&table, 10);
+        // Node 1 has nothing to send; node 2 changed at 20, unacknowledged; node 3 is hidden.
+        touch(&mut table, keys[1], 20, true, true);
+        send.hide(keys[2]);
+        let (floor, tick) = (100, 100 + crate::tick::HORIZON);
+        for &key in &keys {
+            assert_eq!(send.stale(key, floor), key != keys[2]);
+            let node = table.get(key).unwrap();
+            send.age(key, node, floor, tick, PEER);
+            assert!(!send.stale(key, floor));
+        }
+        let n = |k: NodeKey| *send.node(k).unwrap();
+        assert_eq!((n(keys[0]).acked, n(keys[0]).resync), (floor, None));
+        assert_eq!((n(keys[1]).acked, n(keys[1]).resync), (floor, Some(tick)));
+        assert!(n(keys[2]).hidden());
+        // A resync asked for before the floor moves up to it.
+        send.owe_resync(keys[0], 50);
+        send.age(keys[0], table.get(keys[0]).unwrap(), floor, tick, PEER);
+        assert_eq!(send.node(keys[0]).unwrap().resync, Some(floor));
     }
 
     #[test]

@@ -23,6 +23,7 @@ use crate::replication::protocol::{
 };
 use crate::replication::Audience;
 use crate::scene::{Changed, NodeId, Scene, ValueAt};
+use crate::tick::HORIZON;
 use crate::transport::{Channel, DisconnectReason, PeerId, SendError};
 use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
 
@@ -33,9 +34,16 @@ pub(crate) struct Pending {
     pub(crate) nodes: Vec<(NodeId, PeerId, u32)>,
 }
 
+/// How many nodes the aging sweep visits per capture ([`ServerState::age_some`]).
+const AGED_PER_TICK: usize = 4;
+
 /// The server's replication state (also used offline).
 pub(crate) struct ServerState {
+    /// The tick of the latest capture. It wraps after 2³² ticks; every comparison with it is
+    /// by serial-number arithmetic ([`crate::tick`]).
     pub(crate) tick: u32,
+    /// Where the aging sweep ([`age_some`](Self::age_some)) is in the node table.
+    age_cursor: usize,
     accumulator: Duration,
     /// Fresh and freed net ids.
     ids: NetIds,
@@ -81,6 +89,7 @@ impl ServerState {
     pub(crate) fn new(tick: u32, first_net_id: u32) -> Self {
         Self {
             tick,
+            age_cursor: 0,
             accumulator: Duration::ZERO,
             ids: NetIds::new(first_net_id),
             nodes: NodeTable::default(),
@@ -131,9 +140,10 @@ impl ServerState {
     /// The oldest tick every ready client has acknowledged (the current tick without any).
     fn acked_by_all(&self) -> u32 {
         let ready = self.clients.iter().filter(|c| c.ready);
+        // The oldest in serial order (ticks wrap).
         ready
             .map(|c| c.stats.acknowledged_tick)
-            .min()
+            .min_by_key(|&t| crate::tick::tick_diff(t, self.tick))
             .unwrap_or(self.tick)
     }
 
@@ -448,7 +458,7 @@ impl ServerState {
                 c.last_heard = now;
                 if let Some(rtt) = c.send.ack(tick, now) {
                     c.stats.add_round_trip(rtt);
-                    if tick > c.stats.acknowledged_tick {
+                    if crate::tick::tick_after(tick, c.stats.acknowledged_tick) {
                         c.stats.acknowledged_tick = tick;
                         c.last_progress = now;
                     }
@@ -596,6 +606,7 @@ impl ServerState {
                 &mut self.changed,
                 &mut self.changed_rows,
             );
+            self.age_some(shared);
             if let Some(core) = core {
                 core.set_tick(self.tick);
                 self.send_snapshots(core, shared);
@@ -604,6 +615,50 @@ impl ServerState {
         shared.stats.networked_nodes = self.nodes.len();
         if self.interest.recount {
             self.recount_visible();
+        }
+    }
+
+    /// Ages the next [`AGED_PER_TICK`] nodes of the table (round robin), once per capture:
+    /// every tick stored for one (its shadow state's change ticks, each client's acknowledged
+    /// tick and resync) that is older than [`HORIZON`] moves up to that age, so that no stored
+    /// tick gets 2³¹ ticks behind the server's, where serial-number arithmetic would take it
+    /// for a newer one. A node is visited every `nodes / AGED_PER_TICK` captures, far within
+    /// the 2³⁰ ticks of slack (one capture per frame that reaches a network tick: a frame
+    /// spanning several ticks captures once). Costs a few nodes per capture, and allocates
+    /// nothing.
+    fn age_some(&mut self, shared: &mut Shared) {
+        let floor = self.tick.wrapping_sub(HORIZON);
+        let len = self.nodes.keys().len();
+        for _ in 0..AGED_PER_TICK.min(len) {
+            if self.age_cursor >= len {
+                self.age_cursor = 0;
+            }
+            let key = self.nodes.keys()[self.age_cursor];
+            self.age_cursor += 1;
+            let Some(n) = self.nodes.get(key) else {
+                continue;
+            };
+            if !n.has_state {
+                continue;
+            }
+            let stale = |t: u32| crate::tick::tick_after(floor, t);
+            let acks_stale = self
+                .clients
+                .iter()
+                .any(|c| c.ready && c.send.stale(key, floor));
+            if !(stale(n.last_changed[0]) || stale(n.last_changed[1]) || acks_stale) {
+                continue;
+            }
+            for c in self.clients.iter_mut().filter(|c| c.ready) {
+                c.send.age(key, n, floor, self.tick, c.peer);
+            }
+            let node = n.node;
+            if let (Some(last_changed), Some(n)) = (
+                shared.scene.age_shadow(node, floor),
+                self.nodes.get_mut(key),
+            ) {
+                n.last_changed = last_changed;
+            }
         }
     }
 
@@ -784,7 +839,8 @@ impl ServerState {
     }
 
     /// Sends this frame's spawns (in id order) to every joined client, with the state at this
-    /// moment (captured as tick 0).
+    /// moment (stamped with the tick of the latest capture: the next capture's changes are
+    /// after it).
     fn flush_spawns(&mut self, mut core: Option<&mut Outbox>, shared: &mut Shared) {
         let pending = std::mem::take(&mut self.pending);
         for p in pending {
@@ -827,7 +883,8 @@ impl ServerState {
     }
 
     /// Adds the pending spawn `p` to the group and node tables (its nodes still attached, each
-    /// with a shadow state captured now as tick 0, and had from tick 0 by every ready client),
+    /// with a shadow state captured now, stamped with the current tick, and had from that tick
+    /// by every ready client),
     /// and returns the group's key.
     fn network_group(&mut self, shared: &mut Shared, p: Pending) -> GroupKey {
         let Pending { group, nodes } = p;
@@ -859,7 +916,7 @@ impl ServerState {
             // The shadow's tag is the record's slot: capture names changed nodes by it.
             let tag = u32::try_from(key.slot()).unwrap_or(u32::MAX);
             if let (Some((last_changed, at)), Some(n)) = (
-                shared.scene.start_shadow(node, tag, 0),
+                shared.scene.start_shadow(node, tag, self.tick),
                 self.nodes.get_mut(key),
             ) {
                 n.has_state = true;
@@ -867,7 +924,7 @@ impl ServerState {
                 n.value_at = at;
             }
             for c in self.clients.iter_mut().filter(|c| c.ready) {
-                c.send.add(key, 0);
+                c.send.add(key, self.tick);
             }
         }
         g

@@ -93,7 +93,7 @@ pub struct NetworkStats {
 pub struct PeerNetworkStats {
     /// Whether the client completed the handshake (and receives snapshots).
     pub ready: bool,
-    /// The newest snapshot tick it acknowledged.
+    /// The newest snapshot tick it acknowledged (serial-number order: ticks wrap after 2³²).
     pub acknowledged_tick: u32,
     /// Bytes sent to it by the replication layer (control messages and snapshots).
     pub bytes_sent: u64,
@@ -286,8 +286,8 @@ impl LinkTracker {
             self.span = 1;
             self.newest_at = now;
             q.snapshots_received += 1;
-        } else if tick > self.newest {
-            let shift = tick - self.newest;
+        } else if crate::tick::tick_after(tick, self.newest) {
+            let shift = tick.wrapping_sub(self.newest);
             let w = WINDOW as u32;
             // Ticks of the window that leave it (bit `i` leaves once `i + shift >= 64`), and
             // the new ticks skipped past it entirely: those not received are missed.
@@ -317,7 +317,7 @@ impl LinkTracker {
             self.newest = tick;
             self.newest_at = now;
         } else {
-            let behind = self.newest - tick;
+            let behind = self.newest.wrapping_sub(tick);
             if behind < WINDOW as u32 && self.received & (1 << behind) != 0 {
                 q.duplicates += 1;
             } else {

@@ -36,7 +36,9 @@ impl FakeState {
     ) {
         let mut mask = 0u64;
         for (i, tick) in self.ticks.iter().enumerate() {
-            if since.map_or(true, |since| *tick > since) && !self.excluded(i, audience) {
+            if since.map_or(true, |since| crate::tick::tick_after(*tick, since))
+                && !self.excluded(i, audience)
+            {
                 mask |= 1 << i;
             }
         }

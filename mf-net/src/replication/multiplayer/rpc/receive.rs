@@ -14,6 +14,7 @@ use crate::replication::multiplayer::Outbox;
 use crate::replication::multiplayer::{Role, Shared};
 use crate::rpc::{call_catching, RpcCallError, RpcEntry, RpcInfo, RpcRegistry};
 use crate::scene::NodeId;
+use crate::tick::{tick_after, tick_diff, tick_max};
 use crate::transport::{DisconnectReason, PeerId};
 use crate::wire::{DecodeError, NetReader, ProtocolViolation};
 
@@ -82,11 +83,11 @@ pub(crate) fn on_rpc(
     // than two seconds of ticks past the newest snapshot is not believed (a broken or hostile
     // server would otherwise make the client discard every snapshot).
     if let Role::Client(client) = role {
-        let plausible = u32::from(client.tick_rate.max(1)) * 2;
-        if tick <= client.newest_applied.saturating_add(plausible) {
-            client.rpc_floor = client.rpc_floor.max(tick);
+        let plausible = i32::from(client.tick_rate.max(1)) * 2;
+        if tick_diff(tick, client.newest_applied) <= plausible {
+            client.rpc_floor = tick_max(client.rpc_floor, tick);
         }
-        ctx.set_state_newer(client.newest_applied > tick);
+        ctx.set_state_newer(tick_after(client.newest_applied, tick));
     }
     let result = call_catching(|| entry.dispatch(value, &mut ctx, r));
     let info = entry.info();
