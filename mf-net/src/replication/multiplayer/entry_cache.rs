@@ -173,7 +173,10 @@ impl EntryCache {
     /// An entry of `node` went out: a later refusal is reported again.
     #[inline]
     pub(crate) fn accept(node: &NetNode) {
-        node.over_limit.set(false);
+        // A read, not a write, on the common path: the flag is almost never set.
+        if node.over_limit.get() {
+            node.over_limit.set(false);
+        }
     }
 
     /// The nodes refused since the last call, each once (see [`refuse`](Self::refuse)).
