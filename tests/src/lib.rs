@@ -2,4 +2,5 @@
 
 pub mod alloc_counter;
 pub mod harness;
+pub mod rng;
 pub mod send_hook;

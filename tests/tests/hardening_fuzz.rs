@@ -12,6 +12,7 @@ use mf_net::replication::{MultiplayerError, MAX_NAME_BYTES};
 use mf_net::transport::simulated::NetworkConditions;
 use mf_net::wire::MAX_STRING_BYTES;
 use mf_net_tests::harness::{drain, Mp, World};
+use mf_net_tests::rng::Rng;
 
 /// A value holding a float, as one member.
 #[derive(NetCodec, Debug, Default, Clone, PartialEq)]
@@ -65,21 +66,13 @@ fn library() -> SceneLibrary {
     scenes
 }
 
-/// xorshift64*.
-struct Rng(u64);
+/// The values the fuzz picks.
+trait Values {
+    fn float(&mut self) -> f32;
+    fn text(&mut self) -> String;
+}
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
+impl Values for Rng {
     /// A float, often one that `==` gets wrong.
     fn float(&mut self) -> f32 {
         match self.below(8) {

@@ -22,6 +22,7 @@ use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net::transport::simulated::{NetworkConditions, SimulatedTransport};
 use mf_net::transport::Channel;
 use mf_net_tests::harness::{messages, Dyn, Mp};
+use mf_net_tests::rng::Rng;
 use mf_net_tests::send_hook::SendHook;
 
 /// A unit: one member of every kind, and a cargo list that sometimes makes its state 128
@@ -83,26 +84,6 @@ fn library() -> SceneLibrary {
 fn position(scene: &Scene, node: NodeId) -> Option<[f32; 3]> {
     let t = scene.get(scene.net_ref::<Trooper>(node)?)?;
     Some([t.x, 0.0, t.z])
-}
-
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
 }
 
 /// FNV-1a over every packet the server sent.
