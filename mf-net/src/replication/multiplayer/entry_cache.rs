@@ -108,8 +108,7 @@ impl EntryCache {
 
     /// Where the snapshot entry of the node `key` written with `since` for `audience` (net id,
     /// length, then the state `state` appends) lies in the cache's [`bytes`](Self::bytes):
-    /// encoded on the first request this tick, found on every later one. Entries encoded one
-    /// after the other lie back to back.
+    /// encoded on the first request this tick, found on every later one.
     #[inline]
     pub(crate) fn range(
         &mut self,
@@ -133,8 +132,7 @@ impl EntryCache {
         record.start as usize..record.end as usize
     }
 
-    /// The cached bytes in `range` (from [`range`](Self::range), or several of its ranges
-    /// back to back).
+    /// The cached bytes in `range` (from [`range`](Self::range)).
     #[inline]
     pub(crate) fn bytes(&self, range: Range<usize>) -> &[u8] {
         &self.bytes.as_slice()[range]

@@ -2,7 +2,6 @@
 //! cursor, each entry carrying what changed since the client's acknowledged tick for it, within
 //! the byte budget.
 
-use std::ops::Range;
 use std::time::Duration;
 
 use super::client_slot::ClientSlot;
@@ -95,9 +94,6 @@ pub(crate) fn write(
     let (before, after) = keys.split_at(keys.partition_point(|k| k.id() < *out.cursor));
     let mut truncated = false;
     let mut cursor = 0;
-    // Cached entry bytes not yet copied into `w`: entries that lie back to back in the cache
-    // (as they do for clients that acknowledged the same tick) are copied in one go.
-    let mut run = 0..0;
     for &key in after.iter().chain(before) {
         let (Some(node), Some(ack)) = (nodes.get(key), out.acks.get(key)) else {
             continue;
@@ -124,9 +120,9 @@ pub(crate) fn write(
                 entries.refuse(node, key);
                 continue;
             }
-            let fits = fits(budget, w.len() + run.len() + range.len(), out.carried);
+            let fits = fits(budget, w.len() + range.len(), out.carried);
             if fits {
-                run = extend(w, entries, run, range);
+                w.write_bytes(entries.bytes(range));
             }
             fits
         } else {
@@ -149,7 +145,6 @@ pub(crate) fn write(
         EntryCache::accept(node);
         out.carried.push(key);
     }
-    w.write_bytes(entries.bytes(run));
     w.write_var_u32(0);
     if truncated {
         w.patch(flags_at, &[SNAPSHOT_TRUNCATED]);
@@ -164,23 +159,6 @@ pub(crate) fn write(
 #[inline]
 fn fits(budget: usize, len: usize, carried: &[NodeKey]) -> bool {
     budget == 0 || len < budget || carried.is_empty()
-}
-
-/// Adds the cached entry at `range` to the bytes `run` waiting to be copied into `w`: the run
-/// grows if the entry follows it in the cache; otherwise the run is copied and the entry
-/// starts the next one.
-#[inline]
-fn extend(
-    w: &mut NetWriter,
-    entries: &EntryCache,
-    run: Range<usize>,
-    range: Range<usize>,
-) -> Range<usize> {
-    if range.start == run.end {
-        return run.start..range.end;
-    }
-    w.write_bytes(entries.bytes(run));
-    range
 }
 
 /// Whether the nodes of group `g` go into a snapshot of `tick` (its update period; a node whose
