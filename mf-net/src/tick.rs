@@ -45,10 +45,15 @@ pub(crate) fn unwrap_near(tick: u32, reference: f64) -> f64 {
     if !reference.is_finite() {
         return f64::from(tick);
     }
-    let base = reference.floor();
-    // `base` modulo 2³², exact: `base` is a whole number, and f64 holds every integer up to
-    // 2⁵³.
-    let base_tick = base.rem_euclid(4_294_967_296.0) as u32;
+    // The whole ticks of `reference` (truncated towards zero, saturating far past any real
+    // tick count), and their value modulo 2³² by the cast, with no division: this runs for
+    // every interpolated member of every row, every frame.
+    #[allow(clippy::cast_possible_truncation)]
+    let base = reference as i64;
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let base_tick = base as u32;
+    #[allow(clippy::cast_precision_loss)]
+    let base = base as f64;
     base + f64::from(tick_diff(tick, base_tick))
 }
 
