@@ -11,50 +11,13 @@ use std::time::Duration;
 
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
 use mf_net::transport::simulated::{NetworkConditions, SimulatedTransport};
-use mf_net::transport::{Channel, PeerId, Transport, TransportEvent};
+use mf_net::transport::Transport;
 use mf_net_secure::{SecureClient, SecureServer, ServerConfig};
 use mf_net_tests::alloc_counter;
+use mf_net_tests::echo::round;
 use secure_common::{token, KEY, NOW, PROTOCOL};
 
 const CLIENTS: usize = 8;
-
-/// One round: every client sends on both channels, the server echoes everything, the clients
-/// read the echoes. Returns how many echoes the clients read.
-fn round<S: Transport, C: Transport>(server: &mut S, clients: &mut [C], dt: Duration) -> usize {
-    let reliable = [7u8; 32];
-    let unreliable = [9u8; 200];
-    for client in clients.iter_mut() {
-        client.advance(dt);
-        let _ = client.send(PeerId::SERVER, Channel::Reliable, &reliable);
-        let _ = client.send(PeerId::SERVER, Channel::Unreliable, &unreliable);
-        client.flush();
-    }
-    server.advance(dt);
-    while let Some(event) = server.poll_event() {
-        if let TransportEvent::Received {
-            peer,
-            channel,
-            data,
-        } = event
-        {
-            let mut echo = [0u8; 256];
-            let len = data.len().min(echo.len());
-            echo[..len].copy_from_slice(&data[..len]);
-            let _ = server.send(peer, channel, &echo[..len]);
-        }
-    }
-    server.flush();
-    let mut echoes = 0;
-    for client in clients.iter_mut() {
-        while let Some(event) = client.poll_event() {
-            if let TransportEvent::Received { data, .. } = event {
-                assert!(data[0] == 7 || data[0] == 9);
-                echoes += 1;
-            }
-        }
-    }
-    echoes
-}
 
 /// A secure server and its clients over `network`, each end wrapped by `wrap` first.
 fn secure<T: Transport>(
