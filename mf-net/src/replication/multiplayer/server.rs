@@ -495,7 +495,8 @@ impl ServerState {
         scene: &Scene,
         root: NodeId,
     ) -> Result<(), MultiplayerError> {
-        for node in instance_nodes(scene, root) {
+        let others = scene.networked_depth_first(root).filter(|&n| n != root);
+        for node in std::iter::once(root).chain(others) {
             self.scratch.clear();
             if scene.write_state(node, &mut self.scratch) && self.scratch.over_limit() {
                 return Err(MultiplayerError::StateOverLimit(node));
