@@ -125,6 +125,12 @@ impl<T: MemberInterpolate> Member<T> {
     pub fn snap_member(value: &mut T, buffer: &mut InterpolationBuffer<T>) {
         value.snap_member(buffer);
     }
+
+    /// [`MemberInterpolate::smooth_member`].
+    #[inline]
+    pub fn smooth_member(value: &mut T, from: &T, to: &T, weight: f32) {
+        value.smooth_member(from, to, weight);
+    }
 }
 
 /// The items of [`Member<T>`] for a `T` that lacks a member trait. They only let the rest of
@@ -191,6 +197,9 @@ pub trait MemberFallback<T> {
 
     /// Stands in for [`Member::snap_member`].
     fn snap_member(_value: &mut T, _buffer: &mut InterpolationBuffer<T>) {}
+
+    /// Stands in for [`Member::smooth_member`].
+    fn smooth_member(_value: &mut T, _from: &T, _to: &T, _weight: f32) {}
 }
 
 impl<T> MemberFallback<T> for Member<T> {}

@@ -239,6 +239,7 @@ fn schema_hash_and_members_carry_the_quantization() {
             type_name: <Vec3 as NetCodec>::NAME,
             schema_hash: <Vec3 as NetCodec>::SCHEMA_HASH,
             interpolate: false,
+            predict: false,
             condition: MemberCondition::Always,
             initial_only: false,
             on_change: None,

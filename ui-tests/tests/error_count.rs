@@ -16,6 +16,10 @@ const CASES: &[(&str, usize)] = &[
     ("replicated/quantize_not_quantizable.rs", 1),
     // `Texture` lacks `NetCodec`, `PartialEq`, `Clone` and `Interpolate`.
     ("replicated/member_lacks_every_trait.rs", 4),
+    // Option conflicts: one error each, at `predict`.
+    ("replicated/predict_and_quantize.rs", 1),
+    ("replicated/predict_and_initial_only.rs", 1),
+    ("replicated/predict_and_skip_owner.rs", 1),
     ("rpcs/param_not_codec.rs", 1),
     ("rpcs/not_replicated.rs", 1),
 ];

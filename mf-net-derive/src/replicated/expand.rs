@@ -1,4 +1,5 @@
-//! Step 3: the hidden shadow-state struct, the `Replicated` impl and the registry entry.
+//! Step 3: the hidden shadow-state struct, the `Replicated` impl and the registry entry (the
+//! interpolation items come from `expand_interp`, the prediction items from `expand_predict`).
 //!
 //! - Every use of a member's type goes through `<FieldTy as MemberCodec / MemberEq /
 //!   MemberClone>::..` spanned at the field's type, and every use of a flattened base through
@@ -176,6 +177,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         let type_name = codec(&f.ty, "NAME");
         let hash = codec(&f.ty, "SCHEMA_HASH");
         let interpolate = member.interpolate;
+        let predict = member.predict;
         let condition = match member.condition {
             Condition::Always => quote!(Always),
             Condition::OwnerOnly => quote!(OwnerOnly),
@@ -202,6 +204,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
                 type_name: #type_name,
                 schema_hash: #hash,
                 interpolate: #interpolate,
+                predict: #predict,
                 condition: #p::MemberCondition::#condition,
                 initial_only: #initial_only,
                 on_change: #on_change,
@@ -501,6 +504,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
     });
     let interp = super::expand_interp::expand(m);
     let (interp_items, interp_impl) = (&interp.items, &interp.impl_items);
+    let predict_impl = super::expand_predict::expand(m);
 
     quote! {
         #[doc(hidden)]
@@ -681,6 +685,8 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
                 }
 
                 #interp_impl
+
+                #predict_impl
             }
 
             #p::inventory::submit! {
@@ -703,6 +709,7 @@ pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
     let p = runtime::private();
     let ident = &input.ident;
     let interp = super::expand_interp::placeholder_items();
+    let predict = super::expand_predict::placeholder_items();
     quote! {
         #[doc(hidden)]
         #[allow(unused_qualifications, clippy::all)]
@@ -764,6 +771,8 @@ pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
                 fn run_on_change(&mut self, _: &[u64]) {}
 
                 #interp
+
+                #predict
             }
         };
     }

@@ -3,6 +3,7 @@
 mod check;
 mod expand;
 mod expand_interp;
+mod expand_predict;
 mod parse;
 mod tokens;
 

@@ -32,6 +32,10 @@ pub(crate) struct MemberOptions {
     /// `#[replicated(interpolate)]`: clients blend the value between snapshots.
     #[darling(with = |m| crate::attr::flag("replicated", m))]
     pub(crate) interpolate: Flag,
+    /// `#[replicated(predict)]`: the owning client simulates the value locally (client-side
+    /// prediction with rollback).
+    #[darling(with = |m| crate::attr::flag("replicated", m))]
+    pub(crate) predict: Flag,
     /// `#[replicated(flatten)]`: the field is a `Replicated` base whose state goes first.
     #[darling(with = |m| crate::attr::flag("replicated", m))]
     pub(crate) flatten: Flag,
@@ -92,6 +96,7 @@ pub(crate) enum Condition {
 /// A member's options.
 pub(crate) struct Member {
     pub(crate) interpolate: bool,
+    pub(crate) predict: bool,
     pub(crate) condition: Condition,
     pub(crate) initial_only: bool,
     pub(crate) on_change: Option<Path>,
@@ -103,6 +108,7 @@ impl Member {
     fn plain() -> Self {
         Self {
             interpolate: false,
+            predict: false,
             condition: Condition::Always,
             initial_only: false,
             on_change: None,
@@ -112,7 +118,8 @@ impl Member {
 
     /// The options as bits, for the schema hash: interpolate, owner_only, skip_owner,
     /// initial_only, on_change (whether there is a hook, not its path), quantize (its
-    /// arguments are hashed separately), smallest_three.
+    /// arguments are hashed separately), smallest_three, predict. Each bit is 0 when its option
+    /// is absent, so adding one leaves the hashes of types without it as they were.
     pub(crate) fn flags(&self) -> u64 {
         u64::from(self.interpolate)
             | u64::from(self.condition == Condition::OwnerOnly) << 1
@@ -121,6 +128,7 @@ impl Member {
             | u64::from(self.on_change.is_some()) << 4
             | u64::from(self.quantize.is_some()) << 5
             | u64::from(self.quantize.is_some_and(|q| q.smallest_three)) << 6
+            | u64::from(self.predict) << 7
     }
 }
 
@@ -459,6 +467,7 @@ pub(crate) fn role(attrs: &[Attribute], errors: &mut darling::error::Accumulator
             ("owner_only", &options.owner_only),
             ("skip_owner", &options.skip_owner),
             ("initial_only", &options.initial_only),
+            ("predict", &options.predict),
         ];
         for (name, flag) in flags {
             if flag.is_present() {
@@ -516,8 +525,40 @@ pub(crate) fn role(attrs: &[Attribute], errors: &mut darling::error::Accumulator
              sent once, in the spawn, so clients have nothing to blend; remove `interpolate`",
         ));
     }
+    let predict = options.predict.is_present();
+    if predict {
+        // At `predict`, once per conflicting option.
+        let span = options.predict.span();
+        if options.quantize.is_some() {
+            errors.push(error_at(
+                span,
+                "`predict` and `quantize` cannot be combined: the server simulates the member at \
+                 full precision while the owner would re-simulate from the quantized value it \
+                 receives, so its predictions would never match; remove `quantize` (or \
+                 `predict`)",
+            ));
+        }
+        if initial_only {
+            errors.push(error_at(
+                span,
+                "`predict` and `initial_only` cannot be combined: a predicted member must \
+                 travel in snapshots, where the owner checks its prediction against the \
+                 server's value, and an `initial_only` member is sent once, in the spawn; \
+                 remove one of them",
+            ));
+        }
+        if condition == Condition::SkipOwner {
+            errors.push(error_at(
+                span,
+                "`predict` and `skip_owner` cannot be combined: the owner must receive the \
+                 server's value to check its prediction, and `skip_owner` sends it to everyone \
+                 but the owner; remove `skip_owner` (or `predict`)",
+            ));
+        }
+    }
     Role::Member(Member {
         interpolate: interpolate && !initial_only,
+        predict,
         condition,
         initial_only,
         on_change: options.on_change.map(|hook| hook.path),

@@ -47,6 +47,11 @@ pub trait MemberInterpolate: Sized {
 
     /// Snaps `self` to the buffer's newest sample, then clears the buffer (the clock snapped).
     fn snap_member(&mut self, buffer: &mut InterpolationBuffer<Self>);
+
+    /// Moves `self` by `weight` times the offset `from − to`, with [`Interpolate`] alone (a
+    /// `#[replicated(predict, interpolate)]` member's error smoothing; see
+    /// [`Replicated::smooth_predicted`](crate::replication::Replicated::smooth_predicted)).
+    fn smooth_member(&mut self, from: &Self, to: &Self, weight: f32);
 }
 
 impl<T: Interpolate> MemberInterpolate for T {
@@ -88,5 +93,12 @@ impl<T: Interpolate> MemberInterpolate for T {
             self.clone_from(newest);
         }
         buffer.clear();
+    }
+
+    #[inline]
+    fn smooth_member(&mut self, from: &Self, to: &Self, weight: f32) {
+        // `to + 2·((from + self)/2 − to)` = `self + (from − to)`.
+        let shifted = to.interpolate(&from.interpolate(self, 0.5), 2.0);
+        *self = self.interpolate(&shifted, weight);
     }
 }

@@ -24,6 +24,7 @@ pub struct RegisteredType {
     rust_name: fn() -> &'static str,
     on_change: bool,
     owner_conditions: bool,
+    predicts: bool,
 }
 
 impl RegisteredType {
@@ -38,6 +39,7 @@ impl RegisteredType {
             rust_name: std::any::type_name::<T>,
             on_change: T::ON_CHANGE,
             owner_conditions: T::OWNER_CONDITIONS,
+            predicts: T::PREDICTS,
         }
     }
 
@@ -88,6 +90,13 @@ impl RegisteredType {
     /// ([`Replicated::OWNER_CONDITIONS`]).
     pub fn has_owner_conditions(&self) -> bool {
         self.owner_conditions
+    }
+
+    /// Whether the type (bases included) has `#[replicated(predict)]` members
+    /// ([`Replicated::PREDICTS`]): only then does the owning client simulate, check and
+    /// correct it.
+    pub fn predicts(&self) -> bool {
+        self.predicts
     }
 }
 

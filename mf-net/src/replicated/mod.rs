@@ -25,6 +25,10 @@ pub struct MemberInfo {
     pub schema_hash: u64,
     /// Whether clients blend it (`#[replicated(interpolate)]`).
     pub interpolate: bool,
+    /// Whether the owning client simulates it locally, and checks and corrects its prediction
+    /// against the server's value (`#[replicated(predict)]`). Never quantized, never
+    /// `initial_only` nor `skip_owner`.
+    pub predict: bool,
     /// Which clients receive it (`#[replicated(owner_only)]`, `#[replicated(skip_owner)]`).
     pub condition: MemberCondition,
     /// Whether it is sent only in the spawn's full state (`#[replicated(initial_only)]`).
@@ -110,6 +114,10 @@ impl Audience {
 /// also clear `initial_only` members. The wire format is the same: only the mask differs.
 /// Clients run `on_change` hooks after applying a changed value
 /// ([`read_tracked`](Self::read_tracked), then [`run_on_change`](Self::run_on_change)).
+/// `predict` members change nothing on the wire either: the owning client simulates them and
+/// compares, restores and smooths them through [`predicted_difference`](Self::predicted_difference),
+/// [`restore_predicted`](Self::restore_predicted) and
+/// [`smooth_predicted`](Self::smooth_predicted).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a replicated type: it does not implement `Replicated`",
     label = "not `Replicated`",
@@ -281,4 +289,42 @@ pub trait Replicated: Sized + 'static {
     /// The client's clock snapped: every interpolated member snaps to its newest sample and
     /// its buffer is cleared.
     fn snap_interp(&mut self, interp: &mut Self::Interp);
+
+    /// The own members marked `#[replicated(predict)]` (bit *i* = the *i*-th member).
+    const PREDICTED: u64;
+
+    /// Whether the chain (bases included) has a predicted member.
+    const PREDICTS: bool;
+
+    /// Assigns every predicted member of the chain (bases first) from `state`'s shadow values
+    /// (`clone_from`), leaving every other member as it is.
+    ///
+    /// Predicted members are never quantized, so the shadow holds the plain value (for a state
+    /// made with [`new_state`](Self::new_state), the value the member had then).
+    fn restore_predicted(&mut self, state: &Self::State);
+
+    /// The name of the first predicted member of the chain (bases first, then own members in
+    /// declaration order) whose shadow values in `a` and `b` differ by
+    /// [`NetCodec::same_encoding`](crate::codec::NetCodec::same_encoding) (floats by bits: a
+    /// NaN equals itself, `-0.0` differs from `0.0`; `PartialEq` for a type that does not
+    /// say), or `None` if every predicted member is the same.
+    fn predicted_difference(a: &Self::State, b: &Self::State) -> Option<&'static str>;
+
+    /// Error smoothing: for every predicted member that is also `interpolate`, moves the member
+    /// by `weight` times the offset `from − to`: `self.m = self.m.interpolate(&shifted, weight)`
+    /// where `shifted = to.m.interpolate(&from.m.interpolate(&self.m, 0.5), 2.0)` (that is
+    /// `self + (from − to)`, written with [`Interpolate`](crate::interpolation::Interpolate)
+    /// alone). Other members are untouched. At `weight` 0 the member keeps its value exactly,
+    /// at 1 it is `shifted` exactly.
+    ///
+    /// The formula relies on `interpolate` extrapolating at `t = 2`. `f32`, `f64` and the
+    /// `glam` vectors do (linearly; with a NaN or infinite value among `self`, `from` and `to`
+    /// the result is not an offset but what those impls give for non-finite samples, the
+    /// newer one of each pair).
+    /// `glam::Quat` clamps `t` to `0..=1`: `shifted` is then the slerp midpoint of
+    /// `from` and `self`, whatever `to` is, so a predicted rotation is pulled by `weight`
+    /// towards halfway to `from` instead of being offset by the rotation from `to` to `from`.
+    /// A type whose `interpolate` clamps behaves the same way; give such a member its own
+    /// smoothing, or do not mark it `interpolate`.
+    fn smooth_predicted(&mut self, from: &Self::State, to: &Self::State, weight: f32);
 }

@@ -28,6 +28,8 @@ struct Player {
     class: u8,
     #[replicated(initial_only, on_change = hooks::on_name)]
     name: String,
+    #[replicated(predict, interpolate, owner_only, on_change = Self::moved)]
+    stamina: f32,
     renamed: bool,
 }
 
@@ -38,8 +40,9 @@ impl Player {
 fn main() {
     use mf_net::replication::Replicated as _;
     assert_eq!(Player::OWNER_EXCLUDED, 0b001);
-    assert_eq!(Player::NON_OWNER_EXCLUDED, 0b010);
     assert_eq!(Player::SNAPSHOT_EXCLUDED, 0b110);
-    assert!(Player::OWNER_CONDITIONS && Player::ON_CHANGE);
+    assert_eq!(Player::NON_OWNER_EXCLUDED, 0b1010);
+    assert_eq!(Player::PREDICTED, 0b1000);
+    assert!(Player::OWNER_CONDITIONS && Player::ON_CHANGE && Player::PREDICTS);
     let _ = Player::default().renamed;
 }

@@ -1,0 +1,154 @@
+//! Step 3, client-side prediction: the `Replicated` items for `#[replicated(predict)]` members
+//! (`PREDICTED`, `PREDICTS`, `restore_predicted`, `predicted_difference`, `smooth_predicted`).
+//!
+//! They work on the shadow state (`Replicated::State`) the rest of the expansion defines: a
+//! predicted member is never quantized (the parser refuses the combination), so its shadow
+//! field holds the plain value. As in `expand`, every use of a member's type goes through
+//! `Member::<FieldTy>::..` spanned at the field's type, and every use of a flattened base through
+//! `<BaseTy as Replicated>::..` spanned at the base's type.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::Type;
+
+use super::parse::{Field, Role};
+use super::tokens::{at, local, mask_of, members, spanned_item, unchanged};
+use super::Model;
+use crate::runtime;
+
+/// The prediction items of `m`'s `impl Replicated` block.
+pub(crate) fn expand(m: &Model) -> TokenStream {
+    let p = &runtime::private();
+    let (s, a, b, from, to, weight) = (
+        local("__s"),
+        local("__a"),
+        local("__b"),
+        local("__from"),
+        local("__to"),
+        local("__weight"),
+    );
+    let members = members(m);
+    let predicted: Vec<&Field> = members
+        .iter()
+        .filter(|(_, _, member)| member.predict && member.quantize.is_none())
+        .map(|(_, f, _)| *f)
+        .collect();
+    let smoothed: Vec<&Field> = members
+        .iter()
+        .filter(|(_, _, member)| member.predict && member.interpolate && member.quantize.is_none())
+        .map(|(_, f, _)| *f)
+        .collect();
+    let bases: Vec<&Field> = m
+        .fields
+        .iter()
+        .filter(|f| matches!(f.role, Role::Base))
+        .collect();
+    let base = |ty: &Type, item: &str| spanned_item(p, ty, "Replicated", item);
+
+    let own_mask = mask_of(&members, |member| {
+        member.predict && member.quantize.is_none()
+    });
+    let own_predicts = !predicted.is_empty();
+    let base_predicts = bases.iter().map(|f| {
+        let flag = base(&f.ty, "PREDICTS");
+        quote!(|| #flag)
+    });
+
+    // restore_predicted: the bases' predicted members, then the own ones.
+    let restore_bases = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let s = at(&s, sp);
+        let restore = base(&f.ty, "restore_predicted");
+        quote_spanned!(sp=> #restore(&mut self.#field, &#s.#field);)
+    });
+    let restore_members = predicted.iter().map(|f| {
+        let field = &f.ident;
+        let copy_into = spanned_item(p, &f.ty, "MemberClone", "copy_into");
+        quote!(#copy_into(&#s.#field, &mut self.#field);)
+    });
+
+    // predicted_difference: the first predicted member (bases first) whose shadows differ.
+    let difference_bases = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let (a, b) = (at(&a, sp), at(&b, sp));
+        let difference = base(&f.ty, "predicted_difference");
+        let name = local("__name");
+        quote_spanned! {sp=>
+            if let #p::Option::Some(#name) = #difference(&#a.#field, &#b.#field) {
+                return #p::Option::Some(#name);
+            }
+        }
+    });
+    let difference_members = predicted.iter().map(|f| {
+        let field = &f.ident;
+        let name = f.schema_name();
+        let same = unchanged(p, &f.ty, &quote!(&#a.#field), &quote!(&#b.#field));
+        quote! {
+            if !(#same) {
+                return #p::Option::Some(#name);
+            }
+        }
+    });
+
+    // smooth_predicted: every predicted member that is also interpolated.
+    let smooth_bases = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let (from, to, weight) = (at(&from, sp), at(&to, sp), at(&weight, sp));
+        let smooth = base(&f.ty, "smooth_predicted");
+        quote_spanned!(sp=> #smooth(&mut self.#field, &#from.#field, &#to.#field, #weight);)
+    });
+    let smooth_members = smoothed.iter().map(|f| {
+        let field = &f.ident;
+        let smooth = spanned_item(p, &f.ty, "MemberInterpolate", "smooth_member");
+        quote!(#smooth(&mut self.#field, &#from.#field, &#to.#field, #weight);)
+    });
+
+    quote! {
+        const PREDICTED: u64 = #own_mask;
+
+        const PREDICTS: bool = #own_predicts #(#base_predicts)*;
+
+        #[inline]
+        fn restore_predicted(&mut self, #s: &Self::State) {
+            #(#restore_bases)*
+            #(#restore_members)*
+        }
+
+        #[inline]
+        fn predicted_difference(
+            #a: &Self::State,
+            #b: &Self::State,
+        ) -> #p::Option<&'static str> {
+            #(#difference_bases)*
+            #(#difference_members)*
+            #p::Option::None
+        }
+
+        #[inline]
+        fn smooth_predicted(&mut self, #from: &Self::State, #to: &Self::State, #weight: f32) {
+            #(#smooth_bases)*
+            #(#smooth_members)*
+        }
+    }
+}
+
+/// The placeholder impl's prediction items (see `expand::placeholder_impl`).
+pub(crate) fn placeholder_items() -> TokenStream {
+    let p = runtime::private();
+    quote! {
+        const PREDICTED: u64 = 0;
+        const PREDICTS: bool = false;
+
+        fn restore_predicted(&mut self, _: &Self::State) {}
+
+        fn predicted_difference(_: &Self::State, _: &Self::State) -> #p::Option<&'static str> {
+            #p::Option::None
+        }
+
+        fn smooth_predicted(&mut self, _: &Self::State, _: &Self::State, _: f32) {}
+    }
+}
