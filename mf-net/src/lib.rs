@@ -22,7 +22,10 @@
 //!   [`Multiplayer`](replication::Multiplayer), the runtime: handshake, spawns, delta snapshots
 //!   with acknowledgements, interest management, timeouts and stats;
 //! - [`rpc`]: `#[rpcs]` / `#[rpc(..)]` methods, their dispatch tables and typed senders;
-//! - [`interpolation`]: what clients use to show interpolated members smoothly.
+//! - [`interpolation`]: what clients use to show interpolated members smoothly;
+//! - [`prediction`]: fixed-tick simulation with tick-stamped inputs, client-side prediction
+//!   with rollback ([`Simulation`](prediction::Simulation)), and the server's
+//!   [`LagHistory`](prediction::LagHistory) for hit checks as a client saw the world.
 //!
 //! The book (`book/` in the repository) walks through every layer with code that is compiled and
 //! run by the test suite.
@@ -31,6 +34,7 @@ pub mod bus;
 pub mod codec;
 pub mod interpolation;
 mod member_proxy;
+pub mod prediction;
 mod replicated;
 pub mod replication;
 pub mod rpc;

@@ -18,9 +18,12 @@
 //! | 4086 | ack | client → server | snapshot tick varint |
 //! | 4087 | authority | server → client | net id varint · peer varint u64 · recursive bool |
 //! | 4088 | rpc | both | net id varint · RPC wire id varint · arguments (each parameter's `NetCodec` encoding); reliable or unreliable as the RPC is declared |
+//! | 4089 | input | client → server | newest tick varint · count `u8` (1–32) · per input, oldest first (ticks `newest − count + 1` … `newest`): `0` (the same bytes as the input before it) or byte length + 1 varint and the input's `NetCodec` bytes (at most 256) · view: `0`, or render tick's whole ticks behind the input's tick + 1 varint and its fraction in 256ths `u8` |
+//! | 4090 | input ack | server → client | newest input tick received varint · lead varint i32 (ticks the newest input was ahead of the ticks simulated since the last ack, at the lowest; negative: late) |
 //!
-//! An idle snapshot is the header, the flags byte and the terminating 0: 9 bytes. The remaining
-//! reserved ids are unused.
+//! Input and input ack travel on the unreliable channel; only a
+//! [`Simulation`](crate::prediction::Simulation) sends them. An idle snapshot is the header,
+//! the flags byte and the terminating 0: 9 bytes. The remaining reserved ids are unused.
 //!
 //! When some spawnable scene's type has RPCs, the hello carries their signatures after the
 //! shapes (type count varint · per type: stable name string · RPC count varint · per RPC:
@@ -45,3 +48,8 @@ pub const AUTHORITY: u16 = HELLO + 7;
 /// Both ways: one RPC call (see
 /// [`multiplayer`](crate::replication::multiplayer)).
 pub const RPC: u16 = HELLO + 8;
+/// Client → server: the inputs of the newest ticks (see
+/// [`Simulation`](crate::prediction::Simulation)).
+pub const INPUT: u16 = HELLO + 9;
+/// Server → client: the newest input received and how early the inputs arrive.
+pub const INPUT_ACK: u16 = HELLO + 10;

@@ -10,6 +10,7 @@
 
 use std::any::Any;
 
+use super::predicted::{Confirmation, RowPrediction};
 use super::{NodeId, ValueSlot};
 use crate::replicated::{Audience, RegisteredType, Replicated};
 use crate::tick::{tick_after, tick_diff, tick_max, unwrap_near, HORIZON};
@@ -92,12 +93,20 @@ struct Row<T: Replicated> {
     last_changed: LastChanged,
     /// The client's interpolation state, while the node is networked and interpolated.
     interp: Option<RowInterp<T>>,
+    /// The client's prediction state, while this client owns the node and predicts it (then
+    /// it has no interpolation state).
+    pred: PredictionSlot<T>,
 }
+
+/// Where a row keeps its prediction state.
+pub(super) type PredictionSlot<T> = Option<Box<RowPrediction<T>>>;
 
 /// The values of every node holding a `T`, with their rows (see the [module docs](self)).
 pub(crate) struct Column<T: Replicated> {
     values: Vec<T>,
     rows: Vec<Row<T>>,
+    /// Rows with a prediction state.
+    predicted: usize,
 }
 
 impl<T: Replicated> Column<T> {
@@ -106,6 +115,7 @@ impl<T: Replicated> Column<T> {
         Self {
             values: Vec::new(),
             rows: Vec::new(),
+            predicted: 0,
         }
     }
 
@@ -118,6 +128,7 @@ impl<T: Replicated> Column<T> {
             shadow: None,
             last_changed: [0; 2],
             interp: None,
+            pred: None,
         });
         row_index(self.values.len() - 1)
     }
@@ -142,6 +153,38 @@ impl<T: Replicated> Column<T> {
         self.rows.iter().map(|r| r.node).zip(&mut self.values)
     }
 
+    /// The values, with every row's node and prediction state (none when no row has one:
+    /// the passes over predicted rows then visit nothing).
+    pub(super) fn parts_mut(
+        &mut self,
+    ) -> (
+        &mut [T],
+        impl Iterator<Item = (NodeId, &mut PredictionSlot<T>)>,
+    ) {
+        let n = if self.predicted == 0 {
+            0
+        } else {
+            self.rows.len()
+        };
+        (
+            &mut self.values,
+            self.rows.iter_mut().take(n).map(|r| (r.node, &mut r.pred)),
+        )
+    }
+
+    /// The nodes a simulation step advances with their values: every row when `all` (the
+    /// server), else the predicted ones.
+    pub(crate) fn simulated_mut(
+        &mut self,
+        all: bool,
+    ) -> impl Iterator<Item = (NodeId, &mut T)> + '_ {
+        self.rows
+            .iter()
+            .zip(&mut self.values)
+            .filter(move |(r, _)| all || r.pred.is_some())
+            .map(|(r, v)| (r.node, v))
+    }
+
     /// Replaces the value of `row`, keeping the runtime's state (a shadow state compares the
     /// new value with what was sent).
     pub(crate) fn replace(&mut self, row: u32, value: T) {
@@ -161,6 +204,18 @@ impl<T: Replicated> Column<T> {
         r: &mut NetReader<'_>,
         at: &mut EntryRead<'_>,
     ) -> Result<(), DecodeError> {
+        if T::PREDICTS && self.predicted > 0 {
+            if let Some(pred) = self
+                .rows
+                .get_mut(row as usize)
+                .and_then(|m| m.pred.as_mut())
+            {
+                // Predicted: the server's values go straight into the value, confirmed once
+                // every snapshot of the frame is in (see `predicted`).
+                pred.carried(at.tick);
+                return self.read(row, r, at.changed);
+            }
+        }
         if !T::INTERPOLATED {
             // No interpolation state to look at: the value alone (its row stays untouched).
             return self.read(row, r, at.changed);
@@ -278,6 +333,30 @@ pub(crate) trait ErasedColumn {
     /// row that settled (its newest samples were written, and it is known still past them)
     /// is skipped until a new sample arrives or the buffers snap.
     fn blend(&mut self, at: BlendAt);
+
+    /// Client: `row` is predicted from now on (if its type has a predicted member), confirmed
+    /// as it is at `tick`, with `history` ticks of history (a power of two); it stops
+    /// interpolating. Returns whether it is predicted.
+    fn start_prediction(&mut self, row: u32, tick: u32, history: usize) -> bool;
+    /// Client: `row` is no longer predicted (it interpolates again once started); returns
+    /// whether it was.
+    fn stop_prediction(&mut self, row: u32) -> bool;
+    /// The passes of [`predicted`](super::predicted) (see the `Scene` functions there).
+    fn predict_restore_confirmed(&mut self);
+    /// See [`Scene::confirm_predicted`](super::Scene::confirm_predicted).
+    fn predict_confirm(&mut self, known_floor: u32, present: Option<u32>, out: &mut Confirmation);
+    /// See [`Scene::restore_predicted_at`](super::Scene::restore_predicted_at).
+    fn predict_restore_at(&mut self, tick: u32, smoothing: bool);
+    /// See [`Scene::record_predicted`](super::Scene::record_predicted).
+    fn predict_record(&mut self, tick: u32);
+    /// See [`Scene::end_correction`](super::Scene::end_correction).
+    fn predict_end_correction(&mut self, tick: u32);
+    /// See [`Scene::show_predicted`](super::Scene::show_predicted).
+    fn predict_show(&mut self, fade: f32);
+    /// See [`Scene::check_predicted`](super::Scene::check_predicted).
+    fn predict_check(&mut self, tick: u32) -> Option<(NodeId, &'static str)>;
+    /// See [`Scene::restore_history`](super::Scene::restore_history).
+    fn predict_restore_history(&mut self, tick: u32);
 }
 
 impl<T: Replicated> ErasedColumn for Column<T> {
@@ -299,7 +378,9 @@ impl<T: Replicated> ErasedColumn for Column<T> {
             return None;
         }
         self.values.swap_remove(row);
-        self.rows.swap_remove(row);
+        if self.rows.swap_remove(row).pred.is_some() {
+            self.predicted -= 1;
+        }
         self.rows.get(row).map(|r| r.node)
     }
 
@@ -313,7 +394,9 @@ impl<T: Replicated> ErasedColumn for Column<T> {
             row.shadow = None;
             row.last_changed = [0; 2];
             row.interp = None;
+            row.pred = None;
         }
+        self.predicted = 0;
     }
 
     fn start_shadow(&mut self, row: u32, tag: u32, tick: u32) -> LastChanged {
@@ -472,7 +555,7 @@ impl<T: Replicated> ErasedColumn for Column<T> {
         ) else {
             return;
         };
-        if meta.interp.is_none() {
+        if meta.interp.is_none() && meta.pred.is_none() {
             meta.interp = Some(RowInterp {
                 state: value.new_interp(tick),
                 carried: tick,
@@ -521,5 +604,67 @@ impl<T: Replicated> ErasedColumn for Column<T> {
                 at.max_extrapolation_ticks,
             );
         }
+    }
+    fn start_prediction(&mut self, row: u32, tick: u32, history: usize) -> bool {
+        if !T::PREDICTS {
+            return false;
+        }
+        let (Some(value), Some(meta)) = (
+            self.values.get(row as usize),
+            self.rows.get_mut(row as usize),
+        ) else {
+            return false;
+        };
+        if meta.pred.is_none() {
+            meta.pred = Some(Box::new(RowPrediction::new(value, tick, history)));
+            meta.interp = None;
+            self.predicted += 1;
+        }
+        true
+    }
+
+    fn stop_prediction(&mut self, row: u32) -> bool {
+        let stopped = self
+            .rows
+            .get_mut(row as usize)
+            .is_some_and(|meta| meta.pred.take().is_some());
+        if stopped {
+            self.predicted -= 1;
+        }
+        stopped
+    }
+
+    // Each pass below is `Column`'s inherent function of the same name (in `predicted`):
+    // inherent functions take precedence in the paths.
+    fn predict_restore_confirmed(&mut self) {
+        Column::predict_restore_confirmed(self);
+    }
+
+    fn predict_confirm(&mut self, known_floor: u32, present: Option<u32>, out: &mut Confirmation) {
+        Column::predict_confirm(self, known_floor, present, out);
+    }
+
+    fn predict_restore_at(&mut self, tick: u32, smoothing: bool) {
+        Column::predict_restore_at(self, tick, smoothing);
+    }
+
+    fn predict_record(&mut self, tick: u32) {
+        Column::predict_record(self, tick);
+    }
+
+    fn predict_end_correction(&mut self, tick: u32) {
+        Column::predict_end_correction(self, tick);
+    }
+
+    fn predict_show(&mut self, fade: f32) {
+        Column::predict_show(self, fade);
+    }
+
+    fn predict_check(&mut self, tick: u32) -> Option<(NodeId, &'static str)> {
+        Column::predict_check(self, tick)
+    }
+
+    fn predict_restore_history(&mut self, tick: u32) {
+        Column::predict_restore_history(self, tick);
     }
 }

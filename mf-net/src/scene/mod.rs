@@ -41,6 +41,7 @@ mod names;
 mod net_ref;
 mod node_id;
 mod paths;
+mod predicted;
 mod runtime;
 mod tree;
 mod values;

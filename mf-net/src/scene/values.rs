@@ -157,7 +157,7 @@ impl Scene {
     }
 
     /// The index of `T`'s column, if one was made.
-    fn find_column<T: Replicated>(&self) -> Option<u32> {
+    pub(super) fn find_column<T: Replicated>(&self) -> Option<u32> {
         let type_id = TypeId::of::<T>();
         let index = self.columns.iter().position(|c| c.type_id == type_id)?;
         u32::try_from(index).ok()
@@ -183,7 +183,10 @@ impl Scene {
             .downcast_ref()
     }
 
-    fn typed_column_mut<T: Replicated>(&mut self, column: u32) -> Option<&mut Column<T>> {
+    pub(super) fn typed_column_mut<T: Replicated>(
+        &mut self,
+        column: u32,
+    ) -> Option<&mut Column<T>> {
         self.columns
             .get_mut(column as usize)?
             .column

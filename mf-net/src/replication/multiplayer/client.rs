@@ -1,5 +1,6 @@
 //! The client side: handshake, spawns, despawns, authority, snapshot application and acks.
 
+use crate::prediction::client::ClientPrediction;
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
@@ -115,6 +116,8 @@ pub(crate) struct ClientState {
     /// Which `on_change` members a snapshot entry changed, per state of the node's chain
     /// (grown at spawn to the longest chain with hooks, so snapshots do not allocate).
     changed: Vec<u64>,
+    /// Client-side prediction, once a [`Simulation`](crate::prediction::Simulation) runs.
+    pub(crate) predict: ClientPrediction,
 }
 
 impl ClientState {
@@ -143,6 +146,7 @@ impl ClientState {
             interp: ClientInterpolation::new(),
             link: LinkTracker::default(),
             changed: Vec::new(),
+            predict: ClientPrediction::default(),
         }
     }
 
@@ -532,6 +536,8 @@ impl ClientState {
             self.by_node.insert(node, net_id);
             self.set_by_id(net_id, Some(node));
             self.interp.spawned(&mut shared.scene, node, tick);
+            let ours = authority == self.local_peer;
+            self.predict.spawned(&mut shared.scene, node, ours, tick);
         }
         self.groups.push(ClientGroup {
             first: header.first_net_id,
@@ -630,18 +636,39 @@ impl ClientState {
         let Some(node) = self.node_of(id) else {
             return;
         };
+        let ours = peer == self.local_peer;
+        let tick = self.newest_applied;
+        let set = |this: &mut Self, shared: &mut Shared, i: usize| {
+            this.nodes[i].authority = peer;
+            let target = this.nodes[i].node;
+            if this
+                .predict
+                .authority_changed(&mut shared.scene, target, ours, tick)
+            {
+                this.interp.spawned(&mut shared.scene, target, tick);
+            }
+        };
         if recursive {
             for target in shared.scene.depth_first(node).collect::<Vec<_>>() {
                 if let Some(i) = self.by_node.get(&target).and_then(|&id| self.index_of(id)) {
-                    self.nodes[i].authority = peer;
+                    set(self, shared, i);
                 }
             }
         } else if let Some(i) = self.index_of(id) {
-            self.nodes[i].authority = peer;
+            set(self, shared, i);
         }
         shared
             .events
             .push(MultiplayerEvent::AuthorityChanged { node, peer });
+    }
+
+    /// An input ack from the server: steers the simulation clock.
+    pub(crate) fn on_input_ack(&mut self, r: &mut NetReader<'_>) -> Result<bool, DecodeError> {
+        let (newest, lead) = crate::prediction::input_wire::read_input_ack(r)?;
+        if self.predict.active {
+            self.predict.sync.on_ack(newest, lead);
+        }
+        Ok(true)
     }
 
     /// Applies a snapshot unless it is stale; acknowledges it if every entry could be applied.

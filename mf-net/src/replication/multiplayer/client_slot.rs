@@ -1,5 +1,6 @@
 //! [`ClientSlot`]: everything the server keeps for one connected client.
 
+use crate::prediction::input_buffer::InputBuffer;
 use std::time::Duration;
 
 use super::group_vis::{GroupVis, Vis};
@@ -35,6 +36,8 @@ pub(crate) struct ClientSlot {
     /// last decided (a superset of those that are now), so that advancing the update slots of
     /// the groups due does not look at every group.
     pub(crate) tiered_groups: Vec<GroupKey>,
+    /// Its inputs (once it sent one; see [`Simulation`](crate::prediction::Simulation)).
+    pub(crate) inputs: Option<Box<InputBuffer>>,
 }
 
 impl ClientSlot {
@@ -54,6 +57,7 @@ impl ClientSlot {
             focus: None,
             tiered: false,
             tiered_groups: Vec::new(),
+            inputs: None,
         }
     }
 

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::bus::RegistryError;
 use crate::interpolation::InterpolationConfig;
+use crate::prediction::PredictionConfig;
 use crate::replication::ReplicationRegistryError;
 use crate::rpc::RpcRegistryError;
 use crate::scene::{NodeId, SceneError, SceneIndex};
@@ -66,6 +67,10 @@ pub struct MultiplayerConfig {
     /// [`start_server`](super::Multiplayer::start_server); changing this afterwards has no
     /// effect.
     pub first_tick: u32,
+    /// Inputs and client-side prediction: input redundancy and delay, the missing-input
+    /// policy, the client's lead margin, prediction history, error smoothing and the
+    /// determinism check. Used once a [`Simulation`](crate::prediction::Simulation) runs.
+    pub prediction: PredictionConfig,
 }
 
 impl Default for MultiplayerConfig {
@@ -81,6 +86,7 @@ impl Default for MultiplayerConfig {
             first_net_id: 1,
             interpolation: InterpolationConfig::default(),
             first_tick: 0,
+            prediction: PredictionConfig::default(),
         }
     }
 }

@@ -59,6 +59,11 @@ impl ClientInterpolation {
         });
     }
 
+    /// The tick up to which every node is known still (the newest untruncated snapshot).
+    pub(crate) fn known_floor(&self) -> u32 {
+        self.last_untruncated
+    }
+
     /// The timeline, when interpolating.
     pub(crate) fn timeline(&self) -> Option<&InterpolationTimeline> {
         self.timeline.as_deref()

@@ -89,6 +89,7 @@ impl Replication {
         self.shared.frame_dt = dt;
         if let Role::Client(client) = &mut self.role {
             client.interp.advance(dt);
+            client.predict.before_receive(&mut self.shared.scene);
         }
     }
 
@@ -97,6 +98,8 @@ impl Replication {
     pub(crate) fn received(&mut self) {
         if let Role::Client(client) = &mut self.role {
             client.interp.blend(&mut self.shared.scene);
+            let known = client.interp.known_floor();
+            client.predict.after_receive(&mut self.shared.scene, known);
         }
     }
 
@@ -152,6 +155,21 @@ impl Replication {
         let Self { shared, role } = self;
         if message_id == protocol::RPC {
             return rpc::on_rpc(role, core, shared, sender, tick, r);
+        }
+        if message_id == protocol::INPUT || message_id == protocol::INPUT_ACK {
+            let result = match role {
+                Role::Server(server) if message_id == protocol::INPUT => server.on_input(sender, r),
+                Role::Client(client)
+                    if message_id == protocol::INPUT_ACK && sender == client.server =>
+                {
+                    client.on_input_ack(r)
+                }
+                _ => Err(DecodeError::Protocol(ProtocolViolation::WrongDirection)),
+            };
+            if result.is_err() {
+                shared.stats.control_dropped += 1;
+            }
+            return result;
         }
         if message_id > protocol::AUTHORITY {
             return Ok(false);

@@ -104,7 +104,7 @@ mod handshake;
 mod interest;
 mod interest_state;
 mod interpolation;
-mod machine;
+pub(crate) mod machine;
 mod net_ids;
 mod node_table;
 mod open;
@@ -132,9 +132,9 @@ use std::time::Duration;
 
 use tracing::info;
 
-use self::client::ClientState;
+pub(crate) use self::client::ClientState;
 pub(crate) use self::machine::{Replication, Role, Shared};
-use self::server::ServerState;
+pub(crate) use self::server::ServerState;
 use crate::bus::{BusCore, MessageBus, MessageRegistry, FIRST_RESERVED_ID};
 use crate::replication::protocol;
 use crate::scene::{NodeId, Scene, SceneIndex, SceneLibrary, SceneShape};
@@ -343,6 +343,11 @@ impl<T: Transport + 'static> Multiplayer<T> {
         }
         core.received();
         self.finish_if_disconnected();
+    }
+
+    /// The bus (as an outbox, if running) and the state machine, lent together.
+    pub(crate) fn parts_mut(&mut self) -> (Option<&mut Outbox>, &mut Replication) {
+        (outbox(&mut self.bus), &mut self.core)
     }
 
     /// End of frame: see the [module documentation](self). Sends everything and flushes the

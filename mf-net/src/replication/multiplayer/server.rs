@@ -564,6 +564,33 @@ impl ServerState {
         }
     }
 
+    /// How many ticks the coming [`end_frame`](Self::end_frame) advances by, after a frame of
+    /// `dt` at `tick_rate` (what a simulation steps this frame).
+    pub(crate) fn ticks_due(&self, dt: Duration, tick_rate: u8) -> u32 {
+        let interval = Duration::from_secs(1) / u32::from(tick_rate.max(1));
+        let ticks = (self.accumulator + dt).as_nanos() / interval.as_nanos();
+        u32::try_from(ticks).unwrap_or(u32::MAX)
+    }
+
+    /// An input message from `sender`: its inputs go into the client's buffer (a client that
+    /// has not joined is not listening to yet: dropped).
+    pub(crate) fn on_input(
+        &mut self,
+        sender: PeerId,
+        r: &mut NetReader<'_>,
+    ) -> Result<bool, DecodeError> {
+        let Some(client) = self
+            .clients
+            .iter_mut()
+            .find(|c| c.peer == sender && c.ready)
+        else {
+            return Ok(true);
+        };
+        let buffer = client.inputs.get_or_insert_with(Default::default);
+        crate::prediction::input_wire::read_inputs(r, |input| buffer.receive(input))?;
+        Ok(true)
+    }
+
     /// End of frame: despawns, spawns, timeouts, and on a net tick capture and snapshots.
     pub(crate) fn end_frame(&mut self, mut core: Option<&mut Outbox>, shared: &mut Shared) {
         if let Some(core) = core.as_deref_mut() {

@@ -85,6 +85,9 @@ pub struct NetworkStats {
     /// Client: times the interpolation clock was over one second of ticks off a snapshot's
     /// tick, snapped to it and cleared every interpolation buffer.
     pub clock_snaps: u64,
+    /// Client: prediction counters (rollbacks, re-simulated ticks, input lead), while a
+    /// [`Simulation`](crate::prediction::Simulation) runs.
+    pub prediction: crate::prediction::PredictionStats,
 }
 
 /// What the server knows about one client (see
@@ -140,6 +143,9 @@ pub struct PeerNetworkStats {
     pub relevance_spawns: u64,
     /// Groups taken from it because they stopped being relevant.
     pub relevance_despawns: u64,
+    /// Its inputs: on time, missing, late, dropped, and how many are buffered (while a
+    /// [`Simulation`](crate::prediction::Simulation) runs).
+    pub inputs: crate::prediction::InputStats,
 }
 
 impl PeerNetworkStats {

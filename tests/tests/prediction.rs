@@ -1,0 +1,382 @@
+#![allow(clippy::unwrap_used)]
+//! Inputs, client-side prediction with rollback, and the determinism check, deterministic over
+//! `SimulatedTransport` (every frame steps the server, then each client, with the same step
+//! function on both ends):
+//!
+//! - at 150 ms RTT with jitter and 10 % loss, the owning client's predicted position moves in
+//!   the frame of the key press (0 frames), and equals the server's exactly once it stops;
+//! - a deterministic step with nothing in the way: no rollback for a simulated minute;
+//! - a wall only the server knows: the client is corrected within a round trip and a tick, and
+//!   the position it shows never jumps by more than the smoothing allows per frame;
+//! - 30 % loss of the client's packets: the server has its input on time for over 99.9 % of
+//!   ticks;
+//! - the determinism check names the member of a step that reads a random number;
+//! - a rollback every tick allocates nothing in steady state.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use mf_net::prediction::{Simulation, Step};
+use mf_net::prelude::*;
+use mf_net::transport::simulated::NetworkConditions;
+use mf_net_tests::alloc_counter::assert_no_alloc;
+use mf_net_tests::harness::{Mp, World};
+
+/// One tick's input: which way to walk.
+#[derive(NetCodec, Debug, Clone, Copy, Default, PartialEq)]
+struct Walk {
+    dir: i8,
+}
+
+/// A player: its position is predicted by its owner (and smoothed when corrected), and
+/// interpolated by everyone else.
+#[derive(Replicated, Debug, Default, Clone, PartialEq)]
+struct Player {
+    #[replicated(predict, interpolate)]
+    x: f32,
+    #[replicated]
+    hp: i32,
+}
+
+const PLAYER: SceneIndex = SceneIndex::new(0);
+const SPEED: f32 = 0.5;
+const TICK: Duration = Duration::from_nanos(33_333_333);
+
+fn library() -> SceneLibrary {
+    let mut scenes = SceneLibrary::new();
+    scenes
+        .register("player", |scene, root| {
+            scene.set_value(root, Player::default())
+        })
+        .unwrap();
+    scenes
+}
+
+/// The game's step, the same on both ends: every simulated player walks by its input.
+fn walk(step: &mut Step<'_, Walk>) {
+    for (_, player, input) in step.simulated_mut::<Player>() {
+        if let Some(input) = input {
+            player.x += f32::from(input.dir) * SPEED;
+        }
+    }
+}
+
+/// A wall at `x = WALL` that only the server's step knows about.
+const WALL: f32 = 10.0;
+
+fn walk_into_wall(step: &mut Step<'_, Walk>) {
+    let server = step.is_server();
+    for (_, player, input) in step.simulated_mut::<Player>() {
+        if let Some(input) = input {
+            player.x += f32::from(input.dir) * SPEED;
+        }
+        if server {
+            player.x = player.x.min(WALL);
+        }
+    }
+}
+
+/// A world of one server and one client under `conditions` (both ends), the client owning one
+/// player; and the simulations of both.
+struct Game {
+    world: World,
+    server_sim: Simulation<Walk>,
+    client_sim: Simulation<Walk>,
+    server_player: NetRef<Player>,
+}
+
+impl Game {
+    fn new(config: MultiplayerConfig, conditions: Option<NetworkConditions>) -> Self {
+        Self::split(config, conditions, conditions)
+    }
+
+    fn split(
+        config: MultiplayerConfig,
+        server: Option<NetworkConditions>,
+        client: Option<NetworkConditions>,
+    ) -> Self {
+        let mut world = World::with_split(1, config, server, client, 7, library);
+        world.dt = TICK;
+        let owner = world.clients[0].local_peer_id();
+        let root = world.root();
+        let node = world.server.spawn(PLAYER, root, owner).unwrap();
+        let server_player = world.server.scene().net_ref::<Player>(node).unwrap();
+        let mut game = Self {
+            world,
+            server_sim: Simulation::new(),
+            client_sim: Simulation::new(),
+            server_player,
+        };
+        // The spawn arrives, the clock steers in.
+        for _ in 0..90 {
+            game.frame(0, walk);
+        }
+        game
+    }
+
+    /// One frame: the server, then the client, each running `step` with the client pressing
+    /// `dir`.
+    fn frame(&mut self, dir: i8, step: fn(&mut Step<'_, Walk>)) {
+        let dt = self.world.dt;
+        let server = &mut self.world.server;
+        server.begin_frame(dt);
+        self.server_sim.run(server, |_| Walk::default(), step);
+        server.end_frame();
+        let client = &mut self.world.clients[0];
+        client.begin_frame(dt);
+        self.client_sim.run(client, |_| Walk { dir }, step);
+        client.end_frame();
+    }
+
+    fn client(&self) -> &Mp {
+        &self.world.clients[0]
+    }
+
+    fn server_x(&self) -> f32 {
+        self.world.server.scene().get(self.server_player).unwrap().x
+    }
+
+    fn client_x(&self) -> f32 {
+        let mut players = self.client().scene().iter::<Player>();
+        let (_, player) = players.next().expect("spawned on the client");
+        player.x
+    }
+}
+
+fn bad_network() -> NetworkConditions {
+    NetworkConditions::laggy(Duration::from_millis(75), Duration::from_millis(10)).with_loss(0.1)
+}
+
+#[test]
+fn the_owner_sees_its_input_at_once_and_ends_where_the_server_does() {
+    let mut game = Game::new(MultiplayerConfig::default(), Some(bad_network()));
+    let start = game.client_x();
+    assert_eq!(start, game.server_x(), "at rest, both agree");
+    // The key goes down: the position moves in this very frame.
+    game.frame(1, walk);
+    assert_eq!(game.client_x(), start + SPEED, "0 frames of input latency");
+    for _ in 0..60 {
+        game.frame(1, walk);
+    }
+    assert!(
+        game.client_x() > game.server_x(),
+        "the client is ahead of the server"
+    );
+    // Released: once everything has arrived, the two agree exactly.
+    for _ in 0..60 {
+        game.frame(0, walk);
+    }
+    assert_eq!(game.client_x(), game.server_x());
+    assert_eq!(
+        game.client_x(),
+        start + 61.0 * SPEED,
+        "every input was applied once"
+    );
+    let stats = game.client().stats().prediction;
+    assert!(stats.ticks_predicted >= 200, "{stats:?}");
+    let inputs = game
+        .world
+        .server
+        .peer_stats(game.client().local_peer_id())
+        .unwrap()
+        .inputs;
+    assert!(inputs.on_time > 150, "{inputs:?}");
+}
+
+#[test]
+fn a_deterministic_step_never_rolls_back() {
+    let mut game = Game::new(MultiplayerConfig::default(), Some(bad_network()));
+    let before = game.client().stats().prediction;
+    // A minute of walking back and forth, changing direction every 20 ticks.
+    for frame in 0..1800 {
+        let dir = [1, 0, -1, 1][(frame / 20) % 4];
+        game.frame(dir, walk);
+    }
+    let after = game.client().stats().prediction;
+    eprintln!("minute: {before:?} -> {after:?}");
+    assert_eq!(after.rollbacks, before.rollbacks, "{after:?}");
+    assert!(
+        after.confirmations > before.confirmations + 1000,
+        "{after:?}"
+    );
+    for _ in 0..30 {
+        game.frame(0, walk);
+    }
+    assert_eq!(game.client_x(), game.server_x());
+}
+
+#[test]
+fn a_wall_only_the_server_knows_is_corrected_within_a_round_trip_and_a_tick() {
+    let mut config = MultiplayerConfig::default();
+    config.prediction.smoothing = Duration::ZERO;
+    config.prediction.lead_margin = 0;
+    let mut game = Game::new(config, Some(bad_network()));
+    // Walk up to the wall, stop, then take one step into it.
+    for _ in 0..(WALL / SPEED) as usize {
+        game.frame(1, walk_into_wall);
+    }
+    for _ in 0..30 {
+        game.frame(0, walk_into_wall);
+    }
+    assert_eq!((game.client_x(), game.server_x()), (WALL, WALL));
+    let rollbacks = game.client().stats().prediction.rollbacks;
+    game.frame(1, walk_into_wall);
+    assert_eq!(game.client_x(), WALL + SPEED, "predicted through the wall");
+    let mut frames = 0;
+    while game.client_x() != WALL {
+        game.frame(0, walk_into_wall);
+        frames += 1;
+        assert!(frames < 30, "never corrected");
+    }
+    // The round trip as the server measures it (150 ms of latency, jitter, and each end seeing
+    // a packet at its next frame), plus a tick: the margin the client's inputs arrive early by.
+    let peer = game.client().local_peer_id();
+    let rtt = game.world.server.peer_stats(peer).unwrap().round_trip_time;
+    let lead = game.client().stats().prediction.input_lead;
+    let took = TICK * frames;
+    eprintln!("corrected after {frames} frames ({took:?}), rtt {rtt:?}, lead {lead}");
+    assert!(
+        took <= rtt + TICK,
+        "corrected after {took:?}; rtt {rtt:?}, lead {lead}"
+    );
+    assert_eq!(game.client().stats().prediction.rollbacks, rollbacks + 1);
+}
+
+/// How far the server knocks players back, every [`KNOCK_EVERY`] ticks.
+const KNOCK: f32 = 5.0;
+const KNOCK_EVERY: u32 = 50;
+
+/// Walking, with a knock-back of walking players that only the server's step knows about.
+fn walk_and_get_knocked_back(step: &mut Step<'_, Walk>) {
+    let knock = step.is_server() && step.tick() % KNOCK_EVERY == 0;
+    for (_, player, input) in step.simulated_mut::<Player>() {
+        let dir = input.map_or(0, |i| i.dir);
+        player.x += f32::from(dir) * SPEED;
+        if knock && dir != 0 {
+            player.x -= KNOCK;
+        }
+    }
+}
+
+/// The largest change of the owner's shown position from one frame to the next while it walks
+/// for 150 frames (three knock-backs), and its stats.
+fn largest_shown_jump(smoothing: Duration) -> (f32, mf_net::prediction::PredictionStats) {
+    let mut config = MultiplayerConfig::default();
+    config.prediction.smoothing = smoothing;
+    let mut game = Game::new(config, Some(bad_network()));
+    let mut shown = game.client_x();
+    let mut largest = 0f32;
+    for _ in 0..150 {
+        game.frame(1, walk_and_get_knocked_back);
+        let x = game.client_x();
+        largest = largest.max((x - shown).abs());
+        shown = x;
+    }
+    for _ in 0..30 {
+        game.frame(0, walk_and_get_knocked_back);
+    }
+    assert_eq!(
+        game.client_x(),
+        game.server_x(),
+        "at rest, the correction has faded"
+    );
+    (largest, game.client().stats().prediction)
+}
+
+#[test]
+fn corrections_are_smoothed_not_snapped() {
+    let smoothing = MultiplayerConfig::default().prediction.smoothing;
+    let (smoothed, stats) = largest_shown_jump(smoothing);
+    assert!(stats.rollbacks >= 3, "{stats:?}");
+    // A frame moves the shown position by at most a step, plus the share of the correction
+    // that fades in one frame.
+    let fade = TICK.as_secs_f32() / smoothing.as_secs_f32();
+    let allowed = SPEED + KNOCK * fade + 1e-3;
+    assert!(
+        smoothed <= allowed,
+        "jumped {smoothed} in a frame (allowed {allowed})"
+    );
+    // Without smoothing, the knock-back shows as one jump.
+    let (snapped, _) = largest_shown_jump(Duration::ZERO);
+    assert!(snapped >= KNOCK - SPEED, "{snapped}");
+    eprintln!("smoothing: largest jump {smoothed} (allowed {allowed}), snapped {snapped}");
+}
+
+#[test]
+fn thirty_percent_loss_still_delivers_nearly_every_input_on_time() {
+    let lossy = NetworkConditions::laggy(Duration::from_millis(40), Duration::from_millis(5))
+        .with_loss(0.3);
+    let mut game = Game::split(MultiplayerConfig::default(), None, Some(lossy));
+    let peer = game.client().local_peer_id();
+    let before = game.world.server.peer_stats(peer).unwrap().inputs;
+    for frame in 0..1800 {
+        game.frame(if frame % 40 < 20 { 1 } else { -1 }, walk);
+    }
+    let after = game.world.server.peer_stats(peer).unwrap().inputs;
+    let on_time = after.on_time - before.on_time;
+    let missing = after.missing - before.missing;
+    let ratio = on_time as f64 / (on_time + missing) as f64;
+    eprintln!("30%: {on_time} on time, {missing} missing, {after:?}");
+    assert!(
+        ratio >= 0.999,
+        "{on_time} on time, {missing} missing: {ratio}"
+    );
+    assert!(on_time >= 1790, "{after:?}");
+}
+
+static DICE: AtomicU32 = AtomicU32::new(1);
+
+/// A step that reads a random number: a second run of a tick differs from the first.
+fn walk_with_dice(step: &mut Step<'_, Walk>) {
+    let roll = DICE.fetch_add(1, Ordering::Relaxed) % 7;
+    for (_, player, _) in step.simulated_mut::<Player>() {
+        player.x += roll as f32 * 0.001;
+    }
+}
+
+#[test]
+fn the_determinism_check_finds_a_step_that_reads_a_random_number() {
+    let mut config = MultiplayerConfig::default();
+    config.prediction.check_determinism = true;
+    let mut game = Game::new(config, None);
+    assert_eq!(
+        game.client_sim.divergence(),
+        None,
+        "the walk is deterministic"
+    );
+    game.frame(0, walk_with_dice);
+    game.frame(0, walk_with_dice);
+    let found = game.client_sim.divergence().expect("found");
+    assert_eq!(found.member, "x");
+    assert!(game.client().stats().prediction.divergences > 0);
+}
+
+/// The server nudges every player each tick: every confirmation differs from the prediction.
+fn walk_and_drift(step: &mut Step<'_, Walk>) {
+    let server = step.is_server();
+    for (_, player, input) in step.simulated_mut::<Player>() {
+        if let Some(input) = input {
+            player.x += f32::from(input.dir) * SPEED;
+        }
+        if server {
+            player.x += 0.001;
+        }
+    }
+}
+
+#[test]
+fn a_rollback_every_tick_allocates_nothing() {
+    let mut game = Game::new(MultiplayerConfig::default(), None);
+    for frame in 0..200 {
+        game.frame(if frame % 10 < 5 { 1 } else { 0 }, walk_and_drift);
+    }
+    let before = game.client().stats().prediction;
+    assert_no_alloc("prediction with a rollback every tick", || {
+        for frame in 0..200 {
+            game.frame(if frame % 10 < 5 { 1 } else { 0 }, walk_and_drift);
+        }
+    });
+    let after = game.client().stats().prediction;
+    eprintln!("alloc: {before:?} -> {after:?}");
+    assert!(after.rollbacks >= before.rollbacks + 190, "{after:?}");
+}
