@@ -380,3 +380,126 @@ fn a_rollback_every_tick_allocates_nothing() {
     eprintln!("alloc: {before:?} -> {after:?}");
     assert!(after.rollbacks >= before.rollbacks + 190, "{after:?}");
 }
+
+#[test]
+fn an_input_delay_holds_the_input_back_on_both_ends_alike() {
+    let mut config = MultiplayerConfig::default();
+    config.prediction.input_delay = 2;
+    let mut game = Game::new(config, Some(bad_network()));
+    let start = game.client_x();
+    game.frame(1, walk);
+    assert_eq!(game.client_x(), start, "the press is two ticks away");
+    game.frame(0, walk);
+    assert_eq!(game.client_x(), start);
+    game.frame(0, walk);
+    assert_eq!(game.client_x(), start + SPEED, "applied at its tick");
+    for _ in 0..30 {
+        game.frame(0, walk);
+    }
+    assert_eq!(
+        (game.client_x(), game.server_x()),
+        (start + SPEED, start + SPEED)
+    );
+    assert_eq!(game.client().stats().prediction.rollbacks, 0);
+}
+
+/// A server and two clients on a perfect loopback, each client owning one player.
+fn two_players() -> (World, [NodeId; 2]) {
+    let mut world = World::new(2, library);
+    world.dt = TICK;
+    let root = world.root();
+    let owners = [
+        world.clients[0].local_peer_id(),
+        world.clients[1].local_peer_id(),
+    ];
+    let players = owners.map(|owner| world.server.spawn(PLAYER, root, owner).unwrap());
+    (world, players)
+}
+
+/// One frame of `world`: the server, then each client pressing its `dirs` entry.
+fn frame_all(world: &mut World, sims: &mut [Simulation<Walk>; 3], dirs: [i8; 2]) {
+    let dt = world.dt;
+    let [server_sim, sims @ ..] = sims;
+    world.server.begin_frame(dt);
+    server_sim.run(&mut world.server, |_| Walk::default(), walk);
+    world.server.end_frame();
+    for ((client, sim), dir) in world.clients.iter_mut().zip(sims).zip(dirs) {
+        client.begin_frame(dt);
+        sim.run(client, |_| Walk { dir }, walk);
+        client.end_frame();
+    }
+}
+
+/// `client`'s copy of the server's `node`, by net id.
+fn x_on(world: &World, client: usize, node: NodeId) -> f32 {
+    let id = world.server.net_id(node).unwrap();
+    let mp = &world.clients[client];
+    let local = mp.node(id).unwrap();
+    mp.scene()
+        .get(mp.scene().net_ref::<Player>(local).unwrap())
+        .unwrap()
+        .x
+}
+
+#[test]
+fn only_the_owner_predicts_and_the_others_interpolate() {
+    let (mut world, players) = two_players();
+    let mut sims = [Simulation::new(), Simulation::new(), Simulation::new()];
+    for _ in 0..30 {
+        frame_all(&mut world, &mut sims, [0, 0]);
+    }
+    // Client 0 walks: it sees itself move at once; client 1 sees it later, behind the server.
+    frame_all(&mut world, &mut sims, [1, 0]);
+    assert_eq!(x_on(&world, 0, players[0]), SPEED);
+    assert_eq!(x_on(&world, 1, players[0]), 0.0);
+    for _ in 0..10 {
+        frame_all(&mut world, &mut sims, [1, 0]);
+    }
+    let (owner, other) = (x_on(&world, 0, players[0]), x_on(&world, 1, players[0]));
+    let server = world
+        .server
+        .scene()
+        .get(world.server.scene().net_ref::<Player>(players[0]).unwrap())
+        .unwrap()
+        .x;
+    assert!(
+        owner > server && server > other,
+        "{owner} > {server} > {other}"
+    );
+    // Client 1 does not predict client 0's player: its step never moves it.
+    assert_eq!(x_on(&world, 1, players[1]), 0.0);
+    for _ in 0..30 {
+        frame_all(&mut world, &mut sims, [0, 0]);
+    }
+    assert_eq!(x_on(&world, 0, players[0]), 11.0 * SPEED);
+    assert_eq!(x_on(&world, 1, players[0]), 11.0 * SPEED);
+    assert_eq!(world.clients[1].stats().prediction.rollbacks, 0);
+}
+
+#[test]
+fn a_player_handed_to_another_client_is_predicted_there() {
+    let (mut world, players) = two_players();
+    let mut sims = [Simulation::new(), Simulation::new(), Simulation::new()];
+    for _ in 0..30 {
+        frame_all(&mut world, &mut sims, [0, 0]);
+    }
+    let second = world.clients[1].local_peer_id();
+    world
+        .server
+        .set_authority(players[0], second, false)
+        .unwrap();
+    for _ in 0..10 {
+        frame_all(&mut world, &mut sims, [0, 0]);
+    }
+    // Now client 1 walks both its players, at once; client 0 no longer moves the first.
+    frame_all(&mut world, &mut sims, [1, 1]);
+    assert_eq!(x_on(&world, 1, players[0]), SPEED);
+    assert_eq!(x_on(&world, 1, players[1]), SPEED);
+    assert_eq!(x_on(&world, 0, players[0]), 0.0);
+    for _ in 0..30 {
+        frame_all(&mut world, &mut sims, [0, 0]);
+    }
+    for client in 0..2 {
+        assert_eq!(x_on(&world, client, players[0]), SPEED);
+    }
+}

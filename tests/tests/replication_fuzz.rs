@@ -25,9 +25,10 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use mf_net::bus::BusStats;
+use mf_net::prediction::Simulation;
 use mf_net::prelude::*;
 use mf_net::replication::message_ids::{
-    self as protocol, AUTHORITY, DESPAWN, HELLO, RPC, SNAPSHOT, SPAWN, WELCOME,
+    self as protocol, AUTHORITY, DESPAWN, HELLO, INPUT, INPUT_ACK, RPC, SNAPSHOT, SPAWN, WELCOME,
 };
 use mf_net::replication::NetId;
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
@@ -405,6 +406,17 @@ fn record_session() -> Corpus {
     client.rpc(mine).steer(0.5).unwrap();
     step_all(&mut [&mut server, &mut client], 3);
 
+    // Inputs and their acks (a simulation on both ends; no type here predicts).
+    let (mut server_sim, mut client_sim) = (Simulation::<i32>::new(), Simulation::<i32>::new());
+    for _ in 0..6 {
+        server.begin_frame(DT);
+        server_sim.run(&mut server, |_| 0, |_| {});
+        server.end_frame();
+        client.begin_frame(DT);
+        client_sim.run(&mut client, |tick| tick as i32 % 3, |_| {});
+        client.end_frame();
+    }
+
     server.despawn(body);
     let gun = server.scene().child(tank, "gun").unwrap();
     server.despawn(gun);
@@ -420,13 +432,13 @@ fn record_session() -> Corpus {
         to_client,
         to_server,
     };
-    for id in [WELCOME, SPAWN, DESPAWN, SNAPSHOT, AUTHORITY, RPC] {
+    for id in [WELCOME, SPAWN, DESPAWN, SNAPSHOT, AUTHORITY, RPC, INPUT_ACK] {
         assert!(
             !corpus.of(&corpus.to_client, id).is_empty(),
             "the corpus has server message {id}"
         );
     }
-    for id in [HELLO, protocol::ACK, RPC] {
+    for id in [HELLO, protocol::ACK, RPC, INPUT] {
         assert!(
             !corpus.of(&corpus.to_server, id).is_empty(),
             "the corpus has client message {id}"

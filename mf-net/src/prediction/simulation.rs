@@ -326,6 +326,8 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
     ) {
         let Frame { scene, config, dt } = frame;
         if !client.predict.active {
+            // A new session: inputs kept from an earlier one are not this one's.
+            self.ring = Box::new([]);
             let local = client.local_peer;
             let owned = client
                 .nodes
