@@ -338,12 +338,16 @@ fn walk_with_dice(step: &mut Step<'_, Walk>) {
 fn the_determinism_check_finds_a_step_that_reads_a_random_number() {
     let mut config = MultiplayerConfig::default();
     config.prediction.check_determinism = true;
-    let mut game = Game::new(config, None);
-    assert_eq!(
+    let mut game = Game::new(config, Some(bad_network()));
+    for _ in 0..30 {
+        game.frame(1, walk);
+    }
+    let (found, stats) = (
         game.client_sim.divergence(),
-        None,
-        "the walk is deterministic"
+        game.client().stats().prediction,
     );
+    assert_eq!(found, None, "the walk is deterministic: {stats:?}");
+    assert_eq!(stats.rollbacks, 0);
     game.frame(0, walk_with_dice);
     game.frame(0, walk_with_dice);
     let found = game.client_sim.divergence().expect("found");

@@ -25,6 +25,8 @@ pub(crate) struct ClientPrediction {
     /// History ticks per predicted row (a power of two).
     pub(crate) history: usize,
     pub(crate) sync: TickSync,
+    /// The first tick simulated.
+    pub(crate) first_tick: u32,
     /// The earliest mismatch since the last rollback.
     pub(crate) pending: Option<Mismatch>,
     /// The last mismatch rolled back (for tests and tools).

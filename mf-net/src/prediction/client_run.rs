@@ -1,0 +1,246 @@
+//! The client's half of [`Simulation::run`]: start predicting, roll back when a snapshot
+//! found a misprediction, simulate this frame's ticks (each one's input kept and sent), run the
+//! determinism check, and show what is left of the corrections.
+
+use std::time::Duration;
+
+use super::client::Mismatch;
+use super::input_wire::{write_inputs, ViewAt, MAX_INPUT_BYTES, MAX_INPUT_REDUNDANCY};
+use super::simulation::{Simulation, TickInput};
+use super::step::{Owners, PeerInput, Step};
+use super::{Divergence, PredictionConfig};
+use crate::codec::NetCodec;
+use crate::replication::multiplayer::{ClientState, Outbox};
+use crate::replication::protocol::INPUT;
+use crate::scene::Scene;
+use crate::tick::tick_diff;
+use crate::transport::Channel;
+
+/// What a client's frame lends the simulation.
+pub(super) struct Frame<'a> {
+    pub(super) scene: &'a mut Scene,
+    pub(super) config: PredictionConfig,
+    pub(super) dt: Duration,
+}
+
+impl<I: NetCodec + Clone + Default> Simulation<I> {
+    /// Client: starts predicting if it has not, rolls back if a snapshot called for it, then
+    /// simulates this frame's ticks (sending each tick's input), and shows what is left of
+    /// the corrections.
+    pub(super) fn run_client(
+        &mut self,
+        mut outbox: Option<&mut Outbox>,
+        client: &mut ClientState,
+        frame: Frame<'_>,
+        sample: &mut impl FnMut(u32) -> I,
+        step: &mut impl FnMut(&mut Step<'_, I>),
+    ) {
+        let Frame { scene, config, dt } = frame;
+        if !client.predict.active {
+            self.start(client, scene, config);
+        }
+        if let Some(mismatch) = client.predict.pending.take() {
+            let smoothing = config.smoothing > Duration::ZERO;
+            self.roll_back(client, scene, mismatch, smoothing, step);
+        }
+        let interval = Duration::from_secs(1) / u32::from(client.tick_rate.max(1));
+        let margin = i32::from(config.lead_margin);
+        let due = client.predict.sync.advance(dt, interval, margin);
+        let Some(present) = client.predict.sync.present() else {
+            return;
+        };
+        let redundancy = usize::from(config.input_redundancy).clamp(1, MAX_INPUT_REDUNDANCY);
+        for k in (0..due).rev() {
+            let tick = present.wrapping_sub(k);
+            let stamped = tick.wrapping_add(config.input_delay);
+            self.store_input(client, stamped, sample(tick));
+            if let Some(outbox) = outbox.as_deref_mut() {
+                self.send_inputs(outbox, client, stamped, redundancy);
+            }
+            self.simulate(client, scene, tick, false, step);
+            scene.record_predicted(tick);
+            client.predict.stats.ticks_predicted += 1;
+            // The first tick has no tick before it to run again from.
+            if config.check_determinism && tick != client.predict.first_tick {
+                self.check(client, scene, tick, step);
+            }
+        }
+        let p = &mut client.predict;
+        if let Some(lead) = p.sync.lowest_lead() {
+            p.stats.input_lead = lead;
+        }
+        p.stats.clock_jumps = p.sync.jumps;
+        let fade = if config.smoothing.is_zero() {
+            1.0
+        } else {
+            dt.as_secs_f32() / config.smoothing.as_secs_f32()
+        };
+        scene.show_predicted(fade);
+    }
+
+    /// Client: prediction starts (a new session): the nodes it owns are predicted from the
+    /// newest snapshot on, the clock starts at a guess of the lead (the server's input acks
+    /// steer it from there), and the input ring is made afresh.
+    fn start(&mut self, client: &mut ClientState, scene: &mut Scene, config: PredictionConfig) {
+        let local = client.local_peer;
+        let owned = client
+            .nodes
+            .iter()
+            .filter(|n| n.authority == local)
+            .map(|n| n.node);
+        let tick = client.newest_applied;
+        let p = &mut client.predict;
+        p.activate(scene, owned, tick, config.history_ticks);
+        p.first_tick = tick.wrapping_add(2 + u32::from(config.lead_margin));
+        p.sync.start(p.first_tick);
+        let redundancy = usize::from(config.input_redundancy).clamp(1, MAX_INPUT_REDUNDANCY);
+        let needed = (redundancy + config.input_delay as usize + 1).next_power_of_two();
+        let capacity = p.history.max(needed);
+        self.ring = (0..capacity).map(|_| TickInput::default()).collect();
+    }
+
+    /// Client: the prediction of `mismatch.tick` was wrong: every predicted row back to its
+    /// state then (the server's where confirmed), and the stored inputs re-simulated to the
+    /// present.
+    fn roll_back(
+        &mut self,
+        client: &mut ClientState,
+        scene: &mut Scene,
+        mismatch: Mismatch,
+        smoothing: bool,
+        step: &mut impl FnMut(&mut Step<'_, I>),
+    ) {
+        let Some(present) = client.predict.sync.present() else {
+            return;
+        };
+        let history = u32::try_from(client.predict.history).unwrap_or(u32::MAX);
+        let depth = u32::try_from(tick_diff(present, mismatch.tick))
+            .unwrap_or(0)
+            .min(history - 1);
+        let from = present.wrapping_sub(depth);
+        scene.restore_predicted_at(from, smoothing);
+        scene.record_predicted(from);
+        for k in (0..depth).rev() {
+            let tick = present.wrapping_sub(k);
+            self.simulate(client, scene, tick, true, step);
+            scene.record_predicted(tick);
+        }
+        if smoothing {
+            scene.end_correction(present);
+        }
+        let stats = &mut client.predict.stats;
+        stats.rollbacks += 1;
+        stats.resimulated_ticks += u64::from(depth);
+        stats.deepest_rollback = stats.deepest_rollback.max(depth);
+        client.predict.last_mismatch = Some(mismatch);
+    }
+
+    /// Client: the determinism check of `tick`: runs it again from the tick before and compares.
+    fn check(
+        &mut self,
+        client: &mut ClientState,
+        scene: &mut Scene,
+        tick: u32,
+        step: &mut impl FnMut(&mut Step<'_, I>),
+    ) {
+        scene.restore_history(tick.wrapping_sub(1));
+        self.simulate(client, scene, tick, true, step);
+        if let Some((node, member)) = scene.check_predicted(tick) {
+            client.predict.stats.divergences += 1;
+            if self.divergence.is_none() {
+                let found = Divergence { tick, node, member };
+                tracing::warn!(%found, "the step function is not deterministic");
+                self.divergence = Some(found);
+            }
+        }
+        scene.restore_history(tick);
+    }
+
+    /// Client: runs `step` for `tick` with the stored input of that tick.
+    fn simulate(
+        &mut self,
+        client: &ClientState,
+        scene: &mut Scene,
+        tick: u32,
+        resimulating: bool,
+        step: &mut impl FnMut(&mut Step<'_, I>),
+    ) {
+        let slot = &self.ring[tick as usize & (self.ring.len() - 1)];
+        let input = if slot.tick == Some(tick) {
+            slot.input.clone()
+        } else {
+            I::default()
+        };
+        self.peers.clear();
+        self.peers.push(PeerInput {
+            peer: client.local_peer,
+            input,
+            view: None,
+        });
+        let mut s = Step {
+            scene,
+            tick,
+            resimulating,
+            inputs: &self.peers,
+            owners: Owners::Client(client),
+            server: false,
+        };
+        step(&mut s);
+    }
+
+    /// Client: keeps the input for `tick`, encoded, with the render tick it was sampled at.
+    fn store_input(&mut self, client: &ClientState, tick: u32, input: I) {
+        let view = client
+            .interp
+            .timeline()
+            .and_then(|t| t.render_tick())
+            .map(|render| ViewAt::of(tick, render));
+        let mask = self.ring.len() - 1;
+        let slot = &mut self.ring[tick as usize & mask];
+        self.scratch.clear();
+        input.encode(&mut self.scratch);
+        slot.tick = Some(tick);
+        slot.input = input;
+        slot.view = view;
+        slot.bytes.clear();
+        slot.bytes.extend_from_slice(self.scratch.as_slice());
+    }
+
+    /// Client: sends the inputs up to `newest`, the `redundancy` newest that are kept.
+    fn send_inputs(
+        &self,
+        outbox: &mut Outbox,
+        client: &mut ClientState,
+        newest: u32,
+        redundancy: usize,
+    ) {
+        let mask = self.ring.len() - 1;
+        let mut batch: [(&[u8], Option<ViewAt>); MAX_INPUT_REDUNDANCY] =
+            [(&[], None); MAX_INPUT_REDUNDANCY];
+        let mut n = 0;
+        for back in (0..redundancy).rev() {
+            // `back < MAX_INPUT_REDUNDANCY`.
+            #[allow(clippy::cast_possible_truncation)]
+            let tick = newest.wrapping_sub(back as u32);
+            let slot = &self.ring[tick as usize & mask];
+            if slot.tick != Some(tick) || slot.bytes.len() > MAX_INPUT_BYTES {
+                // Not sampled (before the first) or over the limit: the ones after it go.
+                n = 0;
+                continue;
+            }
+            batch[n] = (&slot.bytes, slot.view);
+            n += 1;
+        }
+        if n == 0 {
+            tracing::warn!(
+                tick = newest,
+                "an input over {MAX_INPUT_BYTES} bytes is not sent"
+            );
+            return;
+        }
+        let _ = outbox.send_with(client.server, INPUT, Channel::Unreliable, |w| {
+            write_inputs(w, newest, batch[..n].iter().copied());
+        });
+        client.predict.stats.inputs_sent += 1;
+    }
+}

@@ -1,0 +1,134 @@
+//! [`Step`]: what a game's step function sees of one tick, on the server or a client.
+
+use std::fmt;
+
+use crate::replication::multiplayer::{ClientState, ServerState};
+use crate::replication::Replicated;
+use crate::scene::{NodeId, Scene};
+use crate::transport::PeerId;
+
+/// One peer's input for the tick a step simulates.
+#[derive(Debug, Clone)]
+pub(super) struct PeerInput<I> {
+    pub(super) peer: PeerId,
+    pub(super) input: I,
+    /// The render tick the peer showed remote nodes at when it sampled the input.
+    pub(super) view: Option<f64>,
+}
+
+/// Who owns the nodes, as the side running the step sees it.
+#[derive(Clone, Copy)]
+pub(super) enum Owners<'a> {
+    Server(&'a ServerState),
+    Client(&'a ClientState),
+}
+
+impl Owners<'_> {
+    fn of(self, node: NodeId) -> Option<PeerId> {
+        match self {
+            Self::Server(server) => server.authority_of(node),
+            Self::Client(client) => client.authority_of(node),
+        }
+    }
+}
+
+/// What a game's step function sees of one tick: the scene, the tick, and every input of it
+/// (on the server, each client's that sends input and its own; on a client, its own).
+///
+/// A step advances the whole world, not one node: use
+/// [`simulated_mut`](Self::simulated_mut) to walk the nodes this side simulates (the server:
+/// all of them; a client: the ones it predicts), and [`scene`](Self::scene) to look at the
+/// rest (obstacles, other players).
+pub struct Step<'a, I> {
+    pub(super) scene: &'a mut Scene,
+    pub(super) tick: u32,
+    pub(super) resimulating: bool,
+    pub(super) inputs: &'a [PeerInput<I>],
+    pub(super) owners: Owners<'a>,
+    pub(super) server: bool,
+}
+
+impl<I> fmt::Debug for Step<'_, I> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Step")
+            .field("tick", &self.tick)
+            .field("resimulating", &self.resimulating)
+            .field("inputs", &self.inputs.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, I> Step<'a, I> {
+    /// The tick being simulated (the server's tick numbering, on both ends).
+    pub fn tick(&self) -> u32 {
+        self.tick
+    }
+
+    /// Whether this run re-simulates a tick after a rollback (or for the determinism check):
+    /// play no sounds, spawn no effects.
+    pub fn is_resimulation(&self) -> bool {
+        self.resimulating
+    }
+
+    /// Whether this is the server (authoritative) side.
+    pub fn is_server(&self) -> bool {
+        self.server
+    }
+
+    /// The scene.
+    pub fn scene(&self) -> &Scene {
+        self.scene
+    }
+
+    /// The scene, mutably. On a client, only predicted nodes keep what the step writes; the
+    /// next snapshot or blend overwrites the others.
+    pub fn scene_mut(&mut self) -> &mut Scene {
+        self.scene
+    }
+
+    /// `peer`'s input for this tick (on the server, the [`MissingInput`] policy's when it did
+    /// not arrive), or `None` if it sends none.
+    pub fn input(&self, peer: PeerId) -> Option<&I> {
+        self.inputs
+            .iter()
+            .find(|p| p.peer == peer)
+            .map(|p| &p.input)
+    }
+
+    /// Every input of this tick, by peer.
+    pub fn inputs(&self) -> impl Iterator<Item = (PeerId, &I)> + '_ {
+        self.inputs.iter().map(|p| (p.peer, &p.input))
+    }
+
+    /// The input of `node`'s authority for this tick (see [`input`](Self::input)).
+    pub fn input_of(&self, node: NodeId) -> Option<&I> {
+        self.input(self.owners.of(node)?)
+    }
+
+    /// Server: the render tick `peer` was showing remote nodes at when it sampled this tick's
+    /// input, for lag compensation (see [`LagHistory`](super::LagHistory)); `None` if it did
+    /// not say (it does not interpolate) or sent no input for this tick.
+    pub fn view_tick(&self, peer: PeerId) -> Option<f64> {
+        self.inputs
+            .iter()
+            .find(|p| p.peer == peer)
+            .and_then(|p| p.view)
+    }
+
+    /// The nodes holding a `T` this side simulates, with their values and their authority's
+    /// input for this tick: every one on the server, the predicted ones on a client.
+    pub fn simulated_mut<T: Replicated>(
+        &mut self,
+    ) -> impl Iterator<Item = (NodeId, &mut T, Option<&I>)> + '_ {
+        let (inputs, owners) = (self.inputs, self.owners);
+        self.scene
+            .simulated_mut::<T>(self.server)
+            .map(move |(node, value)| {
+                let input = owners
+                    .of(node)
+                    .and_then(|peer| inputs.iter().find(|p| p.peer == peer))
+                    .map(|p| &p.input);
+                (node, value, input)
+            })
+    }
+}
