@@ -314,14 +314,16 @@ pub(crate) trait ErasedColumn {
     ) -> Result<(), DecodeError>;
     /// Client: applies one snapshot entry's state `bytes` (all of them) to `row` with
     /// its interpolation state (if any), then runs the `on_change` hooks of the members it
-    /// changed; `changed` is scratch for the hooked types (grown once, at spawn).
+    /// changed; `changed` is scratch for the hooked types (grown once, at spawn). Returns
+    /// `false`, reading nothing, if `row` is not `node`'s (a stale hint).
     fn apply_entry(
         &mut self,
         row: u32,
+        node: NodeId,
         bytes: &[u8],
         at: EntryAt,
         changed: &mut Vec<u64>,
-    ) -> Result<(), DecodeError>;
+    ) -> Result<bool, DecodeError>;
     /// Client: runs the `on_change` hooks `changed` names on `row`'s value.
     fn run_on_change(&mut self, row: u32, changed: &[u64]);
     /// Client: gives `row` an interpolation state starting from its current value at `tick`
@@ -506,10 +508,14 @@ impl<T: Replicated> ErasedColumn for Column<T> {
     fn apply_entry(
         &mut self,
         row: u32,
+        node: NodeId,
         bytes: &[u8],
         at: EntryAt,
         changed: &mut Vec<u64>,
-    ) -> Result<(), DecodeError> {
+    ) -> Result<bool, DecodeError> {
+        if self.rows.get(row as usize).map(|r| r.node) != Some(node) {
+            return Ok(false);
+        }
         let mut r = NetReader::new(bytes);
         let EntryAt { tick, known_floor } = at;
         if !T::ON_CHANGE {
@@ -519,7 +525,7 @@ impl<T: Replicated> ErasedColumn for Column<T> {
                 changed: &mut [],
             };
             self.read_entry(row, &mut r, &mut read)?;
-            return r.finish();
+            return r.finish().map(|()| true);
         }
         // Hooks run once the whole entry is applied.
         let n = T::STATE_COUNT;
@@ -536,7 +542,7 @@ impl<T: Replicated> ErasedColumn for Column<T> {
         self.read_entry(row, &mut r, &mut read)?;
         r.finish()?;
         self.run_on_change(row, read.changed);
-        Ok(())
+        Ok(true)
     }
 
     fn run_on_change(&mut self, row: u32, changed: &[u64]) {

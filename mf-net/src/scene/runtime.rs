@@ -2,7 +2,7 @@
 //! column's dynamic call) or for every column at once (one pass per type): the server's
 //! shadow states, the client's entry reads and interpolation.
 
-use super::column::{BlendAt, Changed, LastChanged};
+use super::column::{BlendAt, Changed, EntryAt, LastChanged};
 use super::{NodeId, Scene, ValueAt};
 use crate::replicated::Audience;
 use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
@@ -74,6 +74,33 @@ impl Scene {
         if let Some((column, row)) = self.column_of(node) {
             column.write_since_for(row, node, since, audience, w);
         }
+    }
+
+    /// Client: applies a snapshot entry's state `bytes` to `node`'s value (see
+    /// [`ErasedColumn::apply_entry`](super::column::ErasedColumn::apply_entry)), found at
+    /// `hint` (where it was last seen) when it is still there: one call into its column. Else
+    /// it is found again, and `Ok(Some(at))` says where; a node without a value reads nothing.
+    #[inline]
+    pub(crate) fn apply_entry_at(
+        &mut self,
+        hint: ValueAt,
+        node: NodeId,
+        bytes: &[u8],
+        at: EntryAt,
+        changed: &mut Vec<u64>,
+    ) -> Result<Option<ValueAt>, DecodeError> {
+        if let Some(c) = self.columns.get_mut(hint.column as usize) {
+            if c.column.apply_entry(hint.row, node, bytes, at, changed)? {
+                return Ok(None);
+            }
+        }
+        let Some(found) = self.value_at(node) else {
+            return Ok(None);
+        };
+        if let Some(c) = self.columns.get_mut(found.column as usize) {
+            c.column.apply_entry(found.row, node, bytes, at, changed)?;
+        }
+        Ok(Some(found))
     }
 
     /// Where `node`'s value is now.

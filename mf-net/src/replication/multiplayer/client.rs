@@ -17,7 +17,7 @@ use crate::replication::protocol::{
     self, ParentRef, SpawnHeader, ACK, AUTHORITY, DESPAWN, HELLO, REFUSE, SCENE_BIND, SNAPSHOT,
     SPAWN, WELCOME,
 };
-use crate::scene::{NodeId, Scene, SceneIndex};
+use crate::scene::{NodeId, SceneIndex, ValueAt};
 use crate::tick::{tick_after, tick_max};
 use crate::transport::{Channel, DisconnectReason, PeerId};
 use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
@@ -67,6 +67,25 @@ struct FailedSpawn {
     parent: u32,
 }
 
+/// A networked node as `ClientState::by_id` finds it by net id: the node, and where its value
+/// was last found (a hint, checked at each use and moved when stale), so that a snapshot entry
+/// reaches its value with one lookup.
+#[derive(Debug, Clone, Copy)]
+struct Located {
+    node: NodeId,
+    at: ValueAt,
+}
+
+impl Located {
+    /// `node`, its value not looked for yet (the hint is checked, so any will do).
+    fn new(node: NodeId) -> Self {
+        Self {
+            node,
+            at: ValueAt::default(),
+        }
+    }
+}
+
 /// The client's replication state.
 pub(crate) struct ClientState {
     pub(crate) welcomed: bool,
@@ -97,7 +116,7 @@ pub(crate) struct ClientState {
     /// without a search. Net ids are consecutive
     /// from 1, so it is dense; it only grows to ids at most [`dense_limit`] (ids past its end
     /// are searched in `nodes`), so a far-off id cannot make it huge.
-    by_id: Vec<Option<NodeId>>,
+    by_id: Vec<Option<Located>>,
     pub(crate) by_node: HashMap<NodeId, u32>,
     groups: Vec<ClientGroup>,
     /// Spawns that failed, oldest first, at most [`MAX_FAILED_SPAWNS`].
@@ -156,9 +175,25 @@ impl ClientState {
 
     /// The scene node of `net_id`.
     pub(crate) fn node_of(&self, net_id: u32) -> Option<NodeId> {
+        self.locate(net_id).map(|l| l.node)
+    }
+
+    /// The scene node of `net_id` with where its value was last found.
+    #[inline]
+    fn locate(&self, net_id: u32) -> Option<Located> {
         match self.by_id.get(net_id as usize) {
-            Some(&node) => node,
-            None => self.index_of(net_id).map(|i| self.nodes[i].node),
+            Some(&located) => located,
+            None => self.index_of(net_id).map(|i| Located {
+                node: self.nodes[i].node,
+                at: ValueAt::default(),
+            }),
+        }
+    }
+
+    /// `net_id`'s value was found at `at`: the next entry for it looks there first.
+    fn moved(&mut self, net_id: u32, at: ValueAt) {
+        if let Some(Some(located)) = self.by_id.get_mut(net_id as usize) {
+            located.at = at;
         }
     }
 
@@ -176,12 +211,12 @@ impl ClientState {
             let start = self.nodes.partition_point(|n| (n.net_id as usize) < from);
             for n in &self.nodes[start..] {
                 match self.by_id.get_mut(n.net_id as usize) {
-                    Some(slot) => *slot = Some(n.node),
+                    Some(slot) => *slot = Some(Located::new(n.node)),
                     None => break,
                 }
             }
         }
-        self.by_id[id] = node;
+        self.by_id[id] = node.map(Located::new);
     }
 
     /// The authority of a networked node.
@@ -535,6 +570,9 @@ impl ClientState {
             );
             self.by_node.insert(node, net_id);
             self.set_by_id(net_id, Some(node));
+            if let Some(at) = shared.scene.value_at(node) {
+                self.moved(net_id, at);
+            }
             self.interp.spawned(&mut shared.scene, node, tick);
             let ours = authority == self.local_peer;
             self.predict.spawned(&mut shared.scene, node, ours, tick);
@@ -694,7 +732,7 @@ impl ClientState {
         }
         let mut complete = true;
         while let Some((id, bytes)) = protocol::read_entry(r)? {
-            let Some(node) = self.node_of(id) else {
+            let Some(Located { node, at }) = self.locate(id) else {
                 // Gone locally (a failed spawn): skip. Otherwise never received, or despawned
                 // by the server: its spawn may still be in flight (a re-spawn for interest
                 // management reuses ids), so this snapshot must not be acknowledged; a later
@@ -712,7 +750,14 @@ impl ClientState {
             // can) is skipped, raised and counted, and the snapshot is still acknowledged: not
             // acknowledging it would have the server resend the same entry forever and time the
             // client out. The node keeps what it read until a later entry for it reads.
-            if let Err(error) = self.apply_entry(&mut shared.scene, node, bytes, tick) {
+            let entry_at = self.interp.entry_at(tick);
+            let applied = shared
+                .scene
+                .apply_entry_at(at, node, bytes, entry_at, &mut self.changed);
+            if let Ok(Some(found)) = applied {
+                self.moved(id, found);
+            }
+            if let Err(error) = applied {
                 shared.stats.entries_rejected += 1;
                 if let Some(net_id) = NetId::new(id) {
                     shared
@@ -739,23 +784,6 @@ impl ClientState {
             shared.stats.snapshots_partial += 1;
         }
         Ok(true)
-    }
-
-    /// Reads one snapshot entry's `bytes` into `node` (one lookup of its column and row, one
-    /// call into it), then runs its `on_change` hooks. A node freed (or whose value was
-    /// cleared) locally by game code is skipped, yet acknowledged.
-    #[inline]
-    fn apply_entry(
-        &mut self,
-        scene: &mut Scene,
-        node: NodeId,
-        bytes: &[u8],
-        tick: u32,
-    ) -> Result<(), DecodeError> {
-        let Some((column, row)) = scene.column_of_mut(node) else {
-            return Ok(());
-        };
-        column.apply_entry(row, bytes, self.interp.entry_at(tick), &mut self.changed)
     }
 
     /// End of frame: timeouts, then acks (and the heartbeat at the server's tick rate).
