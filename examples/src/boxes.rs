@@ -12,10 +12,14 @@
 //!   is wrapped too: that is where snapshots leave.
 //! - The server spawns `--boxes` boxes (100) moving on circles: an interpolated position and
 //!   rotation, and a color that snaps when it changes.
-//! - Each client owns one player node. It moves it by calling an `authority` RPC, `walk`, once
-//!   per network tick; the server checks the call (the sender must own the node, `validate`
-//!   refuses bad input, `rate_limit` caps the rate) and moves the player, and the new position
-//!   comes back to every client in the snapshots, interpolated like the boxes.
+//! - Each client owns one player node, driven by tick-stamped input through a [`Simulation`]:
+//!   every tick the client samples a [`Steer`] (a slowly turning direction, generated from the
+//!   tick: no random numbers), sends it, and moves its own player at once with the same step
+//!   function the server runs (`world_step`). The player's position is
+//!   `#[replicated(predict, interpolate)]`: predicted (corrections smoothed) on its owner,
+//!   interpolated like the boxes on every other client. When the server's state of a tick
+//!   differs from the prediction (an input that arrived late, and the server repeated the one
+//!   before), the owner rolls back and re-simulates.
 //! - Every simulated second, one line per peer: snapshots applied and discarded (duplicates and
 //!   stale ones) in that second, bytes per second, the round-trip time the server measured,
 //!   the interpolation delay (adaptive here) and the position error: the largest distance
@@ -23,18 +27,23 @@
 //!   was showing (the client's render tick: its estimate of the server tick minus the delay;
 //!   the server's positions at the two ticks around it, blended). It is zero while every
 //!   snapshot arrives, and grows when a lost one makes the client blend across a gap or, data
-//!   being late, extrapolate.
-//! - After `--seconds` (10) the boxes stop and the clients stop walking. The run then waits until
-//!   every client shows exactly the server's state (boxes, players, and each client's player
-//!   where its own inputs should have taken it) and fails if that takes over three seconds.
+//!   being late, extrapolate. Then the prediction: rollbacks and ticks re-simulated in that
+//!   second, the input lead (how many ticks early the server got the client's inputs, at the
+//!   worst recently) and the inputs the server simulated without (missing) in that second.
+//! - After `--seconds` (10) the boxes stop and the clients stop walking (they keep sending
+//!   input: "stand still"). The run then waits until every client shows exactly the server's
+//!   state (boxes, other players, and its own predicted player, bit for bit) and fails if that
+//!   takes over three seconds. Last, one line per client sums up its prediction: ticks
+//!   predicted, rollbacks and the ticks they re-simulated, and how many of its inputs the
+//!   server had on time.
 //!
 //! Everything is deterministic: the same options and `--seed` give the same output.
 //!
 //! In a terminal the demo runs in real time behind a live [`dashboard`] (ratatui): sparklines
 //! of each client's bandwidth, round trip, loss, interpolation delay and error, the server's
-//! tick cost, and the boxes seen from above on the server and on the first client. `--plain`
-//! (or an output that is not a terminal, as in tests and CI) prints the lines above instead,
-//! as fast as the machine goes.
+//! tick cost, each client's rollbacks, re-simulated ticks and input lead, and the boxes seen
+//! from above on the server and on the first client. `--plain` (or an output that is not a
+//! terminal, as in tests and CI) prints the lines above instead, as fast as the machine goes.
 
 pub mod dashboard;
 
@@ -48,6 +57,7 @@ use std::time::{Duration, Instant};
 use glam::{Quat, Vec3};
 use mf_net::bus::MessageRegistry;
 use mf_net::interpolation::{AdaptiveDelayConfig, InterpolationConfig};
+use mf_net::prediction::{PredictionStats, Simulation, Step};
 use mf_net::prelude::*;
 use mf_net::replication::NetworkStats;
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
@@ -62,8 +72,8 @@ type Mp = Multiplayer<Net>;
 const FPS: u32 = 60;
 /// Player speed in units per second.
 const PLAYER_SPEED: f32 = 4.0;
-/// How long one `walk` step lasts: one network tick at 30 Hz.
-const STEP_SECONDS: f32 = 1.0 / 30.0;
+/// How long one simulation tick lasts: the server's tick rate is the default 30 Hz.
+const TICK_SECONDS: f32 = 1.0 / 30.0;
 /// How many ticks of box positions the server remembers for the error measurement.
 const HISTORY_TICKS: usize = 120;
 /// How long the clients may take to converge once the motion stops.
@@ -138,34 +148,45 @@ impl Orbit {
 /// A client's avatar, owned (and driven) by that client.
 #[derive(Replicated, Default, Debug)]
 struct Player {
-    #[replicated(interpolate)]
+    /// Predicted by the owning client (its corrections smoothed), interpolated on the others.
+    #[replicated(predict, interpolate)]
     position: Vec3,
     #[replicated]
     color: u32,
 }
 
-#[rpcs]
-impl Player {
-    /// The owning client walks one step in `direction` (unit length at most).
-    ///
-    /// `authority` (the default mode): only the client that owns this node may call it, and it
-    /// runs on the server, which is authoritative: clients send input, never positions.
-    /// `validate` runs first and refuses input a fair client cannot send; `rate_limit` drops
-    /// calls beyond 60 per second (an honest client sends 30).
-    #[rpc(authority, rate_limit = 60, validate = Self::valid_step)]
-    fn walk(&mut self, direction: Vec3) {
-        self.position += step(direction);
-    }
+/// One tick of a client's input: the direction its player walks in (unit length at most).
+#[derive(NetCodec, Clone, Copy, Default, Debug, PartialEq)]
+pub struct Steer {
+    /// The direction, in the XZ plane.
+    pub direction: Vec3,
+}
 
-    fn valid_step(&self, _ctx: &RpcContext, direction: &Vec3) -> bool {
-        direction.is_finite() && direction.length_squared() <= 1.0 + EPSILON
+impl Steer {
+    /// The input bot client `index` sends for `tick`: walking along a heading that turns by
+    /// 0.05 radians a tick, from the tick alone (the same on every run).
+    fn of_bot(index: usize, tick: u32) -> Self {
+        let heading = index as f32 + 0.05 * (tick % 4096) as f32;
+        Self {
+            direction: Vec3::new(heading.cos(), 0.0, heading.sin()),
+        }
     }
 }
 
-/// How far one `walk` call moves a player. The server applies it, and the client adds the same
-/// steps to where it expects its player (the same arithmetic, so the results agree exactly).
-fn step(direction: Vec3) -> Vec3 {
-    direction * (PLAYER_SPEED * STEP_SECONDS)
+/// The world step, run by the server for every player and by each client for its own (the
+/// same function, so that the prediction matches the server's state exactly): each player
+/// walks one tick along its owner's input. The input is checked here, on both ends: a
+/// modified client cannot walk faster than an honest one.
+fn world_step(step: &mut Step<'_, Steer>) {
+    for (_, player, input) in step.simulated_mut::<Player>() {
+        let Some(steer) = input else { continue };
+        let direction = if steer.direction.is_finite() {
+            steer.direction.clamp_length_max(1.0)
+        } else {
+            Vec3::ZERO
+        };
+        player.position += direction * (PLAYER_SPEED * TICK_SECONDS);
+    }
 }
 
 /// The spawnable scenes. Every peer registers the same scenes in the same order (the handshake
@@ -283,6 +304,8 @@ pub struct Report {
     pub worst_error: f32,
     /// Frames from the end of the motion until every client matched the server.
     pub settle_frames: u32,
+    /// Per client: its prediction counters at the end.
+    pub prediction: Vec<PredictionStats>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -298,6 +321,8 @@ struct Server {
     box_ids: Vec<NetId>,
     /// Box positions at each recent network tick, oldest first (for the error measurement).
     history: VecDeque<(u32, Vec<Vec3>)>,
+    /// The players' simulation (the same step as the clients').
+    sim: Simulation<Steer>,
 }
 
 impl Server {
@@ -328,6 +353,7 @@ impl Server {
             boxes,
             box_ids,
             history: VecDeque::with_capacity(HISTORY_TICKS + 1),
+            sim: Simulation::new(),
         };
         server.move_boxes(0.0);
         Ok(server)
@@ -339,8 +365,8 @@ impl Server {
             match event {
                 MultiplayerEvent::PeerJoined(peer) => {
                     let root = self.mp.scene().root();
-                    // The third argument is the node's authority: this client may call the
-                    // player's `authority` RPCs, and nobody else may.
+                    // The third argument is the node's authority: this client's input drives
+                    // it, and this client predicts it.
                     let handle = self.mp.spawn_as::<Player>(PLAYER_SCENE, root, peer)?;
                     let player = self.mp.scene_mut().get_mut(handle).expect("just spawned");
                     let seat = peer.0 as f32;
@@ -349,9 +375,6 @@ impl Server {
                 }
                 MultiplayerEvent::PeerLeft { peer, reason } => {
                     return Err(format!("{peer} left unexpectedly ({reason})").into());
-                }
-                MultiplayerEvent::RpcRejected { peer, rpc, .. } => {
-                    return Err(format!("the server rejected {rpc} from {peer}").into());
                 }
                 _ => {}
             }
@@ -369,6 +392,13 @@ impl Server {
                 moving.color = PALETTE[(i + (time as usize + i) / 3) % PALETTE.len()];
             }
         }
+    }
+
+    /// Simulates the ticks this frame's `end_frame` reaches: every player walks by its owner's
+    /// input of that tick. The server hosts no player itself: its own input is the default.
+    fn simulate(&mut self) {
+        self.sim
+            .run(&mut self.mp, |_tick| Steer::default(), world_step);
     }
 
     /// After `end_frame`: remembers the box positions of a new network tick.
@@ -435,12 +465,12 @@ fn conditions(options: &Options) -> NetworkConditions {
 struct Client {
     label: String,
     mp: Mp,
+    /// Which bot this is (its input depends on it).
+    index: usize,
     /// Our player, once its spawn arrived.
     player: Option<NetRef<Player>>,
-    /// Where our inputs should have taken our player: its spawn position plus every step sent.
-    walked: Vec3,
-    /// The direction we walk in (radians).
-    heading: f32,
+    /// Our player's simulation: predicted ahead of the server, rolled back when it was wrong.
+    sim: Simulation<Steer>,
     /// The first tick we measure at: the tick of the first snapshot we applied. Until the
     /// render tick reaches it we show the state our spawns carried, with nothing older to
     /// blend from, so the "error" would only measure how late we joined.
@@ -451,6 +481,8 @@ struct Client {
     error_now: f32,
     /// Counters at the last report, for per-second deltas.
     last: NetworkStats,
+    /// The server's count of our missing inputs at the last report.
+    last_missing: u64,
 }
 
 impl Client {
@@ -480,13 +512,14 @@ impl Client {
         Ok(Self {
             label: format!("client {}", index + 1),
             mp,
+            index,
             player: None,
-            walked: Vec3::ZERO,
-            heading: index as f32,
+            sim: Simulation::new(),
             measure_from: None,
             error_this_second: 0.0,
             error_now: 0.0,
             last: NetworkStats::default(),
+            last_missing: 0,
         })
     }
 
@@ -504,27 +537,24 @@ impl Client {
         }
         if self.player.is_none() {
             // Our player is the one player we have authority over.
-            if let Some(handle) = self.mp.owned::<Player>().next() {
-                if let Some(player) = self.mp.scene().get(handle) {
-                    self.walked = player.position;
-                    self.player = Some(handle);
-                }
-            }
+            self.player = self.mp.owned::<Player>().next();
         }
         Ok(())
     }
 
-    /// Sends one step of input: walk along a slowly turning heading.
-    fn walk(&mut self) -> Result<(), RpcSendError> {
-        let Some(player) = self.player else {
-            return Ok(());
+    /// Runs our simulation for this frame: each tick predicted samples our input (walking
+    /// along a slowly turning heading, or standing still), sends it, and moves our player at
+    /// once; a misprediction found in this frame's snapshots is rolled back first.
+    fn simulate(&mut self, walking: bool) {
+        let index = self.index;
+        let sample = |tick| {
+            if walking {
+                Steer::of_bot(index, tick)
+            } else {
+                Steer::default()
+            }
         };
-        self.heading += 0.05;
-        let direction = Vec3::new(self.heading.cos(), 0.0, self.heading.sin());
-        // The generated typed sender: reads like a method call, runs on the server.
-        self.mp.rpc(player).walk(direction)?;
-        self.walked += step(direction);
-        Ok(())
+        self.sim.run(&mut self.mp, sample, world_step);
     }
 
     /// Compares the boxes as shown this frame with the server's at our render tick.
@@ -606,12 +636,13 @@ impl Client {
                 }
             }
         }
-        // Every input arrived and was applied, in order: our player is where we walked it.
+        // Our own player is predicted: the loop above compared what we show (our prediction,
+        // its corrections faded) with the server's. Being predicted, it must match bit for bit.
+        let mine = self.player.and_then(|handle| scene.get(handle))?;
         match server.player_of(self.mp.local_peer_id()) {
-            Some(mine) if mine.position.distance(self.walked) <= EPSILON => None,
-            mine => Some(format!(
-                "our player is at {mine:?}, we walked to {}",
-                self.walked
+            Some(theirs) if theirs.position == mine.position => None,
+            theirs => Some(format!(
+                "our player is at {mine:?}, the server's at {theirs:?}"
             )),
         }
     }
@@ -619,18 +650,19 @@ impl Client {
     /// This second's line: snapshot counters, bandwidth, round trip, delay, error.
     fn report(&mut self, second: u32, server: &Server, out: &mut dyn Write) -> std::io::Result<()> {
         let stats = *self.mp.stats();
-        let rtt = server
-            .mp
-            .peer_stats(self.mp.local_peer_id())
-            .map_or(Duration::ZERO, |peer| peer.round_trip_time);
+        let peer = server.mp.peer_stats(self.mp.local_peer_id());
+        let rtt = peer.map_or(Duration::ZERO, |peer| peer.round_trip_time);
+        let missing = peer.map_or(0, |peer| peer.inputs.missing);
         let delay = self
             .mp
             .interpolation()
             .map_or(Duration::ZERO, |timeline| timeline.delay());
+        let (predicted, before) = (stats.prediction, self.last.prediction);
         writeln!(
             out,
             "[{second:>3} s] {:<9} applied {:>2}  discarded {:>2}  in {:>5.1} kB/s  \
-             out {:>3.1} kB/s  rtt {:>3} ms  delay {:>3} ms  error {:.3}",
+             out {:>3.1} kB/s  rtt {:>3} ms  delay {:>3} ms  error {:.3}  rollbacks {:>2} \
+             ({:>2} ticks)  lead {:>2}  missing {}",
             self.label,
             stats.snapshots_applied - self.last.snapshots_applied,
             stats.snapshots_discarded - self.last.snapshots_discarded,
@@ -639,8 +671,13 @@ impl Client {
             rtt.as_millis(),
             delay.as_millis(),
             self.error_this_second,
+            predicted.rollbacks - before.rollbacks,
+            predicted.resimulated_ticks - before.resimulated_ticks,
+            predicted.input_lead,
+            missing - self.last_missing,
         )?;
         self.last = stats;
+        self.last_missing = missing;
         self.error_this_second = 0.0;
         Ok(())
     }
@@ -699,6 +736,9 @@ impl FrameView<'_> {
                         .interpolation()
                         .map_or(Duration::ZERO, |timeline| timeline.delay()),
                     error: client.error_now,
+                    rollbacks: stats.prediction.rollbacks,
+                    resimulated_ticks: stats.prediction.resimulated_ticks,
+                    input_lead: stats.prediction.input_lead,
                 }
             })
             .collect();
@@ -770,20 +810,19 @@ pub fn run_observed(
         server.mp.begin_frame(dt);
         server.handle_events()?;
         server.move_boxes(time);
+        server.simulate();
         server.mp.end_frame();
         if server.mp.tick() != tick {
             tick_cost = Some(started.elapsed());
         }
         server.record_history();
 
-        // The clients: receive and blend, look, send input.
+        // The clients: receive and blend, look, predict (sending input).
         for client in &mut clients {
             client.mp.begin_frame(dt);
             client.handle_events(out)?;
             client.measure(&server);
-            if frame % 2 == 0 {
-                client.walk()?; // one input per network tick
-            }
+            client.simulate(true);
             client.mp.end_frame();
         }
 
@@ -839,10 +878,12 @@ pub fn run_observed(
         settle_frames += 1;
         server.mp.begin_frame(dt);
         server.handle_events()?;
+        server.simulate();
         server.mp.end_frame();
         for client in &mut clients {
             client.mp.begin_frame(dt);
             client.handle_events(out)?;
+            client.simulate(false); // standing still, still sending input
             client.mp.end_frame();
         }
     }
@@ -855,6 +896,28 @@ pub fn run_observed(
         server.boxes.len(),
         clients.len(),
     )?;
+    for client in &clients {
+        let predicted = client.mp.stats().prediction;
+        let inputs = server
+            .mp
+            .peer_stats(client.mp.local_peer_id())
+            .map(|peer| peer.inputs)
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "{}: predicted {} ticks, {} rollbacks re-simulating {} ticks (deepest {}), \
+             {} clock jumps; the server had {} of its inputs on time, {} missing, {} late",
+            client.label,
+            predicted.ticks_predicted,
+            predicted.rollbacks,
+            predicted.resimulated_ticks,
+            predicted.deepest_rollback,
+            predicted.clock_jumps,
+            inputs.on_time,
+            inputs.missing,
+            inputs.late,
+        )?;
+    }
     Ok(Report {
         snapshots_applied: clients
             .iter()
@@ -866,6 +929,7 @@ pub fn run_observed(
             .collect(),
         worst_error,
         settle_frames,
+        prediction: clients.iter().map(|c| c.mp.stats().prediction).collect(),
     })
 }
 

@@ -30,6 +30,7 @@ book_chapters! {
     BookEvents => "events.md",
     BookRpcs => "rpcs.md",
     BookInput => "input.md",
+    BookPrediction => "prediction.md",
     BookInterpolation => "interpolation.md",
     BookWireFormat => "wire-format.md",
 }

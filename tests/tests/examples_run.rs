@@ -32,6 +32,12 @@ fn boxes_converge_on_a_bad_network() {
     }
     // A box moves well under one unit per tick: the error stays within a few ticks' motion.
     assert!(report.worst_error < 1.0, "{report:?}");
+    // Every client predicted its player (about 30 ticks a second) and said how it went.
+    for stats in &report.prediction {
+        assert!(stats.ticks_predicted > 30, "{report:?}");
+        assert!(stats.inputs_sent > 30, "{report:?}");
+    }
+    assert!(out.contains("rollbacks"), "{out}");
 }
 
 #[test]
@@ -66,14 +72,17 @@ fn the_boxes_dashboard_shows_the_run() {
     for label in [
         "boxes under test",
         "tick cost",
-        " client 1 ",
-        " client 2 ",
+        " client 2: ",
         "in ",
         "out ",
         "rtt ",
         "loss ",
         "delay ",
         "error ",
+        "resim ",
+        "lead ",
+        " client 1: ",
+        "rollbacks",
         "server: 20 boxes",
         "client 1: 20 boxes",
     ] {

@@ -1,6 +1,7 @@
 //! The boxes demo's live terminal dashboard (ratatui): per client, bandwidth in and out, the
 //! round trip the server measured, snapshot loss, the interpolation delay and the position
-//! error as sparklines; the server's tick cost (wall time of the frames that ran a network
+//! error as sparklines, and its prediction: rollbacks, ticks re-simulated and the input lead;
+//! the server's tick cost (wall time of the frames that ran a network
 //! tick, measured by the demo: the core reads no clock); and a top-down view of the boxes as
 //! the server and the first client show them.
 //!
@@ -127,6 +128,12 @@ pub struct ClientSample {
     /// The largest distance this frame between a box as shown and the server's at the render
     /// tick.
     pub error: f32,
+    /// Rollbacks of the client's prediction so far.
+    pub rollbacks: u64,
+    /// Ticks those rollbacks re-simulated so far.
+    pub resimulated_ticks: u64,
+    /// Ticks early (negative: late) the server got the client's inputs, at the worst recently.
+    pub input_lead: i32,
 }
 
 /// The demo at one moment.
@@ -167,6 +174,10 @@ struct Series {
     delay: VecDeque<u64>,
     /// Thousandths of a unit.
     error: VecDeque<u64>,
+    /// Ticks re-simulated since the previous sample.
+    resimulated: VecDeque<u64>,
+    /// Ticks (a late lead counts as 0).
+    lead: VecDeque<u64>,
     last: ClientSample,
 }
 
@@ -218,6 +229,11 @@ impl Dashboard {
             push(&mut series.loss, (client.loss * 1000.0).round() as u64);
             push(&mut series.delay, client.delay.as_millis() as u64);
             push(&mut series.error, (client.error * 1000.0).round() as u64);
+            let resimulated = client
+                .resimulated_ticks
+                .saturating_sub(series.last.resimulated_ticks);
+            push(&mut series.resimulated, resimulated);
+            push(&mut series.lead, client.input_lead.max(0) as u64);
             series.last = client.clone();
         }
         for &(x, z) in sample.server_boxes.iter().chain(&sample.server_players) {
@@ -269,7 +285,7 @@ impl Dashboard {
 
     fn render_stats(&self, frame: &mut Frame<'_>, area: Rect) {
         let mut rows = vec![Constraint::Length(3)];
-        rows.extend(self.clients.iter().map(|_| Constraint::Length(8)));
+        rows.extend(self.clients.iter().map(|_| Constraint::Length(10)));
         rows.push(Constraint::Min(0));
         let areas = Layout::vertical(rows).split(area);
         let server = Block::bordered().title(format!(
@@ -282,11 +298,12 @@ impl Dashboard {
         sparkline_row(frame, inner, "tick cost", &self.tick_cost, Color::Magenta);
         for (series, &area) in self.clients.iter().zip(&areas[1..]) {
             let last = &series.last;
-            let block = Block::bordered().title(format!(" {} ", series.label));
+            let block = Block::bordered()
+                .title(format!(" {}: {} rollbacks ", series.label, last.rollbacks));
             let inner = block.inner(area);
             frame.render_widget(block, area);
-            let lines = Layout::vertical([Constraint::Length(1); 6]).split(inner);
-            let rows: [(String, &VecDeque<u64>, Color); 6] = [
+            let lines = Layout::vertical([Constraint::Length(1); 8]).split(inner);
+            let rows: [(String, &VecDeque<u64>, Color); 8] = [
                 (
                     format!("in    {:>6.1} kB/s", last.bytes_in as f64 / 1000.0),
                     &series.bytes_in,
@@ -316,6 +333,16 @@ impl Dashboard {
                     format!("error {:>6.3}", last.error),
                     &series.error,
                     Color::LightRed,
+                ),
+                (
+                    format!("resim {:>6} ticks", last.resimulated_ticks),
+                    &series.resimulated,
+                    Color::LightMagenta,
+                ),
+                (
+                    format!("lead  {:>6} ticks", last.input_lead),
+                    &series.lead,
+                    Color::LightGreen,
                 ),
             ];
             for ((label, data, color), &line) in rows.iter().zip(lines.iter()) {
