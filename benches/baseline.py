@@ -36,6 +36,11 @@ SCALE_KINDS = ("plain", "interpolated", "quantized")
 SCALE_BUDGETS = ("0", "1200")
 SCALE_BOXES = ("1000", "10000")
 
+# The `prediction` bench: prediction/client_frame/{steady,rollback,rollback_empty_step}/<depth>/
+# <entities>, every one counted per depth x entities (re-simulated tick x predicted entity).
+PREDICTION_DEPTHS = ("4", "16")
+PREDICTION_ENTITIES = ("1", "16", "256")
+
 
 def parse_time(text):
     m = re.fullmatch(r"([\d.]+)\s*(ps|ns|µs|us|ms|s)", text.strip())
@@ -203,6 +208,49 @@ def scale_acks(results):
     return out
 
 
+def prediction_rollback(results):
+    """Per rollback depth and entity count: the three client frames (steady, rollback with the
+    trivial step, rollback with an empty client step) and, per re-simulated tick per entity,
+    what a rollback adds to the steady frame (with the trivial step, and the runtime's passes
+    alone with the empty step) and the trivial step's part (their difference)."""
+    out = {}
+    for depth in PREDICTION_DEPTHS:
+        for n in PREDICTION_ENTITIES:
+            key = f"{depth}/{n}"
+            frames = [results.get(f"prediction/client_frame/{kind}/{key}", {}).get("median_ns")
+                      for kind in ("steady", "rollback", "rollback_empty_step")]
+            if None in frames:
+                continue
+            steady, rollback, empty = frames
+            items = int(depth) * int(n)
+            out[key] = {
+                "steady_us": round(steady / 1e3, 3),
+                "rollback_us": round(rollback / 1e3, 3),
+                "rollback_empty_step_us": round(empty / 1e3, 3),
+                "rollback_per_tick_entity_ns": round((rollback - steady) / items, 2),
+                "runtime_per_tick_entity_ns": round((empty - steady) / items, 2),
+                "step_per_tick_entity_ns": round((rollback - empty) / items, 2),
+            }
+    return out
+
+
+def prediction_markdown(results):
+    table = prediction_rollback(results)
+    if not table:
+        return []
+    rows = ["| depth | entities | steady frame | rollback frame | empty-step rollback frame "
+            "| rollback − steady, per tick × entity | empty-step − steady, per tick × entity "
+            "| trivial step's part |", "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for key, r in table.items():
+        depth, n = key.split("/")
+        rows.append(f"| {depth} | {n} | {r['steady_us']:.2f} µs | {r['rollback_us']:.2f} µs "
+                    f"| {r['rollback_empty_step_us']:.2f} µs "
+                    f"| {r['rollback_per_tick_entity_ns']:.1f} ns "
+                    f"| {r['runtime_per_tick_entity_ns']:.1f} ns "
+                    f"| {r['step_per_tick_entity_ns']:.1f} ns |")
+    return [""] + rows
+
+
 def scale_markdown(results):
     frames, acks = scale_frames(results), scale_acks(results)
     if not frames and not acks:
@@ -257,9 +305,11 @@ def markdown(results, ratio_table):
                 per = f"{r['per_item_ns']:.2f} ns" if "per_item_ns" in r else "–"
                 rows.append(f"| `{key}` | {r['median_ns']:.1f} ns | {per} | {r['allocs']:g} |")
     rows += scale_markdown(results)
-    allocating = [k for k, r in results.items() if k.startswith("scale/") and r["allocs"]]
+    rows += prediction_markdown(results)
+    allocating = [k for k, r in results.items()
+                  if k.startswith(("scale/", "prediction/")) and r["allocs"]]
     if allocating:
-        rows += ["", "Allocating scale benchmarks: " + ", ".join(f"`{k}`" for k in allocating)]
+        rows += ["", "Allocating scale or prediction benchmarks: " + ", ".join(f"`{k}`" for k in allocating)]
     return "\n".join(rows).strip("\n")
 
 
@@ -335,11 +385,17 @@ def main():
                 "allocations per iteration (divan AllocProfiler). snapshot_only_per_changed_ns: "
                 "(encode_snapshot - idle/server_frame) per changed box. scale_frames: server tick, "
                 "64 client frames, their sum and the server's share per scale scenario; "
-                "scale_acks: the server's begin_frame with 64 acks, per ack and per entry.",
+                "scale_acks: the server's begin_frame with 64 acks, per ack and per entry. prediction "
+                "client frames per re-simulated tick x entity (depth x entities); "
+                "prediction_rollback: per depth/entities, the steady, rollback and empty-step "
+                "rollback client frames and, per re-simulated tick per entity, rollback - steady, "
+                "empty-step rollback - steady (the runtime's passes) and their difference (the "
+                "trivial step).",
                 "present": results,
                 "snapshot_only_per_changed_ns": snapshot_only(results),
                 "scale_frames": scale_frames(results),
                 "scale_acks": scale_acks(results),
+                "prediction_rollback": prediction_rollback(results),
                 "ratios_vs_bitcode": ratio_table,
                 "pending": PENDING,
             },

@@ -17,7 +17,9 @@
 //!   ([`ScaleWorld`]), 1000 and 10 000 boxes ([`BoxEntity`], [`InterpBox`], [`QuantBox`]), with
 //!   and without a byte budget: the server's tick, the clients' frames and the server's ack
 //!   processing, each timed apart ([`Stage`]);
-//! - `secure`: one packet through the secure layer against the plain path ([`secure`]).
+//! - `secure`: one packet through the secure layer against the plain path ([`secure`]);
+//! - `prediction`: a client frame with and without a rollback, 1 to 256 predicted entities,
+//!   4 or 16 ticks deep ([`prediction`]).
 //!
 //! Everything here is deterministic: the same scenario always moves the same boxes to the same
 //! places, so byte counts are stable (the tests below pin them) and runs compare.
@@ -33,6 +35,7 @@
 //! entries: the frame, capture, the snapshot header and ring, acks, lookups by net id, and
 //! interpolation buffering for [`InterpBox`].
 
+pub mod prediction;
 pub mod secure;
 
 use std::fmt;
