@@ -24,9 +24,11 @@ macro_rules! float_vector {
 
             #[inline]
             fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+                // One bounds check for all components, then the same bytes as `read_f32` each.
+                let bytes: [u8; 4 * $n] = r.read_array()?;
                 let mut c = [0.0f32; $n];
-                for slot in &mut c {
-                    *slot = r.read_f32()?;
+                for (slot, chunk) in c.iter_mut().zip(bytes.chunks_exact(4)) {
+                    *slot = f32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
                 }
                 Ok($from(c))
             }

@@ -124,11 +124,14 @@ impl<'a, I> Step<'a, I> {
         self.scene
             .simulated_mut::<T>(self.server)
             .map(move |(node, value)| {
-                let input = owners
-                    .of(node)
-                    .and_then(|peer| inputs.iter().find(|p| p.peer == peer))
-                    .map(|p| &p.input);
-                (node, value, input)
+                let input = match owners {
+                    // A client predicts only the nodes it owns: its own input, no lookup.
+                    Owners::Client(_) => inputs.first(),
+                    Owners::Server(_) => owners
+                        .of(node)
+                        .and_then(|peer| inputs.iter().find(|p| p.peer == peer)),
+                };
+                (node, value, input.map(|p| &p.input))
             })
     }
 }

@@ -64,8 +64,9 @@ impl<'a> NetReader<'a> {
         self.read_bytes(n).map(|_| ())
     }
 
+    /// Reads `N` bytes into an array (one bounds check).
     #[inline]
-    fn read_array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+    pub(crate) fn read_array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
         let bytes = self.read_bytes(N)?;
         let mut out = [0u8; N];
         out.copy_from_slice(bytes);
