@@ -507,3 +507,29 @@ fn a_player_handed_to_another_client_is_predicted_there() {
         assert_eq!(x_on(&world, client, players[0]), SPEED);
     }
 }
+
+#[test]
+fn a_client_whose_inputs_stop_runs_on_only_for_the_repeat_limit() {
+    let mut game = Game::new(MultiplayerConfig::default(), Some(bad_network()));
+    for _ in 0..30 {
+        game.frame(1, walk);
+    }
+    // The client freezes (no frames at all); the server goes on.
+    let frozen_at = game.server_x();
+    let dt = game.world.dt;
+    let mut xs = Vec::new();
+    for _ in 0..60 {
+        let server = &mut game.world.server;
+        server.begin_frame(dt);
+        game.server_sim.run(server, |_| Walk::default(), walk);
+        server.end_frame();
+        xs.push(game.server_x());
+    }
+    // What was buffered, then the last input repeated for 15 ticks, then nothing.
+    let moved = (xs[59] - frozen_at) / SPEED;
+    assert!((15.0..=15.0 + 8.0).contains(&moved), "ran on {moved} ticks");
+    assert_eq!(xs[30], xs[59], "stopped");
+    let peer = game.client().local_peer_id();
+    let inputs = game.world.server.peer_stats(peer).unwrap().inputs;
+    assert!(inputs.missing >= 50, "{inputs:?}");
+}

@@ -4,13 +4,24 @@ use std::time::Duration;
 
 /// What the server simulates for a client whose input for a tick has not arrived (lost beyond
 /// the redundancy, or late).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MissingInput {
-    /// The client's last input that did arrive (held keys stay held): the default.
-    #[default]
-    RepeatLast,
+    /// The client's last input that did arrive (held keys stay held), for at most `max_ticks`
+    /// ticks in a row; after that the input type's `Default`, so that a client whose inputs
+    /// stopped (it froze, or its link did) does not run on forever. The default:
+    /// `RepeatLast { max_ticks: 15 }` (half a second at 30 Hz).
+    RepeatLast {
+        /// Missing ticks in a row that repeat the last input.
+        max_ticks: u32,
+    },
     /// The input type's `Default` (nothing pressed).
     DefaultInput,
+}
+
+impl Default for MissingInput {
+    fn default() -> Self {
+        Self::RepeatLast { max_ticks: 15 }
+    }
 }
 
 /// Settings of the input pipeline and of client-side prediction
@@ -28,7 +39,7 @@ pub struct PredictionConfig {
     /// responsiveness.
     pub input_delay: u32,
     /// What the server simulates for a missing input (default
-    /// [`RepeatLast`](MissingInput::RepeatLast)).
+    /// [`RepeatLast`](MissingInput::RepeatLast) for up to 15 ticks).
     pub missing_input: MissingInput,
     /// Client: ticks by which its inputs should arrive before the server simulates them, at
     /// the worst of the recent ones (default 1). The client's clock steers toward it.
@@ -52,7 +63,7 @@ impl Default for PredictionConfig {
         Self {
             input_redundancy: 8,
             input_delay: 0,
-            missing_input: MissingInput::RepeatLast,
+            missing_input: MissingInput::default(),
             lead_margin: 1,
             history_ticks: 64,
             smoothing: Duration::from_millis(150),

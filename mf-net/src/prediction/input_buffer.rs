@@ -25,8 +25,9 @@ struct Slot {
 pub(crate) enum Taken<'a> {
     /// The client's input for the tick, and the view it was sampled at.
     Input(&'a [u8], Option<ViewAt>),
-    /// It has not arrived (lost, or late): the previous tick's input, if there was one.
-    Missing(Option<&'a [u8]>),
+    /// It has not arrived (lost, or late): the last input that did, if there was one, and how
+    /// many ticks in a row (this one included) have been missing.
+    Missing(Option<&'a [u8]>, u32),
     /// The client never sent an input.
     None,
 }
@@ -42,6 +43,8 @@ pub(crate) struct InputBuffer {
     /// The last input taken that had arrived, for repeating.
     last: Vec<u8>,
     has_last: bool,
+    /// Ticks in a row taken without their input.
+    missing_run: u32,
     /// The lowest lead seen since the last ack (ticks the newest input was ahead of the tick
     /// taken); `None` when none was taken since.
     lead: Option<i32>,
@@ -56,6 +59,7 @@ impl Default for InputBuffer {
             taken: None,
             last: Vec::new(),
             has_last: false,
+            missing_run: 0,
             lead: None,
             counts: InputStats::default(),
         }
@@ -136,11 +140,16 @@ impl InputBuffer {
             self.last.clear();
             self.last.extend_from_slice(&slot.bytes);
             self.has_last = true;
+            self.missing_run = 0;
             let slot = &self.slots[index];
             return Taken::Input(&slot.bytes, slot.view);
         }
         self.counts.missing += 1;
-        Taken::Missing(self.has_last.then_some(self.last.as_slice()))
+        self.missing_run = self.missing_run.saturating_add(1);
+        Taken::Missing(
+            self.has_last.then_some(self.last.as_slice()),
+            self.missing_run,
+        )
     }
 
     /// Its counters, with the current depth.
@@ -190,11 +199,12 @@ mod tests {
             Taken::Input(&[40], None),
             "the first copy counts"
         );
-        assert_eq!(b.take(5), Taken::Missing(Some(&[40])));
+        assert_eq!(b.take(5), Taken::Missing(Some(&[40]), 1));
+        assert_eq!(b.take(6), Taken::Missing(Some(&[40]), 2));
         assert_eq!(
             b.take_lead(),
-            Some(-1),
-            "tick 5 was taken with tick 4 the newest"
+            Some(-2),
+            "tick 6 was taken with tick 4 the newest"
         );
         assert_eq!(b.take_lead(), None);
         b.receive(input(5, 50));
@@ -206,7 +216,7 @@ mod tests {
                 b.counts.missing,
                 b.counts.dropped
             ),
-            (2, 1, 1, 0)
+            (2, 1, 2, 0)
         );
     }
 

@@ -163,9 +163,9 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
             };
             let (bytes, view) = match buffer.take(tick) {
                 Taken::Input(bytes, view) => (Some(bytes), view.map(|v| v.render_tick(tick))),
-                Taken::Missing(last) => match missing {
-                    MissingInput::RepeatLast => (last, None),
-                    MissingInput::DefaultInput => (None, None),
+                Taken::Missing(last, run) => match missing {
+                    MissingInput::RepeatLast { max_ticks } if run <= max_ticks => (last, None),
+                    _ => (None, None),
                 },
                 Taken::None => continue,
             };
