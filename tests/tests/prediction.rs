@@ -54,9 +54,18 @@ fn library() -> SceneLibrary {
 
 /// The game's step, the same on both ends: every simulated player walks by its input.
 fn walk(step: &mut Step<'_, Walk>) {
+    walk_then(step, |_, _, _| {});
+}
+
+/// [`walk`], then on the server `server_only` changes each player (given the tick and the
+/// direction walked): what a client cannot know, and its prediction gets wrong.
+fn walk_then(step: &mut Step<'_, Walk>, server_only: fn(&mut Player, u32, i8)) {
+    let (server, tick) = (step.is_server(), step.tick());
     for (_, player, input) in step.simulated_mut::<Player>() {
-        if let Some(input) = input {
-            player.x += f32::from(input.dir) * SPEED;
+        let dir = input.map_or(0, |i| i.dir);
+        player.x += f32::from(dir) * SPEED;
+        if server {
+            server_only(player, tick, dir);
         }
     }
 }
@@ -65,15 +74,7 @@ fn walk(step: &mut Step<'_, Walk>) {
 const WALL: f32 = 10.0;
 
 fn walk_into_wall(step: &mut Step<'_, Walk>) {
-    let server = step.is_server();
-    for (_, player, input) in step.simulated_mut::<Player>() {
-        if let Some(input) = input {
-            player.x += f32::from(input.dir) * SPEED;
-        }
-        if server {
-            player.x = player.x.min(WALL);
-        }
-    }
+    walk_then(step, |player, _, _| player.x = player.x.min(WALL));
 }
 
 /// A world of one server and one client under `conditions` (both ends), the client owning one
@@ -248,14 +249,11 @@ const KNOCK_EVERY: u32 = 50;
 
 /// Walking, with a knock-back of walking players that only the server's step knows about.
 fn walk_and_get_knocked_back(step: &mut Step<'_, Walk>) {
-    let knock = step.is_server() && step.tick() % KNOCK_EVERY == 0;
-    for (_, player, input) in step.simulated_mut::<Player>() {
-        let dir = input.map_or(0, |i| i.dir);
-        player.x += f32::from(dir) * SPEED;
-        if knock && dir != 0 {
+    walk_then(step, |player, tick, dir| {
+        if tick % KNOCK_EVERY == 0 && dir != 0 {
             player.x -= KNOCK;
         }
-    }
+    });
 }
 
 /// The largest change of the owner's shown position from one frame to the next while it walks
@@ -357,15 +355,7 @@ fn the_determinism_check_finds_a_step_that_reads_a_random_number() {
 
 /// The server nudges every player each tick: every confirmation differs from the prediction.
 fn walk_and_drift(step: &mut Step<'_, Walk>) {
-    let server = step.is_server();
-    for (_, player, input) in step.simulated_mut::<Player>() {
-        if let Some(input) = input {
-            player.x += f32::from(input.dir) * SPEED;
-        }
-        if server {
-            player.x += 0.001;
-        }
-    }
+    walk_then(step, |player, _, _| player.x += 0.001);
 }
 
 #[test]
