@@ -27,7 +27,7 @@
 //! # Entry level and snapshot level
 //!
 //! [`encode_changed`] frames each changed node the way a snapshot entry is framed — varint net
-//! id, varint byte length, then [`Replicated::write_since`] — so the `encode` and
+//! id, varint byte length, then [`Capture::write_since`](mf_net::replication::Capture::write_since) — so the `encode` and
 //! `decode_apply` benchmarks measure the per-entity work alone. The snapshot-level fixtures
 //! ([`EncodeSnapshotFixture`], [`DecodeSnapshotFixture`]) run the real [`Multiplayer`] server
 //! and client (handshake and spawns over loopback, then a [`BenchTransport`] that only counts
@@ -164,7 +164,7 @@ pub fn step(boxes: &mut [BoxEntity], frame: u32, motion: Motion) -> usize {
 
 /// Writes one snapshot entry for a node with the runtime's own entry writer
 /// (`write_entry`): varint `net_id`, varint byte length, then the node's members
-/// changed since `since` ([`Replicated::write_since`]). `scratch` is only used by states of 128
+/// changed since `since` ([`Capture::write_since`](mf_net::replication::Capture::write_since)). `scratch` is only used by states of 128
 /// bytes or more (never by a box).
 #[inline]
 pub fn write_entry<T: Replicated>(
@@ -184,7 +184,7 @@ pub fn net_id(index: usize) -> u32 {
 }
 
 /// Appends an entry ([`write_entry`]) for every box whose state changed after `since`, skipping
-/// the others with [`Replicated::last_changed`], then the terminating 0 (a snapshot's body
+/// the others with [`Capture::last_changed`](mf_net::replication::Capture::last_changed), then the terminating 0 (a snapshot's body
 /// without its flags byte). Returns how many entries were written.
 #[inline]
 pub fn encode_changed(states: &[BoxState], since: u32, w: &mut NetWriter) -> usize {
@@ -202,7 +202,7 @@ pub fn encode_changed(states: &[BoxState], since: u32, w: &mut NetWriter) -> usi
 
 /// Reads every entry of `bytes` (up to the terminating 0) with the runtime's entry reader
 /// (`read_entry`) and applies it to the client's box with that net id
-/// ([`Replicated::read`] on the entry's bytes). Returns how many entries were applied.
+/// ([`Apply::read`](mf_net::replication::Apply::read) on the entry's bytes). Returns how many entries were applied.
 ///
 /// # Errors
 /// A malformed entry, an entry whose state does not use all its bytes, or an unknown net id.

@@ -54,6 +54,9 @@ pub mod prelude {
     pub use crate::replication::{
         Multiplayer, MultiplayerConfig, MultiplayerEvent, NetId, Replicated,
     };
+    // The sides of `Replicated`, in scope for their methods (`value.capture(..)`,
+    // `T::write_since(..)`) without taking their names.
+    pub use crate::replication::{Apply as _, Capture as _, Interpolated as _, Predicted as _};
     pub use crate::rpc::{rpc, rpcs, RpcContext, RpcSendError};
     pub use crate::scene::{NetRef, NodeId, Scene, SceneIndex, SceneLibrary};
     pub use crate::transport::{Channel, DisconnectReason, PeerId, Transport};
@@ -70,13 +73,15 @@ pub mod __private {
     pub use crate::interpolation::InterpolationBuffer;
     pub use crate::member_proxy::{
         assert_clone, assert_codec, assert_interpolated, assert_partial_eq, assert_quantize,
-        assert_quantize_rotation, Member, MemberFallback, Quantized, QuantizedFallback, Rotation,
+        assert_quantize_rotation, Base, BaseFallback, Member, MemberFallback, Quantized,
+        QuantizedFallback, Rotation,
     };
     pub use crate::replicated::member::{MemberClone, MemberCodec, MemberEq};
     /// The runtime's snapshot entry framing, for the benchmarks that time it.
     pub use crate::replication::protocol::{read_entry, write_entry};
     pub use crate::replication::{
-        Audience, MemberCondition, MemberInfo, RegisteredType, Replicated, MAX_MEMBERS,
+        Apply, Audience, Capture, Interpolated, MemberCondition, MemberInfo, Predicted,
+        RegisteredType, Replicated, MAX_MEMBERS,
     };
     pub use crate::rpc::support::*;
     pub use crate::schema::{hash_name, hash_str, hash_u64, strip_crate};

@@ -9,6 +9,12 @@
 //! other use goes through [`Member<T>`]: its inherent items exist when `T` has the trait, and
 //! otherwise the same names resolve to [`MemberFallback`]'s, which type-check for any `T` and
 //! are never run (the assertion has already failed the build).
+//!
+//! A flattened base is reached the same way: [`Base<T>`] has the items of every side of
+//! [`Replicated`] (sub-traits included) when `T` is `Replicated`, and [`BaseFallback`]'s
+//! otherwise. What reports a base that is not `Replicated` is the derive's use of its state
+//! types, `<T as Replicated>::State` and `<T as Replicated>::Interp`: one trait, so one error
+//! with `Replicated`'s message, whichever sides the base lacks.
 
 use std::marker::PhantomData;
 
@@ -16,6 +22,7 @@ use crate::codec::quantize::{Buckets, Quantization, Quantize, QuantizeRotation};
 use crate::interpolation::member::MemberInterpolate;
 use crate::interpolation::InterpolationBuffer;
 use crate::replicated::member::{MemberClone, MemberCodec, MemberEq};
+use crate::replicated::{Audience, Replicated};
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
 /// Asserts that `T` has the codec a `#[replicated]` member needs.
@@ -260,3 +267,259 @@ pub trait QuantizedFallback<T> {
         Err(DecodeError::InvalidValue)
     }
 }
+
+/// A flattened base's type as generated code uses it: the items of [`Replicated`] and of its
+/// sides when `T` is `Replicated`; otherwise the same names resolve to [`BaseFallback`]'s.
+pub struct Base<T>(PhantomData<T>);
+
+impl<T: Replicated> Base<T> {
+    /// [`Replicated::SCHEMA_HASH`].
+    pub const SCHEMA_HASH: u64 = T::SCHEMA_HASH;
+    /// [`Replicated::STATE_COUNT`].
+    pub const STATE_COUNT: usize = T::STATE_COUNT;
+    /// [`Replicated::OWNER_CONDITIONS`].
+    pub const OWNER_CONDITIONS: bool = T::OWNER_CONDITIONS;
+    /// [`Replicated::ON_CHANGE`].
+    pub const ON_CHANGE: bool = T::ON_CHANGE;
+    /// [`Replicated::INTERPOLATED`].
+    pub const INTERPOLATED: bool = T::INTERPOLATED;
+    /// [`Replicated::PREDICTS`].
+    pub const PREDICTS: bool = T::PREDICTS;
+
+    /// [`Capture::new_state`](crate::replicated::Capture::new_state).
+    #[inline]
+    pub fn new_state(value: &T, tick: u32) -> T::State {
+        value.new_state(tick)
+    }
+
+    /// [`Capture::capture`](crate::replicated::Capture::capture).
+    #[inline]
+    pub fn capture(value: &T, state: &mut T::State, tick: u32) -> bool {
+        value.capture(state, tick)
+    }
+
+    /// [`Capture::age`](crate::replicated::Capture::age).
+    #[inline]
+    pub fn age(state: &mut T::State, floor: u32) {
+        T::age(state, floor);
+    }
+
+    /// [`Capture::last_changed`](crate::replicated::Capture::last_changed).
+    #[inline]
+    pub fn last_changed(state: &T::State) -> u32 {
+        T::last_changed(state)
+    }
+
+    /// [`Capture::last_changed_for`](crate::replicated::Capture::last_changed_for).
+    #[inline]
+    pub fn last_changed_for(state: &T::State, audience: Audience) -> u32 {
+        T::last_changed_for(state, audience)
+    }
+
+    /// [`Capture::write_since_for`](crate::replicated::Capture::write_since_for).
+    #[inline]
+    pub fn write_since_for(
+        state: &T::State,
+        since: Option<u32>,
+        audience: Audience,
+        w: &mut NetWriter,
+    ) {
+        T::write_since_for(state, since, audience, w);
+    }
+
+    /// [`Capture::write_full_for`](crate::replicated::Capture::write_full_for).
+    #[inline]
+    pub fn write_full_for(state: &T::State, audience: Audience, w: &mut NetWriter) {
+        T::write_full_for(state, audience, w);
+    }
+
+    /// [`Apply::read`](crate::replicated::Apply::read).
+    #[inline]
+    pub fn read(value: &mut T, r: &mut NetReader<'_>) -> Result<(), DecodeError> {
+        value.read(r)
+    }
+
+    /// [`Apply::read_tracked`](crate::replicated::Apply::read_tracked).
+    #[inline]
+    pub fn read_tracked(
+        value: &mut T,
+        r: &mut NetReader<'_>,
+        changed: &mut [u64],
+    ) -> Result<(), DecodeError> {
+        value.read_tracked(r, changed)
+    }
+
+    /// [`Apply::run_on_change`](crate::replicated::Apply::run_on_change).
+    #[inline]
+    pub fn run_on_change(value: &mut T, changed: &[u64]) {
+        value.run_on_change(changed);
+    }
+
+    /// [`Interpolated::new_interp`](crate::replicated::Interpolated::new_interp).
+    #[inline]
+    pub fn new_interp(value: &T, tick: u32) -> T::Interp {
+        value.new_interp(tick)
+    }
+
+    /// [`Interpolated::read_buffered`](crate::replicated::Interpolated::read_buffered).
+    #[inline]
+    pub fn read_buffered(
+        value: &mut T,
+        interp: &mut T::Interp,
+        r: &mut NetReader<'_>,
+        known_until: u32,
+        tick: u32,
+        changed: &mut [u64],
+    ) -> Result<(), DecodeError> {
+        value.read_buffered(interp, r, known_until, tick, changed)
+    }
+
+    /// [`Interpolated::blend`](crate::replicated::Interpolated::blend).
+    #[inline]
+    pub fn blend(
+        value: &mut T,
+        interp: &T::Interp,
+        render_tick: f64,
+        known_until: u32,
+        max_extrapolation_ticks: f64,
+    ) {
+        value.blend(interp, render_tick, known_until, max_extrapolation_ticks);
+    }
+
+    /// [`Interpolated::snap_interp`](crate::replicated::Interpolated::snap_interp).
+    #[inline]
+    pub fn snap_interp(value: &mut T, interp: &mut T::Interp) {
+        value.snap_interp(interp);
+    }
+
+    /// [`Predicted::restore_predicted`](crate::replicated::Predicted::restore_predicted).
+    #[inline]
+    pub fn restore_predicted(value: &mut T, state: &T::State) {
+        value.restore_predicted(state);
+    }
+
+    /// [`Predicted::predicted_difference`](crate::replicated::Predicted::predicted_difference).
+    #[inline]
+    pub fn predicted_difference(a: &T::State, b: &T::State) -> Option<&'static str> {
+        T::predicted_difference(a, b)
+    }
+
+    /// [`Predicted::smooth_predicted`](crate::replicated::Predicted::smooth_predicted).
+    #[inline]
+    pub fn smooth_predicted(value: &mut T, from: &T::State, to: &T::State, weight: f32) {
+        value.smooth_predicted(from, to, weight);
+    }
+}
+
+/// The items of [`Base<T>`] for a `T` that is not [`Replicated`]: generic over the state
+/// types, which then do not exist. Like [`MemberFallback`], they only let the rest of the
+/// expansion type-check after the base was reported; none of them ever runs.
+pub trait BaseFallback<T> {
+    /// Stands in for [`Base::SCHEMA_HASH`].
+    const SCHEMA_HASH: u64 = 0;
+    /// Stands in for [`Base::STATE_COUNT`].
+    const STATE_COUNT: usize = 0;
+    /// Stands in for [`Base::OWNER_CONDITIONS`].
+    const OWNER_CONDITIONS: bool = false;
+    /// Stands in for [`Base::ON_CHANGE`].
+    const ON_CHANGE: bool = false;
+    /// Stands in for [`Base::INTERPOLATED`].
+    const INTERPOLATED: bool = false;
+    /// Stands in for [`Base::PREDICTS`].
+    const PREDICTS: bool = false;
+
+    /// Stands in for [`Base::new_state`].
+    fn new_state<S>(_value: &T, _tick: u32) -> S {
+        unreachable!("a flattened base that is not `Replicated` does not compile")
+    }
+
+    /// Stands in for [`Base::capture`].
+    fn capture<S>(_value: &T, _state: &mut S, _tick: u32) -> bool {
+        false
+    }
+
+    /// Stands in for [`Base::age`].
+    fn age<S>(_state: &mut S, _floor: u32) {}
+
+    /// Stands in for [`Base::last_changed`].
+    fn last_changed<S>(_state: &S) -> u32 {
+        0
+    }
+
+    /// Stands in for [`Base::last_changed_for`].
+    fn last_changed_for<S>(_state: &S, _audience: Audience) -> u32 {
+        0
+    }
+
+    /// Stands in for [`Base::write_since_for`].
+    fn write_since_for<S>(
+        _state: &S,
+        _since: Option<u32>,
+        _audience: Audience,
+        _w: &mut NetWriter,
+    ) {
+    }
+
+    /// Stands in for [`Base::write_full_for`].
+    fn write_full_for<S>(_state: &S, _audience: Audience, _w: &mut NetWriter) {}
+
+    /// Stands in for [`Base::read`].
+    fn read(_value: &mut T, _r: &mut NetReader<'_>) -> Result<(), DecodeError> {
+        Err(DecodeError::InvalidValue)
+    }
+
+    /// Stands in for [`Base::read_tracked`].
+    fn read_tracked(
+        _value: &mut T,
+        _r: &mut NetReader<'_>,
+        _changed: &mut [u64],
+    ) -> Result<(), DecodeError> {
+        Err(DecodeError::InvalidValue)
+    }
+
+    /// Stands in for [`Base::run_on_change`].
+    fn run_on_change(_value: &mut T, _changed: &[u64]) {}
+
+    /// Stands in for [`Base::new_interp`].
+    fn new_interp<I>(_value: &T, _tick: u32) -> I {
+        unreachable!("a flattened base that is not `Replicated` does not compile")
+    }
+
+    /// Stands in for [`Base::read_buffered`].
+    fn read_buffered<I>(
+        _value: &mut T,
+        _interp: &mut I,
+        _r: &mut NetReader<'_>,
+        _known_until: u32,
+        _tick: u32,
+        _changed: &mut [u64],
+    ) -> Result<(), DecodeError> {
+        Err(DecodeError::InvalidValue)
+    }
+
+    /// Stands in for [`Base::blend`].
+    fn blend<I>(
+        _value: &mut T,
+        _interp: &I,
+        _render_tick: f64,
+        _known_until: u32,
+        _max_extrapolation_ticks: f64,
+    ) {
+    }
+
+    /// Stands in for [`Base::snap_interp`].
+    fn snap_interp<I>(_value: &mut T, _interp: &mut I) {}
+
+    /// Stands in for [`Base::restore_predicted`].
+    fn restore_predicted<S>(_value: &mut T, _state: &S) {}
+
+    /// Stands in for [`Base::predicted_difference`].
+    fn predicted_difference<S>(_a: &S, _b: &S) -> Option<&'static str> {
+        None
+    }
+
+    /// Stands in for [`Base::smooth_predicted`].
+    fn smooth_predicted<S>(_value: &mut T, _from: &S, _to: &S, _weight: f32) {}
+}
+
+impl<T> BaseFallback<T> for Base<T> {}

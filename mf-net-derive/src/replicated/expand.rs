@@ -1,11 +1,13 @@
-//! Step 3: the hidden shadow-state struct, the `Replicated` impl and the registry entry (the
-//! interpolation items come from `expand_interp`, the prediction items from `expand_predict`).
+//! Step 3: the hidden shadow-state struct, the impls of `Replicated` and of its sides
+//! (`Capture`, `Apply`; `Interpolated` from `expand_interp`, `Predicted` from
+//! `expand_predict`) and the registry entry.
 //!
-//! - Every use of a member's type goes through `<FieldTy as MemberCodec / MemberEq /
-//!   MemberClone>::..` spanned at the field's type, and every use of a flattened base through
-//!   `<BaseTy as Replicated>::..`, so a type that lacks what it needs is reported by rustc at
-//!   that field, with a message about `#[replicated]`. Interpolated members are also asserted
-//!   to be `Interpolate`, through `<FieldTy as MemberInterpolate>::EXTRAPOLATE`, the same way.
+//! - Every use of a member's type goes through `Member::<FieldTy>::..` spanned at the field's
+//!   type (its member traits asserted once per field), and every use of a flattened base
+//!   through `Base::<BaseTy>::..`, except its state types, named `<BaseTy as Replicated>::State`
+//!   and `::Interp` spanned at the base's type: a type that lacks what it needs is reported by
+//!   rustc at that field, once per missing trait, with a message about `#[replicated]`
+//!   (`Replicated`'s for a base, whichever of its sides the base lacks).
 //! - Every runtime item is named through `::mf_net::__private`, and everything is wrapped in
 //!   `const _: () = { .. };`, so the state struct cannot be named from outside.
 //! - Local variables (`__s`, `__w`, `__r`, `__tick`, ..) have mixed-site hygiene, so no user
@@ -110,7 +112,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
     let all = all_bits(count);
 
     let codec = |ty: &Type, item: &str| spanned_item(p, ty, "MemberCodec", item);
-    let base = |ty: &Type, item: &str| spanned_item(p, ty, "Replicated", item);
+    let base = |ty: &Type, item: &str| spanned_item(p, ty, "Base", item);
 
     let name = match &m.name {
         Some(name) => quote!(#name),
@@ -137,7 +139,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
     let base_fields = bases.iter().map(|f| {
         let sp = f.ty.span();
         let field = &at(&f.ident, sp);
-        let ty = base(&f.ty, "State");
+        let ty = spanned_item(p, &f.ty, "Replicated", "State");
         quote_spanned!(f.ty.span()=> #field: #ty,)
     });
 
@@ -503,8 +505,14 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
         Some(quote!(const #name: #p::Quantization = #q;))
     });
     let interp = super::expand_interp::expand(m);
-    let (interp_items, interp_impl) = (&interp.items, &interp.impl_items);
-    let predict_impl = super::expand_predict::expand(m);
+    let (interp_items, interp_types, interp_consts, interp_impl) = (
+        &interp.items,
+        &interp.types,
+        &interp.consts,
+        &interp.impl_items,
+    );
+    let predict = super::expand_predict::expand(m);
+    let (predict_consts, predict_impl) = (&predict.consts, &predict.impl_items);
 
     quote! {
         #[doc(hidden)]
@@ -518,6 +526,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
             clippy::all
         )]
         const _: () = {
+            use #p::BaseFallback as _;
             use #p::MemberFallback as _;
             use #p::QuantizedFallback as _;
 
@@ -540,6 +549,8 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
             #[automatically_derived]
             impl #p::Replicated for #ident {
                 type State = #state;
+
+                #interp_types
 
                 const NAME: &'static str = #name;
 
@@ -564,8 +575,15 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
 
                 const ON_CHANGE: bool = #own_on_change #(#base_on_change)*;
 
+                #interp_consts
+
+                #predict_consts
+            }
+
+            #[automatically_derived]
+            impl #p::Capture<<#ident as #p::Replicated>::State> for #ident {
                 #[inline]
-                fn new_state(&self, #tick: u32) -> Self::State {
+                fn new_state(&self, #tick: u32) -> <Self as #p::Replicated>::State {
                     #state {
                         #(#new_members)*
                         #(#new_bases)*
@@ -576,7 +594,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
                 }
 
                 #[inline]
-                fn capture(&self, #s: &mut Self::State, #tick: u32) -> bool {
+                fn capture(&self, #s: &mut <Self as #p::Replicated>::State, #tick: u32) -> bool {
                     let mut #changed = false;
                     #(#capture_bases)*
                     let mut #own = false;
@@ -588,7 +606,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
                 }
 
                 #[inline]
-                fn age(#s: &mut Self::State, #tick: u32) {
+                fn age(#s: &mut <Self as #p::Replicated>::State, #tick: u32) {
                     #(#age_bases)*
                     for #h in &mut #s.#ticks {
                         *#h = #p::tick_max(*#h, #tick);
@@ -598,14 +616,14 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
                 }
 
                 #[inline]
-                fn last_changed(#s: &Self::State) -> u32 {
+                fn last_changed(#s: &<Self as #p::Replicated>::State) -> u32 {
                     let mut #last = #s.#own_last;
                     #(#last_bases)*
                     #last
                 }
 
                 #[inline]
-                fn last_changed_for(#s: &Self::State, #aud: #p::Audience) -> u32 {
+                fn last_changed_for(#s: &<Self as #p::Replicated>::State, #aud: #p::Audience) -> u32 {
                     let #mask: u64 = #snapshot_excl;
                     let mut #last = if #mask == 0 {
                         #s.#own_last
@@ -620,7 +638,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
 
                 #[inline]
                 fn write_since_for(
-                    #s: &Self::State,
+                    #s: &<Self as #p::Replicated>::State,
                     #since: #p::Option<u32>,
                     #aud: #p::Audience,
                     #w: &mut #p::NetWriter,
@@ -639,7 +657,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
 
                 #[inline]
                 fn write_full_for(
-                    #s: &Self::State,
+                    #s: &<Self as #p::Replicated>::State,
                     #aud: #p::Audience,
                     #w: &mut #p::NetWriter,
                 ) {
@@ -648,7 +666,10 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
                     #p::NetWriter::write_var_u64(#w, #mask);
                     #(#full_values)*
                 }
+            }
 
+            #[automatically_derived]
+            impl #p::Apply for #ident {
                 #[inline]
                 fn read(
                     &mut self,
@@ -683,9 +704,15 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
                     #(#hook_bases)*
                     #run_own_hooks
                 }
+            }
 
+            #[automatically_derived]
+            impl #p::Interpolated<<#ident as #p::Replicated>::Interp> for #ident {
                 #interp_impl
+            }
 
+            #[automatically_derived]
+            impl #p::Predicted<<#ident as #p::Replicated>::State> for #ident {
                 #predict_impl
             }
 
@@ -698,10 +725,10 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
     }
 }
 
-/// An impl with no behaviour, emitted next to the errors of a declaration that has mistakes:
+/// Impls with no behaviour, emitted next to the errors of a declaration that has mistakes:
 /// the build fails on those errors anyway, and uses of the type elsewhere then compile instead
 /// of adding "`Replicated` is not implemented" errors that would hide the real ones. Generic
-/// items get none (their impl would need bounds the user has not written).
+/// items get none (their impls would need bounds the user has not written).
 pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
     if !input.generics.params.is_empty() {
         return TokenStream::new();
@@ -717,6 +744,7 @@ pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
             #[automatically_derived]
             impl #p::Replicated for #ident {
                 type State = ();
+                type Interp = ();
                 const NAME: &'static str = "";
                 const SCHEMA_HASH: u64 = 0;
                 const MEMBERS: &'static [#p::MemberInfo] = &[];
@@ -726,33 +754,42 @@ pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
                 const SNAPSHOT_EXCLUDED: u64 = 0;
                 const OWNER_CONDITIONS: bool = false;
                 const ON_CHANGE: bool = false;
+                const INTERPOLATED: bool = false;
+                const PREDICTED: u64 = 0;
+                const PREDICTS: bool = false;
+            }
 
-                fn new_state(&self, _: u32) -> Self::State {}
+            #[automatically_derived]
+            impl #p::Capture<()> for #ident {
+                fn new_state(&self, _: u32) {}
 
-                fn capture(&self, _: &mut Self::State, _: u32) -> bool {
+                fn capture(&self, _: &mut (), _: u32) -> bool {
                     false
                 }
 
-                fn age(_: &mut Self::State, _: u32) {}
+                fn age(_: &mut (), _: u32) {}
 
-                fn last_changed(_: &Self::State) -> u32 {
+                fn last_changed(_: &()) -> u32 {
                     0
                 }
 
-                fn last_changed_for(_: &Self::State, _: #p::Audience) -> u32 {
+                fn last_changed_for(_: &(), _: #p::Audience) -> u32 {
                     0
                 }
 
                 fn write_since_for(
-                    _: &Self::State,
+                    _: &(),
                     _: #p::Option<u32>,
                     _: #p::Audience,
                     _: &mut #p::NetWriter,
                 ) {
                 }
 
-                fn write_full_for(_: &Self::State, _: #p::Audience, _: &mut #p::NetWriter) {}
+                fn write_full_for(_: &(), _: #p::Audience, _: &mut #p::NetWriter) {}
+            }
 
+            #[automatically_derived]
+            impl #p::Apply for #ident {
                 fn read(
                     &mut self,
                     _: &mut #p::NetReader<'_>,
@@ -769,9 +806,15 @@ pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
                 }
 
                 fn run_on_change(&mut self, _: &[u64]) {}
+            }
 
+            #[automatically_derived]
+            impl #p::Interpolated<()> for #ident {
                 #interp
+            }
 
+            #[automatically_derived]
+            impl #p::Predicted<()> for #ident {
                 #predict
             }
         };

@@ -1,6 +1,6 @@
-//! Step 3, client interpolation: the hidden interpolation-state struct (`Replicated::Interp`)
-//! and the `Replicated` items that use it (`INTERPOLATED`, `new_interp`, `read_buffered`,
-//! `blend`, `snap_interp`).
+//! Step 3, client interpolation: the hidden interpolation-state struct (`Replicated::Interp`),
+//! the `Replicated` items about it (`type Interp`, `INTERPOLATED`) and the `Interpolated` impl
+//! (`new_interp`, `read_buffered`, `blend`, `snap_interp`).
 //!
 //! The state holds an `InterpolationBuffer<FieldTy>` per `#[replicated(interpolate)]` member and
 //! the `Interp` state of every flattened base; only clients that interpolate create it, so the
@@ -26,7 +26,11 @@ use crate::runtime;
 pub(crate) struct Interp {
     /// Items for the `const _` block: the interpolation-state struct.
     pub(crate) items: TokenStream,
-    /// Items for the `impl Replicated` block.
+    /// `type Interp`, for the `impl Replicated` block.
+    pub(crate) types: TokenStream,
+    /// `INTERPOLATED`, for the `impl Replicated` block.
+    pub(crate) consts: TokenStream,
+    /// Items for the `impl Interpolated` block.
     pub(crate) impl_items: TokenStream,
 }
 
@@ -64,7 +68,7 @@ pub(crate) fn expand(m: &Model) -> Interp {
         .iter()
         .filter(|f| matches!(f.role, Role::Base))
         .collect();
-    let base = |ty: &Type, item: &str| spanned_item(p, ty, "Replicated", item);
+    let base = |ty: &Type, item: &str| spanned_item(p, ty, "Base", item);
     let member_item = |ty: &Type, item: &str| spanned_item(p, ty, "MemberInterpolate", item);
     let (known_differs, newest) = (local("__differs"), local("__newest"));
 
@@ -76,7 +80,7 @@ pub(crate) fn expand(m: &Model) -> Interp {
     let base_fields = bases.iter().map(|f| {
         let sp = f.ty.span();
         let field = &at(&f.ident, sp);
-        let ty = base(&f.ty, "Interp");
+        let ty = spanned_item(p, &f.ty, "Replicated", "Interp");
         quote_spanned!(sp=> #field: #ty,)
     });
 
@@ -197,13 +201,12 @@ pub(crate) fn expand(m: &Model) -> Interp {
             #end: (),
         }
     };
+    let types = quote!(type Interp = #interp;);
+    let consts = quote!(const INTERPOLATED: bool = #own_interpolated #(#base_interpolated)*;);
+    let interp_ty = quote!(<Self as #p::Replicated>::Interp);
     let impl_items = quote! {
-        type Interp = #interp;
-
-        const INTERPOLATED: bool = #own_interpolated #(#base_interpolated)*;
-
         #[inline]
-        fn new_interp(&self, #tick: u32) -> Self::Interp {
+        fn new_interp(&self, #tick: u32) -> #interp_ty {
             #interp {
                 #(#new_buffers)*
                 #(#new_bases)*
@@ -214,7 +217,7 @@ pub(crate) fn expand(m: &Model) -> Interp {
         #[inline]
         fn read_buffered(
             &mut self,
-            #i: &mut Self::Interp,
+            #i: &mut #interp_ty,
             #r: &mut #p::NetReader<'_>,
             #known: u32,
             #tick: u32,
@@ -231,32 +234,34 @@ pub(crate) fn expand(m: &Model) -> Interp {
         }
 
         #[inline]
-        fn blend(&mut self, #i: &Self::Interp, #render: f64, #known: u32, #max: f64) {
+        fn blend(&mut self, #i: &#interp_ty, #render: f64, #known: u32, #max: f64) {
             #(#blend_bases)*
             #(#blend_members)*
         }
 
         #[inline]
-        fn snap_interp(&mut self, #i: &mut Self::Interp) {
+        fn snap_interp(&mut self, #i: &mut #interp_ty) {
             #(#snap_bases)*
             #(#snap_members)*
         }
     };
-    Interp { items, impl_items }
+    Interp {
+        items,
+        types,
+        consts,
+        impl_items,
+    }
 }
 
-/// The placeholder impl's interpolation items (see `expand::placeholder_impl`).
+/// The placeholder `impl Interpolated<()>` items (see `expand::placeholder_impl`).
 pub(crate) fn placeholder_items() -> TokenStream {
     let p = runtime::private();
     quote! {
-        type Interp = ();
-        const INTERPOLATED: bool = false;
-
-        fn new_interp(&self, _: u32) -> Self::Interp {}
+        fn new_interp(&self, _: u32) {}
 
         fn read_buffered(
             &mut self,
-            _: &mut Self::Interp,
+            _: &mut (),
             _: &mut #p::NetReader<'_>,
             _: u32,
             _: u32,
@@ -265,8 +270,8 @@ pub(crate) fn placeholder_items() -> TokenStream {
             #p::Result::Err(#p::DecodeError::InvalidValue)
         }
 
-        fn blend(&mut self, _: &Self::Interp, _: f64, _: u32, _: f64) {}
+        fn blend(&mut self, _: &(), _: f64, _: u32, _: f64) {}
 
-        fn snap_interp(&mut self, _: &mut Self::Interp) {}
+        fn snap_interp(&mut self, _: &mut ()) {}
     }
 }

@@ -1,11 +1,12 @@
-//! Step 3, client-side prediction: the `Replicated` items for `#[replicated(predict)]` members
-//! (`PREDICTED`, `PREDICTS`, `restore_predicted`, `predicted_difference`, `smooth_predicted`).
+//! Step 3, client-side prediction: the `Replicated` items about `#[replicated(predict)]`
+//! members (`PREDICTED`, `PREDICTS`) and the `Predicted` impl (`restore_predicted`,
+//! `predicted_difference`, `smooth_predicted`).
 //!
 //! They work on the shadow state (`Replicated::State`) the rest of the expansion defines: a
 //! predicted member is never quantized (the parser refuses the combination), so its shadow
 //! field holds the plain value. As in `expand`, every use of a member's type goes through
 //! `Member::<FieldTy>::..` spanned at the field's type, and every use of a flattened base through
-//! `<BaseTy as Replicated>::..` spanned at the base's type.
+//! `Base::<BaseTy>::..` spanned at the base's type.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -17,9 +18,18 @@ use super::tokens::{at, local, mask_of, members, spanned_item, unchanged};
 use super::Model;
 use crate::runtime;
 
-/// The prediction items of `m`'s `impl Replicated` block.
-pub(crate) fn expand(m: &Model) -> TokenStream {
+/// What the expansion adds for prediction.
+pub(crate) struct Predict {
+    /// `PREDICTED` and `PREDICTS`, for the `impl Replicated` block.
+    pub(crate) consts: TokenStream,
+    /// Items for the `impl Predicted` block.
+    pub(crate) impl_items: TokenStream,
+}
+
+/// The prediction items of `m`.
+pub(crate) fn expand(m: &Model) -> Predict {
     let p = &runtime::private();
+    let state = quote!(<Self as #p::Replicated>::State);
     let (s, a, b, from, to, weight) = (
         local("__s"),
         local("__a"),
@@ -44,7 +54,7 @@ pub(crate) fn expand(m: &Model) -> TokenStream {
         .iter()
         .filter(|f| matches!(f.role, Role::Base))
         .collect();
-    let base = |ty: &Type, item: &str| spanned_item(p, ty, "Replicated", item);
+    let base = |ty: &Type, item: &str| spanned_item(p, ty, "Base", item);
 
     let own_mask = mask_of(&members, |member| {
         member.predict && member.quantize.is_none()
@@ -107,21 +117,22 @@ pub(crate) fn expand(m: &Model) -> TokenStream {
         quote!(#smooth(&mut self.#field, &#from.#field, &#to.#field, #weight);)
     });
 
-    quote! {
+    let consts = quote! {
         const PREDICTED: u64 = #own_mask;
 
         const PREDICTS: bool = #own_predicts #(#base_predicts)*;
-
+    };
+    let impl_items = quote! {
         #[inline]
-        fn restore_predicted(&mut self, #s: &Self::State) {
+        fn restore_predicted(&mut self, #s: &#state) {
             #(#restore_bases)*
             #(#restore_members)*
         }
 
         #[inline]
         fn predicted_difference(
-            #a: &Self::State,
-            #b: &Self::State,
+            #a: &#state,
+            #b: &#state,
         ) -> #p::Option<&'static str> {
             #(#difference_bases)*
             #(#difference_members)*
@@ -129,26 +140,24 @@ pub(crate) fn expand(m: &Model) -> TokenStream {
         }
 
         #[inline]
-        fn smooth_predicted(&mut self, #from: &Self::State, #to: &Self::State, #weight: f32) {
+        fn smooth_predicted(&mut self, #from: &#state, #to: &#state, #weight: f32) {
             #(#smooth_bases)*
             #(#smooth_members)*
         }
-    }
+    };
+    Predict { consts, impl_items }
 }
 
-/// The placeholder impl's prediction items (see `expand::placeholder_impl`).
+/// The placeholder `impl Predicted<()>` items (see `expand::placeholder_impl`).
 pub(crate) fn placeholder_items() -> TokenStream {
     let p = runtime::private();
     quote! {
-        const PREDICTED: u64 = 0;
-        const PREDICTS: bool = false;
+        fn restore_predicted(&mut self, _: &()) {}
 
-        fn restore_predicted(&mut self, _: &Self::State) {}
-
-        fn predicted_difference(_: &Self::State, _: &Self::State) -> #p::Option<&'static str> {
+        fn predicted_difference(_: &(), _: &()) -> #p::Option<&'static str> {
             #p::Option::None
         }
 
-        fn smooth_predicted(&mut self, _: &Self::State, _: &Self::State, _: f32) {}
+        fn smooth_predicted(&mut self, _: &(), _: &(), _: f32) {}
     }
 }

@@ -19,17 +19,24 @@ pub(super) fn local(name: &str) -> Ident {
 /// member traits (`MemberCodec`, `MemberEq`, `MemberClone`, `MemberInterpolate`, `Quantize`,
 /// `QuantizeRotation`) are reached through `Member::<Ty>::item` (`Quantized`, `Rotation`)
 /// instead, which type-checks whatever `Ty` is: a missing member trait is reported once, by
-/// the field's [`member_checks`], not once per use.
+/// the field's [`member_checks`], not once per use. A flattened base's items are reached the
+/// same way, through `Base::<Ty>::item` (tr `"Base"`): only its state types are named as
+/// `<Ty as Replicated>::State` / `::Interp`, which report a base that is not `Replicated`
+/// once, with that trait's message.
 pub(super) fn spanned_item(p: &TokenStream, ty: &Type, tr: &str, item: &str) -> TokenStream {
     let item = Ident::new(item, ty.span());
     let proxy = match tr {
         "MemberCodec" | "MemberEq" | "MemberClone" | "MemberInterpolate" => Some("Member"),
         "Quantize" => Some("Quantized"),
         "QuantizeRotation" => Some("Rotation"),
+        "Base" => Some("Base"),
         _ => None,
     };
     if let Some(proxy) = proxy {
         let proxy = Ident::new(proxy, ty.span());
+        // The path starts at `#p`: located at `ty` too, so that an expression starting with
+        // the path (a base's `new_state(..)`) is reported at `ty`, not at the derive.
+        let p = located_at(p, ty.span());
         return quote_spanned!(ty.span()=> #p::#proxy::<#ty>::#item);
     }
     let tr = Ident::new(tr, ty.span());
@@ -90,6 +97,18 @@ pub(super) fn at(ident: &Ident, span: Span) -> Ident {
     let mut ident = ident.clone();
     ident.set_span(ident.span().located_at(span));
     ident
+}
+
+/// `tokens`, resolved as before but reported at `span` (see [`at`]).
+fn located_at(tokens: &TokenStream, span: Span) -> TokenStream {
+    tokens
+        .clone()
+        .into_iter()
+        .map(|mut token| {
+            token.set_span(token.span().located_at(span));
+            token
+        })
+        .collect()
 }
 
 /// The bit of member `index` in the change mask.

@@ -50,7 +50,7 @@ pub trait MemberInterpolate: Sized {
 
     /// Moves `self` by `weight` times the offset `from − to`, with [`Interpolate`] alone (a
     /// `#[replicated(predict, interpolate)]` member's error smoothing; see
-    /// [`Replicated::smooth_predicted`](crate::replication::Replicated::smooth_predicted)).
+    /// [`Predicted::smooth_predicted`](crate::replication::Predicted::smooth_predicted)).
     fn smooth_member(&mut self, from: &Self, to: &Self, weight: f32);
 }
 

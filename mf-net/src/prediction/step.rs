@@ -86,8 +86,8 @@ impl<'a, I> Step<'a, I> {
         self.scene
     }
 
-    /// `peer`'s input for this tick (on the server, the [`MissingInput`] policy's when it did
-    /// not arrive), or `None` if it sends none.
+    /// `peer`'s input for this tick (on the server, the [`MissingInput`](super::MissingInput)
+    /// policy's when it did not arrive), or `None` if it sends none.
     pub fn input(&self, peer: PeerId) -> Option<&I> {
         self.inputs
             .iter()

@@ -1,5 +1,6 @@
 //! Server-authoritative replication: the [`Replicated`] trait that `#[derive(Replicated)]`
-//! implements, the link-time [`registry`] of replicated types, and the [`Multiplayer`] runtime
+//! implements (with its sub-traits by side: [`Capture`], [`Apply`], [`Interpolated`],
+//! [`Predicted`]), the link-time [`registry`] of replicated types, and the [`Multiplayer`] runtime
 //! that spawns scenes on clients and keeps them in sync with delta snapshots.
 //!
 //! See [`multiplayer`] for the runtime and [`message_ids`] for its wire format.
@@ -11,7 +12,8 @@ pub(crate) mod protocol;
 pub mod registry;
 
 pub use crate::replicated::{
-    Audience, MemberCondition, MemberInfo, RegisteredType, Replicated, MAX_MEMBERS,
+    Apply, Audience, Capture, Interpolated, MemberCondition, MemberInfo, Predicted, RegisteredType,
+    Replicated, MAX_MEMBERS,
 };
 pub use mf_net_derive::Replicated;
 pub use multiplayer::{

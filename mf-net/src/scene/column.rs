@@ -12,7 +12,7 @@ use std::any::Any;
 
 use super::predicted::{Confirmation, RowPrediction};
 use super::{NodeId, ValueSlot};
-use crate::replicated::{Audience, RegisteredType, Replicated};
+use crate::replicated::{Apply, Audience, Capture, RegisteredType, Replicated};
 use crate::tick::{tick_after, tick_diff, tick_max, unwrap_near, HORIZON};
 use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
 
@@ -196,7 +196,8 @@ impl<T: Replicated> Column<T> {
 
 impl<T: Replicated> Column<T> {
     /// Reads a snapshot entry into `row`: through its interpolation state if it has one
-    /// ([`Replicated::read_buffered`]), else as [`ErasedColumn::read`].
+    /// ([`Interpolated::read_buffered`](crate::replicated::Interpolated::read_buffered)), else as
+    /// [`ErasedColumn::read`].
     #[inline]
     fn read_entry(
         &mut self,
@@ -240,8 +241,7 @@ impl<T: Replicated> Column<T> {
                 interp.carried = tick_max(interp.carried, at.tick);
                 Ok(())
             }
-            None if at.changed.is_empty() => value.read(r),
-            None => value.read_tracked(r, at.changed),
+            None => read_value(value, r, at.changed),
         }
     }
 }
@@ -250,8 +250,23 @@ fn row_index(index: usize) -> u32 {
     u32::try_from(index).unwrap_or_else(|_| panic!("a column holds more than u32::MAX values"))
 }
 
-/// The change ticks of a shadow state.
-fn last_changed_of<T: Replicated>(state: &T::State) -> LastChanged {
+/// Reads a state into `value` ([`Apply::read`]), recording changed `on_change` members in
+/// `changed` unless it is empty ([`Apply::read_tracked`]).
+#[inline]
+fn read_value<T: Apply>(
+    value: &mut T,
+    r: &mut NetReader<'_>,
+    changed: &mut [u64],
+) -> Result<(), DecodeError> {
+    if changed.is_empty() {
+        value.read(r)
+    } else {
+        value.read_tracked(r, changed)
+    }
+}
+
+/// The change ticks of a shadow state `S` of a `T`.
+fn last_changed_of<S, T: Capture<S>>(state: &S) -> LastChanged {
     [
         T::last_changed_for(state, Audience::Owner),
         T::last_changed_for(state, Audience::NonOwner),
@@ -286,9 +301,9 @@ pub(crate) trait ErasedColumn {
     /// `column` is this column's index in the scene (for [`Changed::at`]).
     fn capture(&mut self, tick: u32, column: u32, changed: &mut Vec<Changed>);
     /// Server: moves every change tick of `row`'s shadow state older than `floor` up to it
-    /// ([`Replicated::age`]). Returns its change ticks, `None` if it has no shadow state.
+    /// ([`Capture::age`]). Returns its change ticks, `None` if it has no shadow state.
     fn age_shadow(&mut self, row: u32, floor: u32) -> Option<LastChanged>;
-    /// Server: a snapshot entry's state of `row` ([`Replicated::write_since_for`]) if `row` is
+    /// Server: a snapshot entry's state of `row` ([`Capture::write_since_for`]) if `row` is
     /// `node`'s; returns whether it was (a stale row writes nothing).
     fn write_since_for(
         &self,
@@ -298,14 +313,14 @@ pub(crate) trait ErasedColumn {
         audience: Audience,
         w: &mut NetWriter,
     ) -> bool;
-    /// Server: a spawn's full state of `row` ([`Replicated::write_full_for`]); nothing if it
+    /// Server: a spawn's full state of `row` ([`Capture::write_full_for`]); nothing if it
     /// has no shadow state.
     fn write_full_for(&self, row: u32, audience: Audience, w: &mut NetWriter);
 
     /// The full state of `row`'s current value, every member (as a spawn for everyone).
     fn write_current(&self, row: u32, w: &mut NetWriter);
-    /// Client: reads a state into `row`'s value ([`Replicated::read`], or
-    /// [`Replicated::read_tracked`] when `changed` is not empty).
+    /// Client: reads a state into `row`'s value ([`Apply::read`], or
+    /// [`Apply::read_tracked`] when `changed` is not empty).
     fn read(
         &mut self,
         row: u32,
@@ -409,7 +424,7 @@ impl<T: Replicated> ErasedColumn for Column<T> {
             return [0; 2];
         };
         let state = value.new_state(tick);
-        meta.last_changed = last_changed_of::<T>(&state);
+        meta.last_changed = last_changed_of::<_, T>(&state);
         meta.shadow = Some(state);
         meta.tag = tag;
         meta.last_changed
@@ -434,7 +449,7 @@ impl<T: Replicated> ErasedColumn for Column<T> {
                 continue;
             };
             if value.capture(state, tick) {
-                row.last_changed = last_changed_of::<T>(state);
+                row.last_changed = last_changed_of::<_, T>(state);
                 changed.push(Changed {
                     tag: row.tag,
                     last_changed: row.last_changed,
@@ -451,7 +466,7 @@ impl<T: Replicated> ErasedColumn for Column<T> {
         let meta = self.rows.get_mut(row as usize)?;
         let state = meta.shadow.as_mut()?;
         T::age(state, floor);
-        meta.last_changed = last_changed_of::<T>(state);
+        meta.last_changed = last_changed_of::<_, T>(state);
         Some(meta.last_changed)
     }
 
@@ -497,11 +512,7 @@ impl<T: Replicated> ErasedColumn for Column<T> {
             .values
             .get_mut(row as usize)
             .ok_or(DecodeError::Protocol(ProtocolViolation::UnknownNode))?;
-        if changed.is_empty() {
-            value.read(r)
-        } else {
-            value.read_tracked(r, changed)
-        }
+        read_value(value, r, changed)
     }
 
     #[inline]

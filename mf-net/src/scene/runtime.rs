@@ -25,7 +25,7 @@ impl Scene {
     }
 
     /// Server: moves every change tick of `node`'s shadow state older than `floor` up to it
-    /// ([`Replicated::age`](crate::replication::Replicated::age)). Returns its change ticks,
+    /// ([`Capture::age`](crate::replication::Capture::age)). Returns its change ticks,
     /// `None` if it has no shadow state.
     pub(crate) fn age_shadow(&mut self, node: NodeId, floor: u32) -> Option<LastChanged> {
         let (column, row) = self.column_of_mut(node)?;
@@ -54,10 +54,10 @@ impl Scene {
         }
     }
 
-    /// Server: `node`'s snapshot entry state (see [`Replicated::write_since_for`]), read at
+    /// Server: `node`'s snapshot entry state (see [`Capture::write_since_for`]), read at
     /// `hint` (where the node's value was last seen) when it is still there, else found again.
     ///
-    /// [`Replicated::write_since_for`]: crate::replication::Replicated::write_since_for
+    /// [`Capture::write_since_for`]: crate::replication::Capture::write_since_for
     #[inline]
     pub(crate) fn write_since_for(
         &self,
@@ -108,9 +108,9 @@ impl Scene {
         self.node(node)?.value
     }
 
-    /// Server: `node`'s spawn state (see [`Replicated::write_full_for`]).
+    /// Server: `node`'s spawn state (see [`Capture::write_full_for`]).
     ///
-    /// [`Replicated::write_full_for`]: crate::replication::Replicated::write_full_for
+    /// [`Capture::write_full_for`]: crate::replication::Capture::write_full_for
     pub(crate) fn write_full_for(&self, node: NodeId, audience: Audience, w: &mut NetWriter) {
         if let Some((column, row)) = self.column_of(node) {
             column.write_full_for(row, audience, w);

@@ -660,7 +660,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// runtime does. It starts at [`MultiplayerConfig::first_tick`]. Serial-number arithmetic
     /// orders ticks less than 2³¹ apart, so the server moves every change tick and
     /// acknowledgement it stores that is older than 2³⁰ ticks (48 days at 255 Hz) up to that
-    /// age ([`Replicated::age`](crate::replication::Replicated::age)), a few nodes per
+    /// age ([`Capture::age`](crate::replication::Capture::age)), a few nodes per
     /// capture; a single frame must not span 2³⁰ ticks or more.
     pub fn tick(&self) -> u32 {
         match &self.core.role {

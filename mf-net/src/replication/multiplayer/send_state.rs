@@ -331,7 +331,7 @@ impl SendState {
     }
 
     /// Keeps the ticks stored for the node `key` (of `node`, whose shadow state is about to be
-    /// [aged](crate::replication::Replicated::age) to `floor`) from falling more than
+    /// [aged](crate::replication::Capture::age) to `floor`) from falling more than
     /// [`HORIZON`](crate::tick::HORIZON) behind the server: an acknowledged tick before
     /// `floor` moves up to it, and the node is owed a resync (completed by an ack after `tick`)
     /// if the client wanted something of it then, since aging merges every stamp before
