@@ -4,24 +4,19 @@
 
 use std::time::Duration;
 
-use super::client::Mismatch;
-use super::input_wire::{write_inputs, ViewAt, MAX_INPUT_BYTES, MAX_INPUT_REDUNDANCY};
-use super::simulation::{Simulation, TickInput};
+use super::simulation::{Divergence, Frame, Simulation, TickInput};
 use super::step::{Owners, PeerInput, Step};
-use super::{Divergence, PredictionConfig};
 use crate::codec::NetCodec;
+use crate::replication::multiplayer::predict::client::Mismatch;
+use crate::replication::multiplayer::predict::input_wire::{
+    write_inputs, ViewAt, MAX_INPUT_BYTES, MAX_INPUT_REDUNDANCY,
+};
+use crate::replication::multiplayer::predict::PredictionConfig;
 use crate::replication::multiplayer::{ClientState, Outbox};
 use crate::replication::protocol::INPUT;
 use crate::scene::Scene;
 use crate::tick::tick_diff;
 use crate::transport::Channel;
-
-/// What a client's frame lends the simulation.
-pub(super) struct Frame<'a> {
-    pub(super) scene: &'a mut Scene,
-    pub(super) config: PredictionConfig,
-    pub(super) dt: Duration,
-}
 
 impl<I: NetCodec + Clone + Default> Simulation<I> {
     /// Client: starts predicting if it has not, rolls back if a snapshot called for it, then

@@ -1,19 +1,17 @@
-//! Client-side prediction, inputs and lag compensation.
+//! Client-side prediction, inputs and lag compensation: [`Simulation`] runs a game's step at
+//! the server's tick rate on both ends with tick-stamped inputs, predicting a client's own
+//! `#[replicated(predict)]` members and rolling them back when the server disagrees;
+//! [`LagHistory`] lets the server check hits as a client saw the world.
 
-pub(crate) mod client;
 mod client_run;
-mod config;
-pub(crate) mod input_buffer;
-pub(crate) mod input_wire;
 mod lag;
 mod simulation;
-mod stats;
 mod step;
-mod tick_sync;
 
-pub use config::{MissingInput, PredictionConfig};
-pub use input_wire::{MAX_INPUT_BYTES, MAX_INPUT_REDUNDANCY};
+pub use crate::replication::multiplayer::predict::{
+    InputStats, MissingInput, PredictionConfig, PredictionStats, MAX_INPUT_BYTES,
+    MAX_INPUT_REDUNDANCY,
+};
 pub use lag::LagHistory;
 pub use simulation::{Divergence, Simulation};
-pub use stats::{InputStats, PredictionStats};
 pub use step::Step;

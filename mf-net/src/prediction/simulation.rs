@@ -3,17 +3,17 @@
 //! [`client_run`](super::client_run).
 
 use std::fmt;
+use std::time::Duration;
 
-use super::client_run::Frame;
-use super::input_buffer::Taken;
-use super::input_wire::ViewAt;
 use super::step::{Owners, PeerInput, Step};
-use super::MissingInput;
 use crate::codec::NetCodec;
 use crate::replication::multiplayer::machine::{Replication, Role};
+use crate::replication::multiplayer::predict::input_buffer::Taken;
+use crate::replication::multiplayer::predict::input_wire::{write_input_ack, ViewAt};
+use crate::replication::multiplayer::predict::{MissingInput, PredictionConfig};
 use crate::replication::multiplayer::{Multiplayer, Outbox, ServerState};
 use crate::replication::protocol::INPUT_ACK;
-use crate::scene::NodeId;
+use crate::scene::{NodeId, Scene};
 use crate::transport::{Channel, PeerId, Transport};
 use crate::wire::{NetReader, NetWriter};
 
@@ -46,6 +46,13 @@ pub(super) struct TickInput<I> {
     pub(super) input: I,
     pub(super) bytes: Vec<u8>,
     pub(super) view: Option<ViewAt>,
+}
+
+/// What a client's frame lends the simulation.
+pub(super) struct Frame<'a> {
+    pub(super) scene: &'a mut Scene,
+    pub(super) config: PredictionConfig,
+    pub(super) dt: Duration,
 }
 
 /// Runs a game's simulation at the server's fixed tick rate, with inputs stamped by tick: the
@@ -200,7 +207,7 @@ fn send_input_acks(outbox: &mut Outbox, server: &mut ServerState) {
         client.stats.inputs = buffer.stats();
         // Unreliable: a lost ack is followed by the next.
         let _ = outbox.send_with(client.peer, INPUT_ACK, Channel::Unreliable, |w| {
-            super::input_wire::write_input_ack(w, newest, lead);
+            write_input_ack(w, newest, lead);
         });
     }
 }

@@ -1,12 +1,14 @@
 //! Replicated types: the [`Replicated`] trait that `#[derive(Replicated)]` implements with its
 //! sub-traits by side ([`Capture`], [`Apply`], [`Interpolated`], [`Predicted`]), what it
-//! requires of each member's type, and the link-time [`RegisteredType`] entry of every type.
+//! requires of each member's type, the link-time [`RegisteredType`] entry of every type and
+//! the [`registry`] that collects them.
 //!
 //! Shared by the scene, which stores values in one column per type, and the replication
 //! runtime; it imports neither.
 
 mod entry;
 pub(crate) mod member;
+pub mod registry;
 
 pub use entry::RegisteredType;
 

@@ -9,7 +9,7 @@ pub mod interest;
 pub mod message_ids;
 pub mod multiplayer;
 pub(crate) mod protocol;
-pub mod registry;
+pub use crate::replicated::registry;
 
 pub use crate::replicated::{
     Apply, Audience, Capture, Interpolated, MemberCondition, MemberInfo, Predicted, RegisteredType,

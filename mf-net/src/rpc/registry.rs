@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use smallvec::SmallVec;
 
 use super::{RpcCallError, RpcContext, RpcInfo, Rpcs};
-use crate::replication::{ReplicatedTypeId, ReplicationRegistry};
+use crate::replicated::registry::{ReplicatedTypeId, ReplicationRegistry};
 use crate::schema;
 use crate::wire::NetReader;
 

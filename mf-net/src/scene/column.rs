@@ -10,7 +10,7 @@
 
 use std::any::Any;
 
-use super::predicted::{Confirmation, RowPrediction};
+use super::predicted::{self, Confirmation, RowPrediction, Rows};
 use super::{NodeId, ValueSlot};
 use crate::replicated::{Apply, Audience, Capture, RegisteredType, Replicated};
 use crate::tick::{tick_after, tick_diff, tick_max, unwrap_near, HORIZON};
@@ -95,11 +95,8 @@ struct Row<T: Replicated> {
     interp: Option<RowInterp<T>>,
     /// The client's prediction state, while this client owns the node and predicts it (then
     /// it has no interpolation state).
-    pred: PredictionSlot<T>,
+    pred: Option<Box<RowPrediction<T>>>,
 }
-
-/// Where a row keeps its prediction state.
-pub(super) type PredictionSlot<T> = Option<Box<RowPrediction<T>>>;
 
 /// The values of every node holding a `T`, with their rows (see the [module docs](self)).
 pub(crate) struct Column<T: Replicated> {
@@ -153,23 +150,19 @@ impl<T: Replicated> Column<T> {
         self.rows.iter().map(|r| r.node).zip(&mut self.values)
     }
 
-    /// The values, with every row's node and prediction state (none when no row has one:
-    /// the passes over predicted rows then visit nothing).
-    pub(super) fn parts_mut(
-        &mut self,
-    ) -> (
-        &mut [T],
-        impl Iterator<Item = (NodeId, &mut PredictionSlot<T>)>,
-    ) {
+    /// Every predicted row: its node, value and prediction state (none visited when no row has
+    /// one).
+    fn predicted_mut(&mut self) -> impl Iterator<Item = Rows<'_, T>> {
         let n = if self.predicted == 0 {
             0
         } else {
             self.rows.len()
         };
-        (
-            &mut self.values,
-            self.rows.iter_mut().take(n).map(|r| (r.node, &mut r.pred)),
-        )
+        self.values
+            .iter_mut()
+            .zip(&mut self.rows)
+            .take(n)
+            .filter_map(|(value, row)| Some((row.node, value, row.pred.as_deref_mut()?)))
     }
 
     /// The nodes a simulation step advances with their values: every row when `all` (the
@@ -358,7 +351,7 @@ pub(crate) trait ErasedColumn {
     /// Client: `row` is no longer predicted (it interpolates again once started); returns
     /// whether it was.
     fn stop_prediction(&mut self, row: u32) -> bool;
-    /// The passes of [`predicted`](super::predicted) (see the `Scene` functions there).
+    /// See [`Scene::restore_confirmed`](super::Scene::restore_confirmed).
     fn predict_restore_confirmed(&mut self);
     /// See [`Scene::confirm_predicted`](super::Scene::confirm_predicted).
     fn predict_confirm(&mut self, known_floor: u32, present: Option<u32>, out: &mut Confirmation);
@@ -651,37 +644,35 @@ impl<T: Replicated> ErasedColumn for Column<T> {
         stopped
     }
 
-    // Each pass below is `Column`'s inherent function of the same name (in `predicted`):
-    // inherent functions take precedence in the paths.
     fn predict_restore_confirmed(&mut self) {
-        Column::predict_restore_confirmed(self);
+        predicted::restore_confirmed(self.predicted_mut());
     }
 
     fn predict_confirm(&mut self, known_floor: u32, present: Option<u32>, out: &mut Confirmation) {
-        Column::predict_confirm(self, known_floor, present, out);
+        predicted::confirm(self.predicted_mut(), known_floor, present, out);
     }
 
     fn predict_restore_at(&mut self, tick: u32, smoothing: bool) {
-        Column::predict_restore_at(self, tick, smoothing);
+        predicted::restore_at(self.predicted_mut(), tick, smoothing);
     }
 
     fn predict_record(&mut self, tick: u32) {
-        Column::predict_record(self, tick);
+        predicted::record(self.predicted_mut(), tick);
     }
 
     fn predict_end_correction(&mut self, tick: u32) {
-        Column::predict_end_correction(self, tick);
+        predicted::end_correction(self.predicted_mut(), tick);
     }
 
     fn predict_show(&mut self, fade: f32) {
-        Column::predict_show(self, fade);
+        predicted::show(self.predicted_mut(), fade);
     }
 
     fn predict_check(&mut self, tick: u32) -> Option<(NodeId, &'static str)> {
-        Column::predict_check(self, tick)
+        predicted::check(self.predicted_mut(), tick)
     }
 
     fn predict_restore_history(&mut self, tick: u32) {
-        Column::predict_restore_history(self, tick);
+        predicted::restore_history(self.predicted_mut(), tick);
     }
 }

@@ -1,21 +1,20 @@
 //! A client's prediction state of one row, kept in the row beside the value: the server's
 //! state as last confirmed, the per-tick history of what this client predicted, and the
-//! visual correction being smoothed out. The passes over a column's predicted rows are here;
-//! [`Scene`]'s passes over every column are at the end.
+//! visual correction being smoothed out; and the passes over one column's predicted rows
+//! (the column calls them with its rows, the scene calls every column: `runtime.rs`).
 //!
 //! Only rows of types with a `#[replicated(predict)]` member that this client owns are
 //! predicted; their snapshot entries are read straight into the value (never buffered for
-//! interpolation), between [`Scene::restore_confirmed`] (the value's predicted members back to
+//! interpolation), between [`Scene::restore_confirmed`](super::Scene::restore_confirmed) (the value's predicted members back to
 //! the confirmed state, so that a delta applies to what the server had) and
-//! [`Scene::confirm_predicted`] (the new confirmed state compared with the history, and the
+//! [`Scene::confirm_predicted`](super::Scene::confirm_predicted) (the new confirmed state compared with the history, and the
 //! value back to the predicted present).
 
-use super::column::Column;
-use super::{NodeId, Scene};
+use super::NodeId;
 use crate::replicated::Replicated;
 use crate::tick::{tick_after, tick_diff, tick_max};
 
-/// What [`Scene::confirm_predicted`] found.
+/// What [`Scene::confirm_predicted`](super::Scene::confirm_predicted) found.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Confirmation {
     /// The earliest tick whose confirmed state differs from the prediction: re-simulate from
@@ -26,6 +25,9 @@ pub(crate) struct Confirmation {
     /// Rows whose confirmed tick advanced.
     pub(crate) confirmed: u32,
 }
+
+/// A column's predicted row: its node, value and prediction state.
+pub(super) type Rows<'a, T> = (NodeId, &'a mut T, &'a mut RowPrediction<T>);
 
 impl Confirmation {
     fn mismatch(&mut self, tick: u32, node: NodeId, member: &'static str) {
@@ -88,225 +90,126 @@ impl<T: Replicated> RowPrediction<T> {
     }
 }
 
-impl<T: Replicated> Column<T> {
-    /// Every predicted row's value with its prediction state and node.
-    fn predicted_mut(&mut self) -> impl Iterator<Item = (NodeId, &mut T, &mut RowPrediction<T>)> {
-        let (values, rows) = self.parts_mut();
-        values
-            .iter_mut()
-            .zip(rows)
-            .filter_map(|(value, (node, pred))| Some((node, value, pred.as_deref_mut()?)))
+/// One column's rows of [`Scene::restore_confirmed`](super::Scene::restore_confirmed).
+pub(super) fn restore_confirmed<'a, T: Replicated>(rows: impl Iterator<Item = Rows<'a, T>>) {
+    for (_, value, pred) in rows {
+        value.restore_predicted(&pred.confirmed);
     }
+}
 
-    /// See [`Scene::restore_confirmed`].
-    pub(crate) fn predict_restore_confirmed(&mut self) {
-        for (_, value, pred) in self.predicted_mut() {
-            value.restore_predicted(&pred.confirmed);
-        }
-    }
-
-    /// See [`Scene::confirm_predicted`].
-    pub(crate) fn predict_confirm(
-        &mut self,
-        known_floor: u32,
-        present: Option<u32>,
-        out: &mut Confirmation,
-    ) {
-        for (node, value, pred) in self.predicted_mut() {
-            let tick = tick_max(pred.carried, known_floor);
-            if tick_after(tick, pred.confirmed_tick) {
-                value.capture(&mut pred.confirmed, tick);
-                pred.confirmed_tick = tick;
-                out.confirmed += 1;
-                if present.is_some_and(|p| tick_diff(p, tick) >= 0) {
-                    if let Some(member) = pred
-                        .at(tick)
-                        .and_then(|h| T::predicted_difference(h, &pred.confirmed))
-                    {
-                        out.mismatch(tick, node, member);
-                    }
+/// One column's rows of [`Scene::confirm_predicted`](super::Scene::confirm_predicted).
+pub(super) fn confirm<'a, T: Replicated>(
+    rows: impl Iterator<Item = Rows<'a, T>>,
+    known_floor: u32,
+    present: Option<u32>,
+    out: &mut Confirmation,
+) {
+    for (node, value, pred) in rows {
+        let tick = tick_max(pred.carried, known_floor);
+        if tick_after(tick, pred.confirmed_tick) {
+            value.capture(&mut pred.confirmed, tick);
+            pred.confirmed_tick = tick;
+            out.confirmed += 1;
+            if present.is_some_and(|p| tick_diff(p, tick) >= 0) {
+                if let Some(member) = pred
+                    .at(tick)
+                    .and_then(|h| T::predicted_difference(h, &pred.confirmed))
+                {
+                    out.mismatch(tick, node, member);
                 }
             }
-            if let Some(state) = present.and_then(|p| pred.at(p)) {
-                value.restore_predicted(state);
-            }
         }
-    }
-
-    /// See [`Scene::restore_predicted_at`].
-    pub(crate) fn predict_restore_at(&mut self, tick: u32, smoothing: bool) {
-        for (_, value, pred) in self.predicted_mut() {
-            if smoothing {
-                // What is shown now becomes where the correction's offset starts from.
-                if pred.weight > 0.0 {
-                    value.smooth_predicted(&pred.smooth_from, &pred.smooth_to, pred.weight);
-                }
-                value.capture(&mut pred.scratch, tick);
-                std::mem::swap(&mut pred.scratch, &mut pred.smooth_from);
-            }
-            let state = if pred.confirmed_tick == tick {
-                &pred.confirmed
-            } else {
-                pred.at(tick).unwrap_or(&pred.confirmed)
-            };
+        if let Some(state) = present.and_then(|p| pred.at(p)) {
             value.restore_predicted(state);
         }
     }
+}
 
-    /// See [`Scene::record_predicted`].
-    pub(crate) fn predict_record(&mut self, tick: u32) {
-        for (_, value, pred) in self.predicted_mut() {
-            if pred.confirmed_tick == tick {
-                // The server's state of this tick is known: it replaces the prediction.
-                value.restore_predicted(&pred.confirmed);
-            }
-            let i = pred.index(tick);
-            value.capture(&mut pred.history[i], tick);
-            pred.ticks[i] = Some(tick);
-        }
-    }
-
-    /// See [`Scene::end_correction`].
-    pub(crate) fn predict_end_correction(&mut self, tick: u32) {
-        for (_, value, pred) in self.predicted_mut() {
-            value.capture(&mut pred.smooth_to, tick);
-            pred.weight = 1.0;
-        }
-    }
-
-    /// See [`Scene::show_predicted`].
-    pub(crate) fn predict_show(&mut self, fade: f32) {
-        for (_, value, pred) in self.predicted_mut() {
+/// One column's rows of [`Scene::restore_predicted_at`](super::Scene::restore_predicted_at).
+pub(super) fn restore_at<'a, T: Replicated>(
+    rows: impl Iterator<Item = Rows<'a, T>>,
+    tick: u32,
+    smoothing: bool,
+) {
+    for (_, value, pred) in rows {
+        if smoothing {
+            // What is shown now becomes where the correction's offset starts from.
             if pred.weight > 0.0 {
-                pred.weight = (pred.weight - fade).max(0.0);
-                if pred.weight > 0.0 {
-                    value.smooth_predicted(&pred.smooth_from, &pred.smooth_to, pred.weight);
-                }
+                value.smooth_predicted(&pred.smooth_from, &pred.smooth_to, pred.weight);
             }
-        }
-    }
-
-    /// See [`Scene::check_predicted`].
-    pub(crate) fn predict_check(&mut self, tick: u32) -> Option<(NodeId, &'static str)> {
-        for (node, value, pred) in self.predicted_mut() {
             value.capture(&mut pred.scratch, tick);
-            if let Some(member) = pred
-                .at(tick)
-                .and_then(|h| T::predicted_difference(h, &pred.scratch))
-            {
-                return Some((node, member));
-            }
+            std::mem::swap(&mut pred.scratch, &mut pred.smooth_from);
         }
-        None
+        let state = if pred.confirmed_tick == tick {
+            &pred.confirmed
+        } else {
+            pred.at(tick).unwrap_or(&pred.confirmed)
+        };
+        value.restore_predicted(state);
     }
+}
 
-    /// See [`Scene::restore_history`].
-    pub(crate) fn predict_restore_history(&mut self, tick: u32) {
-        for (_, value, pred) in self.predicted_mut() {
-            if let Some(state) = pred.at(tick) {
-                value.restore_predicted(state);
+/// One column's rows of [`Scene::record_predicted`](super::Scene::record_predicted).
+pub(super) fn record<'a, T: Replicated>(rows: impl Iterator<Item = Rows<'a, T>>, tick: u32) {
+    for (_, value, pred) in rows {
+        if pred.confirmed_tick == tick {
+            // The server's state of this tick is known: it replaces the prediction.
+            value.restore_predicted(&pred.confirmed);
+        }
+        let i = pred.index(tick);
+        value.capture(&mut pred.history[i], tick);
+        pred.ticks[i] = Some(tick);
+    }
+}
+
+/// One column's rows of [`Scene::end_correction`](super::Scene::end_correction).
+pub(super) fn end_correction<'a, T: Replicated>(
+    rows: impl Iterator<Item = Rows<'a, T>>,
+    tick: u32,
+) {
+    for (_, value, pred) in rows {
+        value.capture(&mut pred.smooth_to, tick);
+        pred.weight = 1.0;
+    }
+}
+
+/// One column's rows of [`Scene::show_predicted`](super::Scene::show_predicted).
+pub(super) fn show<'a, T: Replicated>(rows: impl Iterator<Item = Rows<'a, T>>, fade: f32) {
+    for (_, value, pred) in rows {
+        if pred.weight > 0.0 {
+            pred.weight = (pred.weight - fade).max(0.0);
+            if pred.weight > 0.0 {
+                value.smooth_predicted(&pred.smooth_from, &pred.smooth_to, pred.weight);
             }
         }
     }
 }
 
-impl Scene {
-    /// Client: every predicted member back to the server's confirmed state, before snapshots
-    /// are applied (a snapshot's delta is against what the server had).
-    pub(crate) fn restore_confirmed(&mut self) {
-        for column in self.columns_mut() {
-            column.predict_restore_confirmed();
+/// One column's rows of [`Scene::check_predicted`](super::Scene::check_predicted).
+pub(super) fn check<'a, T: Replicated>(
+    rows: impl Iterator<Item = Rows<'a, T>>,
+    tick: u32,
+) -> Option<(NodeId, &'static str)> {
+    for (node, value, pred) in rows {
+        value.capture(&mut pred.scratch, tick);
+        if let Some(member) = pred
+            .at(tick)
+            .and_then(|h| T::predicted_difference(h, &pred.scratch))
+        {
+            return Some((node, member));
         }
     }
-
-    /// Client: after snapshots were applied: every predicted row whose known tick (the newer of
-    /// the last snapshot carrying it and `known_floor`) advanced takes its value as the
-    /// confirmed state, compared with the prediction of that tick; then every predicted row's
-    /// value goes back to the prediction of `present`.
-    pub(crate) fn confirm_predicted(
-        &mut self,
-        known_floor: u32,
-        present: Option<u32>,
-    ) -> Confirmation {
-        let mut out = Confirmation::default();
-        for column in self.columns_mut() {
-            column.predict_confirm(known_floor, present, &mut out);
-        }
-        out
-    }
-
-    /// Client: a rollback to `tick`: every predicted row's value as of `tick` (its confirmed
-    /// state if confirmed then, else its prediction). With `smoothing`, what each shows now is
-    /// kept as the start of its correction's offset.
-    pub(crate) fn restore_predicted_at(&mut self, tick: u32, smoothing: bool) {
-        for column in self.columns_mut() {
-            column.predict_restore_at(tick, smoothing);
-        }
-    }
-
-    /// Client: `tick` was simulated: a row confirmed at `tick` takes the confirmed state, and
-    /// every predicted row records its state as the prediction of `tick`.
-    pub(crate) fn record_predicted(&mut self, tick: u32) {
-        for column in self.columns_mut() {
-            column.predict_record(tick);
-        }
-    }
-
-    /// Client: a rollback re-simulated up to the present `tick`: each row's correction fades
-    /// from what it showed to its new state.
-    pub(crate) fn end_correction(&mut self, tick: u32) {
-        for column in self.columns_mut() {
-            column.predict_end_correction(tick);
-        }
-    }
-
-    /// Client: every correction fades by `fade` (of its whole offset) and the values show what
-    /// is left of it.
-    pub(crate) fn show_predicted(&mut self, fade: f32) {
-        for column in self.columns_mut() {
-            column.predict_show(fade);
-        }
-    }
-
-    /// Client: the first predicted row whose value differs from its prediction of `tick`, by
-    /// node and member (the determinism check).
-    pub(crate) fn check_predicted(&mut self, tick: u32) -> Option<(NodeId, &'static str)> {
-        self.columns_mut()
-            .find_map(|column| column.predict_check(tick))
-    }
-
-    /// Client: every predicted row's value back to its prediction of `tick` (when kept).
-    pub(crate) fn restore_history(&mut self, tick: u32) {
-        for column in self.columns_mut() {
-            column.predict_restore_history(tick);
-        }
-    }
+    None
 }
 
-impl Scene {
-    /// Client: `node` is predicted from now on (see
-    /// [`ErasedColumn::start_prediction`](super::column::ErasedColumn::start_prediction)).
-    pub(crate) fn start_prediction(&mut self, node: NodeId, tick: u32, history: usize) -> bool {
-        self.column_of_mut(node)
-            .is_some_and(|(column, row)| column.start_prediction(row, tick, history))
-    }
-
-    /// Client: `node` is no longer predicted; returns whether it was.
-    pub(crate) fn stop_prediction(&mut self, node: NodeId) -> bool {
-        self.column_of_mut(node)
-            .is_some_and(|(column, row)| column.stop_prediction(row))
-    }
-
-    /// The nodes holding a `T` that a simulation step advances, with their values: every one
-    /// when `all` (the server), else the predicted ones (a client).
-    pub(crate) fn simulated_mut<T: Replicated>(
-        &mut self,
-        all: bool,
-    ) -> impl Iterator<Item = (NodeId, &mut T)> + '_ {
-        let column = self.find_column::<T>();
-        column
-            .and_then(|column| self.typed_column_mut::<T>(column))
-            .into_iter()
-            .flat_map(move |typed| typed.simulated_mut(all))
+/// One column's rows of [`Scene::restore_history`](super::Scene::restore_history).
+pub(super) fn restore_history<'a, T: Replicated>(
+    rows: impl Iterator<Item = Rows<'a, T>>,
+    tick: u32,
+) {
+    for (_, value, pred) in rows {
+        if let Some(state) = pred.at(tick) {
+            value.restore_predicted(state);
+        }
     }
 }

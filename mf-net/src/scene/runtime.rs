@@ -1,8 +1,9 @@
 //! What the replication runtime keeps in a node's row, reached by node (one lookup, then the
 //! column's dynamic call) or for every column at once (one pass per type): the server's
-//! shadow states, the client's entry reads and interpolation.
+//! shadow states, the client's entry reads, interpolation and prediction.
 
 use super::column::{BlendAt, Changed, EntryAt, LastChanged};
+use super::predicted::Confirmation;
 use super::{NodeId, Scene, ValueAt};
 use crate::replicated::Audience;
 use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
@@ -179,5 +180,89 @@ impl Scene {
         for column in self.columns_mut() {
             column.blend(at);
         }
+    }
+
+    /// Client: every predicted member back to the server's confirmed state, before snapshots
+    /// are applied (a snapshot's delta is against what the server had).
+    pub(crate) fn restore_confirmed(&mut self) {
+        for column in self.columns_mut() {
+            column.predict_restore_confirmed();
+        }
+    }
+
+    /// Client: after snapshots were applied: every predicted row whose known tick (the newer of
+    /// the last snapshot carrying it and `known_floor`) advanced takes its value as the
+    /// confirmed state, compared with the prediction of that tick; then every predicted row's
+    /// value goes back to the prediction of `present`.
+    pub(crate) fn confirm_predicted(
+        &mut self,
+        known_floor: u32,
+        present: Option<u32>,
+    ) -> Confirmation {
+        let mut out = Confirmation::default();
+        for column in self.columns_mut() {
+            column.predict_confirm(known_floor, present, &mut out);
+        }
+        out
+    }
+
+    /// Client: a rollback to `tick`: every predicted row's value as of `tick` (its confirmed
+    /// state if confirmed then, else its prediction). With `smoothing`, what each shows now is
+    /// kept as the start of its correction's offset.
+    pub(crate) fn restore_predicted_at(&mut self, tick: u32, smoothing: bool) {
+        for column in self.columns_mut() {
+            column.predict_restore_at(tick, smoothing);
+        }
+    }
+
+    /// Client: `tick` was simulated: a row confirmed at `tick` takes the confirmed state, and
+    /// every predicted row records its state as the prediction of `tick`.
+    pub(crate) fn record_predicted(&mut self, tick: u32) {
+        for column in self.columns_mut() {
+            column.predict_record(tick);
+        }
+    }
+
+    /// Client: a rollback re-simulated up to the present `tick`: each row's correction fades
+    /// from what it showed to its new state.
+    pub(crate) fn end_correction(&mut self, tick: u32) {
+        for column in self.columns_mut() {
+            column.predict_end_correction(tick);
+        }
+    }
+
+    /// Client: every correction fades by `fade` (of its whole offset) and the values show what
+    /// is left of it.
+    pub(crate) fn show_predicted(&mut self, fade: f32) {
+        for column in self.columns_mut() {
+            column.predict_show(fade);
+        }
+    }
+
+    /// Client: the first predicted row whose value differs from its prediction of `tick`, by
+    /// node and member (the determinism check).
+    pub(crate) fn check_predicted(&mut self, tick: u32) -> Option<(NodeId, &'static str)> {
+        self.columns_mut()
+            .find_map(|column| column.predict_check(tick))
+    }
+
+    /// Client: every predicted row's value back to its prediction of `tick` (when kept).
+    pub(crate) fn restore_history(&mut self, tick: u32) {
+        for column in self.columns_mut() {
+            column.predict_restore_history(tick);
+        }
+    }
+
+    /// Client: `node` is predicted from now on (see
+    /// [`ErasedColumn::start_prediction`](super::column::ErasedColumn::start_prediction)).
+    pub(crate) fn start_prediction(&mut self, node: NodeId, tick: u32, history: usize) -> bool {
+        self.column_of_mut(node)
+            .is_some_and(|(column, row)| column.start_prediction(row, tick, history))
+    }
+
+    /// Client: `node` is no longer predicted; returns whether it was.
+    pub(crate) fn stop_prediction(&mut self, node: NodeId) -> bool {
+        self.column_of_mut(node)
+            .is_some_and(|(column, row)| column.stop_prediction(row))
     }
 }

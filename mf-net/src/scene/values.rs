@@ -137,6 +137,19 @@ impl Scene {
             })
     }
 
+    /// The nodes holding a `T` that a simulation step advances, with their values: every one
+    /// when `all` (the server), else the predicted ones (a client).
+    pub(crate) fn simulated_mut<T: Replicated>(
+        &mut self,
+        all: bool,
+    ) -> impl Iterator<Item = (NodeId, &mut T)> + '_ {
+        let column = self.find_column::<T>();
+        column
+            .and_then(|column| self.typed_column_mut::<T>(column))
+            .into_iter()
+            .flat_map(move |typed| typed.simulated_mut(all))
+    }
+
     /// The column of `node`'s value, with its row.
     pub(crate) fn column_of(&self, node: NodeId) -> Option<(&dyn ErasedColumn, u32)> {
         let slot = self.node(node)?.value?;

@@ -1,6 +1,6 @@
 //! The client side: handshake, spawns, despawns, authority, snapshot application and acks.
 
-use crate::prediction::client::ClientPrediction;
+use super::predict::client::ClientPrediction;
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
@@ -702,7 +702,7 @@ impl ClientState {
 
     /// An input ack from the server: steers the simulation clock.
     pub(crate) fn on_input_ack(&mut self, r: &mut NetReader<'_>) -> Result<bool, DecodeError> {
-        let (newest, lead) = crate::prediction::input_wire::read_input_ack(r)?;
+        let (newest, lead) = super::predict::input_wire::read_input_ack(r)?;
         if self.predict.active {
             self.predict.sync.on_ack(newest, lead);
         }

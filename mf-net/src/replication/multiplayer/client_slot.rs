@@ -1,6 +1,6 @@
 //! [`ClientSlot`]: everything the server keeps for one connected client.
 
-use crate::prediction::input_buffer::InputBuffer;
+use super::predict::input_buffer::InputBuffer;
 use std::time::Duration;
 
 use super::group_vis::{GroupVis, Vis};

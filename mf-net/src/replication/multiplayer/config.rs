@@ -3,9 +3,9 @@
 use std::fmt;
 use std::time::Duration;
 
+use super::predict::PredictionConfig;
 use crate::bus::RegistryError;
 use crate::interpolation::InterpolationConfig;
-use crate::prediction::PredictionConfig;
 use crate::replication::ReplicationRegistryError;
 use crate::rpc::RpcRegistryError;
 use crate::scene::{NodeId, SceneError, SceneIndex};

@@ -109,6 +109,7 @@ mod net_ids;
 mod node_table;
 mod open;
 mod per_slot;
+pub(crate) mod predict;
 pub mod rpc;
 mod send_state;
 mod server;

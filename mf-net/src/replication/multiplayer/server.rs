@@ -587,7 +587,7 @@ impl ServerState {
             return Ok(true);
         };
         let buffer = client.inputs.get_or_insert_with(Default::default);
-        crate::prediction::input_wire::read_inputs(r, |input| buffer.receive(input))?;
+        super::predict::input_wire::read_inputs(r, |input| buffer.receive(input))?;
         Ok(true)
     }
 

@@ -87,7 +87,7 @@ pub struct NetworkStats {
     pub clock_snaps: u64,
     /// Client: prediction counters (rollbacks, re-simulated ticks, input lead), while a
     /// [`Simulation`](crate::prediction::Simulation) runs.
-    pub prediction: crate::prediction::PredictionStats,
+    pub prediction: super::predict::PredictionStats,
 }
 
 /// What the server knows about one client (see
@@ -145,7 +145,7 @@ pub struct PeerNetworkStats {
     pub relevance_despawns: u64,
     /// Its inputs: on time, missing, late, dropped, and how many are buffered (while a
     /// [`Simulation`](crate::prediction::Simulation) runs).
-    pub inputs: crate::prediction::InputStats,
+    pub inputs: super::predict::InputStats,
 }
 
 impl PeerNetworkStats {

@@ -1,5 +1,5 @@
 //! A client's prediction state that is not generic over the input type: whether a
-//! [`Simulation`](super::Simulation) runs, its clock, the rollback the last snapshots call
+//! [`Simulation`](crate::prediction::Simulation) runs, its clock, the rollback the last snapshots call
 //! for, and the counters. The replication client calls it around receiving: before (the
 //! predicted members back to the confirmed state) and after (the confirmed state compared with
 //! the history), and when nodes spawn or change authority.

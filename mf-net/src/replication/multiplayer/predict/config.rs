@@ -26,7 +26,7 @@ impl Default for MissingInput {
 
 /// Settings of the input pipeline and of client-side prediction
 /// ([`MultiplayerConfig::prediction`](crate::replication::MultiplayerConfig::prediction)); they
-/// take effect when a [`Simulation`](super::Simulation) runs.
+/// take effect when a [`Simulation`](crate::prediction::Simulation) runs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PredictionConfig {
     /// Inputs each input packet carries: the tick's own and the ones before it, so that the
@@ -53,7 +53,7 @@ pub struct PredictionConfig {
     pub smoothing: Duration,
     /// Client: re-simulates every tick a second time from the tick before and compares (a
     /// determinism check in the spirit of GGRS's sync test; see
-    /// [`Simulation::divergence`](super::Simulation::divergence)). Doubles the step cost; for
+    /// [`Simulation::divergence`](crate::prediction::Simulation::divergence)). Doubles the step cost; for
     /// tests. Default `false`.
     pub check_determinism: bool,
 }

@@ -26,7 +26,7 @@ pub struct PredictionStats {
     /// Times the simulation clock jumped ahead because inputs arrived far too late.
     pub clock_jumps: u64,
     /// Ticks the determinism check found to differ (see
-    /// [`Simulation::divergence`](super::Simulation::divergence)).
+    /// [`Simulation::divergence`](crate::prediction::Simulation::divergence)).
     pub divergences: u64,
 }
 
