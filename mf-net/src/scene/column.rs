@@ -52,6 +52,26 @@ pub(crate) struct EntryAt {
     pub(crate) known_floor: u32,
 }
 
+/// A snapshot entry a client applies in its column's pass: the row and node it is for (a
+/// hint: the row is checked), the runtime's tag (the net id) and where its state's bytes are
+/// in the snapshot.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EntryRef {
+    pub(crate) row: u32,
+    pub(crate) node: NodeId,
+    pub(crate) tag: u32,
+    pub(crate) start: u32,
+    pub(crate) end: u32,
+}
+
+/// What a column's pass over entries could not apply: entries whose row was not their node's
+/// (found again by the caller), and entries that did not read, with their error.
+#[derive(Debug, Default)]
+pub(crate) struct EntryMisses {
+    pub(crate) stale: Vec<EntryRef>,
+    pub(crate) rejected: Vec<(u32, DecodeError)>,
+}
+
 /// Where a client blends its interpolated members.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct BlendAt {
@@ -332,6 +352,17 @@ pub(crate) trait ErasedColumn {
         at: EntryAt,
         changed: &mut Vec<u64>,
     ) -> Result<bool, DecodeError>;
+    /// Client: applies every entry of `entries` (their bytes in `snapshot`) as
+    /// [`apply_entry`](Self::apply_entry) does, in one pass; what it could not apply goes to
+    /// `misses`.
+    fn apply_entries(
+        &mut self,
+        entries: &[EntryRef],
+        snapshot: &[u8],
+        at: EntryAt,
+        changed: &mut Vec<u64>,
+        misses: &mut EntryMisses,
+    );
     /// Client: runs the `on_change` hooks `changed` names on `row`'s value.
     fn run_on_change(&mut self, row: u32, changed: &[u64]);
     /// Client: gives `row` an interpolation state starting from its current value at `tick`
@@ -547,6 +578,26 @@ impl<T: Replicated> ErasedColumn for Column<T> {
         r.finish()?;
         self.run_on_change(row, read.changed);
         Ok(true)
+    }
+
+    fn apply_entries(
+        &mut self,
+        entries: &[EntryRef],
+        snapshot: &[u8],
+        at: EntryAt,
+        changed: &mut Vec<u64>,
+        misses: &mut EntryMisses,
+    ) {
+        for e in entries {
+            let bytes = snapshot
+                .get(e.start as usize..e.end as usize)
+                .unwrap_or(&[]);
+            match self.apply_entry(e.row, e.node, bytes, at, changed) {
+                Ok(true) => {}
+                Ok(false) => misses.stale.push(*e),
+                Err(error) => misses.rejected.push((e.tag, error)),
+            }
+        }
     }
 
     fn run_on_change(&mut self, row: u32, changed: &[u64]) {

@@ -55,7 +55,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::replicated::Replicated;
 
 use self::column::ErasedColumn;
-pub(crate) use self::column::{BlendAt, Changed, EntryAt};
+pub(crate) use self::column::{BlendAt, Changed, EntryAt, EntryMisses, EntryRef};
 use self::names::ChildNames;
 pub(crate) use self::ValueSlot as ValueAt;
 

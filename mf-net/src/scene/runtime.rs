@@ -2,7 +2,7 @@
 //! column's dynamic call) or for every column at once (one pass per type): the server's
 //! shadow states, the client's entry reads, interpolation and prediction.
 
-use super::column::{BlendAt, Changed, EntryAt, LastChanged};
+use super::column::{BlendAt, Changed, EntryAt, EntryMisses, EntryRef, LastChanged};
 use super::predicted::Confirmation;
 use super::{NodeId, Scene, ValueAt};
 use crate::replicated::Audience;
@@ -102,6 +102,30 @@ impl Scene {
             c.column.apply_entry(found.row, node, bytes, at, changed)?;
         }
         Ok(Some(found))
+    }
+
+    /// Client: applies `entries` (their bytes in `snapshot`) to the rows of column `column`, in
+    /// one pass (see [`apply_entry_at`](Self::apply_entry_at) for one).
+    pub(crate) fn apply_entries(
+        &mut self,
+        column: u32,
+        entries: &[EntryRef],
+        snapshot: &[u8],
+        at: EntryAt,
+        changed: &mut Vec<u64>,
+        misses: &mut EntryMisses,
+    ) {
+        match self.columns.get_mut(column as usize) {
+            Some(c) => c
+                .column
+                .apply_entries(entries, snapshot, at, changed, misses),
+            None => misses.stale.extend_from_slice(entries),
+        }
+    }
+
+    /// The number of columns (types with values, now or before).
+    pub(crate) fn column_count(&self) -> usize {
+        self.columns.len()
     }
 
     /// Where `node`'s value is now.

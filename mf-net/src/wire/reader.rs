@@ -47,6 +47,11 @@ impl<'a> NetReader<'a> {
         }
     }
 
+    /// Every byte it reads from, read or not (offsets into it are stable while it lives).
+    pub(crate) fn data(&self) -> &'a [u8] {
+        self.data
+    }
+
     /// Consumes exactly `n` bytes.
     #[inline]
     pub fn read_bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {

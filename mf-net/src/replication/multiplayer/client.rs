@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use tracing::{debug, info, warn};
 
+use super::entry_batch::EntryBatch;
 use super::events::MultiplayerEvent;
 use super::interpolation::ClientInterpolation;
 use super::server::instance_nodes;
@@ -17,7 +18,7 @@ use crate::replication::protocol::{
     self, ParentRef, SpawnHeader, ACK, AUTHORITY, DESPAWN, HELLO, REFUSE, SCENE_BIND, SNAPSHOT,
     SPAWN, WELCOME,
 };
-use crate::scene::{NodeId, SceneIndex, ValueAt};
+use crate::scene::{EntryRef, NodeId, SceneIndex, ValueAt};
 use crate::tick::{tick_after, tick_max};
 use crate::transport::{Channel, DisconnectReason, PeerId};
 use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
@@ -137,6 +138,8 @@ pub(crate) struct ClientState {
     changed: Vec<u64>,
     /// Client-side prediction, once a [`Simulation`](crate::prediction::Simulation) runs.
     pub(crate) predict: ClientPrediction,
+    /// The snapshot's entries, applied by column (scratch, capacity kept).
+    batch: EntryBatch,
 }
 
 impl ClientState {
@@ -166,6 +169,7 @@ impl ClientState {
             link: LinkTracker::default(),
             changed: Vec::new(),
             predict: ClientPrediction::default(),
+            batch: EntryBatch::default(),
         }
     }
 
@@ -731,7 +735,18 @@ impl ClientState {
             shared.stats.clock_snaps += 1;
         }
         let mut complete = true;
-        while let Some((id, bytes)) = protocol::read_entry(r)? {
+        let snapshot = r.data();
+        self.batch.clear();
+        let mut broken = None;
+        loop {
+            let (id, bytes) = match protocol::read_entry(r) {
+                Ok(Some(entry)) => entry,
+                Ok(None) => break,
+                Err(error) => {
+                    broken = Some(error);
+                    break;
+                }
+            };
             let Some(Located { node, at }) = self.locate(id) else {
                 // Gone locally (a failed spawn): skip. Otherwise never received, or despawned
                 // by the server: its spawn may still be in flight (a re-spawn for interest
@@ -746,25 +761,20 @@ impl ClientState {
                 }
                 continue;
             };
-            // An entry that does not read (the entries are length-prefixed, so the rest still
-            // can) is skipped, raised and counted, and the snapshot is still acknowledged: not
-            // acknowledging it would have the server resend the same entry forever and time the
-            // client out. The node keeps what it read until a later entry for it reads.
-            let entry_at = self.interp.entry_at(tick);
-            let applied = shared
-                .scene
-                .apply_entry_at(at, node, bytes, entry_at, &mut self.changed);
-            if let Ok(Some(found)) = applied {
-                self.moved(id, found);
-            }
-            if let Err(error) = applied {
-                shared.stats.entries_rejected += 1;
-                if let Some(net_id) = NetId::new(id) {
-                    shared
-                        .events
-                        .push(MultiplayerEvent::EntryRejected { net_id, error });
-                }
-            }
+            let end = r.position();
+            let entry = EntryRef {
+                row: at.row,
+                node,
+                tag: id,
+                start: u32::try_from(end - bytes.len()).unwrap_or(u32::MAX),
+                end: u32::try_from(end).unwrap_or(u32::MAX),
+            };
+            self.batch.push(at, entry);
+        }
+        // The entries read before a break in the framing are applied all the same.
+        self.apply_batch(shared, snapshot, tick);
+        if let Some(error) = broken {
+            return Err(error);
         }
         r.finish()?;
         self.newest_applied = tick;
@@ -784,6 +794,41 @@ impl ClientState {
             shared.stats.snapshots_partial += 1;
         }
         Ok(true)
+    }
+
+    /// Applies the snapshot's entries, one pass per column; an entry whose value moved is found
+    /// again. An entry that does not read (the entries are length-prefixed, so the rest still
+    /// can) is skipped, raised and counted, and the snapshot is still acknowledged: not
+    /// acknowledging it would have the server resend the same entry forever and time the
+    /// client out. The node keeps what it read until a later entry for it reads.
+    fn apply_batch(&mut self, shared: &mut Shared, snapshot: &[u8], tick: u32) {
+        let at = self.interp.entry_at(tick);
+        self.batch
+            .apply(&mut shared.scene, snapshot, at, &mut self.changed);
+        let mut misses = std::mem::take(&mut self.batch.misses);
+        for e in misses.stale.drain(..) {
+            let bytes = snapshot
+                .get(e.start as usize..e.end as usize)
+                .unwrap_or(&[]);
+            let hint = ValueAt::default();
+            match shared
+                .scene
+                .apply_entry_at(hint, e.node, bytes, at, &mut self.changed)
+            {
+                Ok(Some(found)) => self.moved(e.tag, found),
+                Ok(None) => {}
+                Err(error) => misses.rejected.push((e.tag, error)),
+            }
+        }
+        for (id, error) in misses.rejected.drain(..) {
+            shared.stats.entries_rejected += 1;
+            if let Some(net_id) = NetId::new(id) {
+                shared
+                    .events
+                    .push(MultiplayerEvent::EntryRejected { net_id, error });
+            }
+        }
+        self.batch.misses = misses;
     }
 
     /// End of frame: timeouts, then acks (and the heartbeat at the server's tick rate).

@@ -96,6 +96,7 @@ mod client;
 mod client_slot;
 mod config;
 mod dump;
+mod entry_batch;
 mod entry_cache;
 mod events;
 mod group_vis;
