@@ -245,6 +245,8 @@ fn a_wall_only_the_server_knows_is_corrected_within_a_round_trip_and_a_tick() {
         "corrected after {took:?}; rtt {rtt:?}, lead {lead}"
     );
     assert_eq!(game.client().stats().prediction.rollbacks, rollbacks + 1);
+    let miss = game.client_sim.last_misprediction().expect("rolled back");
+    assert_eq!(miss.member, "x");
 }
 
 /// How far the server knocks players back, every [`KNOCK_EVERY`] ticks.

@@ -7,10 +7,10 @@ use std::time::Duration;
 use super::simulation::{Divergence, Frame, Simulation, TickInput};
 use super::step::{Owners, PeerInput, Step};
 use crate::codec::NetCodec;
-use crate::replication::multiplayer::predict::client::Mismatch;
 use crate::replication::multiplayer::predict::input_wire::{
     write_inputs, ViewAt, MAX_INPUT_BYTES, MAX_INPUT_REDUNDANCY,
 };
+use crate::replication::multiplayer::predict::Misprediction;
 use crate::replication::multiplayer::predict::PredictionConfig;
 use crate::replication::multiplayer::{ClientState, Outbox};
 use crate::replication::protocol::INPUT;
@@ -101,7 +101,7 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         &mut self,
         client: &mut ClientState,
         scene: &mut Scene,
-        mismatch: Mismatch,
+        mismatch: Misprediction,
         smoothing: bool,
         step: &mut impl FnMut(&mut Step<'_, I>),
     ) {
@@ -127,7 +127,7 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         stats.rollbacks += 1;
         stats.resimulated_ticks += u64::from(depth);
         stats.deepest_rollback = stats.deepest_rollback.max(depth);
-        client.predict.last_mismatch = Some(mismatch);
+        self.last_misprediction = Some(mismatch);
     }
 
     /// Client: the determinism check of `tick`: runs it again from the tick before and compares.

@@ -9,7 +9,7 @@ mod simulation;
 mod step;
 
 pub use crate::replication::multiplayer::predict::{
-    InputStats, MissingInput, PredictionConfig, PredictionStats, MAX_INPUT_BYTES,
+    InputStats, Misprediction, MissingInput, PredictionConfig, PredictionStats, MAX_INPUT_BYTES,
     MAX_INPUT_REDUNDANCY,
 };
 pub use lag::LagHistory;

@@ -10,7 +10,7 @@ use crate::codec::NetCodec;
 use crate::replication::multiplayer::machine::{Replication, Role};
 use crate::replication::multiplayer::predict::input_buffer::Taken;
 use crate::replication::multiplayer::predict::input_wire::{write_input_ack, ViewAt};
-use crate::replication::multiplayer::predict::{MissingInput, PredictionConfig};
+use crate::replication::multiplayer::predict::{Misprediction, MissingInput, PredictionConfig};
 use crate::replication::multiplayer::{Multiplayer, Outbox, ServerState};
 use crate::replication::protocol::INPUT_ACK;
 use crate::scene::{NodeId, Scene};
@@ -73,6 +73,7 @@ pub struct Simulation<I> {
     pub(super) peers: Vec<PeerInput<I>>,
     pub(super) scratch: NetWriter,
     pub(super) divergence: Option<Divergence>,
+    pub(super) last_misprediction: Option<Misprediction>,
 }
 
 impl<I> fmt::Debug for Simulation<I> {
@@ -97,6 +98,7 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
             peers: Vec::new(),
             scratch: NetWriter::new(),
             divergence: None,
+            last_misprediction: None,
         }
     }
 
@@ -105,6 +107,12 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
     /// node and member whose second run of the step differed from the first.
     pub fn divergence(&self) -> Option<Divergence> {
         self.divergence
+    }
+
+    /// Where the last rollback went back to, on a client: the tick, node and predicted member
+    /// whose confirmed state differed from the prediction (to find what a game mispredicts).
+    pub fn last_misprediction(&self) -> Option<Misprediction> {
+        self.last_misprediction
     }
 
     /// Runs this frame's ticks. `sample` is asked for the local input of each tick simulated

@@ -9,12 +9,18 @@ use super::PredictionStats;
 use crate::scene::{NodeId, Scene};
 use crate::tick::tick_after;
 
-/// A tick where the prediction first went wrong, found by a confirmation.
+/// Where a client's prediction went wrong: the earliest tick whose confirmed server state
+/// differed from what it had predicted, the first node and predicted member that differed
+/// there ([`Simulation::last_misprediction`](crate::prediction::Simulation::last_misprediction)).
+/// A client rolls back to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Mismatch {
-    pub(crate) tick: u32,
-    pub(crate) node: NodeId,
-    pub(crate) member: &'static str,
+pub struct Misprediction {
+    /// The mispredicted tick.
+    pub tick: u32,
+    /// The first node that differed.
+    pub node: NodeId,
+    /// Its first predicted member that differed.
+    pub member: &'static str,
 }
 
 /// See the [module docs](self).
@@ -28,9 +34,7 @@ pub(crate) struct ClientPrediction {
     /// The first tick simulated.
     pub(crate) first_tick: u32,
     /// The earliest mismatch since the last rollback.
-    pub(crate) pending: Option<Mismatch>,
-    /// The last mismatch rolled back (for tests and tools).
-    pub(crate) last_mismatch: Option<Mismatch>,
+    pub(crate) pending: Option<Misprediction>,
     pub(crate) stats: PredictionStats,
 }
 
@@ -93,7 +97,7 @@ impl ClientPrediction {
         self.stats.confirmations += u64::from(found.confirmed);
         if let (Some(tick), Some((node, member))) = (found.rollback_from, found.mismatch) {
             if self.pending.map_or(true, |p| tick_after(p.tick, tick)) {
-                self.pending = Some(Mismatch { tick, node, member });
+                self.pending = Some(Misprediction { tick, node, member });
             }
         }
     }

@@ -9,6 +9,7 @@ pub(crate) mod input_wire;
 mod stats;
 pub(crate) mod tick_sync;
 
+pub use client::Misprediction;
 pub use config::{MissingInput, PredictionConfig};
 pub use input_wire::{MAX_INPUT_BYTES, MAX_INPUT_REDUNDANCY};
 pub use stats::{InputStats, PredictionStats};
