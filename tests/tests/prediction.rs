@@ -8,12 +8,12 @@
 //! - a deterministic step with nothing in the way: no rollback for a simulated minute;
 //! - a wall only the server knows: the client is corrected within a round trip and a tick, and
 //!   the position it shows never jumps by more than the smoothing allows per frame;
-//! - 30 % loss of the client's packets: the server has its input on time for over 99.9 % of
-//!   ticks;
+//! - 30 % loss of the client's packets: once the clock has learned the loss, the server has
+//!   its input on time for over 99.9 % of ticks;
 //! - the determinism check names the member of a step that reads a random number;
 //! - a rollback every tick allocates nothing in steady state;
-//! - 60 ± 40 ms of jitter with loss, duplication and reordering: no input missing, exact
-//!   convergence;
+//! - 60 ± 40 ms of jitter with loss, duplication and reordering: at most 1 % of inputs
+//!   missing, exact convergence;
 //! - an input delay, owners predicting while others interpolate, a handed-over player, and a
 //!   frozen client running on only for the repeat limit.
 
@@ -88,6 +88,10 @@ struct Game {
     server_sim: Simulation<Walk>,
     client_sim: Simulation<Walk>,
     server_player: NetRef<Player>,
+    /// The directions the client sampled, summed: where its inputs take it, in steps. (The
+    /// clock may run a frame with no tick, or two, while it steers its lead: a key held for
+    /// n frames is not always n ticks.)
+    walked: i32,
 }
 
 impl Game {
@@ -111,6 +115,7 @@ impl Game {
             server_sim: Simulation::new(),
             client_sim: Simulation::new(),
             server_player,
+            walked: 0,
         };
         // The spawn arrives, the clock steers in.
         for _ in 0..90 {
@@ -129,7 +134,12 @@ impl Game {
         server.end_frame();
         let client = &mut self.world.clients[0];
         client.begin_frame(dt);
-        self.client_sim.run(client, |_| Walk { dir }, step);
+        let walked = &mut self.walked;
+        let sample = |_| {
+            *walked += i32::from(dir);
+            Walk { dir }
+        };
+        self.client_sim.run(client, sample, step);
         client.end_frame();
     }
 
@@ -172,10 +182,12 @@ fn the_owner_sees_its_input_at_once_and_ends_where_the_server_does() {
         game.frame(0, walk);
     }
     assert_eq!(game.client_x(), game.server_x());
-    assert_eq!(
-        game.client_x(),
-        start + 61.0 * SPEED,
-        "every input was applied once"
+    let walked = game.walked as f32 * SPEED;
+    assert_eq!(game.client_x(), start + walked, "every input applied once");
+    assert!(
+        game.walked >= 55,
+        "{} steps sampled in 61 frames",
+        game.walked
     );
     let stats = game.client().stats().prediction;
     assert!(stats.ticks_predicted >= 200, "{stats:?}");
@@ -312,6 +324,12 @@ fn thirty_percent_loss_still_delivers_nearly_every_input_on_time() {
         .with_loss(0.3);
     let mut game = Game::split(MultiplayerConfig::default(), None, Some(lossy));
     let peer = game.client().local_peer_id();
+    // The clock first learns how far ahead the loss needs it (a few inputs go missing
+    // meanwhile, each followed by a jump ahead); then a minute is measured.
+    let start = game.world.server.peer_stats(peer).unwrap().inputs;
+    for frame in 0..600 {
+        game.frame(if frame % 40 < 20 { 1 } else { -1 }, walk);
+    }
     let before = game.world.server.peer_stats(peer).unwrap().inputs;
     for frame in 0..1800 {
         game.frame(if frame % 40 < 20 { 1 } else { -1 }, walk);
@@ -320,7 +338,11 @@ fn thirty_percent_loss_still_delivers_nearly_every_input_on_time() {
     let on_time = after.on_time - before.on_time;
     let missing = after.missing - before.missing;
     let ratio = on_time as f64 / (on_time + missing) as f64;
-    eprintln!("30%: {on_time} on time, {missing} missing, {after:?}");
+    let learning = before.missing - start.missing;
+    eprintln!(
+        "30%: {on_time} on time, {missing} missing, {after:?}; {learning} missing while learning"
+    );
+    assert!(learning <= 10, "{learning} missing in the first 20 s");
     assert!(
         ratio >= 0.999,
         "{on_time} on time, {missing} missing: {ratio}"
@@ -416,16 +438,27 @@ fn two_players() -> (World, [NodeId; 2]) {
     (world, players)
 }
 
-/// One frame of `world`: the server, then each client pressing its `dirs` entry.
-fn frame_all(world: &mut World, sims: &mut [Simulation<Walk>; 3], dirs: [i8; 2]) {
+/// One frame of `world`: the server, then each client pressing its `dirs` entry; `walked` sums
+/// the directions each client sampled (see [`Game::walked`]).
+fn frame_all(
+    world: &mut World,
+    sims: &mut [Simulation<Walk>; 3],
+    dirs: [i8; 2],
+    walked: &mut [i32; 2],
+) {
     let dt = world.dt;
     let [server_sim, sims @ ..] = sims;
     world.server.begin_frame(dt);
     server_sim.run(&mut world.server, |_| Walk::default(), walk);
     world.server.end_frame();
-    for ((client, sim), dir) in world.clients.iter_mut().zip(sims).zip(dirs) {
+    let each = world.clients.iter_mut().zip(sims).zip(dirs).zip(walked);
+    for (((client, sim), dir), walked) in each {
         client.begin_frame(dt);
-        sim.run(client, |_| Walk { dir }, walk);
+        let sample = |_| {
+            *walked += i32::from(dir);
+            Walk { dir }
+        };
+        sim.run(client, sample, walk);
         client.end_frame();
     }
 }
@@ -445,15 +478,17 @@ fn x_on(world: &World, client: usize, node: NodeId) -> f32 {
 fn only_the_owner_predicts_and_the_others_interpolate() {
     let (mut world, players) = two_players();
     let mut sims = [Simulation::new(), Simulation::new(), Simulation::new()];
+    let mut walked = [0; 2];
     for _ in 0..30 {
-        frame_all(&mut world, &mut sims, [0, 0]);
+        frame_all(&mut world, &mut sims, [0, 0], &mut walked);
     }
     // Client 0 walks: it sees itself move at once; client 1 sees it later, behind the server.
-    frame_all(&mut world, &mut sims, [1, 0]);
-    assert_eq!(x_on(&world, 0, players[0]), SPEED);
+    frame_all(&mut world, &mut sims, [1, 0], &mut walked);
+    assert!(walked[0] >= 1);
+    assert_eq!(x_on(&world, 0, players[0]), walked[0] as f32 * SPEED);
     assert_eq!(x_on(&world, 1, players[0]), 0.0);
     for _ in 0..10 {
-        frame_all(&mut world, &mut sims, [1, 0]);
+        frame_all(&mut world, &mut sims, [1, 0], &mut walked);
     }
     let (owner, other) = (x_on(&world, 0, players[0]), x_on(&world, 1, players[0]));
     let server = world
@@ -469,10 +504,12 @@ fn only_the_owner_predicts_and_the_others_interpolate() {
     // Client 1 does not predict client 0's player: its step never moves it.
     assert_eq!(x_on(&world, 1, players[1]), 0.0);
     for _ in 0..30 {
-        frame_all(&mut world, &mut sims, [0, 0]);
+        frame_all(&mut world, &mut sims, [0, 0], &mut walked);
     }
-    assert_eq!(x_on(&world, 0, players[0]), 11.0 * SPEED);
-    assert_eq!(x_on(&world, 1, players[0]), 11.0 * SPEED);
+    let steps = walked[0] as f32 * SPEED;
+    assert!(walked[0] >= 10, "{walked:?}");
+    assert_eq!(x_on(&world, 0, players[0]), steps);
+    assert_eq!(x_on(&world, 1, players[0]), steps);
     assert_eq!(world.clients[1].stats().prediction.rollbacks, 0);
 }
 
@@ -480,8 +517,9 @@ fn only_the_owner_predicts_and_the_others_interpolate() {
 fn a_player_handed_to_another_client_is_predicted_there() {
     let (mut world, players) = two_players();
     let mut sims = [Simulation::new(), Simulation::new(), Simulation::new()];
+    let mut walked = [0; 2];
     for _ in 0..30 {
-        frame_all(&mut world, &mut sims, [0, 0]);
+        frame_all(&mut world, &mut sims, [0, 0], &mut walked);
     }
     let second = world.clients[1].local_peer_id();
     world
@@ -489,18 +527,20 @@ fn a_player_handed_to_another_client_is_predicted_there() {
         .set_authority(players[0], second, false)
         .unwrap();
     for _ in 0..10 {
-        frame_all(&mut world, &mut sims, [0, 0]);
+        frame_all(&mut world, &mut sims, [0, 0], &mut walked);
     }
     // Now client 1 walks both its players, at once; client 0 no longer moves the first.
-    frame_all(&mut world, &mut sims, [1, 1]);
-    assert_eq!(x_on(&world, 1, players[0]), SPEED);
-    assert_eq!(x_on(&world, 1, players[1]), SPEED);
+    frame_all(&mut world, &mut sims, [1, 1], &mut walked);
+    let steps = walked[1] as f32 * SPEED;
+    assert!(walked[1] >= 1);
+    assert_eq!(x_on(&world, 1, players[0]), steps);
+    assert_eq!(x_on(&world, 1, players[1]), steps);
     assert_eq!(x_on(&world, 0, players[0]), 0.0);
     for _ in 0..30 {
-        frame_all(&mut world, &mut sims, [0, 0]);
+        frame_all(&mut world, &mut sims, [0, 0], &mut walked);
     }
     for client in 0..2 {
-        assert_eq!(x_on(&world, client, players[0]), SPEED);
+        assert_eq!(x_on(&world, client, players[0]), steps);
     }
 }
 

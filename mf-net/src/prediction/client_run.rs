@@ -18,6 +18,11 @@ use crate::scene::Scene;
 use crate::tick::tick_diff;
 use crate::transport::Channel;
 
+/// Ticks a client's clock starts ahead of its estimate beyond the margin: the frame the
+/// estimate cannot see. (More slack would spare the first loss bursts, but the clock would then
+/// spend its first seconds slowing down, running some frames without a tick.)
+const STARTUP_SLACK: u32 = 1;
+
 impl<I: NetCodec + Clone + Default> Simulation<I> {
     /// Client: starts predicting if it has not, rolls back if a snapshot called for it, then
     /// simulates this frame's ticks (sending each tick's input), and shows what is left of
@@ -74,8 +79,11 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
     }
 
     /// Client: prediction starts (a new session): the nodes it owns are predicted from the
-    /// newest snapshot on, the clock starts at a guess of the lead (the server's input acks
-    /// steer it from there), and the input ring is made afresh.
+    /// newest snapshot on, and the input ring is made afresh. The clock starts a round trip
+    /// (as the handshake measured it) plus the margin and [`STARTUP_SLACK`] ahead of the
+    /// newest snapshot:
+    /// the snapshot left the server half a round trip ago, and an input sent now arrives half
+    /// a round trip from now. The server's input acks steer it from there.
     fn start(&mut self, client: &mut ClientState, scene: &mut Scene, config: PredictionConfig) {
         let local = client.local_peer;
         let owned = client
@@ -86,7 +94,12 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         let tick = client.newest_applied;
         let p = &mut client.predict;
         p.activate(scene, owned, tick, config.history_ticks);
-        p.first_tick = tick.wrapping_add(2 + u32::from(config.lead_margin));
+        let interval = Duration::from_secs(1) / u32::from(client.tick_rate.max(1));
+        let rtt = client.handshake_rtt.unwrap_or(interval * 2);
+        let rtt_ticks = u32::try_from(rtt.as_nanos().div_ceil(interval.as_nanos())).unwrap_or(0);
+        let ahead =
+            rtt_ticks.min(u32::from(u8::MAX)) + u32::from(config.lead_margin) + STARTUP_SLACK;
+        p.first_tick = tick.wrapping_add(ahead);
         p.sync.start(p.first_tick);
         let redundancy = usize::from(config.input_redundancy).clamp(1, MAX_INPUT_REDUNDANCY);
         let needed = (redundancy + config.input_delay as usize + 1).next_power_of_two();

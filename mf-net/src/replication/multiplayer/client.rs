@@ -140,6 +140,11 @@ pub(crate) struct ClientState {
     pub(crate) predict: ClientPrediction,
     /// The snapshot's entries, applied by column (scratch, capacity kept).
     batch: EntryBatch,
+    /// When the hello went out.
+    hello_at: Duration,
+    /// From the hello to the welcome: the first estimate of the round trip (a simulation's
+    /// clock starts from it).
+    pub(crate) handshake_rtt: Option<Duration>,
 }
 
 impl ClientState {
@@ -170,6 +175,8 @@ impl ClientState {
             changed: Vec::new(),
             predict: ClientPrediction::default(),
             batch: EntryBatch::default(),
+            hello_at: now,
+            handshake_rtt: None,
         }
     }
 
@@ -244,6 +251,7 @@ impl ClientState {
         }
         let (fingerprint, shapes) = (shared.fingerprint, &shared.shapes);
         let rpcs = &shared.rpc;
+        self.hello_at = shared.now;
         if let Err(error) = core.send_with(self.server, HELLO, Channel::Reliable, |w| {
             protocol::write_hello(w, fingerprint, shapes);
             super::rpc::write_signatures(w, rpcs);
@@ -315,6 +323,7 @@ impl ClientState {
                     return Ok(true);
                 }
                 self.welcomed = true;
+                self.handshake_rtt = Some(shared.now.saturating_sub(self.hello_at));
                 self.local_peer = peer;
                 self.tick_rate = rate;
                 self.interp.start(shared.config.interpolation, rate, tick);

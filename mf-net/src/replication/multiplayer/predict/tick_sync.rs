@@ -16,9 +16,9 @@ use std::time::Duration;
 
 use crate::tick::tick_after;
 
-/// Acks whose lowest lead must be above the margin for the clock to slow down (about four
-/// seconds at 30 Hz).
-pub(crate) const LEAD_WINDOW: usize = 128;
+/// Acks whose lowest lead must be above the margin for the clock to slow down (about 17
+/// seconds at 30 Hz: the loss bursts and jitter of that long stay covered).
+pub(crate) const LEAD_WINDOW: usize = 512;
 
 /// The newest acks whose lowest lead below the margin speeds the clock up (or jumps it).
 pub(crate) const RECENT_ACKS: usize = 8;
@@ -113,17 +113,20 @@ impl TickSync {
             } else {
                 (lowest - margin).max(0)
             };
-            if error <= -CATCH_UP_TICKS {
-                // Far too late: jump ahead, and wait for acks of inputs sent after the jump.
+            if recent < 0 || error <= -CATCH_UP_TICKS {
+                // Late (the server went without an input), or far behind: jump ahead by the
+                // shortfall. The leads kept move up with it; acks of inputs sent before the
+                // jump, still on their way, are ignored.
                 extra = u32::try_from(-error).unwrap_or(0);
                 self.ignore_through = Some(present.wrapping_add(extra));
-                self.lead_count = 0;
-                self.lead_next = 0;
+                for lead in &mut self.leads[..self.lead_count] {
+                    *lead = lead.saturating_add(-error);
+                }
                 self.jumps += 1;
             } else if error < 0 {
                 self.rate = 1.0 + MAX_SKEW * f64::from(-error).min(2.0) / 2.0;
             } else if error > 1 {
-                self.rate = 1.0 - MAX_SKEW * f64::from(error - 1).min(4.0) / 4.0;
+                self.rate = 1.0 - MAX_SKEW * f64::from(error - 1).min(2.0) / 2.0;
             }
         }
         self.accumulator += dt.mul_f64(self.rate);
@@ -157,7 +160,7 @@ mod tests {
     }
 
     #[test]
-    fn late_inputs_jump_ahead_once_and_slightly_late_ones_speed_up() {
+    fn late_inputs_jump_ahead_and_slightly_early_ones_speed_up() {
         let mut s = TickSync::default();
         s.start(10);
         s.on_ack(9, -6);
@@ -165,26 +168,32 @@ mod tests {
         assert!(due >= 7, "{due}: caught up the 7 ticks at once");
         let present = s.present().unwrap();
         assert_eq!(s.jumps, 1);
+        assert_eq!(
+            s.lowest_lead(),
+            Some(1),
+            "the lead kept moved up with the jump"
+        );
         s.on_ack(present.wrapping_sub(1), -6);
         assert_eq!(
             s.lowest_lead(),
-            None,
+            Some(1),
             "acks of inputs sent before the jump are ignored"
         );
         s.on_ack(present.wrapping_add(1), 0);
         s.advance(Duration::ZERO, TICK, 1);
-        assert!(s.rate > 1.0);
-        assert_eq!(s.jumps, 1, "a lead of 0 speeds up, it does not jump");
-        for k in 0..RECENT_ACKS as u32 - 1 {
-            s.on_ack(present.wrapping_add(2 + k), 5);
-        }
+        assert!(s.rate > 1.0, "on time but under the margin: faster");
+        assert_eq!(s.jumps, 1, "a lead of 0 is on time: no jump");
+        s.on_ack(present.wrapping_add(2), -1);
         s.advance(Duration::ZERO, TICK, 1);
-        assert!(s.rate > 1.0, "the lowest lead of the recent acks speeds up");
-        s.on_ack(present.wrapping_add(20), 5);
+        assert_eq!(s.jumps, 2, "an input late by a tick jumps");
+        let present = s.present().unwrap();
+        for k in 0..RECENT_ACKS as u32 {
+            s.on_ack(present.wrapping_add(1 + k), 5);
+        }
         s.advance(Duration::ZERO, TICK, 1);
         assert_eq!(
             s.rate, 1.0,
-            "a late ack no longer recent does not, nor lets it slow down"
+            "a low lead no longer recent neither speeds up nor lets it slow down"
         );
     }
 
