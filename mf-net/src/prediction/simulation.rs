@@ -129,27 +129,16 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         let Replication { shared, role } = machine;
         match role {
             Role::Server(server) => {
-                let local = PeerId::SERVER;
-                let due = server.ticks_due(shared.frame_dt, shared.config.tick_rate);
                 let missing = shared.config.prediction.missing_input;
-                for k in 1..=due {
-                    let tick = server.tick.wrapping_add(k);
-                    self.gather_server_inputs(server, tick, missing);
-                    self.peers.push(PeerInput {
-                        peer: local,
-                        input: sample(tick),
-                        view: None,
-                    });
-                    let mut s = Step {
-                        scene: &mut shared.scene,
-                        tick,
-                        resimulating: false,
-                        inputs: &self.peers,
-                        owners: Owners::Server(server),
-                        server: true,
-                    };
-                    step(&mut s);
-                }
+                let due = server.ticks_due(shared.frame_dt, shared.config.tick_rate);
+                self.run_server(
+                    server,
+                    &mut shared.scene,
+                    due,
+                    missing,
+                    &mut sample,
+                    &mut step,
+                );
                 if let Some(outbox) = outbox {
                     send_input_acks(outbox, server);
                 }
@@ -166,6 +155,37 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
                 self.run_client(outbox, client, frame, &mut sample, &mut step);
                 shared.stats.prediction = client.predict.stats;
             }
+        }
+    }
+
+    /// Server: steps the `due` ticks the coming `end_frame` reaches, each with every client's
+    /// input of that tick and the server's own.
+    fn run_server(
+        &mut self,
+        server: &mut ServerState,
+        scene: &mut Scene,
+        due: u32,
+        missing: MissingInput,
+        sample: &mut impl FnMut(u32) -> I,
+        step: &mut impl FnMut(&mut Step<'_, I>),
+    ) {
+        for k in 1..=due {
+            let tick = server.tick.wrapping_add(k);
+            self.gather_server_inputs(server, tick, missing);
+            self.peers.push(PeerInput {
+                peer: PeerId::SERVER,
+                input: sample(tick),
+                view: None,
+            });
+            let mut s = Step {
+                scene,
+                tick,
+                resimulating: false,
+                inputs: &self.peers,
+                owners: Owners::Server(server),
+                server: true,
+            };
+            step(&mut s);
         }
     }
 
