@@ -20,6 +20,7 @@ use crate::wire::{NetReader, NetWriter};
 /// Where the determinism check found two runs of one tick to differ
 /// ([`Simulation::divergence`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Divergence {
     /// The tick whose second run differed from its first.
     pub tick: u32,

@@ -14,6 +14,7 @@ use crate::tick::tick_after;
 /// there ([`Simulation::last_misprediction`](crate::prediction::Simulation::last_misprediction)).
 /// A client rolls back to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Misprediction {
     /// The mispredicted tick.
     pub tick: u32,
