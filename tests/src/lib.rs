@@ -5,3 +5,4 @@ pub mod echo;
 pub mod harness;
 pub mod rng;
 pub mod send_hook;
+pub mod tap;

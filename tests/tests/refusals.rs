@@ -24,6 +24,20 @@ struct Emote {
     id: u8,
 }
 
+/// Starts `client` (with the client's messages) over ENet to `address`.
+fn start_enet_client(
+    client: &mut Mp,
+    address: impl std::net::ToSocketAddrs + std::fmt::Debug + Clone,
+) -> Result<(), MultiplayerError> {
+    client.start_client(
+        |data| {
+            EnetTransport::connect(address.clone(), data)
+                .map(|t| -> Box<dyn Transport> { Box::new(t) })
+        },
+        client_messages(),
+    )
+}
+
 fn scenes() -> SceneLibrary {
     SceneLibrary::new()
 }
@@ -139,28 +153,14 @@ fn a_message_mismatch_is_refused_alike_over_enet() {
         .start_server(Box::new(listen), server_messages())
         .unwrap();
     let mut client = Mp::new(scenes(), MultiplayerConfig::default());
-    client
-        .start_client(
-            |data| {
-                EnetTransport::connect(("127.0.0.1", port), data)
-                    .map(|t| -> Box<dyn Transport> { Box::new(t) })
-            },
-            client_messages(),
-        )
-        .unwrap();
+    start_enet_client(&mut client, ("127.0.0.1", port)).unwrap();
     assert_refused(&mut server, &mut client, Duration::from_millis(1));
 }
 
 #[test]
 fn a_transport_that_cannot_be_opened_is_an_error() {
     let mut client = Mp::new(scenes(), MultiplayerConfig::default());
-    let result = client.start_client(
-        |data| {
-            EnetTransport::connect("no-such-host.invalid:7777", data)
-                .map(|t| -> Box<dyn Transport> { Box::new(t) })
-        },
-        client_messages(),
-    );
+    let result = start_enet_client(&mut client, "no-such-host.invalid:7777");
     assert!(
         matches!(result, Err(MultiplayerError::Transport(_))),
         "{result:?}"
@@ -176,15 +176,7 @@ fn a_client_where_nobody_listens_fails_to_connect_rather_than_timing_out() {
         socket.local_addr().unwrap().port()
     };
     let mut client = Mp::new(scenes(), MultiplayerConfig::default());
-    client
-        .start_client(
-            |data| {
-                EnetTransport::connect(("127.0.0.1", port), data)
-                    .map(|t| -> Box<dyn Transport> { Box::new(t) })
-            },
-            client_messages(),
-        )
-        .unwrap();
+    start_enet_client(&mut client, ("127.0.0.1", port)).unwrap();
     // Passed-in time: the handshake timeout (5 s) runs out within a few frames.
     let mut reason = None;
     for _ in 0..8 {

@@ -8,49 +8,12 @@
 
 mod secure_common;
 
-use std::cell::RefCell;
 use std::rc::Rc;
-use std::time::Duration;
 
-use mf_net::transport::{
-    Channel, DisconnectReason, PeerId, SendError, Transport, TransportEvent, TransportStats,
-};
+use mf_net::transport::{Channel, DisconnectReason, PeerId, Transport};
 use mf_net_secure::{ConnectToken, SecureClient};
+use mf_net_tests::tap::{Handle, Tap};
 use secure_common::{token, Ev, Loopback, Net, Rig};
-
-type Packets = Rc<RefCell<Vec<(Channel, Vec<u8>)>>>;
-
-/// Records what goes through it, and slips `inject`ed packets onto the wire at its next flush.
-struct Recorder<T> {
-    inner: T,
-    sent: Packets,
-    inject: Packets,
-}
-
-impl<T: Transport> Transport for Recorder<T> {
-    fn send(&mut self, peer: PeerId, channel: Channel, data: &[u8]) -> Result<(), SendError> {
-        self.sent.borrow_mut().push((channel, data.to_vec()));
-        self.inner.send(peer, channel, data)
-    }
-    fn poll_event(&mut self) -> Option<TransportEvent<'_>> {
-        self.inner.poll_event()
-    }
-    fn advance(&mut self, dt: Duration) {
-        self.inner.advance(dt);
-    }
-    fn flush(&mut self) {
-        for (channel, data) in std::mem::take(&mut *self.inject.borrow_mut()) {
-            self.inner.send(PeerId::SERVER, channel, &data).unwrap();
-        }
-        self.inner.flush();
-    }
-    fn disconnect(&mut self, peer: PeerId, reason: DisconnectReason) {
-        self.inner.disconnect(peer, reason);
-    }
-    fn stats(&self) -> TransportStats {
-        self.inner.stats()
-    }
-}
 
 /// `original` changed at random: bits flipped, cut short, lengthened, or replaced by garbage.
 /// Never equal to `original`.
@@ -162,12 +125,8 @@ fn fuzzed_packets_on_an_admitted_connection_are_dropped_without_panics() {
     let mut rng = fastrand::Rng::with_seed(0xf022);
     let mut net = Loopback::new();
     let mut rig = Rig::new(Loopback(net.0.clone()), 8, |c| c);
-    let (sent, inject) = (Packets::default(), Packets::default());
-    let inner = Recorder {
-        inner: net.connect(7),
-        sent: Rc::clone(&sent),
-        inject: Rc::clone(&inject),
-    };
+    let log = Handle::default();
+    let inner = Tap::new(net.connect(7), Rc::clone(&log));
     let victim = rig.add(Box::new(SecureClient::new(inner, token(1, &rig.address))));
     let bystander = rig.join(token(2, &rig.address));
     rig.until("both are admitted", |r| {
@@ -191,15 +150,16 @@ fn fuzzed_packets_on_an_admitted_connection_are_dropped_without_panics() {
         rig.step();
         // ...then mutated copies of real sealed packets (and exact replays) slipped in raw,
         // straight onto the admitted connection.
-        let real = sent.borrow().clone();
+        let real = log.borrow().sent.clone();
         for _ in 0..4 {
-            let (channel, packet) = &real[rng.usize(0..real.len())];
+            let (_, channel, packet) = &real[rng.usize(0..real.len())];
             let bytes = if rng.u8(0..5) == 0 {
                 packet.clone()
             } else {
                 mutate(&mut rng, packet)
             };
-            inject.borrow_mut().push((*channel, bytes));
+            let to = PeerId::SERVER;
+            log.borrow_mut().inject.push((to, *channel, bytes));
             injected += 1;
         }
         rig.step();

@@ -9,62 +9,13 @@ mod secure_common;
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::time::Duration;
 
 use mf_net::transport::address::NetworkAddress;
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
-use mf_net::transport::{
-    Channel, DisconnectReason, PeerId, SendError, Transport, TransportEvent, TransportStats,
-};
+use mf_net::transport::{Channel, DisconnectReason, PeerId, Transport};
 use mf_net_secure::SecureStats;
+use mf_net_tests::tap::{Handle, Tap};
 use secure_common::{token, Net, Rig};
-
-/// What a [`Tap`] saw go out, and what it will slip onto the wire at its next flush.
-#[derive(Default)]
-struct TapLog {
-    sent: Vec<(PeerId, Channel, Vec<u8>)>,
-    inject: Vec<(PeerId, Channel, Vec<u8>)>,
-    /// Whether sent packets are held back (recorded, not forwarded): intercepted.
-    hold: bool,
-}
-
-type Handle = Rc<RefCell<TapLog>>;
-
-/// A transport under the secure layer that records the sealed packets and injects others, as
-/// an attacker on the path would.
-struct Tap<T> {
-    inner: T,
-    log: Handle,
-}
-
-impl<T: Transport> Transport for Tap<T> {
-    fn send(&mut self, peer: PeerId, channel: Channel, data: &[u8]) -> Result<(), SendError> {
-        let mut log = self.log.borrow_mut();
-        log.sent.push((peer, channel, data.to_vec()));
-        if log.hold {
-            return Ok(());
-        }
-        self.inner.send(peer, channel, data)
-    }
-    fn poll_event(&mut self) -> Option<TransportEvent<'_>> {
-        self.inner.poll_event()
-    }
-    fn advance(&mut self, dt: Duration) {
-        self.inner.advance(dt);
-    }
-    fn flush(&mut self) {
-        for (peer, channel, data) in std::mem::take(&mut self.log.borrow_mut().inject) {
-            self.inner.send(peer, channel, &data).unwrap();
-        }
-        self.inner.flush();
-    }
-    fn disconnect(&mut self, peer: PeerId, reason: DisconnectReason) {
-        self.inner.disconnect(peer, reason);
-    }
-    fn stats(&self) -> TransportStats {
-        self.inner.stats()
-    }
-}
 
 /// Loopback with a tap on every endpoint: `taps[0]` is the server's, then the clients' in
 /// connection order.
@@ -77,7 +28,7 @@ impl Tapped {
     fn tap(&self, inner: LoopbackTransport) -> Tap<LoopbackTransport> {
         let log = Handle::default();
         self.taps.borrow_mut().push(log.clone());
-        Tap { inner, log }
+        Tap::new(inner, log)
     }
 }
 

@@ -18,10 +18,11 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident, Type};
 
-use super::parse::{Condition, Field, Role};
+use super::parse::Condition;
 use super::tokens::{
-    all_bits, at, bit, check_mask, encode_value, local, mask_of, member_checks, members, path_text,
-    quant_const, quant_expr, quant_trait, read_member, record_fired, spanned_item, unchanged,
+    all_bits, at, bases, bit, check_mask, encode_value, local, mask_of, member_checks, members,
+    path_text, quant_const, quant_expr, quant_trait, read_member, record_fired, spanned_item,
+    unchanged,
 };
 use super::Model;
 use crate::runtime;
@@ -102,11 +103,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
 
     // Own members with their bit index, and flattened bases, in declaration order.
     let members = members(m);
-    let bases: Vec<&Field> = m
-        .fields
-        .iter()
-        .filter(|f| matches!(f.role, Role::Base))
-        .collect();
+    let bases = bases(m);
     let count = members.len();
     let count_lit = Literal::usize_unsuffixed(count);
     let all = all_bits(count);

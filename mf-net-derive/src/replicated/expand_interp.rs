@@ -15,9 +15,9 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
-use super::parse::{Field, Role};
 use super::tokens::{
-    at, bit, check_mask, decode_value, local, read_member, record_fired, spanned_item, unchanged,
+    at, bases, bit, check_mask, decode_value, fields_where, local, members, read_member,
+    record_fired, spanned_item, unchanged,
 };
 use super::Model;
 use crate::runtime;
@@ -50,12 +50,8 @@ pub(crate) fn expand(m: &Model) -> Interp {
     // (a base that is not `Replicated` is reported once, at its type, not again here).
     let end = Ident::new("__mf_net_end", Span::call_site());
 
-    let members = super::tokens::members(m);
-    let interpolated: Vec<&Field> = members
-        .iter()
-        .filter(|(_, _, member)| member.interpolate)
-        .map(|(_, f, _)| *f)
-        .collect();
+    let members = members(m);
+    let interpolated = fields_where(&members, |member| member.interpolate);
     let (ch, off, fired, v) = (
         local("__ch"),
         local("__off"),
@@ -63,11 +59,7 @@ pub(crate) fn expand(m: &Model) -> Interp {
         local("__v"),
     );
     let own_on_change = members.iter().any(|(_, _, m)| m.on_change.is_some());
-    let bases: Vec<&Field> = m
-        .fields
-        .iter()
-        .filter(|f| matches!(f.role, Role::Base))
-        .collect();
+    let bases = bases(m);
     let base = |ty: &Type, item: &str| spanned_item(p, ty, "Base", item);
     let member_item = |ty: &Type, item: &str| spanned_item(p, ty, "MemberInterpolate", item);
     let (known_differs, newest) = (local("__differs"), local("__newest"));

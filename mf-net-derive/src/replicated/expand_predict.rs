@@ -13,8 +13,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::Type;
 
-use super::parse::{Field, Role};
-use super::tokens::{at, local, mask_of, members, spanned_item, unchanged};
+use super::tokens::{at, bases, fields_where, local, mask_of, members, spanned_item, unchanged};
 use super::Model;
 use crate::runtime;
 
@@ -39,21 +38,13 @@ pub(crate) fn expand(m: &Model) -> Predict {
         local("__weight"),
     );
     let members = members(m);
-    let predicted: Vec<&Field> = members
-        .iter()
-        .filter(|(_, _, member)| member.predict && member.quantize.is_none())
-        .map(|(_, f, _)| *f)
-        .collect();
-    let smoothed: Vec<&Field> = members
-        .iter()
-        .filter(|(_, _, member)| member.predict && member.interpolate && member.quantize.is_none())
-        .map(|(_, f, _)| *f)
-        .collect();
-    let bases: Vec<&Field> = m
-        .fields
-        .iter()
-        .filter(|f| matches!(f.role, Role::Base))
-        .collect();
+    let predicted = fields_where(&members, |member| {
+        member.predict && member.quantize.is_none()
+    });
+    let smoothed = fields_where(&members, |member| {
+        member.predict && member.interpolate && member.quantize.is_none()
+    });
+    let bases = bases(m);
     let base = |ty: &Type, item: &str| spanned_item(p, ty, "Base", item);
 
     let own_mask = mask_of(&members, |member| {

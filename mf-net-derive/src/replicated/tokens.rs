@@ -138,6 +138,26 @@ pub(super) fn members(m: &Model) -> Vec<(usize, &Field, &Member)> {
         .collect()
 }
 
+/// The flattened bases of `m`, in declaration order.
+pub(super) fn bases(m: &Model) -> Vec<&Field> {
+    m.fields
+        .iter()
+        .filter(|f| matches!(f.role, Role::Base))
+        .collect()
+}
+
+/// The fields of the members among `members` for which `keep` holds, in declaration order.
+pub(super) fn fields_where<'a>(
+    members: &[(usize, &'a Field, &'a Member)],
+    keep: impl Fn(&Member) -> bool,
+) -> Vec<&'a Field> {
+    members
+        .iter()
+        .filter(|(_, _, member)| keep(member))
+        .map(|(_, f, _)| *f)
+        .collect()
+}
+
 /// The mask of the members among `members` for which `pick` holds.
 pub(super) fn mask_of(
     members: &[(usize, &Field, &Member)],

@@ -205,13 +205,11 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
             .map(|render| ViewAt::of(tick, render));
         let mask = self.ring.len() - 1;
         let slot = &mut self.ring[tick as usize & mask];
-        self.scratch.clear();
-        input.encode(&mut self.scratch);
         slot.tick = Some(tick);
         slot.input = input;
         slot.view = view;
         slot.bytes.clear();
-        slot.bytes.extend_from_slice(self.scratch.as_slice());
+        slot.input.encode(&mut slot.bytes);
     }
 
     /// Client: sends the inputs up to `newest`, the `redundancy` newest that are kept.
@@ -236,7 +234,7 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
                 n = 0;
                 continue;
             }
-            batch[n] = (&slot.bytes, slot.view);
+            batch[n] = (slot.bytes.as_slice(), slot.view);
             n += 1;
         }
         if n == 0 {

@@ -20,7 +20,8 @@ use crate::tick::{tick_diff, unwrap_near};
 ///
 /// Clients show remote nodes interpolated at a fractional render tick
 /// ([`InterpolationTimeline::render_tick`](crate::interpolation::InterpolationTimeline::render_tick)),
-/// behind the server. A server that learns the render tick a client was at when it fired asks
+/// behind the server. Each client input carries the render tick the client was at when it
+/// sampled it ([`Step::view_tick`](super::Step::view_tick)); the server's step asks
 /// [`at`](Self::at) where a node was then, without touching the live scene.
 ///
 /// ```
@@ -76,7 +77,10 @@ impl<T: Replicated, V: Interpolate> LagHistory<T, V> {
     /// Call it once per tick the server captured
     /// ([`Multiplayer::tick`](crate::replication::Multiplayer::tick) after
     /// [`end_frame`](crate::replication::Multiplayer::end_frame), when it changed), not on
-    /// frames without a tick: the values recorded must be the ones the capture sent.
+    /// frames without a tick: the values recorded must be the ones the capture sent. With a
+    /// [`Simulation`](super::Simulation), recording at the end of the step with
+    /// [`Step::tick`](super::Step::tick) is the same while no frame spans several ticks (one
+    /// that does records ticks no snapshot carried, which clients blended across instead).
     ///
     /// - A tick newer than the newest becomes the newest; ticks skipped on the way (a frame
     ///   that spanned several ticks captures once) are not recorded, and [`at`](Self::at)

@@ -45,7 +45,7 @@ impl fmt::Display for Divergence {
 pub(super) struct TickInput<I> {
     pub(super) tick: Option<u32>,
     pub(super) input: I,
-    pub(super) bytes: Vec<u8>,
+    pub(super) bytes: NetWriter,
     pub(super) view: Option<ViewAt>,
 }
 
@@ -72,7 +72,6 @@ pub struct Simulation<I> {
     pub(super) ring: Box<[TickInput<I>]>,
     /// This tick's inputs, by peer.
     pub(super) peers: Vec<PeerInput<I>>,
-    pub(super) scratch: NetWriter,
     pub(super) divergence: Option<Divergence>,
     pub(super) last_misprediction: Option<Misprediction>,
 }
@@ -97,7 +96,6 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         Self {
             ring: Box::new([]),
             peers: Vec::new(),
-            scratch: NetWriter::new(),
             divergence: None,
             last_misprediction: None,
         }

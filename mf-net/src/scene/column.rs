@@ -64,6 +64,15 @@ pub(crate) struct EntryRef {
     pub(crate) end: u32,
 }
 
+impl EntryRef {
+    /// Its state's bytes in `snapshot` (none if the range is not in it).
+    pub(crate) fn bytes<'a>(&self, snapshot: &'a [u8]) -> &'a [u8] {
+        snapshot
+            .get(self.start as usize..self.end as usize)
+            .unwrap_or(&[])
+    }
+}
+
 /// What a column's pass over entries could not apply: entries whose row was not their node's
 /// (found again by the caller), and entries that did not read, with their error.
 #[derive(Debug, Default)]
@@ -589,10 +598,7 @@ impl<T: Replicated> ErasedColumn for Column<T> {
         misses: &mut EntryMisses,
     ) {
         for e in entries {
-            let bytes = snapshot
-                .get(e.start as usize..e.end as usize)
-                .unwrap_or(&[]);
-            match self.apply_entry(e.row, e.node, bytes, at, changed) {
+            match self.apply_entry(e.row, e.node, e.bytes(snapshot), at, changed) {
                 Ok(true) => {}
                 Ok(false) => misses.stale.push(*e),
                 Err(error) => misses.rejected.push((e.tag, error)),

@@ -17,11 +17,9 @@ use crate::tick::{tick_after, tick_diff, tick_max};
 /// What [`Scene::confirm_predicted`](super::Scene::confirm_predicted) found.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Confirmation {
-    /// The earliest tick whose confirmed state differs from the prediction: re-simulate from
-    /// the tick after it.
-    pub(crate) rollback_from: Option<u32>,
-    /// The first mismatching node and member, at `rollback_from`.
-    pub(crate) mismatch: Option<(NodeId, &'static str)>,
+    /// The earliest tick whose confirmed state differs from the prediction (re-simulate from
+    /// the tick after it), with the first node and member that differ there.
+    pub(crate) earliest: Option<(u32, NodeId, &'static str)>,
     /// Rows whose confirmed tick advanced.
     pub(crate) confirmed: u32,
 }
@@ -31,9 +29,8 @@ pub(super) type Rows<'a, T> = (NodeId, &'a mut T, &'a mut RowPrediction<T>);
 
 impl Confirmation {
     fn mismatch(&mut self, tick: u32, node: NodeId, member: &'static str) {
-        if self.rollback_from.map_or(true, |t| tick_after(t, tick)) {
-            self.rollback_from = Some(tick);
-            self.mismatch = Some((node, member));
+        if self.earliest.map_or(true, |(t, ..)| tick_after(t, tick)) {
+            self.earliest = Some((tick, node, member));
         }
     }
 }

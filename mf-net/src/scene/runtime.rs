@@ -77,24 +77,17 @@ impl Scene {
         }
     }
 
-    /// Client: applies a snapshot entry's state `bytes` to `node`'s value (see
-    /// [`ErasedColumn::apply_entry`](super::column::ErasedColumn::apply_entry)), found at
-    /// `hint` (where it was last seen) when it is still there: one call into its column. Else
-    /// it is found again, and `Ok(Some(at))` says where; a node without a value reads nothing.
-    #[inline]
-    pub(crate) fn apply_entry_at(
+    /// Client: applies a snapshot entry's state `bytes` to `node`'s value, wherever it is now
+    /// (see [`ErasedColumn::apply_entry`](super::column::ErasedColumn::apply_entry)), for an
+    /// entry whose row hint went stale; returns where the value is (`None`: the node holds no
+    /// value, and nothing is read).
+    pub(crate) fn apply_entry_found(
         &mut self,
-        hint: ValueAt,
         node: NodeId,
         bytes: &[u8],
         at: EntryAt,
         changed: &mut Vec<u64>,
     ) -> Result<Option<ValueAt>, DecodeError> {
-        if let Some(c) = self.columns.get_mut(hint.column as usize) {
-            if c.column.apply_entry(hint.row, node, bytes, at, changed)? {
-                return Ok(None);
-            }
-        }
         let Some(found) = self.value_at(node) else {
             return Ok(None);
         };
@@ -105,7 +98,7 @@ impl Scene {
     }
 
     /// Client: applies `entries` (their bytes in `snapshot`) to the rows of column `column`, in
-    /// one pass (see [`apply_entry_at`](Self::apply_entry_at) for one).
+    /// one pass (see [`apply_entry_found`](Self::apply_entry_found) for one whose row moved).
     pub(crate) fn apply_entries(
         &mut self,
         column: u32,

@@ -816,13 +816,9 @@ impl ClientState {
             .apply(&mut shared.scene, snapshot, at, &mut self.changed);
         let mut misses = std::mem::take(&mut self.batch.misses);
         for e in misses.stale.drain(..) {
-            let bytes = snapshot
-                .get(e.start as usize..e.end as usize)
-                .unwrap_or(&[]);
-            let hint = ValueAt::default();
             match shared
                 .scene
-                .apply_entry_at(hint, e.node, bytes, at, &mut self.changed)
+                .apply_entry_found(e.node, e.bytes(snapshot), at, &mut self.changed)
             {
                 Ok(Some(found)) => self.moved(e.tag, found),
                 Ok(None) => {}

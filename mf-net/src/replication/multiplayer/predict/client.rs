@@ -96,7 +96,7 @@ impl ClientPrediction {
         }
         let found = scene.confirm_predicted(known_floor, self.sync.present());
         self.stats.confirmations += u64::from(found.confirmed);
-        if let (Some(tick), Some((node, member))) = (found.rollback_from, found.mismatch) {
+        if let Some((tick, node, member)) = found.earliest {
             if self.pending.map_or(true, |p| tick_after(p.tick, tick)) {
                 self.pending = Some(Misprediction { tick, node, member });
             }

@@ -44,7 +44,7 @@ pub(crate) struct TickSync {
     /// Acks of inputs up to this tick were sent before the last jump: ignored.
     ignore_through: Option<u32>,
     /// The clock's current rate relative to the server's (1 ± [`MAX_SKEW`]).
-    pub(crate) rate: f64,
+    rate: f64,
     /// Times it jumped ahead.
     pub(crate) jumps: u64,
 }

@@ -128,6 +128,11 @@ impl RpcState {
         }
     }
 
+    /// [`registry`](Self::registry) for sending `rpc`: none is `NoSuchRpc` for it.
+    fn registry_for(&self, rpc: &OutgoingRpc) -> Result<Arc<RpcRegistry>, RpcSendError> {
+        self.registry().map_err(|_| no_such_rpc(rpc))
+    }
+
     fn take_context(&mut self, depth: usize, node: NodeId) -> RpcContext {
         if self.contexts.len() <= depth {
             self.contexts.resize_with(depth + 1, || None);
@@ -194,12 +199,7 @@ impl<T: Transport + 'static> RpcSink for Multiplayer<T> {
         rpc: OutgoingRpc,
         encode: &mut dyn FnMut(&mut NetWriter),
     ) -> Result<RpcDelivery, RpcSendError> {
-        let registry = self
-            .core
-            .shared
-            .rpc
-            .registry()
-            .map_err(|_| no_such_rpc(&rpc))?;
+        let registry = self.core.shared.rpc.registry_for(&rpc)?;
         let Self { bus, core } = self;
         let super::Replication { shared, role } = core;
         send(super::outbox(bus), role, shared, &registry, rpc, encode)
@@ -210,12 +210,7 @@ impl<T: Transport + 'static> RpcSink for Multiplayer<T> {
         rpc: OutgoingRpc,
         call: &mut LocalCall<'_>,
     ) -> Result<(), RpcSendError> {
-        let registry = self
-            .core
-            .shared
-            .rpc
-            .registry()
-            .map_err(|_| no_such_rpc(&rpc))?;
+        let registry = self.core.shared.rpc.registry_for(&rpc)?;
         let (local, tick) = (self.local_peer_id(), self.tick());
         let Self { bus, core } = self;
         let super::Replication { shared, role } = core;
