@@ -19,9 +19,8 @@ pub(crate) const SNAPSHOT_TRUNCATED: u8 = 1;
 pub const MAX_NAME_BYTES: usize = 4096;
 
 /// Appends one snapshot entry to `w`: `net_id` varint, the length of the state varint, then
-/// the state that `state` appends. The length is written as a 1-byte placeholder and patched
-/// (a state under 128 bytes, the common case, costs no copy); a longer state is moved through
-/// `scratch` to make room for its longer length.
+/// the state that `state` appends (see [`NetWriter::write_tagged`]: a state under 128 bytes, the
+/// common case, costs no copy; a longer one is moved through `scratch`).
 #[inline(always)]
 pub fn write_entry(
     w: &mut NetWriter,
@@ -29,22 +28,7 @@ pub fn write_entry(
     scratch: &mut NetWriter,
     state: impl FnOnce(&mut NetWriter),
 ) {
-    w.write_var_u32(net_id);
-    let len_at = w.len();
-    w.write_u8(0);
-    state(w);
-    let len = w.len() - len_at - 1;
-    if len < 0x80 {
-        // `len < 0x80`: the cast keeps it whole.
-        #[allow(clippy::cast_possible_truncation)]
-        w.patch(len_at, &[len as u8]);
-    } else {
-        scratch.clear();
-        scratch.write_bytes(&w.as_slice()[len_at + 1..]);
-        w.truncate(len_at);
-        w.write_len(len);
-        w.write_bytes(scratch.as_slice());
-    }
+    w.write_tagged(net_id, scratch, state);
 }
 
 /// Reads the next snapshot entry: its net id and its state's bytes, or `None` at the

@@ -73,6 +73,30 @@ impl EntryRef {
     }
 }
 
+/// A snapshot entry the server writes in its column's pass: the row and node it is for (a
+/// hint: the row is checked), the tag it is written with (the net id) and which members
+/// ([`Capture::write_since_for`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StateRequest {
+    pub(crate) row: u32,
+    pub(crate) node: NodeId,
+    pub(crate) tag: u32,
+    pub(crate) since: Option<u32>,
+    pub(crate) audience: Audience,
+}
+
+/// What a column's pass wrote for one [`StateRequest`], in the requests' order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StateWritten {
+    /// The entry, up to this length of the writer.
+    Entry { end: u32 },
+    /// Nothing: the entry holds a string longer than any reader accepts
+    /// ([`MAX_STRING_BYTES`](crate::wire::MAX_STRING_BYTES)).
+    OverLimit,
+    /// Nothing: the row is not the node's (a stale hint).
+    Stale,
+}
+
 /// What a column's pass over entries could not apply: entries whose row was not their node's
 /// (found again by the caller), and entries that did not read, with their error.
 #[derive(Debug, Default)]
@@ -335,6 +359,16 @@ pub(crate) trait ErasedColumn {
         audience: Audience,
         w: &mut NetWriter,
     ) -> bool;
+    /// Server: appends a snapshot entry (tag, length, [`write_since_for`](Self::write_since_for)'s
+    /// state) for every request to `w`, in one pass, and what came of each to `written`;
+    /// `scratch` makes room for long lengths.
+    fn write_states(
+        &self,
+        requests: &[StateRequest],
+        w: &mut NetWriter,
+        scratch: &mut NetWriter,
+        written: &mut Vec<StateWritten>,
+    );
     /// Server: a spawn's full state of `row` ([`Capture::write_full_for`]); nothing if it
     /// has no shadow state.
     fn write_full_for(&self, row: u32, audience: Audience, w: &mut NetWriter);
@@ -520,6 +554,36 @@ impl<T: Replicated> ErasedColumn for Column<T> {
                 true
             }
             _ => false,
+        }
+    }
+
+    fn write_states(
+        &self,
+        requests: &[StateRequest],
+        w: &mut NetWriter,
+        scratch: &mut NetWriter,
+        written: &mut Vec<StateWritten>,
+    ) {
+        for r in requests {
+            let Some(meta) = self.rows.get(r.row as usize).filter(|m| m.node == r.node) else {
+                written.push(StateWritten::Stale);
+                continue;
+            };
+            let start = w.len();
+            w.write_tagged(r.tag, scratch, |w| {
+                if let Some(state) = meta.shadow.as_ref() {
+                    T::write_since_for(state, r.since, r.audience, w);
+                }
+            });
+            written.push(match w.take_over_limit() {
+                true => {
+                    w.truncate(start);
+                    StateWritten::OverLimit
+                }
+                false => StateWritten::Entry {
+                    end: u32::try_from(w.len()).unwrap_or(u32::MAX),
+                },
+            });
         }
     }
 

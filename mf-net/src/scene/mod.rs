@@ -55,7 +55,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::replicated::Replicated;
 
 use self::column::ErasedColumn;
-pub(crate) use self::column::{BlendAt, Changed, EntryAt, EntryMisses, EntryRef};
+pub(crate) use self::column::{
+    BlendAt, Changed, EntryAt, EntryMisses, EntryRef, StateRequest, StateWritten,
+};
 use self::names::ChildNames;
 pub(crate) use self::ValueSlot as ValueAt;
 

@@ -2,7 +2,9 @@
 //! column's dynamic call) or for every column at once (one pass per type): the server's
 //! shadow states, the client's entry reads, interpolation and prediction.
 
-use super::column::{BlendAt, Changed, EntryAt, EntryMisses, EntryRef, LastChanged};
+use super::column::{
+    BlendAt, Changed, EntryAt, EntryMisses, EntryRef, LastChanged, StateRequest, StateWritten,
+};
 use super::predicted::Confirmation;
 use super::{NodeId, Scene, ValueAt};
 use crate::replicated::Audience;
@@ -74,6 +76,23 @@ impl Scene {
         }
         if let Some((column, row)) = self.column_of(node) {
             column.write_since_for(row, node, since, audience, w);
+        }
+    }
+
+    /// Server: writes the snapshot entries `requests` of rows of column `column` to `w`, in one
+    /// pass (see [`ErasedColumn::write_states`](super::column::ErasedColumn::write_states));
+    /// with no such column, each is [`StateWritten::Stale`].
+    pub(crate) fn write_states(
+        &self,
+        column: u32,
+        requests: &[StateRequest],
+        w: &mut NetWriter,
+        scratch: &mut NetWriter,
+        written: &mut Vec<StateWritten>,
+    ) {
+        match self.columns.get(column as usize) {
+            Some(c) => c.column.write_states(requests, w, scratch, written),
+            None => written.extend(requests.iter().map(|_| StateWritten::Stale)),
         }
     }
 

@@ -235,6 +235,35 @@ impl NetWriter {
         self.write_var_u32(len);
     }
 
+    /// Writes `tag` (varint), then what `body` writes, prefixed by its byte length (varint).
+    /// The length is written as a 1-byte placeholder and patched, so a body under 128 bytes
+    /// (the common case) costs no copy; a longer body is moved through `scratch` to make room
+    /// for its longer length.
+    #[inline(always)]
+    pub(crate) fn write_tagged(
+        &mut self,
+        tag: u32,
+        scratch: &mut NetWriter,
+        body: impl FnOnce(&mut NetWriter),
+    ) {
+        self.write_var_u32(tag);
+        let len_at = self.len();
+        self.write_u8(0);
+        body(self);
+        let len = self.len() - len_at - 1;
+        if len < 0x80 {
+            // `len < 0x80`: the cast keeps it whole.
+            #[allow(clippy::cast_possible_truncation)]
+            self.patch(len_at, &[len as u8]);
+        } else {
+            scratch.clear();
+            scratch.write_bytes(&self.as_slice()[len_at + 1..]);
+            self.truncate(len_at);
+            self.write_len(len);
+            self.write_bytes(scratch.as_slice());
+        }
+    }
+
     /// Writes a string as its varint UTF-8 byte count followed by the bytes.
     #[inline]
     pub fn write_str(&mut self, s: &str) {

@@ -4,6 +4,7 @@
 //! inside monomorphized. Entries are applied by column, not in the snapshot's net id order: no
 //! entry depends on another.
 
+use super::by_column::ByColumn;
 use crate::scene::{EntryAt, EntryMisses, EntryRef, Scene, ValueAt};
 
 /// The entries of one snapshot (see the [module docs](self)); allocates nothing once its
@@ -12,12 +13,9 @@ use crate::scene::{EntryAt, EntryMisses, EntryRef, Scene, ValueAt};
 pub(crate) struct EntryBatch {
     /// Entries in snapshot order, each with its column.
     read: Vec<(u32, EntryRef)>,
-    /// Whether they are in more than one column.
-    mixed: bool,
-    /// The same, by column, and where each column's run starts and is filled to.
+    /// The same, by column.
+    sort: ByColumn,
     by_column: Vec<EntryRef>,
-    starts: Vec<u32>,
-    fill: Vec<u32>,
     /// What the columns could not apply.
     pub(crate) misses: EntryMisses,
 }
@@ -26,16 +24,12 @@ impl EntryBatch {
     /// A new snapshot.
     pub(crate) fn clear(&mut self) {
         self.read.clear();
-        self.mixed = false;
         self.misses.stale.clear();
         self.misses.rejected.clear();
     }
 
     /// An entry whose value was last seen `at`.
     pub(crate) fn push(&mut self, at: ValueAt, entry: EntryRef) {
-        if let Some(&(first, _)) = self.read.first() {
-            self.mixed |= first != at.column;
-        }
         self.read.push((at.column, entry));
     }
 
@@ -48,52 +42,13 @@ impl EntryBatch {
         at: EntryAt,
         changed: &mut Vec<u64>,
     ) {
-        let Some(&(first, filler)) = self.read.first() else {
-            return;
-        };
-        if !self.mixed {
-            self.by_column.clear();
-            self.by_column.extend(self.read.iter().map(|&(_, e)| e));
-            scene.apply_entries(
-                first,
-                &self.by_column,
-                snapshot,
-                at,
-                changed,
-                &mut self.misses,
-            );
-            return;
-        }
-        // A counting sort by column: counts, then starts, then each entry into its run.
+        let stale = &mut self.misses.stale;
         let columns = scene.column_count();
-        self.starts.clear();
-        self.starts.resize(columns + 1, 0);
-        for &(column, entry) in &self.read {
-            match self.starts.get_mut(column as usize + 1) {
-                Some(count) => *count += 1,
-                None => self.misses.stale.push(entry),
-            }
-        }
-        for c in 0..columns {
-            self.starts[c + 1] += self.starts[c];
-        }
-        self.fill.clear();
-        self.fill.extend_from_slice(&self.starts[..columns]);
-        self.by_column.clear();
-        self.by_column.resize(self.starts[columns] as usize, filler);
-        for &(column, entry) in &self.read {
-            if let Some(slot) = self.fill.get_mut(column as usize) {
-                self.by_column[*slot as usize] = entry;
-                *slot += 1;
-            }
-        }
-        for c in 0..columns {
-            let run = &self.by_column[self.starts[c] as usize..self.starts[c + 1] as usize];
-            if !run.is_empty() {
-                // `c < columns`, a column count (which fits `u32`: columns are indexed by it).
-                #[allow(clippy::cast_possible_truncation)]
-                scene.apply_entries(c as u32, run, snapshot, at, changed, &mut self.misses);
-            }
+        self.sort
+            .sort(&self.read, columns, &mut self.by_column, |e| stale.push(e));
+        for (column, run) in self.sort.runs() {
+            let run = &self.by_column[run];
+            scene.apply_entries(column, run, snapshot, at, changed, &mut self.misses);
         }
     }
 }

@@ -6,11 +6,15 @@
 //! most do, get the same bytes: [`EntryCache`] encodes each distinct entry the first time a
 //! snapshot asks for it and lends the bytes to every later one, until the next tick.
 
+use std::mem::take;
 use std::ops::Range;
 
+use super::by_column::ByColumn;
 use super::node_table::{NetNode, NodeKey};
+use super::snapshot::NodeStates;
 use crate::replication::protocol;
 use crate::replication::Audience;
+use crate::scene::{StateRequest, StateWritten};
 use crate::wire::NetWriter;
 
 /// No record (the end of a slot's list).
@@ -63,6 +67,13 @@ pub(crate) struct EntryCache {
     /// Nodes whose entry was refused since the last [`take_refused`](Self::take_refused) (see
     /// [`refuse`](Self::refuse)).
     refused: Vec<NodeKey>,
+    /// An [`EncodeBatch`]'s entries, each with its column; then by column, and what came of
+    /// each.
+    requests: Vec<(u32, (NodeKey, StateRequest))>,
+    sort: ByColumn,
+    by_column: Vec<(NodeKey, StateRequest)>,
+    run: Vec<StateRequest>,
+    written: Vec<StateWritten>,
 }
 
 impl Default for EntryCache {
@@ -75,6 +86,11 @@ impl Default for EntryCache {
             scratch: NetWriter::with_capacity(256),
             sharing: true,
             refused: Vec::new(),
+            requests: Vec::new(),
+            sort: ByColumn::default(),
+            by_column: Vec::new(),
+            run: Vec::new(),
+            written: Vec::new(),
         }
     }
 }
@@ -96,6 +112,12 @@ impl EntryCache {
         }
         self.records.clear();
         self.bytes.clear();
+    }
+
+    /// A batch of entries to encode ahead, one pass per column (see [`EncodeBatch`]).
+    pub(crate) fn batch(&mut self) -> EncodeBatch<'_> {
+        self.requests.clear();
+        EncodeBatch { cache: self }
     }
 
     /// Whether this tick's entries are shared (see [`begin`](Self::begin)): snapshots then
@@ -126,7 +148,8 @@ impl EntryCache {
                     // No client could read it: cached as empty, never sent.
                     self.bytes.truncate(start);
                 }
-                self.push(key, since, audience, start)
+                let end = self.bytes.len();
+                self.record(key, since, audience, start, end)
             }
         };
         record.start as usize..record.end as usize
@@ -204,14 +227,15 @@ impl EntryCache {
         None
     }
 
-    /// Records the entry just encoded from `start` as the newest of `key`'s slot, and returns
+    /// Records the entry encoded at `start..end` as the newest of `key`'s slot, and returns
     /// it.
-    fn push(
+    fn record(
         &mut self,
         key: NodeKey,
         since: Option<u32>,
         audience: Audience,
         start: usize,
+        end: usize,
     ) -> Record {
         let next = self.newest(key);
         let slot = key.slot();
@@ -228,7 +252,7 @@ impl EntryCache {
             since,
             audience,
             start: u32::try_from(start).unwrap_or(u32::MAX),
-            end: u32::try_from(self.bytes.len()).unwrap_or(u32::MAX),
+            end: u32::try_from(end).unwrap_or(u32::MAX),
             next,
         };
         self.records.push(record);
@@ -239,6 +263,82 @@ impl EntryCache {
     #[cfg(test)]
     pub(crate) fn encoded(&self) -> usize {
         self.records.len()
+    }
+}
+
+/// Entries encoded ahead of the snapshots that carry them: collected with
+/// [`push`](Self::push), then [written](Self::write) one pass per column, each found by
+/// [`EntryCache::range`] like an entry encoded on request.
+pub(crate) struct EncodeBatch<'a> {
+    cache: &'a mut EntryCache,
+}
+
+impl EncodeBatch<'_> {
+    /// Adds the entry of `node` (the node `key`) written with `since` for `audience`.
+    #[inline]
+    pub(crate) fn push(
+        &mut self,
+        key: NodeKey,
+        node: &NetNode,
+        since: Option<u32>,
+        audience: Audience,
+    ) {
+        let request = StateRequest {
+            row: node.value_at.row,
+            node: node.node,
+            tag: key.id(),
+            since,
+            audience,
+        };
+        self.cache
+            .requests
+            .push((node.value_at.column, (key, request)));
+    }
+
+    /// How many entries wait to be written.
+    pub(crate) fn len(&self) -> usize {
+        self.cache.requests.len()
+    }
+
+    /// The bytes encoded this tick so far.
+    pub(crate) fn bytes(&self) -> usize {
+        self.cache.bytes.len()
+    }
+
+    /// Encodes the entries pushed since the last call, one pass per column of `states`, and
+    /// records each. An entry whose row was stale is left out (encoded on request, found
+    /// anew); one over the string limit is recorded as empty (see [`EntryCache::range`]).
+    pub(crate) fn write(&mut self, states: &impl NodeStates) {
+        let cache = &mut *self.cache;
+        // Taken out while the records are written (and put back: no allocation).
+        let (mut sort, mut by_column) = (take(&mut cache.sort), take(&mut cache.by_column));
+        sort.sort(
+            &cache.requests,
+            states.column_count(),
+            &mut by_column,
+            |_| {},
+        );
+        for (column, run) in sort.runs() {
+            let keys = &by_column[run];
+            cache.run.clear();
+            cache.run.extend(keys.iter().map(|&(_, r)| r));
+            cache.written.clear();
+            let start = cache.bytes.len();
+            let (w, scratch) = (&mut cache.bytes, &mut cache.scratch);
+            states.write_states(column, &cache.run, w, scratch, &mut cache.written);
+            let mut at = start;
+            for (i, &(key, r)) in keys.iter().enumerate() {
+                let end = match cache.written.get(i) {
+                    Some(&StateWritten::Entry { end }) => end as usize,
+                    Some(StateWritten::OverLimit) => at,
+                    Some(StateWritten::Stale) | None => continue,
+                };
+                cache.record(key, r.since, r.audience, at, end);
+                at = end;
+            }
+        }
+        (cache.sort, cache.by_column) = (sort, by_column);
+        cache.requests.clear();
     }
 }
 

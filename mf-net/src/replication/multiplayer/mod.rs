@@ -92,6 +92,7 @@
 //! assert_eq!(copy.points, 7);
 //! ```
 
+mod by_column;
 mod client;
 mod client_slot;
 mod config;

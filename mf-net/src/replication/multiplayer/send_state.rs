@@ -259,6 +259,21 @@ impl SendState {
         self.full_at = (self.pending.len() == nodes.len()).then(|| nodes.version());
     }
 
+    /// What the next snapshot walks, as [`start_snapshot`](Self::start_snapshot) gives it
+    /// (after a [`refresh`](Self::refresh)), without starting one: the pending nodes (every
+    /// node of `nodes` while the client is behind), where the client stands with each, and
+    /// the net id the snapshot starts at.
+    pub(crate) fn pending_for<'a>(
+        &'a self,
+        nodes: &'a NodeTable,
+    ) -> (&'a [NodeKey], &'a PerSlot<NetNode, NodeSend>, u32) {
+        let pending = match self.scanning {
+            true => nodes.keys(),
+            false => &self.pending,
+        };
+        (pending, &self.nodes, self.cursor)
+    }
+
     /// Where the client stands with the node `key`.
     #[cfg(test)]
     pub(crate) fn node(&self, key: NodeKey) -> Option<&NodeSend> {

@@ -695,6 +695,7 @@ impl ServerState {
         let (tick, now) = (self.tick, shared.now);
         let readers = self.clients.iter().filter(|c| c.ready).count();
         self.entries.begin(self.nodes.slot_count(), readers > 1);
+        let mut prepared = !self.entries.sharing();
         for c in 0..self.clients.len() {
             let client = &mut self.clients[c];
             if !client.ready {
@@ -705,6 +706,12 @@ impl ServerState {
             client.send.refresh(&self.changed, nodes, peer);
             let (scene, entries) = (&shared.scene, &mut self.entries);
             let at = snapshot::SnapshotAt { budget, tick, now };
+            if !prepared {
+                // The first snapshot's entries, one pass per type: most clients acknowledged
+                // what this one did, and find them encoded.
+                snapshot::prepare(scene, nodes, groups, client, entries, at);
+                prepared = true;
+            }
             let mut size = 0;
             let mut truncated = false;
             let result = core.send_with(peer, protocol::SNAPSHOT, Channel::Unreliable, |w| {

@@ -9,10 +9,11 @@ use super::entry_cache::EntryCache;
 use super::group_vis::GroupVis;
 use super::node_table::{Group, GroupKey, GroupTable, NetNode, NodeKey, NodeTable};
 use super::per_slot::PerSlot;
-use super::send_state::wants;
+use super::send_state::{wants, NodeSend};
 use crate::replication::protocol::SNAPSHOT_TRUNCATED;
 use crate::replication::Audience;
-use crate::scene::Scene;
+use crate::scene::{Scene, StateRequest, StateWritten};
+use crate::transport::PeerId;
 use crate::wire::NetWriter;
 
 /// Where a snapshot reads its nodes' states: the scene's columns (see [`Scene`]'s
@@ -27,6 +28,20 @@ pub(crate) trait NodeStates {
         audience: Audience,
         w: &mut NetWriter,
     );
+
+    /// Appends the snapshot entries `requests`, all of rows of column `column`, to `w` in one
+    /// pass, and what came of each to `written` (see [`Scene::write_states`]).
+    fn write_states(
+        &self,
+        column: u32,
+        requests: &[StateRequest],
+        w: &mut NetWriter,
+        scratch: &mut NetWriter,
+        written: &mut Vec<StateWritten>,
+    );
+
+    /// How many columns there are.
+    fn column_count(&self) -> usize;
 }
 
 impl NodeStates for Scene {
@@ -39,6 +54,22 @@ impl NodeStates for Scene {
         w: &mut NetWriter,
     ) {
         Scene::write_since_for(self, node.value_at, node.node, since, audience, w);
+    }
+
+    #[inline]
+    fn write_states(
+        &self,
+        column: u32,
+        requests: &[StateRequest],
+        w: &mut NetWriter,
+        scratch: &mut NetWriter,
+        written: &mut Vec<StateWritten>,
+    ) {
+        Scene::write_states(self, column, requests, w, scratch, written);
+    }
+
+    fn column_count(&self) -> usize {
+        Scene::column_count(self)
     }
 }
 
@@ -94,24 +125,22 @@ pub(crate) fn write(
     let (before, after) = keys.split_at(keys.partition_point(|k| k.id() < *out.cursor));
     let mut truncated = false;
     let mut cursor = 0;
+    let walk = Walk {
+        nodes,
+        groups,
+        acks: out.acks,
+        peer: client.peer,
+        tiers: client.tiered.then_some(&client.vis),
+        tick,
+    };
     for &key in after.iter().chain(before) {
-        let (Some(node), Some(ack)) = (nodes.get(key), out.acks.get(key)) else {
+        let Some(Wanted {
+            node,
+            since,
+            audience,
+        }) = walk.entry(key)
+        else {
             continue;
-        };
-        if client.tiered && !due(groups, &client.vis, node.group, tick) {
-            // Its group's update period skips this tick: its changes wait for a later one.
-            continue;
-        }
-        if !wants(node, ack, client.peer) {
-            // Nothing to send (a pending list the last refresh kept whole may hold it).
-            continue;
-        }
-        // A type without owner conditions writes the same bytes for every audience: one entry
-        // serves owners and others alike.
-        let since = ack.since();
-        let audience = match node.owner_conditions {
-            true => node.audience_of(client.peer),
-            false => Audience::NonOwner,
         };
         let state = |w: &mut NetWriter| states.write_since_for(node, since, audience, w);
         let fits = if entries.sharing() {
@@ -153,6 +182,96 @@ pub(crate) fn write(
     Written { truncated }
 }
 
+/// How many entries [`prepare`] encodes in one pass per column before it checks the budget.
+const PREPARED_PER_PASS: usize = 256;
+
+/// Encodes into `entries`, in one pass per column of up to [`PREPARED_PER_PASS`] entries, the
+/// entries `client`'s snapshot of `at.tick` will carry (after its
+/// [refresh](super::send_state::SendState::refresh)), as far as the byte budget reaches, so
+/// that its snapshot, and those of the clients that acknowledged what it did, find them
+/// encoded. Call it once per tick, after [`EntryCache::begin`]; an entry no prepared
+/// snapshot carries is encoded on its own when a snapshot needs it.
+pub(crate) fn prepare(
+    states: &impl NodeStates,
+    nodes: &NodeTable,
+    groups: &GroupTable,
+    client: &ClientSlot,
+    entries: &mut EntryCache,
+    at: SnapshotAt,
+) {
+    let (pending, acks, cursor) = client.send.pending_for(nodes);
+    let walk = Walk {
+        nodes,
+        groups,
+        acks,
+        peer: client.peer,
+        tiers: client.tiered.then_some(&client.vis),
+        tick: at.tick,
+    };
+    let (before, after) = pending.split_at(pending.partition_point(|k| k.id() < cursor));
+    let mut batch = entries.batch();
+    for &key in after.iter().chain(before) {
+        let Some(wanted) = walk.entry(key) else {
+            continue;
+        };
+        batch.push(key, wanted.node, wanted.since, wanted.audience);
+        if batch.len() == PREPARED_PER_PASS {
+            batch.write(states);
+            if at.budget != 0 && batch.bytes() >= at.budget {
+                return;
+            }
+        }
+    }
+    batch.write(states);
+}
+
+/// What a snapshot entry of one node is written with.
+struct Wanted<'a> {
+    node: &'a NetNode,
+    since: Option<u32>,
+    audience: Audience,
+}
+
+/// What decides which nodes a client's snapshot of `tick` carries.
+struct Walk<'a> {
+    nodes: &'a NodeTable,
+    groups: &'a GroupTable,
+    acks: &'a PerSlot<NetNode, NodeSend>,
+    peer: PeerId,
+    /// The client's update tiers, if it has any.
+    tiers: Option<&'a PerSlot<Group, GroupVis>>,
+    tick: u32,
+}
+
+impl<'a> Walk<'a> {
+    /// The entry the snapshot writes for the node `key`, or `None`: it is gone, its group's
+    /// update period skips this tick (its changes wait for a later one), or it has nothing to
+    /// send (a pending list the last refresh kept whole may hold it).
+    #[inline]
+    fn entry(&self, key: NodeKey) -> Option<Wanted<'a>> {
+        let (node, ack) = (self.nodes.get(key)?, self.acks.get(key)?);
+        if let Some(vis) = self.tiers {
+            if !due(self.groups, vis, node.group, self.tick) {
+                return None;
+            }
+        }
+        if !wants(node, ack, self.peer) {
+            return None;
+        }
+        // A type without owner conditions writes the same bytes for every audience: one entry
+        // serves owners and others alike.
+        let audience = match node.owner_conditions {
+            true => node.audience_of(self.peer),
+            false => Audience::NonOwner,
+        };
+        Some(Wanted {
+            node,
+            since: ack.since(),
+            audience,
+        })
+    }
+}
+
 /// Whether a packet of `len` bytes with the entries so far (`carried`), plus the terminator, fits
 /// `budget` (0: unlimited). An entry larger than the whole budget still goes out alone, or it
 /// would never be sent.
@@ -172,13 +291,14 @@ mod tests {
     use std::collections::HashMap;
     use std::time::Duration;
 
-    use super::{write, NodeStates, SnapshotAt};
+    use super::{prepare, write, NodeStates, SnapshotAt, PREPARED_PER_PASS};
     use crate::replication::multiplayer::client_slot::ClientSlot;
     use crate::replication::multiplayer::entry_cache::EntryCache;
     use crate::replication::multiplayer::node_table::{GroupTable, NetNode, NodeKey, NodeTable};
     use crate::replication::multiplayer::test_support::{node, FakeState};
     use crate::replication::protocol::SNAPSHOT_TRUNCATED;
     use crate::replication::Audience;
+    use crate::scene::{StateRequest, StateWritten};
     use crate::transport::PeerId;
     use crate::wire::NetWriter;
 
@@ -197,6 +317,31 @@ mod tests {
             if let Some(state) = self.0.get(&node.net_id) {
                 state.write_since_for(since, audience, w);
             }
+        }
+
+        fn write_states(
+            &self,
+            _column: u32,
+            requests: &[StateRequest],
+            w: &mut NetWriter,
+            scratch: &mut NetWriter,
+            written: &mut Vec<StateWritten>,
+        ) {
+            for r in requests {
+                let Some(state) = self.0.get(&r.tag) else {
+                    written.push(StateWritten::Stale);
+                    continue;
+                };
+                w.write_tagged(r.tag, scratch, |w| {
+                    state.write_since_for(r.since, r.audience, w);
+                });
+                let end = u32::try_from(w.len()).unwrap();
+                written.push(StateWritten::Entry { end });
+            }
+        }
+
+        fn column_count(&self) -> usize {
+            1
         }
     }
 
@@ -279,6 +424,52 @@ mod tests {
         assert_eq!(cut, expected(SNAPSHOT_TRUNCATED, 1..=3));
         assert!(c.send.ack(6, Duration::ZERO).is_some());
         (c, entries)
+    }
+
+    /// The moment of a snapshot of `tick` under `budget`.
+    fn at(tick: u32, budget: usize) -> SnapshotAt {
+        SnapshotAt {
+            budget,
+            tick,
+            now: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn the_first_snapshots_entries_are_encoded_ahead_and_every_snapshot_finds_them() {
+        let (table, states, keys) = table(20, 6);
+        let (mut a, mut b) = (client(2, &table), client(3, &table));
+        let mut entries = EntryCache::default();
+        entries.begin(table.slot_count(), true);
+        for c in [&mut a, &mut b] {
+            c.send.refresh(&keys, &table, c.peer);
+        }
+        let groups = GroupTable::default();
+        prepare(&states, &table, &groups, &a, &mut entries, at(6, 0));
+        assert_eq!(entries.encoded(), 20);
+        let first = snapshot((&table, &states), &mut a, &mut entries, 6, 0);
+        assert_eq!(first, expected(0, 1..=20));
+        let second = snapshot((&table, &states), &mut b, &mut entries, 6, 0);
+        assert_eq!(second, first);
+        assert_eq!(entries.encoded(), 20, "nothing encoded twice");
+    }
+
+    #[test]
+    fn encoding_ahead_stops_at_the_pass_that_reaches_the_budget() {
+        let (table, states, keys) = table(1000, 6);
+        let mut c = client(2, &table);
+        let mut entries = EntryCache::default();
+        entries.begin(table.slot_count(), true);
+        c.send.refresh(&keys, &table, c.peer);
+        let groups = GroupTable::default();
+        prepare(&states, &table, &groups, &c, &mut entries, at(6, 1200));
+        assert_eq!(entries.encoded(), PREPARED_PER_PASS);
+        let cut = snapshot((&table, &states), &mut c, &mut entries, 6, 1200);
+        assert!(cut.len() <= 1200 && cut[0] == SNAPSHOT_TRUNCATED);
+        assert_eq!(entries.encoded(), PREPARED_PER_PASS);
+        entries.begin(table.slot_count(), true);
+        prepare(&states, &table, &groups, &c, &mut entries, at(7, 0));
+        assert_eq!(entries.encoded(), 1000);
     }
 
     #[test]
