@@ -115,6 +115,7 @@ pub(crate) mod predict;
 pub mod rpc;
 mod send_state;
 mod server;
+mod shared_snapshot;
 mod slot_table;
 mod snapshot;
 mod spawner;

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use super::node_table::{NetNode, NodeKey, NodeTable};
 use super::per_slot::PerSlot;
+use crate::replication::Audience;
 use crate::tick::{clamp_to, tick_after, tick_max};
 use crate::transport::PeerId;
 
@@ -274,6 +275,12 @@ impl SendState {
         (pending, &self.nodes, self.cursor)
     }
 
+    /// Whether the next snapshot walks the pending nodes from the first (the byte budget does
+    /// not keep the client behind).
+    pub(crate) fn walks_from_start(&self) -> bool {
+        !self.scanning && self.cursor == 0
+    }
+
     /// Where the client stands with the node `key`.
     #[cfg(test)]
     pub(crate) fn node(&self, key: NodeKey) -> Option<&NodeSend> {
@@ -396,10 +403,16 @@ fn wants_key(
 /// skipped for its update period stays pending.)
 #[inline]
 pub(crate) fn wants(node: &NetNode, ack: &NodeSend, peer: PeerId) -> bool {
+    wants_as(node, ack, node.audience_of(peer))
+}
+
+/// [`wants`], for a client receiving the node as `audience`.
+#[inline]
+pub(crate) fn wants_as(node: &NetNode, ack: &NodeSend, audience: Audience) -> bool {
     !ack.hidden()
         && node.has_state
         && ack.since().map_or(true, |since| {
-            tick_after(node.last_changed_for(node.audience_of(peer)), since)
+            tick_after(node.last_changed_for(audience), since)
         })
 }
 

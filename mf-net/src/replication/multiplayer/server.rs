@@ -15,6 +15,7 @@ use super::net_ids::NetIds;
 use super::node_table::{
     self, group_nodes, Group, GroupKey, GroupTable, NetNode, NodeKey, NodeTable,
 };
+use super::shared_snapshot::SharedSnapshot;
 use super::snapshot;
 use super::{MultiplayerError, NetId, Outbox, Shared};
 use crate::replication::protocol::{
@@ -57,6 +58,8 @@ pub(crate) struct ServerState {
     changed: Vec<NodeKey>,
     /// This tick's snapshot entries, encoded once and copied into every client's snapshot.
     entries: EntryCache,
+    /// This tick's snapshot sent to every client standing where it was written from.
+    shared_snapshot: SharedSnapshot,
     pub(crate) pending: Vec<Pending>,
     pub(crate) by_node: HashMap<NodeId, u32>,
     pub(crate) clients: Vec<ClientSlot>,
@@ -96,6 +99,7 @@ impl ServerState {
             groups: GroupTable::default(),
             changed: Vec::new(),
             entries: EntryCache::default(),
+            shared_snapshot: SharedSnapshot::default(),
             pending: Vec::new(),
             by_node: HashMap::new(),
             scratch: NetWriter::new(),
@@ -696,6 +700,7 @@ impl ServerState {
         let readers = self.clients.iter().filter(|c| c.ready).count();
         self.entries.begin(self.nodes.slot_count(), readers > 1);
         let mut prepared = !self.entries.sharing();
+        self.shared_snapshot.clear();
         for c in 0..self.clients.len() {
             let client = &mut self.clients[c];
             if !client.ready {
@@ -712,10 +717,18 @@ impl ServerState {
                 snapshot::prepare(scene, nodes, groups, client, entries, at);
                 prepared = true;
             }
+            let common = &mut self.shared_snapshot;
+            if budget == 0 && entries.sharing() && !common.ready() && SharedSnapshot::fits(client) {
+                common.build(scene, nodes, client, entries);
+            }
             let mut size = 0;
             let mut truncated = false;
             let result = core.send_with(peer, protocol::SNAPSHOT, Channel::Unreliable, |w| {
-                truncated = snapshot::write(w, scene, nodes, groups, client, entries, at).truncated;
+                let written = match common.write(w, scene, nodes, client, entries, at) {
+                    Some(written) => written,
+                    None => snapshot::write(w, scene, nodes, groups, client, entries, at),
+                };
+                truncated = written.truncated;
                 size = w.len();
             });
             if result.is_ok() && !truncated && client.tiered {

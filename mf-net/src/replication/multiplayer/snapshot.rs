@@ -288,67 +288,21 @@ fn due(groups: &GroupTable, vis: &PerSlot<Group, GroupVis>, g: GroupKey, tick: u
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
     use std::time::Duration;
 
-    use super::{prepare, write, NodeStates, SnapshotAt, PREPARED_PER_PASS};
+    use super::{prepare, write, SnapshotAt, PREPARED_PER_PASS};
     use crate::replication::multiplayer::client_slot::ClientSlot;
     use crate::replication::multiplayer::entry_cache::EntryCache;
-    use crate::replication::multiplayer::node_table::{GroupTable, NetNode, NodeKey, NodeTable};
-    use crate::replication::multiplayer::test_support::{node, FakeState};
+    use crate::replication::multiplayer::node_table::{GroupTable, NodeKey, NodeTable};
+    use crate::replication::multiplayer::test_support::{node, FakeState, FakeStates};
     use crate::replication::protocol::SNAPSHOT_TRUNCATED;
-    use crate::replication::Audience;
-    use crate::scene::{StateRequest, StateWritten};
     use crate::transport::PeerId;
     use crate::wire::NetWriter;
 
-    /// The states of the test nodes, by net id.
-    #[derive(Default)]
-    struct States(HashMap<u32, FakeState>);
-
-    impl NodeStates for States {
-        fn write_since_for(
-            &self,
-            node: &NetNode,
-            since: Option<u32>,
-            audience: Audience,
-            w: &mut NetWriter,
-        ) {
-            if let Some(state) = self.0.get(&node.net_id) {
-                state.write_since_for(since, audience, w);
-            }
-        }
-
-        fn write_states(
-            &self,
-            _column: u32,
-            requests: &[StateRequest],
-            w: &mut NetWriter,
-            scratch: &mut NetWriter,
-            written: &mut Vec<StateWritten>,
-        ) {
-            for r in requests {
-                let Some(state) = self.0.get(&r.tag) else {
-                    written.push(StateWritten::Stale);
-                    continue;
-                };
-                w.write_tagged(r.tag, scratch, |w| {
-                    state.write_since_for(r.since, r.audience, w);
-                });
-                let end = u32::try_from(w.len()).unwrap();
-                written.push(StateWritten::Entry { end });
-            }
-        }
-
-        fn column_count(&self) -> usize {
-            1
-        }
-    }
-
     /// Nodes 1 to `n`, each one member of 4 bytes stamped `tick` (entries of 7 bytes).
-    fn table(n: u32, tick: u32) -> (NodeTable, States, Vec<NodeKey>) {
+    fn table(n: u32, tick: u32) -> (NodeTable, FakeStates, Vec<NodeKey>) {
         let mut table = NodeTable::default();
-        let mut states = States::default();
+        let mut states = FakeStates::default();
         let keys = (1..=n)
             .map(|id| {
                 let state = FakeState::new(&[tick], 4, false);
@@ -370,7 +324,7 @@ mod tests {
 
     /// Writes `client`'s snapshot of `tick` under `budget`; returns its bytes.
     fn snapshot(
-        (table, states): (&NodeTable, &States),
+        (table, states): (&NodeTable, &FakeStates),
         client: &mut ClientSlot,
         entries: &mut EntryCache,
         tick: u32,
@@ -413,7 +367,7 @@ mod tests {
     /// A client (writing straight into its packets) whose `pending` nodes changed at tick 6
     /// and who acknowledged the snapshot of tick 6, cut by the budget after nodes 1 to 3.
     fn kept_behind(
-        (table, states): (&NodeTable, &States),
+        (table, states): (&NodeTable, &FakeStates),
         pending: &[NodeKey],
     ) -> (ClientSlot, EntryCache) {
         let mut c = client(2, table);

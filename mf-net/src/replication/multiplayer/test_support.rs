@@ -1,9 +1,12 @@
 //! Test doubles for the server's unit tests: node records with hand-made change ticks.
 
+use std::collections::HashMap;
+
 use super::node_table::{GroupKey, NetNode};
 use super::slot_table::Key;
+use super::snapshot::NodeStates;
 use crate::replication::Audience;
-use crate::scene::{Scene, ValueAt};
+use crate::scene::{Scene, StateRequest, StateWritten, ValueAt};
 use crate::transport::PeerId;
 use crate::wire::NetWriter;
 
@@ -92,3 +95,46 @@ pub(crate) fn node(net_id: u32, state: Option<FakeState>, authority: PeerId) -> 
 
 /// The group key test nodes name (no group table holds it).
 pub(crate) const GROUP: GroupKey = Key::new(0, 1);
+
+/// The states of the test nodes, by net id.
+#[derive(Default)]
+pub(crate) struct FakeStates(pub(crate) HashMap<u32, FakeState>);
+
+impl NodeStates for FakeStates {
+    fn write_since_for(
+        &self,
+        node: &NetNode,
+        since: Option<u32>,
+        audience: Audience,
+        w: &mut NetWriter,
+    ) {
+        if let Some(state) = self.0.get(&node.net_id) {
+            state.write_since_for(since, audience, w);
+        }
+    }
+
+    fn write_states(
+        &self,
+        _column: u32,
+        requests: &[StateRequest],
+        w: &mut NetWriter,
+        scratch: &mut NetWriter,
+        written: &mut Vec<StateWritten>,
+    ) {
+        for r in requests {
+            let Some(state) = self.0.get(&r.tag) else {
+                written.push(StateWritten::Stale);
+                continue;
+            };
+            w.write_tagged(r.tag, scratch, |w| {
+                state.write_since_for(r.since, r.audience, w);
+            });
+            let end = u32::try_from(w.len()).unwrap();
+            written.push(StateWritten::Entry { end });
+        }
+    }
+
+    fn column_count(&self) -> usize {
+        1
+    }
+}
