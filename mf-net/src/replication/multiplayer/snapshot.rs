@@ -182,10 +182,14 @@ pub(crate) fn write(
     Written { truncated }
 }
 
-/// How many entries [`prepare`] encodes in one pass per column before it checks the budget.
+/// How many entries [`prepare`] encodes in one pass per column; under a byte budget, which a
+/// snapshot reaches after a few dozen entries, [`PREPARED_PER_BUDGETED_PASS`], checking the
+/// budget after each pass.
 const PREPARED_PER_PASS: usize = 256;
+const PREPARED_PER_BUDGETED_PASS: usize = 32;
 
-/// Encodes into `entries`, in one pass per column of up to [`PREPARED_PER_PASS`] entries, the
+/// Encodes into `entries`, in passes of one dynamic call per column (of up to
+/// [`PREPARED_PER_PASS`] entries), the
 /// entries `client`'s snapshot of `at.tick` will carry (after its
 /// [refresh](super::send_state::SendState::refresh)), as far as the byte budget reaches, so
 /// that its snapshot, and those of the clients that acknowledged what it did, find them
@@ -209,13 +213,17 @@ pub(crate) fn prepare(
         tick: at.tick,
     };
     let (before, after) = pending.split_at(pending.partition_point(|k| k.id() < cursor));
+    let per_pass = match at.budget {
+        0 => PREPARED_PER_PASS,
+        _ => PREPARED_PER_BUDGETED_PASS,
+    };
     let mut batch = entries.batch();
     for &key in after.iter().chain(before) {
         let Some(wanted) = walk.entry(key) else {
             continue;
         };
         batch.push(key, wanted.node, wanted.since, wanted.audience);
-        if batch.len() == PREPARED_PER_PASS {
+        if batch.len() == per_pass {
             batch.write(states);
             if at.budget != 0 && batch.bytes() >= at.budget {
                 return;
@@ -290,7 +298,7 @@ fn due(groups: &GroupTable, vis: &PerSlot<Group, GroupVis>, g: GroupKey, tick: u
 mod tests {
     use std::time::Duration;
 
-    use super::{prepare, write, SnapshotAt, PREPARED_PER_PASS};
+    use super::{prepare, write, SnapshotAt, PREPARED_PER_BUDGETED_PASS};
     use crate::replication::multiplayer::client_slot::ClientSlot;
     use crate::replication::multiplayer::entry_cache::EntryCache;
     use crate::replication::multiplayer::node_table::{GroupTable, NodeKey, NodeTable};
@@ -416,11 +424,12 @@ mod tests {
         entries.begin(table.slot_count(), true);
         c.send.refresh(&keys, &table, c.peer);
         let groups = GroupTable::default();
+        // Entries of 7 or 8 bytes: six passes of 32 reach 1200 bytes.
         prepare(&states, &table, &groups, &c, &mut entries, at(6, 1200));
-        assert_eq!(entries.encoded(), PREPARED_PER_PASS);
+        assert_eq!(entries.encoded(), 6 * PREPARED_PER_BUDGETED_PASS);
         let cut = snapshot((&table, &states), &mut c, &mut entries, 6, 1200);
         assert!(cut.len() <= 1200 && cut[0] == SNAPSHOT_TRUNCATED);
-        assert_eq!(entries.encoded(), PREPARED_PER_PASS);
+        assert_eq!(entries.encoded(), 6 * PREPARED_PER_BUDGETED_PASS);
         entries.begin(table.slot_count(), true);
         prepare(&states, &table, &groups, &c, &mut entries, at(7, 0));
         assert_eq!(entries.encoded(), 1000);
