@@ -85,7 +85,7 @@ pub mod __private {
     };
     pub use crate::rpc::support::*;
     pub use crate::schema::{hash_name, hash_str, hash_u64, strip_crate};
-    pub use crate::tick::{tick_after, tick_max};
+    pub use crate::tick::{newest_before, tick_after, tick_max};
     pub use crate::wire::{DecodeError, NetReader, NetWriter};
     pub use core::result::Result;
     pub use inventory;

@@ -316,6 +316,12 @@ impl<T: Replicated> Base<T> {
         T::last_changed_for(state, audience)
     }
 
+    /// [`Capture::changed_before`](crate::replicated::Capture::changed_before).
+    #[inline]
+    pub fn changed_before(state: &T::State, limit: u32, audience: Audience) -> Option<u32> {
+        T::changed_before(state, limit, audience)
+    }
+
     /// [`Capture::write_since_for`](crate::replicated::Capture::write_since_for).
     #[inline]
     pub fn write_since_for(
@@ -449,6 +455,11 @@ pub trait BaseFallback<T> {
     /// Stands in for [`Base::last_changed_for`].
     fn last_changed_for<S>(_state: &S, _audience: Audience) -> u32 {
         0
+    }
+
+    /// Stands in for [`Base::changed_before`].
+    fn changed_before<S>(_state: &S, _limit: u32, _audience: Audience) -> Option<u32> {
+        None
     }
 
     /// Stands in for [`Base::write_since_for`].

@@ -37,6 +37,16 @@ pub const fn tick_max(a: u32, b: u32) -> u32 {
     }
 }
 
+/// The newer of `newest` and `stamp` (serial-number order), counting `stamp` only if it is
+/// before `limit`: one step of [`Capture::changed_before`](crate::replication::Capture::changed_before).
+#[inline]
+pub fn newest_before(newest: Option<u32>, stamp: Option<u32>, limit: u32) -> Option<u32> {
+    match stamp {
+        Some(t) if tick_after(limit, t) => Some(newest.map_or(t, |n| tick_max(n, t))),
+        _ => newest,
+    }
+}
+
 /// `tick` on the continuous timeline of `reference` (a render tick or a clock estimate, which
 /// count on past `u32::MAX` across the wrap): the value congruent to `tick` modulo 2³² nearest
 /// to `reference` (within 2³¹ ticks). A `reference` that is not finite gives `tick` as it is.

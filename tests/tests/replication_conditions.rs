@@ -725,3 +725,61 @@ fn conditions_and_hooks_allocate_nothing_in_steady_state() {
     assert_eq!(after.hp_hooks, before + 240);
     assert_eq!(after.hp, 539 + 1);
 }
+
+/// Armor, flattened into [`Geared`].
+#[derive(Replicated, Debug, Default, Clone, PartialEq)]
+struct Gear {
+    #[replicated]
+    armor: i32,
+}
+
+/// A flattened base, a plain member, an owner-only one and an initial-only one.
+#[derive(Replicated, Debug, Default, Clone, PartialEq)]
+struct Geared {
+    #[replicated(flatten)]
+    gear: Gear,
+    #[replicated]
+    hp: i32,
+    #[replicated(owner_only)]
+    ammo: u16,
+    #[replicated(initial_only)]
+    class: u8,
+}
+
+#[test]
+fn changed_before_names_the_newest_change_before_a_tick_that_an_audience_receives() {
+    let mut geared = Geared::default();
+    let mut state = geared.new_state(1);
+    assert_eq!(Geared::changed_before(&state, 1, Audience::NonOwner), None);
+    assert_eq!(
+        Geared::changed_before(&state, 2, Audience::NonOwner),
+        Some(1)
+    );
+    // The base's armor at 4, the owner's ammo at 6, the spawn-only class at 8, hp at 9.
+    for (tick, change) in [
+        (4, (|g: &mut Geared| g.gear.armor = 3) as fn(&mut Geared)),
+        (6, |g| g.ammo = 2),
+        (8, |g| g.class = 1),
+        (9, |g| g.hp = 5),
+    ] {
+        change(&mut geared);
+        assert!(geared.capture(&mut state, tick));
+    }
+    assert_eq!(Geared::last_changed_for(&state, Audience::NonOwner), 9);
+    assert_eq!(
+        Geared::changed_before(&state, 9, Audience::NonOwner),
+        Some(4)
+    );
+    assert_eq!(Geared::changed_before(&state, 9, Audience::Owner), Some(6));
+    assert_eq!(Geared::changed_before(&state, 4, Audience::NonOwner), None);
+    // Every `since` from that change up to before the last writes the same bytes.
+    let since = |since| {
+        let mut w = NetWriter::new();
+        Geared::write_since_for(&state, Some(since), Audience::NonOwner, &mut w);
+        w.into_vec()
+    };
+    for s in 4..9 {
+        assert_eq!(since(s), since(4), "since {s}");
+    }
+    assert_ne!(since(3), since(4));
+}

@@ -335,6 +335,34 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
             }
         }
     });
+    // changed_before: the newest stamp before `tick` among the members a snapshot for the
+    // audience carries.
+    let before_bases = bases.iter().map(|f| {
+        let sp = f.ty.span();
+        let field = &at(&f.ident, sp);
+        let Locals {
+            s,
+            h,
+            last,
+            aud,
+            tick,
+            ..
+        } = locals.at(sp);
+        let changed_before = base(&f.ty, "changed_before");
+        quote_spanned! {f.ty.span()=>
+            let #h = #changed_before(&#s.#field, #tick, #aud);
+            #last = #p::newest_before(#last, #h, #tick);
+        }
+    });
+    let before_members = members.iter().map(|(i, _, _)| {
+        let index = Literal::usize_unsuffixed(*i);
+        let bit = bit(*i);
+        quote! {
+            if #mask & #bit == 0 {
+                #last = #p::newest_before(#last, #p::Option::Some(#s.#ticks[#index]), #tick);
+            }
+        }
+    });
     // The members a snapshot for `aud` leaves out, and those a spawn for `aud` leaves out.
     let snapshot_excl = quote! {
         (<Self as #p::Replicated>::SNAPSHOT_EXCLUDED | #p::Audience::excluded::<Self>(#aud))
@@ -620,6 +648,19 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
                 }
 
                 #[inline]
+                fn changed_before(
+                    #s: &<Self as #p::Replicated>::State,
+                    #tick: u32,
+                    #aud: #p::Audience,
+                ) -> #p::Option<u32> {
+                    let #mask: u64 = #snapshot_excl;
+                    let mut #last: #p::Option<u32> = #p::Option::None;
+                    #(#before_members)*
+                    #(#before_bases)*
+                    #last
+                }
+
+                #[inline]
                 fn last_changed_for(#s: &<Self as #p::Replicated>::State, #aud: #p::Audience) -> u32 {
                     let #mask: u64 = #snapshot_excl;
                     let mut #last = if #mask == 0 {
@@ -772,6 +813,10 @@ pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
 
                 fn last_changed_for(_: &(), _: #p::Audience) -> u32 {
                     0
+                }
+
+                fn changed_before(_: &(), _: u32, _: #p::Audience) -> #p::Option<u32> {
+                    #p::Option::None
                 }
 
                 fn write_since_for(

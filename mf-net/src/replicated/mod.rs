@@ -244,6 +244,14 @@ pub trait Capture<S>: Sized + 'static {
     /// `last_changed_for(audience)` is not after `since` has nothing to send.
     fn last_changed_for(state: &S, audience: Audience) -> u32;
 
+    /// The newest tick before `limit` stamped on a member that a snapshot for `audience` may
+    /// carry (counted as in [`last_changed_for`](Self::last_changed_for)), in serial-number
+    /// order; `None` if every such member is stamped `limit` or later. With `limit` the
+    /// [`last_changed_for`](Self::last_changed_for) tick `L` and the answer `P`, every `since`
+    /// from `P` (or any, for `None`) up to before `L` selects the same members: their entries
+    /// are the same bytes, which the server encodes once.
+    fn changed_before(state: &S, limit: u32, audience: Audience) -> Option<u32>;
+
     /// A snapshot entry's state: for every state in the chain, the mask of members stamped
     /// after `since` (serial-number order; every member when `since` is `None`: the receiver's copy is not known,
     /// as after an authority change), minus those `audience` does not receive and the

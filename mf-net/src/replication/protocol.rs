@@ -19,8 +19,9 @@ pub(crate) const SNAPSHOT_TRUNCATED: u8 = 1;
 pub const MAX_NAME_BYTES: usize = 4096;
 
 /// Appends one snapshot entry to `w`: `net_id` varint, the length of the state varint, then
-/// the state that `state` appends (see [`NetWriter::write_tagged`]: a state under 128 bytes, the
-/// common case, costs no copy; a longer one is moved through `scratch`).
+/// the state that `state` appends. The length is written as a 1-byte placeholder and patched
+/// (a state under 128 bytes, the common case, costs no copy); a longer state is moved through
+/// `scratch` to make room for its longer length.
 #[inline(always)]
 pub fn write_entry(
     w: &mut NetWriter,

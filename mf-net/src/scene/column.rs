@@ -16,9 +16,14 @@ use crate::replicated::{Apply, Audience, Capture, RegisteredType, Replicated};
 use crate::tick::{tick_after, tick_diff, tick_max, unwrap_near, HORIZON};
 use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
 
-/// A row's change ticks as snapshots read them: the newest tick stamped on a member that a
-/// snapshot for the node's owner, and for any other client, carries (0: none).
-pub(crate) type LastChanged = [u32; 2];
+/// A row's change ticks as snapshots read them, for the node's owner and for any other client
+/// (in that order): the newest tick stamped on a member that a snapshot for them carries (0:
+/// none), and the newest before it ([`Capture::changed_before`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct LastChanged {
+    pub(crate) last: [u32; 2],
+    pub(crate) before: [Option<u32>; 2],
+}
 
 /// A row whose shadow state changed at a capture: its tag and its new change ticks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,7 +181,7 @@ impl<T: Replicated> Column<T> {
             node,
             tag: 0,
             shadow: None,
-            last_changed: [0; 2],
+            last_changed: LastChanged::default(),
             interp: None,
             pred: None,
         });
@@ -313,10 +318,17 @@ fn read_value<T: Apply>(
 
 /// The change ticks of a shadow state `S` of a `T`.
 fn last_changed_of<S, T: Capture<S>>(state: &S) -> LastChanged {
-    [
+    let last = [
         T::last_changed_for(state, Audience::Owner),
         T::last_changed_for(state, Audience::NonOwner),
-    ]
+    ];
+    LastChanged {
+        last,
+        before: [
+            T::changed_before(state, last[0], Audience::Owner),
+            T::changed_before(state, last[1], Audience::NonOwner),
+        ],
+    }
 }
 
 /// A [`Column`] without its type: what the scene and the runtime call.
@@ -476,7 +488,7 @@ impl<T: Replicated> ErasedColumn for Column<T> {
         for row in &mut self.rows {
             row.tag = 0;
             row.shadow = None;
-            row.last_changed = [0; 2];
+            row.last_changed = LastChanged::default();
             row.interp = None;
             row.pred = None;
         }
@@ -488,7 +500,7 @@ impl<T: Replicated> ErasedColumn for Column<T> {
             self.values.get(row as usize),
             self.rows.get_mut(row as usize),
         ) else {
-            return [0; 2];
+            return LastChanged::default();
         };
         let state = value.new_state(tick);
         meta.last_changed = last_changed_of::<_, T>(&state);
@@ -500,7 +512,7 @@ impl<T: Replicated> ErasedColumn for Column<T> {
     fn stop_shadow(&mut self, row: u32) {
         if let Some(meta) = self.rows.get_mut(row as usize) {
             meta.shadow = None;
-            meta.last_changed = [0; 2];
+            meta.last_changed = LastChanged::default();
         }
     }
 

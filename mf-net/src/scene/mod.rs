@@ -56,7 +56,7 @@ use crate::replicated::Replicated;
 
 use self::column::ErasedColumn;
 pub(crate) use self::column::{
-    BlendAt, Changed, EntryAt, EntryMisses, EntryRef, StateRequest, StateWritten,
+    BlendAt, Changed, EntryAt, EntryMisses, EntryRef, LastChanged, StateRequest, StateWritten,
 };
 use self::names::ChildNames;
 pub(crate) use self::ValueSlot as ValueAt;

@@ -6,7 +6,8 @@ use std::cell::Cell;
 use super::slot_table::{Key, SlotTable};
 use crate::replication::protocol::{ParentRef, SpawnerPayload};
 use crate::replication::Audience;
-use crate::scene::{Changed, NodeId, Scene, ValueAt};
+use crate::scene::{Changed, LastChanged, NodeId, Scene, ValueAt};
+use crate::tick::tick_after;
 use crate::transport::PeerId;
 
 /// Names a networked node in the server's node table (slot and net id).
@@ -27,10 +28,10 @@ pub(crate) struct NetNode {
     pub(crate) has_state: bool,
     /// Whether what a client receives of it depends on whether it owns the node.
     pub(crate) owner_conditions: bool,
-    /// The shadow state's newest change tick for the node's owner and for other clients (0
+    /// The shadow state's newest change ticks for the node's owner and for other clients (0
     /// without a state), copied here by capture so that a snapshot skips nodes with nothing to
-    /// send without touching their column.
-    pub(crate) last_changed: [u32; 2],
+    /// send, and finds which entries are the same bytes, without touching their column.
+    pub(crate) last_changed: LastChanged,
     /// Where its value was last seen in the scene (a hint that snapshots check).
     pub(crate) value_at: ValueAt,
     pub(crate) authority: PeerId,
@@ -48,17 +49,48 @@ impl NetNode {
     /// The newest tick stamped on a member a snapshot for `audience` carries.
     #[inline]
     pub(crate) fn last_changed_for(&self, audience: Audience) -> u32 {
+        let [owner, others] = self.last_changed.last;
         match audience {
-            Audience::Owner => self.last_changed[0],
-            Audience::NonOwner => self.last_changed[1],
-            Audience::All => crate::tick::tick_max(self.last_changed[0], self.last_changed[1]),
+            Audience::Owner => owner,
+            Audience::NonOwner => others,
+            Audience::All => crate::tick::tick_max(owner, others),
         }
+    }
+
+    /// The `since` an entry for `audience` written with `since` shares its bytes with: entries
+    /// written with any `since` from the newest change before the last
+    /// ([`Capture::changed_before`](crate::replication::Capture::changed_before)) up to before
+    /// the last select the same members, and are written with the oldest of them (with the
+    /// tick before the last when every member changed then). Clients that acknowledged
+    /// different ticks since the members they receive last changed then share one entry.
+    #[inline]
+    pub(crate) fn since_class(&self, since: Option<u32>, audience: Audience) -> Option<u32> {
+        let slot = match audience {
+            Audience::Owner => 0,
+            Audience::NonOwner => 1,
+            Audience::All => return since,
+        };
+        let (last, before) = (self.last_changed.last[slot], self.last_changed.before[slot]);
+        since_class(since, last, before)
     }
 
     /// The audience a snapshot for `peer` writes this node for.
     #[inline]
     pub(crate) fn audience_of(&self, peer: PeerId) -> Audience {
         Audience::of(self.authority == peer)
+    }
+}
+
+/// [`NetNode::since_class`] of `since` for an audience whose newest change is `last`, and
+/// the newest before it `before`.
+#[inline]
+pub(crate) fn since_class(since: Option<u32>, last: u32, before: Option<u32>) -> Option<u32> {
+    match (since, before) {
+        (Some(s), _) if !tick_after(last, s) => Some(s),
+        (Some(s), Some(b)) if tick_after(b, s) => Some(s),
+        (Some(_), Some(b)) => Some(b),
+        (Some(_), None) => Some(last.wrapping_sub(1)),
+        (None, _) => None,
     }
 }
 
@@ -138,4 +170,28 @@ pub(crate) fn capture(
     // Columns are walked type by type; within one type rows are mostly in spawn (net id)
     // order already, which the sort finds in one pass.
     changed.sort_unstable_by_key(|key| key.id());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::since_class;
+
+    #[test]
+    fn entries_since_the_change_before_the_last_share_one_since() {
+        // Members changed at 3 and at 6: since 3 to 5, one entry; before 3, its own.
+        for s in 3..6 {
+            assert_eq!(since_class(Some(s), 6, Some(3)), Some(3));
+        }
+        assert_eq!(since_class(Some(2), 6, Some(3)), Some(2));
+        // Nothing to send (at or after the last change), or a resync: as it is.
+        assert_eq!(since_class(Some(6), 6, Some(3)), Some(6));
+        assert_eq!(since_class(None, 6, Some(3)), None);
+        // Every member changed at the last change: any since before it, one entry.
+        assert_eq!(since_class(Some(0), 6, None), Some(5));
+        // Across the wrap.
+        assert_eq!(
+            since_class(Some(u32::MAX), 2, Some(u32::MAX - 3)),
+            Some(u32::MAX - 3)
+        );
+    }
 }

@@ -480,10 +480,10 @@ mod tests {
     fn touch(table: &mut NodeTable, key: NodeKey, tick: u32, owner: bool, others: bool) {
         let n = table.get_mut(key).unwrap();
         if owner {
-            n.last_changed[0] = tick;
+            n.last_changed.last[0] = tick;
         }
         if others {
-            n.last_changed[1] = tick;
+            n.last_changed.last[1] = tick;
         }
     }
 

@@ -23,7 +23,7 @@ use crate::replication::protocol::{
     MAX_NAME_BYTES, SPAWN,
 };
 use crate::replication::Audience;
-use crate::scene::{Changed, NodeId, Scene, ValueAt};
+use crate::scene::{Changed, LastChanged, NodeId, Scene, ValueAt};
 use crate::tick::HORIZON;
 use crate::transport::{Channel, DisconnectReason, PeerId, SendError};
 use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
@@ -678,7 +678,7 @@ impl ServerState {
                 .clients
                 .iter()
                 .any(|c| c.ready && c.send.stale(key, floor));
-            if !(stale(n.last_changed[0]) || stale(n.last_changed[1]) || acks_stale) {
+            if !(n.last_changed.last.into_iter().any(stale) || acks_stale) {
                 continue;
             }
             for c in self.clients.iter_mut().filter(|c| c.ready) {
@@ -953,7 +953,7 @@ impl ServerState {
                 node,
                 has_state: false,
                 owner_conditions,
-                last_changed: [0; 2],
+                last_changed: LastChanged::default(),
                 value_at: ValueAt::default(),
                 authority,
                 net_parent,

@@ -15,7 +15,7 @@
 
 use super::client_slot::ClientSlot;
 use super::entry_cache::EntryCache;
-use super::node_table::{NodeKey, NodeTable};
+use super::node_table::{since_class, NodeKey, NodeTable};
 use super::send_state::{wants, wants_as, NodeSend};
 use super::snapshot::{NodeStates, SnapshotAt, Written};
 use crate::replication::Audience;
@@ -23,11 +23,17 @@ use crate::transport::PeerId;
 use crate::wire::NetWriter;
 
 /// How a client stands with a pending node, as far as its entry goes: `None` for no entry
-/// (the client does not have the node, or it is gone), else the `since` of its entry.
+/// (the client does not have the node, or it is gone), else the `since` its entry shares its
+/// bytes with ([`NetNode::since_class`](super::node_table::NetNode::since_class)).
 type Stand = Option<Option<u32>>;
 
-fn stand(ack: Option<&NodeSend>) -> Stand {
-    ack.filter(|a| !a.hidden()).map(NodeSend::since)
+/// The node's change ticks for clients that do not own it: the newest, and the newest before
+/// it (see [`since_class`]).
+type Changes = (u32, Option<u32>);
+
+fn stand(ack: Option<&NodeSend>, (last, before): Changes) -> Stand {
+    ack.filter(|a| !a.hidden())
+        .map(|a| since_class(a.since(), last, before))
 }
 
 /// This tick's shared snapshot (see the [module documentation](self)). Allocates nothing
@@ -39,6 +45,7 @@ pub(crate) struct SharedSnapshot {
     /// The pending nodes it was written from, and how the client stood with each.
     pending: Vec<NodeKey>,
     stands: Vec<Stand>,
+    changes: Vec<Changes>,
     /// After each pending node: how far `entries` and `carried` reach.
     ends: Vec<(u32, u32)>,
     /// The pending nodes with owner conditions that a client has authority over: their
@@ -77,6 +84,7 @@ impl SharedSnapshot {
     ) {
         self.pending.clear();
         self.stands.clear();
+        self.changes.clear();
         self.ends.clear();
         self.owned.clear();
         self.entries.clear();
@@ -84,15 +92,19 @@ impl SharedSnapshot {
         let (pending, acks, _) = client.send.pending_for(nodes);
         self.pending.extend_from_slice(pending);
         for (position, &key) in (0u32..).zip(pending) {
-            let ack = acks.get(key);
-            self.stands.push(stand(ack));
-            if let (Some(node), Some(ack)) = (nodes.get(key), ack) {
+            let (ack, node) = (acks.get(key), nodes.get(key));
+            let changes = node.map_or((0, None), |n| {
+                (n.last_changed.last[1], n.last_changed.before[1])
+            });
+            self.changes.push(changes);
+            self.stands.push(stand(ack, changes));
+            if let (Some(node), Some(ack)) = (node, ack) {
                 if node.owner_conditions && node.authority != PeerId::SERVER {
                     self.owned.push((position, node.authority));
                 }
                 let audience = Audience::NonOwner;
                 if wants_as(node, ack, audience) {
-                    let since = ack.since();
+                    let since = node.since_class(ack.since(), audience);
                     let state =
                         |w: &mut NetWriter| states.write_since_for(node, since, audience, w);
                     let range = cache.range(key, since, audience, state);
@@ -145,7 +157,8 @@ impl SharedSnapshot {
             let key = self.pending[position as usize];
             if let (Some(node), Some(ack)) = (nodes.get(key), out.acks.get(key)) {
                 if wants(node, ack, peer) {
-                    let (since, audience) = (ack.since(), Audience::Owner);
+                    let audience = Audience::Owner;
+                    let since = node.since_class(ack.since(), audience);
                     let state =
                         |w: &mut NetWriter| states.write_since_for(node, since, audience, w);
                     let range = cache.range(key, since, audience, state);
@@ -175,8 +188,8 @@ impl SharedSnapshot {
         pending == self.pending.as_slice()
             && pending
                 .iter()
-                .zip(&self.stands)
-                .all(|(&key, &s)| stand(acks.get(key)) == s)
+                .zip(self.stands.iter().zip(&self.changes))
+                .all(|(&key, (&s, &changes))| stand(acks.get(key), changes) == s)
     }
 
     /// How far the entries and carried nodes reach before the pending node at `position`.
@@ -313,6 +326,43 @@ mod tests {
             c.send.refresh(&[], &table, c.peer);
             assert!(c.send.pending_for(&table).0.is_empty());
         }
+    }
+
+    #[test]
+    fn clients_that_acknowledged_different_ticks_since_the_same_change_share_it() {
+        // One member changed at 3, the other at 6: an entry since 3, 4 or 5 carries the second.
+        let (mut table, mut states) = (NodeTable::default(), FakeStates::default());
+        let keys: Vec<_> = (1..=5)
+            .map(|id| {
+                states.0.insert(id, FakeState::new(&[3, 6], 2, false));
+                let state = FakeState::new(&[3, 6], 2, false);
+                table.push(id, node(id, Some(state), PeerId::SERVER))
+            })
+            .collect();
+        let mut c: Vec<ClientSlot> = [(2, 4), (3, 5), (4, 2)]
+            .into_iter()
+            .map(|(peer, joined)| {
+                let mut c = ClientSlot::new(PeerId(peer), Duration::ZERO);
+                c.ready = true;
+                c.send.join(&table, joined);
+                c.send.refresh(&keys, &table, c.peer);
+                c
+            })
+            .collect();
+        let mut cache = EntryCache::default();
+        let mut shared = SharedSnapshot::default();
+        cache.begin(table.slot_count(), true);
+        shared.build(&states, &table, &c[0], &mut cache);
+        let states_table = (&table, &states);
+        let a = shared_or_own(states_table, &shared, &mut c[0], &mut cache, at(7, 0));
+        let b = shared_or_own(states_table, &shared, &mut c[1], &mut cache, at(7, 0));
+        let old = shared_or_own(states_table, &shared, &mut c[2], &mut cache, at(7, 0));
+        assert!(a.1 && b.1 && !old.1);
+        assert_eq!(a.0, b.0);
+        // Each entry: id, length, mask, the second member's 2 bytes; the old client gets both.
+        assert_eq!(a.0.len(), 2 + 5 * 5);
+        assert_eq!(old.0.len(), 2 + 5 * 7);
+        assert_eq!(cache.encoded(), 2 * 5);
     }
 
     #[test]

@@ -274,7 +274,7 @@ impl<'a> Walk<'a> {
         };
         Some(Wanted {
             node,
-            since: ack.since(),
+            since: node.since_class(ack.since(), audience),
             audience,
         })
     }

@@ -6,7 +6,7 @@ use super::node_table::{GroupKey, NetNode};
 use super::slot_table::Key;
 use super::snapshot::NodeStates;
 use crate::replication::Audience;
-use crate::scene::{Scene, StateRequest, StateWritten, ValueAt};
+use crate::scene::{LastChanged, Scene, StateRequest, StateWritten, ValueAt};
 use crate::transport::PeerId;
 use crate::wire::NetWriter;
 
@@ -71,13 +71,26 @@ impl FakeState {
     }
 }
 
+impl FakeState {
+    /// The newest tick before `limit` of a member `audience` receives.
+    fn changed_before(&self, limit: u32, audience: Audience) -> Option<u32> {
+        (0..self.ticks.len())
+            .filter(|&i| !self.excluded(i, audience))
+            .fold(None, |newest, i| {
+                crate::tick::newest_before(newest, Some(self.ticks[i]), limit)
+            })
+    }
+}
+
 /// A node record with `state`'s change ticks, owned by `authority`.
 pub(crate) fn node(net_id: u32, state: Option<FakeState>, authority: PeerId) -> NetNode {
-    let last_changed = state.as_ref().map_or([0; 2], |s| {
-        [
-            s.last_changed_for(Audience::Owner),
-            s.last_changed_for(Audience::NonOwner),
-        ]
+    let last_changed = state.as_ref().map_or(LastChanged::default(), |s| {
+        let audiences = [Audience::Owner, Audience::NonOwner];
+        let last = audiences.map(|a| s.last_changed_for(a));
+        LastChanged {
+            last,
+            before: [0, 1].map(|i| s.changed_before(last[i], audiences[i])),
+        }
     });
     NetNode {
         net_id,
