@@ -18,11 +18,12 @@ use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
 
 /// A row's change ticks as snapshots read them, for the node's owner and for any other client
 /// (in that order): the newest tick stamped on a member that a snapshot for them carries (0:
-/// none), and the newest before it ([`Capture::changed_before`]).
+/// none), and the newest before it ([`Capture::changed_before`]; the newest itself when
+/// there is none, which keeps the pair small).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct LastChanged {
     pub(crate) last: [u32; 2],
-    pub(crate) before: [Option<u32>; 2],
+    pub(crate) before: [u32; 2],
 }
 
 /// A row whose shadow state changed at a capture: its tag and its new change ticks.
@@ -317,17 +318,23 @@ fn read_value<T: Apply>(
 }
 
 /// The change ticks of a shadow state `S` of a `T`.
-fn last_changed_of<S, T: Capture<S>>(state: &S) -> LastChanged {
-    let last = [
-        T::last_changed_for(state, Audience::Owner),
-        T::last_changed_for(state, Audience::NonOwner),
-    ];
+fn last_changed_of<S, T: Capture<S> + Replicated>(state: &S) -> LastChanged {
+    let of = |audience| {
+        let last = T::last_changed_for(state, audience);
+        (
+            last,
+            T::changed_before(state, last, audience).unwrap_or(last),
+        )
+    };
+    let others = of(Audience::NonOwner);
+    // Without owner conditions the owner receives what others do.
+    let owner = match T::OWNER_CONDITIONS {
+        false => others,
+        true => of(Audience::Owner),
+    };
     LastChanged {
-        last,
-        before: [
-            T::changed_before(state, last[0], Audience::Owner),
-            T::changed_before(state, last[1], Audience::NonOwner),
-        ],
+        last: [owner.0, others.0],
+        before: [owner.1, others.1],
     }
 }
 

@@ -82,9 +82,10 @@ impl NetNode {
 }
 
 /// [`NetNode::since_class`] of `since` for an audience whose newest change is `last`, and
-/// the newest before it `before`.
+/// the newest before it `before` (`last` itself: none).
 #[inline]
-pub(crate) fn since_class(since: Option<u32>, last: u32, before: Option<u32>) -> Option<u32> {
+pub(crate) fn since_class(since: Option<u32>, last: u32, before: u32) -> Option<u32> {
+    let before = (before != last).then_some(before);
     match (since, before) {
         (Some(s), _) if !tick_after(last, s) => Some(s),
         (Some(s), Some(b)) if tick_after(b, s) => Some(s),
@@ -180,17 +181,17 @@ mod tests {
     fn entries_since_the_change_before_the_last_share_one_since() {
         // Members changed at 3 and at 6: since 3 to 5, one entry; before 3, its own.
         for s in 3..6 {
-            assert_eq!(since_class(Some(s), 6, Some(3)), Some(3));
+            assert_eq!(since_class(Some(s), 6, 3), Some(3));
         }
-        assert_eq!(since_class(Some(2), 6, Some(3)), Some(2));
+        assert_eq!(since_class(Some(2), 6, 3), Some(2));
         // Nothing to send (at or after the last change), or a resync: as it is.
-        assert_eq!(since_class(Some(6), 6, Some(3)), Some(6));
-        assert_eq!(since_class(None, 6, Some(3)), None);
+        assert_eq!(since_class(Some(6), 6, 3), Some(6));
+        assert_eq!(since_class(None, 6, 3), None);
         // Every member changed at the last change: any since before it, one entry.
-        assert_eq!(since_class(Some(0), 6, None), Some(5));
+        assert_eq!(since_class(Some(0), 6, 6), Some(5));
         // Across the wrap.
         assert_eq!(
-            since_class(Some(u32::MAX), 2, Some(u32::MAX - 3)),
+            since_class(Some(u32::MAX), 2, u32::MAX - 3),
             Some(u32::MAX - 3)
         );
     }

@@ -29,7 +29,7 @@ type Stand = Option<Option<u32>>;
 
 /// The node's change ticks for clients that do not own it: the newest, and the newest before
 /// it (see [`since_class`]).
-type Changes = (u32, Option<u32>);
+type Changes = (u32, u32);
 
 fn stand(ack: Option<&NodeSend>, (last, before): Changes) -> Stand {
     ack.filter(|a| !a.hidden())
@@ -93,7 +93,7 @@ impl SharedSnapshot {
         self.pending.extend_from_slice(pending);
         for (position, &key) in (0u32..).zip(pending) {
             let (ack, node) = (acks.get(key), nodes.get(key));
-            let changes = node.map_or((0, None), |n| {
+            let changes = node.map_or((0, 0), |n| {
                 (n.last_changed.last[1], n.last_changed.before[1])
             });
             self.changes.push(changes);

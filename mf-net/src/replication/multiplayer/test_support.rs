@@ -89,7 +89,7 @@ pub(crate) fn node(net_id: u32, state: Option<FakeState>, authority: PeerId) -> 
         let last = audiences.map(|a| s.last_changed_for(a));
         LastChanged {
             last,
-            before: [0, 1].map(|i| s.changed_before(last[i], audiences[i])),
+            before: [0, 1].map(|i| s.changed_before(last[i], audiences[i]).unwrap_or(last[i])),
         }
     });
     NetNode {
