@@ -64,6 +64,8 @@ pub(crate) struct EntryCache {
     /// Whether this tick's entries are shared (more than one client gets a snapshot); when
     /// not, entries are written straight into the one packet, with no copy.
     sharing: bool,
+    /// How many entries were written straight into a packet this tick.
+    direct: usize,
     /// Nodes whose entry was refused since the last [`take_refused`](Self::take_refused) (see
     /// [`refuse`](Self::refuse)).
     refused: Vec<NodeKey>,
@@ -85,6 +87,7 @@ impl Default for EntryCache {
             bytes: NetWriter::with_capacity(1024),
             scratch: NetWriter::with_capacity(256),
             sharing: true,
+            direct: 0,
             refused: Vec::new(),
             requests: Vec::new(),
             sort: ByColumn::default(),
@@ -112,6 +115,7 @@ impl EntryCache {
         }
         self.records.clear();
         self.bytes.clear();
+        self.direct = 0;
     }
 
     /// A batch of entries to encode ahead, one pass per column (see [`EncodeBatch`]).
@@ -177,6 +181,7 @@ impl EntryCache {
             w.truncate(start);
             return false;
         }
+        self.direct += 1;
         true
     }
 
@@ -260,9 +265,8 @@ impl EntryCache {
     }
 
     /// How many entries were encoded this tick.
-    #[cfg(test)]
     pub(crate) fn encoded(&self) -> usize {
-        self.records.len()
+        self.records.len() + self.direct
     }
 }
 

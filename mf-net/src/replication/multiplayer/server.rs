@@ -723,9 +723,13 @@ impl ServerState {
             }
             let mut size = 0;
             let mut truncated = false;
+            let mut copied = false;
             let result = core.send_with(peer, protocol::SNAPSHOT, Channel::Unreliable, |w| {
                 let written = match common.write(w, scene, nodes, client, entries, at) {
-                    Some(written) => written,
+                    Some(written) => {
+                        copied = true;
+                        written
+                    }
                     None => snapshot::write(w, scene, nodes, groups, client, entries, at),
                 };
                 truncated = written.truncated;
@@ -740,6 +744,7 @@ impl ServerState {
                 let stats = &mut shared.stats;
                 stats.snapshots_sent += 1;
                 stats.snapshots_truncated += u64::from(truncated);
+                stats.snapshots_shared += u64::from(copied);
                 stats.last_snapshot_bytes = size;
                 stats.largest_snapshot_bytes = stats.largest_snapshot_bytes.max(size);
                 client.stats.snapshots_sent += 1;
@@ -747,6 +752,7 @@ impl ServerState {
                 client.stats.last_snapshot_bytes = size;
             }
         }
+        shared.stats.entries_encoded += self.entries.encoded() as u64;
         for key in self.entries.take_refused() {
             if let Some(n) = self.nodes.get(key) {
                 shared.stats.states_over_limit += 1;

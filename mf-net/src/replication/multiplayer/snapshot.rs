@@ -304,6 +304,7 @@ mod tests {
     use crate::replication::multiplayer::node_table::{GroupTable, NodeKey, NodeTable};
     use crate::replication::multiplayer::test_support::{node, FakeState, FakeStates};
     use crate::replication::protocol::SNAPSHOT_TRUNCATED;
+    use crate::replication::Audience;
     use crate::transport::PeerId;
     use crate::wire::NetWriter;
 
@@ -462,7 +463,11 @@ mod tests {
         entries.begin(table.slot_count(), false);
         let direct = snapshot((&table, &states), &mut lone, &mut entries, 6, 0);
         assert_eq!(direct, expected);
-        assert_eq!(entries.encoded(), 0);
+        // Each encoded once, straight into the packet: nothing cached to find again.
+        assert_eq!(entries.encoded(), 20);
+        let mut found = 0;
+        let _ = entries.range(keys[0], Some(5), Audience::NonOwner, |_| found += 1);
+        assert_eq!(found, 1, "not cached");
     }
 
     #[test]

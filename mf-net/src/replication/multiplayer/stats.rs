@@ -20,6 +20,12 @@ pub struct NetworkStats {
     pub snapshots_sent: u64,
     /// Server: snapshots sent that did not carry every changed node (byte budget).
     pub snapshots_truncated: u64,
+    /// Server: snapshots sent as a copy of their tick's shared snapshot (clients that stand
+    /// alike: the same unacknowledged nodes, each owed the same entry).
+    pub snapshots_shared: u64,
+    /// Server: snapshot entries encoded; each distinct entry of a tick is encoded once, however
+    /// many snapshots carry it.
+    pub entries_encoded: u64,
     /// Client: snapshots applied in full (and acknowledged).
     pub snapshots_applied: u64,
     /// Client: snapshots applied only in part (an entry for a spawn still in flight), not

@@ -1,0 +1,146 @@
+#![allow(clippy::unwrap_used)]
+//! Encoding once for all clients, seen from outside through the server's stats: clients whose
+//! acknowledgements arrive at different times (jitter) still share each tick's entries and the
+//! whole snapshot, clients that own a node with owner conditions share the rest of it, and
+//! every client ends with what it would have had alone.
+
+use std::time::Duration;
+
+use mf_net::prelude::*;
+use mf_net::replication::{MultiplayerConfig, NetworkStats};
+use mf_net::transport::simulated::NetworkConditions;
+mod replication_common;
+
+use mf_net_tests::harness::World;
+use replication_common::Body;
+
+/// A player's avatar: a position everyone gets and ammo only its owner gets.
+#[derive(Replicated, Debug, Default, Clone, PartialEq)]
+struct Avatar {
+    #[replicated]
+    x: i32,
+    #[replicated(owner_only)]
+    ammo: u16,
+}
+
+const BODY: SceneIndex = SceneIndex::new(0);
+const AVATAR: SceneIndex = SceneIndex::new(1);
+const CLIENTS: usize = 8;
+const BODIES: usize = 50;
+
+fn library() -> SceneLibrary {
+    let mut scenes = SceneLibrary::new();
+    scenes
+        .register("body", |scene, root| scene.set_value(root, Body::default()))
+        .expect("fresh library");
+    scenes
+        .register("avatar", |scene, root| {
+            scene.set_value(root, Avatar::default())
+        })
+        .expect("fresh library");
+    scenes
+}
+
+/// Every client's packets arrive 60 ± 40 ms late: acknowledgements of one tick arrive at
+/// different ticks from different clients.
+fn jitter() -> NetworkConditions {
+    NetworkConditions {
+        latency: Duration::from_millis(60),
+        jitter: Duration::from_millis(40),
+        ..NetworkConditions::perfect()
+    }
+}
+
+/// `CLIENTS` clients over `jitter` and `BODIES` bodies, joined and spawned.
+fn world() -> World {
+    let config = MultiplayerConfig::default();
+    let mut world = World::with_split(CLIENTS, config, None, Some(jitter()), 7, library);
+    let root = world.root();
+    for _ in 0..BODIES {
+        world.server.spawn(BODY, root, PeerId::SERVER).unwrap();
+    }
+    world.step(30);
+    world
+}
+
+/// Moves every body (their `hp` never changes) and every avatar, then runs a frame.
+fn move_all(world: &mut World, frame: i32) {
+    let bodies: Vec<_> = world
+        .server
+        .scene()
+        .iter::<Body>()
+        .map(|(h, _)| h)
+        .collect();
+    for h in bodies {
+        world.server.scene_mut().get_mut(h).unwrap().x = frame;
+    }
+    let avatars: Vec<_> = world
+        .server
+        .scene()
+        .iter::<Avatar>()
+        .map(|(h, _)| h)
+        .collect();
+    for h in avatars {
+        let avatar = world.server.scene_mut().get_mut(h).unwrap();
+        avatar.x = frame;
+        avatar.ammo = frame as u16;
+    }
+    world.frame();
+}
+
+/// What the server's stats counted over `frames` moving frames.
+fn over_moving_frames(world: &mut World, frames: i32) -> (u64, u64, u64) {
+    let before: NetworkStats = *world.server.stats();
+    for frame in 0..frames {
+        move_all(world, frame + 1);
+    }
+    let after = *world.server.stats();
+    (
+        after.snapshots_sent - before.snapshots_sent,
+        after.snapshots_shared - before.snapshots_shared,
+        after.entries_encoded - before.entries_encoded,
+    )
+}
+
+#[test]
+fn clients_acknowledging_at_different_times_share_entries_and_snapshots() {
+    let mut world = world();
+    let (sent, shared, encoded) = over_moving_frames(&mut world, 150);
+    assert_eq!(sent, 150 * CLIENTS as u64);
+    // One entry per body per tick, not one per client and acknowledged tick: an entry since
+    // any tick after the spawn carries `x` alone.
+    assert_eq!(encoded, 150 * BODIES as u64);
+    assert_eq!(shared, sent, "every snapshot is the tick's shared one");
+    world.step(30);
+    world.assert_converged();
+}
+
+#[test]
+fn owners_of_nodes_with_owner_conditions_share_the_rest_of_the_snapshot() {
+    let mut world = world();
+    let root = world.root();
+    let owners: Vec<PeerId> = world.clients.iter().map(|c| c.local_peer_id()).collect();
+    for &owner in &owners {
+        world.server.spawn(AVATAR, root, owner).unwrap();
+    }
+    world.step(30);
+    let (sent, shared, encoded) = over_moving_frames(&mut world, 150);
+    assert_eq!(
+        shared, sent,
+        "each owner's own avatar fills a hole in the shared snapshot"
+    );
+    // Per tick: the bodies, each avatar for the others, each avatar for its owner.
+    assert_eq!(encoded, 150 * (BODIES + 2 * CLIENTS) as u64);
+    world.step(30);
+    let server = world.server.scene();
+    let on_server: Vec<_> = server.iter::<Avatar>().map(|(_, a)| a.clone()).collect();
+    assert!(on_server.iter().all(|a| a.x == 150 && a.ammo == 150));
+    for (client, &me) in world.clients.iter().zip(&owners) {
+        for (h, avatar) in client.scene().iter::<Avatar>() {
+            let node = h.node();
+            let mine = client.authority(node) == me;
+            let ammo = if mine { 150 } else { 0 };
+            assert_eq!((avatar.x, avatar.ammo), (150, ammo), "owned: {mine}");
+        }
+    }
+}
