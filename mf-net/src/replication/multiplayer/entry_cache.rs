@@ -10,8 +10,8 @@ use std::mem::take;
 use std::ops::Range;
 
 use super::by_column::ByColumn;
+use super::node_states::NodeStates;
 use super::node_table::{NetNode, NodeKey};
-use super::snapshot::NodeStates;
 use crate::replication::protocol;
 use crate::replication::Audience;
 use crate::scene::{StateRequest, StateWritten};

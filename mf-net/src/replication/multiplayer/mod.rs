@@ -108,6 +108,7 @@ mod interest_state;
 mod interpolation;
 pub(crate) mod machine;
 mod net_ids;
+mod node_states;
 mod node_table;
 mod open;
 mod per_slot;

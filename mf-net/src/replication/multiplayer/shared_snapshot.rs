@@ -15,9 +15,10 @@
 
 use super::client_slot::ClientSlot;
 use super::entry_cache::EntryCache;
+use super::node_states::NodeStates;
 use super::node_table::{since_class, NodeKey, NodeTable};
 use super::send_state::{wants, wants_as, NodeSend};
-use super::snapshot::{NodeStates, SnapshotAt, Written};
+use super::snapshot::{SnapshotAt, Written};
 use crate::replication::Audience;
 use crate::transport::PeerId;
 use crate::wire::NetWriter;

@@ -7,71 +7,14 @@ use std::time::Duration;
 use super::client_slot::ClientSlot;
 use super::entry_cache::EntryCache;
 use super::group_vis::GroupVis;
+use super::node_states::NodeStates;
 use super::node_table::{Group, GroupKey, GroupTable, NetNode, NodeKey, NodeTable};
 use super::per_slot::PerSlot;
 use super::send_state::{wants, NodeSend};
 use crate::replication::protocol::SNAPSHOT_TRUNCATED;
 use crate::replication::Audience;
-use crate::scene::{Scene, StateRequest, StateWritten};
 use crate::transport::PeerId;
 use crate::wire::NetWriter;
-
-/// Where a snapshot reads its nodes' states: the scene's columns (see [`Scene`]'s
-/// implementation), or a test double.
-pub(crate) trait NodeStates {
-    /// Appends `node`'s state as a snapshot entry carries it: the members changed after
-    /// `since` (all when `None`) that `audience` receives.
-    fn write_since_for(
-        &self,
-        node: &NetNode,
-        since: Option<u32>,
-        audience: Audience,
-        w: &mut NetWriter,
-    );
-
-    /// Appends the snapshot entries `requests`, all of rows of column `column`, to `w` in one
-    /// pass, and what came of each to `written` (see [`Scene::write_states`]).
-    fn write_states(
-        &self,
-        column: u32,
-        requests: &[StateRequest],
-        w: &mut NetWriter,
-        scratch: &mut NetWriter,
-        written: &mut Vec<StateWritten>,
-    );
-
-    /// How many columns there are.
-    fn column_count(&self) -> usize;
-}
-
-impl NodeStates for Scene {
-    #[inline]
-    fn write_since_for(
-        &self,
-        node: &NetNode,
-        since: Option<u32>,
-        audience: Audience,
-        w: &mut NetWriter,
-    ) {
-        Scene::write_since_for(self, node.value_at, node.node, since, audience, w);
-    }
-
-    #[inline]
-    fn write_states(
-        &self,
-        column: u32,
-        requests: &[StateRequest],
-        w: &mut NetWriter,
-        scratch: &mut NetWriter,
-        written: &mut Vec<StateWritten>,
-    ) {
-        Scene::write_states(self, column, requests, w, scratch, written);
-    }
-
-    fn column_count(&self) -> usize {
-        Scene::column_count(self)
-    }
-}
 
 /// What one snapshot came to.
 #[derive(Debug, Clone, Copy)]

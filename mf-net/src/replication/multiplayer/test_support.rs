@@ -2,9 +2,9 @@
 
 use std::collections::HashMap;
 
+use super::node_states::NodeStates;
 use super::node_table::{GroupKey, NetNode};
 use super::slot_table::Key;
-use super::snapshot::NodeStates;
 use crate::replication::Audience;
 use crate::scene::{LastChanged, Scene, StateRequest, StateWritten, ValueAt};
 use crate::transport::PeerId;

@@ -1,0 +1,64 @@
+//! [`NodeStates`]: where the server's snapshot writers read the nodes' states (the scene's
+//! columns, or a test double).
+
+use super::node_table::NetNode;
+use crate::replication::Audience;
+use crate::scene::{Scene, StateRequest, StateWritten};
+use crate::wire::NetWriter;
+
+/// Where a snapshot reads its nodes' states: the scene's columns (see [`Scene`]'s
+/// implementation), or a test double.
+pub(crate) trait NodeStates {
+    /// Appends `node`'s state as a snapshot entry carries it: the members changed after
+    /// `since` (all when `None`) that `audience` receives.
+    fn write_since_for(
+        &self,
+        node: &NetNode,
+        since: Option<u32>,
+        audience: Audience,
+        w: &mut NetWriter,
+    );
+
+    /// Appends the snapshot entries `requests`, all of rows of column `column`, to `w` in one
+    /// pass, and what came of each to `written` (see [`Scene::write_states`]).
+    fn write_states(
+        &self,
+        column: u32,
+        requests: &[StateRequest],
+        w: &mut NetWriter,
+        scratch: &mut NetWriter,
+        written: &mut Vec<StateWritten>,
+    );
+
+    /// How many columns there are.
+    fn column_count(&self) -> usize;
+}
+
+impl NodeStates for Scene {
+    #[inline]
+    fn write_since_for(
+        &self,
+        node: &NetNode,
+        since: Option<u32>,
+        audience: Audience,
+        w: &mut NetWriter,
+    ) {
+        Scene::write_since_for(self, node.value_at, node.node, since, audience, w);
+    }
+
+    #[inline]
+    fn write_states(
+        &self,
+        column: u32,
+        requests: &[StateRequest],
+        w: &mut NetWriter,
+        scratch: &mut NetWriter,
+        written: &mut Vec<StateWritten>,
+    ) {
+        Scene::write_states(self, column, requests, w, scratch, written);
+    }
+
+    fn column_count(&self) -> usize {
+        Scene::column_count(self)
+    }
+}
