@@ -16,7 +16,7 @@
 use super::client_slot::ClientSlot;
 use super::entry_cache::EntryCache;
 use super::node_states::NodeStates;
-use super::node_table::{since_class, NodeKey, NodeTable};
+use super::node_table::{since_class, NetNode, NodeKey, NodeTable};
 use super::send_state::{wants, wants_as, NodeSend};
 use super::snapshot::{SnapshotAt, Written};
 use crate::replication::Audience;
@@ -106,16 +106,8 @@ impl SharedSnapshot {
                 let audience = Audience::NonOwner;
                 if wants_as(node, ack, audience) {
                     let since = node.since_class(ack.since(), audience);
-                    let state =
-                        |w: &mut NetWriter| states.write_since_for(node, since, audience, w);
-                    let range = cache.range(key, since, audience, state);
-                    if range.is_empty() {
-                        cache.refuse(node, key);
-                    } else {
-                        EntryCache::accept(node);
-                        self.entries.write_bytes(cache.bytes(range));
-                        self.carried.push(key);
-                    }
+                    let (w, carried) = (&mut self.entries, &mut self.carried);
+                    append(states, cache, (key, node, since, audience), w, carried);
                 }
             }
             self.ends
@@ -160,16 +152,7 @@ impl SharedSnapshot {
                 if wants(node, ack, peer) {
                     let audience = Audience::Owner;
                     let since = node.since_class(ack.since(), audience);
-                    let state =
-                        |w: &mut NetWriter| states.write_since_for(node, since, audience, w);
-                    let range = cache.range(key, since, audience, state);
-                    if range.is_empty() {
-                        cache.refuse(node, key);
-                    } else {
-                        EntryCache::accept(node);
-                        w.write_bytes(cache.bytes(range));
-                        out.carried.push(key);
-                    }
+                    append(states, cache, (key, node, since, audience), w, out.carried);
                 }
             }
             let (entries_end, carried_end) = self.ends[position as usize];
@@ -202,6 +185,27 @@ impl SharedSnapshot {
             }
             None => (0, 0),
         }
+    }
+}
+
+/// Appends the entry of the node `key` (`node`) written with `since` for `audience`, taken
+/// from `cache` (encoded there if it is not yet), to `w`, and the node to `carried`; an entry
+/// no client could read is refused instead ([`EntryCache::refuse`]).
+fn append(
+    states: &impl NodeStates,
+    cache: &mut EntryCache,
+    (key, node, since, audience): (NodeKey, &NetNode, Option<u32>, Audience),
+    w: &mut NetWriter,
+    carried: &mut Vec<NodeKey>,
+) {
+    let state = |w: &mut NetWriter| states.write_since_for(node, since, audience, w);
+    let range = cache.range(key, since, audience, state);
+    if range.is_empty() {
+        cache.refuse(node, key);
+    } else {
+        EntryCache::accept(node);
+        w.write_bytes(cache.bytes(range));
+        carried.push(key);
     }
 }
 

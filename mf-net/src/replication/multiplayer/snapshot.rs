@@ -341,15 +341,21 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_first_snapshots_entries_are_encoded_ahead_and_every_snapshot_finds_them() {
-        let (table, states, keys) = table(20, 6);
-        let (mut a, mut b) = (client(2, &table), client(3, &table));
+    /// Clients 2 and 3, refreshed for `changed`, and a tick's shared entry cache.
+    fn two_clients(table: &NodeTable, changed: &[NodeKey]) -> (ClientSlot, ClientSlot, EntryCache) {
+        let (mut a, mut b) = (client(2, table), client(3, table));
         let mut entries = EntryCache::default();
         entries.begin(table.slot_count(), true);
         for c in [&mut a, &mut b] {
-            c.send.refresh(&keys, &table, c.peer);
+            c.send.refresh(changed, table, c.peer);
         }
+        (a, b, entries)
+    }
+
+    #[test]
+    fn the_first_snapshots_entries_are_encoded_ahead_and_every_snapshot_finds_them() {
+        let (table, states, keys) = table(20, 6);
+        let (mut a, mut b, mut entries) = two_clients(&table, &keys);
         let groups = GroupTable::default();
         prepare(&states, &table, &groups, &a, &mut entries, at(6, 0));
         assert_eq!(entries.encoded(), 20);
@@ -459,12 +465,7 @@ mod tests {
     #[test]
     fn clients_share_each_entry_and_a_cut_snapshot_continues_at_the_next_node() {
         let (table, states, keys) = table(20, 6);
-        let (mut a, mut b) = (client(2, &table), client(3, &table));
-        let mut entries = EntryCache::default();
-        entries.begin(table.slot_count(), true);
-        for c in [&mut a, &mut b] {
-            c.send.refresh(&keys, &table, c.peer);
-        }
+        let (mut a, mut b, mut entries) = two_clients(&table, &keys);
         // Flags, three entries and the terminator fit: the fourth entry is cut.
         let cut = snapshot((&table, &states), &mut a, &mut entries, 6, THREE_ENTRIES);
         assert_eq!(cut, expected(SNAPSHOT_TRUNCATED, 1..=3));
