@@ -54,6 +54,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[cfg(doc)]
 use crate::replicated::Replicated;
 
+#[cfg(test)]
+pub(crate) use self::column::change_gap;
 use self::column::ErasedColumn;
 pub(crate) use self::column::{
     BlendAt, Changed, EntryAt, EntryMisses, EntryRef, LastChanged, StateRequest, StateWritten,

@@ -70,8 +70,8 @@ impl NetNode {
             Audience::NonOwner => 1,
             Audience::All => return since,
         };
-        let (last, before) = (self.last_changed.last[slot], self.last_changed.before[slot]);
-        since_class(since, last, before)
+        let (last, gap) = (self.last_changed.last[slot], self.last_changed.gap[slot]);
+        since_class(since, last, gap)
     }
 
     /// The audience a snapshot for `peer` writes this node for.
@@ -82,10 +82,11 @@ impl NetNode {
 }
 
 /// [`NetNode::since_class`] of `since` for an audience whose newest change is `last`, and
-/// the newest before it `before` (`last` itself: none).
+/// whose newest change before it is `gap` ticks earlier (0: none; a gap the record capped
+/// groups only the `since`s within it).
 #[inline]
-pub(crate) fn since_class(since: Option<u32>, last: u32, before: u32) -> Option<u32> {
-    let before = (before != last).then_some(before);
+pub(crate) fn since_class(since: Option<u32>, last: u32, gap: u16) -> Option<u32> {
+    let before = (gap != 0).then(|| last.wrapping_sub(u32::from(gap)));
     match (since, before) {
         (Some(s), _) if !tick_after(last, s) => Some(s),
         (Some(s), Some(b)) if tick_after(b, s) => Some(s),
@@ -188,11 +189,14 @@ mod tests {
         assert_eq!(since_class(Some(6), 6, 3), Some(6));
         assert_eq!(since_class(None, 6, 3), None);
         // Every member changed at the last change: any since before it, one entry.
-        assert_eq!(since_class(Some(0), 6, 6), Some(5));
-        // Across the wrap.
+        assert_eq!(since_class(Some(0), 6, 0), Some(5));
+        // A change further back than a gap holds: only the since values within the gap.
         assert_eq!(
-            since_class(Some(u32::MAX), 2, u32::MAX - 3),
-            Some(u32::MAX - 3)
+            since_class(Some(10_000), 70_000, u16::MAX),
+            Some(70_000 - 65_535)
         );
+        assert_eq!(since_class(Some(4000), 70_000, u16::MAX), Some(4000));
+        // Across the wrap.
+        assert_eq!(since_class(Some(u32::MAX), 2, 6), Some(u32::MAX - 3));
     }
 }

@@ -28,13 +28,13 @@ use crate::wire::NetWriter;
 /// bytes with ([`NetNode::since_class`](super::node_table::NetNode::since_class)).
 type Stand = Option<Option<u32>>;
 
-/// The node's change ticks for clients that do not own it: the newest, and the newest before
-/// it (see [`since_class`]).
-type Changes = (u32, u32);
+/// The node's change ticks for clients that do not own it: the newest, and how far before it
+/// the one before is (see [`since_class`]).
+type Changes = (u32, u16);
 
-fn stand(ack: Option<&NodeSend>, (last, before): Changes) -> Stand {
+fn stand(ack: Option<&NodeSend>, (last, gap): Changes) -> Stand {
     ack.filter(|a| !a.hidden())
-        .map(|a| since_class(a.since(), last, before))
+        .map(|a| since_class(a.since(), last, gap))
 }
 
 /// This tick's shared snapshot (see the [module documentation](self)). Allocates nothing
@@ -94,9 +94,7 @@ impl SharedSnapshot {
         self.pending.extend_from_slice(pending);
         for (position, &key) in (0u32..).zip(pending) {
             let (ack, node) = (acks.get(key), nodes.get(key));
-            let changes = node.map_or((0, 0), |n| {
-                (n.last_changed.last[1], n.last_changed.before[1])
-            });
+            let changes = node.map_or((0, 0), |n| (n.last_changed.last[1], n.last_changed.gap[1]));
             self.changes.push(changes);
             self.stands.push(stand(ack, changes));
             if let (Some(node), Some(ack)) = (node, ack) {

@@ -198,7 +198,7 @@ impl<'a> Walk<'a> {
     /// The entry the snapshot writes for the node `key`, or `None`: it is gone, its group's
     /// update period skips this tick (its changes wait for a later one), or it has nothing to
     /// send (a pending list the last refresh kept whole may hold it).
-    #[inline]
+    #[inline(always)]
     fn entry(&self, key: NodeKey) -> Option<Wanted<'a>> {
         let (node, ack) = (self.nodes.get(key)?, self.acks.get(key)?);
         if let Some(vis) = self.tiers {

@@ -6,7 +6,7 @@ use super::node_states::NodeStates;
 use super::node_table::{GroupKey, NetNode};
 use super::slot_table::Key;
 use crate::replication::Audience;
-use crate::scene::{LastChanged, Scene, StateRequest, StateWritten, ValueAt};
+use crate::scene::{change_gap, LastChanged, Scene, StateRequest, StateWritten, ValueAt};
 use crate::transport::PeerId;
 use crate::wire::NetWriter;
 
@@ -89,7 +89,7 @@ pub(crate) fn node(net_id: u32, state: Option<FakeState>, authority: PeerId) -> 
         let last = audiences.map(|a| s.last_changed_for(a));
         LastChanged {
             last,
-            before: [0, 1].map(|i| s.changed_before(last[i], audiences[i]).unwrap_or(last[i])),
+            gap: [0, 1].map(|i| change_gap(last[i], s.changed_before(last[i], audiences[i]))),
         }
     });
     NetNode {
