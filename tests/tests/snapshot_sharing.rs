@@ -1,8 +1,9 @@
 #![allow(clippy::unwrap_used)]
 //! Encoding once for all clients, seen from outside through the server's stats: clients whose
 //! acknowledgements arrive at different times (jitter) still share each tick's entries and the
-//! whole snapshot, clients that own a node with owner conditions share the rest of it, and
-//! every client ends with what it would have had alone.
+//! whole snapshot, clients that own a node with owner conditions share the rest of it, a first
+//! client that stands apart does not keep the others from sharing, and every client ends with
+//! what it would have had alone.
 
 use std::time::Duration;
 
@@ -142,5 +143,26 @@ fn owners_of_nodes_with_owner_conditions_share_the_rest_of_the_snapshot() {
             let ammo = if mine { 150 } else { 0 };
             assert_eq!((avatar.x, avatar.ammo), (150, ammo), "owned: {mine}");
         }
+    }
+}
+
+#[test]
+fn a_first_client_that_stands_apart_leaves_the_others_sharing() {
+    let mut world = world();
+    // The first client does not see one body: its pending nodes differ from everyone else's.
+    let first = world.clients[0].local_peer_id();
+    let hidden = world.server.scene().iter::<Body>().next().unwrap().0.node();
+    world.server.set_relevant(hidden, first, false).unwrap();
+    world.step(30);
+    let (sent, shared, encoded) = over_moving_frames(&mut world, 150);
+    assert_eq!(sent, 150 * CLIENTS as u64);
+    // The first client's snapshot is written from it alone; the others' from the second
+    // client, and shared by the seven.
+    assert_eq!(shared, sent, "every snapshot is a shared one");
+    assert_eq!(encoded, 150 * BODIES as u64);
+    world.step(30);
+    assert_eq!(world.clients[0].scene().iter::<Body>().count(), BODIES - 1);
+    for client in &world.clients[1..] {
+        assert_eq!(client.scene().iter::<Body>().count(), BODIES);
     }
 }

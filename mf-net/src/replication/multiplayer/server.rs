@@ -718,7 +718,8 @@ impl ServerState {
                 prepared = true;
             }
             let common = &mut self.shared_snapshot;
-            if budget == 0 && entries.sharing() && !common.ready() && SharedSnapshot::fits(client) {
+            let shares = budget == 0 && entries.sharing() && SharedSnapshot::fits(client);
+            if shares && common.rewrite_for(client, nodes) {
                 common.build(scene, nodes, client, entries);
             }
             let mut size = 0;

@@ -43,6 +43,8 @@ fn stand(ack: Option<&NodeSend>, (last, gap): Changes) -> Stand {
 pub(crate) struct SharedSnapshot {
     /// Whether it holds this tick's snapshot.
     ready: bool,
+    /// How many snapshots it was sent as since it was written.
+    uses: u32,
     /// The pending nodes it was written from, and how the client stood with each.
     pending: Vec<NodeKey>,
     stands: Vec<Stand>,
@@ -63,9 +65,12 @@ impl SharedSnapshot {
         self.ready = false;
     }
 
-    /// Whether it holds this tick's snapshot.
-    pub(crate) fn ready(&self) -> bool {
-        self.ready
+    /// Whether to write it (anew) from `client` (which [`fits`](Self::fits)): it holds nothing
+    /// yet this tick, or it was written from a client that stands where no other one did (used
+    /// at most once) and `client` stands elsewhere. A first client that stands apart (a group it
+    /// does not see, a resync) does not keep the others from sharing theirs.
+    pub(crate) fn rewrite_for(&self, client: &ClientSlot, nodes: &NodeTable) -> bool {
+        !self.ready || (self.uses < 2 && !self.stands_as(client, nodes))
     }
 
     /// Whether `client`'s snapshot can be shared: no update tiers, and a walk from the first
@@ -90,6 +95,7 @@ impl SharedSnapshot {
         self.owned.clear();
         self.entries.clear();
         self.carried.clear();
+        self.uses = 0;
         let (pending, acks, _) = client.send.pending_for(nodes);
         self.pending.extend_from_slice(pending);
         for (position, &key) in (0u32..).zip(pending) {
@@ -118,7 +124,7 @@ impl SharedSnapshot {
     /// copy of the shared one, if the client stands where it was written from (see the
     /// [module documentation](self)); returns `None`, writing nothing, if not.
     pub(crate) fn write(
-        &self,
+        &mut self,
         w: &mut NetWriter,
         states: &impl NodeStates,
         nodes: &NodeTable,
@@ -160,6 +166,7 @@ impl SharedSnapshot {
         out.carried.extend_from_slice(&self.carried[carried_at..]);
         w.write_var_u32(0);
         *out.cursor = 0;
+        self.uses += 1;
         Some(Written { truncated: false })
     }
 
@@ -281,7 +288,7 @@ mod tests {
     /// `client`'s snapshot of `tick`, shared if it can be; and whether it was.
     fn shared_or_own(
         (table, states): (&NodeTable, &FakeStates),
-        shared: &SharedSnapshot,
+        shared: &mut SharedSnapshot,
         client: &mut ClientSlot,
         cache: &mut EntryCache,
         at: SnapshotAt,
@@ -308,19 +315,19 @@ mod tests {
         for (a, t) in alone.iter_mut().zip(&mut together) {
             let own = shared_or_own(
                 (&table, &states),
-                &SharedSnapshot::default(),
+                &mut SharedSnapshot::default(),
                 a,
                 &mut cache,
                 at(6, 0),
             );
-            let copy = shared_or_own((&table, &states), &shared, t, &mut cache, at(6, 0));
+            let copy = shared_or_own((&table, &states), &mut shared, t, &mut cache, at(6, 0));
             assert!(copy.1 && !own.1);
             assert_eq!(copy.0, own.0, "client {:?}", t.peer);
         }
         // Owners get their node's members for owners: the three snapshots differ.
         let bytes: Vec<_> = together
             .iter_mut()
-            .map(|c| shared_or_own((&table, &states), &shared, c, &mut cache, at(7, 0)).0)
+            .map(|c| shared_or_own((&table, &states), &mut shared, c, &mut cache, at(7, 0)).0)
             .collect();
         assert!(bytes[0] != bytes[1] && bytes[1] != bytes[2]);
         // The nodes each carried are acknowledged: nothing is pending any more.
@@ -357,9 +364,9 @@ mod tests {
         cache.begin(table.slot_count(), true);
         shared.build(&states, &table, &c[0], &mut cache);
         let states_table = (&table, &states);
-        let a = shared_or_own(states_table, &shared, &mut c[0], &mut cache, at(7, 0));
-        let b = shared_or_own(states_table, &shared, &mut c[1], &mut cache, at(7, 0));
-        let old = shared_or_own(states_table, &shared, &mut c[2], &mut cache, at(7, 0));
+        let a = shared_or_own(states_table, &mut shared, &mut c[0], &mut cache, at(7, 0));
+        let b = shared_or_own(states_table, &mut shared, &mut c[1], &mut cache, at(7, 0));
+        let old = shared_or_own(states_table, &mut shared, &mut c[2], &mut cache, at(7, 0));
         assert!(a.1 && b.1 && !old.1);
         assert_eq!(a.0, b.0);
         // Each entry: id, length, mask, the second member's 2 bytes; the old client gets both.
@@ -381,17 +388,29 @@ mod tests {
         c[1].send.ack(6, Duration::ZERO);
         c[1].send.refresh(&keys, &table, PeerId(3));
         shared.build(&states, &table, &c[0], &mut cache);
-        let own = shared_or_own((&table, &states), &shared, &mut c[1], &mut cache, at(7, 0));
+        let own = shared_or_own(
+            (&table, &states),
+            &mut shared,
+            &mut c[1],
+            &mut cache,
+            at(7, 0),
+        );
         assert!(!own.1);
         let budgeted = shared_or_own(
             (&table, &states),
-            &shared,
+            &mut shared,
             &mut c[2],
             &mut cache,
             at(7, 900),
         );
         assert!(!budgeted.1);
-        let unbudgeted = shared_or_own((&table, &states), &shared, &mut c[0], &mut cache, at(7, 0));
+        let unbudgeted = shared_or_own(
+            (&table, &states),
+            &mut shared,
+            &mut c[0],
+            &mut cache,
+            at(7, 0),
+        );
         assert!(unbudgeted.1);
     }
 }
