@@ -2,9 +2,11 @@
 //!
 //! An entry's bytes (net id, length, the state's members changed since a tick) depend only on
 //! the node, the `since` it is written with (`None`: everything, for a resync) and the audience
-//! (owner or not) at this tick, not on the client. Clients that acknowledged the same tick, as
-//! most do, get the same bytes: [`EntryCache`] encodes each distinct entry the first time a
-//! snapshot asks for it and lends the bytes to every later one, until the next tick.
+//! (owner or not) at this tick, not on the client. Snapshots ask with the `since` of the
+//! client's class ([`NetNode::since_class`]): clients that acknowledged any tick after the same
+//! change get the same bytes. [`EntryCache`] encodes each distinct entry once, ahead of the
+//! snapshots in one pass per type ([`EncodeBatch`]) or the first time a snapshot asks for it,
+//! and lends the bytes to every later one, until the next tick.
 
 use std::mem::take;
 use std::ops::Range;
@@ -101,7 +103,7 @@ impl Default for EntryCache {
 impl EntryCache {
     /// A new tick (after capture): forgets every entry, and makes room for `slots` node slots.
     /// With `sharing` false (one client gets a snapshot this tick) nothing is cached: see
-    /// [`write`](Self::write).
+    /// [`write_direct`](Self::write_direct).
     pub(crate) fn begin(&mut self, slots: usize, sharing: bool) {
         self.sharing = sharing;
         self.epoch = self.epoch.wrapping_add(1);

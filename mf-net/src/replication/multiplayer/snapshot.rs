@@ -42,8 +42,9 @@ pub(crate) struct SnapshotAt {
 /// ones it walks — and whose group is due this tick (its update period), in net id order
 /// starting at the client's cursor (wrapping) and stopping before the byte budget (`budget`,
 /// 0 = unlimited, counting the whole packet) would be exceeded, then the terminating 0.
-/// Entries come from `entries`, this tick's shared cache: each distinct one is encoded
-/// once, for the first client that needs it, and copied into every packet. Records the carried
+/// Entries come from `entries`, this tick's shared cache, asked for with the client's since
+/// class: each distinct one is encoded once (ahead, by [`prepare`], or for the first client
+/// that needs it) and copied into every packet. Records the carried
 /// nodes in the ring entry of `tick`, after recording whether the snapshot that entry held left
 /// the ring acknowledged (the client's unacknowledged window). Allocates nothing once the
 /// ring's node lists, `w` and `entries` have grown.

@@ -1,4 +1,4 @@
-//! What a [`LoopbackNetwork`](super::LoopbackNetwork) holds: its endpoints, the links between
+//! What a [`LoopbackNetwork`] holds: its endpoints, the links between
 //! them, the listening names and the packet pool; connecting, routing and disconnect notices.
 
 use std::collections::{HashMap, VecDeque};
