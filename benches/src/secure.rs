@@ -53,7 +53,8 @@ impl PacketFixture<SecureServer<LoopbackTransport>, SecureClient<LoopbackTranspo
     pub fn secure(size: usize) -> Self {
         let network = LoopbackNetwork::new();
         let config = ServerConfig::new(PROTOCOL, KEY, vec![ADDRESS.parse().expect("an address")]);
-        let server = SecureServer::new(network.listen("bench", 1).expect("free name"), config, NOW);
+        let server = SecureServer::new(network.listen("bench", 1).expect("free name"), config, NOW)
+            .expect("a valid configuration");
         let client = SecureClient::new(network.connect("bench", 0), token());
         Self::connected(server, client, size)
     }

@@ -61,7 +61,7 @@ impl Matchmaker {
         let key = SharedKey::generate()?;
         let config = ServerConfig::new(PROTOCOL, key.clone(), vec![address.clone()])
             .with_max_clients(max_clients);
-        let issuer = TokenIssuer::new(PROTOCOL, key).with_lifetime(TOKEN_LIFETIME);
+        let issuer = TokenIssuer::new(PROTOCOL, key).with_lifetime(TOKEN_LIFETIME)?;
         let matchmaker = Self {
             issuer,
             servers: vec![address],

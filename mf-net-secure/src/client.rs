@@ -7,8 +7,12 @@ use mf_net::transport::{
     Channel, DisconnectReason, PeerId, SendError, Transport, TransportEvent, TransportStats,
 };
 
-use crate::session::{Dropped, Session};
-use crate::wire::{KIND_ACCEPT, KIND_PAYLOAD};
+use crate::key::random_bytes;
+use crate::keys::{ConnectionKeys, Salts};
+use crate::session::{self, Dropped, End, Session};
+use crate::wire::{
+    KIND_ACCEPT, KIND_CHALLENGE, KIND_DENIED, KIND_KEEPALIVE, KIND_PAYLOAD, KIND_RESPONSE, SALT_LEN,
+};
 use crate::{ConnectToken, SecureStats};
 
 /// Where the handshake is.
@@ -16,8 +20,11 @@ use crate::{ConnectToken, SecureStats};
 enum State {
     /// The inner transport is connecting.
     Connecting,
-    /// The request went out at this time; waiting for the server's answer.
+    /// The request went out at this time; waiting for the server's challenge.
     Requesting(Duration),
+    /// The answer to the challenge went out; waiting for the server's acceptance (the time is
+    /// still the request's).
+    Responding(Duration),
     /// The server accepted the token.
     Admitted,
     /// Refused, timed out or disconnected.
@@ -25,25 +32,37 @@ enum State {
 }
 
 /// A [`Transport`] decorator presenting a [`ConnectToken`] to a
-/// [`SecureServer`](crate::SecureServer) and sealing every packet with the token's keys.
+/// [`SecureServer`](crate::SecureServer) and sealing every packet with keys bound to this
+/// connection.
 ///
 /// Wrap the client transport right after creating it (it connects to one of the token's
 /// [`servers`](ConnectToken::servers), with the connect data mf-net asks for). When the inner
-/// transport connects, the client sends its connection request; it reports
-/// [`Connected`](TransportEvent::Connected) only once the server's sealed answer arrives, and
-/// [`send`](Transport::send) fails with [`SendError::NotConnected`] until then. A refusal
-/// arrives as [`Disconnected`](TransportEvent::Disconnected) with the server's reason (for
-/// example [`TokenExpired`](DisconnectReason::TokenExpired)); no answer within the
-/// [handshake timeout](Self::with_handshake_timeout) is
-/// [`ConnectFailed`](DisconnectReason::ConnectFailed). Packets from the server that fail to
-/// authenticate or repeat are dropped and counted in [`secure_stats`](Self::secure_stats).
+/// transport connects, the client sends its connection request, answers the server's
+/// challenge, and reports [`Connected`](TransportEvent::Connected) only once the server's
+/// sealed acceptance arrives; [`send`](Transport::send) fails with
+/// [`SendError::NotConnected`] until then. A refusal arrives as
+/// [`Disconnected`](TransportEvent::Disconnected) with the server's reason (for example
+/// [`TokenExpired`](DisconnectReason::TokenExpired)), sealed so that only the token holder
+/// reads it; no acceptance within the [handshake timeout](Self::with_handshake_timeout) is
+/// [`ConnectFailed`](DisconnectReason::ConnectFailed). Once admitted, nothing that
+/// authenticates from the server for the [timeout](Self::with_timeout) is
+/// [`Timeout`](DisconnectReason::Timeout); the client sends a keep-alive when it has sent
+/// nothing for a second. Packets from the server that fail to authenticate or repeat are
+/// dropped and counted in [`secure_stats`](Self::secure_stats).
 pub struct SecureClient<T: Transport> {
     inner: T,
     token: ConnectToken,
-    session: Session,
+    /// This connection's salt, drawn when the request goes out.
+    salt: [u8; SALT_LEN],
+    /// The connection's keys and counters, once the server's challenge arrived.
+    session: Option<Session>,
     state: State,
     now: Duration,
     handshake_timeout: Duration,
+    timeout: Duration,
+    /// When the last authenticated packet arrived, and the last packet went out.
+    heard: Duration,
+    sent: Duration,
     /// A disconnect to report on the next poll (the handshake timed out).
     closed: Option<DisconnectReason>,
     /// The request, then sealed outgoing packets.
@@ -56,21 +75,25 @@ pub struct SecureClient<T: Transport> {
 impl<T: Transport> SecureClient<T> {
     /// The default handshake timeout: 5 s from the request going out.
     pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+    /// The default timeout once admitted: 10 s without an authenticated packet.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+    /// How long the client stays silent before it sends a keep-alive (or half the timeout if
+    /// that is shorter).
+    pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(1);
 
     /// Wraps the connecting client transport `inner`, presenting `token`.
     pub fn new(inner: T, token: ConnectToken) -> Self {
-        let session = Session::new(
-            token.protocol_id,
-            &token.client_to_server,
-            &token.server_to_client,
-        );
         Self {
             inner,
             token,
-            session,
+            salt: [0; SALT_LEN],
+            session: None,
             state: State::Connecting,
             now: Duration::ZERO,
             handshake_timeout: Self::DEFAULT_HANDSHAKE_TIMEOUT,
+            timeout: Self::DEFAULT_TIMEOUT,
+            heard: Duration::ZERO,
+            sent: Duration::ZERO,
             closed: None,
             scratch: Vec::new(),
             opened: Vec::new(),
@@ -78,11 +101,20 @@ impl<T: Transport> SecureClient<T> {
         }
     }
 
-    /// This client giving up after `timeout` without the server's answer (time moves with
+    /// This client giving up after `timeout` without the server's acceptance (time moves with
     /// [`advance`](Transport::advance)).
     #[must_use]
     pub fn with_handshake_timeout(mut self, timeout: Duration) -> Self {
         self.handshake_timeout = timeout;
+        self
+    }
+
+    /// This client closing the connection after `timeout` without an authenticated packet from
+    /// the server (keep it at least the server's keep-alive interval, 1 s by default, plus the
+    /// round trip).
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
         self
     }
 
@@ -113,7 +145,11 @@ impl<T: Transport> SecureClient<T> {
     }
 
     fn send_request(&mut self) {
-        self.token.write_request(&mut self.scratch);
+        let Ok(salt) = random_bytes() else {
+            return self.give_up(DisconnectReason::ConnectFailed);
+        };
+        self.salt = salt;
+        self.token.write_request(&self.salt, &mut self.scratch);
         if self
             .inner
             .send(PeerId::SERVER, Channel::Reliable, &self.scratch)
@@ -130,19 +166,142 @@ impl<T: Transport> SecureClient<T> {
         self.inner.disconnect(PeerId::SERVER, reason);
         self.closed = Some(reason);
     }
+
+    /// Acts on a handshake packet (in `packet`, copied out of the inner transport).
+    fn on_handshake(&mut self, channel: Channel, packet: &[u8]) -> Option<TransportEvent<'static>> {
+        match (self.state, packet.first()) {
+            (State::Requesting(since), Some(&(KIND_CHALLENGE | KIND_DENIED))) => {
+                let Some(server_salt) = session::server_salt(packet) else {
+                    self.stats.dropped_tampered += 1;
+                    return None;
+                };
+                let t = &self.token;
+                let salts = Salts {
+                    client: &self.salt,
+                    server: &server_salt,
+                };
+                let keys = ConnectionKeys::derive(
+                    t.protocol_id,
+                    &t.client_to_server,
+                    &t.server_to_client,
+                    &salts,
+                );
+                let mut session = Session::new(t.protocol_id, &keys, End::Client);
+                let opened = session.open_handshake(packet, &mut self.opened);
+                match opened {
+                    Ok(KIND_CHALLENGE) => self.answer(session, since),
+                    Ok(_) => return Some(self.denied()),
+                    Err(dropped) => self.count(dropped),
+                }
+                None
+            }
+            (State::Responding(_), Some(&KIND_DENIED)) => {
+                let opened = self
+                    .session
+                    .as_mut()?
+                    .open_handshake(packet, &mut self.opened);
+                match opened {
+                    Ok(KIND_DENIED) => return Some(self.denied()),
+                    Ok(_) => self.stats.dropped_unexpected += 1,
+                    Err(dropped) => self.count(dropped),
+                }
+                None
+            }
+            (State::Responding(_), _) => {
+                let opened = self
+                    .session
+                    .as_mut()?
+                    .open(channel, packet, &mut self.opened);
+                match opened {
+                    Ok(KIND_ACCEPT) => {
+                        self.state = State::Admitted;
+                        self.heard = self.now;
+                        self.stats.admitted += 1;
+                        return Some(TransportEvent::Connected {
+                            peer: PeerId::SERVER,
+                            connect_data: 0,
+                        });
+                    }
+                    Ok(_) => self.stats.dropped_unexpected += 1,
+                    Err(dropped) => self.count(dropped),
+                }
+                None
+            }
+            _ => {
+                self.stats.dropped_unexpected += 1;
+                None
+            }
+        }
+    }
+
+    /// Answers the challenge in `self.opened` with `session`, the connection's.
+    fn answer(&mut self, mut session: Session, since: Duration) {
+        let mut out = Vec::new();
+        if !session.seal_handshake(KIND_RESPONSE, None, &self.opened, &mut out)
+            || self
+                .inner
+                .send(PeerId::SERVER, Channel::Reliable, &out)
+                .is_err()
+        {
+            return self.give_up(DisconnectReason::ConnectFailed);
+        }
+        self.sent = self.now;
+        self.session = Some(session);
+        self.state = State::Responding(since);
+    }
+
+    /// The server's sealed refusal (its reason's code in `self.opened`).
+    fn denied(&mut self) -> TransportEvent<'static> {
+        let code = self.opened.get(..4).and_then(|c| c.try_into().ok());
+        let reason = code.map_or(DisconnectReason::ConnectFailed, |c| {
+            DisconnectReason::from_code(u32::from_le_bytes(c))
+        });
+        self.state = State::Closed;
+        self.inner
+            .disconnect(PeerId::SERVER, DisconnectReason::Closed);
+        TransportEvent::Disconnected {
+            peer: PeerId::SERVER,
+            reason,
+        }
+    }
+
+    fn count(&mut self, dropped: Dropped) {
+        match dropped {
+            Dropped::Tampered => self.stats.dropped_tampered += 1,
+            Dropped::Replayed => self.stats.dropped_replayed += 1,
+        }
+    }
+
+    /// Times the admitted connection out, or sends a keep-alive if the client has been quiet.
+    fn tend_connection(&mut self) {
+        if self.now.saturating_sub(self.heard) >= self.timeout {
+            self.stats.timeouts += 1;
+            return self.give_up(DisconnectReason::Timeout);
+        }
+        let interval = Self::KEEPALIVE_INTERVAL.min(self.timeout / 2);
+        let Some(session) = self.session.as_mut() else {
+            return;
+        };
+        if self.now.saturating_sub(self.sent) >= interval
+            && session.seal(KIND_KEEPALIVE, Channel::Unreliable, &[], &mut self.scratch)
+        {
+            self.sent = self.now;
+            let _ = self
+                .inner
+                .send(PeerId::SERVER, Channel::Unreliable, &self.scratch);
+        }
+    }
 }
 
 impl<T: Transport> Transport for SecureClient<T> {
     fn send(&mut self, peer: PeerId, channel: Channel, data: &[u8]) -> Result<(), SendError> {
-        if self.state != State::Admitted {
+        let (State::Admitted, Some(session)) = (self.state, self.session.as_mut()) else {
             return Err(SendError::NotConnected);
-        }
-        if !self
-            .session
-            .seal(KIND_PAYLOAD, channel, data, &mut self.scratch)
-        {
+        };
+        if !session.seal(KIND_PAYLOAD, channel, data, &mut self.scratch) {
             return Err(SendError::TooLarge);
         }
+        self.sent = self.now;
         self.inner.send(peer, channel, &self.scratch)
     }
 
@@ -173,39 +332,34 @@ impl<T: Transport> Transport for SecureClient<T> {
                     self.state = State::Closed;
                     return Some(TransportEvent::Disconnected { peer, reason });
                 }
-                TransportEvent::Received {
-                    peer,
-                    channel,
-                    data,
-                } => {
-                    if matches!(self.state, State::Connecting | State::Closed) {
-                        self.stats.dropped_unexpected += 1;
-                        continue;
-                    }
-                    match (
-                        self.session.open(channel, data, &mut self.opened),
-                        self.state,
-                    ) {
-                        (Ok(KIND_ACCEPT), State::Requesting(_)) => {
-                            self.state = State::Admitted;
-                            self.stats.admitted += 1;
-                            return Some(TransportEvent::Connected {
-                                peer,
-                                connect_data: 0,
-                            });
+                TransportEvent::Received { channel, data, .. } => match self.state {
+                    State::Admitted => {
+                        let Some(session) = self.session.as_mut() else {
+                            continue;
+                        };
+                        match session.open(channel, data, &mut self.opened) {
+                            Ok(KIND_PAYLOAD) => {
+                                self.heard = self.now;
+                                return Some(TransportEvent::Received {
+                                    peer: PeerId::SERVER,
+                                    channel,
+                                    data: &self.opened,
+                                });
+                            }
+                            Ok(KIND_KEEPALIVE) => self.heard = self.now,
+                            Ok(_) => self.stats.dropped_unexpected += 1,
+                            Err(Dropped::Tampered) => self.stats.dropped_tampered += 1,
+                            Err(Dropped::Replayed) => self.stats.dropped_replayed += 1,
                         }
-                        (Ok(KIND_PAYLOAD), State::Admitted) => {
-                            return Some(TransportEvent::Received {
-                                peer,
-                                channel,
-                                data: &self.opened,
-                            })
-                        }
-                        (Ok(_), _) => self.stats.dropped_unexpected += 1,
-                        (Err(Dropped::Tampered), _) => self.stats.dropped_tampered += 1,
-                        (Err(Dropped::Replayed), _) => self.stats.dropped_replayed += 1,
                     }
-                }
+                    State::Requesting(_) | State::Responding(_) => {
+                        let packet = data.to_vec();
+                        if let Some(event) = self.on_handshake(channel, &packet) {
+                            return Some(event);
+                        }
+                    }
+                    State::Connecting | State::Closed => self.stats.dropped_unexpected += 1,
+                },
             }
         }
     }
@@ -213,11 +367,15 @@ impl<T: Transport> Transport for SecureClient<T> {
     fn advance(&mut self, dt: Duration) {
         self.now = self.now.saturating_add(dt);
         self.inner.advance(dt);
-        if let State::Requesting(since) = self.state {
-            if self.now.saturating_sub(since) >= self.handshake_timeout {
+        match self.state {
+            State::Requesting(since) | State::Responding(since)
+                if self.now.saturating_sub(since) >= self.handshake_timeout =>
+            {
                 self.stats.handshake_timeouts += 1;
                 self.give_up(DisconnectReason::ConnectFailed);
             }
+            State::Admitted => self.tend_connection(),
+            _ => {}
         }
     }
 

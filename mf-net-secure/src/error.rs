@@ -18,6 +18,11 @@ pub enum TokenError {
     Randomness,
     /// The bytes (or text) are not a connect token of this version.
     Malformed,
+    /// The text is not a [`SharedKey`](crate::SharedKey): 64 hex digits.
+    MalformedKey,
+    /// A token lifetime of zero, or longer than
+    /// [`TokenIssuer::MAX_LIFETIME`](crate::TokenIssuer::MAX_LIFETIME).
+    Lifetime,
 }
 
 impl fmt::Display for TokenError {
@@ -37,6 +42,10 @@ impl fmt::Display for TokenError {
             }
             TokenError::Randomness => f.write_str("the system random number generator failed"),
             TokenError::Malformed => f.write_str("not a connect token"),
+            TokenError::MalformedKey => f.write_str("a shared key is 64 hex digits"),
+            TokenError::Lifetime => f.write_str(
+                "TokenIssuer lifetime: must be at least 1 s and at most TokenIssuer::MAX_LIFETIME",
+            ),
         }
     }
 }

@@ -38,6 +38,8 @@ impl TokenIssuer {
     /// otherwise: long enough to reach a server, short enough that a leaked token is soon
     /// worthless.
     pub const DEFAULT_LIFETIME: Duration = Duration::from_secs(30);
+    /// The longest lifetime [`with_lifetime`](Self::with_lifetime) accepts: a day.
+    pub const MAX_LIFETIME: Duration = Duration::from_secs(24 * 60 * 60);
 
     /// An issuer for the game `protocol_id` (the servers must be configured with the same one)
     /// sealing under `key`.
@@ -50,10 +52,17 @@ impl TokenIssuer {
     }
 
     /// This issuer with tokens valid for `lifetime` (rounded down to whole seconds).
-    #[must_use]
-    pub fn with_lifetime(mut self, lifetime: Duration) -> Self {
+    ///
+    /// # Errors
+    ///
+    /// [`TokenError::Lifetime`] for less than a second (tokens that expire as they are made)
+    /// or more than [`MAX_LIFETIME`](Self::MAX_LIFETIME).
+    pub fn with_lifetime(mut self, lifetime: Duration) -> Result<Self, TokenError> {
+        if lifetime.as_secs() == 0 || lifetime > Self::MAX_LIFETIME {
+            return Err(TokenError::Lifetime);
+        }
         self.lifetime = lifetime;
-        self
+        Ok(self)
     }
 
     /// A token letting client `client_id` connect to one of `servers` until `now` plus the
@@ -85,6 +94,7 @@ impl TokenIssuer {
         let client_to_server = random_bytes()?;
         let server_to_client = random_bytes()?;
         let nonce = random_bytes()?;
+        let created_at = now.as_secs();
         let expires_at = now.saturating_add(self.lifetime).as_secs();
         let mut sealed = Vec::new();
         PrivateFields::encode(
@@ -94,10 +104,11 @@ impl TokenIssuer {
             user_data,
             &mut sealed,
         );
-        let ad = private::additional_data(self.protocol_id, expires_at);
+        let ad = private::additional_data(self.protocol_id, created_at, expires_at);
         private::seal(&self.key, &nonce, &ad, &mut sealed)?;
         Ok(ConnectToken {
             protocol_id: self.protocol_id,
+            created_at,
             expires_at,
             nonce,
             sealed,

@@ -34,10 +34,10 @@
 //!
 //! let net = LoopbackNetwork::new();
 //! let config = ServerConfig::new(7, key, vec![address]);
-//! let mut server = SecureServer::new(net.listen("arena", 8).unwrap(), config, now);
+//! let mut server = SecureServer::new(net.listen("arena", 8).unwrap(), config, now).unwrap();
 //! let mut client = SecureClient::new(net.connect("arena", 0), token);
 //! let mut admitted = None;
-//! for _ in 0..4 {
+//! for _ in 0..8 {
 //!     while let Some(event) = server.poll_event() {
 //!         if let TransportEvent::Connected { peer, .. } = event {
 //!             admitted = Some(peer);
@@ -59,12 +59,16 @@
 //! ```
 
 mod admission;
+mod challenge;
 mod client;
 mod config;
 mod error;
+mod handshake;
+mod hex;
 mod identity;
 mod issuer;
 mod key;
+mod keys;
 mod private;
 mod replay;
 mod server;
@@ -75,7 +79,7 @@ mod used;
 mod wire;
 
 pub use client::SecureClient;
-pub use config::{DuplicatePolicy, ServerConfig};
+pub use config::{ConfigError, DuplicatePolicy, ServerConfig};
 pub use error::TokenError;
 pub use identity::ClientIdentity;
 pub use issuer::TokenIssuer;

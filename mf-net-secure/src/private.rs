@@ -3,8 +3,8 @@
 //! Plain layout: client id `u64` · client-to-server key (32) · server-to-client key (32) ·
 //! server count `u8` · per server its address text (`u8` length + bytes) · user data (`u16`
 //! length + bytes). It is sealed with XChaCha20-Poly1305 under the [`SharedKey`], with the
-//! token's random 24-byte nonce and, as additional data, the format version, protocol id and
-//! expiry, so none of those can be changed without the server noticing.
+//! token's random 24-byte nonce and, as additional data, the format version, protocol id,
+//! creation time and expiry, so none of those can be changed without the server noticing.
 
 use chacha20poly1305::aead::{AeadInOut, KeyInit};
 use chacha20poly1305::{Key, Tag, XChaCha20Poly1305, XNonce};
@@ -13,11 +13,12 @@ use crate::wire::{Reader, SESSION_KEY_LEN, TAG_LEN, TOKEN_NONCE_LEN, VERSION};
 use crate::SharedKey;
 
 /// The additional data binding the public fields to the sealed part.
-pub(crate) fn additional_data(protocol_id: u64, expires_at: u64) -> [u8; 24] {
-    let mut ad = [0; 24];
+pub(crate) fn additional_data(protocol_id: u64, created_at: u64, expires_at: u64) -> [u8; 32] {
+    let mut ad = [0; 32];
     ad[..8].copy_from_slice(&VERSION);
     ad[8..16].copy_from_slice(&protocol_id.to_le_bytes());
-    ad[16..].copy_from_slice(&expires_at.to_le_bytes());
+    ad[16..24].copy_from_slice(&created_at.to_le_bytes());
+    ad[24..].copy_from_slice(&expires_at.to_le_bytes());
     ad
 }
 

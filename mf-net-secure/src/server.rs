@@ -8,90 +8,126 @@ use mf_net::transport::{
     Channel, DisconnectReason, PeerId, SendError, Transport, TransportEvent, TransportStats,
 };
 
-use crate::admission::{self, Ticket};
+use crate::challenge::Challenger;
+use crate::config::ConfigError;
+use crate::handshake::{Pending, Stage};
+use crate::key::random_bytes;
 use crate::session::{Dropped, Session};
-use crate::used::{NotRecorded, UsedTokens};
-use crate::wire::{KIND_ACCEPT, KIND_PAYLOAD, KIND_REQUEST};
-use crate::{ClientIdentity, DuplicatePolicy, SecureStats, ServerConfig};
+use crate::used::UsedTokens;
+use crate::wire::{KIND_KEEPALIVE, KIND_PAYLOAD};
+use crate::{ClientIdentity, SecureStats, ServerConfig};
+
+/// The earliest plausible wall-clock time (2020-01-01), in seconds since the UNIX epoch.
+const EARLIEST_CLOCK: u64 = 1_577_836_800;
+/// The latest plausible wall-clock time (2500-01-01).
+const LATEST_CLOCK: u64 = 16_725_225_600;
 
 /// A [`Transport`] decorator admitting only clients with a valid
 /// [`ConnectToken`](crate::ConnectToken), and sealing every packet after that.
 ///
-/// - A peer the inner transport connects is **not** reported yet. Its first packet must be a
-///   connection request; the server checks it without keeping anything for it and either
-///   refuses it — disconnecting the inner peer with the named reason (see
-///   [`DisconnectReason`]: `TokenMalformed`, `ProtocolMismatch`, `TokenExpired`,
-///   `TokenInvalid`, `TokenWrongServer`, `TokenReplayed`, `ServerFull`, `ClientIdInUse`) and
-///   reporting nothing — or admits it: it answers with a sealed "accepted" packet and reports
-///   [`Connected`](TransportEvent::Connected) with the inner transport's connect data.
-/// - A peer that sends no request within the
-///   [handshake timeout](ServerConfig::handshake_timeout) is disconnected
-///   ([`Timeout`](DisconnectReason::Timeout)).
-/// - Admitted peers' packets are opened before they are passed up; a packet that fails to
-///   authenticate, repeats a sequence number or is too old is dropped and counted in
-///   [`secure_stats`](Self::secure_stats), never passed up.
-/// - [`identity`](Self::identity) gives the client id and user data of an admitted peer.
+/// The handshake, after netcode.io's:
+/// 1. A peer the inner transport connects is **not** reported yet. Its first packet must be a
+///    connection request. One that is not, or whose token does not open under the shared key,
+///    gets no answer: the peer is dropped. A plain mf-net client (no token at all) is refused
+///    with [`SecureRequired`](DisconnectReason::SecureRequired).
+/// 2. An opened token that cannot be admitted is refused with a reason sealed for the token
+///    holder alone: [`ProtocolMismatch`](DisconnectReason::ProtocolMismatch),
+///    [`TokenExpired`](DisconnectReason::TokenExpired),
+///    [`TokenWrongServer`](DisconnectReason::TokenWrongServer),
+///    [`TokenReplayed`](DisconnectReason::TokenReplayed),
+///    [`ServerFull`](DisconnectReason::ServerFull) or
+///    [`ClientIdInUse`](DisconnectReason::ClientIdInUse).
+/// 3. Otherwise the server sends a challenge, sealed under a key it drew at start, inside a
+///    packet sealed with the connection's keys. These are derived from the token's keys and
+///    fresh salts from both sides, so a token used on two servers, or before and after a
+///    restart, never gives the same keys. Only a client that receives at its address and
+///    holds the token's keys can answer it.
+/// 4. On the answer the peer is admitted: the server records the token as used, sends a sealed
+///    "accepted" packet and reports [`Connected`](TransportEvent::Connected) with the inner
+///    transport's connect data. Nothing of the game is sealed or passed up before that.
+///
+/// A peer that does not complete the handshake within the
+/// [handshake timeout](ServerConfig::handshake_timeout) is dropped; at most
+/// [`max_pending`](ServerConfig::max_pending) peers may be in the handshake at once. An admitted
+/// peer from which nothing authenticates for [`timeout`](ServerConfig::timeout) is disconnected
+/// with [`Timeout`](DisconnectReason::Timeout) (both ends send keep-alives when idle). Packets
+/// that fail to authenticate, repeat a sequence number or are too old are dropped and counted
+/// in [`secure_stats`](Self::secure_stats), never passed up.
 ///
 /// Time: expiry is checked against the time given to [`new`](Self::new) plus every `dt` given
 /// to [`advance`](Transport::advance) (or set again with [`set_time`](Self::set_time)); the
-/// layer reads no clock. Once every admitted peer's buffers have grown to the largest packet,
-/// sending and receiving allocate nothing.
+/// layer reads no clock, and its clock never goes back. Once every admitted peer's buffers have
+/// grown to the largest packet, sending and receiving allocate nothing.
 pub struct SecureServer<T: Transport> {
-    inner: T,
-    config: ServerConfig,
+    pub(crate) inner: T,
+    pub(crate) config: ServerConfig,
     /// The configured addresses as the issuer writes them.
-    addresses: Vec<String>,
-    now: Duration,
-    /// Peers connected on the inner transport whose request has not come yet.
-    pending: Vec<Pending>,
+    pub(crate) addresses: Vec<String>,
+    pub(crate) now: Duration,
+    /// When the server started, in seconds since the UNIX epoch.
+    pub(crate) started: u64,
+    /// Peers connected on the inner transport that are not admitted yet.
+    pub(crate) pending: Vec<Pending>,
     /// Admitted peers, sorted by id.
-    peers: Vec<Admitted>,
-    used: UsedTokens,
-    events: VecDeque<Upward>,
+    pub(crate) peers: Vec<Admitted>,
+    pub(crate) used: UsedTokens,
+    pub(crate) challenger: Challenger,
+    pub(crate) events: VecDeque<Upward>,
     /// Opened requests and sealed outgoing packets.
-    scratch: Vec<u8>,
+    pub(crate) scratch: Vec<u8>,
     /// The payload of the last `Received` event, lent until the next poll.
-    opened: Vec<u8>,
-    stats: SecureStats,
+    pub(crate) opened: Vec<u8>,
+    pub(crate) stats: SecureStats,
 }
 
-struct Pending {
-    peer: PeerId,
-    connect_data: u32,
-    since: Duration,
-}
-
-struct Admitted {
-    peer: PeerId,
-    identity: ClientIdentity,
-    session: Session,
+/// One admitted connection.
+pub(crate) struct Admitted {
+    pub(crate) peer: PeerId,
+    pub(crate) identity: ClientIdentity,
+    pub(crate) session: Session,
+    /// When the last authenticated packet arrived.
+    pub(crate) heard: Duration,
+    /// When the last packet went out.
+    pub(crate) sent: Duration,
 }
 
 /// An event for the layer above, waiting behind another.
 #[derive(Debug, Clone, Copy)]
-enum Upward {
+pub(crate) enum Upward {
     Connected(PeerId, u32),
     Disconnected(PeerId, DisconnectReason),
 }
 
 impl<T: Transport> SecureServer<T> {
     /// Wraps the accepting transport `inner`. `now` is the current time since the UNIX epoch,
-    /// on the clock the token issuer uses.
-    pub fn new(inner: T, config: ServerConfig, now: Duration) -> Self {
+    /// on the clock the token issuer uses. Draws the challenge key.
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] naming the field out of range, a `now` that is no wall-clock time, or
+    /// the random number generator failing.
+    pub fn new(inner: T, config: ServerConfig, now: Duration) -> Result<Self, ConfigError> {
+        config.check()?;
+        if !(EARLIEST_CLOCK..LATEST_CLOCK).contains(&now.as_secs()) {
+            return Err(ConfigError::Clock(now));
+        }
+        let key = zeroize::Zeroizing::new(random_bytes().map_err(|_| ConfigError::Randomness)?);
         let addresses = config.addresses.iter().map(ToString::to_string).collect();
-        Self {
+        Ok(Self {
             inner,
             used: UsedTokens::new(config.used_token_capacity),
+            challenger: Challenger::new(&key),
             config,
             addresses,
             now,
+            started: now.as_secs(),
             pending: Vec::new(),
             peers: Vec::new(),
             events: VecDeque::with_capacity(4),
             scratch: Vec::new(),
             opened: Vec::new(),
             stats: SecureStats::default(),
-        }
+        })
     }
 
     /// Who the admitted `peer` is, as its token says; `None` for a peer not admitted.
@@ -112,6 +148,11 @@ impl<T: Transport> SecureServer<T> {
         self.peers.len()
     }
 
+    /// How many peers are in the handshake (connected on the inner transport, not admitted).
+    pub fn pending_count(&self) -> usize {
+        self.pending.len()
+    }
+
     /// What the layer admitted, refused and dropped.
     pub fn secure_stats(&self) -> SecureStats {
         self.stats
@@ -123,8 +164,10 @@ impl<T: Transport> SecureServer<T> {
     }
 
     /// Sets the layer's time since the UNIX epoch (to follow the wall clock over a long run).
+    /// A time before the layer's is ignored: its clock never goes back, so stepping the wall
+    /// clock back cannot make a used or expired token valid again.
     pub fn set_time(&mut self, now: Duration) {
-        self.now = now;
+        self.now = self.now.max(now);
     }
 
     /// The configuration.
@@ -148,7 +191,8 @@ impl<T: Transport> SecureServer<T> {
         self.peers.get(i)
     }
 
-    fn forget(&mut self, peer: PeerId) -> bool {
+    /// Forgets `peer`; true if it was admitted.
+    pub(crate) fn forget(&mut self, peer: PeerId) -> bool {
         if let Some(i) = self.pending.iter().position(|p| p.peer == peer) {
             self.pending.swap_remove(i);
         }
@@ -161,92 +205,28 @@ impl<T: Transport> SecureServer<T> {
         }
     }
 
-    /// Acts on a checked request of the pending `peer`.
-    fn decide(&mut self, peer: PeerId, checked: Result<Ticket, DisconnectReason>) {
-        let Some(i) = self.pending.iter().position(|p| p.peer == peer) else {
-            return;
-        };
-        let pending = self.pending.swap_remove(i);
-        match checked.and_then(|ticket| self.admissible(ticket)) {
-            Ok((ticket, replacing)) => self.admit(pending, ticket, replacing),
-            Err(reason) => {
-                self.stats.count_refusal(reason);
-                self.inner.disconnect(peer, reason);
-            }
-        }
-    }
-
-    /// The checks that depend on the other connections: replays, duplicates, room. Returns the
-    /// connection the ticket replaces, if any.
-    fn admissible(&mut self, ticket: Ticket) -> Result<(Ticket, Option<PeerId>), DisconnectReason> {
-        if self.used.contains(&ticket.tag) {
-            return Err(DisconnectReason::TokenReplayed);
-        }
-        let replacing = self.peer_of(ticket.identity.client_id());
-        if replacing.is_some() && self.config.duplicates == DuplicatePolicy::RefuseNewer {
-            return Err(DisconnectReason::ClientIdInUse);
-        }
-        let others = self.peers.len() - usize::from(replacing.is_some());
-        if others >= self.config.max_clients {
-            return Err(DisconnectReason::ServerFull);
-        }
-        let now = self.now.as_secs();
-        match self.used.record(ticket.tag, ticket.expires_at, now) {
-            Ok(()) => Ok((ticket, replacing)),
-            Err(NotRecorded::Replayed) => Err(DisconnectReason::TokenReplayed),
-            Err(NotRecorded::Full) => Err(DisconnectReason::ServerFull),
-        }
-    }
-
-    fn admit(&mut self, pending: Pending, ticket: Ticket, replacing: Option<PeerId>) {
-        if let Some(old) = replacing {
-            self.forget(old);
-            self.inner.disconnect(old, DisconnectReason::Replaced);
-            self.stats.replaced += 1;
-            self.events
-                .push_back(Upward::Disconnected(old, DisconnectReason::Replaced));
-        }
-        let mut session = Session::new(
-            self.config.protocol_id,
-            &ticket.server_to_client,
-            &ticket.client_to_server,
-        );
-        let peer = pending.peer;
-        let sent = session.seal(KIND_ACCEPT, Channel::Reliable, &[], &mut self.scratch)
-            && self
-                .inner
-                .send(peer, Channel::Reliable, &self.scratch)
-                .is_ok();
-        if !sent {
-            self.inner.disconnect(peer, DisconnectReason::ConnectFailed);
-            return;
-        }
-        let at = self.peers.partition_point(|p| p.peer < peer);
-        self.peers.insert(
-            at,
-            Admitted {
-                peer,
-                identity: ticket.identity,
-                session,
-            },
-        );
-        self.stats.admitted += 1;
-        self.events
-            .push_back(Upward::Connected(peer, pending.connect_data));
-    }
-
-    /// Disconnects pending peers whose request is overdue.
-    fn expire_handshakes(&mut self) {
+    /// Disconnects admitted peers silent for longer than the timeout, and sends a keep-alive
+    /// to those the server has sent nothing for a keep-alive interval.
+    fn tend_connections(&mut self) {
         let mut i = 0;
-        while let Some(p) = self.pending.get(i) {
-            if self.now.saturating_sub(p.since) >= self.config.handshake_timeout {
+        while let Some(p) = self.peers.get_mut(i) {
+            if self.now.saturating_sub(p.heard) >= self.config.timeout {
                 let peer = p.peer;
-                self.pending.swap_remove(i);
-                self.stats.handshake_timeouts += 1;
+                self.peers.remove(i);
+                self.stats.timeouts += 1;
                 self.inner.disconnect(peer, DisconnectReason::Timeout);
-            } else {
-                i += 1;
+                self.events
+                    .push_back(Upward::Disconnected(peer, DisconnectReason::Timeout));
+                continue;
             }
+            if self.now.saturating_sub(p.sent) >= self.config.keepalive_interval
+                && p.session
+                    .seal(KIND_KEEPALIVE, Channel::Unreliable, &[], &mut self.scratch)
+            {
+                p.sent = self.now;
+                let _ = self.inner.send(p.peer, Channel::Unreliable, &self.scratch);
+            }
+            i += 1;
         }
     }
 }
@@ -266,7 +246,7 @@ impl Upward {
 enum Receipt {
     /// A payload of an admitted peer, opened into the buffer.
     Opened,
-    /// A packet of an admitted peer that does not get through (counted).
+    /// A packet of an admitted peer that does not get through (a keep-alive, or counted).
     Dropped,
     /// The peer is not admitted.
     NotAdmitted,
@@ -277,9 +257,8 @@ fn open(
     peers: &mut [Admitted],
     stats: &mut SecureStats,
     opened: &mut Vec<u8>,
-    peer: PeerId,
-    channel: Channel,
-    data: &[u8],
+    now: Duration,
+    (peer, channel, data): (PeerId, Channel, &[u8]),
 ) -> Receipt {
     let Ok(i) = peers.binary_search_by_key(&peer, |p| p.peer) else {
         return Receipt::NotAdmitted;
@@ -287,11 +266,15 @@ fn open(
     let Some(admitted) = peers.get_mut(i) else {
         return Receipt::NotAdmitted;
     };
-    match admitted.session.open(channel, data, opened) {
+    let opened = admitted.session.open(channel, data, opened);
+    if opened.is_ok() {
+        admitted.heard = now;
+    }
+    match opened {
         Ok(KIND_PAYLOAD) => return Receipt::Opened,
-        // The accepted packet goes the other way; a second request is late.
+        Ok(KIND_KEEPALIVE) => {}
+        // The accepted packet goes the other way.
         Ok(_) => stats.dropped_unexpected += 1,
-        Err(_) if data.first() == Some(&KIND_REQUEST) => stats.dropped_unexpected += 1,
         Err(Dropped::Tampered) => stats.dropped_tampered += 1,
         Err(Dropped::Replayed) => stats.dropped_replayed += 1,
     }
@@ -314,6 +297,7 @@ impl<T: Transport> Transport for SecureServer<T> {
         {
             return Err(SendError::TooLarge);
         }
+        admitted.sent = self.now;
         self.inner.send(peer, channel, &self.scratch)
     }
 
@@ -322,13 +306,11 @@ impl<T: Transport> Transport for SecureServer<T> {
             if let Some(up) = self.events.pop_front() {
                 return Some(up.event());
             }
-            let now = self.now.as_secs();
+            let clock = self.clock();
             match self.inner.poll_event()? {
-                TransportEvent::Connected { peer, connect_data } => self.pending.push(Pending {
-                    peer,
-                    connect_data,
-                    since: self.now,
-                }),
+                TransportEvent::Connected { peer, connect_data } => {
+                    self.on_connected(peer, connect_data);
+                }
                 TransportEvent::Disconnected { peer, reason } => {
                     if self.forget(peer) {
                         return Some(TransportEvent::Disconnected { peer, reason });
@@ -342,9 +324,8 @@ impl<T: Transport> Transport for SecureServer<T> {
                     &mut self.peers,
                     &mut self.stats,
                     &mut self.opened,
-                    peer,
-                    channel,
-                    data,
+                    self.now,
+                    (peer, channel, data),
                 ) {
                     Receipt::Opened => {
                         return Some(TransportEvent::Received {
@@ -354,17 +335,28 @@ impl<T: Transport> Transport for SecureServer<T> {
                         })
                     }
                     Receipt::Dropped => {}
-                    Receipt::NotAdmitted if self.pending.iter().any(|p| p.peer == peer) => {
-                        let checked = admission::check(
-                            &self.config,
-                            &self.addresses,
-                            now,
-                            data,
-                            &mut self.scratch,
-                        );
-                        self.decide(peer, checked);
+                    Receipt::NotAdmitted => {
+                        match self.pending.iter().position(|p| p.peer == peer) {
+                            Some(i) => match &mut self.pending[i].stage {
+                                Stage::AwaitingRequest => {
+                                    let checked = crate::handshake::check_request(
+                                        &self.config,
+                                        &self.addresses,
+                                        clock,
+                                        data,
+                                        &mut self.scratch,
+                                    );
+                                    self.on_request(i, checked);
+                                }
+                                Stage::Challenged(challenged) => {
+                                    let answer =
+                                        challenged.session.open_handshake(data, &mut self.opened);
+                                    self.on_response(i, answer);
+                                }
+                            },
+                            None => self.stats.dropped_unexpected += 1,
+                        }
                     }
-                    Receipt::NotAdmitted => self.stats.dropped_unexpected += 1,
                 },
             }
         }
@@ -374,6 +366,7 @@ impl<T: Transport> Transport for SecureServer<T> {
         self.now = self.now.saturating_add(dt);
         self.inner.advance(dt);
         self.expire_handshakes();
+        self.tend_connections();
     }
 
     fn flush(&mut self) {

@@ -9,19 +9,32 @@ use mf_net::transport::DisconnectReason;
 pub struct SecureStats {
     /// Connections admitted (server) or accepted by the server (client).
     pub admitted: u64,
+    /// Challenges sent (server): requests whose token opened and could be admitted.
+    pub challenges_sent: u64,
+    /// Packets from challenged peers that were not the challenge's answer (server).
+    pub challenge_failures: u64,
+    /// Admitted connections closed because nothing authenticated came for the timeout.
+    pub timeouts: u64,
+    /// Peers dropped on connecting because the handshake already held
+    /// [`max_pending`](crate::ServerConfig::max_pending) peers (server).
+    pub strangers_dropped: u64,
+    /// Plain mf-net clients (no token at all) refused with
+    /// [`SecureRequired`](mf_net::transport::DisconnectReason::SecureRequired).
+    pub refused_plain: u64,
     /// Requests refused because the token had expired.
     pub refused_expired: u64,
     /// Requests refused because the token does not list this server.
     pub refused_wrong_server: u64,
-    /// Requests refused because the token failed to authenticate (tampered, or another key).
+    /// Requests dropped without an answer because the token failed to authenticate (tampered,
+    /// or another key).
     pub refused_invalid: u64,
     /// Requests refused because the token was used already.
     pub refused_replayed: u64,
-    /// Requests refused because the packet was not a connection request.
+    /// Requests dropped without an answer because the packet was not a connection request.
     pub refused_malformed: u64,
     /// Requests refused because the token is for another protocol id.
     pub refused_protocol: u64,
-    /// Requests refused because every slot was taken (or the used-token set was full).
+    /// Requests refused because every slot was taken.
     pub refused_full: u64,
     /// Requests refused because the client id was connected (with
     /// [`DuplicatePolicy::RefuseNewer`](crate::DuplicatePolicy::RefuseNewer)).
@@ -40,7 +53,7 @@ pub struct SecureStats {
 }
 
 impl SecureStats {
-    /// Every refused request, whatever the reason.
+    /// Every refused or unanswered request, whatever the reason.
     pub fn refused(&self) -> u64 {
         self.refused_expired
             + self.refused_wrong_server
@@ -50,6 +63,7 @@ impl SecureStats {
             + self.refused_protocol
             + self.refused_full
             + self.refused_client_id_in_use
+            + self.refused_plain
     }
 
     /// Counts a refusal given with `reason`.

@@ -1,11 +1,14 @@
 //! [`ConnectToken`]: what the backend hands a client, and what the client shows the server.
 
-use std::fmt::Write as _;
 use std::time::Duration;
 
 use mf_net::transport::address::NetworkAddress;
 
-use crate::wire::{Reader, KIND_REQUEST, SESSION_KEY_LEN, TAG_LEN, TOKEN_NONCE_LEN, VERSION};
+use zeroize::ZeroizeOnDrop;
+
+use crate::wire::{
+    Reader, KIND_REQUEST, SALT_LEN, SESSION_KEY_LEN, TAG_LEN, TOKEN_NONCE_LEN, VERSION,
+};
 use crate::{TokenError, MAX_ADDRESS_LEN, MAX_SERVERS, MAX_USER_DATA};
 
 /// The largest sealed private part: client id, two keys, the addresses, the user data, the tag.
@@ -20,20 +23,28 @@ pub(crate) const MAX_SEALED_LEN: usize =
 /// [`servers`](Self::servers). Whoever holds a token can use it once, until it expires, so hand
 /// it over a channel the player trusts (the backend's HTTPS answer, for example).
 ///
-/// Bytes (all integers little-endian): format version `"MFSEC001"` · protocol id `u64` · expiry
-/// `u64` (seconds since the UNIX epoch) · nonce (24) · sealed private part (`u16` length +
+/// Bytes (all integers little-endian): format version `"MFSEC002"` · protocol id `u64` ·
+/// creation time `u64` · expiry `u64` (both seconds since the UNIX epoch) · nonce (24) · sealed private part (`u16` length +
 /// bytes) · client-to-server key (32) · server-to-client key (32) · server count `u8` · per
 /// server its address text (`u8` length + bytes). The keys and addresses in clear are the
 /// client's copy; the server trusts only the sealed ones. The connection request a client sends
-/// is a kind byte (1) followed by everything up to the sealed part.
-#[derive(Clone, PartialEq, Eq)]
+/// is a kind byte (1), everything up to the sealed part, and the client's fresh connection
+/// salt (16 bytes). The keys are wiped from memory when the token is dropped.
+#[derive(Clone, PartialEq, Eq, ZeroizeOnDrop)]
 pub struct ConnectToken {
+    #[zeroize(skip)]
     pub(crate) protocol_id: u64,
+    #[zeroize(skip)]
+    pub(crate) created_at: u64,
+    #[zeroize(skip)]
     pub(crate) expires_at: u64,
+    #[zeroize(skip)]
     pub(crate) nonce: [u8; TOKEN_NONCE_LEN],
+    #[zeroize(skip)]
     pub(crate) sealed: Vec<u8>,
     pub(crate) client_to_server: [u8; SESSION_KEY_LEN],
     pub(crate) server_to_client: [u8; SESSION_KEY_LEN],
+    #[zeroize(skip)]
     pub(crate) servers: Vec<NetworkAddress>,
 }
 
@@ -41,6 +52,11 @@ impl ConnectToken {
     /// The game's protocol id the token is for.
     pub fn protocol_id(&self) -> u64 {
         self.protocol_id
+    }
+
+    /// When the token was issued, as time since the UNIX epoch (whole seconds).
+    pub fn created_at(&self) -> Duration {
+        Duration::from_secs(self.created_at)
     }
 
     /// When the token expires, as time since the UNIX epoch (whole seconds).
@@ -80,12 +96,7 @@ impl ConnectToken {
 
     /// The token as lowercase hex text, for a command line or a text protocol.
     pub fn to_hex(&self) -> String {
-        let bytes = self.to_bytes();
-        let mut text = String::with_capacity(bytes.len() * 2);
-        for b in bytes {
-            let _ = write!(text, "{b:02x}");
-        }
-        text
+        crate::hex::encode(&self.to_bytes())
     }
 
     /// Reads a token from [`to_hex`](Self::to_hex) output (surrounding whitespace is ignored).
@@ -94,33 +105,24 @@ impl ConnectToken {
     ///
     /// [`TokenError::Malformed`] if the text is not hex or not a token.
     pub fn from_hex(text: &str) -> Result<Self, TokenError> {
-        let text = text.trim().as_bytes();
-        if text.len() % 2 != 0 {
-            return Err(TokenError::Malformed);
-        }
-        let bytes = text
-            .chunks(2)
-            .map(|pair| {
-                let digits = std::str::from_utf8(pair).ok()?;
-                u8::from_str_radix(digits, 16).ok()
-            })
-            .collect::<Option<Vec<u8>>>()
-            .ok_or(TokenError::Malformed)?;
+        let bytes = zeroize::Zeroizing::new(crate::hex::decode(text).ok_or(TokenError::Malformed)?);
         Self::from_bytes(&bytes)
     }
 
-    /// Writes the connection request the client sends first: the request kind, the version and
-    /// the public part.
-    pub(crate) fn write_request(&self, out: &mut Vec<u8>) {
+    /// Writes the connection request the client sends first: the request kind, the version,
+    /// the public part and the client's connection salt.
+    pub(crate) fn write_request(&self, salt: &[u8; SALT_LEN], out: &mut Vec<u8>) {
         out.clear();
         out.push(KIND_REQUEST);
         out.extend_from_slice(&VERSION);
         self.write_public(out);
+        out.extend_from_slice(salt);
     }
 
-    /// Protocol id, expiry, nonce and the sealed part.
+    /// Protocol id, creation time, expiry, nonce and the sealed part.
     fn write_public(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.protocol_id.to_le_bytes());
+        out.extend_from_slice(&self.created_at.to_le_bytes());
         out.extend_from_slice(&self.expires_at.to_le_bytes());
         out.extend_from_slice(&self.nonce);
         out.extend_from_slice(&(self.sealed.len() as u16).to_le_bytes());
@@ -142,6 +144,7 @@ impl std::fmt::Debug for ConnectToken {
 /// The public part of a connection request or token, read from untrusted bytes.
 pub(crate) struct PublicPart<'a> {
     pub(crate) protocol_id: u64,
+    pub(crate) created_at: u64,
     pub(crate) expires_at: u64,
     pub(crate) nonce: [u8; TOKEN_NONCE_LEN],
     pub(crate) sealed: &'a [u8],
@@ -154,6 +157,7 @@ impl<'a> PublicPart<'a> {
             return None;
         }
         let protocol_id = r.u64()?;
+        let created_at = r.u64()?;
         let expires_at = r.u64()?;
         let nonce = r.array()?;
         let len = usize::from(r.u16()?);
@@ -162,6 +166,7 @@ impl<'a> PublicPart<'a> {
         }
         Some(Self {
             protocol_id,
+            created_at,
             expires_at,
             nonce,
             sealed: r.bytes(len)?,
@@ -188,6 +193,7 @@ fn decode(bytes: &[u8]) -> Option<ConnectToken> {
     }
     Some(ConnectToken {
         protocol_id: public.protocol_id,
+        created_at: public.created_at,
         expires_at: public.expires_at,
         nonce: public.nonce,
         sealed: public.sealed.to_vec(),

@@ -1,55 +1,67 @@
-//! [`UsedTokens`]: the tokens a server admitted, kept until they expire, so none is used twice.
+//! [`UsedTokens`]: the tokens a server admitted, in a fixed-size history, so none is used
+//! twice.
 
 use crate::wire::TAG_LEN;
 
-/// A token's identity in the set: the tag of its sealed part (unique, as its nonce is random).
+/// A token's identity in the history: the tag of its sealed part (unique, as its nonce is
+/// random).
 pub(crate) type TokenTag = [u8; TAG_LEN];
 
-/// Why a token cannot be recorded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum NotRecorded {
-    /// It is in the set: the request is a replay.
-    Replayed,
-    /// The set holds `capacity` live tokens.
-    Full,
-}
-
-/// Tags of admitted tokens with their expiry (seconds since the UNIX epoch). An expired token is
-/// refused as expired before it is looked up here, so entries are dropped once they expire.
+/// The tags of the last `capacity` admitted tokens. A new one overwrites the oldest, so the
+/// history never fills: a player holding many tokens can push old entries out but never lock
+/// anyone else out. A token pushed out before it expires could be presented again, but only by
+/// whoever holds its keys (every admission passes the challenge), so the history protects
+/// against a token holder reconnecting on one token, not against strangers.
 #[derive(Debug)]
 pub(crate) struct UsedTokens {
-    entries: Vec<(TokenTag, u64)>,
+    tags: Vec<TokenTag>,
+    /// Where the next tag goes once the history is full.
+    next: usize,
     capacity: usize,
 }
 
 impl UsedTokens {
+    /// An empty history of `capacity` tags (at least one).
     pub(crate) fn new(capacity: usize) -> Self {
         Self {
-            entries: Vec::with_capacity(capacity.min(1024)),
-            capacity,
+            tags: Vec::with_capacity(capacity.min(4096)),
+            next: 0,
+            capacity: capacity.max(1),
         }
     }
 
-    /// Whether `tag` is recorded (expired entries go at the next [`record`](Self::record)).
+    /// Whether `tag` is in the history.
     pub(crate) fn contains(&self, tag: &TokenTag) -> bool {
-        self.entries.iter().any(|(t, _)| t == tag)
+        self.tags.iter().any(|t| t == tag)
     }
 
-    /// Records `tag` (expiring at `expires_at`), first forgetting what has expired at `now`.
-    pub(crate) fn record(
-        &mut self,
-        tag: TokenTag,
-        expires_at: u64,
-        now: u64,
-    ) -> Result<(), NotRecorded> {
-        self.entries.retain(|&(_, expiry)| expiry > now);
-        if self.contains(&tag) {
-            return Err(NotRecorded::Replayed);
+    /// Records `tag`, overwriting the oldest once the history is full.
+    pub(crate) fn record(&mut self, tag: TokenTag) {
+        if self.tags.len() < self.capacity {
+            self.tags.push(tag);
+        } else if let Some(slot) = self.tags.get_mut(self.next) {
+            *slot = tag;
+            self.next = (self.next + 1) % self.capacity;
         }
-        if self.entries.len() >= self.capacity {
-            return Err(NotRecorded::Full);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_oldest_is_overwritten_and_nothing_fills() {
+        let mut used = UsedTokens::new(3);
+        for i in 0..3 {
+            used.record([i; 16]);
         }
-        self.entries.push((tag, expires_at));
-        Ok(())
+        assert!((0..3).all(|i| used.contains(&[i; 16])));
+        used.record([3; 16]);
+        assert!(!used.contains(&[0; 16]));
+        assert!((1..4).all(|i| used.contains(&[i; 16])));
+        used.record([4; 16]);
+        assert!(!used.contains(&[1; 16]));
+        assert!(used.contains(&[4; 16]));
     }
 }

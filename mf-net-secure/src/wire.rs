@@ -1,13 +1,30 @@
 //! Byte layouts shared by tokens, requests and sealed packets, and a bounds-checked reader.
 
-/// Starts every connect token's bytes and every connection request (format version 1).
-pub(crate) const VERSION: [u8; 8] = *b"MFSEC001";
+/// Starts every connect token's bytes and every connection request (format version 2).
+pub(crate) const VERSION: [u8; 8] = *b"MFSEC002";
 /// First byte of a connection request (client to server, in clear).
 pub(crate) const KIND_REQUEST: u8 = 1;
+/// First byte of the server's challenge (sealed, handshake nonces).
+pub(crate) const KIND_CHALLENGE: u8 = 2;
+/// First byte of the client's answer to a challenge (sealed, handshake nonces).
+pub(crate) const KIND_RESPONSE: u8 = 3;
+/// First byte of the server's refusal of a request whose token opened (sealed, handshake
+/// nonces): one byte, the reason's code.
+pub(crate) const KIND_DENIED: u8 = 4;
 /// First byte of the server's sealed "admitted" packet.
-pub(crate) const KIND_ACCEPT: u8 = 2;
+pub(crate) const KIND_ACCEPT: u8 = 5;
 /// First byte of a sealed payload packet.
-pub(crate) const KIND_PAYLOAD: u8 = 3;
+pub(crate) const KIND_PAYLOAD: u8 = 6;
+/// First byte of a sealed empty packet that keeps an idle connection alive.
+pub(crate) const KIND_KEEPALIVE: u8 = 7;
+/// Length of each side's connection salt (fresh randomness mixed into the connection keys).
+pub(crate) const SALT_LEN: usize = 16;
+// The request's kind and the version's first five bytes are what a plain server recognises.
+const _: () = assert!(
+    KIND_REQUEST == mf_net::transport::SECURE_REQUEST_PREFIX[0]
+        && VERSION[0] == mf_net::transport::SECURE_REQUEST_PREFIX[1]
+        && VERSION[4] == mf_net::transport::SECURE_REQUEST_PREFIX[5]
+);
 /// Length of the token nonce (XChaCha20-Poly1305).
 pub(crate) const TOKEN_NONCE_LEN: usize = 24;
 /// Length of a Poly1305 tag.

@@ -59,6 +59,7 @@ fn tokens_survive_bytes_and_hex_and_each_is_fresh() {
     let lifetime = Duration::from_secs(45);
     let token = issuer()
         .with_lifetime(lifetime)
+        .unwrap()
         .issue(9, b"name:ann", &servers, NOW)
         .unwrap();
     assert_eq!(token.protocol_id(), 3);
@@ -81,6 +82,7 @@ fn tokens_survive_bytes_and_hex_and_each_is_fresh() {
     // The same request twice: other keys and nonce, so other bytes.
     let again = issuer()
         .with_lifetime(lifetime)
+        .unwrap()
         .issue(9, b"name:ann", &servers, NOW)
         .unwrap();
     assert_ne!(again.to_bytes(), bytes);

@@ -30,7 +30,8 @@ fn secure<T: Transport>(
         wrap(network.listen("alloc", CLIENTS).unwrap(), 1),
         config,
         NOW,
-    );
+    )
+    .unwrap();
     let clients = (0..CLIENTS)
         .map(|i| {
             let inner = wrap(network.connect("alloc", 0), 100 + i as u64);

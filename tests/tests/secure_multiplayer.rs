@@ -45,7 +45,7 @@ fn world() -> (Server, Vec<Client>) {
         SimulatedTransport::new(net.listen("secure-game", CLIENTS).unwrap(), conditions(), 1);
     let mut server = Server::new(library(), MultiplayerConfig::default());
     server
-        .start_server(SecureServer::new(inner, config, NOW), messages())
+        .start_server(SecureServer::new(inner, config, NOW).unwrap(), messages())
         .unwrap();
     let servers = ["loopback:secure-game".parse().unwrap()];
     let clients = (0..CLIENTS)

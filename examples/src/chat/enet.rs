@@ -90,7 +90,13 @@ pub(super) fn host(bind: SocketAddr, secure: bool) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let server = SecureServer::new(transport, config, wall_clock());
+    let server = match SecureServer::new(transport, config, wall_clock()) {
+        Ok(server) => server,
+        Err(e) => {
+            eprintln!("cannot start the secure server: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     run_host(
         NetworkNode::server(server, registry()),
         local,

@@ -47,7 +47,13 @@ pub(super) fn demo(secure: bool) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let server = SecureServer::new(listener, config, wall_clock());
+    let server = match SecureServer::new(listener, config, wall_clock()) {
+        Ok(server) => server,
+        Err(e) => {
+            eprintln!("cannot start the secure server: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     run(&net, server, |me, inner| {
         let token = matchmaker.issue(me).ok()?;
         let hex = token.to_hex();
@@ -134,7 +140,8 @@ where
         ));
     }
 
-    for frame in 0..8 {
+    // The secure handshake takes three round trips (request, challenge, acceptance).
+    for frame in 0..12 {
         server.poll(&mut room);
         for (bus, screen) in &mut clients {
             bus.poll(screen);
@@ -149,7 +156,7 @@ where
                     other => println!("[{}] {other:?}", screen.me),
                 }
             }
-            if frame == 2 {
+            if frame == 5 {
                 let say = Say {
                     text: format!("hello from {}", screen.me),
                 };

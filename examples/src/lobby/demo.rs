@@ -139,7 +139,7 @@ fn run(out: &mut dyn Write, secure: bool) -> Result<(), Box<dyn Error>> {
             name: "lobby".into(),
         };
         let (matchmaker, config) = Matchmaker::new(address, 4)?;
-        let server = SecureServer::new(listener, config, wall_clock());
+        let server = SecureServer::new(listener, config, wall_clock())?;
         (Box::new(server), Some(matchmaker))
     } else {
         (Box::new(listener), None)

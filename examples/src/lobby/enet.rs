@@ -39,7 +39,7 @@ pub(super) fn host(bind: SocketAddr, name: &str, secure: bool) -> Result<(), Box
     for guest in ["ann", "bob"] {
         print_token(&mut matchmaker, guest, local);
     }
-    let server = SecureServer::new(transport, config, wall_clock());
+    let server = SecureServer::new(transport, config, wall_clock())?;
     run_host(LobbyServer::start(server, name)?, Some(matchmaker), local)
 }
 

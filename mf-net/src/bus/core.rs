@@ -354,6 +354,19 @@ impl<T: Transport + ?Sized> BusCore<T> {
         self.push_event(BusEvent::PeerConnected(peer));
     }
 
+    /// Server: refuses `peer`, which sent a secure layer's connection request to this plain
+    /// server.
+    pub(super) fn refuse_secure_request(&mut self, peer: PeerId) {
+        let reason = DisconnectReason::SecureUnsupported;
+        warn!(
+            %peer,
+            "refusing peer: it presents a connect token, but this server's transport is not \
+             wrapped in mf_net_secure::SecureServer"
+        );
+        self.stats.peers_refused += 1;
+        self.disconnect(peer, reason);
+    }
+
     pub(super) fn on_disconnected(&mut self, peer: PeerId, reason: DisconnectReason) {
         info!(%peer, %reason, "peer disconnected");
         if let Some(i) = self.peers.iter().position(|p| *p == peer) {

@@ -53,7 +53,7 @@ use std::any::Any;
 use std::ops::{Deref, DerefMut};
 
 use crate::codec::NetCodec;
-use crate::transport::{Channel, PeerId, Transport, TransportEvent};
+use crate::transport::{Channel, PeerId, Transport, TransportEvent, SECURE_REQUEST_PREFIX};
 use crate::wire::{DecodeError, NetReader};
 use tracing::warn;
 
@@ -229,6 +229,9 @@ impl<T: Transport + 'static, S: 'static> MessageBus<T, S> {
         core.count_received(peer);
         core.stats.messages_received += 1;
         core.stats.bytes_received += packet.len() as u64;
+        if core.role == Role::Server && packet.starts_with(&SECURE_REQUEST_PREFIX) {
+            return core.refuse_secure_request(peer);
+        }
         let mut r = NetReader::new(packet);
         let header = match MessageHeader::read(&mut r) {
             Ok(h) => h,

@@ -13,6 +13,11 @@ mod types;
 
 pub use types::{Channel, DisconnectReason, PeerId, SendError, TransportEvent, TransportStats};
 
+/// How a connection request of the secure layer (`mf-net-secure`) starts, whatever its format
+/// version: a plain server that receives one refuses the peer with
+/// [`DisconnectReason::SecureUnsupported`] instead of counting it as garbage.
+pub const SECURE_REQUEST_PREFIX: [u8; 6] = *b"\x01MFSEC";
+
 use std::time::Duration;
 
 /// A packet transport between one local endpoint and its remote peers.

@@ -47,7 +47,7 @@ impl Channel {
 /// [`ConnectFailed`](Self::ConnectFailed) travels to the remote side where the transport can
 /// carry it (see [`code`](Self::code)).
 ///
-/// The `Token*`, [`ClientIdInUse`](Self::ClientIdInUse) and [`Replaced`](Self::Replaced) reasons
+/// The `Token*`, `Secure*`, [`ClientIdInUse`](Self::ClientIdInUse) and [`Replaced`](Self::Replaced) reasons
 /// are given by the secure layer (the `mf-net-secure` crate) when it refuses a connection
 /// request or replaces a connection; their codes (8 to 14) follow the older ones, which keep
 /// theirs.
@@ -72,6 +72,12 @@ pub enum DisconnectReason {
     /// authority change, welcome or hello) was refused by the transport, so the connection was
     /// closed rather than left diverged.
     ReliableSendFailed,
+    /// Refused by a secure server: the client presented no connect token (its transport is not
+    /// wrapped in `mf_net_secure::SecureClient`).
+    SecureRequired,
+    /// Refused by a plain server: the client presented a connect token, but the server's
+    /// transport is not wrapped in `mf_net_secure::SecureServer`.
+    SecureUnsupported,
     /// Refused by a secure server: the connect token has expired.
     TokenExpired,
     /// Refused by a secure server: the connect token does not list this server's address.
@@ -115,6 +121,8 @@ impl DisconnectReason {
             DisconnectReason::ClientIdInUse => 13,
             DisconnectReason::Replaced => 14,
             DisconnectReason::MalformedTraffic => 15,
+            DisconnectReason::SecureRequired => 16,
+            DisconnectReason::SecureUnsupported => 17,
             DisconnectReason::Custom(c) => 0x1_0000 | c as u32,
         }
     }
@@ -137,6 +145,8 @@ impl DisconnectReason {
             13 => DisconnectReason::ClientIdInUse,
             14 => DisconnectReason::Replaced,
             15 => DisconnectReason::MalformedTraffic,
+            16 => DisconnectReason::SecureRequired,
+            17 => DisconnectReason::SecureUnsupported,
             c if c & 0xffff_0000 == 0x1_0000 => DisconnectReason::Custom(c as u16),
             _ => DisconnectReason::Closed,
         }
@@ -168,6 +178,14 @@ impl fmt::Display for DisconnectReason {
             DisconnectReason::ClientIdInUse => f.write_str("client id already connected"),
             DisconnectReason::Replaced => f.write_str("replaced by a newer connection"),
             DisconnectReason::MalformedTraffic => f.write_str("too many malformed packets"),
+            DisconnectReason::SecureRequired => f.write_str(
+                "the server requires a connect token: wrap the client's transport in \
+                 mf_net_secure::SecureClient",
+            ),
+            DisconnectReason::SecureUnsupported => f.write_str(
+                "the client sent a connect token to a server without mf-net-secure: wrap the \
+                 server's transport in mf_net_secure::SecureServer, or connect without a token",
+            ),
             DisconnectReason::Custom(c) => write!(f, "custom reason {c}"),
         }
     }

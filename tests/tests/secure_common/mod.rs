@@ -189,7 +189,7 @@ impl<N: Net> Rig<N> {
         );
         Self {
             net,
-            server: SecureServer::new(inner, config, NOW),
+            server: SecureServer::new(inner, config, NOW).unwrap(),
             address,
             server_log: Vec::new(),
             clients: Vec::new(),

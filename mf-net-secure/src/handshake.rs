@@ -1,0 +1,277 @@
+//! The server's side of the handshake: a request, a challenge, its answer, admission.
+
+use mf_net::replication::message_ids::HELLO;
+use mf_net::transport::{Channel, DisconnectReason, PeerId, Transport};
+
+use crate::admission::{self, Clock, Opened, Silent, Ticket};
+use crate::challenge::CHALLENGE_LEN;
+use crate::key::random_bytes;
+use crate::server::{Admitted, SecureServer, Upward};
+use crate::session::{Dropped, End, Session};
+use crate::wire::{KIND_ACCEPT, KIND_CHALLENGE, KIND_DENIED, KIND_RESPONSE, SALT_LEN};
+use crate::{DuplicatePolicy, ServerConfig};
+
+/// A peer connected on the inner transport, not admitted yet.
+pub(crate) struct Pending {
+    pub(crate) peer: PeerId,
+    pub(crate) connect_data: u32,
+    pub(crate) since: std::time::Duration,
+    pub(crate) stage: Stage,
+}
+
+/// Where a pending peer's handshake is.
+pub(crate) enum Stage {
+    /// Connected; its request has not come.
+    AwaitingRequest,
+    /// Its token opened and it was sent a challenge.
+    Challenged(Box<Challenged>),
+}
+
+/// A peer whose token opened: its ticket and the connection's session.
+pub(crate) struct Challenged {
+    ticket: Ticket,
+    pub(crate) session: Session,
+    salt: [u8; SALT_LEN],
+}
+
+/// What a pending peer's first packet is.
+pub(crate) enum Request {
+    /// A plain mf-net client's hello: it has no token at all.
+    Plain,
+    /// Garbage, or a token that does not open: no answer.
+    Silent(Silent),
+    /// A token that opened.
+    Opened(Opened),
+}
+
+/// Reads a pending peer's first packet (see [`admission::check`]).
+pub(crate) fn check_request(
+    config: &ServerConfig,
+    addresses: &[String],
+    clock: Clock,
+    packet: &[u8],
+    scratch: &mut Vec<u8>,
+) -> Request {
+    if is_plain_hello(packet) {
+        return Request::Plain;
+    }
+    match admission::check(config, addresses, clock, packet, scratch) {
+        Ok(opened) => Request::Opened(opened),
+        Err(silent) => Request::Silent(silent),
+    }
+}
+
+/// Whether `packet` is an mf-net message header carrying the replication hello.
+fn is_plain_hello(packet: &[u8]) -> bool {
+    packet.len() >= mf_net::bus::MessageHeader::SIZE
+        && packet.get(1..3) == Some(&HELLO.to_le_bytes()[..])
+}
+
+impl<T: Transport> SecureServer<T> {
+    pub(crate) fn clock(&self) -> Clock {
+        Clock {
+            now: self.now.as_secs(),
+            oldest_created: if self.config.refuse_tokens_before_start {
+                self.started
+            } else {
+                0
+            },
+        }
+    }
+
+    /// A peer connected on the inner transport: it waits for its request, unless too many
+    /// already do (then it is dropped without an answer).
+    pub(crate) fn on_connected(&mut self, peer: PeerId, connect_data: u32) {
+        if self.pending.len() >= self.config.max_pending {
+            self.stats.strangers_dropped += 1;
+            self.inner.disconnect(peer, DisconnectReason::ConnectFailed);
+            return;
+        }
+        self.pending.push(Pending {
+            peer,
+            connect_data,
+            since: self.now,
+            stage: Stage::AwaitingRequest,
+        });
+    }
+
+    /// Acts on the request of `self.pending[i]`.
+    pub(crate) fn on_request(&mut self, i: usize, request: Request) {
+        let opened = match request {
+            Request::Opened(opened) => opened,
+            Request::Plain => {
+                self.stats.refused_plain += 1;
+                return self.drop_pending(i, DisconnectReason::SecureRequired);
+            }
+            Request::Silent(Silent::Malformed) => {
+                self.stats.refused_malformed += 1;
+                return self.drop_pending(i, DisconnectReason::ConnectFailed);
+            }
+            Request::Silent(Silent::Invalid) => {
+                self.stats.refused_invalid += 1;
+                return self.drop_pending(i, DisconnectReason::ConnectFailed);
+            }
+        };
+        let Ok(salt) = random_bytes::<SALT_LEN>() else {
+            return self.drop_pending(i, DisconnectReason::ConnectFailed);
+        };
+        let Opened { ticket, verdict } = opened;
+        let keys = ticket.connection_keys(&salt);
+        let session = Session::new(ticket.protocol_id, &keys, End::Server);
+        let mut challenged = Box::new(Challenged {
+            ticket,
+            session,
+            salt,
+        });
+        if let Err(reason) = verdict.and_then(|()| self.admissible(&challenged.ticket).map(drop)) {
+            return self.deny(i, &mut challenged, reason);
+        }
+        let peer = self.pending[i].peer;
+        let challenge: [u8; CHALLENGE_LEN] = self.challenger.issue(peer, &challenged.ticket.tag);
+        let sealed = challenged.session.seal_handshake(
+            KIND_CHALLENGE,
+            Some(&challenged.salt),
+            &challenge,
+            &mut self.scratch,
+        );
+        if !sealed
+            || self
+                .inner
+                .send(peer, Channel::Reliable, &self.scratch)
+                .is_err()
+        {
+            return self.drop_pending(i, DisconnectReason::ConnectFailed);
+        }
+        self.stats.challenges_sent += 1;
+        self.pending[i].stage = Stage::Challenged(challenged);
+    }
+
+    /// Acts on what `self.pending[i]`, challenged, sent: `answer` is the packet opened (into
+    /// `self.opened`) with its connection's keys. A packet that is not the challenge's answer
+    /// is dropped and counted; the peer keeps its chance until the handshake timeout.
+    pub(crate) fn on_response(&mut self, i: usize, answer: Result<u8, Dropped>) {
+        let peer = self.pending[i].peer;
+        let Stage::Challenged(challenged) = &self.pending[i].stage else {
+            return;
+        };
+        let answered = answer == Ok(KIND_RESPONSE)
+            && self
+                .challenger
+                .verify(&self.opened, peer, &challenged.ticket.tag);
+        if !answered {
+            self.stats.challenge_failures += 1;
+            return;
+        }
+        let pending = self.pending.swap_remove(i);
+        let Stage::Challenged(mut challenged) = pending.stage else {
+            return;
+        };
+        match self.admissible(&challenged.ticket) {
+            Ok(replacing) => self.admit(pending.peer, pending.connect_data, *challenged, replacing),
+            Err(reason) => {
+                self.pending.push(Pending {
+                    stage: Stage::AwaitingRequest,
+                    ..pending
+                });
+                let last = self.pending.len() - 1;
+                self.deny(last, &mut challenged, reason);
+            }
+        }
+    }
+
+    /// The checks that depend on the other connections: replays, duplicates, room. Returns the
+    /// connection the ticket replaces, if any.
+    fn admissible(&self, ticket: &Ticket) -> Result<Option<PeerId>, DisconnectReason> {
+        if self.used.contains(&ticket.tag) {
+            return Err(DisconnectReason::TokenReplayed);
+        }
+        let replacing = self.peer_of(ticket.identity.client_id());
+        if replacing.is_some() && self.config.duplicates == DuplicatePolicy::RefuseNewer {
+            return Err(DisconnectReason::ClientIdInUse);
+        }
+        let others = self.peers.len() - usize::from(replacing.is_some());
+        if others >= self.config.max_clients {
+            return Err(DisconnectReason::ServerFull);
+        }
+        Ok(replacing)
+    }
+
+    fn admit(
+        &mut self,
+        peer: PeerId,
+        connect_data: u32,
+        challenged: Challenged,
+        replacing: Option<PeerId>,
+    ) {
+        let Challenged {
+            ticket,
+            mut session,
+            ..
+        } = challenged;
+        let sent = session.seal(KIND_ACCEPT, Channel::Reliable, &[], &mut self.scratch)
+            && self
+                .inner
+                .send(peer, Channel::Reliable, &self.scratch)
+                .is_ok();
+        if !sent {
+            self.inner.disconnect(peer, DisconnectReason::ConnectFailed);
+            return;
+        }
+        if let Some(old) = replacing {
+            self.forget(old);
+            self.inner.disconnect(old, DisconnectReason::Replaced);
+            self.stats.replaced += 1;
+            self.events
+                .push_back(Upward::Disconnected(old, DisconnectReason::Replaced));
+        }
+        self.used.record(ticket.tag);
+        let at = self.peers.partition_point(|p| p.peer < peer);
+        self.peers.insert(
+            at,
+            Admitted {
+                peer,
+                identity: ticket.identity.clone(),
+                session,
+                heard: self.now,
+                sent: self.now,
+            },
+        );
+        self.stats.admitted += 1;
+        self.events.push_back(Upward::Connected(peer, connect_data));
+    }
+
+    /// Refuses `self.pending[i]`, whose token opened, with `reason` sealed for the token holder.
+    fn deny(&mut self, i: usize, challenged: &mut Challenged, reason: DisconnectReason) {
+        self.stats.count_refusal(reason);
+        let peer = self.pending[i].peer;
+        let code = reason.code().to_le_bytes();
+        if challenged.session.seal_handshake(
+            KIND_DENIED,
+            Some(&challenged.salt),
+            &code,
+            &mut self.scratch,
+        ) {
+            let _ = self.inner.send(peer, Channel::Reliable, &self.scratch);
+        }
+        self.drop_pending(i, DisconnectReason::ConnectFailed);
+    }
+
+    /// Forgets `self.pending[i]` and disconnects it on the inner transport with `reason`.
+    fn drop_pending(&mut self, i: usize, reason: DisconnectReason) {
+        let pending = self.pending.swap_remove(i);
+        self.inner.disconnect(pending.peer, reason);
+    }
+
+    /// Disconnects pending peers whose handshake is overdue.
+    pub(crate) fn expire_handshakes(&mut self) {
+        let mut i = 0;
+        while let Some(p) = self.pending.get(i) {
+            if self.now.saturating_sub(p.since) >= self.config.handshake_timeout {
+                self.stats.handshake_timeouts += 1;
+                self.drop_pending(i, DisconnectReason::Timeout);
+            } else {
+                i += 1;
+            }
+        }
+    }
+}
