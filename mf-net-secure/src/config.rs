@@ -40,8 +40,10 @@ pub struct ServerConfig {
     /// to the challenge) before it is dropped. Default 3 s; at most a minute.
     pub handshake_timeout: Duration,
     /// Peers connected on the inner transport that have not completed the handshake, at most.
-    /// A peer connecting beyond this is dropped at once, without an answer, so strangers
-    /// never take an admitted client's place. Default 64.
+    /// A peer connecting beyond this pushes out the one that has waited longest without
+    /// sending its request (or is dropped, if every pending peer was challenged), without an
+    /// answer: strangers never take an admitted client's place, and cannot keep a genuine
+    /// client, which sends its request at once, out. Default 64.
     pub max_pending: usize,
     /// How long an admitted client may send nothing that authenticates before it is
     /// disconnected with [`Timeout`](mf_net::transport::DisconnectReason::Timeout). Default

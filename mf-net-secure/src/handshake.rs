@@ -79,13 +79,20 @@ impl<T: Transport> SecureServer<T> {
         }
     }
 
-    /// A peer connected on the inner transport: it waits for its request, unless too many
-    /// already do (then it is dropped without an answer).
+    /// A peer connected on the inner transport: it waits for its request. If the handshake is
+    /// full, the peer that has waited longest without sending a request makes room (a genuine
+    /// client sends its request at once, so only strangers are pushed out); if every pending
+    /// peer has been challenged, the newcomer is dropped. Either way without an answer.
     pub(crate) fn on_connected(&mut self, peer: PeerId, connect_data: u32) {
         if self.pending.len() >= self.config.max_pending {
             self.stats.strangers_dropped += 1;
-            self.inner.disconnect(peer, DisconnectReason::ConnectFailed);
-            return;
+            let oldest_stranger = (0..self.pending.len())
+                .filter(|&i| matches!(self.pending[i].stage, Stage::AwaitingRequest))
+                .min_by_key(|&i| self.pending[i].since);
+            match oldest_stranger {
+                Some(i) => self.drop_pending(i, DisconnectReason::ConnectFailed),
+                None => return self.inner.disconnect(peer, DisconnectReason::ConnectFailed),
+            }
         }
         self.pending.push(Pending {
             peer,

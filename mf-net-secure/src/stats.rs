@@ -15,8 +15,8 @@ pub struct SecureStats {
     pub challenge_failures: u64,
     /// Admitted connections closed because nothing authenticated came for the timeout.
     pub timeouts: u64,
-    /// Peers dropped on connecting because the handshake already held
-    /// [`max_pending`](crate::ServerConfig::max_pending) peers (server).
+    /// Peers dropped (a stranger pushed out, or the newcomer) because the handshake already
+    /// held [`max_pending`](crate::ServerConfig::max_pending) peers (server).
     pub strangers_dropped: u64,
     /// Plain mf-net clients (no token at all) refused with
     /// [`SecureRequired`](mf_net::transport::DisconnectReason::SecureRequired).
