@@ -6,11 +6,16 @@
 //! `issue_token` is a backend's cost to create one connect token (fresh keys from the system's
 //! generator, the private part sealed with XChaCha20-Poly1305).
 //!
+//! `requests` is the server's cost per first packet of a connecting peer, 64 at a time: random
+//! bytes, a replayed valid request (the token opens, keys are derived, a challenge is sealed and
+//! sent), a forged header (refused before any cryptography), and a genuine client's whole
+//! handshake (request, challenge, answer, admission; both ends' work).
+//!
 //! Run: `cargo bench -p mf-net-benches --bench secure`.
 
 use divan::counter::{BytesCount, ItemsCount};
 use divan::{black_box, AllocProfiler, Bencher};
-use mf_net_benches::secure::{issuer, PacketFixture, NOW};
+use mf_net_benches::secure::{issuer, PacketFixture, Request, RequestFlood, NOW};
 
 #[global_allocator]
 static ALLOC: AllocProfiler = AllocProfiler::system();
@@ -46,4 +51,19 @@ fn issue_token(bencher: Bencher<'_, '_>) {
             .issue(black_box(7), b"account:7 name:ann", &servers, NOW)
             .expect("a token")
     });
+}
+
+const REQUESTS: [Request; 4] = [
+    Request::Random,
+    Request::ForgedHeader,
+    Request::Replayed,
+    Request::Genuine,
+];
+
+#[divan::bench(args = REQUESTS, sample_count = 100, min_time = 0.5, max_time = 3)]
+fn requests(bencher: Bencher<'_, '_>, kind: Request) {
+    bencher
+        .counter(ItemsCount::new(64usize))
+        .with_inputs(|| RequestFlood::new(kind, 64))
+        .bench_local_refs(|flood| black_box(flood.run()));
 }

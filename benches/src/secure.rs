@@ -68,7 +68,7 @@ impl<S: Transport, C: Transport> PacketFixture<S, C> {
             payload: vec![0xa5; size],
             handshake: (0, 0),
         };
-        for _ in 0..4 {
+        for _ in 0..8 {
             while fixture.server.poll_event().is_some() {}
             fixture.server.flush();
             while fixture.client.poll_event().is_some() {}
@@ -103,9 +103,127 @@ impl<S: Transport, C: Transport> PacketFixture<S, C> {
     }
 }
 
+/// What the peers of a [`RequestFlood`] send as their first packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Request {
+    /// 200 random bytes.
+    Random,
+    /// A valid request captured from another client (its token opens: the server derives the
+    /// connection's keys and answers with a challenge).
+    Replayed,
+    /// A request whose header is forged (another format version): refused before any
+    /// cryptography.
+    ForgedHeader,
+    /// A genuine client: request, challenge, answer, admission (both ends' work).
+    Genuine,
+}
+
+/// `n` peers connected to a secure server over loopback, each with its first packet sent; the
+/// server has yet to read them.
+pub struct RequestFlood {
+    server: SecureServer<LoopbackTransport>,
+    clients: Vec<Box<dyn Transport>>,
+    kind: Request,
+}
+
+impl RequestFlood {
+    /// A server and `n` peers that will send a `kind` first packet.
+    pub fn new(kind: Request, n: usize) -> Self {
+        let network = LoopbackNetwork::new();
+        let mut config =
+            ServerConfig::new(PROTOCOL, KEY, vec![ADDRESS.parse().expect("an address")])
+                .with_max_clients(n);
+        config.max_pending = n;
+        let listener = network.listen("bench", n).expect("free name");
+        let mut server = SecureServer::new(listener, config, NOW).expect("a valid configuration");
+        let captured = captured_request();
+        let mut rng = fastrand::Rng::with_seed(7);
+        let mut clients: Vec<Box<dyn Transport>> = Vec::with_capacity(n);
+        let servers = [ADDRESS.parse().expect("an address")];
+        for id in 0..n as u64 {
+            let inner = network.connect("bench", 0);
+            if kind == Request::Genuine {
+                let token = issuer()
+                    .issue(id, b"bench", &servers, NOW)
+                    .expect("a token");
+                clients.push(Box::new(SecureClient::new(inner, token)));
+            } else {
+                clients.push(Box::new(inner));
+            }
+        }
+        while server.poll_event().is_some() {}
+        for client in &mut clients {
+            while client.poll_event().is_some() {}
+            let packet = match kind {
+                Request::Random => (0..200).map(|_| rng.u8(..)).collect(),
+                Request::Replayed => captured.clone(),
+                Request::ForgedHeader => {
+                    let mut forged = captured.clone();
+                    forged[8] ^= 0xff; // the format version's last byte
+                    forged
+                }
+                Request::Genuine => Vec::new(),
+            };
+            if !packet.is_empty() {
+                let _ = client.send(PeerId::SERVER, Channel::Reliable, &packet);
+            }
+            client.flush();
+        }
+        Self {
+            server,
+            clients,
+            kind,
+        }
+    }
+
+    /// The server reads every first packet (for genuine clients, the whole handshake runs).
+    /// Returns how many peers were admitted.
+    pub fn run(&mut self) -> usize {
+        let rounds = if self.kind == Request::Genuine { 3 } else { 1 };
+        for _ in 0..rounds {
+            while self.server.poll_event().is_some() {}
+            self.server.flush();
+            for client in &mut self.clients {
+                while client.poll_event().is_some() {}
+                client.flush();
+            }
+        }
+        self.server.admitted_count()
+    }
+}
+
+/// A genuine client's connection request, as an attacker on the path captures it.
+fn captured_request() -> Vec<u8> {
+    let network = LoopbackNetwork::new();
+    let mut listener = network.listen("capture", 1).expect("free name");
+    let mut client = SecureClient::new(network.connect("capture", 0), token());
+    while client.poll_event().is_some() {}
+    client.flush();
+    while let Some(event) = listener.poll_event() {
+        if let TransportEvent::Received { data, .. } = event {
+            return data.to_vec();
+        }
+    }
+    Vec::new()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floods_are_refused_and_genuine_clients_admitted() {
+        for kind in [Request::Random, Request::Replayed, Request::ForgedHeader] {
+            let mut flood = RequestFlood::new(kind, 16);
+            assert_eq!(flood.run(), 0, "{kind:?}");
+            assert_eq!(
+                flood.server.pending_count(),
+                usize::from(kind == Request::Replayed) * 16
+            );
+        }
+        let mut genuine = RequestFlood::new(Request::Genuine, 16);
+        assert_eq!(genuine.run(), 16);
+    }
 
     #[test]
     fn the_secure_path_adds_25_bytes_per_packet() {
