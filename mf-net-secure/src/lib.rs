@@ -6,12 +6,17 @@
 //!   data, the servers it is valid for, an expiry and fresh per-connection keys. The private
 //!   part is sealed with XChaCha20-Poly1305 under a [`SharedKey`] the backend shares with its
 //!   servers.
-//! - The game server wraps its transport in a [`SecureServer`], which admits only holders of a
-//!   valid, unused token and refuses the others with a named
-//!   [`DisconnectReason`](mf_net::transport::DisconnectReason); the client wraps its transport
-//!   in a [`SecureClient`] holding the token.
-//! - After that every payload travels sealed with ChaCha20-Poly1305 under the per-connection
-//!   keys, with a sequence-number nonce and a 256-packet replay window per channel.
+//! - The game server wraps its transport in a [`SecureServer`]; the client wraps its transport
+//!   in a [`SecureClient`] holding the token. The client presents the token with a fresh salt;
+//!   a server that can open it answers with a challenge (sealed under a key it draws at every
+//!   start) and admits the client only once it returns the challenge sealed with the
+//!   connection's key. Garbage and tokens that do not open get no answer; a token that opens
+//!   but cannot be admitted is refused with a named
+//!   [`DisconnectReason`](mf_net::transport::DisconnectReason) sealed for its holder.
+//! - Every payload then travels sealed with ChaCha20-Poly1305 under keys derived for this
+//!   connection alone (HKDF-SHA256 over the token's keys and both sides' salts), with a
+//!   sequence-number nonce and a 256-packet replay window per channel. Admitted peers that go
+//!   silent time out; idle ones are kept in by keep-alives. Keys are wiped when dropped.
 //!
 //! The layer works over any transport (ENet, loopback, the simulator). It protects the payload
 //! bytes: the inner transport's own headers (ENet's protocol header, peer ids, acknowledgements)

@@ -9,6 +9,7 @@
 mod secure_common;
 
 use std::rc::Rc;
+use std::time::Duration;
 
 use mf_net::transport::{Channel, DisconnectReason, PeerId, Transport};
 use mf_net_secure::{ConnectToken, SecureClient};
@@ -110,6 +111,11 @@ fn fuzzed_connection_requests_are_refused_without_panics() {
     );
     let stats = rig.server.secure_stats();
     assert_eq!(stats.refused() + stats.challenges_sent, CASES as u64);
+    let wire = rig.server.inner().stats();
+    assert!(
+        wire.bytes_sent <= wire.bytes_received,
+        "no amplification: {wire:?}"
+    );
     assert_eq!(stats.challenges_sent, stats.handshake_timeouts);
     assert!(
         stats.refused_malformed > 0 && stats.refused_invalid > 0,
@@ -119,6 +125,90 @@ fn fuzzed_connection_requests_are_refused_without_panics() {
     let now = rig.server.now();
     let fresh = issuer()
         .issue(1, b"player", std::slice::from_ref(&rig.address), now)
+        .unwrap();
+    let ok = rig.join(fresh);
+    rig.until("a genuine client is admitted", |r| r.connected(ok));
+}
+
+/// The challenge step under fuzz: peers whose valid request was challenged send mutated
+/// answers (random bytes, mutations of a genuine client's answer on another connection, that
+/// answer exactly). None is admitted, nothing is passed up, nothing panics, no answer is
+/// larger than what it answers, and a genuine client still gets in.
+#[test]
+fn fuzzed_answers_to_a_challenge_admit_nobody() {
+    let mut rng = fastrand::Rng::with_seed(0xc4a1);
+    let mut net = Loopback::new();
+    let mut rig = Rig::new(Loopback(net.0.clone()), 64, |mut c| {
+        c.max_pending = 64;
+        c.with_handshake_timeout(Duration::from_millis(200))
+    });
+    // A genuine client's request and answer, captured.
+    let log = Handle::default();
+    let inner = Tap::new(net.connect(7), Rc::clone(&log));
+    let genuine = rig.add(Box::new(SecureClient::new(inner, token(1, &rig.address))));
+    rig.until("the genuine client is admitted", |r| r.connected(genuine));
+    let answer = log.borrow().sent[1].2.clone();
+    // Another client's request, captured on the way and held back: its token is unused.
+    let held = Handle::default();
+    held.borrow_mut().hold = true;
+    let inner = Tap::new(net.connect(7), Rc::clone(&held));
+    let other = rig.add(Box::new(SecureClient::new(inner, token(2, &rig.address))));
+    rig.until("the other request is captured", |_| {
+        !held.borrow().sent.is_empty()
+    });
+    let request = held.borrow().sent[0].2.clone();
+    assert!(!rig.connected(other));
+    const CASES: usize = 600;
+    for _ in 0..CASES / 20 {
+        let first = rig.clients.len();
+        for _ in 0..20 {
+            rig.join_raw();
+        }
+        rig.step();
+        for i in first..rig.clients.len() {
+            rig.clients[i]
+                .send(PeerId::SERVER, Channel::Reliable, &request)
+                .unwrap();
+        }
+        rig.step();
+        rig.step();
+        for i in first..rig.clients.len() {
+            let bytes = match rng.u8(0..4) {
+                0 => answer.clone(),
+                1 => {
+                    let mut b: Vec<u8> = (0..rng.usize(0..120)).map(|_| rng.u8(..)).collect();
+                    if let Some(k) = b.first_mut() {
+                        *k = 3; // claims to be an answer
+                    }
+                    b
+                }
+                _ => mutate(&mut rng, &answer),
+            };
+            rig.clients[i]
+                .send(PeerId::SERVER, Channel::Reliable, &bytes)
+                .unwrap();
+        }
+        rig.until("the batch is dropped", |r| {
+            (first..r.clients.len()).all(|i| r.disconnected(i).is_some())
+        });
+    }
+    let admissions = rig
+        .server_log
+        .iter()
+        .filter(|e| matches!(e, Ev::Connected(..)))
+        .count();
+    assert_eq!(admissions, 1, "only the genuine client");
+    let stats = rig.server.secure_stats();
+    assert!(stats.challenges_sent > CASES as u64, "{stats:?}");
+    assert!(stats.challenge_failures >= CASES as u64, "{stats:?}");
+    let wire = rig.server.inner().stats();
+    assert!(
+        wire.bytes_sent <= wire.bytes_received,
+        "no amplification: {wire:?}"
+    );
+    let now = rig.server.now();
+    let fresh = issuer()
+        .issue(3, b"player", std::slice::from_ref(&rig.address), now)
         .unwrap();
     let ok = rig.join(fresh);
     rig.until("a genuine client is admitted", |r| r.connected(ok));
