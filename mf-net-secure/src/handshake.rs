@@ -131,7 +131,8 @@ impl<T: Transport> SecureServer<T> {
             salt,
         });
         if let Err(reason) = verdict.and_then(|()| self.admissible(&challenged.ticket).map(drop)) {
-            return self.deny(i, &mut challenged, reason);
+            let pending = self.pending.swap_remove(i);
+            return self.deny(pending.peer, &mut challenged, reason);
         }
         let peer = self.pending[i].peer;
         let challenge: [u8; CHALLENGE_LEN] = self.challenger.issue(peer, &challenged.ticket.tag);
@@ -175,14 +176,7 @@ impl<T: Transport> SecureServer<T> {
         };
         match self.admissible(&challenged.ticket) {
             Ok(replacing) => self.admit(pending.peer, pending.connect_data, *challenged, replacing),
-            Err(reason) => {
-                self.pending.push(Pending {
-                    stage: Stage::AwaitingRequest,
-                    ..pending
-                });
-                let last = self.pending.len() - 1;
-                self.deny(last, &mut challenged, reason);
-            }
+            Err(reason) => self.deny(pending.peer, &mut challenged, reason),
         }
     }
 
@@ -247,10 +241,10 @@ impl<T: Transport> SecureServer<T> {
         self.events.push_back(Upward::Connected(peer, connect_data));
     }
 
-    /// Refuses `self.pending[i]`, whose token opened, with `reason` sealed for the token holder.
-    fn deny(&mut self, i: usize, challenged: &mut Challenged, reason: DisconnectReason) {
+    /// Refuses `peer` (no longer pending), whose token opened, with `reason` sealed for the
+    /// token holder.
+    fn deny(&mut self, peer: PeerId, challenged: &mut Challenged, reason: DisconnectReason) {
         self.stats.count_refusal(reason);
-        let peer = self.pending[i].peer;
         let code = reason.code().to_le_bytes();
         if challenged.session.seal_handshake(
             KIND_DENIED,
@@ -260,7 +254,7 @@ impl<T: Transport> SecureServer<T> {
         ) {
             let _ = self.inner.send(peer, Channel::Reliable, &self.scratch);
         }
-        self.drop_pending(i, DisconnectReason::ConnectFailed);
+        self.inner.disconnect(peer, DisconnectReason::ConnectFailed);
     }
 
     /// Forgets `self.pending[i]` and disconnects it on the inner transport with `reason`.

@@ -82,12 +82,15 @@ pub enum DisconnectReason {
     TokenExpired,
     /// Refused by a secure server: the connect token does not list this server's address.
     TokenWrongServer,
-    /// Refused by a secure server: the connect token was tampered with or sealed under another
-    /// key (the two cannot be told apart: authentication failed).
+    /// The connect token was tampered with or sealed under another key (the two cannot be told
+    /// apart: authentication failed). A secure server no longer sends it: such a request gets
+    /// no answer at all (the code stays reserved).
     TokenInvalid,
     /// Refused by a secure server: the connect token was used already (a replayed request).
     TokenReplayed,
-    /// Refused by a secure server: the first packet was not a connection request at all.
+    /// The first packet was not a connection request at all. A secure server no longer sends
+    /// it: garbage gets no answer (a plain mf-net client is told
+    /// [`SecureRequired`](Self::SecureRequired)); the code stays reserved.
     TokenMalformed,
     /// Refused by a secure server: a client with the same id is connected and the server keeps
     /// the older connection.
