@@ -10,6 +10,7 @@ use crate::codec::NetCodec;
 use crate::replication::multiplayer::predict::input_wire::{
     write_inputs, ViewAt, MAX_INPUT_BYTES, MAX_INPUT_REDUNDANCY,
 };
+use crate::replication::multiplayer::predict::tick_sync::Advance;
 use crate::replication::multiplayer::predict::Misprediction;
 use crate::replication::multiplayer::predict::PredictionConfig;
 use crate::replication::multiplayer::{ClientState, Outbox};
@@ -45,10 +46,13 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         }
         let interval = Duration::from_secs(1) / u32::from(client.tick_rate.max(1));
         let margin = i32::from(config.lead_margin);
-        let due = client.predict.sync.advance(dt, interval, margin);
+        let Advance { skipped, due } = client.predict.sync.advance(dt, interval, margin);
         let Some(present) = client.predict.sync.present() else {
             return;
         };
+        if skipped > 0 {
+            Self::skip(client, scene, present.wrapping_sub(due), skipped, config);
+        }
         let redundancy = usize::from(config.input_redundancy).clamp(1, MAX_INPUT_REDUNDANCY);
         for k in (0..due).rev() {
             let tick = present.wrapping_sub(k);
@@ -64,6 +68,9 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
             if config.check_determinism && tick != client.predict.first_tick {
                 self.check(client, scene, tick, step);
             }
+        }
+        if skipped > 0 && config.smoothing > Duration::ZERO {
+            scene.end_correction(present);
         }
         let p = &mut client.predict;
         if let Some(lead) = p.sync.lowest_lead() {
@@ -105,6 +112,23 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         let needed = (redundancy + config.input_delay as usize + 1).next_power_of_two();
         let capacity = p.history.max(needed);
         self.ring = (0..capacity).map(|_| TickInput::default()).collect();
+    }
+
+    /// Client: the clock skipped `skipped` ticks up to `base` (a stall): the predicted rows go on from the
+    /// server's newest confirmed state as of `base` (their inputs of the ticks skipped were not
+    /// simulated, here or, mostly, on the server: the confirmations that follow correct what
+    /// differs).
+    fn skip(
+        client: &mut ClientState,
+        scene: &mut Scene,
+        base: u32,
+        skipped: u32,
+        config: PredictionConfig,
+    ) {
+        // `base` is past every tick predicted so far: each row goes back to its confirmed state.
+        scene.restore_predicted_at(base, config.smoothing > Duration::ZERO);
+        scene.record_predicted(base);
+        client.predict.stats.ticks_skipped += u64::from(skipped);
     }
 
     /// Client: the prediction of `mismatch.tick` was wrong: every predicted row back to its

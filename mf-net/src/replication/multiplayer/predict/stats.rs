@@ -23,8 +23,11 @@ pub struct PredictionStats {
     /// The lowest lead of the recent input acks: ticks early (negative: late) the server got
     /// this client's inputs, at the worst.
     pub input_lead: i32,
-    /// Times the simulation clock jumped ahead because inputs arrived far too late.
+    /// Times the simulation clock jumped ahead because inputs arrived late.
     pub clock_jumps: u64,
+    /// Ticks the clock skipped without simulating them: a frame simulates at most 16 ticks,
+    /// and the clock goes on from the server's state past the rest (after a stall).
+    pub ticks_skipped: u64,
     /// Ticks the determinism check found to differ (see
     /// [`Simulation::divergence`](crate::prediction::Simulation::divergence)).
     pub divergences: u64,

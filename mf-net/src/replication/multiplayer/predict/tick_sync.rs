@@ -8,9 +8,16 @@
 //! the last [`RECENT_ACKS`] acks is below it (inputs arrive late now), a little slower only
 //! while the lowest of the last [`LEAD_WINDOW`] acks is well above it (inputs arrived early all
 //! along, jitter and loss bursts included). Reacting fast to lateness and slowly to earliness
-//! keeps the lead high enough for the bursts the window has seen. Only a large shortfall (inputs
-//! [`CATCH_UP_TICKS`] or more late, as at the start) jumps, and only forward: the ticks are
-//! simulated at once. After a jump, acks of inputs sent before it are ignored.
+//! keeps the lead high enough for the bursts the window has seen. A late input (the server went
+//! without it) or a large shortfall (inputs [`CATCH_UP_TICKS`] or more late, as at the start)
+//! jumps, and only forward. After a jump, acks of inputs sent before it are ignored.
+//!
+//! A frame simulates at most [`MAX_TICKS_PER_FRAME`] ticks; the clock skips the rest (they are
+//! not simulated), so that after a stall it is on time again at once, however long the stall:
+//! a long frame (the stall in its `dt`) skips by the time that passed, a frame whose `dt` was
+//! clamped by the game loop by the lateness the server's acks report. A frame that covers more
+//! than [`CATCH_UP_TICKS`] ticks also forgets the acks of inputs sent before it: they measured
+//! the silence of the stall, which the frame's time made up already.
 
 use std::time::Duration;
 
@@ -29,8 +36,17 @@ pub(crate) const MAX_SKEW: f64 = 0.05;
 /// Lead shortfall (ticks late) from which the client jumps ahead instead of speeding up.
 pub(crate) const CATCH_UP_TICKS: i32 = 4;
 
-/// Most ticks one frame simulates (a frame after a long stall does not simulate seconds).
+/// Most ticks one frame simulates (a frame after a long stall does not simulate seconds: it
+/// skips the ticks before the last ones).
 pub(crate) const MAX_TICKS_PER_FRAME: u32 = 16;
+
+/// What one frame's [`TickSync::advance`] moved the clock by: `skipped` ticks not simulated,
+/// then `due` ticks to simulate (the present is the last of them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Advance {
+    pub(crate) skipped: u32,
+    pub(crate) due: u32,
+}
 
 /// The client's simulation clock (see the [module docs](self)).
 #[derive(Debug)]
@@ -41,6 +57,8 @@ pub(crate) struct TickSync {
     leads: [i32; LEAD_WINDOW],
     lead_count: usize,
     lead_next: usize,
+    /// Acks recorded since the last frame.
+    fresh: usize,
     /// Acks of inputs up to this tick were sent before the last jump: ignored.
     ignore_through: Option<u32>,
     /// The clock's current rate relative to the server's (1 ± [`MAX_SKEW`]).
@@ -57,6 +75,7 @@ impl Default for TickSync {
             leads: [0; LEAD_WINDOW],
             lead_count: 0,
             lead_next: 0,
+            fresh: 0,
             ignore_through: None,
             rate: 1.0,
             jumps: 0,
@@ -91,6 +110,17 @@ impl TickSync {
         self.leads[self.lead_next] = lead;
         self.lead_next = (self.lead_next + 1) % LEAD_WINDOW;
         self.lead_count = (self.lead_count + 1).min(LEAD_WINDOW);
+        self.fresh = (self.fresh + 1).min(LEAD_WINDOW);
+    }
+
+    /// Forgets the acks recorded since the last frame, and the ones of inputs up to `through`
+    /// still on their way.
+    fn forget_fresh(&mut self, through: u32) {
+        let n = self.fresh.min(self.lead_count);
+        self.lead_next = (self.lead_next + LEAD_WINDOW - n) % LEAD_WINDOW;
+        self.lead_count -= n;
+        self.fresh = 0;
+        self.ignore_through = Some(through);
     }
 
     /// The first tick: `start` (the newest server tick seen plus a guess of the lead).
@@ -99,48 +129,68 @@ impl TickSync {
         self.accumulator = Duration::ZERO;
     }
 
-    /// The frame advanced by `dt`: how many ticks to simulate now, steering toward a lowest lead
-    /// of `margin` ticks. Advances the present by that many.
-    pub(crate) fn advance(&mut self, dt: Duration, interval: Duration, margin: i32) -> u32 {
+    /// The frame advanced by `dt`: how many ticks to skip and to simulate now, steering toward
+    /// a lowest lead of `margin` ticks. Advances the present by both.
+    pub(crate) fn advance(&mut self, dt: Duration, interval: Duration, margin: i32) -> Advance {
         let Some(present) = self.present else {
+            return Advance { skipped: 0, due: 0 };
+        };
+        if dt > interval.saturating_mul(CATCH_UP_TICKS.unsigned_abs()) {
+            // A stall the frame's time tells of: the acks of inputs sent before it measured its
+            // silence, which the frame's ticks make up already.
+            self.forget_fresh(present);
+        }
+        self.fresh = 0;
+        let extra = self.steer(present, margin);
+        let elapsed = self.ticks_elapsed(dt, interval);
+        let total = elapsed.saturating_add(extra);
+        let due = total.min(MAX_TICKS_PER_FRAME);
+        self.present = Some(present.wrapping_add(total));
+        Advance {
+            skipped: total - due,
+            due,
+        }
+    }
+
+    /// Ticks the frame's `dt` covers at the rate set (the remainder kept for the next).
+    fn ticks_elapsed(&mut self, dt: Duration, interval: Duration) -> u32 {
+        self.accumulator += dt.mul_f64(self.rate);
+        let n = self.accumulator.as_nanos() / interval.as_nanos().max(1);
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        self.accumulator -= interval.saturating_mul(n);
+        n
+    }
+
+    /// Sets the rate for the next frame from the recent acks, and returns the ticks to jump
+    /// ahead by now (the shortfall, when inputs arrive late).
+    fn steer(&mut self, present: u32, margin: i32) -> u32 {
+        self.rate = 1.0;
+        let (Some(recent), Some(lowest)) = (self.lowest_of(RECENT_ACKS), self.lowest_lead()) else {
             return 0;
         };
-        let mut extra = 0;
-        self.rate = 1.0;
-        if let (Some(recent), Some(lowest)) = (self.lowest_of(RECENT_ACKS), self.lowest_lead()) {
-            let error = if recent < margin {
-                recent - margin
-            } else {
-                (lowest - margin).max(0)
-            };
-            if recent < 0 || error <= -CATCH_UP_TICKS {
-                // Late (the server went without an input), or far behind: jump ahead by the
-                // shortfall. The leads kept move up with it; acks of inputs sent before the
-                // jump, still on their way, are ignored.
-                extra = u32::try_from(-error).unwrap_or(0);
-                self.ignore_through = Some(present.wrapping_add(extra));
-                for lead in &mut self.leads[..self.lead_count] {
-                    *lead = lead.saturating_add(-error);
-                }
-                self.jumps += 1;
-            } else if error < 0 {
-                self.rate = 1.0 + MAX_SKEW * f64::from(-error).min(2.0) / 2.0;
-            } else if error > 1 {
-                self.rate = 1.0 - MAX_SKEW * f64::from(error - 1).min(2.0) / 2.0;
+        let error = if recent < margin {
+            recent - margin
+        } else {
+            (lowest - margin).max(0)
+        };
+        if recent < 0 || error <= -CATCH_UP_TICKS {
+            // Late (the server went without an input), or far behind: jump ahead by the
+            // shortfall. The leads kept move up with it; acks of inputs sent before the jump,
+            // still on their way, are ignored.
+            let extra = error.unsigned_abs();
+            self.ignore_through = Some(present.wrapping_add(extra));
+            for lead in &mut self.leads[..self.lead_count] {
+                *lead = lead.saturating_add(-error);
             }
+            self.jumps += 1;
+            return extra;
         }
-        self.accumulator += dt.mul_f64(self.rate);
-        let mut due = 0;
-        while self.accumulator >= interval && due < MAX_TICKS_PER_FRAME {
-            self.accumulator -= interval;
-            due += 1;
+        if error < 0 {
+            self.rate = 1.0 + MAX_SKEW * f64::from(-error).min(2.0) / 2.0;
+        } else if error > 1 {
+            self.rate = 1.0 - MAX_SKEW * f64::from(error - 1).min(2.0) / 2.0;
         }
-        if due == MAX_TICKS_PER_FRAME {
-            self.accumulator = self.accumulator.min(interval);
-        }
-        let due = (due + extra).min(MAX_TICKS_PER_FRAME);
-        self.present = Some(present.wrapping_add(due));
-        due
+        0
     }
 }
 
@@ -153,9 +203,9 @@ mod tests {
     #[test]
     fn runs_at_the_server_rate_without_acks() {
         let mut s = TickSync::default();
-        assert_eq!(s.advance(TICK, TICK, 1), 0, "not started");
+        assert_eq!(s.advance(TICK, TICK, 1).due, 0, "not started");
         s.start(100);
-        let due: u32 = (0..30).map(|_| s.advance(TICK, TICK, 1)).sum();
+        let due: u32 = (0..30).map(|_| s.advance(TICK, TICK, 1).due).sum();
         assert!((29..=30).contains(&due), "{due}");
     }
 
@@ -164,7 +214,7 @@ mod tests {
         let mut s = TickSync::default();
         s.start(10);
         s.on_ack(9, -6);
-        let due = s.advance(TICK, TICK, 1);
+        let due = s.advance(TICK, TICK, 1).due;
         assert!(due >= 7, "{due}: caught up the 7 ticks at once");
         let present = s.present().unwrap();
         assert_eq!(s.jumps, 1);
@@ -205,9 +255,59 @@ mod tests {
             s.on_ack(10 + k, 9);
         }
         let before = s.present().unwrap();
-        let due: u32 = (0..60).map(|_| s.advance(TICK, TICK, 1)).sum();
+        let due: u32 = (0..60).map(|_| s.advance(TICK, TICK, 1).due).sum();
         assert!(s.rate < 1.0);
         assert!((56..60).contains(&due), "{due}");
         assert!(tick_after(s.present().unwrap(), before));
+    }
+
+    #[test]
+    fn a_long_frame_skips_the_ticks_past_a_frame_and_forgets_the_acks_of_the_stall() {
+        let mut s = TickSync::default();
+        s.start(10);
+        let step = s.advance(TICK, TICK, 1);
+        assert_eq!((step.skipped, step.due), (0, 1));
+        // Three seconds without a frame; meanwhile the server's acks say the inputs stopped.
+        for k in 0..8 {
+            s.on_ack(10, -1 - k);
+        }
+        let step = s.advance(TICK * 90, TICK, 1);
+        assert_eq!(
+            (step.skipped, step.due),
+            (90 - MAX_TICKS_PER_FRAME, MAX_TICKS_PER_FRAME)
+        );
+        assert_eq!(s.present(), Some(100));
+        assert_eq!(
+            (s.jumps, s.lowest_lead()),
+            (0, None),
+            "no jump on top of the time"
+        );
+        s.on_ack(10, -20);
+        assert_eq!(
+            s.lowest_lead(),
+            None,
+            "an ack of an input sent before it, still on its way"
+        );
+        s.on_ack(101, 1);
+        assert_eq!(s.lowest_lead(), Some(1));
+    }
+
+    #[test]
+    fn a_jump_past_a_frame_skips_the_ticks_before_the_last() {
+        let mut s = TickSync::default();
+        s.start(10);
+        s.advance(TICK, TICK, 1);
+        s.on_ack(10, -90);
+        let step = s.advance(TICK, TICK, 1);
+        assert_eq!(s.jumps, 1);
+        assert_eq!(
+            (step.skipped, step.due),
+            (92 - MAX_TICKS_PER_FRAME, MAX_TICKS_PER_FRAME)
+        );
+        assert_eq!(
+            s.present(),
+            Some(102),
+            "91 ticks late plus the margin, and the frame's tick"
+        );
     }
 }
