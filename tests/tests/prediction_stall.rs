@@ -76,6 +76,7 @@ fn stall(link: NetworkConditions, frames: u32, resume: Resume) -> InputStats {
         late: after.late - before.late,
         dropped: after.dropped - before.dropped,
         buffered: after.buffered,
+        views_out_of_window: after.views_out_of_window - before.views_out_of_window,
     };
     eprintln!("{label}\n  after 2 s: {measured:?}");
     measured

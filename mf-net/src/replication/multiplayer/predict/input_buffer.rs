@@ -2,7 +2,7 @@
 //! simulated, filled from input messages (each input arrives several times; the first copy
 //! counts), emptied one tick at a time as the server simulates.
 
-use super::input_wire::{ReadInput, ViewAt};
+use super::input_wire::{ReadInput, ViewAt, MAX_VIEW_BEHIND};
 use super::InputStats;
 use crate::tick::{tick_after, tick_diff};
 
@@ -149,8 +149,8 @@ impl InputBuffer {
             self.last.extend_from_slice(&slot.bytes);
             self.has_last = true;
             self.missing_run = 0;
-            let slot = &self.slots[index];
-            return Taken::Input(&slot.bytes, slot.view);
+            let view = self.slots[index].view.map(|view| self.within_window(view));
+            return Taken::Input(&self.slots[index].bytes, view);
         }
         self.counts.missing += 1;
         self.missing_run = self.missing_run.saturating_add(1);
@@ -158,6 +158,21 @@ impl InputBuffer {
             self.has_last.then_some(self.last.as_slice()),
             self.missing_run,
         )
+    }
+
+    /// `view` if lag compensation can serve it, else the nearest tick it can (counted): the
+    /// input's own for a view after it (in serial order), the oldest for one too far back. A
+    /// client claims where it showed the world; a modified one, anything.
+    fn within_window(&mut self, view: ViewAt) -> ViewAt {
+        if view.behind <= MAX_VIEW_BEHIND {
+            return view;
+        }
+        self.counts.views_out_of_window += 1;
+        let ahead = i32::try_from(view.behind).is_err();
+        ViewAt {
+            behind: if ahead { 0 } else { MAX_VIEW_BEHIND },
+            fraction: 0,
+        }
     }
 
     /// Its counters, with the current depth.

@@ -48,4 +48,10 @@ pub struct InputStats {
     pub dropped: u64,
     /// Inputs buffered ahead of the tick last simulated (the input buffer's depth).
     pub buffered: u32,
+    /// Inputs simulated whose view (the render tick the client claims it showed, for lag
+    /// compensation) was more than
+    /// [`LagHistory::MAX_TICKS`](crate::prediction::LagHistory::MAX_TICKS) ticks behind the
+    /// input's tick, or after it: [`Step::view_tick`](crate::prediction::Step::view_tick)
+    /// gives the nearest tick of that window instead. An honest client never sends one.
+    pub views_out_of_window: u64,
 }
