@@ -10,7 +10,9 @@
 //!   the position it shows never jumps by more than the smoothing allows per frame;
 //! - 30 % loss of the client's packets: once the clock has learned the loss, the server has
 //!   its input on time for over 99.9 % of ticks;
-//! - the determinism check names the member of a step that reads a random number;
+//! - the determinism check names the member of a step that reads a random number, and finds
+//!   nothing wrong with a player that starts being predicted while its owner walks (spawned
+//!   late, or handed over), over four seeds;
 //! - a rollback every tick allocates nothing in steady state;
 //! - 60 ± 40 ms of jitter with loss, duplication and reordering: at most 1 % of inputs
 //!   missing, exact convergence;
@@ -24,7 +26,7 @@ use mf_net::prediction::{Simulation, Step};
 use mf_net::prelude::*;
 use mf_net::transport::simulated::NetworkConditions;
 use mf_net_tests::alloc_counter::assert_no_alloc;
-use mf_net_tests::harness::{Mp, World};
+use mf_net_tests::harness::World;
 
 mod prediction_common;
 use prediction_common::*;
@@ -472,4 +474,74 @@ fn a_jittery_reordering_duplicating_link_still_converges_exactly() {
         "{missing} missing of {on_time}: {inputs:?}"
     );
     assert_eq!(stats.divergences, 0);
+}
+
+/// Clients with the determinism check on, over a clean 50 ms link seeded with `seed`, none
+/// owning a player yet; every client holds "right" from the first frame.
+fn checked_world(clients: usize, seed: u64) -> (World, Vec<Simulation<Walk>>) {
+    let mut config = MultiplayerConfig::default();
+    config.prediction.check_determinism = true;
+    let link = NetworkConditions::laggy(Duration::from_millis(50), Duration::ZERO);
+    let mut world = World::with(clients, config, Some(link), seed, library);
+    world.dt = TICK;
+    let sims = (0..=clients).map(|_| Simulation::new()).collect();
+    (world, sims)
+}
+
+/// One frame of a [`checked_world`]: every client walks right.
+fn checked_frame(world: &mut World, sims: &mut [Simulation<Walk>]) {
+    let dt = world.dt;
+    world.server.begin_frame(dt);
+    sims[0].run(&mut world.server, |_| Walk::default(), walk);
+    world.server.end_frame();
+    for (client, sim) in world.clients.iter_mut().zip(&mut sims[1..]) {
+        client.begin_frame(dt);
+        sim.run(client, |_| Walk { dir: 1 }, walk);
+        client.end_frame();
+    }
+}
+
+#[test]
+fn a_player_spawned_while_its_owner_walks_is_not_a_divergence() {
+    for seed in 1..=4 {
+        let (mut world, mut sims) = checked_world(1, seed);
+        for _ in 0..30 {
+            checked_frame(&mut world, &mut sims);
+        }
+        let owner = world.clients[0].local_peer_id();
+        let root = world.root();
+        world.server.spawn(PLAYER, root, owner).unwrap();
+        for _ in 0..60 {
+            checked_frame(&mut world, &mut sims);
+        }
+        let stats = world.clients[0].stats().prediction;
+        assert!(
+            stats.ticks_predicted > 60 && stats.confirmations > 30,
+            "{stats:?}"
+        );
+        assert_eq!(sims[1].divergence(), None, "seed {seed}: {stats:?}");
+        assert_eq!(stats.divergences, 0, "seed {seed}");
+    }
+}
+
+#[test]
+fn a_player_handed_over_while_its_new_owner_walks_is_not_a_divergence() {
+    for seed in 1..=4 {
+        let (mut world, mut sims) = checked_world(2, seed);
+        let first = world.clients[0].local_peer_id();
+        let root = world.root();
+        let player = world.server.spawn(PLAYER, root, first).unwrap();
+        for _ in 0..30 {
+            checked_frame(&mut world, &mut sims);
+        }
+        let second = world.clients[1].local_peer_id();
+        world.server.set_authority(player, second, false).unwrap();
+        for _ in 0..60 {
+            checked_frame(&mut world, &mut sims);
+        }
+        let stats = world.clients[1].stats().prediction;
+        assert!(stats.confirmations > 30, "{stats:?}");
+        assert_eq!(sims[2].divergence(), None, "seed {seed}: {stats:?}");
+        assert_eq!(stats.divergences, 0, "seed {seed}");
+    }
 }

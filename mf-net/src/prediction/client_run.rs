@@ -64,8 +64,7 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
             self.simulate(client, scene, tick, false, step);
             scene.record_predicted(tick);
             client.predict.stats.ticks_predicted += 1;
-            // The first tick has no tick before it to run again from.
-            if config.check_determinism && tick != client.predict.first_tick {
+            if config.check_determinism {
                 self.check(client, scene, tick, step);
             }
         }
@@ -106,8 +105,7 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         let rtt_ticks = u32::try_from(rtt.as_nanos().div_ceil(interval.as_nanos())).unwrap_or(0);
         let ahead =
             rtt_ticks.min(u32::from(u8::MAX)) + u32::from(config.lead_margin) + STARTUP_SLACK;
-        p.first_tick = tick.wrapping_add(ahead);
-        p.sync.start(p.first_tick);
+        p.sync.start(tick.wrapping_add(ahead));
         let redundancy = usize::from(config.input_redundancy).clamp(1, MAX_INPUT_REDUNDANCY);
         let needed = (redundancy + config.input_delay as usize + 1).next_power_of_two();
         let capacity = p.history.max(needed);

@@ -188,6 +188,11 @@ pub(super) fn check<'a, T: Replicated>(
     tick: u32,
 ) -> Option<(NodeId, &'static str)> {
     for (node, value, pred) in rows {
+        if pred.at(tick.wrapping_sub(1)).is_none() {
+            // Predicted from this tick on (spawned, handed over, or after a skip): there is no
+            // state before it to run it again from.
+            continue;
+        }
         value.capture(&mut pred.scratch, tick);
         if let Some(member) = pred
             .at(tick)

@@ -276,7 +276,8 @@ impl Scene {
     }
 
     /// Client: the first predicted row whose value differs from its prediction of `tick`, by
-    /// node and member (the determinism check).
+    /// node and member (the determinism check); rows without a prediction of the tick before
+    /// (predicted from `tick` on) are not compared.
     pub(crate) fn check_predicted(&mut self, tick: u32) -> Option<(NodeId, &'static str)> {
         self.columns_mut()
             .find_map(|column| column.predict_check(tick))

@@ -32,8 +32,6 @@ pub(crate) struct ClientPrediction {
     /// History ticks per predicted row (a power of two).
     pub(crate) history: usize,
     pub(crate) sync: TickSync,
-    /// The first tick simulated.
-    pub(crate) first_tick: u32,
     /// The earliest mismatch since the last rollback.
     pub(crate) pending: Option<Misprediction>,
     pub(crate) stats: PredictionStats,
