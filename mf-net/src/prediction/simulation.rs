@@ -11,7 +11,7 @@ use crate::replication::multiplayer::machine::{Replication, Role};
 use crate::replication::multiplayer::predict::input_buffer::Taken;
 use crate::replication::multiplayer::predict::input_wire::{write_input_ack, ViewAt};
 use crate::replication::multiplayer::predict::{Misprediction, MissingInput, PredictionConfig};
-use crate::replication::multiplayer::{Multiplayer, Outbox, ServerState};
+use crate::replication::multiplayer::{Misconfiguration, Multiplayer, Outbox, ServerState};
 use crate::replication::protocol::INPUT_ACK;
 use crate::scene::{NodeId, Scene};
 use crate::transport::{Channel, PeerId, Transport};
@@ -126,8 +126,15 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
     ) {
         let (outbox, machine) = mp.parts_mut();
         let Replication { shared, role } = machine;
+        if !shared.misuse.began {
+            let events = &mut shared.events;
+            shared
+                .misuse
+                .report(events, Misconfiguration::SimulationWithoutFrames);
+        }
         match role {
             Role::Server(server) => {
+                shared.misuse.server_simulated = true;
                 let missing = shared.config.prediction.missing_input;
                 let due = server.ticks_due(shared.frame_dt, shared.config.tick_rate);
                 self.run_server(

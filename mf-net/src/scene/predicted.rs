@@ -87,11 +87,21 @@ impl<T: Replicated> RowPrediction<T> {
     }
 }
 
-/// One column's rows of [`Scene::restore_confirmed`](super::Scene::restore_confirmed).
-pub(super) fn restore_confirmed<'a, T: Replicated>(rows: impl Iterator<Item = Rows<'a, T>>) {
-    for (_, value, pred) in rows {
+/// One column's rows of [`Scene::restore_confirmed`](super::Scene::restore_confirmed): returns
+/// the first row whose plain members differ from the confirmed state (written on this client).
+pub(super) fn restore_confirmed<'a, T: Replicated>(
+    rows: impl Iterator<Item = Rows<'a, T>>,
+) -> Option<NodeId> {
+    let mut written = None;
+    for (node, value, pred) in rows {
         value.restore_predicted(&pred.confirmed);
+        // The predicted members equal the confirmed state now: a difference is in a plain
+        // member. (Kept in the confirmed state: no confirmation compares plain members.)
+        if value.capture(&mut pred.confirmed, pred.confirmed_tick) {
+            written.get_or_insert(node);
+        }
     }
+    written
 }
 
 /// One column's rows of [`Scene::confirm_predicted`](super::Scene::confirm_predicted).

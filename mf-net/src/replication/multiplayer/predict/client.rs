@@ -80,10 +80,13 @@ impl ClientPrediction {
         }
     }
 
-    /// Before this frame's snapshots are applied.
-    pub(crate) fn before_receive(&self, scene: &mut Scene) {
+    /// Before this frame's snapshots are applied; returns the first predicted node whose plain
+    /// (not predicted) members were written since the last frame, with its type's name.
+    pub(crate) fn before_receive(&self, scene: &mut Scene) -> Option<(NodeId, &'static str)> {
         if self.active {
-            scene.restore_confirmed();
+            scene.restore_confirmed()
+        } else {
+            None
         }
     }
 
