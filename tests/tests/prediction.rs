@@ -31,6 +31,9 @@ use mf_net_tests::harness::World;
 mod prediction_common;
 use prediction_common::*;
 
+/// The player type's stable name (its module path within the crate, then its name).
+const PLAYER_TYPE: &str = "prediction_common::Player";
+
 fn bad_network() -> NetworkConditions {
     NetworkConditions::laggy(Duration::from_millis(75), Duration::from_millis(10)).with_loss(0.1)
 }
@@ -132,6 +135,20 @@ fn a_wall_only_the_server_knows_is_corrected_within_a_round_trip_and_a_tick() {
     assert_eq!(game.client().stats().prediction.rollbacks, rollbacks + 1);
     let miss = game.client_sim.last_misprediction().expect("rolled back");
     assert_eq!(miss.member, "x");
+    // Named as every peer knows it: by net id and type, not this client's local handle.
+    let net_id = game.world.server.net_id(game.server_player.node());
+    assert_eq!((miss.net_id, miss.type_name), (net_id, PLAYER_TYPE));
+    let (shown, debug) = (miss.to_string(), format!("{miss:?}"));
+    let id = net_id.unwrap();
+    assert!(shown.contains(&format!("`{PLAYER_TYPE}` {id}")), "{shown}");
+    assert!(
+        debug.contains(&format!("net_id: Some({})", id.get())),
+        "{debug}"
+    );
+    assert!(
+        !shown.contains("NodeId") && !debug.contains("NodeId"),
+        "{debug}"
+    );
 }
 
 /// How far the server knocks players back, every [`KNOCK_EVERY`] ticks.
@@ -251,6 +268,17 @@ fn the_determinism_check_finds_a_step_that_reads_a_random_number() {
     game.frame(0, walk_with_dice);
     let found = game.client_sim.divergence().expect("found");
     assert_eq!(found.member, "x");
+    let net_id = game.world.server.net_id(game.server_player.node());
+    assert_eq!((found.net_id, found.type_name), (net_id, PLAYER_TYPE));
+    let (shown, debug) = (found.to_string(), format!("{found:?}"));
+    assert!(
+        shown.contains(&format!("`{PLAYER_TYPE}` {}", net_id.unwrap())),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("NodeId") && !debug.contains("NodeId"),
+        "{debug}"
+    );
     assert!(game.client().stats().prediction.divergences > 0);
 }
 

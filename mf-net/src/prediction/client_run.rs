@@ -162,7 +162,7 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         stats.rollbacks += 1;
         stats.resimulated_ticks += u64::from(depth);
         stats.deepest_rollback = stats.deepest_rollback.max(depth);
-        self.last_misprediction = Some(mismatch);
+        self.last_misprediction = Some(mismatch.named(client.net_id(mismatch.node), scene));
     }
 
     /// Client: the determinism check of `tick`: runs it again from the tick before and compares.
@@ -178,7 +178,13 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         if let Some((node, member)) = scene.check_predicted(tick) {
             client.predict.stats.divergences += 1;
             if self.divergence.is_none() {
-                let found = Divergence { tick, node, member };
+                let found = Divergence {
+                    tick,
+                    node,
+                    net_id: client.net_id(node),
+                    type_name: scene.predicted_type(node).unwrap_or(""),
+                    member,
+                };
                 tracing::warn!(%found, "the step function is not deterministic");
                 self.divergence = Some(found);
             }
