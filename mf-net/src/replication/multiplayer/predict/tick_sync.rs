@@ -16,8 +16,9 @@
 //! not simulated), so that after a stall it is on time again at once, however long the stall:
 //! a long frame (the stall in its `dt`) skips by the time that passed, a frame whose `dt` was
 //! clamped by the game loop by the lateness the server's acks report. A frame that covers more
-//! than [`CATCH_UP_TICKS`] ticks also forgets the acks of inputs sent before it: they measured
-//! the silence of the stall, which the frame's time made up already.
+//! than [`CATCH_UP_TICKS`] ticks and than several typical frames also forgets the acks of inputs
+//! sent before it: they measured the silence of the stall, which the frame's time made up
+//! already.
 
 use std::time::Duration;
 
@@ -35,6 +36,14 @@ pub(crate) const MAX_SKEW: f64 = 0.05;
 
 /// Lead shortfall (ticks late) from which the client jumps ahead instead of speeding up.
 pub(crate) const CATCH_UP_TICKS: i32 = 4;
+
+/// Most ticks one jump moves the clock by (over four minutes at 255 Hz): an ack that says its
+/// inputs were later than that is taken as saying this much.
+pub(crate) const MAX_JUMP_TICKS: u32 = 1 << 16;
+
+/// A frame longer than this many typical frames (and than [`CATCH_UP_TICKS`] ticks) is a
+/// stall: the acks of the inputs sent before it are forgotten.
+const STALL_FRAMES: u32 = 4;
 
 /// Most ticks one frame simulates (a frame after a long stall does not simulate seconds: it
 /// skips the ticks before the last ones).
@@ -59,6 +68,8 @@ pub(crate) struct TickSync {
     lead_next: usize,
     /// Acks recorded since the last frame.
     fresh: usize,
+    /// A typical frame's `dt` (a moving average; `None` before the first frame).
+    typical_dt: Option<Duration>,
     /// Acks of inputs up to this tick were sent before the last jump: ignored.
     ignore_through: Option<u32>,
     /// The clock's current rate relative to the server's (1 ± [`MAX_SKEW`]).
@@ -76,6 +87,7 @@ impl Default for TickSync {
             lead_count: 0,
             lead_next: 0,
             fresh: 0,
+            typical_dt: None,
             ignore_through: None,
             rate: 1.0,
             jumps: 0,
@@ -135,7 +147,7 @@ impl TickSync {
         let Some(present) = self.present else {
             return Advance { skipped: 0, due: 0 };
         };
-        if dt > interval.saturating_mul(CATCH_UP_TICKS.unsigned_abs()) {
+        if self.is_stall(dt, interval) {
             // A stall the frame's time tells of: the acks of inputs sent before it measured its
             // silence, which the frame's ticks make up already.
             self.forget_fresh(present);
@@ -150,6 +162,18 @@ impl TickSync {
             skipped: total - due,
             due,
         }
+    }
+
+    /// Whether a frame of `dt` is a stall: longer than [`CATCH_UP_TICKS`] ticks and than
+    /// [`STALL_FRAMES`] typical frames (a client whose every frame is long is not stalling).
+    /// Updates the typical frame.
+    fn is_stall(&mut self, dt: Duration, interval: Duration) -> bool {
+        let typical = self.typical_dt.unwrap_or(dt);
+        let long = interval.saturating_mul(CATCH_UP_TICKS.unsigned_abs());
+        let stall = dt > long && dt > typical.saturating_mul(STALL_FRAMES);
+        // An average of the last 8 or so frames, stalls included.
+        self.typical_dt = Some(typical - typical / 8 + dt / 8);
+        stall
     }
 
     /// Ticks the frame's `dt` covers at the rate set (the remainder kept for the next).
@@ -169,18 +193,19 @@ impl TickSync {
             return 0;
         };
         let error = if recent < margin {
-            recent - margin
+            recent.saturating_sub(margin)
         } else {
-            (lowest - margin).max(0)
+            lowest.saturating_sub(margin).max(0)
         };
         if recent < 0 || error <= -CATCH_UP_TICKS {
             // Late (the server went without an input), or far behind: jump ahead by the
             // shortfall. The leads kept move up with it; acks of inputs sent before the jump,
             // still on their way, are ignored.
-            let extra = error.unsigned_abs();
+            let extra = error.unsigned_abs().min(MAX_JUMP_TICKS);
             self.ignore_through = Some(present.wrapping_add(extra));
+            let shift = i32::try_from(extra).unwrap_or(i32::MAX);
             for lead in &mut self.leads[..self.lead_count] {
-                *lead = lead.saturating_add(-error);
+                *lead = lead.saturating_add(shift);
             }
             self.jumps += 1;
             return extra;
@@ -309,5 +334,31 @@ mod tests {
             Some(102),
             "91 ticks late plus the margin, and the frame's tick"
         );
+    }
+
+    #[test]
+    fn frames_that_are_all_long_are_not_stalls() {
+        let mut s = TickSync::default();
+        s.start(10);
+        // Five frames a second at 30 ticks: six ticks each.
+        for k in 0..20 {
+            s.on_ack(10 + 6 * k, 1);
+            s.advance(TICK * 6, TICK, 1);
+        }
+        assert!(s.lowest_lead().is_some(), "acks kept");
+        s.on_ack(200, -3);
+        s.advance(TICK * 6, TICK, 1);
+        assert_eq!(s.jumps, 1, "a late input still jumps");
+    }
+
+    #[test]
+    fn an_ack_of_any_lead_neither_panics_nor_jumps_further_than_the_cap() {
+        let mut s = TickSync::default();
+        s.start(10);
+        s.on_ack(10, i32::MIN);
+        let step = s.advance(TICK, TICK, i32::from(u8::MAX));
+        assert_eq!(step.skipped + step.due, MAX_JUMP_TICKS + 1);
+        s.on_ack(MAX_JUMP_TICKS + 20, i32::MAX);
+        s.advance(TICK, TICK, 0);
     }
 }
