@@ -170,6 +170,55 @@ fn write_hp_every_frame(game: &mut Game, frames: usize) {
     }
 }
 
+/// A predicted player whose aim is the owner's own: the server does not send it back to it.
+#[derive(Replicated, Debug, Default)]
+struct Aimer {
+    #[replicated(predict)]
+    x: f32,
+    #[replicated(skip_owner)]
+    aim: f32,
+}
+
+fn aimers() -> SceneLibrary {
+    let mut scenes = SceneLibrary::new();
+    scenes
+        .register("aimer", |scene, root| {
+            scene.set_value(root, Aimer::default())
+        })
+        .unwrap();
+    scenes
+}
+
+fn walk_aimers(step: &mut mf_net::prediction::Step<'_, Walk>) {
+    for (_, aimer, input) in step.simulated_mut::<Aimer>() {
+        aimer.x += f32::from(input.map_or(0, |i| i.dir));
+    }
+}
+
+#[test]
+fn an_owner_writing_its_skip_owner_member_every_frame_is_fine() {
+    let mut world = World::with(1, MultiplayerConfig::default(), link(), 7, aimers);
+    world.dt = TICK;
+    let owner = world.clients[0].local_peer_id();
+    let root = world.root();
+    world.server.spawn(SceneIndex::new(0), root, owner).unwrap();
+    let (mut server_sim, mut client_sim) = (Simulation::new(), Simulation::new());
+    for _ in 0..120 {
+        world.server.begin_frame(TICK);
+        server_sim.run(&mut world.server, |_| Walk::default(), walk_aimers);
+        world.server.end_frame();
+        let client = &mut world.clients[0];
+        client.begin_frame(TICK);
+        client_sim.run(client, |_| Walk { dir: 1 }, walk_aimers);
+        if let Some(mine) = client.owned::<Aimer>().next() {
+            client.scene_mut().get_mut(mine).unwrap().aim += 1.0;
+        }
+        client.end_frame();
+    }
+    assert!(world.clients[0].stats().prediction.ticks_predicted > 60);
+    assert_eq!(misconfigurations(&mut world.clients[0]), []);
+}
+
 #[test]
 fn an_owner_writing_a_plain_member_every_frame_is_told_once() {
     let mut game = Game::new(MultiplayerConfig::default(), link());

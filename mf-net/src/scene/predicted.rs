@@ -92,12 +92,14 @@ impl<T: Replicated> RowPrediction<T> {
 pub(super) fn restore_confirmed<'a, T: Replicated>(
     rows: impl Iterator<Item = Rows<'a, T>>,
 ) -> Option<NodeId> {
+    // A `skip_owner` or `initial_only` member is the owner's to write: no snapshot overwrites it.
+    let watched = !T::OWNER_CONDITIONS && T::SNAPSHOT_EXCLUDED == 0;
     let mut written = None;
     for (node, value, pred) in rows {
         value.restore_predicted(&pred.confirmed);
         // The predicted members equal the confirmed state now: a difference is in a plain
         // member. (Kept in the confirmed state: no confirmation compares plain members.)
-        if value.capture(&mut pred.confirmed, pred.confirmed_tick) {
+        if watched && value.capture(&mut pred.confirmed, pred.confirmed_tick) {
             written.get_or_insert(node);
         }
     }

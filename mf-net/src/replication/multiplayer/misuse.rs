@@ -54,7 +54,8 @@ pub enum Misconfiguration {
     /// Client: a member of an owned, predicted node that is not `#[replicated(predict)]` was
     /// written on this client [`PLAIN_WRITE_FRAMES`] frames in a row (by game code or the
     /// step): every snapshot overwrites it with the server's value, so it moves a round trip
-    /// late.
+    /// late. (Not watched for types with `skip_owner`, `owner_only` or `initial_only` members,
+    /// whose owner may write what no snapshot overwrites.)
     PlainMemberWritten {
         /// The node.
         net_id: NetId,
