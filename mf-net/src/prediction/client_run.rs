@@ -46,7 +46,8 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         }
         let interval = Duration::from_secs(1) / u32::from(client.tick_rate.max(1));
         let margin = i32::from(config.lead_margin);
-        let Advance { skipped, due } = client.predict.sync.advance(dt, interval, margin);
+        let snapshot = client.newest_applied;
+        let Advance { skipped, due } = client.predict.sync.advance(dt, interval, margin, snapshot);
         let Some(present) = client.predict.sync.present() else {
             return;
         };
