@@ -7,6 +7,8 @@
 //!   target to that tick, finds it where the client showed it (a hit within a radius smaller
 //!   than the distance the target moves in a round trip), while the live position is outside
 //!   that radius (a miss without rewinding);
+//! - a modified client claiming views far behind or ahead of its inputs: the server's
+//!   `view_tick` stays within what a `LagHistory` can serve, and counts the claims outside;
 //! - zero allocations: recording 100 moving nodes every tick, with gaps and a late tick, and
 //!   querying them, once every tick slot has held them.
 
@@ -16,9 +18,15 @@ use glam::Vec3;
 use mf_net::interpolation::Interpolate;
 use mf_net::prediction::{LagHistory, Simulation};
 use mf_net::prelude::*;
+use mf_net::replication::message_ids;
+use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net::transport::simulated::NetworkConditions;
+use mf_net::transport::{
+    Channel, DisconnectReason, PeerId, SendError, Transport, TransportEvent, TransportStats,
+};
+use mf_net::wire::{NetReader, NetWriter};
 use mf_net_tests::alloc_counter::assert_no_alloc;
-use mf_net_tests::harness::{Mp, World};
+use mf_net_tests::harness::{messages, Dyn, Mp, World};
 
 /// Something to shoot at: its position is interpolated on clients.
 #[derive(Replicated, Debug, Default, Clone, PartialEq)]
@@ -228,4 +236,135 @@ fn recording_allocates_nothing_once_every_slot_held_the_nodes() {
     );
     let half = history.at(probe, f64::from(tick) - 1.5).unwrap();
     assert!(half.distance(a.interpolate(&b, 0.5)) < 1e-5);
+}
+
+/// A client transport that rewrites the view of every input it sends: a modified client
+/// claiming to have seen the world at any tick it likes (`claim(tick)`: ticks behind).
+struct ClaimViews<T> {
+    inner: T,
+    claim: fn(u32) -> u32,
+}
+
+impl<T: Transport> ClaimViews<T> {
+    fn rewrite(&self, packet: &[u8]) -> Option<Vec<u8>> {
+        let (header, payload) = packet.split_at_checked(7)?;
+        if u16::from_le_bytes([header[1], header[2]]) != message_ids::INPUT {
+            return None;
+        }
+        let mut r = NetReader::new(payload);
+        let mut w = NetWriter::new();
+        w.write_bytes(header);
+        let newest = r.read_var_u32().ok()?;
+        let count = r.read_u8().ok()?;
+        w.write_var_u32(newest);
+        w.write_u8(count);
+        for k in 0..u32::from(count) {
+            let n = r.read_len().ok()?;
+            w.write_len(n);
+            w.write_bytes(r.read_bytes(n.saturating_sub(1)).ok()?);
+            if r.read_var_u32().ok()? != 0 {
+                r.read_u8().ok()?;
+            }
+            let tick = newest.wrapping_sub(u32::from(count) - 1 - k);
+            w.write_var_u32((self.claim)(tick).wrapping_add(1));
+            w.write_u8(0);
+        }
+        Some(w.into_vec())
+    }
+}
+
+impl<T: Transport> Transport for ClaimViews<T> {
+    fn send(&mut self, peer: PeerId, channel: Channel, data: &[u8]) -> Result<(), SendError> {
+        match self.rewrite(data) {
+            Some(claimed) => self.inner.send(peer, channel, &claimed),
+            None => self.inner.send(peer, channel, data),
+        }
+    }
+
+    fn poll_event(&mut self) -> Option<TransportEvent<'_>> {
+        self.inner.poll_event()
+    }
+
+    fn advance(&mut self, dt: Duration) {
+        self.inner.advance(dt);
+    }
+
+    fn flush(&mut self) {
+        self.inner.flush();
+    }
+
+    fn disconnect(&mut self, peer: PeerId, reason: DisconnectReason) {
+        self.inner.disconnect(peer, reason);
+    }
+
+    fn stats(&self) -> TransportStats {
+        self.inner.stats()
+    }
+}
+
+/// What a modified client claims: even ticks 2³¹ behind (in serial order: as far ahead),
+/// ticks divisible by three 100 000 behind (over half an hour at 30 Hz), others 3 behind.
+fn wild_claim(tick: u32) -> u32 {
+    match tick {
+        t if t % 2 == 0 => 1 << 31,
+        t if t % 3 == 0 => 100_000,
+        _ => 3,
+    }
+}
+
+#[test]
+fn view_ticks_a_client_claims_outside_the_window_are_clamped_and_counted() {
+    let config = MultiplayerConfig::default();
+    let net = LoopbackNetwork::new();
+    let mut server = Mp::new(library(), config);
+    let listener: Dyn = Box::new(net.listen("game", 4).unwrap());
+    server.start_server(listener, messages()).unwrap();
+    let mut client = Mp::new(library(), config);
+    let open = |data| -> Dyn {
+        Box::new(ClaimViews {
+            inner: net.connect("game", data),
+            claim: wild_claim,
+        })
+    };
+    client.start_client(open, messages()).unwrap();
+    let mut server_sim = Simulation::<Trigger>::new();
+    let mut client_sim = Simulation::<Trigger>::new();
+    let mut views = Vec::new();
+    for frame in 0..120 {
+        server.begin_frame(FRAME);
+        if frame == 10 {
+            let root = server.scene().root();
+            server.spawn(TARGET, root, PeerId::SERVER).unwrap();
+        }
+        let shooter = client.local_peer_id();
+        server_sim.run(
+            &mut server,
+            |_| Trigger::default(),
+            |step| {
+                if let Some(view) = step.view_tick(shooter) {
+                    views.push((step.tick(), view));
+                }
+            },
+        );
+        server.end_frame();
+        client.begin_frame(FRAME);
+        client_sim.run(&mut client, |_| Trigger::default(), |_| {});
+        client.end_frame();
+    }
+    assert!(views.len() > 30, "{} views", views.len());
+    let max = f64::from(LagHistory::<Target, Vec3>::MAX_TICKS);
+    for &(tick, view) in &views {
+        let behind = f64::from(tick) - view;
+        assert!((0.0..=max).contains(&behind), "tick {tick}: view {view}");
+        let expected = match wild_claim(tick) {
+            3 => 3.0,
+            claim if claim == 1 << 31 => 0.0,
+            _ => max,
+        };
+        assert_eq!(behind, expected, "tick {tick}");
+    }
+    let peer = client.local_peer_id();
+    let inputs = server.peer_stats(peer).unwrap().inputs;
+    let outside = views.iter().filter(|v| wild_claim(v.0) != 3).count() as u64;
+    assert_eq!(inputs.views_out_of_window, outside, "{inputs:?}");
 }

@@ -10,7 +10,9 @@
 //!   the position it shows never jumps by more than the smoothing allows per frame;
 //! - 30 % loss of the client's packets: once the clock has learned the loss, the server has
 //!   its input on time for over 99.9 % of ticks;
-//! - the determinism check names the member of a step that reads a random number;
+//! - the determinism check names the member of a step that reads a random number, and finds
+//!   nothing wrong with a player that starts being predicted while its owner walks (spawned
+//!   late, or handed over), over four seeds;
 //! - a rollback every tick allocates nothing in steady state;
 //! - 60 ± 40 ms of jitter with loss, duplication and reordering: at most 1 % of inputs
 //!   missing, exact convergence;
@@ -24,139 +26,13 @@ use mf_net::prediction::{Simulation, Step};
 use mf_net::prelude::*;
 use mf_net::transport::simulated::NetworkConditions;
 use mf_net_tests::alloc_counter::assert_no_alloc;
-use mf_net_tests::harness::{Mp, World};
+use mf_net_tests::harness::World;
 
-/// One tick's input: which way to walk.
-#[derive(NetCodec, Debug, Clone, Copy, Default, PartialEq)]
-struct Walk {
-    dir: i8,
-}
+mod prediction_common;
+use prediction_common::*;
 
-/// A player: its position is predicted by its owner (and smoothed when corrected), and
-/// interpolated by everyone else.
-#[derive(Replicated, Debug, Default, Clone, PartialEq)]
-struct Player {
-    #[replicated(predict, interpolate)]
-    x: f32,
-    #[replicated]
-    hp: i32,
-}
-
-const PLAYER: SceneIndex = SceneIndex::new(0);
-const SPEED: f32 = 0.5;
-const TICK: Duration = Duration::from_nanos(33_333_333);
-
-fn library() -> SceneLibrary {
-    let mut scenes = SceneLibrary::new();
-    scenes
-        .register("player", |scene, root| {
-            scene.set_value(root, Player::default())
-        })
-        .unwrap();
-    scenes
-}
-
-/// The game's step, the same on both ends: every simulated player walks by its input.
-fn walk(step: &mut Step<'_, Walk>) {
-    walk_then(step, |_, _, _| {});
-}
-
-/// [`walk`], then on the server `server_only` changes each player (given the tick and the
-/// direction walked): what a client cannot know, and its prediction gets wrong.
-fn walk_then(step: &mut Step<'_, Walk>, server_only: fn(&mut Player, u32, i8)) {
-    let (server, tick) = (step.is_server(), step.tick());
-    for (_, player, input) in step.simulated_mut::<Player>() {
-        let dir = input.map_or(0, |i| i.dir);
-        player.x += f32::from(dir) * SPEED;
-        if server {
-            server_only(player, tick, dir);
-        }
-    }
-}
-
-/// A wall at `x = WALL` that only the server's step knows about.
-const WALL: f32 = 10.0;
-
-fn walk_into_wall(step: &mut Step<'_, Walk>) {
-    walk_then(step, |player, _, _| player.x = player.x.min(WALL));
-}
-
-/// A world of one server and one client under `conditions` (both ends), the client owning one
-/// player; and the simulations of both.
-struct Game {
-    world: World,
-    server_sim: Simulation<Walk>,
-    client_sim: Simulation<Walk>,
-    server_player: NetRef<Player>,
-    /// The directions the client sampled, summed: where its inputs take it, in steps. (The
-    /// clock may run a frame with no tick, or two, while it steers its lead: a key held for
-    /// n frames is not always n ticks.)
-    walked: i32,
-}
-
-impl Game {
-    fn new(config: MultiplayerConfig, conditions: Option<NetworkConditions>) -> Self {
-        Self::split(config, conditions, conditions)
-    }
-
-    fn split(
-        config: MultiplayerConfig,
-        server: Option<NetworkConditions>,
-        client: Option<NetworkConditions>,
-    ) -> Self {
-        let mut world = World::with_split(1, config, server, client, 7, library);
-        world.dt = TICK;
-        let owner = world.clients[0].local_peer_id();
-        let root = world.root();
-        let node = world.server.spawn(PLAYER, root, owner).unwrap();
-        let server_player = world.server.scene().net_ref::<Player>(node).unwrap();
-        let mut game = Self {
-            world,
-            server_sim: Simulation::new(),
-            client_sim: Simulation::new(),
-            server_player,
-            walked: 0,
-        };
-        // The spawn arrives, the clock steers in.
-        for _ in 0..90 {
-            game.frame(0, walk);
-        }
-        game
-    }
-
-    /// One frame: the server, then the client, each running `step` with the client pressing
-    /// `dir`.
-    fn frame(&mut self, dir: i8, step: fn(&mut Step<'_, Walk>)) {
-        let dt = self.world.dt;
-        let server = &mut self.world.server;
-        server.begin_frame(dt);
-        self.server_sim.run(server, |_| Walk::default(), step);
-        server.end_frame();
-        let client = &mut self.world.clients[0];
-        client.begin_frame(dt);
-        let walked = &mut self.walked;
-        let sample = |_| {
-            *walked += i32::from(dir);
-            Walk { dir }
-        };
-        self.client_sim.run(client, sample, step);
-        client.end_frame();
-    }
-
-    fn client(&self) -> &Mp {
-        &self.world.clients[0]
-    }
-
-    fn server_x(&self) -> f32 {
-        self.world.server.scene().get(self.server_player).unwrap().x
-    }
-
-    fn client_x(&self) -> f32 {
-        let mut players = self.client().scene().iter::<Player>();
-        let (_, player) = players.next().expect("spawned on the client");
-        player.x
-    }
-}
+/// The player type's stable name (its module path within the crate, then its name).
+const PLAYER_TYPE: &str = "prediction_common::Player";
 
 fn bad_network() -> NetworkConditions {
     NetworkConditions::laggy(Duration::from_millis(75), Duration::from_millis(10)).with_loss(0.1)
@@ -259,6 +135,20 @@ fn a_wall_only_the_server_knows_is_corrected_within_a_round_trip_and_a_tick() {
     assert_eq!(game.client().stats().prediction.rollbacks, rollbacks + 1);
     let miss = game.client_sim.last_misprediction().expect("rolled back");
     assert_eq!(miss.member, "x");
+    // Named as every peer knows it: by net id and type, not this client's local handle.
+    let net_id = game.world.server.net_id(game.server_player.node());
+    assert_eq!((miss.net_id, miss.type_name), (net_id, PLAYER_TYPE));
+    let (shown, debug) = (miss.to_string(), format!("{miss:?}"));
+    let id = net_id.unwrap();
+    assert!(shown.contains(&format!("`{PLAYER_TYPE}` {id}")), "{shown}");
+    assert!(
+        debug.contains(&format!("net_id: Some({})", id.get())),
+        "{debug}"
+    );
+    assert!(
+        !shown.contains("NodeId") && !debug.contains("NodeId"),
+        "{debug}"
+    );
 }
 
 /// How far the server knocks players back, every [`KNOCK_EVERY`] ticks.
@@ -378,6 +268,17 @@ fn the_determinism_check_finds_a_step_that_reads_a_random_number() {
     game.frame(0, walk_with_dice);
     let found = game.client_sim.divergence().expect("found");
     assert_eq!(found.member, "x");
+    let net_id = game.world.server.net_id(game.server_player.node());
+    assert_eq!((found.net_id, found.type_name), (net_id, PLAYER_TYPE));
+    let (shown, debug) = (found.to_string(), format!("{found:?}"));
+    assert!(
+        shown.contains(&format!("`{PLAYER_TYPE}` {}", net_id.unwrap())),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("NodeId") && !debug.contains("NodeId"),
+        "{debug}"
+    );
     assert!(game.client().stats().prediction.divergences > 0);
 }
 
@@ -601,4 +502,74 @@ fn a_jittery_reordering_duplicating_link_still_converges_exactly() {
         "{missing} missing of {on_time}: {inputs:?}"
     );
     assert_eq!(stats.divergences, 0);
+}
+
+/// Clients with the determinism check on, over a clean 50 ms link seeded with `seed`, none
+/// owning a player yet; every client holds "right" from the first frame.
+fn checked_world(clients: usize, seed: u64) -> (World, Vec<Simulation<Walk>>) {
+    let mut config = MultiplayerConfig::default();
+    config.prediction.check_determinism = true;
+    let link = NetworkConditions::laggy(Duration::from_millis(50), Duration::ZERO);
+    let mut world = World::with(clients, config, Some(link), seed, library);
+    world.dt = TICK;
+    let sims = (0..=clients).map(|_| Simulation::new()).collect();
+    (world, sims)
+}
+
+/// One frame of a [`checked_world`]: every client walks right.
+fn checked_frame(world: &mut World, sims: &mut [Simulation<Walk>]) {
+    let dt = world.dt;
+    world.server.begin_frame(dt);
+    sims[0].run(&mut world.server, |_| Walk::default(), walk);
+    world.server.end_frame();
+    for (client, sim) in world.clients.iter_mut().zip(&mut sims[1..]) {
+        client.begin_frame(dt);
+        sim.run(client, |_| Walk { dir: 1 }, walk);
+        client.end_frame();
+    }
+}
+
+#[test]
+fn a_player_spawned_while_its_owner_walks_is_not_a_divergence() {
+    for seed in 1..=4 {
+        let (mut world, mut sims) = checked_world(1, seed);
+        for _ in 0..30 {
+            checked_frame(&mut world, &mut sims);
+        }
+        let owner = world.clients[0].local_peer_id();
+        let root = world.root();
+        world.server.spawn(PLAYER, root, owner).unwrap();
+        for _ in 0..60 {
+            checked_frame(&mut world, &mut sims);
+        }
+        let stats = world.clients[0].stats().prediction;
+        assert!(
+            stats.ticks_predicted > 60 && stats.confirmations > 30,
+            "{stats:?}"
+        );
+        assert_eq!(sims[1].divergence(), None, "seed {seed}: {stats:?}");
+        assert_eq!(stats.divergences, 0, "seed {seed}");
+    }
+}
+
+#[test]
+fn a_player_handed_over_while_its_new_owner_walks_is_not_a_divergence() {
+    for seed in 1..=4 {
+        let (mut world, mut sims) = checked_world(2, seed);
+        let first = world.clients[0].local_peer_id();
+        let root = world.root();
+        let player = world.server.spawn(PLAYER, root, first).unwrap();
+        for _ in 0..30 {
+            checked_frame(&mut world, &mut sims);
+        }
+        let second = world.clients[1].local_peer_id();
+        world.server.set_authority(player, second, false).unwrap();
+        for _ in 0..60 {
+            checked_frame(&mut world, &mut sims);
+        }
+        let stats = world.clients[1].stats().prediction;
+        assert!(stats.confirmations > 30, "{stats:?}");
+        assert_eq!(sims[2].divergence(), None, "seed {seed}: {stats:?}");
+        assert_eq!(stats.divergences, 0, "seed {seed}");
+    }
 }

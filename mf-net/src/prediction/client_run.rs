@@ -10,6 +10,7 @@ use crate::codec::NetCodec;
 use crate::replication::multiplayer::predict::input_wire::{
     write_inputs, ViewAt, MAX_INPUT_BYTES, MAX_INPUT_REDUNDANCY,
 };
+use crate::replication::multiplayer::predict::tick_sync::Advance;
 use crate::replication::multiplayer::predict::Misprediction;
 use crate::replication::multiplayer::predict::PredictionConfig;
 use crate::replication::multiplayer::{ClientState, Outbox};
@@ -45,10 +46,14 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         }
         let interval = Duration::from_secs(1) / u32::from(client.tick_rate.max(1));
         let margin = i32::from(config.lead_margin);
-        let due = client.predict.sync.advance(dt, interval, margin);
+        let snapshot = client.newest_applied;
+        let Advance { skipped, due } = client.predict.sync.advance(dt, interval, margin, snapshot);
         let Some(present) = client.predict.sync.present() else {
             return;
         };
+        if skipped > 0 {
+            Self::skip(client, scene, present.wrapping_sub(due), skipped, config);
+        }
         let redundancy = usize::from(config.input_redundancy).clamp(1, MAX_INPUT_REDUNDANCY);
         for k in (0..due).rev() {
             let tick = present.wrapping_sub(k);
@@ -60,10 +65,12 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
             self.simulate(client, scene, tick, false, step);
             scene.record_predicted(tick);
             client.predict.stats.ticks_predicted += 1;
-            // The first tick has no tick before it to run again from.
-            if config.check_determinism && tick != client.predict.first_tick {
+            if config.check_determinism {
                 self.check(client, scene, tick, step);
             }
+        }
+        if skipped > 0 && config.smoothing > Duration::ZERO {
+            scene.end_correction(present);
         }
         let p = &mut client.predict;
         if let Some(lead) = p.sync.lowest_lead() {
@@ -99,12 +106,28 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         let rtt_ticks = u32::try_from(rtt.as_nanos().div_ceil(interval.as_nanos())).unwrap_or(0);
         let ahead =
             rtt_ticks.min(u32::from(u8::MAX)) + u32::from(config.lead_margin) + STARTUP_SLACK;
-        p.first_tick = tick.wrapping_add(ahead);
-        p.sync.start(p.first_tick);
+        p.sync.start(tick.wrapping_add(ahead));
         let redundancy = usize::from(config.input_redundancy).clamp(1, MAX_INPUT_REDUNDANCY);
         let needed = (redundancy + config.input_delay as usize + 1).next_power_of_two();
         let capacity = p.history.max(needed);
         self.ring = (0..capacity).map(|_| TickInput::default()).collect();
+    }
+
+    /// Client: the clock skipped `skipped` ticks up to `base` (a stall): the predicted rows go on from the
+    /// server's newest confirmed state as of `base` (their inputs of the ticks skipped were not
+    /// simulated, here or, mostly, on the server: the confirmations that follow correct what
+    /// differs).
+    fn skip(
+        client: &mut ClientState,
+        scene: &mut Scene,
+        base: u32,
+        skipped: u32,
+        config: PredictionConfig,
+    ) {
+        // `base` is past every tick predicted so far: each row goes back to its confirmed state.
+        scene.restore_predicted_at(base, config.smoothing > Duration::ZERO);
+        scene.record_predicted(base);
+        client.predict.stats.ticks_skipped += u64::from(skipped);
     }
 
     /// Client: the prediction of `mismatch.tick` was wrong: every predicted row back to its
@@ -140,7 +163,7 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         stats.rollbacks += 1;
         stats.resimulated_ticks += u64::from(depth);
         stats.deepest_rollback = stats.deepest_rollback.max(depth);
-        self.last_misprediction = Some(mismatch);
+        self.last_misprediction = Some(mismatch.named(client.net_id(mismatch.node), scene));
     }
 
     /// Client: the determinism check of `tick`: runs it again from the tick before and compares.
@@ -156,7 +179,13 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         if let Some((node, member)) = scene.check_predicted(tick) {
             client.predict.stats.divergences += 1;
             if self.divergence.is_none() {
-                let found = Divergence { tick, node, member };
+                let found = Divergence {
+                    tick,
+                    node,
+                    net_id: client.net_id(node),
+                    type_name: scene.predicted_type(node).unwrap_or(""),
+                    member,
+                };
                 tracing::warn!(%found, "the step function is not deterministic");
                 self.divergence = Some(found);
             }

@@ -8,34 +8,51 @@ use std::time::Duration;
 use super::step::{Owners, PeerInput, Step};
 use crate::codec::NetCodec;
 use crate::replication::multiplayer::machine::{Replication, Role};
+use crate::replication::multiplayer::predict::client::{debug_node, write_node};
 use crate::replication::multiplayer::predict::input_buffer::Taken;
 use crate::replication::multiplayer::predict::input_wire::{write_input_ack, ViewAt};
 use crate::replication::multiplayer::predict::{Misprediction, MissingInput, PredictionConfig};
-use crate::replication::multiplayer::{Multiplayer, Outbox, ServerState};
+use crate::replication::multiplayer::{Misconfiguration, Multiplayer, Outbox, ServerState};
 use crate::replication::protocol::INPUT_ACK;
+use crate::replication::NetId;
 use crate::scene::{NodeId, Scene};
 use crate::transport::{Channel, PeerId, Transport};
 use crate::wire::{NetReader, NetWriter};
 
 /// Where the determinism check found two runs of one tick to differ
-/// ([`Simulation::divergence`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// ([`Simulation::divergence`]). `Debug` and `Display` name the node by net id and type.
+#[derive(Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Divergence {
     /// The tick whose second run differed from its first.
     pub tick: u32,
-    /// The first node that differed.
+    /// The first node that differed (this client's handle of it).
     pub node: NodeId,
+    /// Its net id, the same on every peer.
+    pub net_id: Option<NetId>,
+    /// Its replicated type's name.
+    pub type_name: &'static str,
     /// Its first predicted member that differed.
     pub member: &'static str,
 }
 
 impl fmt::Display for Divergence {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
+        write!(f, "tick {}: member `{}` of ", self.tick, self.member)?;
+        write_node(f, self.type_name, self.net_id)?;
+        f.write_str(" differs between two runs of the step")
+    }
+}
+
+impl fmt::Debug for Divergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        debug_node(
             f,
-            "tick {}: member `{}` of node {:?} differs between two runs of the step",
-            self.tick, self.member, self.node
+            "Divergence",
+            self.tick,
+            self.type_name,
+            self.net_id,
+            self.member,
         )
     }
 }
@@ -126,8 +143,15 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
     ) {
         let (outbox, machine) = mp.parts_mut();
         let Replication { shared, role } = machine;
+        if !shared.misuse.began {
+            let events = &mut shared.events;
+            shared
+                .misuse
+                .report(events, Misconfiguration::SimulationWithoutFrames);
+        }
         match role {
             Role::Server(server) => {
+                shared.misuse.server_simulated = true;
                 let missing = shared.config.prediction.missing_input;
                 let due = server.ticks_due(shared.frame_dt, shared.config.tick_rate);
                 self.run_server(

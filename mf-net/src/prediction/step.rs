@@ -108,6 +108,11 @@ impl<'a, I> Step<'a, I> {
     /// Server: the render tick `peer` was showing remote nodes at when it sampled this tick's
     /// input, for lag compensation (see [`LagHistory`](super::LagHistory)); `None` if it did
     /// not say (it does not interpolate) or sent no input for this tick.
+    ///
+    /// What a client claims is kept within what a `LagHistory` can serve: at most this tick,
+    /// at least [`LagHistory::MAX_TICKS`](super::LagHistory::MAX_TICKS) ticks before it. A
+    /// claim outside is given as the nearest tick of that window and counted
+    /// ([`InputStats::views_out_of_window`](super::InputStats::views_out_of_window)).
     pub fn view_tick(&self, peer: PeerId) -> Option<f64> {
         self.inputs
             .iter()

@@ -18,7 +18,7 @@
 //! | 4086 | ack | client → server | snapshot tick varint |
 //! | 4087 | authority | server → client | net id varint · peer varint u64 · recursive bool |
 //! | 4088 | rpc | both | net id varint · RPC wire id varint · arguments (each parameter's `NetCodec` encoding); reliable or unreliable as the RPC is declared |
-//! | 4089 | input | client → server | newest tick varint · count `u8` (1–32) · per input, oldest first (ticks `newest − count + 1` … `newest`): `0` (the same bytes as the input before it) or byte length + 1 varint and the input's `NetCodec` bytes (at most 256) · view: `0`, or render tick's whole ticks behind the input's tick + 1 varint and its fraction in 256ths `u8` |
+//! | 4089 | input | client → server | newest tick varint · count `u8` (1–32) · per input, oldest first (ticks `newest − count + 1` … `newest`): `0` (the same bytes as the input before it) or byte length + 1 varint and the input's `NetCodec` bytes (at most 256) · view: `0`, or render tick's whole ticks behind the input's tick + 1 varint (a client sends 0 to 2¹⁶ behind; the server clamps other claims) and its fraction in 256ths `u8` |
 //! | 4090 | input ack | server → client | newest input tick received varint · lead varint i32 (ticks the newest input was ahead of the ticks simulated since the last ack, at the lowest; negative: late) |
 //!
 //! Input and input ack travel on the unreliable channel; only a

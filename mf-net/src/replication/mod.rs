@@ -17,9 +17,9 @@ pub use crate::replicated::{
 };
 pub use mf_net_derive::Replicated;
 pub use multiplayer::{
-    connect_data, Handles, IntoTransport, LinkQuality, Multiplayer, MultiplayerConfig,
-    MultiplayerError, MultiplayerEvent, NetId, NetworkStats, PeerNetworkStats, Spawner,
-    LINK_WINDOW,
+    connect_data, Handles, IntoTransport, LinkQuality, Misconfiguration, Multiplayer,
+    MultiplayerConfig, MultiplayerError, MultiplayerEvent, NetId, NetworkStats, PeerNetworkStats,
+    Spawner, LINK_WINDOW, PLAIN_WRITE_FRAMES, ZERO_DT_FRAMES,
 };
 pub use protocol::MAX_NAME_BYTES;
 pub use registry::{ReplicatedTypeId, ReplicationRegistry, ReplicationRegistryError};

@@ -455,7 +455,7 @@ pub(crate) trait ErasedColumn {
     /// whether it was.
     fn stop_prediction(&mut self, row: u32) -> bool;
     /// See [`Scene::restore_confirmed`](super::Scene::restore_confirmed).
-    fn predict_restore_confirmed(&mut self);
+    fn predict_restore_confirmed(&mut self) -> Option<NodeId>;
     /// See [`Scene::confirm_predicted`](super::Scene::confirm_predicted).
     fn predict_confirm(&mut self, known_floor: u32, present: Option<u32>, out: &mut Confirmation);
     /// See [`Scene::restore_predicted_at`](super::Scene::restore_predicted_at).
@@ -794,8 +794,8 @@ impl<T: Replicated> ErasedColumn for Column<T> {
         stopped
     }
 
-    fn predict_restore_confirmed(&mut self) {
-        predicted::restore_confirmed(self.predicted_mut());
+    fn predict_restore_confirmed(&mut self) -> Option<NodeId> {
+        predicted::restore_confirmed(self.predicted_mut())
     }
 
     fn predict_confirm(&mut self, known_floor: u32, present: Option<u32>, out: &mut Confirmation) {

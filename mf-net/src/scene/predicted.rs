@@ -87,11 +87,23 @@ impl<T: Replicated> RowPrediction<T> {
     }
 }
 
-/// One column's rows of [`Scene::restore_confirmed`](super::Scene::restore_confirmed).
-pub(super) fn restore_confirmed<'a, T: Replicated>(rows: impl Iterator<Item = Rows<'a, T>>) {
-    for (_, value, pred) in rows {
+/// One column's rows of [`Scene::restore_confirmed`](super::Scene::restore_confirmed): returns
+/// the first row whose plain members differ from the confirmed state (written on this client).
+pub(super) fn restore_confirmed<'a, T: Replicated>(
+    rows: impl Iterator<Item = Rows<'a, T>>,
+) -> Option<NodeId> {
+    // A `skip_owner` or `initial_only` member is the owner's to write: no snapshot overwrites it.
+    let watched = !T::OWNER_CONDITIONS && T::SNAPSHOT_EXCLUDED == 0;
+    let mut written = None;
+    for (node, value, pred) in rows {
         value.restore_predicted(&pred.confirmed);
+        // The predicted members equal the confirmed state now: a difference is in a plain
+        // member. (Kept in the confirmed state: no confirmation compares plain members.)
+        if watched && value.capture(&mut pred.confirmed, pred.confirmed_tick) {
+            written.get_or_insert(node);
+        }
     }
+    written
 }
 
 /// One column's rows of [`Scene::confirm_predicted`](super::Scene::confirm_predicted).
@@ -188,6 +200,11 @@ pub(super) fn check<'a, T: Replicated>(
     tick: u32,
 ) -> Option<(NodeId, &'static str)> {
     for (node, value, pred) in rows {
+        if pred.at(tick.wrapping_sub(1)).is_none() {
+            // Predicted from this tick on (spawned, handed over, or after a skip): there is no
+            // state before it to run it again from.
+            continue;
+        }
         value.capture(&mut pred.scratch, tick);
         if let Some(member) = pred
             .at(tick)

@@ -219,11 +219,24 @@ impl Scene {
     }
 
     /// Client: every predicted member back to the server's confirmed state, before snapshots
-    /// are applied (a snapshot's delta is against what the server had).
-    pub(crate) fn restore_confirmed(&mut self) {
+    /// are applied (a snapshot's delta is against what the server had). Returns the first
+    /// predicted node whose plain members were written since (on this client), with its type's
+    /// name.
+    pub(crate) fn restore_confirmed(&mut self) -> Option<(NodeId, &'static str)> {
+        let mut written = None;
         for column in self.columns_mut() {
-            column.predict_restore_confirmed();
+            if let Some(node) = column.predict_restore_confirmed() {
+                written.get_or_insert((node, column.entry().name()));
+            }
         }
+        written
+    }
+
+    /// The name of `node`'s replicated type if that type has predicted members.
+    pub(crate) fn predicted_type(&self, node: NodeId) -> Option<&'static str> {
+        let (column, _) = self.column_of(node)?;
+        let entry = column.entry();
+        entry.predicts().then(|| entry.name())
     }
 
     /// Client: after snapshots were applied: every predicted row whose known tick (the newer of
@@ -276,7 +289,8 @@ impl Scene {
     }
 
     /// Client: the first predicted row whose value differs from its prediction of `tick`, by
-    /// node and member (the determinism check).
+    /// node and member (the determinism check); rows without a prediction of the tick before
+    /// (predicted from `tick` on) are not compared.
     pub(crate) fn check_predicted(&mut self, tick: u32) -> Option<(NodeId, &'static str)> {
         self.columns_mut()
             .find_map(|column| column.predict_check(tick))

@@ -589,6 +589,9 @@ impl ClientState {
             self.interp.spawned(&mut shared.scene, node, tick);
             let ours = authority == self.local_peer;
             self.predict.spawned(&mut shared.scene, node, ours, tick);
+            if ours {
+                self.watch_unsimulated(shared, node);
+            }
         }
         self.groups.push(ClientGroup {
             first: header.first_net_id,
@@ -708,9 +711,27 @@ impl ClientState {
         } else if let Some(i) = self.index_of(id) {
             set(self, shared, i);
         }
+        if ours {
+            self.watch_unsimulated(shared, node);
+        }
         shared
             .events
             .push(MultiplayerEvent::AuthorityChanged { node, peer });
+    }
+
+    /// `node` became ours: if it has predicted members and no simulation runs, the runtime
+    /// watches whether one starts ([`Misconfiguration::PredictedNodeNotSimulated`]).
+    ///
+    /// [`Misconfiguration::PredictedNodeNotSimulated`]: super::Misconfiguration::PredictedNodeNotSimulated
+    fn watch_unsimulated(&self, shared: &mut Shared, node: NodeId) {
+        if self.predict.active {
+            return;
+        }
+        if let (Some(net_id), Some(type_name)) =
+            (self.net_id(node), shared.scene.predicted_type(node))
+        {
+            shared.misuse.owned_predicted(shared.now, net_id, type_name);
+        }
     }
 
     /// An input ack from the server: steers the simulation clock.

@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 
-use super::NetId;
+use super::{Misconfiguration, NetId};
 use crate::bus::BusEvent;
 use crate::rpc::RpcCallError;
 use crate::scene::NodeId;
@@ -120,6 +120,10 @@ pub enum MultiplayerEvent {
         /// What went wrong ([`RpcCallError::Failed`] or [`RpcCallError::Panicked`]).
         error: RpcCallError,
     },
+    /// Game code drives the runtime in a way that fails silently otherwise (a simulation that
+    /// does not run, a zero frame time, a member that should be predicted): reported once per
+    /// kind; its `Display` names the fix.
+    Misconfigured(Misconfiguration),
     /// An event of the message bus underneath (send failures, dropped packets, refused peers).
     Bus(BusEvent),
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::client::ClientState;
 use super::events::EventQueue;
+use super::misuse::MisuseWatch;
 use super::server::ServerState;
 use super::stats::Bandwidth;
 use super::{rpc, spawner, MultiplayerConfig, MultiplayerEvent, NetworkStats, Outbox};
@@ -35,6 +36,8 @@ pub(crate) struct Shared {
     pub(crate) spawners: spawner::SpawnerTable,
     /// RPC tables, contexts, held calls and the RPC signatures of the handshake.
     pub(crate) rpc: rpc::RpcState,
+    /// Misconfigurations noticed and reported.
+    pub(crate) misuse: MisuseWatch,
 }
 
 /// Which half runs.
@@ -72,6 +75,7 @@ impl Replication {
                 refusal: None,
                 spawners: spawner::SpawnerTable::default(),
                 rpc: rpc::RpcState::default(),
+                misuse: MisuseWatch::default(),
             },
             role: Role::Server(ServerState::new(first_tick, first_net_id)),
         }
@@ -85,11 +89,18 @@ impl Replication {
 
     /// A frame of `dt` starts: the only clock moves.
     pub(crate) fn advance(&mut self, dt: Duration) {
-        self.shared.now += dt;
-        self.shared.frame_dt = dt;
+        let shared = &mut self.shared;
+        shared.now += dt;
+        shared.frame_dt = dt;
+        shared.misuse.frame(dt, &mut shared.events);
         if let Role::Client(client) = &mut self.role {
             client.interp.advance(dt);
-            client.predict.before_receive(&mut self.shared.scene);
+            let written = client.predict.before_receive(&mut shared.scene);
+            if client.predict.active {
+                let written =
+                    written.and_then(|(node, type_name)| Some((client.net_id(node)?, type_name)));
+                shared.misuse.plain_write(written, &mut shared.events);
+            }
         }
     }
 
@@ -129,6 +140,13 @@ impl Replication {
             shared.stats.bytes_sent_per_second = sent_rate;
             shared.stats.bytes_received_per_second = received_rate;
         }
+        let simulating = match role {
+            Role::Server(_) => true,
+            Role::Client(client) => client.predict.active,
+        };
+        shared
+            .misuse
+            .end_frame(shared.now, simulating, &mut shared.events);
         shared.stats.events_lost = shared.events.lost;
     }
 
@@ -158,7 +176,10 @@ impl Replication {
         }
         if message_id == protocol::INPUT || message_id == protocol::INPUT_ACK {
             let result = match role {
-                Role::Server(server) if message_id == protocol::INPUT => server.on_input(sender, r),
+                Role::Server(server) if message_id == protocol::INPUT => {
+                    shared.misuse.input(shared.now, sender);
+                    server.on_input(sender, r)
+                }
                 Role::Client(client)
                     if message_id == protocol::INPUT_ACK && sender == client.server =>
                 {

@@ -4,24 +4,103 @@
 //! predicted members back to the confirmed state) and after (the confirmed state compared with
 //! the history), and when nodes spawn or change authority.
 
+use std::fmt;
+
 use super::tick_sync::TickSync;
 use super::PredictionStats;
+use crate::replication::NetId;
 use crate::scene::{NodeId, Scene};
 use crate::tick::tick_after;
 
 /// Where a client's prediction went wrong: the earliest tick whose confirmed server state
 /// differed from what it had predicted, the first node and predicted member that differed
 /// there ([`Simulation::last_misprediction`](crate::prediction::Simulation::last_misprediction)).
-/// A client rolls back to it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A client rolls back to it. `Debug` and `Display` name the node by net id and type.
+#[derive(Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Misprediction {
     /// The mispredicted tick.
     pub tick: u32,
-    /// The first node that differed.
+    /// The first node that differed (this client's handle of it).
     pub node: NodeId,
+    /// Its net id, the same on every peer (`None` if it was despawned since).
+    pub net_id: Option<NetId>,
+    /// Its replicated type's name.
+    pub type_name: &'static str,
     /// Its first predicted member that differed.
     pub member: &'static str,
+}
+
+impl fmt::Display for Misprediction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tick {}: member `{}` of ", self.tick, self.member)?;
+        write_node(f, self.type_name, self.net_id)?;
+        f.write_str(" differs from the server's")
+    }
+}
+
+impl fmt::Debug for Misprediction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        debug_node(
+            f,
+            "Misprediction",
+            self.tick,
+            self.type_name,
+            self.net_id,
+            self.member,
+        )
+    }
+}
+
+/// `Type net#3` (`Type (despawned)` without a net id).
+pub(crate) fn write_node(
+    f: &mut fmt::Formatter<'_>,
+    type_name: &str,
+    net_id: Option<NetId>,
+) -> fmt::Result {
+    match net_id {
+        Some(id) => write!(f, "`{type_name}` {id}"),
+        None => write!(f, "`{type_name}` (despawned)"),
+    }
+}
+
+/// The `Debug` of a report on a predicted node: by net id and type, not the local handle.
+pub(crate) fn debug_node(
+    f: &mut fmt::Formatter<'_>,
+    name: &str,
+    tick: u32,
+    type_name: &str,
+    net_id: Option<NetId>,
+    member: &str,
+) -> fmt::Result {
+    f.debug_struct(name)
+        .field("tick", &tick)
+        .field("net_id", &net_id.map(NetId::get))
+        .field("type_name", &type_name)
+        .field("member", &member)
+        .finish_non_exhaustive()
+}
+
+impl Misprediction {
+    /// The mismatch found at `tick`, its node not named yet ([`named`](Self::named)).
+    pub(crate) fn found(tick: u32, node: NodeId, member: &'static str) -> Self {
+        Self {
+            tick,
+            node,
+            net_id: None,
+            type_name: "",
+            member,
+        }
+    }
+
+    /// With its node's net id and type name.
+    pub(crate) fn named(self, net_id: Option<NetId>, scene: &Scene) -> Self {
+        Self {
+            net_id,
+            type_name: scene.predicted_type(self.node).unwrap_or(""),
+            ..self
+        }
+    }
 }
 
 /// See the [module docs](self).
@@ -32,8 +111,6 @@ pub(crate) struct ClientPrediction {
     /// History ticks per predicted row (a power of two).
     pub(crate) history: usize,
     pub(crate) sync: TickSync,
-    /// The first tick simulated.
-    pub(crate) first_tick: u32,
     /// The earliest mismatch since the last rollback.
     pub(crate) pending: Option<Misprediction>,
     pub(crate) stats: PredictionStats,
@@ -82,10 +159,13 @@ impl ClientPrediction {
         }
     }
 
-    /// Before this frame's snapshots are applied.
-    pub(crate) fn before_receive(&self, scene: &mut Scene) {
+    /// Before this frame's snapshots are applied; returns the first predicted node whose plain
+    /// (not predicted) members were written since the last frame, with its type's name.
+    pub(crate) fn before_receive(&self, scene: &mut Scene) -> Option<(NodeId, &'static str)> {
         if self.active {
-            scene.restore_confirmed();
+            scene.restore_confirmed()
+        } else {
+            None
         }
     }
 
@@ -98,7 +178,7 @@ impl ClientPrediction {
         self.stats.confirmations += u64::from(found.confirmed);
         if let Some((tick, node, member)) = found.earliest {
             if self.pending.map_or(true, |p| tick_after(p.tick, tick)) {
-                self.pending = Some(Misprediction { tick, node, member });
+                self.pending = Some(Misprediction::found(tick, node, member));
             }
         }
     }

@@ -2,7 +2,7 @@
 //! simulated, filled from input messages (each input arrives several times; the first copy
 //! counts), emptied one tick at a time as the server simulates.
 
-use super::input_wire::{ReadInput, ViewAt};
+use super::input_wire::{ReadInput, ViewAt, MAX_VIEW_BEHIND};
 use super::InputStats;
 use crate::tick::{tick_after, tick_diff};
 
@@ -90,10 +90,13 @@ impl InputBuffer {
     }
 
     /// Stores one received input (a copy that arrived already is ignored). An input for a tick
-    /// simulated already is late (counted once); one too far ahead is dropped.
+    /// simulated already is late (counted once, and the newest if it is: acks report the lead of
+    /// the inputs that arrived, late ones included); one too far ahead is dropped.
     pub(crate) fn receive(&mut self, input: ReadInput<'_>) {
         if let Some(taken) = self.taken {
             if !tick_after(input.tick, taken) {
+                // The newest still: the lead the next ack reports says how late it came.
+                self.note_newest(input.tick);
                 let slot = self.slot_mut(input.tick);
                 if !(slot.tick == input.tick && slot.received)
                     && tick_diff(taken, input.tick) < INPUT_BUFFER_TICKS as i32
@@ -110,9 +113,7 @@ impl InputBuffer {
                 return;
             }
         }
-        if self.newest.map_or(true, |n| tick_after(input.tick, n)) {
-            self.newest = Some(input.tick);
-        }
+        self.note_newest(input.tick);
         let slot = self.slot_mut(input.tick);
         if slot.tick == input.tick && slot.received {
             return;
@@ -122,6 +123,13 @@ impl InputBuffer {
         slot.bytes.clear();
         slot.bytes.extend_from_slice(input.bytes);
         slot.view = input.view;
+    }
+
+    /// An input of `tick` arrived (on time or late).
+    fn note_newest(&mut self, tick: u32) {
+        if self.newest.map_or(true, |n| tick_after(tick, n)) {
+            self.newest = Some(tick);
+        }
     }
 
     /// The input for `tick`, the next tick the server simulates: the client's if it arrived,
@@ -141,8 +149,8 @@ impl InputBuffer {
             self.last.extend_from_slice(&slot.bytes);
             self.has_last = true;
             self.missing_run = 0;
-            let slot = &self.slots[index];
-            return Taken::Input(&slot.bytes, slot.view);
+            let view = self.slots[index].view.map(|view| self.within_window(view));
+            return Taken::Input(&self.slots[index].bytes, view);
         }
         self.counts.missing += 1;
         self.missing_run = self.missing_run.saturating_add(1);
@@ -150,6 +158,21 @@ impl InputBuffer {
             self.has_last.then_some(self.last.as_slice()),
             self.missing_run,
         )
+    }
+
+    /// `view` if lag compensation can serve it, else the nearest tick it can (counted): the
+    /// input's own for a view after it (in serial order), the oldest for one too far back. A
+    /// client claims where it showed the world; a modified one, anything.
+    fn within_window(&mut self, view: ViewAt) -> ViewAt {
+        if view.behind <= MAX_VIEW_BEHIND {
+            return view;
+        }
+        self.counts.views_out_of_window += 1;
+        let ahead = i32::try_from(view.behind).is_err();
+        ViewAt {
+            behind: if ahead { 0 } else { MAX_VIEW_BEHIND },
+            fraction: 0,
+        }
     }
 
     /// Its counters, with the current depth.
@@ -231,5 +254,23 @@ mod tests {
         assert_eq!(b.counts.dropped, 1);
         assert_eq!(b.depth(), 1);
         assert_eq!(b.take(0), Taken::Input(&[2], None));
+    }
+
+    #[test]
+    fn a_late_input_is_the_newest_and_the_next_lead_says_how_late() {
+        let mut b = InputBuffer::default();
+        b.receive(input(1, 1));
+        for tick in 1..=10 {
+            b.take(tick);
+        }
+        assert_eq!(b.take_lead(), Some(-9));
+        b.receive(input(5, 5));
+        assert_eq!((b.newest(), b.counts.late), (Some(5), 1));
+        b.take(11);
+        assert_eq!(
+            b.take_lead(),
+            Some(-6),
+            "not -10: the client learns where it is"
+        );
     }
 }

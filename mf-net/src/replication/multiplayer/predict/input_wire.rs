@@ -7,6 +7,7 @@
 //! - `input ack`, server → client, unreliable, once per server frame that consumed its input:
 //!   the newest input tick received and how many ticks early (negative: late) inputs arrived.
 
+use crate::tick::tick_diff;
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
 /// Most inputs one input message carries (the newest and the ones before it).
@@ -15,6 +16,11 @@ pub const MAX_INPUT_REDUNDANCY: usize = 32;
 /// Longest encoded input the server accepts (and a client sends): one tick's input is a few
 /// buttons and axes, not a payload.
 pub const MAX_INPUT_BYTES: usize = 256;
+
+/// Most ticks a view is behind its input's tick: what the longest
+/// [`LagHistory`](crate::prediction::LagHistory) holds. A client clamps its views to
+/// `0..=MAX_VIEW_BEHIND` ticks behind; the server clamps what it reads to that window.
+pub(crate) const MAX_VIEW_BEHIND: u32 = 1 << 16;
 
 /// Where a client showed remote nodes when it sampled an input: the whole render tick's offset
 /// behind the input's tick, and the fraction past it in 256ths.
@@ -28,7 +34,9 @@ pub(crate) struct ViewAt {
 
 impl ViewAt {
     /// The view of a client rendering at `render_tick` (unwrapped) while sampling the input of
-    /// `tick`.
+    /// `tick`, within the window: a render tick ahead of the input's (the client's clock is
+    /// behind its interpolation, after a stall) is the input's tick, one more than
+    /// [`MAX_VIEW_BEHIND`] ticks behind is that many.
     pub(crate) fn of(tick: u32, render_tick: f64) -> Self {
         let floor = render_tick.floor();
         // Render ticks are unwrapped near the input's tick: the whole part taken modulo 2³².
@@ -36,9 +44,21 @@ impl ViewAt {
         let whole = (floor.rem_euclid(4_294_967_296.0)) as u32;
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let fraction = ((render_tick - floor) * 256.0).clamp(0.0, 255.0) as u8;
+        match tick_diff(tick, whole) {
+            behind if behind < 0 => Self::at_most(0),
+            behind if behind.unsigned_abs() > MAX_VIEW_BEHIND => Self::at_most(MAX_VIEW_BEHIND),
+            behind => Self {
+                behind: behind.unsigned_abs(),
+                fraction,
+            },
+        }
+    }
+
+    /// The view `behind` ticks behind its input's tick, on the tick.
+    fn at_most(behind: u32) -> Self {
         Self {
-            behind: tick.wrapping_sub(whole),
-            fraction,
+            behind,
+            fraction: 0,
         }
     }
 
@@ -72,7 +92,7 @@ pub(crate) fn write_inputs<'a>(
         previous = Some(bytes);
         match view {
             Some(view) => {
-                w.write_var_u32(view.behind + 1);
+                w.write_var_u32(view.behind.saturating_add(1));
                 w.write_u8(view.fraction);
             }
             None => w.write_var_u32(0),
@@ -243,6 +263,20 @@ mod tests {
                 "{tick} {render} -> {back}"
             );
         }
+    }
+
+    #[test]
+    fn views_ahead_of_their_input_or_too_far_behind_are_clamped_and_sent() {
+        // A render tick ahead of the input's (the clock behind after a stall), across the wrap.
+        for (tick, render) in [(100_u32, 130.5_f64), (u32::MAX, 4_294_967_300.25)] {
+            let view = ViewAt::of(tick, render);
+            assert_eq!((view.behind, view.fraction), (0, 0), "{tick} {render}");
+            let mut w = NetWriter::new();
+            write_inputs(&mut w, tick, [(&[1u8][..], Some(view))].into_iter());
+            assert_eq!(read_all(w.as_slice()).unwrap()[0].2, Some(view));
+        }
+        let far = ViewAt::of(1_000_000, 10.5);
+        assert_eq!((far.behind, far.fraction), (MAX_VIEW_BEHIND, 0));
     }
 
     #[test]

@@ -23,8 +23,11 @@ pub struct PredictionStats {
     /// The lowest lead of the recent input acks: ticks early (negative: late) the server got
     /// this client's inputs, at the worst.
     pub input_lead: i32,
-    /// Times the simulation clock jumped ahead because inputs arrived far too late.
+    /// Times the simulation clock jumped ahead because inputs arrived late.
     pub clock_jumps: u64,
+    /// Ticks the clock skipped without simulating them: a frame simulates at most 16 ticks,
+    /// and the clock goes on from the server's state past the rest (after a stall).
+    pub ticks_skipped: u64,
     /// Ticks the determinism check found to differ (see
     /// [`Simulation::divergence`](crate::prediction::Simulation::divergence)).
     pub divergences: u64,
@@ -45,4 +48,10 @@ pub struct InputStats {
     pub dropped: u64,
     /// Inputs buffered ahead of the tick last simulated (the input buffer's depth).
     pub buffered: u32,
+    /// Inputs simulated whose view (the render tick the client claims it showed, for lag
+    /// compensation) was more than
+    /// [`LagHistory::MAX_TICKS`](crate::prediction::LagHistory::MAX_TICKS) ticks behind the
+    /// input's tick, or after it: [`Step::view_tick`](crate::prediction::Step::view_tick)
+    /// gives the nearest tick of that window instead. An honest client never sends one.
+    pub views_out_of_window: u64,
 }
