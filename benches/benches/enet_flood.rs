@@ -1,0 +1,184 @@
+//! Spoofed ENet CONNECTs against an `EnetTransport` server over real UDP on 127.0.0.1, and what
+//! genuine clients get meanwhile. A measuring program that prints its figures (not divan: these
+//! are rates and times over seconds of real traffic, not timed iterations):
+//!
+//! 1. **Reflection**: 12 spoofed CONNECTs (one per source, 12 slots), the server serviced for
+//!    32 s (ENet's whole resend schedule): the datagrams and bytes sent back per CONNECT.
+//! 2. **Slots held**: 64 spoofed CONNECTs into 4 slots, then a genuine client tries every
+//!    250 ms (each try a fresh client with a 400 ms connect timeout): the time until one gets in.
+//! 3. **Accept rate during a flood**: spoofed CONNECTs at a steady rate (100, 1000 and 5000 a
+//!    second, from 64 sources, fresh connect ids) for 10 s, against 8 clients + 4 overflow
+//!    slots; genuine clients connect one after another (each a fresh client with a 2 s connect
+//!    timeout, dropped once admitted): attempts, admissions per second, and the time to get in.
+//!
+//! The spoofing sockets are all on 127.0.0.1, so the server's per-address limit is raised out of
+//! the way ([`server_config`]); on a real server the sources differ.
+//!
+//! Run: `cargo bench -p mf-net-benches --bench enet_flood` (about 80 s; `-- quick` for 3 s
+//! windows).
+
+use std::net::SocketAddr;
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use mf_net::transport::{Transport, TransportEvent};
+use mf_net_benches::enet_flood::{Spoofers, CONNECT_LEN};
+use mf_net_enet::{EnetConfig, EnetTransport};
+
+/// The server's settings: defaults but for the per-address limit (every source here shares
+/// 127.0.0.1).
+fn server_config() -> EnetConfig {
+    EnetConfig::default().with_max_peers_per_ip(10_000)
+}
+
+fn listen(max_clients: usize) -> (EnetTransport, SocketAddr) {
+    let server = EnetTransport::listen_with(
+        "127.0.0.1:0".parse().expect("addr"),
+        max_clients,
+        server_config(),
+    )
+    .expect("listen");
+    let addr = server.local_addr().expect("bound");
+    (server, addr)
+}
+
+/// Services `t` once; returns the connect data of every connection it reported.
+fn step(t: &mut EnetTransport, connected: &mut Vec<u32>) -> bool {
+    let mut failed = false;
+    while let Some(event) = t.poll_event() {
+        match event {
+            TransportEvent::Connected { connect_data, .. } => connected.push(connect_data),
+            TransportEvent::Disconnected { .. } => failed = true,
+            TransportEvent::Received { .. } => {}
+        }
+    }
+    t.flush();
+    failed
+}
+
+fn reflection(window: Duration) {
+    let (mut server, addr) = listen(8);
+    let mut spoofers = Spoofers::new("127.0.0.1", 12);
+    spoofers.connect_all(addr);
+    let start = Instant::now();
+    let mut last_answer = Duration::ZERO;
+    let mut back = spoofers.drain();
+    while start.elapsed() < window {
+        step(&mut server, &mut Vec::new());
+        let now = spoofers.drain();
+        if now.datagrams > 0 {
+            last_answer = start.elapsed();
+        }
+        back.datagrams += now.datagrams;
+        back.bytes += now.bytes;
+        back.most_datagrams_on_one = back.most_datagrams_on_one.max(now.most_datagrams_on_one);
+        sleep(Duration::from_millis(1));
+    }
+    let n = spoofers.sent as f64;
+    println!(
+        "reflection: {} CONNECTs of {CONNECT_LEN} B, {:.1} s: {} datagrams, {} B back = {:.2} \
+         datagrams and {:.1} B per CONNECT ({:.2}x its size); last answer at {:.1} s",
+        spoofers.sent,
+        window.as_secs_f64(),
+        back.datagrams,
+        back.bytes,
+        back.datagrams as f64 / n,
+        back.bytes as f64 / n,
+        back.bytes as f64 / (n * CONNECT_LEN as f64),
+        last_answer.as_secs_f64(),
+    );
+}
+
+fn slots_held(window: Duration) {
+    let (mut server, addr) = listen(2);
+    let mut spoofers = Spoofers::new("127.0.0.1", 64);
+    spoofers.connect_all(addr);
+    let start = Instant::now();
+    let mut tries = 0;
+    let mut connected = Vec::new();
+    while start.elapsed() < window {
+        tries += 1;
+        let data = 0xD000 + tries;
+        let config = EnetConfig::default().with_connect_timeout(Duration::from_millis(400));
+        let mut client = EnetTransport::connect_with(addr, data, config).expect("connect");
+        let begun = Instant::now();
+        while begun.elapsed() < Duration::from_millis(250) {
+            step(&mut server, &mut connected);
+            step(&mut client, &mut Vec::new());
+            if connected.contains(&data) {
+                println!(
+                    "slots held: 64 spoofed CONNECTs into 4 slots; a genuine client got in \
+                     {:.2} s later (try {tries})",
+                    start.elapsed().as_secs_f64()
+                );
+                return;
+            }
+            sleep(Duration::from_millis(1));
+        }
+    }
+    println!(
+        "slots held: 64 spoofed CONNECTs into 4 slots; no genuine client got in for {:.1} s \
+         ({tries} tries)",
+        window.as_secs_f64()
+    );
+}
+
+fn accept_rate(flood_per_second: u32, window: Duration) {
+    let (mut server, addr) = listen(8);
+    let mut spoofers = Spoofers::new("127.0.0.1", 64);
+    let start = Instant::now();
+    let (mut attempts, mut admitted) = (0u32, 0u32);
+    let mut waits = Vec::new();
+    let mut connected = Vec::new();
+    while start.elapsed() < window {
+        attempts += 1;
+        let data = 0xE000 + attempts;
+        let config = EnetConfig::default().with_connect_timeout(Duration::from_secs(2));
+        let mut client = EnetTransport::connect_with(addr, data, config).expect("connect");
+        let begun = Instant::now();
+        loop {
+            // Spoofed CONNECTs due by now, at the steady rate.
+            let due = (start.elapsed().as_secs_f64() * f64::from(flood_per_second)) as usize;
+            while spoofers.sent < due {
+                spoofers.connect_next(addr);
+            }
+            step(&mut server, &mut connected);
+            let failed = step(&mut client, &mut Vec::new());
+            if connected.contains(&data) {
+                admitted += 1;
+                waits.push(begun.elapsed());
+                break;
+            }
+            if failed || begun.elapsed() > Duration::from_millis(2500) {
+                break;
+            }
+            sleep(Duration::from_millis(1));
+        }
+        // Dropping the client tells the server at once, freeing its slot.
+        drop(client);
+    }
+    let secs = start.elapsed().as_secs_f64();
+    waits.sort();
+    let median = waits.get(waits.len() / 2).map_or("-".to_owned(), |w| {
+        format!("{:.0} ms", w.as_secs_f64() * 1e3)
+    });
+    let back = spoofers.drain();
+    println!(
+        "accept rate, flood of {flood_per_second}/s ({} spoofed CONNECTs in {secs:.1} s): \
+         {admitted} of {attempts} genuine clients admitted ({:.1}/s), median wait {median}; \
+         {:.2} B back per spoofed CONNECT",
+        spoofers.sent,
+        f64::from(admitted) / secs,
+        back.bytes as f64 / spoofers.sent.max(1) as f64,
+    );
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "quick");
+    let (reflect, hold, flood) = if quick { (3, 3, 3) } else { (32, 35, 10) };
+    reflection(Duration::from_secs(reflect));
+    slots_held(Duration::from_secs(hold));
+    for rate in [100, 1000, 5000] {
+        accept_rate(rate, Duration::from_secs(flood));
+    }
+}
