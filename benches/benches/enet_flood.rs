@@ -4,18 +4,21 @@
 //!
 //! 1. **Reflection**: 12 spoofed CONNECTs (one per source, 12 slots), the server serviced for
 //!    32 s (ENet's whole resend schedule): the datagrams and bytes sent back per CONNECT.
-//! 2. **Slots held**: 64 spoofed CONNECTs into 4 slots, then a genuine client tries every
-//!    250 ms (each try a fresh client with a 400 ms connect timeout): the time until one gets in.
+//! 2. **Slots held**: 12 spoofed CONNECTs into 12 slots, nothing else: how many slots they hold
+//!    and for how long (`slots_in_use`). Then 64 spoofed CONNECTs into 4 slots, and a genuine
+//!    client tries every 250 ms (each try a fresh client with a 400 ms connect timeout): the
+//!    time until one gets in.
 //! 3. **Accept rate during a flood**: spoofed CONNECTs at a steady rate (100, 1000 and 5000 a
-//!    second, from 64 sources, fresh connect ids) for 10 s, against 8 clients + 4 overflow
-//!    slots; genuine clients connect one after another (each a fresh client with a 2 s connect
-//!    timeout, dropped once admitted): attempts, admissions per second, and the time to get in.
+//!    second, from 64 sources, fresh connect ids) against 8 clients + 4 overflow slots: after
+//!    1 s of flood, for 10 s, a genuine client connects every 100 ms or so (each a fresh client
+//!    with a 2 s connect timeout; the last 4 admitted stay connected): the share admitted, and
+//!    the time to get in.
 //!
 //! The spoofing sockets are all on 127.0.0.1, so the server's per-address limit is raised out of
 //! the way ([`server_config`]); on a real server the sources differ.
 //!
-//! Run: `cargo bench -p mf-net-benches --bench enet_flood` (about 80 s; `-- quick` for 3 s
-//! windows).
+//! Run: `cargo bench -p mf-net-benches --bench enet_flood` (about 2.5 min; `-- quick` for 3 s
+//! windows; `-- reflection`, `-- held` or `-- accept` for one part).
 
 use std::net::SocketAddr;
 use std::thread::sleep;
@@ -89,6 +92,32 @@ fn reflection(window: Duration) {
     );
 }
 
+/// How long 12 spoofed handshakes hold their slots when no other CONNECT comes.
+fn handshakes_held(window: Duration) {
+    let (mut server, addr) = listen(8);
+    let mut spoofers = Spoofers::new("127.0.0.1", 12);
+    spoofers.connect_all(addr);
+    let start = Instant::now();
+    let mut most = 0;
+    while start.elapsed() < window {
+        step(&mut server, &mut Vec::new());
+        let held = server.slots_in_use();
+        most = most.max(held);
+        if most > 0 && held == 0 {
+            println!(
+                "handshakes held: 12 spoofed CONNECTs held {most} slots for {:.2} s",
+                start.elapsed().as_secs_f64()
+            );
+            return;
+        }
+        sleep(Duration::from_millis(1));
+    }
+    println!(
+        "handshakes held: 12 spoofed CONNECTs held {most} slots for more than {:.1} s",
+        window.as_secs_f64()
+    );
+}
+
 fn slots_held(window: Duration) {
     let (mut server, addr) = listen(2);
     let mut spoofers = Spoofers::new("127.0.0.1", 64);
@@ -126,27 +155,49 @@ fn slots_held(window: Duration) {
 fn accept_rate(flood_per_second: u32, window: Duration) {
     let (mut server, addr) = listen(8);
     let mut spoofers = Spoofers::new("127.0.0.1", 64);
+    let mut connected = Vec::new();
+    // Admitted clients stay (at most 4, serviced so that they stay connected).
+    let mut kept: Vec<EnetTransport> = Vec::new();
     let start = Instant::now();
+    // The spoofed CONNECTs due by now, at the steady rate.
+    let flood = |spoofers: &mut Spoofers| {
+        let due = (start.elapsed().as_secs_f64() * f64::from(flood_per_second)) as usize;
+        while spoofers.sent < due {
+            spoofers.connect_next(addr);
+        }
+    };
+    let serve = |server: &mut EnetTransport, kept: &mut Vec<EnetTransport>, c: &mut Vec<u32>| {
+        step(server, c);
+        for k in kept.iter_mut() {
+            step(k, &mut Vec::new());
+        }
+    };
+    // One second of flood before the first genuine client.
+    while start.elapsed() < Duration::from_secs(1) {
+        flood(&mut spoofers);
+        serve(&mut server, &mut kept, &mut connected);
+        sleep(Duration::from_millis(1));
+    }
+    let measured = Instant::now();
     let (mut attempts, mut admitted) = (0u32, 0u32);
     let mut waits = Vec::new();
-    let mut connected = Vec::new();
-    while start.elapsed() < window {
+    while measured.elapsed() < window {
         attempts += 1;
         let data = 0xE000 + attempts;
         let config = EnetConfig::default().with_connect_timeout(Duration::from_secs(2));
         let mut client = EnetTransport::connect_with(addr, data, config).expect("connect");
         let begun = Instant::now();
         loop {
-            // Spoofed CONNECTs due by now, at the steady rate.
-            let due = (start.elapsed().as_secs_f64() * f64::from(flood_per_second)) as usize;
-            while spoofers.sent < due {
-                spoofers.connect_next(addr);
-            }
-            step(&mut server, &mut connected);
+            flood(&mut spoofers);
+            serve(&mut server, &mut kept, &mut connected);
             let failed = step(&mut client, &mut Vec::new());
             if connected.contains(&data) {
                 admitted += 1;
                 waits.push(begun.elapsed());
+                if kept.len() == 4 {
+                    kept.remove(0);
+                }
+                kept.push(client);
                 break;
             }
             if failed || begun.elapsed() > Duration::from_millis(2500) {
@@ -154,31 +205,48 @@ fn accept_rate(flood_per_second: u32, window: Duration) {
             }
             sleep(Duration::from_millis(1));
         }
-        // Dropping the client tells the server at once, freeing its slot.
-        drop(client);
+        // 100 ms of flood before the next genuine client.
+        let gap = Instant::now();
+        while gap.elapsed() < Duration::from_millis(100) {
+            flood(&mut spoofers);
+            serve(&mut server, &mut kept, &mut connected);
+            sleep(Duration::from_millis(1));
+        }
     }
-    let secs = start.elapsed().as_secs_f64();
     waits.sort();
     let median = waits.get(waits.len() / 2).map_or("-".to_owned(), |w| {
         format!("{:.0} ms", w.as_secs_f64() * 1e3)
     });
     let back = spoofers.drain();
     println!(
-        "accept rate, flood of {flood_per_second}/s ({} spoofed CONNECTs in {secs:.1} s): \
-         {admitted} of {attempts} genuine clients admitted ({:.1}/s), median wait {median}; \
+        "accept rate, flood of {flood_per_second}/s ({} spoofed CONNECTs in {:.1} s): \
+         {admitted} of {attempts} genuine clients admitted ({:.0} %), median wait {median}; \
          {:.2} B back per spoofed CONNECT",
         spoofers.sent,
-        f64::from(admitted) / secs,
+        start.elapsed().as_secs_f64(),
+        100.0 * f64::from(admitted) / f64::from(attempts.max(1)),
         back.bytes as f64 / spoofers.sent.max(1) as f64,
     );
 }
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "quick");
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "quick");
+    let only = |part: &str| {
+        let parts = ["reflection", "held", "accept"];
+        !args.iter().any(|a| parts.contains(&a.as_str())) || args.iter().any(|a| a == part)
+    };
     let (reflect, hold, flood) = if quick { (3, 3, 3) } else { (32, 35, 10) };
-    reflection(Duration::from_secs(reflect));
-    slots_held(Duration::from_secs(hold));
-    for rate in [100, 1000, 5000] {
-        accept_rate(rate, Duration::from_secs(flood));
+    if only("reflection") {
+        reflection(Duration::from_secs(reflect));
+    }
+    if only("held") {
+        handshakes_held(Duration::from_secs(hold));
+        slots_held(Duration::from_secs(hold));
+    }
+    if only("accept") {
+        for rate in [100, 1000, 5000] {
+            accept_rate(rate, Duration::from_secs(flood));
+        }
     }
 }

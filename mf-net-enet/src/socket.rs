@@ -1,8 +1,9 @@
 //! [`GuardedSocket`]: the UDP socket under the ENet host. It keeps what ENet sends to an
 //! address that has not proved itself (a CONNECT is all it sent) to one datagram, smaller than
-//! that CONNECT, and it hands ENet one CONNECT per service call, and none while every slot is
-//! taken, so that the transport looks at every handshake before the next one arrives and can
-//! make room for it.
+//! that CONNECT; it drops CONNECTs from an IP address that holds its share of slots before ENet
+//! sees them (so they get no answer at all); and it hands ENet one CONNECT per service call, and
+//! none while every slot is taken, so that the transport looks at every handshake before the
+//! next one arrives and can make room for it.
 //!
 //! ENet answers a 52-byte CONNECT with a 48-byte datagram: a 4-byte header and its
 //! VERIFY_CONNECT (44 bytes; ENet does not acknowledge the CONNECT itself). Unacknowledged, it
@@ -14,7 +15,7 @@
 //! dropped ([`handshake_timeout`](crate::EnetConfig::handshake_timeout)).
 
 use std::io::{self, ErrorKind};
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
 
 use rusty_enet::{PacketReceived, Socket, SocketOptions, MTU_MAX};
 
@@ -69,18 +70,40 @@ pub(crate) struct GuardedSocket {
     /// Per slot: the address its handshake's VERIFY_CONNECT went to, until
     /// [`handshake_over`](Self::handshake_over).
     answered: Vec<Option<SocketAddr>>,
+    /// Per slot: the IP address of the peer holding it (in any state), as of the last look.
+    holders: Vec<Option<IpAddr>>,
+    /// CONNECTs from an IP address holding this many slots are dropped unanswered.
+    max_per_ip: usize,
 }
 
+/// The most CONNECTs over the per-address limit one receive call drops before it lets ENet
+/// end its receive loop (the rest are read at the next service call).
+const MAX_DROPS_PER_RECEIVE: usize = 256;
+
 impl GuardedSocket {
-    /// A socket for a host of `slots` slots.
-    pub(crate) fn new(socket: UdpSocket, slots: usize) -> Self {
+    /// A socket for a host of `slots` slots, taking CONNECTs from addresses holding fewer than
+    /// `max_per_ip` of them.
+    pub(crate) fn new(socket: UdpSocket, slots: usize, max_per_ip: usize) -> Self {
         GuardedSocket {
             socket,
             passed_connect: false,
             full: false,
             deferred: false,
             answered: vec![None; slots],
+            holders: vec![None; slots],
+            max_per_ip,
         }
+    }
+
+    /// Who holds `slot` now (`None`: nobody).
+    pub(crate) fn set_holder(&mut self, slot: usize, holder: Option<IpAddr>) {
+        if let Some(h) = self.holders.get_mut(slot) {
+            *h = holder;
+        }
+    }
+
+    fn at_limit(&self, ip: IpAddr) -> bool {
+        self.holders.iter().filter(|&&h| h == Some(ip)).count() >= self.max_per_ip
     }
 
     pub(crate) fn local_addr(&self) -> io::Result<SocketAddr> {
@@ -137,25 +160,35 @@ impl Socket for GuardedSocket {
         &mut self,
         buffer: &mut [u8; MTU_MAX],
     ) -> io::Result<Option<(SocketAddr, PacketReceived)>> {
-        if self.passed_connect || self.full {
-            match self.socket.peek_from(buffer) {
-                Ok((len, _)) if is_connect(&buffer[..len.min(MTU_MAX)]) => {
-                    self.deferred = true;
-                    return Ok(None);
+        for _ in 0..MAX_DROPS_PER_RECEIVE {
+            if (self.passed_connect || self.full) && self.next_is_connect(buffer)? {
+                self.deferred = true;
+                return Ok(None);
+            }
+            let received = Socket::receive(&mut self.socket, buffer)?;
+            if let Some((from, PacketReceived::Complete(len))) = &received {
+                if is_connect(&buffer[..(*len).min(MTU_MAX)]) {
+                    if self.at_limit(from.ip()) {
+                        continue;
+                    }
+                    self.passed_connect = true;
                 }
-                Ok(_) => {}
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(None),
-                // Whatever it is, the receive below reports it (or reads the datagram).
-                Err(_) => {}
             }
+            return Ok(received);
         }
-        let received = Socket::receive(&mut self.socket, buffer)?;
-        if let Some((_, PacketReceived::Complete(len))) = &received {
-            if is_connect(&buffer[..(*len).min(MTU_MAX)]) {
-                self.passed_connect = true;
-            }
+        Ok(None)
+    }
+}
+
+impl GuardedSocket {
+    /// Whether the next datagram waiting is a CONNECT (left in the queue).
+    fn next_is_connect(&self, buffer: &mut [u8; MTU_MAX]) -> io::Result<bool> {
+        match self.socket.peek_from(buffer) {
+            Ok((len, _)) => Ok(is_connect(&buffer[..len.min(MTU_MAX)])),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(false),
+            // Whatever it is, the receive that follows reports it (or reads the datagram).
+            Err(_) => Ok(false),
         }
-        Ok(received)
     }
 }
 
@@ -201,7 +234,7 @@ mod tests {
         let sink = UdpSocket::bind("127.0.0.1:0").expect("bind");
         sink.set_nonblocking(true).expect("non-blocking");
         let to = sink.local_addr().expect("addr");
-        let mut socket = GuardedSocket::new(udp, 4);
+        let mut socket = GuardedSocket::new(udp, 4, 4);
         let answer = verify_connect(2);
         let sent = |socket: &mut GuardedSocket| {
             let _ = socket.send(to, &answer);

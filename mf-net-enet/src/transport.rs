@@ -47,7 +47,9 @@ pub struct EnetConfig {
     /// [`Timeout`](DisconnectReason::Timeout). `None` keeps ENet's 5 s / 30 s.
     pub peer_timeout: Option<(Duration, Duration)>,
     /// Server: ENet peers one IP address may hold at once, in any state (connected, in the
-    /// handshake, closing). A CONNECT beyond it is dropped silently. Default
+    /// handshake, closing). A CONNECT from an address holding that many is dropped before ENet
+    /// sees it, unanswered (the client's connect ends in
+    /// [`ConnectFailed`](DisconnectReason::ConnectFailed)). Default
     /// [`DEFAULT_MAX_PEERS_PER_IP`](Self::DEFAULT_MAX_PEERS_PER_IP) (4): a household or a LAN
     /// party behind one NAT address with more players needs more. Must be at least 1.
     ///
@@ -255,10 +257,14 @@ fn bind(addr: SocketAddr) -> Result<UdpSocket, EnetError> {
     UdpSocket::bind(addr).map_err(|source| EnetError::Bind { addr, source })
 }
 
-fn new_host(socket: UdpSocket, peer_limit: usize) -> Result<Host<GuardedSocket>, EnetError> {
+fn new_host(
+    socket: UdpSocket,
+    peer_limit: usize,
+    max_per_ip: usize,
+) -> Result<Host<GuardedSocket>, EnetError> {
     enet(|| {
         Host::new(
-            GuardedSocket::new(socket, peer_limit),
+            GuardedSocket::new(socket, peer_limit, max_per_ip),
             HostSettings {
                 peer_limit,
                 channel_limit: CHANNEL_COUNT,
@@ -331,7 +337,7 @@ impl EnetTransport {
                 "max_clients + overflow_slots exceeds ENet's 4095 slots",
             ))?;
         let socket = bind(bind_addr)?;
-        let host = new_host(socket, peer_limit)?;
+        let host = new_host(socket, peer_limit, config.max_peers_per_ip)?;
         let mut transport = Self::new(host, Role::Server { max_clients }, peer_limit, config);
         tracing::info!(
             addr = ?transport.local_addr,
@@ -377,7 +383,7 @@ impl EnetTransport {
             SocketAddr::V6(_) => SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)),
         };
         let socket = bind(local)?;
-        let host = new_host(socket, 1)?;
+        let host = new_host(socket, 1, usize::MAX)?;
         let mut transport = Self::new(host, Role::Client, 1, config);
         let connect_timeout = transport.config.connect_timeout.map(ms);
         let host = &mut transport.host;

@@ -187,7 +187,8 @@ fn one_address_holds_at_most_max_peers_per_ip() {
     let limit = EnetConfig::DEFAULT_MAX_PEERS_PER_IP;
     assert_eq!(limit, EnetConfig::default().max_peers_per_ip);
     let (mut server, addr) = listen(16, EnetConfig::default());
-    // Spoofed handshakes from one address hold at most `limit` slots…
+    // Spoofed handshakes from one address hold at most `limit` slots, and only those CONNECTs
+    // are answered…
     let mut spoofers = Spoofers::new("127.0.0.1", 12);
     spoofers.connect_all(addr);
     let mut log = Log::default();
@@ -199,6 +200,8 @@ fn one_address_holds_at_most_max_peers_per_ip() {
     }
     assert!(most >= 1, "the server took no handshake at all");
     assert!(most <= limit, "{most} slots held from one address");
+    let back = spoofers.drain();
+    assert!(back.datagrams <= limit, "{back:?}");
     // …and only until the handshake timeout.
     let mut freed = false;
     for _ in 0..MAX_STEPS {
@@ -211,7 +214,7 @@ fn one_address_holds_at_most_max_peers_per_ip() {
     }
     assert!(freed, "spoofed handshakes still hold slots");
 
-    // Genuine clients from that address: `limit` get in, the next is never reported.
+    // Genuine clients from that address: `limit` get in; the next gets no answer at all.
     let mut clients = Vec::new();
     for i in 0..limit {
         let data = 0xA00 + i as u32;
@@ -219,13 +222,17 @@ fn one_address_holds_at_most_max_peers_per_ip() {
         until_admitted(&mut server, &mut client, data, || {});
         clients.push(client);
     }
-    let mut extra = genuine(addr, 0xAFF);
+    let config = EnetConfig::default().with_connect_timeout(Duration::from_secs(2));
+    let mut extra = EnetTransport::connect_with(addr, 0xAFF, config).expect("connect");
     let mut extra_log = Log::default();
-    for _ in 0..1_500 {
+    for _ in 0..MAX_STEPS {
         step(&mut server, &mut log);
         step(&mut extra, &mut extra_log);
         for c in &mut clients {
             step(c, &mut Log::default());
+        }
+        if !extra_log.disconnected.is_empty() {
+            break;
         }
         sleep(Duration::from_millis(1));
     }
@@ -233,8 +240,22 @@ fn one_address_holds_at_most_max_peers_per_ip() {
         !log.connected.iter().any(|&(_, d)| d == 0xAFF),
         "a client over the per-address limit was admitted: {log:?}"
     );
+    assert!(extra_log.connected.is_empty(), "{extra_log:?}");
+    assert_eq!(
+        extra_log.disconnected,
+        vec![(PeerId::SERVER, DisconnectReason::ConnectFailed)]
+    );
     assert_eq!(server.connected_peers(), limit);
     assert!(server.slots_in_use() <= limit);
+
+    // The limit is validated.
+    let local = "127.0.0.1:0".parse().expect("addr");
+    for bad in [
+        EnetConfig::default().with_max_peers_per_ip(0),
+        EnetConfig::default().with_handshake_timeout(Duration::ZERO),
+    ] {
+        assert!(EnetTransport::listen_with(local, 4, bad).is_err());
+    }
 }
 
 #[test]

@@ -3,7 +3,9 @@
 //! end of every [`poll_event`](mf_net::transport::Transport::poll_event) drain:
 //!
 //! - a new one from an IP address that already holds
-//!   [`max_peers_per_ip`](crate::EnetConfig::max_peers_per_ip) peers is dropped;
+//!   [`max_peers_per_ip`](crate::EnetConfig::max_peers_per_ip) peers is dropped (the socket
+//!   drops such CONNECTs before ENet sees them, from what the last look found: this catches what
+//!   it could not know);
 //! - one older than [`handshake_timeout`](crate::EnetConfig::handshake_timeout) is dropped;
 //! - when a CONNECT arrives and no slot is free, the oldest is dropped to make room for it: a
 //!   flood of spoofed CONNECTs pushes out its own handshakes instead of locking everyone out,
@@ -109,6 +111,8 @@ fn look_at(
     let Some(known) = slots.get(slot).map(|s| s.state) else {
         return Look::Busy;
     };
+    let holder = address.filter(|_| state != PeerState::Disconnected);
+    host.socket_mut().set_holder(slot, holder.map(|a| a.ip()));
     if state != PeerState::AcknowledgingConnect {
         host.socket_mut().handshake_over(slot);
     }
@@ -166,5 +170,6 @@ fn drop_handshake(host: &mut Host<GuardedSocket>, slots: &mut [Slot], slot: usiz
         peer.reset();
     }
     host.socket_mut().handshake_over(slot);
+    host.socket_mut().set_holder(slot, None);
     set_state(slots, slot, SlotState::Free);
 }
