@@ -159,15 +159,22 @@ fn accept_rate(flood_per_second: u32, window: Duration) {
     // Admitted clients stay (at most 4, serviced so that they stay connected).
     let mut kept: Vec<EnetTransport> = Vec::new();
     let start = Instant::now();
+    // Bytes the spoofing sockets received (read every step: their buffers are small).
+    let back = std::cell::Cell::new(0usize);
     // The spoofed CONNECTs due by now, at the steady rate.
     let flood = |spoofers: &mut Spoofers| {
+        back.set(back.get() + spoofers.drain().bytes);
         let due = (start.elapsed().as_secs_f64() * f64::from(flood_per_second)) as usize;
         while spoofers.sent < due {
             spoofers.connect_next(addr);
         }
     };
+    // Time spent servicing the server.
+    let busy = std::cell::Cell::new(Duration::ZERO);
     let serve = |server: &mut EnetTransport, kept: &mut Vec<EnetTransport>, c: &mut Vec<u32>| {
+        let begun = Instant::now();
         step(server, c);
+        busy.set(busy.get() + begun.elapsed());
         for k in kept.iter_mut() {
             step(k, &mut Vec::new());
         }
@@ -217,15 +224,19 @@ fn accept_rate(flood_per_second: u32, window: Duration) {
     let median = waits.get(waits.len() / 2).map_or("-".to_owned(), |w| {
         format!("{:.0} ms", w.as_secs_f64() * 1e3)
     });
-    let back = spoofers.drain();
+    back.set(back.get() + spoofers.drain().bytes);
+    let elapsed = start.elapsed();
     println!(
         "accept rate, flood of {flood_per_second}/s ({} spoofed CONNECTs in {:.1} s): \
          {admitted} of {attempts} genuine clients admitted ({:.0} %), median wait {median}; \
-         {:.2} B back per spoofed CONNECT",
+         {:.2} B back per spoofed CONNECT; server busy {:.0} % of the time, {:.1} µs per \
+         CONNECT sent",
         spoofers.sent,
-        start.elapsed().as_secs_f64(),
+        elapsed.as_secs_f64(),
         100.0 * f64::from(admitted) / f64::from(attempts.max(1)),
-        back.bytes as f64 / spoofers.sent.max(1) as f64,
+        back.get() as f64 / spoofers.sent.max(1) as f64,
+        100.0 * busy.get().as_secs_f64() / elapsed.as_secs_f64(),
+        busy.get().as_secs_f64() * 1e6 / spoofers.sent.max(1) as f64,
     );
 }
 

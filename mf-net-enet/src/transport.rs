@@ -28,8 +28,13 @@ const MAX_ENET_PEERS: usize = 4095;
 
 /// The most CONNECTs one [`poll_event`](Transport::poll_event) call hands ENet (one per service
 /// call, each handshake looked at before the next); the rest wait in the OS queue for the next
-/// frame.
+/// frame (and what the OS cannot queue is lost, unanswered).
 const MAX_CONNECT_ROUNDS: usize = 1024;
+
+/// Slots looked at per [`poll_event`](Transport::poll_event) call at most, before the rounds
+/// stop (each CONNECT costs a look at every slot): a flood costs a frame a bounded time whatever
+/// the number of slots (16 CONNECTs a call with 4095 slots, 1024 with 64).
+const SLOT_LOOKS_PER_POLL: usize = 65_536;
 
 /// Settings for an [`EnetTransport`]. `EnetConfig::default()` is what [`EnetTransport::listen`]
 /// and [`EnetTransport::connect`] use.
@@ -719,12 +724,14 @@ impl Transport for EnetTransport {
             enet(|| drop(packet));
         }
         let mut rounds = 0;
+        let max_rounds =
+            (SLOT_LOOKS_PER_POLL / self.slots.len().max(1)).clamp(16, MAX_CONNECT_ROUNDS);
         loop {
             self.look_at_handshakes(false);
             let host = &mut self.host;
             let event = match enet(|| host.service().map(|e| e.map(rusty_enet::Event::no_ref))) {
                 Ok(Some(event)) => event,
-                Ok(None) if self.host.socket().deferred() && rounds < MAX_CONNECT_ROUNDS => {
+                Ok(None) if self.host.socket().deferred() && rounds < max_rounds => {
                     rounds += 1;
                     continue;
                 }
