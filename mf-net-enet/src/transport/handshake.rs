@@ -14,7 +14,7 @@
 //!
 //! Dropping is ENet's `reset`, which sends nothing: a spoofed source is sent nothing more (and
 //! ENet's resends of the VERIFY_CONNECT in between are dropped by the
-//! [`GuardedSocket`](crate::socket::GuardedSocket)).
+//! [`GuardedSocket`]).
 
 use std::net::SocketAddr;
 use std::time::Instant;
