@@ -2,7 +2,9 @@
 //! 52-byte CONNECTs from plain sockets that never answer (all a server can see of a spoofed
 //! source), more than every slot. A spoofed CONNECT gets at most one answer, no larger than
 //! itself; handshakes that never complete free their slots; a genuine client gets in right after
-//! a flood and while one goes on; one address holds at most `max_peers_per_ip` peers.
+//! a flood and while one goes on; one address holds at most `max_peers_per_ip` peers. And since
+//! ENet's resends of the VERIFY_CONNECT are no longer sent, a client whose first answer is lost
+//! gets in on its own resent CONNECT.
 //!
 //! Every wait is a bounded number of 1 ms steps (generous, for loaded machines), and what is
 //! asserted are bytes, datagrams and events, never times. The flood is paced by steps (one
@@ -287,4 +289,84 @@ fn another_address_gets_in_while_one_fills_what_it_may() {
     };
     let steps = until_admitted(&mut server, &mut client, 0xB6, || {});
     eprintln!("::1 admitted after {steps} steps");
+}
+
+/// A UDP relay between one client and the server that loses the first `lose` datagrams from
+/// the server (the server sees the relay's address as the client's).
+struct LossyRelay {
+    /// Where the client sends.
+    front: std::net::UdpSocket,
+    /// Where the server sees the client.
+    back: std::net::UdpSocket,
+    server: SocketAddr,
+    client: Option<SocketAddr>,
+    lose: usize,
+    lost: usize,
+}
+
+impl LossyRelay {
+    fn new(server: SocketAddr, lose: usize) -> Self {
+        let bind = || {
+            let s = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind");
+            s.set_nonblocking(true).expect("non-blocking");
+            s
+        };
+        LossyRelay {
+            front: bind(),
+            back: bind(),
+            server,
+            client: None,
+            lose,
+            lost: 0,
+        }
+    }
+
+    fn addr(&self) -> SocketAddr {
+        self.front.local_addr().expect("bound")
+    }
+
+    /// Relays whatever waits, both ways.
+    fn pump(&mut self) {
+        let mut buf = [0; 4096];
+        while let Ok((len, from)) = self.front.recv_from(&mut buf) {
+            self.client = Some(from);
+            let _ = self.back.send_to(&buf[..len], self.server);
+        }
+        while let Ok((len, _)) = self.back.recv_from(&mut buf) {
+            if self.lost < self.lose {
+                self.lost += 1;
+            } else if let Some(client) = self.client {
+                let _ = self.front.send_to(&buf[..len], client);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_client_whose_verify_connect_is_lost_gets_in_on_its_next_connect() {
+    // ENet's own resends of the VERIFY_CONNECT are dropped; the client's resent CONNECT (after
+    // 0.5 and 1.5 s) is answered anew once its first handshake was dropped (1 s).
+    let (mut server, addr) = listen(4, EnetConfig::default());
+    let mut relay = LossyRelay::new(addr, 1);
+    let mut client = genuine(relay.addr(), 0xC4);
+    let (mut server_log, mut client_log) = (Log::default(), Log::default());
+    for _ in 0..MAX_STEPS {
+        step(&mut server, &mut server_log);
+        relay.pump();
+        step(&mut client, &mut client_log);
+        relay.pump();
+        if !server_log.connected.is_empty() || !client_log.disconnected.is_empty() {
+            break;
+        }
+        sleep(Duration::from_millis(1));
+    }
+    assert_eq!(relay.lost, 1, "the first answer was not lost");
+    assert_eq!(
+        server_log.connected.len(),
+        1,
+        "{server_log:?} {client_log:?}"
+    );
+    assert_eq!(server_log.connected[0].1, 0xC4);
+    assert_eq!(client_log.connected.len(), 1, "{client_log:?}");
+    assert!(client_log.disconnected.is_empty(), "{client_log:?}");
 }
