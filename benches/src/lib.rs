@@ -19,7 +19,9 @@
 //!   processing, each timed apart ([`Stage`]);
 //! - `secure`: one packet through the secure layer against the plain path ([`secure`]);
 //! - `prediction`: a client frame with and without a rollback, 1 to 256 predicted entities,
-//!   4 or 16 ticks deep ([`prediction`]).
+//!   4 or 16 ticks deep ([`prediction`]);
+//! - `enet_flood` (a measuring program, not divan): spoofed ENet CONNECTs on 127.0.0.1, what
+//!   they get back and how many genuine clients get in meanwhile ([`enet_flood`]).
 //!
 //! Everything here is deterministic: the same scenario always moves the same boxes to the same
 //! places, so byte counts are stable (the tests below pin them) and runs compare.
@@ -35,6 +37,7 @@
 //! entries: the frame, capture, the snapshot header and ring, acks, lookups by net id, and
 //! interpolation buffering for [`InterpBox`].
 
+pub mod enet_flood;
 pub mod prediction;
 pub mod secure;
 

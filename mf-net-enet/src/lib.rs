@@ -43,10 +43,22 @@
 //!   (a client transport connects once).
 //! - Disconnect reasons travel as ENet disconnect data (see [`wire_reason`]).
 //! - The connect data is the client's `connect_data` (mf-net sends its registry fingerprint).
+//!
+//! # Strangers
+//!
+//! ENet gives a slot to, and answers, any CONNECT, whose source address nobody checks. A server
+//! transport answers each CONNECT once, with a datagram smaller than the CONNECT (ENet's resends
+//! of its VERIFY_CONNECT are dropped); drops handshakes not completed within
+//! [`EnetConfig::handshake_timeout`] (1 s) without sending anything; makes room for a new
+//! CONNECT by dropping the oldest handshake when every slot is taken; and lets one IP address
+//! hold at most [`EnetConfig::max_peers_per_ip`] (16) peers in any state. Handshakes that never
+//! complete are never reported. What ENet still exposes (its blind handshake, unauthenticated
+//! headers) is listed in the book's ENet chapter.
 
 mod factory;
 mod node;
 mod run;
+mod socket;
 mod transport;
 
 pub use factory::{default_selector, EnetTransportFactory};

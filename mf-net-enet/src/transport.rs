@@ -1,5 +1,7 @@
 //! [`EnetTransport`]: the [`Transport`] over a `rusty_enet` host and a UDP socket.
 
+mod handshake;
+
 use std::fmt;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs, UdpSocket};
@@ -12,6 +14,7 @@ use rusty_enet::error::PeerSendError;
 use rusty_enet::{EventNoRef, Host, HostSettings, Packet, PeerID, PeerState};
 
 use crate::diagnostics::enet;
+use crate::socket::GuardedSocket;
 use crate::wire_reason;
 
 /// The default UDP port of an mf-net server (the spec's 27615).
@@ -22,6 +25,16 @@ const CHANNEL_COUNT: usize = 2;
 
 /// The most slots one ENet host can have.
 const MAX_ENET_PEERS: usize = 4095;
+
+/// The most CONNECTs one [`poll_event`](Transport::poll_event) call hands ENet (one per service
+/// call, each handshake looked at before the next); the rest wait in the OS queue for the next
+/// frame (and what the OS cannot queue is lost, unanswered).
+const MAX_CONNECT_ROUNDS: usize = 1024;
+
+/// Slots looked at per [`poll_event`](Transport::poll_event) call at most, before the rounds
+/// stop (each CONNECT costs a look at every slot): a flood costs a frame a bounded time whatever
+/// the number of slots (16 CONNECTs a call with 4095 slots, 1024 with 64).
+const SLOT_LOOKS_PER_POLL: usize = 65_536;
 
 /// Settings for an [`EnetTransport`]. `EnetConfig::default()` is what [`EnetTransport::listen`]
 /// and [`EnetTransport::connect`] use.
@@ -38,6 +51,30 @@ pub struct EnetConfig {
     /// nothing for `maximum` (or for `minimum` after many resends) is disconnected with
     /// [`Timeout`](DisconnectReason::Timeout). `None` keeps ENet's 5 s / 30 s.
     pub peer_timeout: Option<(Duration, Duration)>,
+    /// Server: ENet peers one IP address may hold at once, in any state (connected, in the
+    /// handshake, closing). A CONNECT from an address holding that many is dropped before ENet
+    /// sees it, unanswered (the client's connect ends in
+    /// [`ConnectFailed`](DisconnectReason::ConnectFailed)). Default
+    /// [`DEFAULT_MAX_PEERS_PER_IP`](Self::DEFAULT_MAX_PEERS_PER_IP) (16): enough for a developer's
+    /// clients on one machine or a household behind one NAT address; a LAN party, or players
+    /// behind a carrier's shared address, may need more. Must be at least 1.
+    ///
+    /// Handshakes count before they complete, so one host cannot hold more slots than this
+    /// with CONNECTs; the price is that CONNECTs forged with someone's address hold that
+    /// address's room for up to [`handshake_timeout`](Self::handshake_timeout).
+    pub max_peers_per_ip: usize,
+    /// Server: how long ENet may wait for a client to acknowledge its VERIFY_CONNECT, the
+    /// second step of the handshake. A handshake not completed by then is dropped silently, so
+    /// that spoofed CONNECTs (whose source never answers) free their slot at once. Default
+    /// [`DEFAULT_HANDSHAKE_TIMEOUT`](Self::DEFAULT_HANDSHAKE_TIMEOUT) (1 s): twice ENet's first
+    /// resend timeout (500 ms), above the round trip of any terrestrial or geostationary link
+    /// plus a server frame. Raise it only for clients whose round trip comes near it. Must not be
+    /// zero.
+    ///
+    /// ENet's own resends of the VERIFY_CONNECT are never sent (so a spoofed CONNECT gets one
+    /// answer, smaller than itself); a client whose VERIFY_CONNECT was lost sends its CONNECT
+    /// again (after 0.5, 1.5, 3.5 s…) and is answered anew once its first handshake was dropped.
+    pub handshake_timeout: Duration,
 }
 
 impl Default for EnetConfig {
@@ -46,11 +83,33 @@ impl Default for EnetConfig {
             overflow_slots: 4,
             connect_timeout: None,
             peer_timeout: None,
+            max_peers_per_ip: Self::DEFAULT_MAX_PEERS_PER_IP,
+            handshake_timeout: Self::DEFAULT_HANDSHAKE_TIMEOUT,
         }
     }
 }
 
 impl EnetConfig {
+    /// The default of [`max_peers_per_ip`](Self::max_peers_per_ip).
+    pub const DEFAULT_MAX_PEERS_PER_IP: usize = 16;
+
+    /// The default of [`handshake_timeout`](Self::handshake_timeout).
+    pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(1);
+
+    /// This config with at most `peers` ENet peers per IP address (see
+    /// [`max_peers_per_ip`](Self::max_peers_per_ip)).
+    pub fn with_max_peers_per_ip(mut self, peers: usize) -> Self {
+        self.max_peers_per_ip = peers;
+        self
+    }
+
+    /// This config with a handshake timeout (see
+    /// [`handshake_timeout`](Self::handshake_timeout)).
+    pub fn with_handshake_timeout(mut self, timeout: Duration) -> Self {
+        self.handshake_timeout = timeout;
+        self
+    }
+
     /// This config with a connect timeout.
     pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = Some(timeout);
@@ -134,6 +193,9 @@ enum SlotState {
     /// A connection over the limit (or during shutdown) being told why it is refused; never
     /// reported to the user.
     Rejecting(u32),
+    /// Server: ENet answered a CONNECT from `from` (first seen at `since`) and waits for the
+    /// acknowledgement; nothing reported to the user yet.
+    Handshake { since: Instant, from: SocketAddr },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -165,7 +227,7 @@ enum Role {
 /// program. Dropping the transport tells every peer still connected
 /// [`Shutdown`](DisconnectReason::Shutdown) at once, without waiting.
 pub struct EnetTransport {
-    host: Host<UdpSocket>,
+    host: Host<GuardedSocket>,
     role: Role,
     slots: Vec<Slot>,
     /// Server: connected clients (slots in `Connected`).
@@ -201,10 +263,14 @@ fn bind(addr: SocketAddr) -> Result<UdpSocket, EnetError> {
     UdpSocket::bind(addr).map_err(|source| EnetError::Bind { addr, source })
 }
 
-fn new_host(socket: UdpSocket, peer_limit: usize) -> Result<Host<UdpSocket>, EnetError> {
+fn new_host(
+    socket: UdpSocket,
+    peer_limit: usize,
+    max_per_ip: usize,
+) -> Result<Host<GuardedSocket>, EnetError> {
     enet(|| {
         Host::new(
-            socket,
+            GuardedSocket::new(socket, peer_limit, max_per_ip),
             HostSettings {
                 peer_limit,
                 channel_limit: CHANNEL_COUNT,
@@ -260,6 +326,16 @@ impl EnetTransport {
         if max_clients == 0 {
             return Err(EnetError::InvalidConfig("max_clients must be at least 1"));
         }
+        if config.max_peers_per_ip == 0 {
+            return Err(EnetError::InvalidConfig(
+                "max_peers_per_ip must be at least 1",
+            ));
+        }
+        if config.handshake_timeout.is_zero() {
+            return Err(EnetError::InvalidConfig(
+                "handshake_timeout must not be zero",
+            ));
+        }
         let peer_limit = max_clients
             .checked_add(config.overflow_slots)
             .filter(|&n| n <= MAX_ENET_PEERS)
@@ -267,7 +343,7 @@ impl EnetTransport {
                 "max_clients + overflow_slots exceeds ENet's 4095 slots",
             ))?;
         let socket = bind(bind_addr)?;
-        let host = new_host(socket, peer_limit)?;
+        let host = new_host(socket, peer_limit, config.max_peers_per_ip)?;
         let mut transport = Self::new(host, Role::Server { max_clients }, peer_limit, config);
         tracing::info!(
             addr = ?transport.local_addr,
@@ -313,7 +389,7 @@ impl EnetTransport {
             SocketAddr::V6(_) => SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)),
         };
         let socket = bind(local)?;
-        let host = new_host(socket, 1)?;
+        let host = new_host(socket, 1, usize::MAX)?;
         let mut transport = Self::new(host, Role::Client, 1, config);
         let connect_timeout = transport.config.connect_timeout.map(ms);
         let host = &mut transport.host;
@@ -333,7 +409,7 @@ impl EnetTransport {
         Ok(transport)
     }
 
-    fn new(host: Host<UdpSocket>, role: Role, slots: usize, config: EnetConfig) -> Self {
+    fn new(host: Host<GuardedSocket>, role: Role, slots: usize, config: EnetConfig) -> Self {
         let local_addr = host.socket().local_addr().ok();
         EnetTransport {
             host,
@@ -445,7 +521,7 @@ impl EnetTransport {
     }
 
     /// Runs `f` on the ENet peer of `slot`, inside [`enet`].
-    fn with_peer(&mut self, slot: usize, f: impl FnOnce(&mut rusty_enet::Peer<UdpSocket>)) {
+    fn with_peer(&mut self, slot: usize, f: impl FnOnce(&mut rusty_enet::Peer<GuardedSocket>)) {
         let host = &mut self.host;
         enet(|| {
             if let Some(peer) = host.get_peer_mut(PeerID(slot)) {
@@ -508,7 +584,10 @@ impl EnetTransport {
             SlotState::Connected => wire_reason::decode(data),
             SlotState::Connecting if wire_reason::is_explicit(data) => wire_reason::decode(data),
             SlotState::Connecting => DisconnectReason::ConnectFailed,
-            SlotState::Free | SlotState::Closing(_) | SlotState::Rejecting(_) => {
+            SlotState::Free
+            | SlotState::Closing(_)
+            | SlotState::Rejecting(_)
+            | SlotState::Handshake { .. } => {
                 if let Some(s) = self.slots.get_mut(slot) {
                     s.state = SlotState::Free;
                 }
@@ -645,11 +724,22 @@ impl Transport for EnetTransport {
         if let Some(packet) = self.current.take() {
             enet(|| drop(packet));
         }
+        let mut rounds = 0;
+        let max_rounds =
+            (SLOT_LOOKS_PER_POLL / self.slots.len().max(1)).clamp(16, MAX_CONNECT_ROUNDS);
         loop {
+            self.look_at_handshakes(false);
             let host = &mut self.host;
             let event = match enet(|| host.service().map(|e| e.map(rusty_enet::Event::no_ref))) {
                 Ok(Some(event)) => event,
-                Ok(None) => return None,
+                Ok(None) if self.host.socket().deferred() && rounds < max_rounds => {
+                    rounds += 1;
+                    continue;
+                }
+                Ok(None) => {
+                    self.look_at_handshakes(true);
+                    return None;
+                }
                 Err(e) => {
                     tracing::warn!("ENet socket error: {e}");
                     return None;

@@ -274,7 +274,9 @@ fn every_disconnect_reason_reaches_the_other_side() {
         DisconnectReason::ServerFull,
         DisconnectReason::Custom(42),
     ];
-    let mut net = setup(reasons.len() * 2, reasons.len() * 2, EnetConfig::default());
+    // Twelve clients from 127.0.0.1: above the default limit per address.
+    let config = EnetConfig::default().with_max_peers_per_ip(reasons.len() * 2);
+    let mut net = setup(reasons.len() * 2, reasons.len() * 2, config);
     for (i, reason) in reasons.iter().enumerate() {
         // server -> client
         let client = 1 + 2 * i;
