@@ -323,3 +323,36 @@ fn a_client_without_an_answer_gives_up() {
     assert_eq!(reason, Some(DisconnectReason::ConnectFailed));
     assert_eq!(client.secure_stats().handshake_timeouts, 1);
 }
+
+#[test]
+fn tokens_issued_before_the_start_are_refused_when_asked() {
+    // A token issued a second before the server started: accepted by default...
+    let before = |rig: &Rig<Loopback>| {
+        issuer()
+            .issue(
+                1,
+                b"",
+                std::slice::from_ref(&rig.address),
+                NOW - Duration::from_secs(1),
+            )
+            .unwrap()
+    };
+    let mut rig = Rig::new(Loopback::new(), 8, |c| c);
+    let t = before(&rig);
+    let c = rig.join(t);
+    rig.until("the default admits it", |r| r.connected(c));
+    // ...and refused as expired by a server that refuses tokens from before its start.
+    let mut rig = Rig::new(Loopback::new(), 8, |mut c| {
+        c.refuse_tokens_before_start = true;
+        c
+    });
+    let t = before(&rig);
+    let c = rig.join(t);
+    rig.until("the token is refused", |r| r.disconnected(c).is_some());
+    assert_eq!(rig.disconnected(c), Some(DisconnectReason::TokenExpired));
+    let fresh = token(2, &rig.address);
+    let ok = rig.join(fresh);
+    rig.until("a token from after the start is admitted", |r| {
+        r.connected(ok)
+    });
+}
