@@ -900,10 +900,12 @@ impl ServerState {
         let pending = std::mem::take(&mut self.pending);
         for p in pending {
             if !shared.scene.is_attached(p.group.root) {
-                // Spawned and freed in the same frame: nothing is sent.
+                // Spawned and freed in the same frame: nothing is sent, and no client can
+                // know its ids.
                 for (node, _, _) in &p.nodes {
                     self.by_node.remove(node);
                 }
+                self.ids.free(p.group.first, p.group.count, self.tick);
                 continue;
             }
             let (first, count) = (p.group.first, p.group.count);
