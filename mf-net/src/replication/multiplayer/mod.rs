@@ -123,6 +123,7 @@ mod spawner;
 mod stats;
 #[cfg(test)]
 mod test_support;
+mod withheld;
 
 pub use config::{MultiplayerConfig, MultiplayerError, DEFAULT_RPC_FLOOD_THRESHOLD};
 pub use events::{MultiplayerEvent, MAX_QUEUED_EVENTS};
@@ -420,7 +421,8 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// a string member longer than clients read (the instance is removed). A string member
     /// set over the limit later is not an error: its node's snapshots are withheld, and a spawn
     /// that would carry it is withheld from the clients, each raising
-    /// [`StateOverLimit`](MultiplayerEvent::StateOverLimit).
+    /// [`StateOverLimit`](MultiplayerEvent::StateOverLimit); both go out with the first
+    /// snapshot after the value fits again.
     pub fn spawn(
         &mut self,
         scene: SceneIndex,
