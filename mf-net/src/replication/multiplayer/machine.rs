@@ -158,7 +158,12 @@ impl Replication {
         }
         if message_id == protocol::INPUT || message_id == protocol::INPUT_ACK {
             let result = match role {
-                Role::Server(server) if message_id == protocol::INPUT => server.on_input(sender, r),
+                Role::Server(server) if message_id == protocol::INPUT => {
+                    if server.input_flood(core, shared, sender) {
+                        return Ok(true);
+                    }
+                    server.on_input(sender, r)
+                }
                 Role::Client(client)
                     if message_id == protocol::INPUT_ACK && sender == client.server =>
                 {

@@ -100,6 +100,7 @@ mod dump;
 mod entry_batch;
 mod entry_cache;
 mod events;
+mod flood;
 mod group_vis;
 mod handles;
 mod handshake;
@@ -125,7 +126,9 @@ mod stats;
 mod test_support;
 mod withheld;
 
-pub use config::{MultiplayerConfig, MultiplayerError, DEFAULT_RPC_FLOOD_THRESHOLD};
+pub use config::{
+    MultiplayerConfig, MultiplayerError, DEFAULT_INPUT_FLOOD_THRESHOLD, DEFAULT_RPC_FLOOD_THRESHOLD,
+};
 pub use events::{MultiplayerEvent, MAX_QUEUED_EVENTS};
 pub use handles::Handles;
 pub use open::{connect_data, IntoTransport};

@@ -79,6 +79,9 @@ pub struct NetworkStats {
     pub rpcs_dropped: u64,
     /// Server: clients kicked for an RPC flood or (with `kick_on_rpc_failure`) a failed RPC.
     pub rpc_kicks: u64,
+    /// Server: clients kicked for an input flood (over
+    /// [`input_flood_threshold`](super::MultiplayerConfig::input_flood_threshold)).
+    pub input_kicks: u64,
     /// Server: groups sent to a client because they became relevant to it (interest
     /// management; late-join and new spawns are not counted).
     pub relevance_spawns: u64,
@@ -152,6 +155,9 @@ pub struct PeerNetworkStats {
     /// Its inputs: on time, missing, late, dropped, and how many are buffered (while a
     /// [`Simulation`](crate::prediction::Simulation) runs).
     pub inputs: super::predict::InputStats,
+    /// Input messages received from it, before any check (what
+    /// [`input_flood_threshold`](super::MultiplayerConfig::input_flood_threshold) counts).
+    pub input_messages: u64,
 }
 
 impl PeerNetworkStats {
