@@ -709,6 +709,7 @@ impl ServerState {
             let common = &mut self.shared_snapshot;
             let shares = budget == 0 && entries.sharing() && SharedSnapshot::fits(client);
             if shares && common.rewrite_for(client, nodes) {
+                shared.stats.snapshots_shared += common.take_shared();
                 common.build(scene, nodes, client, entries);
             }
             let mut size = 0;
@@ -734,7 +735,9 @@ impl ServerState {
                 let stats = &mut shared.stats;
                 stats.snapshots_sent += 1;
                 stats.snapshots_truncated += u64::from(truncated);
-                stats.snapshots_shared += u64::from(copied);
+                if copied {
+                    common.note_sent();
+                }
                 stats.last_snapshot_bytes = size;
                 stats.largest_snapshot_bytes = stats.largest_snapshot_bytes.max(size);
                 client.stats.snapshots_sent += 1;
@@ -742,6 +745,7 @@ impl ServerState {
                 client.stats.last_snapshot_bytes = size;
             }
         }
+        shared.stats.snapshots_shared += self.shared_snapshot.take_shared();
         shared.stats.entries_encoded += self.entries.encoded() as u64;
         for key in self.entries.take_refused() {
             if let Some(n) = self.nodes.get(key) {
