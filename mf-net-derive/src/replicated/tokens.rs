@@ -69,24 +69,35 @@ pub(super) fn unchanged(
 /// interpolated one `Interpolate`.
 pub(super) fn member_checks(p: &TokenStream, f: &Field, member: &Member) -> TokenStream {
     let ty = &f.ty;
-    let mut asserts = vec![quote_spanned!(ty.span()=> #p::assert_codec::<#ty>)];
+    let mut needs = vec!["MemberCodec"];
     if member.quantize.is_none() || member.on_change.is_some() {
-        asserts.push(quote_spanned!(ty.span()=> #p::assert_partial_eq::<#ty>));
+        needs.push("MemberEq");
     }
     if member.quantize.is_none() {
-        asserts.push(quote_spanned!(ty.span()=> #p::assert_clone::<#ty>));
+        needs.push("MemberClone");
     }
     if member.interpolate {
-        asserts.push(quote_spanned!(ty.span()=> #p::assert_interpolated::<#ty>));
+        needs.push("MemberInterpolate");
     }
     match member.quantize {
-        Some(q) if q.smallest_three => {
-            asserts.push(quote_spanned!(ty.span()=> #p::assert_quantize_rotation::<#ty>));
-        }
-        Some(_) => asserts.push(quote_spanned!(ty.span()=> #p::assert_quantize::<#ty>)),
+        Some(q) if q.smallest_three => needs.push("QuantizeRotation"),
+        Some(_) => needs.push("Quantize"),
         None => {}
     }
-    quote_spanned!(ty.span()=> #(const _: () = #asserts();)*)
+    // Each bound on a function of the expansion, located at the field's type: a type that
+    // lacks the trait is reported there, and the note naming the bound points there too
+    // (not into mf-net's source).
+    let asserts = needs.iter().map(|need| {
+        let need = Ident::new(need, ty.span());
+        let p = located_at(p, ty.span());
+        quote_spanned! {ty.span()=>
+            const _: () = {
+                const fn replicated_member<T: #p::#need>() {}
+                replicated_member::<#ty>()
+            };
+        }
+    });
+    quote!(#(#asserts)*)
 }
 
 /// `ident`, resolved as before but reported at `span`: expressions that touch a flattened
