@@ -30,11 +30,15 @@ use crate::wire::{DecodeError, NetReader, NetWriter};
 /// otherwise the same names resolve to [`MemberFallback`]'s.
 pub struct Member<T>(PhantomData<T>);
 
+// `MEMBER_NAME` and `MEMBER_SCHEMA_HASH`, not `NAME` and `SCHEMA_HASH`: for a `T` without the
+// trait, rustc looks the name up in every trait in scope, and would find `NetCodec`'s and
+// `Replicated`'s through the user's `use mf_net::prelude::*`; a glob import used so makes
+// its names print as full paths (`mf_net::codec::NetCodec`) in that error.
 impl<T: MemberCodec> Member<T> {
     /// [`MemberCodec::NAME`].
-    pub const NAME: &'static str = T::NAME;
+    pub const MEMBER_NAME: &'static str = T::NAME;
     /// [`MemberCodec::SCHEMA_HASH`].
-    pub const SCHEMA_HASH: u64 = T::SCHEMA_HASH;
+    pub const MEMBER_SCHEMA_HASH: u64 = T::SCHEMA_HASH;
 
     /// [`MemberCodec::encode_member`].
     #[inline]
@@ -127,10 +131,10 @@ impl<T: MemberInterpolate> Member<T> {
 /// the expansion type-check after the assertion reported the mistake: the build fails, so none
 /// of them ever runs.
 pub trait MemberFallback<T> {
-    /// Stands in for [`Member::NAME`].
-    const NAME: &'static str = "";
-    /// Stands in for [`Member::SCHEMA_HASH`].
-    const SCHEMA_HASH: u64 = 0;
+    /// Stands in for [`Member::MEMBER_NAME`].
+    const MEMBER_NAME: &'static str = "";
+    /// Stands in for [`Member::MEMBER_SCHEMA_HASH`].
+    const MEMBER_SCHEMA_HASH: u64 = 0;
     /// Stands in for [`Member::EXTRAPOLATE`].
     const EXTRAPOLATE: bool = false;
 

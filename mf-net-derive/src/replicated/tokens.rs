@@ -9,6 +9,7 @@ use syn::{Ident, Type};
 
 use super::parse::{Field, Member, Quant, Role};
 use super::Model;
+use crate::runtime::located_at;
 
 /// A local variable name that user code cannot capture or shadow.
 pub(super) fn local(name: &str) -> Ident {
@@ -108,18 +109,6 @@ pub(super) fn at(ident: &Ident, span: Span) -> Ident {
     let mut ident = ident.clone();
     ident.set_span(ident.span().located_at(span));
     ident
-}
-
-/// `tokens`, resolved as before but reported at `span` (see [`at`]).
-fn located_at(tokens: &TokenStream, span: Span) -> TokenStream {
-    tokens
-        .clone()
-        .into_iter()
-        .map(|mut token| {
-            token.set_span(token.span().located_at(span));
-            token
-        })
-        .collect()
 }
 
 /// The bit of member `index` in the change mask.

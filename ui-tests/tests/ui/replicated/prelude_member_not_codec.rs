@@ -1,6 +1,5 @@
-// The book's import: every note points at the user's code, none into mf-net's source. (rustc
-// still names the trait `mf_net::codec::NetCodec` in its help line under the prelude glob,
-// which imports both the trait and the derive macro `NetCodec`: not fixed yet.)
+// The book's import: the trait is named `NetCodec`, as the user knows it (not
+// `mf_net::codec::NetCodec`), and every note points at the user's code, none into mf-net.
 use mf_net::prelude::*;
 
 #[derive(Debug, Clone, PartialEq)]
