@@ -34,6 +34,7 @@ use std::cell::RefCell;
 use divan::counter::ItemsCount;
 use divan::{AllocProfiler, Bencher};
 use mf_net_benches::prediction::{Mode, PredictionWorld};
+use mf_net_benches::sized;
 
 #[global_allocator]
 static ALLOC: AllocProfiler = AllocProfiler::system();
@@ -50,6 +51,8 @@ const ENTITIES: [usize; 3] = [1, 16, 256];
 
 /// Times the client's frame; the server's frame runs untimed before each.
 fn bench_client_frame(bencher: Bencher<'_, '_>, entities: usize, depth: u32, mode: Mode) {
+    // Run as a test (see `mf_net_benches::running_as_test`): one entity.
+    let entities = sized(entities, 1);
     let world = RefCell::new(PredictionWorld::new(entities, depth, mode));
     assert_eq!(world.borrow().predicted(), entities);
     let before = world.borrow().stats();

@@ -42,8 +42,8 @@ use divan::counter::ItemsCount;
 use divan::{black_box, AllocProfiler, Bencher};
 use mf_net::prelude::*;
 use mf_net_benches::{
-    decode_apply, BenchBox, BoxEntity, DecodeSnapshotFixture, EncodeSnapshotFixture, InterpBox,
-    Motion, PlainBox, ReplicationScenario, BOX_COUNTS,
+    decode_apply, sized, BenchBox, BoxEntity, DecodeSnapshotFixture, EncodeSnapshotFixture,
+    InterpBox, Motion, PlainBox, ReplicationScenario, BOX_COUNTS,
 };
 
 #[global_allocator]
@@ -53,7 +53,11 @@ fn main() {
     divan::main();
 }
 
+/// Boxes when the binary runs as a test (see [`mf_net_benches::running_as_test`]).
+const TINY_BOXES: usize = 100;
+
 fn bench_capture(bencher: Bencher<'_, '_>, boxes: usize, motion: Motion) {
+    let boxes = sized(boxes, TINY_BOXES);
     let mut scenario = ReplicationScenario::new(boxes, motion);
     bencher
         .counter(ItemsCount::new(boxes))
@@ -61,6 +65,7 @@ fn bench_capture(bencher: Bencher<'_, '_>, boxes: usize, motion: Motion) {
 }
 
 fn bench_encode(bencher: Bencher<'_, '_>, boxes: usize, motion: Motion) {
+    let boxes = sized(boxes, TINY_BOXES);
     let mut scenario = ReplicationScenario::new(boxes, motion);
     scenario.capture();
     let mut w = NetWriter::new();
@@ -74,6 +79,7 @@ fn bench_encode(bencher: Bencher<'_, '_>, boxes: usize, motion: Motion) {
 }
 
 fn bench_decode_apply(bencher: Bencher<'_, '_>, boxes: usize, motion: Motion) {
+    let boxes = sized(boxes, TINY_BOXES);
     let mut scenario = ReplicationScenario::new(boxes, motion);
     scenario.capture();
     let mut w = NetWriter::new();
@@ -88,6 +94,7 @@ fn bench_decode_apply(bencher: Bencher<'_, '_>, boxes: usize, motion: Motion) {
 }
 
 fn bench_encode_snapshot(bencher: Bencher<'_, '_>, boxes: usize, motion: Motion) {
+    let boxes = sized(boxes, TINY_BOXES);
     let mut fixture = EncodeSnapshotFixture::new(boxes, motion);
     bencher
         .counter(ItemsCount::new(fixture.changed()))
@@ -95,6 +102,7 @@ fn bench_encode_snapshot(bencher: Bencher<'_, '_>, boxes: usize, motion: Motion)
 }
 
 fn bench_decode_snapshot<T: BenchBox>(bencher: Bencher<'_, '_>, boxes: usize, motion: Motion) {
+    let boxes = sized(boxes, TINY_BOXES);
     let mut fixture = DecodeSnapshotFixture::<T>::new(boxes, motion);
     bencher
         .counter(ItemsCount::new(fixture.changed()))
@@ -102,12 +110,14 @@ fn bench_decode_snapshot<T: BenchBox>(bencher: Bencher<'_, '_>, boxes: usize, mo
 }
 
 fn changed_plain(boxes: usize, motion: Motion) -> Vec<PlainBox> {
+    let boxes = sized(boxes, TINY_BOXES);
     let mut scenario = ReplicationScenario::new(boxes, motion);
     scenario.capture();
     scenario.changed_plain()
 }
 
 fn bench_bitcode_encode(bencher: Bencher<'_, '_>, boxes: usize, motion: Motion) {
+    let boxes = sized(boxes, TINY_BOXES);
     let plain = changed_plain(boxes, motion);
     let mut buffer = bitcode::Buffer::new();
     buffer.encode(&plain);
@@ -117,6 +127,7 @@ fn bench_bitcode_encode(bencher: Bencher<'_, '_>, boxes: usize, motion: Motion) 
 }
 
 fn bench_bitcode_decode(bencher: Bencher<'_, '_>, boxes: usize, motion: Motion) {
+    let boxes = sized(boxes, TINY_BOXES);
     let plain = changed_plain(boxes, motion);
     let mut buffer = bitcode::Buffer::new();
     let bytes = buffer.encode(&plain).to_vec();
@@ -233,6 +244,7 @@ mod idle {
     /// One server frame (a network tick) sending the idle snapshot; counted per box scanned.
     #[divan::bench(args = BOX_COUNTS)]
     fn server_frame(bencher: Bencher<'_, '_>, boxes: usize) {
+        let boxes = sized(boxes, TINY_BOXES);
         let mut fixture = EncodeSnapshotFixture::idle(boxes);
         bencher
             .counter(ItemsCount::new(boxes))

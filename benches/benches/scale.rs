@@ -30,15 +30,16 @@
 //!   (64 × boxes); per ack, divide the median by 64.
 //!
 //! Run: `cargo bench -p mf-net-benches --bench scale` (a few minutes: most of it is the setup
-//! of the 10 000-box worlds and the untimed part of each frame).
+//! of the 10 000-box worlds and the untimed part of each frame). Run as a test
+//! (`cargo test --benches`), each benchmark runs once in a world of two clients and 100 boxes.
 
 use std::cell::RefCell;
 
 use divan::counter::ItemsCount;
 use divan::{AllocProfiler, Bencher};
 use mf_net_benches::{
-    BenchBox, BoxEntity, InterpBox, Motion, QuantBox, ScaleWorld, Stage, SCALE_BOXES,
-    SCALE_BUDGETS, SCALE_CLIENTS,
+    running_as_test, BenchBox, BoxEntity, InterpBox, Motion, QuantBox, ScaleWorld, Stage,
+    SCALE_BOXES, SCALE_BUDGETS, SCALE_ROW,
 };
 
 #[global_allocator]
@@ -48,6 +49,22 @@ fn main() {
     divan::main();
 }
 
+/// The world a benchmark runs: [`ScaleWorld::new`], or, when the binary runs as a test (see
+/// [`running_as_test`]), two clients, one row of boxes and a few warm-up frames.
+fn world<T: BenchBox>(boxes: usize, motion: Motion, budget: usize) -> ScaleWorld<T> {
+    if running_as_test() {
+        ScaleWorld::with_clients(SCALE_ROW, motion, budget, 2, 4)
+    } else {
+        ScaleWorld::new(boxes, motion, budget)
+    }
+}
+
+/// Items per frame: every box for every client.
+fn items<T: BenchBox>(world: &RefCell<ScaleWorld<T>>) -> ItemsCount {
+    let world = world.borrow();
+    ItemsCount::new(world.handles.len() * world.clients.len())
+}
+
 /// Times the server's frame; the clients' frames and the motion run untimed.
 fn bench_server_tick<T: BenchBox>(
     bencher: Bencher<'_, '_>,
@@ -55,9 +72,9 @@ fn bench_server_tick<T: BenchBox>(
     motion: Motion,
     budget: usize,
 ) {
-    let world = RefCell::new(ScaleWorld::<T>::new(boxes, motion, budget));
+    let world = RefCell::new(world::<T>(boxes, motion, budget));
     bencher
-        .counter(ItemsCount::new(boxes * SCALE_CLIENTS))
+        .counter(items(&world))
         .with_inputs(|| world.borrow_mut().advance_to(Stage::ServerBegin))
         .bench_local_values(|()| world.borrow_mut().server_tick());
     assert!(world.borrow().acks_keep_up(), "every client acknowledged");
@@ -70,9 +87,9 @@ fn bench_client_frames<T: BenchBox>(
     motion: Motion,
     budget: usize,
 ) {
-    let world = RefCell::new(ScaleWorld::<T>::new(boxes, motion, budget));
+    let world = RefCell::new(world::<T>(boxes, motion, budget));
     bencher
-        .counter(ItemsCount::new(boxes * SCALE_CLIENTS))
+        .counter(items(&world))
         .with_inputs(|| world.borrow_mut().advance_to(Stage::Clients))
         .bench_local_values(|()| world.borrow_mut().client_frames());
     world.borrow_mut().advance_to(Stage::Move);
@@ -146,9 +163,9 @@ mod acks {
     /// carried every box (all moving, no budget); counted per entry acknowledged.
     #[divan::bench(args = SCALE_BOXES)]
     fn server_begin_frame(bencher: Bencher<'_, '_>, boxes: usize) {
-        let world = RefCell::new(ScaleWorld::<BoxEntity>::new(boxes, Motion::All, 0));
+        let world = RefCell::new(world::<BoxEntity>(boxes, Motion::All, 0));
         bencher
-            .counter(ItemsCount::new(boxes * SCALE_CLIENTS))
+            .counter(items(&world))
             .with_inputs(|| world.borrow_mut().advance_to(Stage::ServerBegin))
             .bench_local_values(|()| world.borrow_mut().server_begin());
         world.borrow_mut().advance_to(Stage::Move);

@@ -40,6 +40,9 @@
 pub mod enet_flood;
 pub mod prediction;
 pub mod secure;
+mod test_mode;
+
+pub use test_mode::{running_as_test, sized};
 
 use std::fmt;
 use std::time::Duration;
@@ -936,8 +939,23 @@ impl<T: BenchBox> ScaleWorld<T> {
     /// If a client does not join, or does not get every spawn, within a bounded number of
     /// frames.
     pub fn new(boxes: usize, motion: Motion, budget: usize) -> Self {
-        let mut world = Self::spawned(boxes, motion, budget);
-        world.run_frames(SCALE_WARM_UP_FRAMES);
+        Self::with_clients(boxes, motion, budget, SCALE_CLIENTS, SCALE_WARM_UP_FRAMES)
+    }
+
+    /// [`new`](Self::new) with `clients` clients and `warm_up` warm-up frames (the `scale`
+    /// benchmarks' small world when they run as tests, see [`running_as_test`]).
+    ///
+    /// # Panics
+    /// As [`new`](Self::new).
+    pub fn with_clients(
+        boxes: usize,
+        motion: Motion,
+        budget: usize,
+        clients: usize,
+        warm_up: usize,
+    ) -> Self {
+        let mut world = Self::spawned_with(boxes, motion, budget, clients);
+        world.run_frames(warm_up);
         world
     }
 
@@ -948,6 +966,10 @@ impl<T: BenchBox> ScaleWorld<T> {
     /// # Panics
     /// As [`new`](Self::new), and if `boxes` is not a multiple of [`SCALE_ROW`].
     pub fn spawned(boxes: usize, motion: Motion, budget: usize) -> Self {
+        Self::spawned_with(boxes, motion, budget, SCALE_CLIENTS)
+    }
+
+    fn spawned_with(boxes: usize, motion: Motion, budget: usize, clients: usize) -> Self {
         let net = LoopbackNetwork::new();
         let messages = MessageRegistry::new(1);
         let config = MultiplayerConfig {
@@ -957,11 +979,11 @@ impl<T: BenchBox> ScaleWorld<T> {
         let dt = Duration::from_secs(1) / u32::from(config.tick_rate.max(1));
         assert_eq!(boxes % SCALE_ROW, 0, "boxes come in rows of {SCALE_ROW}");
         let mut server = ScaleMultiplayer::new(row_library::<T>(), config);
-        let listen = net.listen("scale", SCALE_CLIENTS).expect("a fresh network");
+        let listen = net.listen("scale", clients).expect("a fresh network");
         server
             .start_server(listen, messages.clone())
             .expect("the server starts");
-        let clients = (0..SCALE_CLIENTS)
+        let clients = (0..clients)
             .map(|_| {
                 let mut client = ScaleMultiplayer::new(row_library::<T>(), config);
                 client
@@ -981,7 +1003,7 @@ impl<T: BenchBox> ScaleWorld<T> {
             next: Stage::Move,
         };
         world.run_until("every client joined", |w| {
-            w.server.peers().len() == SCALE_CLIENTS
+            w.server.peers().len() == w.clients.len()
         });
 
         let root = world.server.scene().root();

@@ -53,7 +53,7 @@ pub fn derive_net_codec(input: TokenStream) -> TokenStream {
 /// At most 64 members per type. Generic types, tuple and unit structs, enums and unions are
 /// refused. The type is registered in the link-time table that
 /// `mf_net::replication::ReplicationRegistry` reads.
-#[proc_macro_derive(Replicated, attributes(replicated))]
+#[proc_macro_derive(Replicated, attributes(replicated, predict))]
 pub fn derive_replicated(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     replicated::derive(&input).into()

@@ -37,10 +37,11 @@
 //! - [`Channel::Reliable`](mf_net::transport::Channel::Reliable) is ENet channel 0 with the
 //!   reliable flag; [`Channel::Unreliable`](mf_net::transport::Channel::Unreliable) is channel 1,
 //!   unreliable sequenced with unreliable fragments, so an oversized snapshot stays unreliable.
-//! - Server-side [`PeerId`](mf_net::transport::PeerId)s pack the ENet slot (low 32 bits) with a
-//!   per-slot generation (high 32 bits, starting at 1): ENet reuses slots, a `PeerId` is never
-//!   reused. On a client the server is always [`PeerId::SERVER`](mf_net::transport::PeerId::SERVER)
-//!   (a client transport connects once).
+//! - Server-side [`PeerId`](mf_net::transport::PeerId)s are small numbers, as on the loopback
+//!   transport: the first connection on each ENet slot is `2 + slot` (`peer#2`, `peer#3`…),
+//!   and each later connection on a slot (ENet reuses slots) one slot count further, so a
+//!   `PeerId` is never reused. On a client the server is always
+//!   [`PeerId::SERVER`](mf_net::transport::PeerId::SERVER) (a client transport connects once).
 //! - Disconnect reasons travel as ENet disconnect data (see [`wire_reason`]).
 //! - The connect data is the client's `connect_data` (mf-net sends its registry fingerprint).
 //!

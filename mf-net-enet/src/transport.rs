@@ -179,6 +179,9 @@ impl std::error::Error for EnetError {
     }
 }
 
+/// The id of a server's first client connection ([`PeerId::SERVER`] is 1).
+const FIRST_CLIENT_ID: u64 = 2;
+
 /// What one ENet slot is to us.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SlotState {
@@ -461,13 +464,16 @@ impl EnetTransport {
         })
     }
 
-    /// The id of the connection on `slot` with its current generation.
+    /// The id of the connection on `slot` with its current generation: the first connections
+    /// of the slots are 2, 3, 4… (`PeerId::SERVER`, 1, is the server's own), each later one on
+    /// a slot one slot count further.
     fn peer_id(&self, slot: usize) -> PeerId {
         match self.role {
             Role::Client => PeerId::SERVER,
             Role::Server { .. } => {
-                let generation = self.slots.get(slot).map_or(0, |s| s.generation);
-                PeerId((u64::from(generation) << 32) | slot as u64)
+                let generation = self.slots.get(slot).map_or(1, |s| s.generation);
+                let round = u64::from(generation.saturating_sub(1)) * self.slots.len() as u64;
+                PeerId(FIRST_CLIENT_ID + round + slot as u64)
             }
         }
     }
@@ -477,8 +483,10 @@ impl EnetTransport {
         match self.role {
             Role::Client => (peer == PeerId::SERVER).then_some(self.server_slot),
             Role::Server { .. } => {
-                let slot = usize::try_from(peer.0 & 0xffff_ffff).ok()?;
-                let generation = (peer.0 >> 32) as u32;
+                let n = peer.0.checked_sub(FIRST_CLIENT_ID)?;
+                let count = (self.slots.len() as u64).max(1);
+                let slot = usize::try_from(n % count).ok()?;
+                let generation = u32::try_from(n / count + 1).ok()?;
                 let s = self.slots.get(slot)?;
                 (s.generation == generation).then_some(slot)
             }

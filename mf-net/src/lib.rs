@@ -72,9 +72,7 @@ pub mod __private {
     pub use crate::interpolation::member::MemberInterpolate;
     pub use crate::interpolation::InterpolationBuffer;
     pub use crate::member_proxy::{
-        assert_clone, assert_codec, assert_interpolated, assert_partial_eq, assert_quantize,
-        assert_quantize_rotation, Base, BaseFallback, Member, MemberFallback, Quantized,
-        QuantizedFallback, Rotation,
+        Base, BaseFallback, Member, MemberFallback, Quantized, QuantizedFallback, Rotation,
     };
     pub use crate::replicated::member::{MemberClone, MemberCodec, MemberEq};
     /// The runtime's snapshot entry framing, for the benchmarks that time it.

@@ -4,8 +4,9 @@
 //! `#[derive(Replicated)]` uses a member's type in many places (schema hash, capture, writes,
 //! reads, interpolation). Had each use named `<Ty as MemberCodec>`, a type without `NetCodec`
 //! would be reported once per use. Instead the derive asserts the member traits once per field
-//! ([`assert_codec`], [`assert_partial_eq`], [`assert_clone`], [`assert_interpolated`], spanned at the field's type, with the messages
-//! of [`MemberCodec`], [`MemberEq`], [`MemberClone`] and [`MemberInterpolate`]), and every
+//! (a bound of a function of its own expansion, spanned at the field's type, so that both the
+//! error and its note point at the field: with the messages of [`MemberCodec`], [`MemberEq`],
+//! [`MemberClone`], [`MemberInterpolate`], [`Quantize`] and [`QuantizeRotation`]), and every
 //! other use goes through [`Member<T>`]: its inherent items exist when `T` has the trait, and
 //! otherwise the same names resolve to [`MemberFallback`]'s, which type-check for any `T` and
 //! are never run (the assertion has already failed the build).
@@ -25,33 +26,19 @@ use crate::replicated::member::{MemberClone, MemberCodec, MemberEq};
 use crate::replicated::{Audience, Replicated};
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
-/// Asserts that `T` has the codec a `#[replicated]` member needs.
-pub const fn assert_codec<T: MemberCodec>() {}
-
-/// Asserts that `T` has the comparison a `#[replicated]` member needs.
-pub const fn assert_partial_eq<T: MemberEq>() {}
-
-/// Asserts that `T` has the copy a `#[replicated]` member needs.
-pub const fn assert_clone<T: MemberClone>() {}
-
-/// Asserts that `T` can be a `#[replicated(interpolate)]` member.
-pub const fn assert_interpolated<T: MemberInterpolate>() {}
-
-/// Asserts that `T` can be a `#[replicated(quantize(min = .., max = .., bits = ..))]` member.
-pub const fn assert_quantize<T: Quantize>() {}
-
-/// Asserts that `T` can be a `#[replicated(quantize(smallest_three, ..))]` member.
-pub const fn assert_quantize_rotation<T: QuantizeRotation>() {}
-
 /// A member's type as generated code uses it: its items exist when `T` has the member trait;
 /// otherwise the same names resolve to [`MemberFallback`]'s.
 pub struct Member<T>(PhantomData<T>);
 
+// `MEMBER_NAME` and `MEMBER_SCHEMA_HASH`, not `NAME` and `SCHEMA_HASH`: for a `T` without the
+// trait, rustc looks the name up in every trait in scope, and would find `NetCodec`'s and
+// `Replicated`'s through the user's `use mf_net::prelude::*`; a glob import used so makes
+// its names print as full paths (`mf_net::codec::NetCodec`) in that error.
 impl<T: MemberCodec> Member<T> {
     /// [`MemberCodec::NAME`].
-    pub const NAME: &'static str = T::NAME;
+    pub const MEMBER_NAME: &'static str = T::NAME;
     /// [`MemberCodec::SCHEMA_HASH`].
-    pub const SCHEMA_HASH: u64 = T::SCHEMA_HASH;
+    pub const MEMBER_SCHEMA_HASH: u64 = T::SCHEMA_HASH;
 
     /// [`MemberCodec::encode_member`].
     #[inline]
@@ -144,10 +131,10 @@ impl<T: MemberInterpolate> Member<T> {
 /// the expansion type-check after the assertion reported the mistake: the build fails, so none
 /// of them ever runs.
 pub trait MemberFallback<T> {
-    /// Stands in for [`Member::NAME`].
-    const NAME: &'static str = "";
-    /// Stands in for [`Member::SCHEMA_HASH`].
-    const SCHEMA_HASH: u64 = 0;
+    /// Stands in for [`Member::MEMBER_NAME`].
+    const MEMBER_NAME: &'static str = "";
+    /// Stands in for [`Member::MEMBER_SCHEMA_HASH`].
+    const MEMBER_SCHEMA_HASH: u64 = 0;
     /// Stands in for [`Member::EXTRAPOLATE`].
     const EXTRAPOLATE: bool = false;
 

@@ -152,10 +152,12 @@ fn connects_with_connect_data_and_packs_peer_ids() {
     let (a, b) = (net.server_peer(0, 0), net.server_peer(0, 1));
     assert_eq!(net.logs[0][0], Ev::Connected(a, 0xF00D));
     assert_eq!(net.logs[0][1], Ev::Connected(b, 0xF00E));
-    // slot in the low 32 bits, generation (starting at 1) in the high 32 bits
-    assert_eq!(a.0 >> 32, 1);
-    assert_eq!(b.0 >> 32, 1);
-    assert_ne!(a.0 & 0xffff_ffff, b.0 & 0xffff_ffff);
+    // Small numbers, from 2 (1 is the server's own), readable in logs.
+    assert_eq!([a, b], [PeerId(2), PeerId(3)]);
+    assert_eq!(
+        (a.to_string(), format!("{b:?}")),
+        ("peer#2".into(), "peer#3".into())
+    );
     // a client sees the server as PeerId::SERVER, with connect data 0
     assert_eq!(net.logs[1], vec![Ev::Connected(PeerId::SERVER, 0)]);
     assert_eq!(net.logs[2], vec![Ev::Connected(PeerId::SERVER, 0)]);
@@ -385,12 +387,8 @@ fn a_stale_peer_id_fails_after_its_slot_is_reused() {
         connected(&l[0]) == 2 && connected(&l[b]) == 1
     });
     let new = net.server_peer(0, 1);
-    assert_eq!(
-        new.0 & 0xffff_ffff,
-        old.0 & 0xffff_ffff,
-        "the slot is reused"
-    );
-    assert_ne!(new, old, "the id is not");
+    // One slot: reused, and the new connection's id is one slot count further.
+    assert_eq!((old, new), (PeerId(2), PeerId(3)), "the id is not reused");
     assert_eq!(
         net.t(0).send(old, Channel::Reliable, b"to the old one"),
         Err(SendError::UnknownPeer)

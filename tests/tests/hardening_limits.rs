@@ -5,6 +5,7 @@
 //! other node and every client carries on. (Game messages: `bus.rs`.)
 
 use mf_net::prelude::*;
+use mf_net::replication::interest::InterestQuery;
 use mf_net::replication::{MultiplayerError, MultiplayerEvent, NetId, MAX_NAME_BYTES};
 use mf_net::wire::MAX_STRING_BYTES;
 use mf_net_tests::harness::{drain, Mp, World};
@@ -239,4 +240,56 @@ fn a_late_joiner_is_not_sent_a_state_it_cannot_read() {
     let b_id = world.server.net_id(b).unwrap();
     assert!(world.clients[late].node(a_id).is_none());
     assert!(world.clients[late].node(b_id).is_some());
+}
+
+/// A spawn withheld from connected clients (a member over the limit) reaches them with the
+/// next snapshot once the member fits: `policy` sets an interest policy (everything relevant,
+/// evaluated rarely, so that its evaluation does not deliver it).
+fn a_withheld_spawn_is_delivered_once_it_fits(policy: bool) {
+    let (mut world, _, _) = two_signs(2);
+    if policy {
+        world
+            .server
+            .set_interest_policy(|_: &InterestQuery<'_>| true, 1000)
+            .unwrap();
+        world.step(2);
+    }
+    let root = world.root();
+    let late = world.server.spawn(SIGN, root, PeerId::SERVER).unwrap();
+    sign(&mut world.server, late).text = too_long();
+    world.step(5);
+    assert_eq!(over_limit_events(&mut world.server), [late, late]);
+    let late_id = world.server.net_id(late).unwrap();
+    for client in &world.clients {
+        assert!(client.node(late_id).is_none());
+    }
+    sign(&mut world.server, late).text = "fits".to_owned();
+    sign(&mut world.server, late).n = 3;
+    // One frame: the server's next snapshot, and each client's frame receiving it.
+    world.step(1);
+    for (i, client) in world.clients.iter_mut().enumerate() {
+        let copy = client.node(late_id);
+        assert!(
+            copy.is_some(),
+            "client {i} (policy: {policy}) never got the spawn"
+        );
+        assert_eq!(sign(client, copy.unwrap()).text, "fits");
+        assert_eq!(sign(client, copy.unwrap()).n, 3);
+    }
+    assert!(world.server.is_relevant(late, world.server.peers()[0]));
+    // It then replicates as any node, without another event.
+    sign(&mut world.server, late).n = 4;
+    world.step(3);
+    world.assert_converged();
+    assert_eq!(over_limit_events(&mut world.server), []);
+}
+
+#[test]
+fn a_withheld_spawn_is_delivered_once_it_fits_without_a_policy() {
+    a_withheld_spawn_is_delivered_once_it_fits(false);
+}
+
+#[test]
+fn a_withheld_spawn_is_delivered_once_it_fits_with_a_policy() {
+    a_withheld_spawn_is_delivered_once_it_fits(true);
 }

@@ -129,3 +129,21 @@ fn a_node_that_outlives_its_group_keeps_its_id() {
         Err(MultiplayerError::NetIdsExhausted)
     );
 }
+
+#[test]
+fn a_spawn_despawned_in_its_own_frame_gives_its_ids_back() {
+    let mut world = world(None);
+    let root = world.root();
+    for _ in 0..2 {
+        world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    }
+    // Spawned and freed before the end of the frame: never sent, and its ids were lost.
+    let gone = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    assert_eq!(first_id(&world.server, gone), u32::MAX - 3);
+    world.server.despawn(gone);
+    world.step(120);
+    let again = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    assert_eq!(first_id(&world.server, again), u32::MAX - 3);
+    world.step(10);
+    world.assert_converged();
+}

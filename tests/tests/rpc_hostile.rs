@@ -9,6 +9,7 @@
 mod rpc_common;
 
 use mf_net::prelude::*;
+use mf_net::replication::message_ids::INPUT;
 use mf_net::rpc::RpcCallError;
 use mf_net_tests::harness::{drain, World};
 use rpc_common::{copy, library, pawn, spawn_pawn, wire, PawnRpcs, RawClient};
@@ -243,4 +244,79 @@ fn a_flood_over_the_threshold_kicks() {
     assert_eq!(pawn(&world.server, target).senders.len(), 150);
     assert_eq!(world.server.peers().len(), 1);
     world.assert_converged();
+}
+
+/// A valid input message: newest tick `tick`, one input of one byte, no view.
+fn input(tick: u32) -> Vec<u8> {
+    [varint(tick), vec![1, 2, 7, 0]].concat()
+}
+
+fn send_inputs(raw: &mut RawClient, first: u32, count: u32) {
+    for tick in first..first + count {
+        raw.send(INPUT, Channel::Unreliable, &input(tick));
+    }
+}
+
+#[test]
+fn the_default_configuration_kicks_an_input_flood() {
+    use mf_net::replication::multiplayer::DEFAULT_INPUT_FLOOD_THRESHOLD;
+    let mut world = World::new(1, library);
+    assert_eq!(
+        world.server.config().input_flood_threshold,
+        DEFAULT_INPUT_FLOOD_THRESHOLD
+    );
+    assert_eq!(DEFAULT_INPUT_FLOOD_THRESHOLD, 600);
+    let mut raw = RawClient::join(&mut world);
+    let hostile = raw.peer.unwrap();
+    raw.step(&mut world, 1);
+    drain(&mut world.server);
+    // At the threshold: counted, not kicked.
+    send_inputs(&mut raw, 1, 600);
+    raw.step(&mut world, 1);
+    assert_eq!(raw.disconnected, None);
+    let stats = world.server.peer_stats(hostile).unwrap();
+    assert_eq!(stats.input_messages, 600);
+    // 100 000 a second: kicked at the first one over.
+    send_inputs(&mut raw, 601, 3_000);
+    raw.step(&mut world, 3);
+    assert_eq!(raw.disconnected, Some(DisconnectReason::Kicked));
+    assert!(!world.server.peers().contains(&hostile));
+    assert_eq!(world.server.stats().input_kicks, 1);
+    assert!(
+        drain(&mut world.server).contains(&MultiplayerEvent::PeerLeft {
+            peer: hostile,
+            reason: DisconnectReason::Kicked
+        })
+    );
+    // The honest client was not touched.
+    assert_eq!(world.server.peers().len(), 1);
+}
+
+#[test]
+fn the_input_flood_threshold_is_configurable() {
+    for threshold in [0, 100] {
+        let config = MultiplayerConfig {
+            input_flood_threshold: threshold,
+            ..MultiplayerConfig::default()
+        };
+        let mut world = World::with(1, config, None, 0, library);
+        let mut raw = RawClient::join(&mut world);
+        let peer = raw.peer.unwrap();
+        raw.step(&mut world, 1);
+        // Under the threshold, spread over a second and more: never kicked.
+        for frame in 0..40 {
+            send_inputs(&mut raw, 1 + frame * 3, 3);
+            raw.step(&mut world, 1);
+        }
+        assert_eq!(raw.disconnected, None, "threshold {threshold}");
+        assert_eq!(world.server.peer_stats(peer).unwrap().input_messages, 120);
+        send_inputs(&mut raw, 200, 5_000);
+        raw.step(&mut world, 3);
+        let kicked = threshold > 0;
+        assert_eq!(raw.disconnected.is_some(), kicked, "threshold {threshold}");
+        assert_eq!(world.server.stats().input_kicks, u64::from(kicked));
+        if !kicked {
+            assert_eq!(world.server.peer_stats(peer).unwrap().input_messages, 5_120);
+        }
+    }
 }

@@ -156,13 +156,51 @@ fn a_first_client_that_stands_apart_leaves_the_others_sharing() {
     world.step(30);
     let (sent, shared, encoded) = over_moving_frames(&mut world, 150);
     assert_eq!(sent, 150 * CLIENTS as u64);
-    // The first client's snapshot is written from it alone; the others' from the second
-    // client, and shared by the seven.
-    assert_eq!(shared, sent, "every snapshot is a shared one");
+    // The first client's snapshot is written from it alone, and not shared; the others' from
+    // the second client, and shared by the seven.
+    assert_eq!(shared, 150 * (CLIENTS as u64 - 1));
     assert_eq!(encoded, 150 * BODIES as u64);
     world.step(30);
     assert_eq!(world.clients[0].scene().iter::<Body>().count(), BODIES - 1);
     for client in &world.clients[1..] {
         assert_eq!(client.scene().iter::<Body>().count(), BODIES);
+    }
+}
+
+#[test]
+fn clients_that_all_stand_apart_share_nothing() {
+    let mut world = world();
+    // Each client does not see its own one of the bodies: no two clients are owed the same
+    // snapshot, and each is written for it alone.
+    let bodies: Vec<NodeId> = world
+        .server
+        .scene()
+        .iter::<Body>()
+        .map(|(h, _)| h.node())
+        .collect();
+    for (i, client) in world.clients.iter().enumerate() {
+        let peer = client.local_peer_id();
+        world.server.set_relevant(bodies[i], peer, false).unwrap();
+    }
+    world.step(30);
+    let (sent, shared, _) = over_moving_frames(&mut world, 150);
+    assert_eq!(sent, 150 * CLIENTS as u64);
+    assert_eq!(shared, 0, "no snapshot was the same as another");
+    // Two of them stand alike again: those two share, exactly.
+    let (a, b) = (
+        world.clients[0].local_peer_id(),
+        world.clients[1].local_peer_id(),
+    );
+    world.server.set_relevant(bodies[0], a, true).unwrap();
+    world.server.set_relevant(bodies[1], b, true).unwrap();
+    world.server.set_relevant(bodies[9], a, false).unwrap();
+    world.server.set_relevant(bodies[9], b, false).unwrap();
+    world.step(30);
+    let (sent, shared, _) = over_moving_frames(&mut world, 150);
+    assert_eq!(sent, 150 * CLIENTS as u64);
+    assert_eq!(shared, 150 * 2);
+    world.step(30);
+    for client in &world.clients {
+        assert_eq!(client.scene().iter::<Body>().count(), BODIES - 1);
     }
 }

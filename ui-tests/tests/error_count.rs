@@ -20,6 +20,10 @@ const CASES: &[(&str, usize)] = &[
     ("replicated/predict_and_quantize.rs", 1),
     ("replicated/predict_and_initial_only.rs", 1),
     ("replicated/predict_and_skip_owner.rs", 1),
+    // `#[predict]` alone: one error, at the attribute.
+    ("replicated/predict_attribute.rs", 1),
+    // An input type without `NetCodec`: one error, at `run` (not one per method).
+    ("prediction/input_not_codec.rs", 1),
     ("rpcs/param_not_codec.rs", 1),
     ("rpcs/not_replicated.rs", 1),
 ];

@@ -8,4 +8,5 @@ fn net_codec() {
     t.pass("tests/ui/replicated/pass/*.rs");
     t.compile_fail("tests/ui/replicated/*.rs");
     t.compile_fail("tests/ui/rpcs/*.rs");
+    t.compile_fail("tests/ui/prediction/*.rs");
 }

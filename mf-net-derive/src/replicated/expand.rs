@@ -147,7 +147,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
     });
     let hash_members = members.iter().map(|(_, f, member)| {
         let name = f.schema_name();
-        let hash = codec(&f.ty, "SCHEMA_HASH");
+        let hash = codec(&f.ty, "MEMBER_SCHEMA_HASH");
         let flags = Literal::u64_suffixed(member.flags());
         // Only quantized members hash more, so other members' hashes stay as they were
         // (`smallest_three` is a flag; its `min`/`max` are ∓1/√2).
@@ -173,8 +173,8 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
 
     let member_infos = members.iter().map(|(_, f, member)| {
         let name = f.schema_name();
-        let type_name = codec(&f.ty, "NAME");
-        let hash = codec(&f.ty, "SCHEMA_HASH");
+        let type_name = codec(&f.ty, "MEMBER_NAME");
+        let hash = codec(&f.ty, "MEMBER_SCHEMA_HASH");
         let interpolate = member.interpolate;
         let predict = member.predict;
         let condition = match member.condition {

@@ -438,6 +438,13 @@ fn member_options(attr: &Attribute) -> darling::Result<MemberOptions> {
 /// go to `errors` (and the field is treated as well as can be guessed, so later checks still
 /// run).
 pub(crate) fn role(attrs: &[Attribute], errors: &mut darling::error::Accumulator) -> Role {
+    for stray in attrs.iter().filter(|a| a.path().is_ident("predict")) {
+        errors.push(error_at(
+            stray.path().span(),
+            "`predict` is an option of `#[replicated]`, not an attribute of its own: write \
+             `#[replicated(predict)]` (with the field's other options, if any)",
+        ));
+    }
     let mut attrs = attrs.iter().filter(|a| a.path().is_ident("replicated"));
     let Some(first) = attrs.next() else {
         return Role::Local;

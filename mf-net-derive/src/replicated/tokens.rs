@@ -9,6 +9,7 @@ use syn::{Ident, Type};
 
 use super::parse::{Field, Member, Quant, Role};
 use super::Model;
+use crate::runtime::located_at;
 
 /// A local variable name that user code cannot capture or shadow.
 pub(super) fn local(name: &str) -> Ident {
@@ -69,24 +70,35 @@ pub(super) fn unchanged(
 /// interpolated one `Interpolate`.
 pub(super) fn member_checks(p: &TokenStream, f: &Field, member: &Member) -> TokenStream {
     let ty = &f.ty;
-    let mut asserts = vec![quote_spanned!(ty.span()=> #p::assert_codec::<#ty>)];
+    let mut needs = vec!["MemberCodec"];
     if member.quantize.is_none() || member.on_change.is_some() {
-        asserts.push(quote_spanned!(ty.span()=> #p::assert_partial_eq::<#ty>));
+        needs.push("MemberEq");
     }
     if member.quantize.is_none() {
-        asserts.push(quote_spanned!(ty.span()=> #p::assert_clone::<#ty>));
+        needs.push("MemberClone");
     }
     if member.interpolate {
-        asserts.push(quote_spanned!(ty.span()=> #p::assert_interpolated::<#ty>));
+        needs.push("MemberInterpolate");
     }
     match member.quantize {
-        Some(q) if q.smallest_three => {
-            asserts.push(quote_spanned!(ty.span()=> #p::assert_quantize_rotation::<#ty>));
-        }
-        Some(_) => asserts.push(quote_spanned!(ty.span()=> #p::assert_quantize::<#ty>)),
+        Some(q) if q.smallest_three => needs.push("QuantizeRotation"),
+        Some(_) => needs.push("Quantize"),
         None => {}
     }
-    quote_spanned!(ty.span()=> #(const _: () = #asserts();)*)
+    // Each bound on a function of the expansion, located at the field's type: a type that
+    // lacks the trait is reported there, and the note naming the bound points there too
+    // (not into mf-net's source).
+    let asserts = needs.iter().map(|need| {
+        let need = Ident::new(need, ty.span());
+        let p = located_at(p, ty.span());
+        quote_spanned! {ty.span()=>
+            const _: () = {
+                const fn replicated_member<T: #p::#need>() {}
+                replicated_member::<#ty>()
+            };
+        }
+    });
+    quote!(#(#asserts)*)
 }
 
 /// `ident`, resolved as before but reported at `span`: expressions that touch a flattened
@@ -97,18 +109,6 @@ pub(super) fn at(ident: &Ident, span: Span) -> Ident {
     let mut ident = ident.clone();
     ident.set_span(ident.span().located_at(span));
     ident
-}
-
-/// `tokens`, resolved as before but reported at `span` (see [`at`]).
-fn located_at(tokens: &TokenStream, span: Span) -> TokenStream {
-    tokens
-        .clone()
-        .into_iter()
-        .map(|mut token| {
-            token.set_span(token.span().located_at(span));
-            token
-        })
-        .collect()
 }
 
 /// The bit of member `index` in the change mask.

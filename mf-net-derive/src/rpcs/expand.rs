@@ -18,7 +18,7 @@ use syn::{Ident, Type};
 
 use super::parse::path_text;
 use super::{check, Mode, Model, Rpc};
-use crate::runtime;
+use crate::runtime::{self, located_at};
 
 /// A local variable name that user code cannot capture or shadow.
 fn local(name: &str) -> Ident {
@@ -126,12 +126,19 @@ fn arg_item(p: &TokenStream, ty: &Type, item: &str) -> TokenStream {
     quote_spanned!(ty.span()=> #p::Arg::<#ty>::#item)
 }
 
-/// `const _: () = assert_rpc_arg::<Ty>();` for every parameter, spanned at its type.
+/// For every parameter, a function of the expansion whose bound asks for `RpcArg`, called with
+/// the parameter's type, all spanned at that type: a type without `NetCodec` is reported
+/// there, and the note naming the bound points there too (not into mf-net's source).
 fn arg_checks(p: &TokenStream, rpc: &Rpc) -> TokenStream {
     let checks = rpc.params.iter().map(|param| {
         let ty = &param.ty;
-        let check = quote_spanned!(ty.span()=> #p::assert_rpc_arg::<#ty>);
-        quote!(const _: () = #check();)
+        let p = located_at(p, ty.span());
+        quote_spanned! {ty.span()=>
+            const _: () = {
+                const fn rpc_parameter<T: #p::RpcArg>() {}
+                rpc_parameter::<#ty>()
+            };
+        }
     });
     quote!(#(#checks)*)
 }
@@ -244,8 +251,8 @@ fn info(p: &TokenStream, index: usize, rpc: &Rpc) -> TokenStream {
     let params = rpc.params.iter().map(|param| {
         let name = param.ident.to_string();
         let name = name.strip_prefix("r#").unwrap_or(&name);
-        let type_name = arg_item(p, &param.ty, "NAME");
-        let hash = arg_item(p, &param.ty, "SCHEMA_HASH");
+        let type_name = arg_item(p, &param.ty, "ARG_NAME");
+        let hash = arg_item(p, &param.ty, "ARG_SCHEMA_HASH");
         quote! {
             #p::RpcParam {
                 name: #name,

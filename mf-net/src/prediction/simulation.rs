@@ -101,13 +101,16 @@ impl<I> fmt::Debug for Simulation<I> {
     }
 }
 
-impl<I: NetCodec + Clone + Default> Default for Simulation<I> {
+impl<I> Default for Simulation<I> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<I: NetCodec + Clone + Default> Simulation<I> {
+// Only `run` asks for the input's traits (as a where clause of its own), so that an input type
+// without `NetCodec` is one error, at the call, with `NetCodec`'s message (a bound on the impl
+// made it a "method exists but its trait bounds were not satisfied" error pointing into mf-net).
+impl<I> Simulation<I> {
     /// A simulation with no input yet.
     pub fn new() -> Self {
         Self {
@@ -140,7 +143,9 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         mp: &mut Multiplayer<T>,
         mut sample: impl FnMut(u32) -> I,
         mut step: impl FnMut(&mut Step<'_, I>),
-    ) {
+    ) where
+        I: NetCodec + Clone + Default,
+    {
         let (outbox, machine) = mp.parts_mut();
         let Replication { shared, role } = machine;
         if !shared.misuse.began {
@@ -180,7 +185,9 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
             }
         }
     }
+}
 
+impl<I: NetCodec + Clone + Default> Simulation<I> {
     /// Server: steps the `due` ticks the coming `end_frame` reaches, each with every client's
     /// input of that tick and the server's own.
     fn run_server(

@@ -16,7 +16,9 @@ use crate::wire::{DecodeError, NetReader, NetWriter};
     label = "not a `NetCodec` type",
     note = "members travel in their `NetCodec` encoding: derive it with `#[derive(NetCodec)]`, \
             implement `NetCodec` by hand, or use a type that has it",
-    note = "a field without `#[replicated]` stays local and needs no `NetCodec`"
+    note = "a field without `#[replicated]` stays local and needs no `NetCodec`",
+    note = "`glam::Vec2`, `Vec3`, `Vec4` and `Quat` have it with mf-net's `glam` feature: add \
+            `features = [\"glam\"]` to the `mf-net` dependency"
 )]
 pub trait MemberCodec: Sized {
     /// [`NetCodec::NAME`].

@@ -25,6 +25,10 @@
 //! [`Simulation`](crate::prediction::Simulation) sends them. An idle snapshot is the header,
 //! the flags byte and the terminating 0: 9 bytes. The remaining reserved ids are unused.
 //!
+//! Every one of them enters the message registry's fingerprint (the transport's connect
+//! data) under its name and layout version, so a peer that lays any of them out differently is
+//! refused before the hello, its refusal naming the message.
+//!
 //! When some spawnable scene's type has RPCs, the hello carries their signatures after the
 //! shapes (type count varint · per type: stable name string · RPC count varint · per RPC:
 //! description string, signature hash `u64`), and the fingerprint covers them.
@@ -53,3 +57,53 @@ pub const RPC: u16 = HELLO + 8;
 pub const INPUT: u16 = HELLO + 9;
 /// Server → client: the newest input received and how early the inputs arrive.
 pub const INPUT_ACK: u16 = HELLO + 10;
+
+/// One replication message: its id, the stable name it enters the message registry's
+/// fingerprint under, and the version of its layout (part of its schema hash there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Message {
+    pub(crate) id: u16,
+    pub(crate) name: &'static str,
+    pub(crate) layout: u64,
+}
+
+/// Every replication message, in id order: the one table the registry fingerprint (the
+/// transport's connect data) covers, so that a peer that lays out any of them differently is
+/// refused, the refusal naming the message. A new message id goes here, and a changed layout
+/// raises its `layout`.
+pub(crate) const MESSAGES: [Message; 11] = [
+    message(HELLO, "mf_net::replication::Hello"),
+    message(WELCOME, "mf_net::replication::Welcome"),
+    message(REFUSE, "mf_net::replication::Refuse"),
+    message(SPAWN, "mf_net::replication::Spawn"),
+    message(DESPAWN, "mf_net::replication::Despawn"),
+    message(SNAPSHOT, "mf_net::replication::Snapshot"),
+    message(ACK, "mf_net::replication::Ack"),
+    message(AUTHORITY, "mf_net::replication::Authority"),
+    message(RPC, "mf_net::replication::Rpc"),
+    message(INPUT, "mf_net::replication::Input"),
+    message(INPUT_ACK, "mf_net::replication::InputAck"),
+];
+
+/// A message at layout version 1.
+const fn message(id: u16, name: &'static str) -> Message {
+    Message {
+        id,
+        name,
+        layout: 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_holds_every_id_from_the_first_on_once_in_order() {
+        for (i, m) in (0u16..).zip(MESSAGES) {
+            assert_eq!(m.id, HELLO + i, "{}", m.name);
+        }
+        // The last constant above is the table's last entry.
+        assert_eq!(MESSAGES.last().map(|m| m.id), Some(INPUT_ACK));
+    }
+}

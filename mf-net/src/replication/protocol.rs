@@ -48,32 +48,26 @@ pub fn read_entry<'a>(r: &mut NetReader<'a>) -> Result<Option<(u32, &'a [u8])>, 
     Ok(Some((id, r.read_bytes(len)?)))
 }
 
-const NAMES: [(u16, &str); 9] = [
-    (HELLO, "mf_net::replication::Hello"),
-    (WELCOME, "mf_net::replication::Welcome"),
-    (REFUSE, "mf_net::replication::Refuse"),
-    (SPAWN, "mf_net::replication::Spawn"),
-    (DESPAWN, "mf_net::replication::Despawn"),
-    (SNAPSHOT, "mf_net::replication::Snapshot"),
-    (ACK, "mf_net::replication::Ack"),
-    (AUTHORITY, "mf_net::replication::Authority"),
-    (RPC, "mf_net::replication::Rpc"),
-];
-
-/// Version of the layouts above; part of each reserved message's schema hash.
-const LAYOUT_VERSION: u64 = 1;
-
-/// Adds the replication messages to `registry` at their reserved ids (idempotent). Both ends
-/// must do it before the registry's fingerprint becomes the transport's connect data;
+/// Adds the replication messages ([`MESSAGES`], each under a schema hash of its name and
+/// layout version) to `registry` at their reserved ids (idempotent). Both ends must do it
+/// before the registry's fingerprint becomes the transport's connect data;
 /// [`connect_data`](super::connect_data) does it on a copy.
 ///
 /// # Errors
 ///
 /// [`RegistryError::IdTaken`] if something else holds a reserved id.
 pub(crate) fn prepare_registry(registry: &mut MessageRegistry) -> Result<(), RegistryError> {
-    for (id, name) in NAMES {
-        let hash = schema::hash_u64(schema::hash_name(name), LAYOUT_VERSION);
-        registry.register_reserved_raw(id - crate::bus::FIRST_RESERVED_ID, name, hash)?;
+    register_messages(registry, &MESSAGES)
+}
+
+/// Adds `messages` to `registry` at their reserved ids.
+fn register_messages(
+    registry: &mut MessageRegistry,
+    messages: &[Message],
+) -> Result<(), RegistryError> {
+    for m in messages {
+        let hash = schema::hash_u64(schema::hash_name(m.name), m.layout);
+        registry.register_reserved_raw(m.id - crate::bus::FIRST_RESERVED_ID, m.name, hash)?;
     }
     Ok(())
 }
@@ -325,5 +319,52 @@ mod tests {
         let mut r = NetReader::new(&[5, 10, 1, 2]);
         assert!(read_entry(&mut r).is_err());
         assert_eq!(read_entry(&mut NetReader::new(&[0])).unwrap(), None);
+    }
+
+    /// A client whose replication messages differ from the server's only in the input
+    /// message's layout connects over loopback: refused, and told which message differs.
+    #[test]
+    fn a_peer_with_another_input_layout_is_refused_naming_it() {
+        use crate::bus::{BusEvent, MessageBus};
+        use crate::transport::loopback::LoopbackNetwork;
+        use crate::transport::DisconnectReason;
+
+        let mut server_registry = MessageRegistry::new(1);
+        prepare_registry(&mut server_registry).unwrap();
+        let mut theirs = MESSAGES;
+        for m in &mut theirs {
+            if m.id == INPUT {
+                m.layout += 1;
+            }
+        }
+        let mut client_registry = MessageRegistry::new(1);
+        register_messages(&mut client_registry, &theirs).unwrap();
+        assert_ne!(server_registry.fingerprint(), client_registry.fingerprint());
+
+        let net = LoopbackNetwork::new();
+        let listen = net.listen("game", 4).unwrap();
+        let connect = net.connect("game", client_registry.fingerprint());
+        let mut server: MessageBus<_> = MessageBus::server(listen, server_registry);
+        let mut client: MessageBus<_> = MessageBus::client(connect, client_registry);
+        let mut reason = None;
+        for _ in 0..20 {
+            server.poll(&mut ());
+            server.flush();
+            client.poll(&mut ());
+            client.flush();
+            while let Some(event) = client.next_event() {
+                if let BusEvent::PeerDisconnected { reason: r, .. } = event {
+                    reason = Some(r);
+                }
+            }
+        }
+        assert_eq!(reason, Some(DisconnectReason::ProtocolMismatch));
+        assert_eq!(
+            client.refusal(),
+            Some(
+                "message `mf_net::replication::Input` (id 4089) has another schema on the server \
+                 (its fields or their types differ)"
+            )
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! One error per mistake for RPC parameters (as `member_proxy` does for members): `#[rpcs]`
-//! asserts [`RpcArg`] once per parameter ([`assert_rpc_arg`], spanned at its type) and reaches
+//! asserts [`RpcArg`] once per parameter (a bound of a function of its own expansion, spanned
+//! at the parameter's type, so that the error's note points there too) and reaches
 //! the codec everywhere else through [`Arg<T>`], whose items fall back to [`ArgFallback`]'s
 //! for a type without `NetCodec`. Those only let the expansion type-check after the assertion
 //! failed the build; they never run.
@@ -9,17 +10,17 @@ use std::marker::PhantomData;
 use super::support::RpcArg;
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
-/// Asserts that `T` can be an RPC parameter.
-pub const fn assert_rpc_arg<T: RpcArg>() {}
-
 /// An RPC parameter's type as generated code uses it.
 pub struct Arg<T>(PhantomData<T>);
 
+// `ARG_NAME` and `ARG_SCHEMA_HASH`, not `NAME` and `SCHEMA_HASH`: for a `T` without the trait,
+// rustc looks the name up in every trait in scope, and would find `NetCodec`'s through the
+// user's `use mf_net::prelude::*`, which then names it `mf_net::codec::NetCodec` in the error.
 impl<T: RpcArg> Arg<T> {
     /// [`RpcArg::NAME`].
-    pub const NAME: &'static str = T::NAME;
+    pub const ARG_NAME: &'static str = T::NAME;
     /// [`RpcArg::SCHEMA_HASH`].
-    pub const SCHEMA_HASH: u64 = T::SCHEMA_HASH;
+    pub const ARG_SCHEMA_HASH: u64 = T::SCHEMA_HASH;
 
     /// [`RpcArg::encode_arg`].
     #[inline]
@@ -36,10 +37,10 @@ impl<T: RpcArg> Arg<T> {
 
 /// The items of [`Arg<T>`] for a `T` that is not `NetCodec`; never run.
 pub trait ArgFallback<T> {
-    /// Stands in for [`Arg::NAME`].
-    const NAME: &'static str = "";
-    /// Stands in for [`Arg::SCHEMA_HASH`].
-    const SCHEMA_HASH: u64 = 0;
+    /// Stands in for [`Arg::ARG_NAME`].
+    const ARG_NAME: &'static str = "";
+    /// Stands in for [`Arg::ARG_SCHEMA_HASH`].
+    const ARG_SCHEMA_HASH: u64 = 0;
 
     /// Stands in for [`Arg::encode_arg`].
     fn encode_arg(_value: &T, _w: &mut NetWriter) {}

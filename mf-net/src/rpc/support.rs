@@ -6,7 +6,7 @@
 
 use std::fmt::Display;
 
-pub use super::arg_proxy::{assert_rpc_arg, Arg, ArgFallback};
+pub use super::arg_proxy::{Arg, ArgFallback};
 
 pub use super::{
     BaseInfo, FlattenedBases, LocalCall, OutgoingRpc, RpcCallError, RpcContext, RpcInfo, RpcMode,

@@ -3,6 +3,7 @@
 use super::predict::input_buffer::InputBuffer;
 use std::time::Duration;
 
+use super::flood::FloodWindow;
 use super::group_vis::{GroupVis, Vis};
 use super::node_table::{Group, GroupKey, GroupTable};
 use super::per_slot::PerSlot;
@@ -25,6 +26,8 @@ pub(crate) struct ClientSlot {
     pub(crate) ack_window: super::stats::AckWindow,
     /// RPC flood and rate-limit windows.
     pub(crate) rpc: PeerRpcState,
+    /// Input flood window.
+    pub(crate) input_flood: FloodWindow,
     /// Visibility of every group, per group slot (once ready).
     pub(crate) vis: PerSlot<Group, GroupVis>,
     /// The focus node interest policies measure from.
@@ -53,6 +56,7 @@ impl ClientSlot {
             stats: super::PeerNetworkStats::default(),
             ack_window: super::stats::AckWindow::default(),
             rpc: PeerRpcState::default(),
+            input_flood: FloodWindow::default(),
             vis: PerSlot::default(),
             focus: None,
             tiered: false,

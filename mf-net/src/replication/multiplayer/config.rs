@@ -47,6 +47,15 @@ pub struct MultiplayerConfig {
     /// touching honest play; raise it for a game that sends more, or set 0 to disable the
     /// check. Per-RPC `rate_limit`s apply either way.
     pub rpc_flood_threshold: u32,
+    /// Server: input messages one client may send within one second of passed-in time (every
+    /// input message counts, whatever becomes of it: see
+    /// [`PeerNetworkStats::input_messages`](super::PeerNetworkStats::input_messages)); a client
+    /// sending more is disconnected ([`Kicked`](crate::transport::DisconnectReason::Kicked),
+    /// counted in [`NetworkStats::input_kicks`](super::NetworkStats::input_kicks)). A
+    /// [`Simulation`](crate::prediction::Simulation) sends one a simulated tick, at most 255 a
+    /// second in steady play; the default, [`DEFAULT_INPUT_FLOOD_THRESHOLD`] (600, as for
+    /// RPCs), leaves room for a client catching up after a stall. Set 0 to disable the check.
+    pub input_flood_threshold: u32,
     /// Server: the net id the first spawn takes (default 1; 0 counts as 1). Ids go upwards
     /// from it; once `u32::MAX` is reached, ids freed by despawns are handed out again, each
     /// only after every client has acknowledged a snapshot from after its despawn, and a spawn
@@ -83,6 +92,7 @@ impl Default for MultiplayerConfig {
             despawn_owned_on_disconnect: true,
             kick_on_rpc_failure: false,
             rpc_flood_threshold: DEFAULT_RPC_FLOOD_THRESHOLD,
+            input_flood_threshold: DEFAULT_INPUT_FLOOD_THRESHOLD,
             first_net_id: 1,
             interpolation: InterpolationConfig::default(),
             first_tick: 0,
@@ -94,6 +104,10 @@ impl Default for MultiplayerConfig {
 /// The default [`rpc_flood_threshold`](MultiplayerConfig::rpc_flood_threshold): RPC messages
 /// per client per second.
 pub const DEFAULT_RPC_FLOOD_THRESHOLD: u32 = 600;
+
+/// The default [`input_flood_threshold`](MultiplayerConfig::input_flood_threshold): input
+/// messages per client per second.
+pub const DEFAULT_INPUT_FLOOD_THRESHOLD: u32 = 600;
 
 /// Why a [`Multiplayer`](super::Multiplayer) call was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]

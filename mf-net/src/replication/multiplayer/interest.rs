@@ -205,7 +205,10 @@ impl ServerState {
             }
             for i in 0..self.groups.len() {
                 let g = self.groups.keys()[i];
-                if self.group_gone(&shared.scene, g) || !self.failed.is_empty() {
+                if self.group_gone(&shared.scene, g)
+                    || !self.failed.is_empty()
+                    || self.is_withheld(g, self.clients[c].peer)
+                {
                     continue;
                 }
                 self.reconsider(core, shared, c, g, grace);
@@ -214,6 +217,25 @@ impl ServerState {
         for client in &mut self.clients {
             client.recount_tiers(&self.groups);
         }
+        self.interest.recount = true;
+        self.drop_failed(core, shared);
+    }
+
+    /// [`reconsider`](Self::reconsider) out of an evaluation (with the policy's grace).
+    pub(crate) fn reconsider_now(
+        &mut self,
+        core: &mut Outbox,
+        shared: &mut Shared,
+        c: usize,
+        g: GroupKey,
+    ) {
+        let grace = self
+            .interest
+            .policy
+            .as_ref()
+            .map_or(Duration::ZERO, |p| p.grace());
+        self.reconsider(core, shared, c, g, grace);
+        self.clients[c].recount_tiers(&self.groups);
         self.interest.recount = true;
         self.drop_failed(core, shared);
     }
@@ -240,7 +262,9 @@ impl ServerState {
                 self.clients[c].vis.set(g, vis);
             }
             (Vis::Hidden | Vis::Dormant, Want::Show { period }) => {
-                self.show(core, shared, c, g);
+                if !self.show(core, shared, c, g) {
+                    return;
+                }
                 let mut vis = GroupVis::visible(1);
                 self.set_period(&mut vis, g, period);
                 self.clients[c].vis.set(g, vis);
@@ -261,21 +285,23 @@ impl ServerState {
         }
     }
 
-    /// Group `g` becomes relevant to the client at `c`.
-    fn show(&mut self, core: &mut Outbox, shared: &mut Shared, c: usize, g: GroupKey) {
+    /// Group `g` becomes relevant to the client at `c`. Returns `false` if its spawn did not
+    /// go (withheld, or refused by the transport): the client still does not have it.
+    fn show(&mut self, core: &mut Outbox, shared: &mut Shared, c: usize, g: GroupKey) -> bool {
         let peer = self.clients[c].peer;
         let dormant = self.clients[c]
             .vis
             .get(g)
             .is_some_and(|v| v.state == Vis::Dormant);
-        if !dormant {
-            self.send_group(core, shared, g, peer);
+        if !dormant && !self.send_group(core, shared, g, peer) {
+            return false;
         }
         self.show_nodes(c, g);
         self.clients[c].vis.set(g, GroupVis::visible(1));
         shared.stats.relevance_spawns += u64::from(!dormant);
         self.clients[c].stats.relevance_spawns += u64::from(!dormant);
         debug!(%peer, first = g.id(), "group became relevant");
+        true
     }
 
     /// Group `g` stops being relevant to the client at `c`: despawned there (unless `silent`),

@@ -177,6 +177,9 @@ impl Replication {
         if message_id == protocol::INPUT || message_id == protocol::INPUT_ACK {
             let result = match role {
                 Role::Server(server) if message_id == protocol::INPUT => {
+                    if server.input_flood(core, shared, sender) {
+                        return Ok(true);
+                    }
                     shared.misuse.input(shared.now, sender);
                     server.on_input(sender, r)
                 }

@@ -100,6 +100,7 @@ mod dump;
 mod entry_batch;
 mod entry_cache;
 mod events;
+mod flood;
 mod group_vis;
 mod handles;
 mod handshake;
@@ -124,8 +125,11 @@ mod spawner;
 mod stats;
 #[cfg(test)]
 mod test_support;
+mod withheld;
 
-pub use config::{MultiplayerConfig, MultiplayerError, DEFAULT_RPC_FLOOD_THRESHOLD};
+pub use config::{
+    MultiplayerConfig, MultiplayerError, DEFAULT_INPUT_FLOOD_THRESHOLD, DEFAULT_RPC_FLOOD_THRESHOLD,
+};
 pub use events::{MultiplayerEvent, MAX_QUEUED_EVENTS};
 pub use handles::Handles;
 pub use misuse::{Misconfiguration, PLAIN_WRITE_FRAMES, ZERO_DT_FRAMES};
@@ -422,7 +426,8 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// a string member longer than clients read (the instance is removed). A string member
     /// set over the limit later is not an error: its node's snapshots are withheld, and a spawn
     /// that would carry it is withheld from the clients, each raising
-    /// [`StateOverLimit`](MultiplayerEvent::StateOverLimit).
+    /// [`StateOverLimit`](MultiplayerEvent::StateOverLimit); both go out with the first
+    /// snapshot after the value fits again.
     pub fn spawn(
         &mut self,
         scene: SceneIndex,

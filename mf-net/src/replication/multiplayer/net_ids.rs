@@ -7,16 +7,30 @@
 //! acknowledged a snapshot after the tick it was freed (the client has applied the despawn,
 //! which travels reliably and in order before any later spawn) and the ring of sent snapshots
 //! no longer holds a snapshot from before that tick (a late ack cannot advance the new node).
+//!
+//! Freed runs wait in free order until they are safe, then join the set of free runs, where
+//! adjacent runs merge: what is kept is bounded by the ids freed within the safety window and
+//! the gaps live nodes leave, not by the number of despawns (while fresh ids last, every freed
+//! id merges into the runs below the fresh ones).
+
+use std::collections::VecDeque;
 
 use super::send_state::RING;
 use crate::tick::{tick_after, tick_diff};
 
-/// A run of freed ids, `first..end`, freed at tick `at`.
+/// A run of freed ids, `first..end`, freed at tick `at`, not yet safe to hand out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Freed {
     first: u32,
-    end: u64,
+    end: u32,
     at: u32,
+}
+
+/// A run of ids, `first..end`, free to hand out again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Run {
+    first: u32,
+    end: u32,
 }
 
 /// The server's net ids (see the [module documentation](self)).
@@ -25,8 +39,10 @@ pub(crate) struct NetIds {
     /// The next fresh id (`u32::MAX` once every id was handed out once: the last id is
     /// `u32::MAX - 1`, so that one past a run's end fits a `u32`).
     next: u64,
-    /// Freed runs, not yet handed out again.
-    freed: Vec<Freed>,
+    /// Freed runs not yet safe to hand out again, in the order they were freed (so by tick).
+    waiting: VecDeque<Freed>,
+    /// Free runs, safe to hand out again: sorted, disjoint, adjacent runs merged.
+    free: Vec<Run>,
     /// Instance names number spawns; past the fresh ids, they go on counting from here.
     names: u64,
 }
@@ -37,7 +53,8 @@ impl NetIds {
         let first = u64::from(first.max(1));
         Self {
             next: first,
-            freed: Vec::new(),
+            waiting: VecDeque::new(),
+            free: Vec::new(),
             names: first,
         }
     }
@@ -53,65 +70,75 @@ impl NetIds {
     /// client has acknowledged, or `tick` without clients) and more than [`RING`] ticks ago.
     /// `None` if no run of that length is free.
     pub(crate) fn allocate(&mut self, count: u32, tick: u32, acked_by_all: u32) -> Option<u32> {
-        let count64 = u64::from(count.max(1));
+        let count = count.max(1);
         self.names += 1;
+        self.release(tick, acked_by_all);
         // A run's end (one past its last id) is a `u32` on the wire: `u32::MAX` is never an id.
-        if self.next + count64 <= u64::from(u32::MAX) {
+        if self.next + u64::from(count) <= u64::from(u32::MAX) {
             let first = self.next as u32;
-            self.next += count64;
+            self.next += u64::from(count);
             self.names = self.names.max(self.next);
             return Some(first);
         }
-        // (Ticks in serial order: they wrap.)
-        let safe =
-            |f: &Freed| tick_after(acked_by_all, f.at) && tick_diff(tick, f.at) > RING as i32;
-        self.freed.sort_unstable_by_key(|f| f.first);
-        let mut i = 0;
-        while i < self.freed.len() {
-            if !safe(&self.freed[i]) {
-                i += 1;
-                continue;
-            }
-            // The longest run of adjacent safe entries from `i`.
-            let (first, mut end, mut j) = (self.freed[i].first, self.freed[i].end, i + 1);
-            while j < self.freed.len() && self.freed[j].first as u64 == end && safe(&self.freed[j])
-            {
-                end = self.freed[j].end;
-                j += 1;
-            }
-            if end - u64::from(first) >= count64 {
-                let at = self.freed[j - 1].at;
-                self.freed.drain(i..j);
-                let rest = u64::from(first) + count64;
-                if rest < end {
-                    self.freed.push(Freed {
-                        first: rest as u32,
-                        end,
-                        at,
-                    });
-                }
-                return Some(first);
-            }
-            i = j;
+        let i = self.free.iter().position(|r| r.end - r.first >= count)?;
+        let run = &mut self.free[i];
+        let first = run.first;
+        run.first += count;
+        if run.first == run.end {
+            self.free.remove(i);
         }
-        None
+        Some(first)
     }
 
     /// `first..first + count` are free from `tick` on (their nodes and their group are gone).
     pub(crate) fn free(&mut self, first: u32, count: u32, tick: u32) {
         if count > 0 {
-            self.freed.push(Freed {
+            self.waiting.push_back(Freed {
                 first,
-                end: u64::from(first) + u64::from(count),
+                end: first + count,
                 at: tick,
             });
         }
     }
 
+    /// Moves the waiting runs that became safe at `tick` into the free runs, merging adjacent
+    /// ones. (Ticks in serial order: they wrap.)
+    fn release(&mut self, tick: u32, acked_by_all: u32) {
+        let safe =
+            |f: &Freed| tick_after(acked_by_all, f.at) && tick_diff(tick, f.at) > RING as i32;
+        let before = self.free.len();
+        while let Some(f) = self.waiting.front().filter(|f| safe(f)) {
+            self.free.push(Run {
+                first: f.first,
+                end: f.end,
+            });
+            self.waiting.pop_front();
+        }
+        if self.free.len() == before {
+            return;
+        }
+        self.free.sort_unstable_by_key(|r| r.first);
+        self.free.dedup_by(|next, run| {
+            let joins = run.end == next.first;
+            if joins {
+                run.end = next.end;
+            }
+            joins
+        });
+    }
+
     /// How many freed ids wait to be handed out again.
     #[cfg(test)]
     pub(crate) fn freed_count(&self) -> u64 {
-        self.freed.iter().map(|f| f.end - u64::from(f.first)).sum()
+        let waiting = self.waiting.iter().map(|f| f.end - f.first);
+        let free = self.free.iter().map(|r| r.end - r.first);
+        waiting.chain(free).map(u64::from).sum()
+    }
+
+    /// How many runs are kept (waiting and free).
+    #[cfg(test)]
+    fn runs_kept(&self) -> usize {
+        self.waiting.len() + self.free.len()
     }
 }
 
@@ -168,5 +195,29 @@ mod tests {
         }
         names.dedup();
         assert_eq!(names.len(), 4, "{names:?}");
+    }
+
+    #[test]
+    fn freed_ids_merge_while_fresh_ids_last() {
+        let mut ids = NetIds::new(1);
+        let mut live = std::collections::VecDeque::new();
+        for tick in 0..10_000u32 {
+            // Ten spawns and ten despawns a tick, each node living a hundred ticks.
+            for _ in 0..10 {
+                live.push_back(ids.allocate(1, tick, tick).unwrap());
+            }
+            if live.len() >= 1000 {
+                for _ in 0..10 {
+                    ids.free(live.pop_front().unwrap(), 1, tick);
+                }
+            }
+        }
+        // What waits is freed within the safety window; the rest merged into one run.
+        assert!(
+            ids.runs_kept() <= 10 * (RING + 2) + 1,
+            "{}",
+            ids.runs_kept()
+        );
+        assert_eq!(ids.freed_count(), 10_000 * 10 - 1000 + 10);
     }
 }

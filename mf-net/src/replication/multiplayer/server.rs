@@ -49,7 +49,7 @@ pub(crate) struct ServerState {
     /// Fresh and freed net ids.
     ids: NetIds,
     /// Scratch for [`check_states`](Self::check_states).
-    scratch: NetWriter,
+    pub(super) scratch: NetWriter,
     /// The networked nodes, in stable slots (per-client state is kept per slot).
     pub(crate) nodes: NodeTable,
     /// The flushed spawn groups, in stable slots (per-client visibility is kept per slot).
@@ -66,6 +66,8 @@ pub(crate) struct ServerState {
     pub(crate) joined: Vec<PeerId>,
     /// Peers whose control messages failed during the current operation.
     pub(crate) failed: Vec<PeerId>,
+    /// Spawns withheld from a client, by group and client (see [`super::withheld`]).
+    pub(super) withheld: Vec<(GroupKey, PeerId)>,
     /// Interest management: policy, manual settings, evaluation schedule.
     pub(crate) interest: Interest,
     /// The scene's [`unattach_epoch`](Scene::unattach_epoch) when every node in `nodes` was
@@ -106,6 +108,7 @@ impl ServerState {
             clients: Vec::new(),
             joined: Vec::new(),
             failed: Vec::new(),
+            withheld: Vec::new(),
             interest: Interest::default(),
             all_attached_at: None,
             types_checked_at: None,
@@ -473,25 +476,6 @@ impl ServerState {
         }
     }
 
-    /// The spawn of group `g` holds a state no client could read (a string member set over
-    /// the limit after the spawn was asked for): `peer` does not get the group (as if it were
-    /// not relevant to it) rather than a message it would refuse; raised and counted.
-    fn withhold_group(&mut self, shared: &mut Shared, g: GroupKey, peer: PeerId) {
-        let Some(c) = self.clients.iter().position(|c| c.peer == peer) else {
-            return;
-        };
-        warn!(%peer, "spawn holds a string over the limit; withheld from the client");
-        self.clients[c].vis.set(g, GroupVis::HIDDEN);
-        self.hide_nodes(c, g);
-        if let Some(group) = self.groups.get(g) {
-            shared.stats.states_over_limit += 1;
-            let node = group.root;
-            shared
-                .events
-                .push(MultiplayerEvent::StateOverLimit { node });
-        }
-    }
-
     /// Checks that every client can read the states of the instance at `root` (no string
     /// member over [`MAX_STRING_BYTES`](crate::wire::MAX_STRING_BYTES)).
     pub(crate) fn check_states(
@@ -510,16 +494,17 @@ impl ServerState {
     }
 
     /// Sends group `g` (flushed) to `peer` as a spawn, then the authority of every node whose
-    /// authority differs from the group's.
+    /// authority differs from the group's. Returns whether the spawn went (it is withheld
+    /// from `peer` while a state does not fit the wire, see [`super::withheld`]).
     pub(crate) fn send_group(
         &mut self,
         core: &mut Outbox,
         shared: &mut Shared,
         g: GroupKey,
         peer: PeerId,
-    ) {
+    ) -> bool {
         let Some(group) = self.groups.get(g) else {
-            return;
+            return false;
         };
         let header = SpawnHeaderRef {
             first_net_id: group.first,
@@ -540,7 +525,7 @@ impl ServerState {
         let sent = core.stats().bytes_sent - before;
         if result == Err(SendError::OverLimit) {
             self.withhold_group(shared, g, peer);
-            return;
+            return false;
         }
         if let Err(error) = result {
             warn!(%peer, %error, "spawn refused; disconnecting the client");
@@ -548,7 +533,7 @@ impl ServerState {
             if !self.failed.contains(&peer) {
                 self.failed.push(peer);
             }
-            return;
+            return false;
         }
         if let Some(c) = self.clients.iter_mut().find(|c| c.peer == peer) {
             c.stats.bytes_sent += sent;
@@ -566,6 +551,7 @@ impl ServerState {
                 });
             }
         }
+        true
     }
 
     /// How many ticks the coming [`end_frame`](Self::end_frame) advances by, after a frame of
@@ -641,6 +627,9 @@ impl ServerState {
             self.age_some(shared);
             if let Some(core) = core {
                 core.set_tick(self.tick);
+                if !self.withheld.is_empty() {
+                    self.retry_withheld(core, shared);
+                }
                 self.send_snapshots(core, shared);
             }
         }
@@ -720,6 +709,7 @@ impl ServerState {
             let common = &mut self.shared_snapshot;
             let shares = budget == 0 && entries.sharing() && SharedSnapshot::fits(client);
             if shares && common.rewrite_for(client, nodes) {
+                shared.stats.snapshots_shared += common.take_shared();
                 common.build(scene, nodes, client, entries);
             }
             let mut size = 0;
@@ -745,7 +735,9 @@ impl ServerState {
                 let stats = &mut shared.stats;
                 stats.snapshots_sent += 1;
                 stats.snapshots_truncated += u64::from(truncated);
-                stats.snapshots_shared += u64::from(copied);
+                if copied {
+                    common.note_sent();
+                }
                 stats.last_snapshot_bytes = size;
                 stats.largest_snapshot_bytes = stats.largest_snapshot_bytes.max(size);
                 client.stats.snapshots_sent += 1;
@@ -753,6 +745,7 @@ impl ServerState {
                 client.stats.last_snapshot_bytes = size;
             }
         }
+        shared.stats.snapshots_shared += self.shared_snapshot.take_shared();
         shared.stats.entries_encoded += self.entries.encoded() as u64;
         for key in self.entries.take_refused() {
             if let Some(n) = self.nodes.get(key) {
@@ -900,10 +893,12 @@ impl ServerState {
         let pending = std::mem::take(&mut self.pending);
         for p in pending {
             if !shared.scene.is_attached(p.group.root) {
-                // Spawned and freed in the same frame: nothing is sent.
+                // Spawned and freed in the same frame: nothing is sent, and no client can
+                // know its ids.
                 for (node, _, _) in &p.nodes {
                     self.by_node.remove(node);
                 }
+                self.ids.free(p.group.first, p.group.count, self.tick);
                 continue;
             }
             let (first, count) = (p.group.first, p.group.count);

@@ -43,8 +43,10 @@ fn stand(ack: Option<&NodeSend>, (last, gap): Changes) -> Stand {
 pub(crate) struct SharedSnapshot {
     /// Whether it holds this tick's snapshot.
     ready: bool,
-    /// How many snapshots it was sent as since it was written.
+    /// How many snapshots it was written as since it was built.
     uses: u32,
+    /// How many of those the transport accepted.
+    sent: u32,
     /// The pending nodes it was written from, and how the client stood with each.
     pending: Vec<NodeKey>,
     stands: Vec<Stand>,
@@ -63,6 +65,22 @@ impl SharedSnapshot {
     /// A new tick: holds nothing.
     pub(crate) fn clear(&mut self) {
         self.ready = false;
+        self.sent = 0;
+    }
+
+    /// A snapshot written as a copy of it was sent.
+    pub(crate) fn note_sent(&mut self) {
+        self.sent += 1;
+    }
+
+    /// How many snapshots sent as copies of it count as shared: those sent, if it was written
+    /// as at least two snapshots (a snapshot built from one client and used by that client
+    /// alone was not shared); then forgets them. Call it before building it anew and after
+    /// the tick's last snapshot.
+    pub(crate) fn take_shared(&mut self) -> u64 {
+        let shared = if self.uses >= 2 { self.sent } else { 0 };
+        self.sent = 0;
+        u64::from(shared)
     }
 
     /// Whether to write it (anew) from `client` (which [`fits`](Self::fits)): it holds nothing

@@ -20,8 +20,10 @@ pub struct NetworkStats {
     pub snapshots_sent: u64,
     /// Server: snapshots sent that did not carry every changed node (byte budget).
     pub snapshots_truncated: u64,
-    /// Server: snapshots sent as a copy of their tick's shared snapshot (clients that stand
-    /// alike: the same unacknowledged nodes, each owed the same entry).
+    /// Server: snapshots sent as a copy of their tick's shared snapshot that at least one other
+    /// client's snapshot of the tick was a copy of too (clients that stand alike: the same
+    /// unacknowledged nodes, each owed the same entry). A snapshot written from a client
+    /// that no other client stood like is not counted.
     pub snapshots_shared: u64,
     /// Server: snapshot entries encoded; each distinct entry of a tick is encoded once, however
     /// many snapshots carry it.
@@ -79,6 +81,9 @@ pub struct NetworkStats {
     pub rpcs_dropped: u64,
     /// Server: clients kicked for an RPC flood or (with `kick_on_rpc_failure`) a failed RPC.
     pub rpc_kicks: u64,
+    /// Server: clients kicked for an input flood (over
+    /// [`input_flood_threshold`](super::MultiplayerConfig::input_flood_threshold)).
+    pub input_kicks: u64,
     /// Server: groups sent to a client because they became relevant to it (interest
     /// management; late-join and new spawns are not counted).
     pub relevance_spawns: u64,
@@ -152,6 +157,9 @@ pub struct PeerNetworkStats {
     /// Its inputs: on time, missing, late, dropped, and how many are buffered (while a
     /// [`Simulation`](crate::prediction::Simulation) runs).
     pub inputs: super::predict::InputStats,
+    /// Input messages received from it, before any check (what
+    /// [`input_flood_threshold`](super::MultiplayerConfig::input_flood_threshold) counts).
+    pub input_messages: u64,
 }
 
 impl PeerNetworkStats {

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use crate::replication::multiplayer::flood::FloodWindow;
 use crate::rpc::RpcInfo;
 
 const ONE_SECOND: Duration = Duration::from_secs(1);
@@ -12,8 +13,7 @@ const ONE_SECOND: Duration = Duration::from_secs(1);
 /// window per rate-limited RPC.
 #[derive(Debug, Default)]
 pub(crate) struct PeerRpcState {
-    flood_start: Duration,
-    flood_calls: u32,
+    flood: FloodWindow,
     limits: Vec<RateWindow>,
 }
 
@@ -27,12 +27,7 @@ struct RateWindow {
 impl PeerRpcState {
     /// Counts one RPC message; `true` if the client is over `threshold` per second (0: never).
     pub(super) fn flooding(&mut self, now: Duration, threshold: u32) -> bool {
-        if self.flood_calls == 0 || now.saturating_sub(self.flood_start) >= ONE_SECOND {
-            self.flood_start = now;
-            self.flood_calls = 0;
-        }
-        self.flood_calls = self.flood_calls.saturating_add(1);
-        threshold > 0 && self.flood_calls > threshold
+        self.flood.flooding(now, threshold)
     }
 
     /// Whether one more call of `rpc` fits `limit` calls in the current one-second window (a

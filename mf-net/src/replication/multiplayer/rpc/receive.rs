@@ -15,7 +15,7 @@ use crate::replication::multiplayer::{Role, Shared};
 use crate::rpc::{call_catching, RpcCallError, RpcEntry, RpcInfo, RpcRegistry};
 use crate::scene::NodeId;
 use crate::tick::{tick_after, tick_diff, tick_max};
-use crate::transport::{DisconnectReason, PeerId};
+use crate::transport::PeerId;
 use crate::wire::{DecodeError, NetReader, ProtocolViolation};
 
 /// What the checks before the dispatch decided.
@@ -118,7 +118,8 @@ pub(crate) fn on_rpc(
             });
             if shared.config.kick_on_rpc_failure && sender != PeerId::SERVER {
                 if let Role::Server(server) = role {
-                    kick(core, server, shared, sender, "its RPC failed");
+                    shared.stats.rpc_kicks += 1;
+                    server.kick(core, shared, sender, "its RPC failed");
                 }
             }
         }
@@ -219,7 +220,8 @@ fn server_checks<'r>(
     slot.stats.rpcs_received += 1;
     if slot.rpc.flooding(now, threshold) {
         shared.stats.rpcs_dropped += 1;
-        kick(core, server, shared, sender, "RPC flood");
+        shared.stats.rpc_kicks += 1;
+        server.kick(core, shared, sender, "RPC flood");
         return Verdict::Done;
     }
     let Ok((net_id, wire_id)) = header(r) else {
@@ -254,17 +256,4 @@ fn server_checks<'r>(
         }
     }
     Verdict::Dispatch(node, entry)
-}
-
-fn kick(
-    core: &mut Outbox,
-    server: &mut ServerState,
-    shared: &mut Shared,
-    peer: PeerId,
-    why: &'static str,
-) {
-    warn!(%peer, why, "kicking client");
-    shared.stats.rpc_kicks += 1;
-    core.disconnect(peer, DisconnectReason::Kicked);
-    server.peer_left(Some(core), shared, peer, DisconnectReason::Kicked);
 }
