@@ -75,8 +75,9 @@ pub struct SecureClient<T: Transport> {
 impl<T: Transport> SecureClient<T> {
     /// The default handshake timeout: 5 s from the request going out.
     pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
-    /// The default timeout once admitted: 10 s without an authenticated packet.
-    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+    /// The default timeout once admitted: 15 s without an authenticated packet (mf-net's own
+    /// peer timeout).
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
     /// How long the client stays silent before it sends a keep-alive (or half the timeout if
     /// that is shorter).
     pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(1);

@@ -47,7 +47,8 @@ pub struct ServerConfig {
     pub max_pending: usize,
     /// How long an admitted client may send nothing that authenticates before it is
     /// disconnected with [`Timeout`](mf_net::transport::DisconnectReason::Timeout). Default
-    /// 10 s; at most an hour. Both ends send a keep-alive after
+    /// 15 s (mf-net's own peer timeout: a client that stalls up to 10 s stays in); at most an
+    /// hour. Both ends send a keep-alive after
     /// [`keepalive_interval`](Self::keepalive_interval) without sending anything else.
     pub timeout: Duration,
     /// How long either end stays silent before it sends a keep-alive. Default 1 s; less than
@@ -68,7 +69,7 @@ pub struct ServerConfig {
 
 impl ServerConfig {
     /// A configuration with the defaults: 64 clients, 64 pending peers, a 3 s handshake
-    /// timeout, a 10 s timeout with a keep-alive every second, the newer connection replacing
+    /// timeout, a 15 s timeout with a keep-alive every second, the newer connection replacing
     /// the older, 4096 remembered tokens.
     pub fn new(protocol_id: u64, key: SharedKey, addresses: Vec<NetworkAddress>) -> Self {
         Self {
@@ -78,7 +79,7 @@ impl ServerConfig {
             max_clients: 64,
             handshake_timeout: Duration::from_secs(3),
             max_pending: 64,
-            timeout: Duration::from_secs(10),
+            timeout: Duration::from_secs(15),
             keepalive_interval: Duration::from_secs(1),
             duplicates: DuplicatePolicy::default(),
             used_token_capacity: 4096,

@@ -36,12 +36,7 @@ fn lossy() -> NetworkConditions {
 /// then returns the server's counts of its inputs over the next 10 s of walking (the
 /// difference), after checking that at rest the two ends agree exactly.
 fn stall(link: NetworkConditions, frames: u32, resume: Resume) -> InputStats {
-    // A 10 s stall is the default peer timeout: past it the server drops the client, whatever
-    // the clock does.
-    let config = MultiplayerConfig {
-        peer_timeout: Duration::from_secs(15),
-        ..MultiplayerConfig::default()
-    };
+    let config = MultiplayerConfig::default();
     let mut game = Game::new(config, Some(link));
     let dir = |frame: u32| if frame % 40 < 20 { 1 } else { -1 };
     for frame in 0..600 {

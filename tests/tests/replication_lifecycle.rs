@@ -406,7 +406,7 @@ fn clients_timing_out_together_all_leave_with_timeout() {
     drain(&mut world.server);
     // Both stop talking at once.
     let silent: Vec<Mp> = world.clients.drain(..).collect();
-    world.step(30 * 10 + 10);
+    world.step(30 * 15 + 10); // the peer timeout (15 s at 30 Hz), and a little more
     let events = drain(&mut world.server);
     for peer in [owner, other] {
         assert!(

@@ -403,8 +403,8 @@ fn a_silent_client_times_out() {
     let silent = world.clients.pop().unwrap();
     let peer = silent.local_peer_id();
     drain(&mut world.server);
-    // 10 s of frames without the silent client stepping: no acks.
-    world.step(30 * 10 - 5);
+    // 15 s of frames (the peer timeout) without the silent client stepping: no acks.
+    world.step(30 * 15 - 5);
     assert!(
         drain(&mut world.server).is_empty(),
         "not before the timeout"
@@ -425,7 +425,7 @@ fn a_silent_server_times_out() {
     let mut world = World::new(1, library);
     drain(&mut world.clients[0]);
     let dt = world.dt;
-    for _ in 0..(30 * 10 + 5) {
+    for _ in 0..(30 * 15 + 5) {
         world.clients[0].begin_frame(dt);
         world.clients[0].end_frame();
     }

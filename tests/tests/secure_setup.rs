@@ -50,7 +50,7 @@ fn a_bad_configuration_is_an_error_naming_the_field() {
         "handshake_timeout"
     );
     let mut c = config();
-    c.keepalive_interval = Duration::from_secs(10);
+    c.keepalive_interval = c.timeout;
     assert_eq!(field(c), "keepalive_interval");
     let mut c = config();
     c.used_token_capacity = 0;

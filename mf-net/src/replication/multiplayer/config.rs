@@ -29,7 +29,9 @@ pub struct MultiplayerConfig {
     pub handshake_timeout: Duration,
     /// A client that sends no ack, or whose acks stop advancing, for this long is disconnected;
     /// a client that receives no snapshot for this long disconnects itself (both
-    /// [`Timeout`](crate::transport::DisconnectReason::Timeout)). Default 10 s.
+    /// [`Timeout`](crate::transport::DisconnectReason::Timeout)). Default 15 s, so that a
+    /// client that stalls for up to 10 s (a loading hitch, a debugger, a window in the
+    /// background) keeps its connection.
     pub peer_timeout: Duration,
     /// Whether the nodes a leaving client had authority over are despawned (the default) or
     /// handed to the server.
@@ -88,7 +90,7 @@ impl Default for MultiplayerConfig {
             tick_rate: 30,
             max_snapshot_bytes: 0,
             handshake_timeout: Duration::from_secs(5),
-            peer_timeout: Duration::from_secs(10),
+            peer_timeout: Duration::from_secs(15),
             despawn_owned_on_disconnect: true,
             kick_on_rpc_failure: false,
             rpc_flood_threshold: DEFAULT_RPC_FLOOD_THRESHOLD,
