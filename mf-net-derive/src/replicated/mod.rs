@@ -2,10 +2,7 @@
 
 mod check;
 mod expand;
-mod expand_interp;
-mod expand_predict;
 mod parse;
-mod tokens;
 
 use darling::FromDeriveInput;
 use proc_macro2::TokenStream;
