@@ -1,6 +1,6 @@
 //! The `impl Capture`, the server's side of the shadow state: one function per method.
 //! `new_state`, `capture`, `age` and `last_changed` are here; the methods that choose and
-//! write what a snapshot for an audience carries are in [`write`](super::write).
+//! write what a snapshot for an audience carries are in [`write`](mod@super::write).
 
 use proc_macro2::{Literal, TokenStream};
 use quote::{quote, quote_spanned};

@@ -1,6 +1,6 @@
 //! Step 3, client interpolation: the hidden interpolation-state struct (`Replicated::Interp`),
 //! the `Replicated` items about it (`type Interp`, `INTERPOLATED`) and the `Interpolated` impl
-//! (`new_interp`, `read_buffered`, `blend`, `snap_interp`).
+//! (`new_interp`, `read_buffered`, `blend`, `snap_interp`), one function each.
 //!
 //! The state holds an `InterpolationBuffer<FieldTy>` per `#[replicated(interpolate)]` member and
 //! the `Interp` state of every flattened base; only clients that interpolate create it, so the
@@ -31,8 +31,8 @@ pub(super) struct Interp {
     pub(super) types: TokenStream,
     /// `INTERPOLATED`, for the `impl Replicated` block.
     pub(super) consts: TokenStream,
-    /// Items for the `impl Interpolated` block.
-    pub(super) impl_items: TokenStream,
+    /// The `impl Interpolated`.
+    pub(super) interpolated_impl: TokenStream,
 }
 
 /// The interpolation items of the expansion.
@@ -44,19 +44,23 @@ pub(super) fn expand(cx: &Ctx<'_>) -> Interp {
     let read_buffered = read_buffered(cx);
     let blend = blend(cx);
     let snap_interp = snap_interp(cx);
+    let (p, ident) = (&cx.p, cx.ident);
     Interp {
         items: interp_struct(cx),
         types: quote!(type Interp = #interp;),
         // Any own interpolated member, or any base's.
         consts: quote!(const INTERPOLATED: bool = #own_interpolated #(#base_interpolated)*;),
-        impl_items: quote! {
-            #new_interp
+        interpolated_impl: quote! {
+            #[automatically_derived]
+            impl #p::Interpolated<<#ident as #p::Replicated>::Interp> for #ident {
+                #new_interp
 
-            #read_buffered
+                #read_buffered
 
-            #blend
+                #blend
 
-            #snap_interp
+                #snap_interp
+            }
         },
     }
 }

@@ -1,5 +1,5 @@
 //! Step 3: the hidden shadow-state struct ([`state`]), the impls of `Replicated` ([`schema`])
-//! and of its sides (`Capture`: [`capture`] and [`write`]; `Apply`: [`apply`];
+//! and of its sides (`Capture`: [`capture`] and [`write`](mod@write); `Apply`: [`apply`];
 //! `Interpolated`: [`interp`]; `Predicted`: [`predict`]), the registry entries (and
 //! [`flattened`] bases' for the RPC tables), and the [`placeholder`] impls of a declaration
 //! with mistakes. One function per generated item; [`context`] and [`tokens`] hold what they
@@ -55,7 +55,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
     let replicated_impl = schema::replicated_impl(&cx, &interp, &predict);
     let capture_impl = capture::capture_impl(&cx);
     let apply_impl = apply::apply_impl(&cx);
-    let (interp_impl, predict_impl) = (&interp.impl_items, &predict.impl_items);
+    let (interpolated_impl, predicted_impl) = (&interp.interpolated_impl, &predict.predicted_impl);
     let flattened = flattened::flattened_bases(&cx);
     quote! {
         #[doc(hidden)]
@@ -87,15 +87,9 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
 
             #apply_impl
 
-            #[automatically_derived]
-            impl #p::Interpolated<<#ident as #p::Replicated>::Interp> for #ident {
-                #interp_impl
-            }
+            #interpolated_impl
 
-            #[automatically_derived]
-            impl #p::Predicted<<#ident as #p::Replicated>::State> for #ident {
-                #predict_impl
-            }
+            #predicted_impl
 
             #p::inventory::submit! {
                 #p::RegisteredType::of::<#ident>()

@@ -2,7 +2,7 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::DeriveInput;
+use syn::{DeriveInput, Ident};
 
 use crate::runtime;
 
@@ -14,129 +14,153 @@ pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
     if !input.generics.params.is_empty() {
         return TokenStream::new();
     }
-    let p = runtime::private();
+    let p = &runtime::private();
     let ident = &input.ident;
-    let interp = interpolated_items(&p);
-    let predict = predicted_items(&p);
+    let replicated = replicated_impl(p, ident);
+    let capture = capture_impl(p, ident);
+    let apply = apply_impl(p, ident);
+    let interpolated = interpolated_impl(p, ident);
+    let predicted = predicted_impl(p, ident);
     quote! {
         #[doc(hidden)]
         #[allow(unused_qualifications, clippy::all)]
         const _: () = {
-            #[automatically_derived]
-            impl #p::Replicated for #ident {
-                type State = ();
-                type Interp = ();
-                const NAME: &'static str = "";
-                const SCHEMA_HASH: u64 = 0;
-                const MEMBERS: &'static [#p::MemberInfo] = &[];
-                const STATE_COUNT: usize = 1;
-                const OWNER_EXCLUDED: u64 = 0;
-                const NON_OWNER_EXCLUDED: u64 = 0;
-                const SNAPSHOT_EXCLUDED: u64 = 0;
-                const OWNER_CONDITIONS: bool = false;
-                const ON_CHANGE: bool = false;
-                const INTERPOLATED: bool = false;
-                const PREDICTED: u64 = 0;
-                const PREDICTS: bool = false;
-            }
+            #replicated
 
-            #[automatically_derived]
-            impl #p::Capture<()> for #ident {
-                fn new_state(&self, _: u32) {}
+            #capture
 
-                fn capture(&self, _: &mut (), _: u32) -> bool {
-                    false
-                }
+            #apply
 
-                fn age(_: &mut (), _: u32) {}
+            #interpolated
 
-                fn last_changed(_: &()) -> u32 {
-                    0
-                }
-
-                fn last_changed_for(_: &(), _: #p::Audience) -> u32 {
-                    0
-                }
-
-                fn changed_before(_: &(), _: u32, _: #p::Audience) -> #p::Option<u32> {
-                    #p::Option::None
-                }
-
-                fn write_since_for(
-                    _: &(),
-                    _: #p::Option<u32>,
-                    _: #p::Audience,
-                    _: &mut #p::NetWriter,
-                ) {
-                }
-
-                fn write_full_for(_: &(), _: #p::Audience, _: &mut #p::NetWriter) {}
-            }
-
-            #[automatically_derived]
-            impl #p::Apply for #ident {
-                fn read(
-                    &mut self,
-                    _: &mut #p::NetReader<'_>,
-                ) -> #p::Result<(), #p::DecodeError> {
-                    #p::Result::Err(#p::DecodeError::InvalidValue)
-                }
-
-                fn read_tracked(
-                    &mut self,
-                    _: &mut #p::NetReader<'_>,
-                    _: &mut [u64],
-                ) -> #p::Result<(), #p::DecodeError> {
-                    #p::Result::Err(#p::DecodeError::InvalidValue)
-                }
-
-                fn run_on_change(&mut self, _: &[u64]) {}
-            }
-
-            #[automatically_derived]
-            impl #p::Interpolated<()> for #ident {
-                #interp
-            }
-
-            #[automatically_derived]
-            impl #p::Predicted<()> for #ident {
-                #predict
-            }
+            #predicted
         };
     }
 }
 
-/// The placeholder `impl Interpolated<()>` items.
-fn interpolated_items(p: &TokenStream) -> TokenStream {
+/// The `impl Replicated`: no members, unit state types.
+fn replicated_impl(p: &TokenStream, ident: &Ident) -> TokenStream {
     quote! {
-        fn new_interp(&self, _: u32) {}
-
-        fn read_buffered(
-            &mut self,
-            _: &mut (),
-            _: &mut #p::NetReader<'_>,
-            _: u32,
-            _: u32,
-            _: &mut [u64],
-        ) -> #p::Result<(), #p::DecodeError> {
-            #p::Result::Err(#p::DecodeError::InvalidValue)
+        #[automatically_derived]
+        impl #p::Replicated for #ident {
+            type State = ();
+            type Interp = ();
+            const NAME: &'static str = "";
+            const SCHEMA_HASH: u64 = 0;
+            const MEMBERS: &'static [#p::MemberInfo] = &[];
+            const STATE_COUNT: usize = 1;
+            const OWNER_EXCLUDED: u64 = 0;
+            const NON_OWNER_EXCLUDED: u64 = 0;
+            const SNAPSHOT_EXCLUDED: u64 = 0;
+            const OWNER_CONDITIONS: bool = false;
+            const ON_CHANGE: bool = false;
+            const INTERPOLATED: bool = false;
+            const PREDICTED: u64 = 0;
+            const PREDICTS: bool = false;
         }
-
-        fn blend(&mut self, _: &(), _: f64, _: u32, _: f64) {}
-
-        fn snap_interp(&mut self, _: &mut ()) {}
     }
 }
 
-/// The placeholder `impl Predicted<()>` items.
-fn predicted_items(p: &TokenStream) -> TokenStream {
+/// The `impl Capture<()>`: nothing captured, nothing written.
+fn capture_impl(p: &TokenStream, ident: &Ident) -> TokenStream {
     quote! {
-        fn restore_predicted(&mut self, _: &()) {}
+        #[automatically_derived]
+        impl #p::Capture<()> for #ident {
+            fn new_state(&self, _: u32) {}
 
-        fn predicted_difference(_: &(), _: &()) -> #p::Option<&'static str> {
-            #p::Option::None
+            fn capture(&self, _: &mut (), _: u32) -> bool {
+                false
+            }
+
+            fn age(_: &mut (), _: u32) {}
+
+            fn last_changed(_: &()) -> u32 {
+                0
+            }
+
+            fn last_changed_for(_: &(), _: #p::Audience) -> u32 {
+                0
+            }
+
+            fn changed_before(_: &(), _: u32, _: #p::Audience) -> #p::Option<u32> {
+                #p::Option::None
+            }
+
+            fn write_since_for(
+                _: &(),
+                _: #p::Option<u32>,
+                _: #p::Audience,
+                _: &mut #p::NetWriter,
+            ) {
+            }
+
+            fn write_full_for(_: &(), _: #p::Audience, _: &mut #p::NetWriter) {}
         }
+    }
+}
 
-        fn smooth_predicted(&mut self, _: &(), _: &(), _: f32) {}
+/// The `impl Apply`: every read fails.
+fn apply_impl(p: &TokenStream, ident: &Ident) -> TokenStream {
+    quote! {
+        #[automatically_derived]
+        impl #p::Apply for #ident {
+            fn read(
+                &mut self,
+                _: &mut #p::NetReader<'_>,
+            ) -> #p::Result<(), #p::DecodeError> {
+                #p::Result::Err(#p::DecodeError::InvalidValue)
+            }
+
+            fn read_tracked(
+                &mut self,
+                _: &mut #p::NetReader<'_>,
+                _: &mut [u64],
+            ) -> #p::Result<(), #p::DecodeError> {
+                #p::Result::Err(#p::DecodeError::InvalidValue)
+            }
+
+            fn run_on_change(&mut self, _: &[u64]) {}
+        }
+    }
+}
+
+/// The `impl Interpolated<()>`: every read fails.
+fn interpolated_impl(p: &TokenStream, ident: &Ident) -> TokenStream {
+    quote! {
+        #[automatically_derived]
+        impl #p::Interpolated<()> for #ident {
+            fn new_interp(&self, _: u32) {}
+
+            fn read_buffered(
+                &mut self,
+                _: &mut (),
+                _: &mut #p::NetReader<'_>,
+                _: u32,
+                _: u32,
+                _: &mut [u64],
+            ) -> #p::Result<(), #p::DecodeError> {
+                #p::Result::Err(#p::DecodeError::InvalidValue)
+            }
+
+            fn blend(&mut self, _: &(), _: f64, _: u32, _: f64) {}
+
+            fn snap_interp(&mut self, _: &mut ()) {}
+        }
+    }
+}
+
+/// The `impl Predicted<()>`: nothing predicted.
+fn predicted_impl(p: &TokenStream, ident: &Ident) -> TokenStream {
+    quote! {
+        #[automatically_derived]
+        impl #p::Predicted<()> for #ident {
+            fn restore_predicted(&mut self, _: &()) {}
+
+            fn predicted_difference(_: &(), _: &()) -> #p::Option<&'static str> {
+                #p::Option::None
+            }
+
+            fn smooth_predicted(&mut self, _: &(), _: &(), _: f32) {}
+        }
     }
 }

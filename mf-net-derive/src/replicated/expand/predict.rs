@@ -19,8 +19,8 @@ use crate::replicated::parse::{Field, Member};
 pub(super) struct Predict {
     /// `PREDICTED` and `PREDICTS`, for the `impl Replicated` block.
     pub(super) consts: TokenStream,
-    /// Items for the `impl Predicted` block.
-    pub(super) impl_items: TokenStream,
+    /// The `impl Predicted`.
+    pub(super) predicted_impl: TokenStream,
 }
 
 /// The prediction items of the expansion.
@@ -31,18 +31,22 @@ pub(super) fn expand(cx: &Ctx<'_>) -> Predict {
     let restore = restore_predicted(cx);
     let difference = predicted_difference(cx);
     let smooth = smooth_predicted(cx);
+    let (p, ident) = (&cx.p, cx.ident);
     Predict {
         consts: quote! {
             const PREDICTED: u64 = #own_mask;
 
             const PREDICTS: bool = #own_predicts #(#base_predicts)*;
         },
-        impl_items: quote! {
-            #restore
+        predicted_impl: quote! {
+            #[automatically_derived]
+            impl #p::Predicted<<#ident as #p::Replicated>::State> for #ident {
+                #restore
 
-            #difference
+                #difference
 
-            #smooth
+                #smooth
+            }
         },
     }
 }
