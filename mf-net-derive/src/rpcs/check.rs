@@ -13,8 +13,8 @@ use syn::{
     Visibility,
 };
 
+use super::model::{Context, Mode, Param, Rpc};
 use super::parse::{self, RpcOptions};
-use super::{Context, Mode, Param, Rpc};
 use crate::bounds;
 use crate::diagnostics::error_at;
 

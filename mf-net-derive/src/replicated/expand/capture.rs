@@ -7,7 +7,7 @@ use quote::{quote, quote_spanned};
 
 use super::context::Ctx;
 use super::state;
-use super::tokens::{quant_const, quant_trait, spanned_item, unchanged};
+use super::tokens::{local, quant_const, quant_trait, spanned_item, unchanged};
 use super::write;
 
 /// The impl.
@@ -107,7 +107,7 @@ fn capture(cx: &Ctx<'_>) -> TokenStream {
         if member.quantize.is_some() {
             let to_wire = spanned_item(p, &f.ty, quant_trait(member), "to_wire");
             let q = quant_const(*i);
-            let wire = super::tokens::local("__wire");
+            let wire = local("__wire");
             return quote! {
                 let #wire = #to_wire(&self.#field, &#q);
                 if #wire != #s.#field {

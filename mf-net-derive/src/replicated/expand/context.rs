@@ -6,8 +6,8 @@ use syn::spanned::Spanned;
 use syn::{Ident, LitStr, Type};
 
 use super::tokens::{at, bases, local, members, spanned_item};
+use crate::replicated::model::Model;
 use crate::replicated::parse::{Field, Member};
-use crate::replicated::Model;
 use crate::runtime;
 
 /// The checked struct as the expansion reads it.

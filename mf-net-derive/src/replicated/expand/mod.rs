@@ -31,7 +31,7 @@ mod write;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::Model;
+use super::model::Model;
 use context::Ctx;
 use tokens::{member_checks, quant_const, quant_expr};
 

@@ -6,8 +6,8 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
+use crate::replicated::model::Model;
 use crate::replicated::parse::{Field, Member, Quant, Role};
-use crate::replicated::Model;
 use crate::runtime::located_at;
 
 /// A local variable name that user code cannot capture or shadow.
