@@ -2,24 +2,16 @@
 
 mod check;
 mod expand;
-mod expand_interp;
-mod expand_predict;
+mod model;
 mod parse;
-mod tokens;
 
 use darling::FromDeriveInput;
 use proc_macro2::TokenStream;
-use syn::{DeriveInput, Ident, LitStr};
+use syn::DeriveInput;
 
 use crate::diagnostics;
-use parse::{Field, ReplicatedInput};
-
-/// What the expansion needs: a checked struct with named fields.
-pub(crate) struct Model {
-    pub(crate) ident: Ident,
-    pub(crate) name: Option<LitStr>,
-    pub(crate) fields: Vec<Field>,
-}
+use model::Model;
+use parse::ReplicatedInput;
 
 /// The expansion; or, when the declaration has mistakes, all of them as spanned errors plus a
 /// placeholder impl so that uses of the type do not add "Replicated is not implemented" noise.

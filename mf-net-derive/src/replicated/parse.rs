@@ -213,42 +213,79 @@ fn read_quantize(meta: &Meta) -> darling::Result<Option<QuantizeOption>> {
     };
     let items = darling::ast::NestedMeta::parse_meta_list(list.tokens.clone())?;
     let mut errors = darling::Error::accumulator();
-    let (mut min, mut max, mut bits) = (None, None, None);
-    let mut smallest_three: Option<Span> = None;
-    for item in &items {
-        let nv = match item {
-            darling::ast::NestedMeta::Meta(Meta::NameValue(nv)) => nv,
-            darling::ast::NestedMeta::Meta(Meta::Path(path)) if path.is_ident("smallest_three") => {
-                if smallest_three.is_some() {
-                    errors.push(error_at(
-                        path.span(),
-                        "`smallest_three` is given twice in `quantize(..)`; keep one",
-                    ));
-                } else {
-                    smallest_three = Some(path.span());
-                }
-                continue;
-            }
-            other => {
-                errors.push(error_at(
-                    other.span(),
-                    format!(
-                        "`quantize` takes `min = ..`, `max = ..` and `bits = ..`, e.g. \
-                         {QUANTIZE_USAGE}"
-                    ),
-                ));
-                continue;
-            }
+    let written = QuantizeArgs::read(&items, &mut errors);
+    let args = if written.smallest_three.is_some() {
+        smallest_three_args(key, written, errors)?
+    } else {
+        range_args(key, written, errors)?
+    };
+    Ok(Some(QuantizeOption { key, args }))
+}
+
+/// The arguments of `quantize(..)` as written: each value with its span, and where
+/// `smallest_three` is.
+struct QuantizeArgs<'a> {
+    min: Option<(Span, &'a Expr)>,
+    max: Option<(Span, &'a Expr)>,
+    bits: Option<(Span, &'a Expr)>,
+    smallest_three: Option<Span>,
+}
+
+impl<'a> QuantizeArgs<'a> {
+    /// Sorts `items` into the arguments; unknown and repeated ones go to `errors`.
+    fn read(
+        items: &'a [darling::ast::NestedMeta],
+        errors: &mut darling::error::Accumulator,
+    ) -> Self {
+        let mut args = Self {
+            min: None,
+            max: None,
+            bits: None,
+            smallest_three: None,
         };
+        for item in items {
+            let nv = match item {
+                darling::ast::NestedMeta::Meta(Meta::NameValue(nv)) => nv,
+                darling::ast::NestedMeta::Meta(Meta::Path(path))
+                    if path.is_ident("smallest_three") =>
+                {
+                    if args.smallest_three.is_some() {
+                        errors.push(error_at(
+                            path.span(),
+                            "`smallest_three` is given twice in `quantize(..)`; keep one",
+                        ));
+                    } else {
+                        args.smallest_three = Some(path.span());
+                    }
+                    continue;
+                }
+                other => {
+                    errors.push(error_at(
+                        other.span(),
+                        format!(
+                            "`quantize` takes `min = ..`, `max = ..` and `bits = ..`, e.g. \
+                             {QUANTIZE_USAGE}"
+                        ),
+                    ));
+                    continue;
+                }
+            };
+            args.value(nv, errors);
+        }
+        args
+    }
+
+    /// Stores `name = value`; an unknown or repeated name goes to `errors`.
+    fn value(&mut self, nv: &'a syn::MetaNameValue, errors: &mut darling::error::Accumulator) {
         let name = nv
             .path
             .get_ident()
             .map(|i| i.to_string())
             .unwrap_or_default();
         let slot = match name.as_str() {
-            "min" => &mut min,
-            "max" => &mut max,
-            "bits" => &mut bits,
+            "min" => &mut self.min,
+            "max" => &mut self.max,
+            "bits" => &mut self.bits,
             _ => {
                 errors.push(error_at(
                     nv.path.span(),
@@ -257,7 +294,7 @@ fn read_quantize(meta: &Meta) -> darling::Result<Option<QuantizeOption>> {
                          {QUANTIZE_USAGE}, or `smallest_three` and `bits`"
                     ),
                 ));
-                continue;
+                return;
             }
         };
         if slot.is_some() {
@@ -265,93 +302,59 @@ fn read_quantize(meta: &Meta) -> darling::Result<Option<QuantizeOption>> {
                 nv.path.span(),
                 format!("`{name}` is given twice in `quantize(..)`; keep one"),
             ));
-            continue;
+            return;
         }
         *slot = Some((nv.value.span(), &nv.value));
     }
-    if smallest_three.is_some() {
-        for (name, arg) in [("min", &mut min), ("max", &mut max)] {
-            if let Some((span, _)) = arg.take() {
-                errors.push(error_at(
-                    span,
-                    format!(
-                        "`quantize(smallest_three, ..)` takes only `bits`: the three components \
-                         sent always lie in ±1/√2; remove `{name}`, e.g. {SMALLEST_THREE_USAGE}"
-                    ),
-                ));
-            }
-        }
-    }
-    let mut range = |name: &str, arg: Option<(Span, &Expr)>| -> Option<(Span, f64)> {
-        let (span, expr) = arg?;
-        match number(expr) {
-            Some(v) if v.is_finite() => Some((span, v)),
-            _ => {
-                errors.push(error_at(
-                    span,
-                    format!("`{name}` must be a finite number literal, e.g. {QUANTIZE_USAGE}"),
-                ));
-                None
-            }
-        }
-    };
-    let min_v = range("min", min);
-    let max_v = range("max", max);
-    let bits_v = bits.and_then(|(span, expr)| {
-        let parsed = match expr {
-            Expr::Lit(ExprLit {
-                lit: Lit::Int(i), ..
-            }) => i.base10_parse::<u64>().ok(),
-            _ => None,
-        };
-        match parsed {
-            Some(b) if smallest_three.is_some() && SMALLEST_THREE_BITS.contains(&b) => {
-                u32::try_from(b).ok()
-            }
-            _ if smallest_three.is_some() => {
-                errors.push(error_at(
-                    span,
-                    format!(
-                        "`bits` must be an integer from {} to {} with `smallest_three`: the bits \
-                         of each of the three components sent ({} bits: 4 bytes, within 0.55°; \
-                         {} bits: 7 bytes, within 0.005°)",
-                        SMALLEST_THREE_BITS.start(),
-                        SMALLEST_THREE_BITS.end(),
-                        SMALLEST_THREE_BITS.start(),
-                        SMALLEST_THREE_BITS.end(),
-                    ),
-                ));
-                None
-            }
-            Some(b @ 1..=32) => u32::try_from(b).ok(),
-            _ => {
-                errors.push(error_at(
-                    span,
-                    "`bits` must be an integer from 1 to 32: the bucket index is a `u32`, \
-                     written in 1 to 4 bytes",
-                ));
-                None
-            }
-        }
-    });
-    if smallest_three.is_some() {
-        if bits.is_none() {
+}
+
+/// `quantize(smallest_three, bits = ..)`: `bits` only, in [`SMALLEST_THREE_BITS`].
+fn smallest_three_args(
+    key: Span,
+    written: QuantizeArgs<'_>,
+    mut errors: darling::error::Accumulator,
+) -> darling::Result<Option<Quant>> {
+    for (name, arg) in [("min", written.min), ("max", written.max)] {
+        if let Some((span, _)) = arg {
             errors.push(error_at(
-                key,
+                span,
                 format!(
-                    "`quantize(smallest_three, ..)` is missing `bits`, e.g. {SMALLEST_THREE_USAGE}"
+                    "`quantize(smallest_three, ..)` takes only `bits`: the three components \
+                     sent always lie in ±1/√2; remove `{name}`, e.g. {SMALLEST_THREE_USAGE}"
                 ),
             ));
         }
-        errors.finish()?;
-        let args = bits_v.map(|bits| Quant {
-            min: -std::f64::consts::FRAC_1_SQRT_2,
-            max: std::f64::consts::FRAC_1_SQRT_2,
-            bits,
-            smallest_three: true,
-        });
-        return Ok(Some(QuantizeOption { key, args }));
     }
+    let bits = written
+        .bits
+        .and_then(|arg| bits_value(arg, true, &mut errors));
+    if written.bits.is_none() {
+        errors.push(error_at(
+            key,
+            format!(
+                "`quantize(smallest_three, ..)` is missing `bits`, e.g. {SMALLEST_THREE_USAGE}"
+            ),
+        ));
+    }
+    errors.finish()?;
+    Ok(bits.map(|bits| Quant {
+        min: -std::f64::consts::FRAC_1_SQRT_2,
+        max: std::f64::consts::FRAC_1_SQRT_2,
+        bits,
+        smallest_three: true,
+    }))
+}
+
+/// `quantize(min = .., max = .., bits = ..)`: all three, `min < max`.
+fn range_args(
+    key: Span,
+    written: QuantizeArgs<'_>,
+    mut errors: darling::error::Accumulator,
+) -> darling::Result<Option<Quant>> {
+    let QuantizeArgs { min, max, bits, .. } = written;
+    let min_v = min.and_then(|arg| range_value("min", arg, &mut errors));
+    let max_v = max.and_then(|arg| range_value("max", arg, &mut errors));
+    let bits_v = bits.and_then(|arg| bits_value(arg, false, &mut errors));
     let missing: Vec<&str> = [
         ("min", min.is_none()),
         ("max", max.is_none()),
@@ -390,7 +393,7 @@ fn read_quantize(meta: &Meta) -> darling::Result<Option<QuantizeOption>> {
         }
     }
     errors.finish()?;
-    let args = match (min_v, max_v, bits_v) {
+    Ok(match (min_v, max_v, bits_v) {
         (Some((_, min)), Some((_, max)), Some(bits)) => Some(Quant {
             // `-0.0` and `0.0` quantize alike; one spelling keeps the schema hash one.
             min: if min == 0.0 { 0.0 } else { min },
@@ -399,8 +402,67 @@ fn read_quantize(meta: &Meta) -> darling::Result<Option<QuantizeOption>> {
             smallest_three: false,
         }),
         _ => None,
+    })
+}
+
+/// The value of `min` or `max` (`name`): a finite number literal, else an error.
+fn range_value(
+    name: &str,
+    (span, expr): (Span, &Expr),
+    errors: &mut darling::error::Accumulator,
+) -> Option<(Span, f64)> {
+    match number(expr) {
+        Some(v) if v.is_finite() => Some((span, v)),
+        _ => {
+            errors.push(error_at(
+                span,
+                format!("`{name}` must be a finite number literal, e.g. {QUANTIZE_USAGE}"),
+            ));
+            None
+        }
+    }
+}
+
+/// The value of `bits`: an integer in `1..=32`, or in [`SMALLEST_THREE_BITS`] with
+/// `smallest_three`; else an error.
+fn bits_value(
+    (span, expr): (Span, &Expr),
+    smallest_three: bool,
+    errors: &mut darling::error::Accumulator,
+) -> Option<u32> {
+    let parsed = match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => i.base10_parse::<u64>().ok(),
+        _ => None,
     };
-    Ok(Some(QuantizeOption { key, args }))
+    match parsed {
+        Some(b) if smallest_three && SMALLEST_THREE_BITS.contains(&b) => u32::try_from(b).ok(),
+        _ if smallest_three => {
+            errors.push(error_at(
+                span,
+                format!(
+                    "`bits` must be an integer from {} to {} with `smallest_three`: the bits \
+                     of each of the three components sent ({} bits: 4 bytes, within 0.55°; \
+                     {} bits: 7 bytes, within 0.005°)",
+                    SMALLEST_THREE_BITS.start(),
+                    SMALLEST_THREE_BITS.end(),
+                    SMALLEST_THREE_BITS.start(),
+                    SMALLEST_THREE_BITS.end(),
+                ),
+            ));
+            None
+        }
+        Some(b @ 1..=32) => u32::try_from(b).ok(),
+        _ => {
+            errors.push(error_at(
+                span,
+                "`bits` must be an integer from 1 to 32: the bucket index is a `u32`, \
+                 written in 1 to 4 bytes",
+            ));
+            None
+        }
+    }
 }
 
 /// A field with its options read.
@@ -459,54 +521,89 @@ pub(crate) fn role(attrs: &[Attribute], errors: &mut darling::error::Accumulator
     let Some(options) = errors.handle(member_options(first)) else {
         return Role::Member(Member::plain());
     };
-    let interpolate = options.interpolate.is_present();
     if options.flatten.is_present() {
-        // At the option the message says to remove.
-        if interpolate {
-            errors.push(error_at(
-                options.interpolate.span(),
-                "`interpolate` and `flatten` cannot be combined: a flattened base's own members \
-                 say whether they are interpolated; remove `interpolate` here and mark the \
-                 base's fields `#[replicated(interpolate)]`",
-            ));
-        }
-        let flags = [
-            ("owner_only", &options.owner_only),
-            ("skip_owner", &options.skip_owner),
-            ("initial_only", &options.initial_only),
-            ("predict", &options.predict),
-        ];
-        for (name, flag) in flags {
-            if flag.is_present() {
-                errors.push(error_at(
-                    flag.span(),
-                    format!(
-                        "`{name}` cannot be used on a `#[replicated(flatten)]` base: a base is \
-                         not one member but a state of its own; remove `{name}` here and mark \
-                         the base's fields `#[replicated({name})]`"
-                    ),
-                ));
-            }
-        }
-        if let Some(q) = &options.quantize {
-            errors.push(error_at(
-                q.key,
-                "`quantize` cannot be used on a `#[replicated(flatten)]` base: a base is not one \
-                 value but a state of its own; remove it here and mark the base's float fields \
-                 `#[replicated(quantize(..))]`",
-            ));
-        }
-        if let Some(hook) = &options.on_change {
-            errors.push(error_at(
-                hook.key,
-                "`on_change` cannot be used on a `#[replicated(flatten)]` base: hooks belong to \
-                 members; remove it here and mark the base's fields \
-                 `#[replicated(on_change = ..)]`",
-            ));
-        }
+        base_conflicts(&options, errors);
         return Role::Base;
     }
-    let condition = match (
+    Role::Member(member(options, errors))
+}
+
+/// A `#[replicated(flatten)]` base's other options, each an error at the option the message
+/// says to remove.
+fn base_conflicts(options: &MemberOptions, errors: &mut darling::error::Accumulator) {
+    if options.interpolate.is_present() {
+        errors.push(error_at(
+            options.interpolate.span(),
+            "`interpolate` and `flatten` cannot be combined: a flattened base's own members \
+             say whether they are interpolated; remove `interpolate` here and mark the \
+             base's fields `#[replicated(interpolate)]`",
+        ));
+    }
+    let flags = [
+        ("owner_only", &options.owner_only),
+        ("skip_owner", &options.skip_owner),
+        ("initial_only", &options.initial_only),
+        ("predict", &options.predict),
+    ];
+    for (name, flag) in flags {
+        if flag.is_present() {
+            errors.push(error_at(
+                flag.span(),
+                format!(
+                    "`{name}` cannot be used on a `#[replicated(flatten)]` base: a base is \
+                     not one member but a state of its own; remove `{name}` here and mark \
+                     the base's fields `#[replicated({name})]`"
+                ),
+            ));
+        }
+    }
+    if let Some(q) = &options.quantize {
+        errors.push(error_at(
+            q.key,
+            "`quantize` cannot be used on a `#[replicated(flatten)]` base: a base is not one \
+             value but a state of its own; remove it here and mark the base's float fields \
+             `#[replicated(quantize(..))]`",
+        ));
+    }
+    if let Some(hook) = &options.on_change {
+        errors.push(error_at(
+            hook.key,
+            "`on_change` cannot be used on a `#[replicated(flatten)]` base: hooks belong to \
+             members; remove it here and mark the base's fields \
+             `#[replicated(on_change = ..)]`",
+        ));
+    }
+}
+
+/// A member's options; options that cannot be combined are errors.
+fn member(options: MemberOptions, errors: &mut darling::error::Accumulator) -> Member {
+    let interpolate = options.interpolate.is_present();
+    let condition = condition(&options, errors);
+    let initial_only = options.initial_only.is_present();
+    if initial_only && interpolate {
+        errors.push(error_at(
+            options.interpolate.span(),
+            "`initial_only` and `interpolate` cannot be combined: an `initial_only` member is \
+             sent once, in the spawn, so clients have nothing to blend; remove `interpolate`",
+        ));
+    }
+    let predict = options.predict.is_present();
+    if predict {
+        predict_conflicts(&options, condition, errors);
+    }
+    Member {
+        interpolate: interpolate && !initial_only,
+        predict,
+        condition,
+        initial_only,
+        on_change: options.on_change.map(|hook| hook.path),
+        quantize: options.quantize.and_then(|q| q.args),
+    }
+}
+
+/// Which clients receive the member: `owner_only` and `skip_owner` together are an error.
+fn condition(options: &MemberOptions, errors: &mut darling::error::Accumulator) -> Condition {
+    match (
         options.owner_only.is_present(),
         options.skip_owner.is_present(),
     ) {
@@ -523,52 +620,40 @@ pub(crate) fn role(attrs: &[Attribute], errors: &mut darling::error::Accumulator
         (true, false) => Condition::OwnerOnly,
         (false, true) => Condition::SkipOwner,
         (false, false) => Condition::Always,
-    };
-    let initial_only = options.initial_only.is_present();
-    if initial_only && interpolate {
+    }
+}
+
+/// The options `predict` cannot be combined with, each an error at `predict`.
+fn predict_conflicts(
+    options: &MemberOptions,
+    condition: Condition,
+    errors: &mut darling::error::Accumulator,
+) {
+    let span = options.predict.span();
+    if options.quantize.is_some() {
         errors.push(error_at(
-            options.interpolate.span(),
-            "`initial_only` and `interpolate` cannot be combined: an `initial_only` member is \
-             sent once, in the spawn, so clients have nothing to blend; remove `interpolate`",
+            span,
+            "`predict` and `quantize` cannot be combined: the server simulates the member at \
+             full precision while the owner would re-simulate from the quantized value it \
+             receives, so its predictions would never match; remove `quantize` (or \
+             `predict`)",
         ));
     }
-    let predict = options.predict.is_present();
-    if predict {
-        // At `predict`, once per conflicting option.
-        let span = options.predict.span();
-        if options.quantize.is_some() {
-            errors.push(error_at(
-                span,
-                "`predict` and `quantize` cannot be combined: the server simulates the member at \
-                 full precision while the owner would re-simulate from the quantized value it \
-                 receives, so its predictions would never match; remove `quantize` (or \
-                 `predict`)",
-            ));
-        }
-        if initial_only {
-            errors.push(error_at(
-                span,
-                "`predict` and `initial_only` cannot be combined: a predicted member must \
-                 travel in snapshots, where the owner checks its prediction against the \
-                 server's value, and an `initial_only` member is sent once, in the spawn; \
-                 remove one of them",
-            ));
-        }
-        if condition == Condition::SkipOwner {
-            errors.push(error_at(
-                span,
-                "`predict` and `skip_owner` cannot be combined: the owner must receive the \
-                 server's value to check its prediction, and `skip_owner` sends it to everyone \
-                 but the owner; remove `skip_owner` (or `predict`)",
-            ));
-        }
+    if options.initial_only.is_present() {
+        errors.push(error_at(
+            span,
+            "`predict` and `initial_only` cannot be combined: a predicted member must \
+             travel in snapshots, where the owner checks its prediction against the \
+             server's value, and an `initial_only` member is sent once, in the spawn; \
+             remove one of them",
+        ));
     }
-    Role::Member(Member {
-        interpolate: interpolate && !initial_only,
-        predict,
-        condition,
-        initial_only,
-        on_change: options.on_change.map(|hook| hook.path),
-        quantize: options.quantize.and_then(|q| q.args),
-    })
+    if condition == Condition::SkipOwner {
+        errors.push(error_at(
+            span,
+            "`predict` and `skip_owner` cannot be combined: the owner must receive the \
+             server's value to check its prediction, and `skip_owner` sends it to everyone \
+             but the owner; remove `skip_owner` (or `predict`)",
+        ));
+    }
 }

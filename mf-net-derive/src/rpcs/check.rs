@@ -13,8 +13,8 @@ use syn::{
     Visibility,
 };
 
+use super::model::{Context, Mode, Param, Rpc};
 use super::parse::{self, RpcOptions};
-use super::{Context, Mode, Param, Rpc};
 use crate::bounds;
 use crate::diagnostics::error_at;
 
@@ -247,95 +247,107 @@ fn parameters(sig: &Signature, errors: &mut Accumulator) -> (Option<Context>, Ve
             ),
         )),
     }
-    let self_ident = Ident::new("Self", Span::call_site());
     let mut context = None;
     let mut params = Vec::new();
     for (index, input) in inputs.enumerate() {
         let FnArg::Typed(arg) = input else {
             continue;
         };
-        let ty = &*arg.ty;
-        if let Some(mutable) = context_ref(ty) {
-            if context.is_some() {
-                errors.push(error_at(
-                    ty.span(),
-                    "an RPC takes at most one `&RpcContext` parameter; remove this one",
-                ));
-            } else if index != 0 {
-                let at = match ty {
-                    Type::Reference(reference) => reference.elem.span(),
-                    _ => ty.span(),
-                };
-                errors.push(error_at(
-                    at,
-                    "the `&RpcContext` parameter must come first, right after `&mut self`: \
-                     `fn name(&mut self, ctx: &RpcContext, ..)`",
-                ));
-            }
+        if let Some(mutable) = context_ref(&arg.ty) {
+            context_rule(&arg.ty, index, context.is_some(), errors);
             context = Some(Context { mutable });
-            continue;
-        }
-        if is_context_by_value(ty) {
-            errors.push(error_at(
-                ty.span(),
-                "take the context by reference: `ctx: &RpcContext` (or `&mut RpcContext` to queue \
-                 world changes), as the first parameter after `&mut self`",
-            ));
-            continue;
-        }
-        let mut ok = true;
-        match ty {
-            Type::Reference(reference) => {
-                ok = false;
-                errors.push(error_at(
-                    reference.and_token.span,
-                    "RPC parameters are sent by value: write `String` for `&str`, `Vec<T>` for \
-                     `&[T]` and `T` for `&T` (the only reference parameter is a first \
-                     `&RpcContext`)",
-                ));
-            }
-            Type::ImplTrait(_) => {
-                ok = false;
-                errors.push(error_at(
-                    ty.span(),
-                    "RPC parameters need a concrete `NetCodec` type: both ends decode the \
-                     arguments with one fixed signature",
-                ));
-            }
-            _ => {}
-        }
-        if ok {
-            if let Some((_, span)) = bounds::occurrences(ty, &[&self_ident]).first() {
-                ok = false;
-                errors.push(error_at(
-                    *span,
-                    "write the type's name instead of `Self` in RPC parameters: the generated \
-                     sender trait has its own `Self`",
-                ));
-            }
-        }
-        let ident = match &*arg.pat {
-            Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
-                Some(pat.ident.clone())
-            }
-            pat => {
-                errors.push(error_at(
-                    pat.span(),
-                    "RPC parameters must be plain names, e.g. `damage: i32`: the generated \
-                     senders take the same parameters by name; destructure inside the body (and \
-                     name unused ones `_damage`)",
-                ));
-                None
-            }
-        };
-        if let (Some(ident), true) = (ident, ok) {
-            params.push(Param {
-                ident,
-                ty: ty.clone(),
-            });
+        } else if let Some(param) = sent_param(arg, errors) {
+            params.push(param);
         }
     }
     (context, params)
+}
+
+/// The `&RpcContext` parameter `ty`, at `index` among the parameters after the receiver:
+/// one, first.
+fn context_rule(ty: &Type, index: usize, repeated: bool, errors: &mut Accumulator) {
+    if repeated {
+        errors.push(error_at(
+            ty.span(),
+            "an RPC takes at most one `&RpcContext` parameter; remove this one",
+        ));
+    } else if index != 0 {
+        let at = match ty {
+            Type::Reference(reference) => reference.elem.span(),
+            _ => ty.span(),
+        };
+        errors.push(error_at(
+            at,
+            "the `&RpcContext` parameter must come first, right after `&mut self`: \
+             `fn name(&mut self, ctx: &RpcContext, ..)`",
+        ));
+    }
+}
+
+/// A sent parameter: a plain name and a concrete by-value type without `Self`; `None` (with
+/// its errors) otherwise.
+fn sent_param(arg: &syn::PatType, errors: &mut Accumulator) -> Option<Param> {
+    let ty = &*arg.ty;
+    if is_context_by_value(ty) {
+        errors.push(error_at(
+            ty.span(),
+            "take the context by reference: `ctx: &RpcContext` (or `&mut RpcContext` to queue \
+             world changes), as the first parameter after `&mut self`",
+        ));
+        return None;
+    }
+    let ok = sent_type_rule(ty, errors);
+    let ident = match &*arg.pat {
+        Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => Some(pat.ident.clone()),
+        pat => {
+            errors.push(error_at(
+                pat.span(),
+                "RPC parameters must be plain names, e.g. `damage: i32`: the generated \
+                 senders take the same parameters by name; destructure inside the body (and \
+                 name unused ones `_damage`)",
+            ));
+            None
+        }
+    };
+    Some(Param {
+        ident: ident.filter(|_| ok)?,
+        ty: ty.clone(),
+    })
+}
+
+/// Whether a sent parameter's type is by value, concrete and without `Self`; the first rule it
+/// breaks goes to `errors`.
+fn sent_type_rule(ty: &Type, errors: &mut Accumulator) -> bool {
+    match ty {
+        Type::Reference(reference) => {
+            errors.push(error_at(
+                reference.and_token.span,
+                "RPC parameters are sent by value: write `String` for `&str`, `Vec<T>` for \
+                 `&[T]` and `T` for `&T` (the only reference parameter is a first \
+                 `&RpcContext`)",
+            ));
+            return false;
+        }
+        Type::ImplTrait(_) => {
+            errors.push(error_at(
+                ty.span(),
+                "RPC parameters need a concrete `NetCodec` type: both ends decode the \
+                 arguments with one fixed signature",
+            ));
+            return false;
+        }
+        _ => {}
+    }
+    let self_ident = Ident::new("Self", Span::call_site());
+    if let Some((_, span)) = bounds::occurrences(ty, &[&self_ident]).first() {
+        errors.push(error_at(
+            *span,
+            "write the type's name instead of `Self` in RPC parameters: the generated \
+             sender trait has its own `Self`",
+        ));
+        return false;
+    }
+    true
 }
 
 /// `&mut self` (or `self: &mut Self`).

@@ -16,8 +16,9 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
+use super::check;
+use super::model::{Mode, Model, Rpc};
 use super::parse::path_text;
-use super::{check, Mode, Model, Rpc};
 use crate::runtime::{self, located_at};
 
 /// A local variable name that user code cannot capture or shadow.

@@ -1,14 +1,13 @@
-//! Token-building helpers shared by the state expansion ([`expand`](super::expand)) and the
-//! interpolation expansion ([`expand_interp`](super::expand_interp)): hygienic locals, spanned
-//! trait items, mask literals, and one member's encode, decode and read.
+//! Token-building helpers shared by the expansion's modules: hygienic locals, spanned trait
+//! items, mask literals, and one member's encode, decode and read.
 
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
-use super::parse::{Field, Member, Quant, Role};
-use super::Model;
+use crate::replicated::model::Model;
+use crate::replicated::parse::{Field, Member, Quant, Role};
 use crate::runtime::located_at;
 
 /// A local variable name that user code cannot capture or shadow.
