@@ -58,39 +58,136 @@ pub const INPUT: u16 = HELLO + 9;
 /// Server → client: the newest input received and how early the inputs arrive.
 pub const INPUT_ACK: u16 = HELLO + 10;
 
+/// Which way a message travels and the handler it goes to: the dispatch
+/// ([`Replication::handle_message`](super::multiplayer::Replication::handle_message)) matches
+/// on it exhaustively, so a new message is a new variant here and a new arm there, which the
+/// compiler asks for. The direction is the variant: a message the other side sends is refused
+/// ([`WrongDirection`](crate::wire::ProtocolViolation::WrongDirection)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Client → server.
+    ToServer(ToServer),
+    /// Server → client.
+    ToClient(ToClient),
+    /// Both ways: an RPC call ([`RPC`]).
+    Rpc,
+}
+
+/// A client → server message: the server's handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ToServer {
+    /// [`HELLO`].
+    Hello,
+    /// [`ACK`].
+    Ack,
+    /// [`INPUT`].
+    Input,
+}
+
+/// A server → client message: the client's handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ToClient {
+    /// [`WELCOME`].
+    Welcome,
+    /// [`REFUSE`].
+    Refuse,
+    /// [`SPAWN`].
+    Spawn,
+    /// [`DESPAWN`].
+    Despawn,
+    /// [`SNAPSHOT`].
+    Snapshot,
+    /// [`AUTHORITY`].
+    Authority,
+    /// [`INPUT_ACK`].
+    InputAck,
+}
+
 /// One replication message: its id, the stable name it enters the message registry's
-/// fingerprint under, and the version of its layout (part of its schema hash there).
+/// fingerprint under, the version of its layout (part of its schema hash there), and which
+/// way it travels to which handler (not in the fingerprint: a message that changes direction
+/// changes its layout's meaning, and raises `layout`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Message {
     pub(crate) id: u16,
     pub(crate) name: &'static str,
     pub(crate) layout: u64,
+    pub(crate) kind: Kind,
 }
 
-/// Every replication message, in id order: the one table the registry fingerprint (the
-/// transport's connect data) covers, so that a peer that lays out any of them differently is
-/// refused, the refusal naming the message. A new message id goes here, and a changed layout
-/// raises its `layout`.
+/// Every replication message, in id order: the one protocol table. The registry fingerprint
+/// (the transport's connect data) covers every row, so that a peer that lays out any of them
+/// differently is refused, the refusal naming the message; the dispatch finds a message's
+/// handler here ([`lookup`]). A new message id goes here, and a changed layout raises its
+/// `layout`.
 pub(crate) const MESSAGES: [Message; 11] = [
-    message(HELLO, "mf_net::replication::Hello"),
-    message(WELCOME, "mf_net::replication::Welcome"),
-    message(REFUSE, "mf_net::replication::Refuse"),
-    message(SPAWN, "mf_net::replication::Spawn"),
-    message(DESPAWN, "mf_net::replication::Despawn"),
-    message(SNAPSHOT, "mf_net::replication::Snapshot"),
-    message(ACK, "mf_net::replication::Ack"),
-    message(AUTHORITY, "mf_net::replication::Authority"),
-    message(RPC, "mf_net::replication::Rpc"),
-    message(INPUT, "mf_net::replication::Input"),
-    message(INPUT_ACK, "mf_net::replication::InputAck"),
+    message(
+        HELLO,
+        "mf_net::replication::Hello",
+        Kind::ToServer(ToServer::Hello),
+    ),
+    message(
+        WELCOME,
+        "mf_net::replication::Welcome",
+        Kind::ToClient(ToClient::Welcome),
+    ),
+    message(
+        REFUSE,
+        "mf_net::replication::Refuse",
+        Kind::ToClient(ToClient::Refuse),
+    ),
+    message(
+        SPAWN,
+        "mf_net::replication::Spawn",
+        Kind::ToClient(ToClient::Spawn),
+    ),
+    message(
+        DESPAWN,
+        "mf_net::replication::Despawn",
+        Kind::ToClient(ToClient::Despawn),
+    ),
+    message(
+        SNAPSHOT,
+        "mf_net::replication::Snapshot",
+        Kind::ToClient(ToClient::Snapshot),
+    ),
+    message(
+        ACK,
+        "mf_net::replication::Ack",
+        Kind::ToServer(ToServer::Ack),
+    ),
+    message(
+        AUTHORITY,
+        "mf_net::replication::Authority",
+        Kind::ToClient(ToClient::Authority),
+    ),
+    message(RPC, "mf_net::replication::Rpc", Kind::Rpc),
+    message(
+        INPUT,
+        "mf_net::replication::Input",
+        Kind::ToServer(ToServer::Input),
+    ),
+    message(
+        INPUT_ACK,
+        "mf_net::replication::InputAck",
+        Kind::ToClient(ToClient::InputAck),
+    ),
 ];
 
+/// The message with id `id`, if it is one of [`MESSAGES`]: the ids are contiguous from
+/// [`HELLO`], so the row's index is the id's distance from it.
+pub(crate) fn lookup(id: u16) -> Option<&'static Message> {
+    let table: &'static [Message] = &MESSAGES;
+    table.get(usize::from(id.wrapping_sub(HELLO)))
+}
+
 /// A message at layout version 1.
-const fn message(id: u16, name: &'static str) -> Message {
+const fn message(id: u16, name: &'static str, kind: Kind) -> Message {
     Message {
         id,
         name,
         layout: 1,
+        kind,
     }
 }
 
@@ -105,5 +202,16 @@ mod tests {
         }
         // The last constant above is the table's last entry.
         assert_eq!(MESSAGES.last().map(|m| m.id), Some(INPUT_ACK));
+    }
+
+    #[test]
+    fn a_lookup_finds_every_row_by_its_id_and_nothing_else() {
+        for m in &MESSAGES {
+            assert_eq!(lookup(m.id), Some(m), "{}", m.name);
+        }
+        assert_eq!(lookup(HELLO - 1), None);
+        assert_eq!(lookup(INPUT_ACK + 1), None);
+        assert_eq!(lookup(0), None);
+        assert_eq!(lookup(u16::MAX), None);
     }
 }

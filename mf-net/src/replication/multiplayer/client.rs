@@ -15,8 +15,7 @@ use super::Outbox;
 use super::{NetId, Shared};
 use crate::bus::MessageHeader;
 use crate::replication::protocol::{
-    self, ParentRef, SpawnHeader, ACK, AUTHORITY, DESPAWN, HELLO, REFUSE, SCENE_BIND, SNAPSHOT,
-    SPAWN, WELCOME,
+    self, Kind, ParentRef, SpawnHeader, ToClient, ACK, HELLO, SCENE_BIND,
 };
 use crate::scene::{EntryRef, NodeId, SceneIndex, ValueAt};
 use crate::tick::{tick_after, tick_max};
@@ -300,20 +299,21 @@ impl ClientState {
         shared.stats.networked_nodes = 0;
     }
 
-    /// A replication message from the server.
+    /// A replication message from the server, to its handler. Input acks pass no gate; the
+    /// rest wait for the welcome (and are ignored once the connection ended). A client → server
+    /// message is refused as the wrong direction, after the same gates.
     pub(crate) fn on_message(
         &mut self,
         core: &mut Outbox,
         shared: &mut Shared,
-        message_id: u16,
+        kind: Kind,
         tick: u32,
         r: &mut NetReader<'_>,
     ) -> Result<bool, DecodeError> {
-        if self.finished.is_some() {
-            return Ok(true);
-        }
-        match message_id {
-            WELCOME => {
+        match kind {
+            Kind::ToClient(ToClient::InputAck) => self.on_input_ack(r),
+            _ if self.finished.is_some() => Ok(true),
+            Kind::ToClient(ToClient::Welcome) => {
                 let peer = PeerId(r.read_u64()?);
                 let rate = r.read_u8()?.max(1);
                 let tick = r.read_u32()?;
@@ -338,7 +338,7 @@ impl ClientState {
                 });
                 Ok(true)
             }
-            REFUSE => {
+            Kind::ToClient(ToClient::Refuse) => {
                 let text = r.read_str()?.to_owned();
                 warn!(%text, "the server refused us");
                 shared.refusal = Some(text);
@@ -348,14 +348,14 @@ impl ClientState {
                 shared.stats.control_dropped += 1;
                 Ok(true)
             }
-            SPAWN => self.on_spawn(shared, tick, r),
-            DESPAWN => {
+            Kind::ToClient(ToClient::Spawn) => self.on_spawn(shared, tick, r),
+            Kind::ToClient(ToClient::Despawn) => {
                 let id = r.read_var_u32()?;
                 r.finish()?;
                 self.on_despawn(shared, id);
                 Ok(true)
             }
-            AUTHORITY => {
+            Kind::ToClient(ToClient::Authority) => {
                 let id = r.read_var_u32()?;
                 let peer = PeerId(r.read_var_u64()?);
                 let recursive = r.read_bool()?;
@@ -363,8 +363,10 @@ impl ClientState {
                 self.on_authority(shared, id, peer, recursive);
                 Ok(true)
             }
-            SNAPSHOT => self.on_snapshot(shared, tick, r),
-            _ => Err(DecodeError::Protocol(ProtocolViolation::WrongDirection)),
+            Kind::ToClient(ToClient::Snapshot) => self.on_snapshot(shared, tick, r),
+            Kind::ToServer(_) | Kind::Rpc => {
+                Err(DecodeError::Protocol(ProtocolViolation::WrongDirection))
+            }
         }
     }
 

@@ -13,7 +13,7 @@ use super::server::ServerState;
 use super::stats::Bandwidth;
 use super::{rpc, spawner, MultiplayerConfig, MultiplayerEvent, NetworkStats, Outbox};
 use crate::bus::BusEvent;
-use crate::replication::protocol;
+use crate::replication::protocol::{self, Kind, ToClient, ToServer};
 use crate::scene::{Scene, SceneLibrary, SceneShape};
 use crate::transport::PeerId;
 use crate::wire::{DecodeError, NetReader, ProtocolViolation};
@@ -155,9 +155,11 @@ impl Replication {
         matches!(&self.role, Role::Client(client) if client.finished.is_some())
     }
 
-    /// Handles a replication message (a reserved id) the bus received from `sender`: routes
-    /// it to the server or client half. `Ok(false)`: not ours (the bus drops it); an error:
-    /// malformed or unexpected (the bus drops and counts it).
+    /// Handles a replication message (a reserved id) the bus received from `sender`: finds it
+    /// in the protocol table ([`protocol::MESSAGES`]) and routes it by its kind to the server
+    /// or client half, refusing it when it travels the wrong way. `Ok(false)`: not in the table,
+    /// not ours (the bus drops it); an error: malformed or unexpected (the bus drops and counts
+    /// it).
     ///
     /// # Errors
     ///
@@ -170,41 +172,19 @@ impl Replication {
         tick: u32,
         r: &mut NetReader<'_>,
     ) -> Result<bool, DecodeError> {
-        let Self { shared, role } = self;
-        if message_id == protocol::RPC {
-            return rpc::on_rpc(role, core, shared, sender, tick, r);
-        }
-        if message_id == protocol::INPUT || message_id == protocol::INPUT_ACK {
-            let result = match role {
-                Role::Server(server) if message_id == protocol::INPUT => {
-                    if server.input_flood(core, shared, sender) {
-                        return Ok(true);
-                    }
-                    shared.misuse.input(shared.now, sender);
-                    server.on_input(sender, r)
-                }
-                Role::Client(client)
-                    if message_id == protocol::INPUT_ACK && sender == client.server =>
-                {
-                    client.on_input_ack(r)
-                }
-                _ => Err(DecodeError::Protocol(ProtocolViolation::WrongDirection)),
-            };
-            if result.is_err() {
-                shared.stats.control_dropped += 1;
-            }
-            return result;
-        }
-        if message_id > protocol::AUTHORITY {
+        let Some(message) = protocol::lookup(message_id) else {
             return Ok(false);
-        }
-        let result = match role {
-            Role::Server(server) => server.on_message(core, shared, sender, message_id, r),
-            // Only the server's transport peer speaks for the server.
-            Role::Client(client) if sender != client.server => {
-                Err(DecodeError::Protocol(ProtocolViolation::NotFromServer))
+        };
+        let Self { shared, role } = self;
+        let result = match (message.kind, role) {
+            (Kind::Rpc, role) => return rpc::on_rpc(role, core, shared, sender, tick, r),
+            (Kind::ToServer(kind), Role::Server(server)) => {
+                server.on_message(core, shared, sender, kind, r)
             }
-            Role::Client(client) => client.on_message(core, shared, message_id, tick, r),
+            (Kind::ToClient(_), Role::Server(_)) => {
+                Err(DecodeError::Protocol(ProtocolViolation::WrongDirection))
+            }
+            (kind, Role::Client(client)) => to_client(client, core, shared, sender, kind, tick, r),
         };
         // Undecodable or unexpected: the bus drops it (`dropped_malformed`); counted here too. A
         // snapshot whose framing breaks after valid entries lands here: those entries stay applied
@@ -245,5 +225,31 @@ impl Replication {
             }
             (_, event) => shared.events.push(MultiplayerEvent::Bus(event)),
         }
+    }
+}
+
+/// A replication message at a client, checked for its sender: only the server's transport peer
+/// speaks for the server. The simulation's messages (input, input ack) are refused as the wrong
+/// direction whoever sends them the wrong way; every other message from another peer is not
+/// from the server.
+fn to_client(
+    client: &mut ClientState,
+    core: &mut Outbox,
+    shared: &mut Shared,
+    sender: PeerId,
+    kind: Kind,
+    tick: u32,
+    r: &mut NetReader<'_>,
+) -> Result<bool, DecodeError> {
+    let from_server = sender == client.server;
+    match kind {
+        Kind::ToServer(ToServer::Input) => {
+            Err(DecodeError::Protocol(ProtocolViolation::WrongDirection))
+        }
+        Kind::ToClient(ToClient::InputAck) if !from_server => {
+            Err(DecodeError::Protocol(ProtocolViolation::WrongDirection))
+        }
+        _ if !from_server => Err(DecodeError::Protocol(ProtocolViolation::NotFromServer)),
+        _ => client.on_message(core, shared, kind, tick, r),
     }
 }

@@ -19,14 +19,14 @@ use super::shared_snapshot::SharedSnapshot;
 use super::snapshot;
 use super::{MultiplayerError, NetId, Outbox, Shared};
 use crate::replication::protocol::{
-    self, ParentRef, SpawnHeaderRef, SpawnerPayload, ACK, AUTHORITY, DESPAWN, HELLO,
-    MAX_NAME_BYTES, SPAWN,
+    self, ParentRef, SpawnHeaderRef, SpawnerPayload, ToServer, AUTHORITY, DESPAWN, MAX_NAME_BYTES,
+    SPAWN,
 };
 use crate::replication::Audience;
 use crate::scene::{Changed, LastChanged, NodeId, Scene, ValueAt};
 use crate::tick::HORIZON;
 use crate::transport::{Channel, DisconnectReason, PeerId, SendError};
-use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
+use crate::wire::{DecodeError, NetReader, NetWriter};
 
 /// A spawn made this frame, sent at the end of it.
 pub(crate) struct Pending {
@@ -443,18 +443,26 @@ impl ServerState {
         }
     }
 
-    /// A replication message from a client.
+    /// A replication message from a client, to its handler. Inputs past the flood threshold
+    /// are dropped unread.
     pub(crate) fn on_message(
         &mut self,
         core: &mut Outbox,
         shared: &mut Shared,
         peer: PeerId,
-        message_id: u16,
+        kind: ToServer,
         r: &mut NetReader<'_>,
     ) -> Result<bool, DecodeError> {
-        match message_id {
-            HELLO => self.on_hello(core, shared, peer, r),
-            ACK => {
+        match kind {
+            ToServer::Hello => self.on_hello(core, shared, peer, r),
+            ToServer::Input => {
+                if self.input_flood(core, shared, peer) {
+                    return Ok(true);
+                }
+                shared.misuse.input(shared.now, peer);
+                self.on_input(peer, r)
+            }
+            ToServer::Ack => {
                 let tick = r.read_var_u32()?;
                 r.finish()?;
                 let now = shared.now;
@@ -472,7 +480,6 @@ impl ServerState {
                 }
                 Ok(true)
             }
-            _ => Err(DecodeError::Protocol(ProtocolViolation::WrongDirection)),
         }
     }
 
