@@ -25,6 +25,15 @@
 //! [`Simulation`](crate::prediction::Simulation) sends them. An idle snapshot is the header,
 //! the flags byte and the terminating 0: 9 bytes. The remaining reserved ids are unused.
 //!
+//! The table above is the protocol table (`MESSAGES`, internal), which also gives each message
+//! its direction and its handler: the runtime refuses a message that travels the wrong way
+//! ([`WrongDirection`](crate::wire::ProtocolViolation::WrongDirection)) and, at a client, a
+//! server → client message from a peer other than its server
+//! ([`NotFromServer`](crate::wire::ProtocolViolation::NotFromServer); an input ack from another
+//! peer is the wrong direction); either counts in
+//! [`NetworkStats::control_dropped`](super::multiplayer::NetworkStats::control_dropped). Ids
+//! past the last one are not replication's.
+//!
 //! Every one of them enters the message registry's fingerprint (the transport's connect
 //! data) under its name and layout version, so a peer that lays any of them out differently is
 //! refused before the hello, its refusal naming the message.

@@ -253,3 +253,112 @@ fn to_client(
         _ => client.on_message(core, shared, kind, tick, r),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bus::{MessageBus, MessageRegistry};
+    use crate::replication::protocol::{Message, MESSAGES};
+    use crate::transport::loopback::{LoopbackNetwork, LoopbackTransport};
+
+    /// The client's server peer, and a peer that is not it.
+    const SERVER: PeerId = PeerId(1);
+    const STRANGER: PeerId = PeerId(9);
+
+    /// A server bus to lend as the outbox (nothing below sends through it).
+    fn bus() -> MessageBus<LoopbackTransport> {
+        let transport = LoopbackNetwork::new().listen("server", 4).unwrap();
+        MessageBus::server(transport, MessageRegistry::new(1))
+    }
+
+    /// An offline server, or a welcomed client of [`SERVER`].
+    fn machine(client: bool) -> Replication {
+        let mut machine = Replication::new(SceneLibrary::new(), MultiplayerConfig::default());
+        if client {
+            let mut state = ClientState::new(Duration::ZERO);
+            state.server = SERVER;
+            state.welcomed = true;
+            machine.role = Role::Client(state);
+        }
+        machine
+    }
+
+    /// What `machine` answers to `message` from `sender` with an empty payload, and whether
+    /// it counted the message as a dropped control message.
+    fn receive(
+        machine: &mut Replication,
+        sender: PeerId,
+        message: &Message,
+    ) -> (Result<bool, DecodeError>, bool) {
+        let mut bus = bus();
+        let core: &mut Outbox = &mut *bus;
+        let before = machine.shared.stats.control_dropped;
+        let result = machine.handle_message(core, sender, message.id, 0, &mut NetReader::new(&[]));
+        (result, machine.shared.stats.control_dropped == before + 1)
+    }
+
+    /// A protocol violation, counted.
+    fn refused(violation: ProtocolViolation) -> (Result<bool, DecodeError>, bool) {
+        (Err(DecodeError::Protocol(violation)), true)
+    }
+
+    #[test]
+    fn every_row_is_dispatched_and_an_id_outside_the_table_is_not_ours() {
+        for message in &MESSAGES {
+            // The side that reads it (both, for an RPC) gets it: read, not ignored.
+            let (server_reads, client_reads) = match message.kind {
+                Kind::ToServer(_) => (true, false),
+                Kind::ToClient(_) => (false, true),
+                Kind::Rpc => (true, true),
+            };
+            for (client, sender) in [(false, STRANGER), (true, SERVER)] {
+                if (client && client_reads) || (!client && server_reads) {
+                    let (result, _) = receive(&mut machine(client), sender, message);
+                    assert_ne!(result, Ok(false), "{} (client: {client})", message.name);
+                }
+            }
+        }
+        let last = MESSAGES[MESSAGES.len() - 1].id;
+        for id in [last + 1, u16::MAX] {
+            let mut bus = bus();
+            let mut server = machine(false);
+            let result =
+                server.handle_message(&mut *bus, STRANGER, id, 0, &mut NetReader::new(&[]));
+            assert_eq!(result, Ok(false));
+        }
+    }
+
+    #[test]
+    fn every_row_sent_the_wrong_way_is_refused_and_counted() {
+        use ProtocolViolation::{NotFromServer, WrongDirection};
+        for message in &MESSAGES {
+            let name = message.name;
+            let simulation = matches!(
+                message.kind,
+                Kind::ToServer(ToServer::Input) | Kind::ToClient(ToClient::InputAck)
+            );
+            // From a peer that is not the client's server: the simulation's messages are the
+            // wrong direction, the rest not from the server.
+            if message.kind != Kind::Rpc {
+                let expected = refused(if simulation {
+                    WrongDirection
+                } else {
+                    NotFromServer
+                });
+                let got = receive(&mut machine(true), STRANGER, message);
+                assert_eq!(got, expected, "{name} at a client from a stranger");
+            }
+            match message.kind {
+                Kind::ToClient(_) => {
+                    let got = receive(&mut machine(false), STRANGER, message);
+                    assert_eq!(got, refused(WrongDirection), "{name} at the server");
+                }
+                Kind::ToServer(_) => {
+                    let got = receive(&mut machine(true), SERVER, message);
+                    assert_eq!(got, refused(WrongDirection), "{name} at a client");
+                }
+                Kind::Rpc => {}
+            }
+        }
+    }
+}
