@@ -1,6 +1,7 @@
 //! Checking a connection request, statelessly: everything needed is in the packet, the
 //! server's configuration and its clock. Nothing is kept for a request that fails.
 
+use mf_net::replication::message_ids::HELLO;
 use mf_net::transport::DisconnectReason;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
@@ -135,4 +136,37 @@ pub(crate) fn check(
         },
         verdict,
     })
+}
+
+/// What a pending peer's first packet is.
+pub(crate) enum Request {
+    /// A plain mf-net client's hello: it has no token at all.
+    Plain,
+    /// Garbage, or a token that does not open: no answer.
+    Silent(Silent),
+    /// A token that opened.
+    Opened(Opened),
+}
+
+/// Reads a pending peer's first packet (see [`check`]).
+pub(crate) fn check_request(
+    config: &ServerConfig,
+    addresses: &[String],
+    clock: Clock,
+    packet: &[u8],
+    scratch: &mut Vec<u8>,
+) -> Request {
+    if is_plain_hello(packet) {
+        return Request::Plain;
+    }
+    match check(config, addresses, clock, packet, scratch) {
+        Ok(opened) => Request::Opened(opened),
+        Err(silent) => Request::Silent(silent),
+    }
+}
+
+/// Whether `packet` is an mf-net message header carrying the replication hello.
+fn is_plain_hello(packet: &[u8]) -> bool {
+    packet.len() >= mf_net::bus::MessageHeader::SIZE
+        && packet.get(1..3) == Some(&HELLO.to_le_bytes()[..])
 }

@@ -1,71 +1,15 @@
 //! The server's side of the handshake: a request, a challenge, its answer, admission.
 
-use mf_net::replication::message_ids::HELLO;
 use mf_net::transport::{Channel, DisconnectReason, PeerId, Transport};
 
-use crate::admission::{self, Clock, Opened, Silent, Ticket};
+use crate::admission::{Clock, Opened, Request, Silent, Ticket};
 use crate::challenge::CHALLENGE_LEN;
 use crate::key::random_bytes;
+use crate::pending::{Challenged, Pending, Stage};
 use crate::server::{Admitted, SecureServer, Upward};
 use crate::session::{Dropped, End, Session};
 use crate::wire::{KIND_ACCEPT, KIND_CHALLENGE, KIND_DENIED, KIND_RESPONSE, SALT_LEN};
-use crate::{DuplicatePolicy, ServerConfig};
-
-/// A peer connected on the inner transport, not admitted yet.
-pub(crate) struct Pending {
-    pub(crate) peer: PeerId,
-    pub(crate) connect_data: u32,
-    pub(crate) since: std::time::Duration,
-    pub(crate) stage: Stage,
-}
-
-/// Where a pending peer's handshake is.
-pub(crate) enum Stage {
-    /// Connected; its request has not come.
-    AwaitingRequest,
-    /// Its token opened and it was sent a challenge.
-    Challenged(Box<Challenged>),
-}
-
-/// A peer whose token opened: its ticket and the connection's session.
-pub(crate) struct Challenged {
-    ticket: Ticket,
-    pub(crate) session: Session,
-    salt: [u8; SALT_LEN],
-}
-
-/// What a pending peer's first packet is.
-pub(crate) enum Request {
-    /// A plain mf-net client's hello: it has no token at all.
-    Plain,
-    /// Garbage, or a token that does not open: no answer.
-    Silent(Silent),
-    /// A token that opened.
-    Opened(Opened),
-}
-
-/// Reads a pending peer's first packet (see [`admission::check`]).
-pub(crate) fn check_request(
-    config: &ServerConfig,
-    addresses: &[String],
-    clock: Clock,
-    packet: &[u8],
-    scratch: &mut Vec<u8>,
-) -> Request {
-    if is_plain_hello(packet) {
-        return Request::Plain;
-    }
-    match admission::check(config, addresses, clock, packet, scratch) {
-        Ok(opened) => Request::Opened(opened),
-        Err(silent) => Request::Silent(silent),
-    }
-}
-
-/// Whether `packet` is an mf-net message header carrying the replication hello.
-fn is_plain_hello(packet: &[u8]) -> bool {
-    packet.len() >= mf_net::bus::MessageHeader::SIZE
-        && packet.get(1..3) == Some(&HELLO.to_le_bytes()[..])
-}
+use crate::DuplicatePolicy;
 
 impl<T: Transport> SecureServer<T> {
     pub(crate) fn clock(&self) -> Clock {

@@ -74,6 +74,7 @@ mod identity;
 mod issuer;
 mod key;
 mod keys;
+mod pending;
 mod private;
 mod replay;
 mod server;

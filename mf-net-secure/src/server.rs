@@ -10,8 +10,8 @@ use mf_net::transport::{
 
 use crate::challenge::Challenger;
 use crate::config::ConfigError;
-use crate::handshake::{Pending, Stage};
 use crate::key::random_bytes;
+use crate::pending::{Pending, Stage};
 use crate::session::{Dropped, Session};
 use crate::used::UsedTokens;
 use crate::wire::{KIND_KEEPALIVE, KIND_PAYLOAD};
@@ -339,7 +339,7 @@ impl<T: Transport> Transport for SecureServer<T> {
                         match self.pending.iter().position(|p| p.peer == peer) {
                             Some(i) => match &mut self.pending[i].stage {
                                 Stage::AwaitingRequest => {
-                                    let checked = crate::handshake::check_request(
+                                    let checked = crate::admission::check_request(
                                         &self.config,
                                         &self.addresses,
                                         clock,

@@ -1,15 +1,9 @@
-//! Flood limits on the server: how many RPC messages
-//! ([`rpc_flood_threshold`](super::MultiplayerConfig::rpc_flood_threshold)) and input messages
-//! ([`input_flood_threshold`](super::MultiplayerConfig::input_flood_threshold)) one client may
-//! send within a second of passed-in time; a client sending more is kicked.
+//! [`FloodWindow`]: how many messages of one kind a client sent within a second of passed-in
+//! time, for the server's flood limits (RPCs:
+//! [`rpc_flood_threshold`](super::MultiplayerConfig::rpc_flood_threshold); inputs:
+//! [`input_flood_threshold`](super::MultiplayerConfig::input_flood_threshold)).
 
 use std::time::Duration;
-
-use tracing::warn;
-
-use super::server::ServerState;
-use super::{Outbox, Shared};
-use crate::transport::{DisconnectReason, PeerId};
 
 const ONE_SECOND: Duration = Duration::from_secs(1);
 
@@ -31,43 +25,6 @@ impl FloodWindow {
         }
         self.count = self.count.saturating_add(1);
         threshold > 0 && self.count > threshold
-    }
-}
-
-impl ServerState {
-    /// Disconnects `peer` ([`Kicked`](DisconnectReason::Kicked)) for `why`, and lets it go.
-    pub(crate) fn kick(
-        &mut self,
-        core: &mut Outbox,
-        shared: &mut Shared,
-        peer: PeerId,
-        why: &'static str,
-    ) {
-        warn!(%peer, why, "kicking client");
-        core.disconnect(peer, DisconnectReason::Kicked);
-        self.peer_left(Some(core), shared, peer, DisconnectReason::Kicked);
-    }
-
-    /// Counts an input message from `sender`; kicks it, and returns `true` (the message is
-    /// dropped), if that takes it over the input flood threshold.
-    pub(crate) fn input_flood(
-        &mut self,
-        core: &mut Outbox,
-        shared: &mut Shared,
-        sender: PeerId,
-    ) -> bool {
-        let threshold = shared.config.input_flood_threshold;
-        let now = shared.now;
-        let Some(slot) = self.clients.iter_mut().find(|c| c.peer == sender) else {
-            return false;
-        };
-        slot.stats.input_messages += 1;
-        if !slot.input_flood.flooding(now, threshold) {
-            return false;
-        }
-        shared.stats.input_kicks += 1;
-        self.kick(core, shared, sender, "input flood");
-        true
     }
 }
 

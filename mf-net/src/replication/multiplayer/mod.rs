@@ -107,6 +107,7 @@ mod handshake;
 mod interest;
 mod interest_state;
 mod interpolation;
+mod kick;
 pub(crate) mod machine;
 mod misuse;
 mod net_ids;
