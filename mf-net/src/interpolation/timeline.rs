@@ -11,8 +11,9 @@ use super::{AdaptiveDelay, ClockUpdate, InterpolationConfig, ServerClock};
 /// [`max_extrapolation_ticks`](Self::max_extrapolation_ticks) are then what
 /// [`InterpolationBuffer::sample`](super::InterpolationBuffer::sample) takes.
 ///
-/// It keeps its own local time (the sum of the frame times it was given) to time snapshot
-/// arrivals for the adaptive delay; it reads no clock and never allocates.
+/// It times snapshot arrivals for the adaptive delay by its local time: the sum of the frame
+/// times given to [`advance`](Self::advance) or, inside the runtime, the runtime's one frame
+/// time (`now`) it is moved to each frame; it reads no clock and never allocates.
 ///
 /// ```
 /// use std::time::Duration;
@@ -31,19 +32,30 @@ pub struct InterpolationTimeline {
     config: InterpolationConfig,
     clock: ServerClock,
     adaptive: Option<AdaptiveDelay>,
-    now: Duration,
+    /// The time this timeline was last moved to (on the runtime's frame clock inside the
+    /// runtime; the sum of the `dt`s given when driven by [`advance`](Self::advance)).
+    at: Duration,
+    /// The value of `at` when the timeline started: [`now`](Self::now) counts from it.
+    origin: Duration,
 }
 
 impl InterpolationTimeline {
     /// A timeline for a server running at `tick_rate` ticks per second (from its welcome).
     pub fn new(config: InterpolationConfig, tick_rate: u32) -> Self {
+        Self::starting_at(config, tick_rate, Duration::ZERO)
+    }
+
+    /// A timeline started at `now` on the runtime's frame clock, which then moves it with
+    /// [`advance_to`](Self::advance_to).
+    pub(crate) fn starting_at(config: InterpolationConfig, tick_rate: u32, now: Duration) -> Self {
         Self {
             config,
             clock: ServerClock::new(tick_rate),
             adaptive: config
                 .adaptive
                 .map(|adaptive| AdaptiveDelay::new(adaptive, config.delay)),
-            now: Duration::ZERO,
+            at: now,
+            origin: now,
         }
     }
 
@@ -62,15 +74,24 @@ impl InterpolationTimeline {
         self.adaptive.as_ref()
     }
 
-    /// The local time: the sum of the frame times given to [`advance`](Self::advance).
+    /// The local time since the timeline started: the sum of the frame times given to
+    /// [`advance`](Self::advance) (inside the runtime: the frame time it was moved to, less the
+    /// frame time it started at).
     pub fn now(&self) -> Duration {
-        self.now
+        self.at.saturating_sub(self.origin)
     }
 
     /// A frame passed: advances the local time and the server clock by `dt`.
     pub fn advance(&mut self, dt: Duration) {
-        self.now = self.now.saturating_add(dt);
+        self.at = self.at.saturating_add(dt);
         self.clock.advance(dt);
+    }
+
+    /// A frame began at `now` on the runtime's frame clock (never earlier than the last):
+    /// advances the server clock by the time since the last frame.
+    pub(crate) fn advance_to(&mut self, now: Duration) {
+        self.clock.advance(now.saturating_sub(self.at));
+        self.at = now;
     }
 
     /// A snapshot of `tick` arrived (now): updates the server clock and, for snapshots that
@@ -82,15 +103,16 @@ impl InterpolationTimeline {
     /// ([`must_clear_buffers`](ClockUpdate::must_clear_buffers)).
     pub fn on_snapshot(&mut self, tick: u32) -> ClockUpdate {
         let update = self.clock.on_snapshot(tick);
+        let now = self.now();
         if let Some(adaptive) = &mut self.adaptive {
             match update {
                 ClockUpdate::Stale => {}
                 ClockUpdate::Snapped { .. } => {
                     adaptive.reset();
-                    adaptive.on_snapshot(self.now);
+                    adaptive.on_snapshot(now);
                 }
                 ClockUpdate::Started | ClockUpdate::Pulled { .. } => {
-                    adaptive.on_snapshot(self.now);
+                    adaptive.on_snapshot(now);
                 }
             }
         }
@@ -175,5 +197,35 @@ mod tests {
         t.reset();
         assert_eq!(t.render_tick(), None);
         assert_eq!(t.now(), Duration::ZERO);
+    }
+
+    #[test]
+    fn moved_to_frame_times_it_equals_one_advanced_by_their_differences() {
+        let config = InterpolationConfig {
+            adaptive: Some(AdaptiveDelayConfig::default()),
+            ..InterpolationConfig::default()
+        };
+        let mut by_dt = InterpolationTimeline::new(config, 30);
+        let start = Duration::from_millis(12_345);
+        let mut by_now = InterpolationTimeline::starting_at(config, 30, start);
+        let mut now = start;
+        for (i, ms) in [16_u64, 17, 33, 0, 250, 16, 17]
+            .into_iter()
+            .cycle()
+            .take(60)
+            .enumerate()
+        {
+            let dt = Duration::from_millis(ms);
+            now += dt;
+            by_dt.advance(dt);
+            by_now.advance_to(now);
+            if i % 2 == 0 {
+                let tick = 500 + u32::try_from(i).unwrap();
+                assert_eq!(by_dt.on_snapshot(tick), by_now.on_snapshot(tick));
+            }
+            assert_eq!(by_dt.now(), by_now.now());
+            assert_eq!(by_dt.render_tick(), by_now.render_tick());
+            assert_eq!(by_dt.adaptive(), by_now.adaptive());
+        }
     }
 }

@@ -326,7 +326,8 @@ impl ClientState {
                 self.handshake_rtt = Some(shared.now.saturating_sub(self.hello_at));
                 self.local_peer = peer;
                 self.tick_rate = rate;
-                self.interp.start(shared.config.interpolation, rate, tick);
+                self.interp
+                    .start(shared.config.interpolation, rate, tick, shared.now);
                 self.newest_applied = tick;
                 self.newest_acked = tick;
                 self.rpc_floor = tick;

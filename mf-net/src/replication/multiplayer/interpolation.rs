@@ -11,7 +11,7 @@
 //!   interpolated members with a hold sample at the node's known tick from before this
 //!   snapshot; [`end_snapshot`](ClientInterpolation::end_snapshot) records an untruncated
 //!   snapshot.
-//! - **Frame** (`begin_frame`): [`advance`](ClientInterpolation::advance) the clock before
+//! - **Frame** (`begin_frame`): [`advance_to`](ClientInterpolation::advance_to) the clock before
 //!   receiving, then [`blend`](ClientInterpolation::blend) after: every buffer's sample at the
 //!   render tick is written into its node, one pass per type.
 //!
@@ -47,14 +47,21 @@ impl ClientInterpolation {
         }
     }
 
-    /// Welcomed at `tick` by a server running at `tick_rate`: interpolate if `config` enables
-    /// it.
-    pub(crate) fn start(&mut self, config: InterpolationConfig, tick_rate: u8, tick: u32) {
+    /// Welcomed at `tick` by a server running at `tick_rate`, in the frame at `now` (the
+    /// runtime's frame time): interpolate if `config` enables it.
+    pub(crate) fn start(
+        &mut self,
+        config: InterpolationConfig,
+        tick_rate: u8,
+        tick: u32,
+        now: Duration,
+    ) {
         self.last_untruncated = tick;
         self.timeline = config.enabled.then(|| {
-            Box::new(InterpolationTimeline::new(
+            Box::new(InterpolationTimeline::starting_at(
                 config,
                 u32::from(tick_rate.max(1)),
+                now,
             ))
         });
     }
@@ -113,12 +120,12 @@ impl ClientInterpolation {
         }
     }
 
-    /// A frame of `dt` began: advances the clock to now, before this frame's snapshots pull it
-    /// (so that in steady state the estimate is the newest snapshot's tick, and arrivals are
-    /// timed at the frame that received them).
-    pub(crate) fn advance(&mut self, dt: Duration) {
+    /// A frame began at `now` (the runtime's frame time): advances the clock to now, before
+    /// this frame's snapshots pull it (so that in steady state the estimate is the newest
+    /// snapshot's tick, and arrivals are timed at the frame that received them).
+    pub(crate) fn advance_to(&mut self, now: Duration) {
         if let Some(timeline) = &mut self.timeline {
-            timeline.advance(dt);
+            timeline.advance_to(now);
         }
     }
 
@@ -141,6 +148,8 @@ impl ClientInterpolation {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::ClientInterpolation;
     use crate::interpolation::InterpolationConfig;
     use crate::tick::HORIZON;
@@ -148,7 +157,12 @@ mod tests {
     #[test]
     fn the_known_floor_orders_across_the_wrap_and_never_ages_past_the_horizon() {
         let mut interp = ClientInterpolation::new();
-        interp.start(InterpolationConfig::default(), 30, u32::MAX - 1);
+        interp.start(
+            InterpolationConfig::default(),
+            30,
+            u32::MAX - 1,
+            Duration::ZERO,
+        );
         assert_eq!(interp.entry_at(0).known_floor, u32::MAX - 1);
         interp.end_snapshot(3, false);
         interp.end_snapshot(u32::MAX, false);

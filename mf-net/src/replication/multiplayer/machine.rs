@@ -94,7 +94,7 @@ impl Replication {
         shared.frame_dt = dt;
         shared.misuse.frame(dt, &mut shared.events);
         if let Role::Client(client) = &mut self.role {
-            client.interp.advance(dt);
+            client.interp.advance_to(shared.now);
             let written = client.predict.before_receive(&mut shared.scene);
             if client.predict.active {
                 let written =
