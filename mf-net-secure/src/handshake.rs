@@ -175,7 +175,7 @@ impl<T: Transport> SecureServer<T> {
             at,
             Admitted {
                 peer,
-                identity: ticket.identity.clone(),
+                identity: ticket.identity,
                 session,
                 heard: self.now,
                 sent: self.now,

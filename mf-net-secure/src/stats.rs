@@ -66,12 +66,12 @@ impl SecureStats {
             + self.refused_plain
     }
 
-    /// Counts a refusal given with `reason`.
+    /// Counts a sealed refusal given with `reason` (each reason the server seals has its own
+    /// counter).
     pub(crate) fn count_refusal(&mut self, reason: DisconnectReason) {
         let counter = match reason {
             DisconnectReason::TokenExpired => &mut self.refused_expired,
             DisconnectReason::TokenWrongServer => &mut self.refused_wrong_server,
-            DisconnectReason::TokenInvalid => &mut self.refused_invalid,
             DisconnectReason::TokenReplayed => &mut self.refused_replayed,
             DisconnectReason::ProtocolMismatch => &mut self.refused_protocol,
             DisconnectReason::ServerFull => &mut self.refused_full,

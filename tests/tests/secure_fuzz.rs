@@ -64,6 +64,30 @@ fn request_of(token: &ConnectToken) -> Vec<u8> {
     request
 }
 
+/// The server sent no more bytes than it received: no answer is larger than its request.
+fn no_amplification(rig: &Rig<Loopback>) {
+    let wire = rig.server.inner().stats();
+    assert!(
+        wire.bytes_sent <= wire.bytes_received,
+        "no amplification: {wire:?}"
+    );
+}
+
+/// A genuine client holding a token issued now (on the server's clock) is admitted.
+fn a_genuine_client_gets_in(rig: &mut Rig<Loopback>, client_id: u64) {
+    let now = rig.server.now();
+    let fresh = issuer()
+        .issue(
+            client_id,
+            b"player",
+            std::slice::from_ref(&rig.address),
+            now,
+        )
+        .unwrap();
+    let ok = rig.join(fresh);
+    rig.until("a genuine client is admitted", |r| r.connected(ok));
+}
+
 #[test]
 fn fuzzed_connection_requests_are_refused_without_panics() {
     let mut rng = fastrand::Rng::with_seed(0x5eed);
@@ -111,23 +135,14 @@ fn fuzzed_connection_requests_are_refused_without_panics() {
     );
     let stats = rig.server.secure_stats();
     assert_eq!(stats.refused() + stats.challenges_sent, CASES as u64);
-    let wire = rig.server.inner().stats();
-    assert!(
-        wire.bytes_sent <= wire.bytes_received,
-        "no amplification: {wire:?}"
-    );
+    no_amplification(&rig);
     assert_eq!(stats.challenges_sent, stats.handshake_timeouts);
     assert!(
         stats.refused_malformed > 0 && stats.refused_invalid > 0,
         "{stats:?}"
     );
     // The valid request still works afterwards.
-    let now = rig.server.now();
-    let fresh = issuer()
-        .issue(1, b"player", std::slice::from_ref(&rig.address), now)
-        .unwrap();
-    let ok = rig.join(fresh);
-    rig.until("a genuine client is admitted", |r| r.connected(ok));
+    a_genuine_client_gets_in(&mut rig, 1);
 }
 
 /// The challenge step under fuzz: peers whose valid request was challenged send mutated
@@ -201,17 +216,8 @@ fn fuzzed_answers_to_a_challenge_admit_nobody() {
     let stats = rig.server.secure_stats();
     assert!(stats.challenges_sent > CASES as u64, "{stats:?}");
     assert!(stats.challenge_failures >= CASES as u64, "{stats:?}");
-    let wire = rig.server.inner().stats();
-    assert!(
-        wire.bytes_sent <= wire.bytes_received,
-        "no amplification: {wire:?}"
-    );
-    let now = rig.server.now();
-    let fresh = issuer()
-        .issue(3, b"player", std::slice::from_ref(&rig.address), now)
-        .unwrap();
-    let ok = rig.join(fresh);
-    rig.until("a genuine client is admitted", |r| r.connected(ok));
+    no_amplification(&rig);
+    a_genuine_client_gets_in(&mut rig, 3);
 }
 
 #[test]
