@@ -16,8 +16,9 @@
 //!   seeded bad-network simulator, network addresses and the connect-string selector;
 //! - [`bus`]: [`MessageRegistry`](bus::MessageRegistry) and [`MessageBus`](bus::MessageBus),
 //!   typed messages with a 7-byte header, dispatch, peers, events and stats;
-//! - [`scene`]: the node tree replication works on, typed [`NetRef`](scene::NetRef) handles and
-//!   spawnable scenes;
+//! - [`store`]: the storage seam, through which an engine lends its values to the runtime;
+//! - [`scene`]: the built-in engine storage: a node tree, typed [`NetRef`](scene::NetRef)
+//!   handles and spawnable scenes;
 //! - [`replication`]: `#[derive(Replicated)]` game structs, the link-time registry, and
 //!   [`Multiplayer`](replication::Multiplayer), the runtime: handshake, spawns, delta snapshots
 //!   with acknowledgements, interest management, timeouts and stats;
@@ -40,6 +41,7 @@ pub mod replication;
 pub mod rpc;
 pub mod scene;
 pub mod schema;
+pub mod store;
 mod tick;
 pub mod transport;
 pub mod wire;
@@ -77,6 +79,7 @@ pub mod __private {
     pub use crate::replicated::member::{MemberClone, MemberCodec, MemberEq};
     /// The runtime's snapshot entry framing, for the benchmarks that time it.
     pub use crate::replication::protocol::{read_entry, write_entry};
+    pub use crate::replication::runtime_parts::runtime_part;
     pub use crate::replication::{
         Apply, Audience, Capture, Interpolated, MemberCondition, MemberInfo, Predicted,
         RegisteredType, Replicated, MAX_MEMBERS,

@@ -63,14 +63,14 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
                 self.send_inputs(outbox, client, stamped, redundancy);
             }
             self.simulate(client, scene, tick, false, step);
-            scene.record_predicted(tick);
+            client.replicas.record_predicted(scene, tick);
             client.predict.stats.ticks_predicted += 1;
             if config.check_determinism {
                 self.check(client, scene, tick, step);
             }
         }
         if skipped > 0 && config.smoothing > Duration::ZERO {
-            scene.end_correction(present);
+            client.replicas.end_correction(scene, present);
         }
         let p = &mut client.predict;
         if let Some(lead) = p.sync.lowest_lead() {
@@ -82,7 +82,7 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         } else {
             dt.as_secs_f32() / config.smoothing.as_secs_f32()
         };
-        scene.show_predicted(fade);
+        client.replicas.show_predicted(scene, fade);
     }
 
     /// Client: prediction starts (a new session): the nodes it owns are predicted from the
@@ -100,7 +100,13 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
             .map(|n| n.node);
         let tick = client.newest_applied;
         let p = &mut client.predict;
-        p.activate(scene, owned, tick, config.history_ticks);
+        p.activate(
+            &mut client.replicas,
+            scene,
+            owned,
+            tick,
+            config.history_ticks,
+        );
         let interval = Duration::from_secs(1) / u32::from(client.tick_rate.max(1));
         let rtt = client.handshake_rtt.unwrap_or(interval * 2);
         let rtt_ticks = u32::try_from(rtt.as_nanos().div_ceil(interval.as_nanos())).unwrap_or(0);
@@ -125,8 +131,10 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         config: PredictionConfig,
     ) {
         // `base` is past every tick predicted so far: each row goes back to its confirmed state.
-        scene.restore_predicted_at(base, config.smoothing > Duration::ZERO);
-        scene.record_predicted(base);
+        client
+            .replicas
+            .restore_predicted_at(scene, base, config.smoothing > Duration::ZERO);
+        client.replicas.record_predicted(scene, base);
         client.predict.stats.ticks_skipped += u64::from(skipped);
     }
 
@@ -149,21 +157,22 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
             .unwrap_or(0)
             .min(history - 1);
         let from = present.wrapping_sub(depth);
-        scene.restore_predicted_at(from, smoothing);
-        scene.record_predicted(from);
+        client.replicas.restore_predicted_at(scene, from, smoothing);
+        client.replicas.record_predicted(scene, from);
         for k in (0..depth).rev() {
             let tick = present.wrapping_sub(k);
             self.simulate(client, scene, tick, true, step);
-            scene.record_predicted(tick);
+            client.replicas.record_predicted(scene, tick);
         }
         if smoothing {
-            scene.end_correction(present);
+            client.replicas.end_correction(scene, present);
         }
         let stats = &mut client.predict.stats;
         stats.rollbacks += 1;
         stats.resimulated_ticks += u64::from(depth);
         stats.deepest_rollback = stats.deepest_rollback.max(depth);
-        self.last_misprediction = Some(mismatch.named(client.net_id(mismatch.node), scene));
+        self.last_misprediction =
+            Some(mismatch.named(client.net_id(mismatch.node), &client.replicas));
     }
 
     /// Client: the determinism check of `tick`: runs it again from the tick before and compares.
@@ -174,23 +183,23 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         tick: u32,
         step: &mut impl FnMut(&mut Step<'_, I>),
     ) {
-        scene.restore_history(tick.wrapping_sub(1));
+        client.replicas.restore_history(scene, tick.wrapping_sub(1));
         self.simulate(client, scene, tick, true, step);
-        if let Some((node, member)) = scene.check_predicted(tick) {
+        if let Some((node, member)) = client.replicas.check_predicted(scene, tick) {
             client.predict.stats.divergences += 1;
             if self.divergence.is_none() {
                 let found = Divergence {
                     tick,
                     node,
                     net_id: client.net_id(node),
-                    type_name: scene.predicted_type(node).unwrap_or(""),
+                    type_name: client.replicas.predicted_type(node).unwrap_or(""),
                     member,
                 };
                 tracing::warn!(%found, "the step function is not deterministic");
                 self.divergence = Some(found);
             }
         }
-        scene.restore_history(tick);
+        client.replicas.restore_history(scene, tick);
     }
 
     /// Client: runs `step` for `tick` with the stored input of that tick.

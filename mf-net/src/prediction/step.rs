@@ -30,6 +30,14 @@ impl Owners<'_> {
             Self::Client(client) => client.authority_of(node),
         }
     }
+
+    /// Whether this side predicts `node` (a client; the server simulates every node).
+    fn predicts(self, node: NodeId) -> bool {
+        match self {
+            Self::Server(_) => true,
+            Self::Client(client) => client.replicas.is_predicted(node),
+        }
+    }
 }
 
 /// What a game's step function sees of one tick: the scene, the tick, and every input of it
@@ -125,9 +133,11 @@ impl<'a, I> Step<'a, I> {
     pub fn simulated_mut<T: Replicated>(
         &mut self,
     ) -> impl Iterator<Item = (NodeId, &mut T, Option<&I>)> + '_ {
-        let (inputs, owners) = (self.inputs, self.owners);
+        let (inputs, owners, server) = (self.inputs, self.owners, self.server);
         self.scene
-            .simulated_mut::<T>(self.server)
+            .iter_mut::<T>()
+            .map(|(handle, value)| (handle.node(), value))
+            .filter(move |&(node, _)| server || owners.predicts(node))
             .map(move |(node, value)| {
                 let input = match owners {
                     // A client predicts only the nodes it owns: its own input, no lookup.

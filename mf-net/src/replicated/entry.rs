@@ -4,7 +4,7 @@
 //! [`ReplicationRegistry`](crate::replication::ReplicationRegistry) reads that table once. The
 //! scene's columns and the runtime refer to a type's entry as `&'static`, never copying it.
 
-use std::any::TypeId;
+use std::any::{Any, TypeId};
 use std::fmt;
 
 use super::{MemberInfo, Replicated};
@@ -25,7 +25,11 @@ pub struct RegisteredType {
     on_change: bool,
     owner_conditions: bool,
     predicts: bool,
+    runtime: Option<RuntimePart>,
 }
+
+/// A type's runtime part of a kind: what [`RegisteredType::runtime_part`] calls.
+type RuntimePart = fn(TypeId) -> Option<&'static dyn Any>;
 
 impl RegisteredType {
     /// The entry for `T`, from its [`Replicated`] constants.
@@ -40,7 +44,22 @@ impl RegisteredType {
             on_change: T::ON_CHANGE,
             owner_conditions: T::OWNER_CONDITIONS,
             predicts: T::PREDICTS,
+            runtime: None,
         }
+    }
+
+    /// This entry with the runtime's typed parts of the type (what `#[derive(Replicated)]`
+    /// submits): without them the runtime cannot network the type.
+    #[doc(hidden)]
+    pub const fn with_runtime(mut self, runtime: fn(TypeId) -> Option<&'static dyn Any>) -> Self {
+        self.runtime = Some(runtime);
+        self
+    }
+
+    /// The runtime's typed part of kind `kind` (the column maker one half of the runtime asks
+    /// for), if the entry has the runtime's parts.
+    pub(crate) fn runtime_part(&self, kind: TypeId) -> Option<&'static dyn Any> {
+        self.runtime.and_then(|part| part(kind))
     }
 
     /// Every entry of the link-time table, in unspecified order (unsorted, duplicates

@@ -5,10 +5,14 @@
 //!
 //! See [`multiplayer`] for the runtime and [`message_ids`] for its wire format.
 
+pub(crate) mod client;
 pub mod interest;
 pub mod message_ids;
 pub mod multiplayer;
 pub(crate) mod protocol;
+pub(crate) mod runtime_parts;
+pub(crate) mod server;
+pub(crate) mod shared;
 pub use crate::replicated::registry;
 
 pub use crate::replicated::{

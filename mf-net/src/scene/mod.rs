@@ -8,9 +8,10 @@
 //! structs directly through typed [`NetRef`] handles.
 //!
 //! Values are stored by type: one column per type holds every value of that type contiguously,
-//! and a node refers to its value by (column, row). [`Scene::iter`] walks one column; the
-//! replication runtime keeps its per-value state (the server's shadow states, a client's
-//! interpolation buffers) in the same rows, and reaches each column once per pass.
+//! and a node refers to its value by (column, row). [`Scene::iter`] walks one column. The scene
+//! is a [`Store`](crate::store::Store): the replication runtime keeps its own state of each
+//! value (the server's shadow states, a client's interpolation buffers) in its own columns,
+//! and borrows a column of the scene once per pass.
 //!
 //! ```
 //! use mf_net::prelude::*;
@@ -39,10 +40,8 @@ mod error;
 mod library;
 mod names;
 mod net_ref;
-mod node_id;
 mod paths;
-mod predicted;
-mod runtime;
+mod store;
 mod tree;
 mod values;
 mod walk;
@@ -54,34 +53,28 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[cfg(doc)]
 use crate::replicated::Replicated;
 
-#[cfg(test)]
-pub(crate) use self::column::change_gap;
 use self::column::ErasedColumn;
-pub(crate) use self::column::{
-    BlendAt, Changed, EntryAt, EntryMisses, EntryRef, LastChanged, StateRequest, StateWritten,
-};
 use self::names::ChildNames;
-pub(crate) use self::ValueSlot as ValueAt;
 
+pub use crate::store::NodeId;
 pub use error::SceneError;
 pub use library::{first_difference, SceneIndex, SceneLibrary, SceneShape};
 pub use net_ref::NetRef;
-pub use node_id::NodeId;
 pub use walk::DepthFirst;
 
-/// Where a node's value lives: its type's column and its row there. The runtime keeps one as
-/// a hint beside its node records; it goes stale when a removal moves the row, which every use
-/// checks.
+/// Where a node's value lives: its type's column and its row there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct ValueSlot {
-    pub(crate) column: u32,
-    pub(crate) row: u32,
+struct ValueSlot {
+    column: u32,
+    row: u32,
 }
 
 /// The values of one type, with the type they hold.
 struct TypedColumn {
     type_id: TypeId,
     column: Box<dyn ErasedColumn>,
+    /// How the column is lent ([`Store::lender`](crate::store::Store::lender)).
+    lender: &'static dyn std::any::Any,
 }
 
 struct Node {

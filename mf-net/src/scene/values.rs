@@ -8,8 +8,10 @@
 use std::any::{Any, TypeId};
 
 use super::column::{Column, ErasedColumn};
+use super::store::lender_of;
 use super::{next_retype_epoch, NetRef, NodeId, Scene, SceneError, TypedColumn, ValueSlot};
 use crate::replicated::{RegisteredType, Replicated};
+use crate::wire::NetWriter;
 
 impl Scene {
     /// Adds a node named `name` under `parent` holding `value`, and returns its typed handle.
@@ -84,9 +86,7 @@ impl Scene {
     /// The value behind `handle`: `None` if the node is gone or no longer holds a `T`.
     pub fn get<T: Replicated>(&self, handle: NetRef<T>) -> Option<&T> {
         let slot = self.node(handle.node())?.value?;
-        self.typed_column::<T>(slot.column)?
-            .values()
-            .get(slot.row as usize)
+        self.typed_column::<T>(slot.column)?.value(slot.row)
     }
 
     /// The value behind `handle`, mutably: `None` if the node is gone or no longer holds a `T`.
@@ -105,6 +105,21 @@ impl Scene {
     pub fn value_info(&self, node: NodeId) -> Option<&'static RegisteredType> {
         let (column, _) = self.column_of(node)?;
         Some(column.entry())
+    }
+
+    /// Writes the full state of `node`'s current value (every member, as a spawn for every
+    /// client would carry it) to `w`. Returns whether the node holds a value.
+    ///
+    /// For tools and tests that compare two peers' copies of a node; the runtime sends the
+    /// state it captured, not this.
+    pub fn write_state(&self, node: NodeId, w: &mut NetWriter) -> bool {
+        match self.column_of(node) {
+            Some((column, row)) => {
+                column.write_current(row, w);
+                true
+            }
+            None => false,
+        }
     }
 
     /// `node`'s value, type-erased and mutable (what an RPC dispatcher takes).
@@ -137,36 +152,18 @@ impl Scene {
             })
     }
 
-    /// The nodes holding a `T` that a simulation step advances, with their values: every one
-    /// when `all` (the server), else the predicted ones (a client).
-    pub(crate) fn simulated_mut<T: Replicated>(
-        &mut self,
-        all: bool,
-    ) -> impl Iterator<Item = (NodeId, &mut T)> + '_ {
-        let column = self.find_column::<T>();
-        column
-            .and_then(|column| self.typed_column_mut::<T>(column))
-            .into_iter()
-            .flat_map(move |typed| typed.simulated_mut(all))
-    }
-
     /// The column of `node`'s value, with its row.
-    pub(crate) fn column_of(&self, node: NodeId) -> Option<(&dyn ErasedColumn, u32)> {
+    fn column_of(&self, node: NodeId) -> Option<(&dyn ErasedColumn, u32)> {
         let slot = self.node(node)?.value?;
         let column = self.columns.get(slot.column as usize)?;
         Some((&*column.column, slot.row))
     }
 
     /// The column of `node`'s value, mutably, with its row.
-    pub(crate) fn column_of_mut(&mut self, node: NodeId) -> Option<(&mut dyn ErasedColumn, u32)> {
+    fn column_of_mut(&mut self, node: NodeId) -> Option<(&mut dyn ErasedColumn, u32)> {
         let slot = self.node(node)?.value?;
         let column = self.columns.get_mut(slot.column as usize)?;
         Some((&mut *column.column, slot.row))
-    }
-
-    /// Every column, mutably: one pass of the runtime per type.
-    pub(crate) fn columns_mut(&mut self) -> impl Iterator<Item = &mut dyn ErasedColumn> + '_ {
-        self.columns.iter_mut().map(|c| &mut *c.column as _)
     }
 
     /// The index of `T`'s column, if one was made.
@@ -184,6 +181,7 @@ impl Scene {
         self.columns.push(TypedColumn {
             type_id: TypeId::of::<T>(),
             column: Box::new(Column::<T>::new()),
+            lender: lender_of::<T>(),
         });
         u32::try_from(self.columns.len() - 1).unwrap_or(u32::MAX)
     }

@@ -93,6 +93,7 @@ pub(crate) fn impl_replicated(m: &Model) -> TokenStream {
 
             #p::inventory::submit! {
                 #p::RegisteredType::of::<#ident>()
+                    .with_runtime(#p::runtime_part::<#ident>)
             }
 
             #flattened

@@ -14,10 +14,13 @@ use super::stats::LinkTracker;
 use super::Outbox;
 use super::{NetId, Shared};
 use crate::bus::MessageHeader;
+use crate::replication::client::replica_column::EntryRef;
+use crate::replication::client::replicas::Replicas;
 use crate::replication::protocol::{
     self, Kind, ParentRef, SpawnHeader, ToClient, ACK, HELLO, SCENE_BIND,
 };
-use crate::scene::{EntryRef, NodeId, SceneIndex, ValueAt};
+use crate::replication::shared::columns::ValueAt;
+use crate::scene::{NodeId, SceneIndex};
 use crate::tick::{tick_after, tick_max};
 use crate::transport::{Channel, DisconnectReason, PeerId};
 use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
@@ -135,6 +138,8 @@ pub(crate) struct ClientState {
     /// Which `on_change` members a snapshot entry changed, per state of the node's chain
     /// (grown at spawn to the longest chain with hooks, so snapshots do not allocate).
     changed: Vec<u64>,
+    /// The runtime's state of every networked node (interpolation, prediction), by type.
+    pub(crate) replicas: Replicas,
     /// Client-side prediction, once a [`Simulation`](crate::prediction::Simulation) runs.
     pub(crate) predict: ClientPrediction,
     /// The snapshot's entries, applied by column (scratch, capacity kept).
@@ -172,6 +177,7 @@ impl ClientState {
             interp: ClientInterpolation::new(),
             link: LinkTracker::default(),
             changed: Vec::new(),
+            replicas: Replicas::default(),
             predict: ClientPrediction::default(),
             batch: EntryBatch::default(),
             hello_at: now,
@@ -295,7 +301,7 @@ impl ClientState {
         self.by_node.clear();
         self.failed.clear();
         // Bound nodes stay, as plain nodes.
-        shared.scene.clear_runtime();
+        self.replicas.clear();
         shared.stats.networked_nodes = 0;
     }
 
@@ -506,13 +512,14 @@ impl ClientState {
                 if bound && shared.scene.write_state(node, &mut backup) {
                     backed_up.push(node);
                 }
+                let (replicas, scene) = (&mut self.replicas, &mut shared.scene);
                 if ty.has_on_change() {
                     let start = changed.len();
                     changed.resize(start + ty.state_count(), 0);
-                    shared.scene.read_state(node, r, &mut changed[start..])?;
+                    replicas.read_state(scene, node, r, &mut changed[start..])?;
                     hooked.push((node, start));
                 } else {
-                    shared.scene.read_state(node, r, &mut [])?;
+                    replicas.read_state(scene, node, r, &mut [])?;
                 }
             }
             r.finish()
@@ -520,7 +527,9 @@ impl ClientState {
         if result.is_err() {
             let mut restore = NetReader::new(backup.as_slice());
             for &node in &backed_up {
-                let _ = shared.scene.read_state(node, &mut restore, &mut []);
+                let _ = self
+                    .replicas
+                    .read_state(&mut shared.scene, node, &mut restore, &mut []);
             }
             undo(shared);
             return Err("malformed spawn state");
@@ -532,7 +541,7 @@ impl ClientState {
             if let Some(ty) = shared.scene.value_info(node) {
                 let n = ty.state_count();
                 if let Some(masks) = changed.get(start..start + n) {
-                    shared.scene.run_on_change(node, masks);
+                    self.replicas.run_on_change(&mut shared.scene, node, masks);
                 }
                 if self.changed.len() < n {
                     self.changed.resize(n, 0);
@@ -543,6 +552,7 @@ impl ClientState {
         // failed spawns over the range).
         for n in self.nodes.drain(lo..hi) {
             self.by_node.remove(&n.node);
+            self.replicas.remove(n.node);
             if let Some(slot) = self.by_id.get_mut(n.net_id as usize) {
                 *slot = None;
             }
@@ -586,12 +596,14 @@ impl ClientState {
             );
             self.by_node.insert(node, net_id);
             self.set_by_id(net_id, Some(node));
-            if let Some(at) = shared.scene.value_at(node) {
+            let scene = &mut shared.scene;
+            if let Some(at) = self.replicas.add(scene, node) {
                 self.moved(net_id, at);
             }
-            self.interp.spawned(&mut shared.scene, node, tick);
+            self.interp.spawned(&mut self.replicas, scene, node, tick);
             let ours = authority == self.local_peer;
-            self.predict.spawned(&mut shared.scene, node, ours, tick);
+            self.predict
+                .spawned(&mut self.replicas, scene, node, ours, tick);
             if ours {
                 self.watch_unsimulated(shared, node);
             }
@@ -634,6 +646,7 @@ impl ClientState {
         removed.push(id);
         let by_node = &mut self.by_node;
         let by_id = &mut self.by_id;
+        let replicas = &mut self.replicas;
         self.nodes.retain(|n| {
             let gone =
                 n.net_id == id || (n.parent != 0 && removed.binary_search(&n.parent).is_ok());
@@ -642,6 +655,7 @@ impl ClientState {
                     removed.push(n.net_id);
                 }
                 by_node.remove(&n.node);
+                replicas.remove(n.node);
                 if let Some(slot) = by_id.get_mut(n.net_id as usize) {
                     *slot = None;
                 }
@@ -698,11 +712,12 @@ impl ClientState {
         let set = |this: &mut Self, shared: &mut Shared, i: usize| {
             this.nodes[i].authority = peer;
             let target = this.nodes[i].node;
+            let (replicas, scene) = (&mut this.replicas, &mut shared.scene);
             if this
                 .predict
-                .authority_changed(&mut shared.scene, target, ours, tick)
+                .authority_changed(replicas, scene, target, ours, tick)
             {
-                this.interp.spawned(&mut shared.scene, target, tick);
+                this.interp.spawned(replicas, scene, target, tick);
             }
         };
         if recursive {
@@ -731,7 +746,7 @@ impl ClientState {
             return;
         }
         if let (Some(net_id), Some(type_name)) =
-            (self.net_id(node), shared.scene.predicted_type(node))
+            (self.net_id(node), self.replicas.predicted_type(node))
         {
             shared.misuse.owned_predicted(shared.now, net_id, type_name);
         }
@@ -764,7 +779,10 @@ impl ClientState {
             return Ok(true);
         }
         let flags = r.read_u8()?;
-        if self.interp.begin_snapshot(&mut shared.scene, tick) {
+        if self
+            .interp
+            .begin_snapshot(&mut self.replicas, &mut shared.scene, tick)
+        {
             shared.stats.clock_snaps += 1;
         }
         let mut complete = true;
@@ -836,14 +854,18 @@ impl ClientState {
     /// client out. The node keeps what it read until a later entry for it reads.
     fn apply_batch(&mut self, shared: &mut Shared, snapshot: &[u8], tick: u32) {
         let at = self.interp.entry_at(tick);
+        let (replicas, scene) = (&mut self.replicas, &mut shared.scene);
         self.batch
-            .apply(&mut shared.scene, snapshot, at, &mut self.changed);
+            .apply(replicas, scene, snapshot, at, &mut self.changed);
         let mut misses = std::mem::take(&mut self.batch.misses);
         for e in misses.stale.drain(..) {
-            match shared
-                .scene
-                .apply_entry_found(e.node, e.bytes(snapshot), at, &mut self.changed)
-            {
+            match self.replicas.apply_entry_found(
+                &mut shared.scene,
+                e.node,
+                e.bytes(snapshot),
+                at,
+                &mut self.changed,
+            ) {
                 Ok(Some(found)) => self.moved(e.tag, found),
                 Ok(None) => {}
                 Err(error) => misses.rejected.push((e.tag, error)),

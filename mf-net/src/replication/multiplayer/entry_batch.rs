@@ -5,7 +5,10 @@
 //! entry depends on another.
 
 use super::by_column::ByColumn;
-use crate::scene::{EntryAt, EntryMisses, EntryRef, Scene, ValueAt};
+use crate::replication::client::replica_column::{EntryAt, EntryMisses, EntryRef};
+use crate::replication::client::replicas::Replicas;
+use crate::replication::shared::columns::ValueAt;
+use crate::store::Store;
 
 /// The entries of one snapshot (see the [module docs](self)); allocates nothing once its
 /// buffers have grown.
@@ -37,18 +40,22 @@ impl EntryBatch {
     /// column that is not there go to the stale misses.
     pub(crate) fn apply(
         &mut self,
-        scene: &mut Scene,
+        replicas: &mut Replicas,
+        store: &mut dyn Store,
         snapshot: &[u8],
         at: EntryAt,
         changed: &mut Vec<u64>,
     ) {
         let stale = &mut self.misses.stale;
-        let columns = scene.column_count();
+        let columns = replicas.column_count();
         self.sort
             .sort(&self.read, columns, &mut self.by_column, |e| stale.push(e));
         for (column, run) in self.sort.runs() {
             let run = &self.by_column[run];
-            scene.apply_entries(column, run, snapshot, at, changed, &mut self.misses);
+            match replicas.column_mut(column) {
+                Some(c) => c.apply_entries(store, run, snapshot, at, changed, &mut self.misses),
+                None => self.misses.stale.extend_from_slice(run),
+            }
         }
     }
 }

@@ -15,8 +15,8 @@ use super::by_column::ByColumn;
 use super::node_states::NodeStates;
 use super::node_table::{NetNode, NodeKey};
 use crate::replication::protocol;
+use crate::replication::server::shadow_column::{StateRequest, StateWritten};
 use crate::replication::Audience;
-use crate::scene::{StateRequest, StateWritten};
 use crate::wire::NetWriter;
 
 /// No record (the end of a slot's list).

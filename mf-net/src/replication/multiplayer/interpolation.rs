@@ -1,6 +1,6 @@
 //! The client's interpolation: the [`InterpolationTimeline`] and the tick up to which every
 //! node is known; the interpolation state of each node lives in its row of the scene's column
-//! (see [`Scene::blend`]).
+//! (see [`Replicas::blend`]).
 //!
 //! - **Spawn** ([`spawned`](ClientInterpolation::spawned), for each node a spawn networks): the
 //!   spawn state was applied already; the node's buffers start with it as their first sample,
@@ -18,7 +18,7 @@
 //! A node is known up to the newer of the last snapshot that carried it and the last
 //! untruncated snapshot (which proves every absent node was still). Nothing here allocates
 //! after a node's state is made at spawn (except to restart the buffers of a node carried by
-//! no snapshot for over 2³⁰ ticks, see [`Scene::blend`]).
+//! no snapshot for over 2³⁰ ticks, see [`Replicas::blend`]).
 //!
 //! Ticks wrap after 2³²: they compare by serial-number arithmetic ([`crate::tick`]), and the
 //! render tick is on a continuous timeline that counts on past `u32::MAX` (see
@@ -27,7 +27,9 @@
 use std::time::Duration;
 
 use crate::interpolation::{InterpolationConfig, InterpolationTimeline};
-use crate::scene::{BlendAt, EntryAt, NodeId, Scene};
+use crate::replication::client::replica_column::{BlendAt, EntryAt};
+use crate::replication::client::replicas::Replicas;
+use crate::store::{NodeId, Store};
 use crate::tick::{tick_diff, tick_max, HORIZON};
 
 /// The client side of interpolation (see the [module documentation](self)).
@@ -78,23 +80,34 @@ impl ClientInterpolation {
 
     /// A spawn of `tick` networked `node`: when interpolating, its buffers start from its
     /// current (spawn) value.
-    pub(crate) fn spawned(&self, scene: &mut Scene, node: NodeId, tick: u32) {
+    pub(crate) fn spawned(
+        &self,
+        replicas: &mut Replicas,
+        store: &mut dyn Store,
+        node: NodeId,
+        tick: u32,
+    ) {
         if self.timeline.is_some() {
-            scene.start_interp(node, tick);
+            replicas.start_interp(store, node, tick);
         }
     }
 
     /// A snapshot of `tick` (not stale) is about to be applied: moves the clock. Returns
     /// whether it snapped, in which case every interpolated member was snapped to its newest
     /// sample and every buffer cleared.
-    pub(crate) fn begin_snapshot(&mut self, scene: &mut Scene, tick: u32) -> bool {
+    pub(crate) fn begin_snapshot(
+        &mut self,
+        replicas: &mut Replicas,
+        store: &mut dyn Store,
+        tick: u32,
+    ) -> bool {
         let Some(timeline) = &mut self.timeline else {
             return false;
         };
         if !timeline.on_snapshot(tick).must_clear_buffers() {
             return false;
         }
-        scene.snap_interps();
+        replicas.snap_interps(store);
         true
     }
 
@@ -131,18 +144,21 @@ impl ClientInterpolation {
 
     /// After this frame's snapshots: writes every interpolated member's sample at the render
     /// tick into its node. Nothing before the first snapshot.
-    pub(crate) fn blend(&mut self, scene: &mut Scene) {
+    pub(crate) fn blend(&mut self, replicas: &mut Replicas, store: &mut dyn Store) {
         let Some(timeline) = &self.timeline else {
             return;
         };
         let Some(render_tick) = timeline.render_tick() else {
             return;
         };
-        scene.blend(BlendAt {
-            render_tick,
-            known_floor: self.last_untruncated,
-            max_extrapolation_ticks: timeline.max_extrapolation_ticks(),
-        });
+        replicas.blend(
+            store,
+            BlendAt {
+                render_tick,
+                known_floor: self.last_untruncated,
+                max_extrapolation_ticks: timeline.max_extrapolation_ticks(),
+            },
+        );
     }
 }
 

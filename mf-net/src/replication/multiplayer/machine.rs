@@ -95,7 +95,9 @@ impl Replication {
         shared.misuse.frame(dt, &mut shared.events);
         if let Role::Client(client) = &mut self.role {
             client.interp.advance_to(shared.now);
-            let written = client.predict.before_receive(&mut shared.scene);
+            let written = client
+                .predict
+                .before_receive(&mut client.replicas, &mut shared.scene);
             if client.predict.active {
                 let written =
                     written.and_then(|(node, type_name)| Some((client.net_id(node)?, type_name)));
@@ -108,9 +110,12 @@ impl Replication {
     /// at the render tick.
     pub(crate) fn received(&mut self) {
         if let Role::Client(client) = &mut self.role {
-            client.interp.blend(&mut self.shared.scene);
+            let scene = &mut self.shared.scene;
+            client.interp.blend(&mut client.replicas, scene);
             let known = client.interp.known_floor();
-            client.predict.after_receive(&mut self.shared.scene, known);
+            client
+                .predict
+                .after_receive(&mut client.replicas, scene, known);
         }
     }
 

@@ -255,7 +255,6 @@ impl<T: Transport + 'static> Multiplayer<T> {
     ) -> Result<(), MultiplayerError> {
         self.prepare(&mut messages)?;
         if !matches!(self.core.role, Role::Server(_)) {
-            self.core.shared.scene.clear_runtime();
             self.core.go_offline(self.core.shared.config.first_tick);
         }
         info!(
@@ -286,7 +285,6 @@ impl<T: Transport + 'static> Multiplayer<T> {
         }
         let transport = open(connect_data(&messages)?).into_transport()?;
         self.prepare(&mut messages)?;
-        self.core.shared.scene.clear_runtime();
         self.core.role = Role::Client(ClientState::new(self.core.shared.now));
         info!("multiplayer client started");
         self.bus = Some(MessageBus::client(transport, messages));
@@ -315,7 +313,6 @@ impl<T: Transport + 'static> Multiplayer<T> {
                     });
                 }
                 let tick = server.tick;
-                self.core.shared.scene.clear_runtime();
                 self.core.go_offline(tick);
                 info!("multiplayer server stopped");
             }

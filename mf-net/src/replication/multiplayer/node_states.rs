@@ -1,13 +1,14 @@
-//! [`NodeStates`]: where the server's snapshot writers read the nodes' states (the scene's
-//! columns, or a test double).
+//! [`NodeStates`]: where the server's snapshot writers read the nodes' states (the shadow
+//! states, or a test double).
 
 use super::node_table::NetNode;
+use crate::replication::server::shadow_column::{StateRequest, StateWritten};
+use crate::replication::server::shadows::Shadows;
 use crate::replication::Audience;
-use crate::scene::{Scene, StateRequest, StateWritten};
 use crate::wire::NetWriter;
 
-/// Where a snapshot reads its nodes' states: the scene's columns (see [`Scene`]'s
-/// implementation), or a test double.
+/// Where a snapshot reads its nodes' states: the shadow states (see [`Shadows`]' implementation),
+/// or a test double.
 pub(crate) trait NodeStates {
     /// Appends `node`'s state as a snapshot entry carries it: the members changed after
     /// `since` (all when `None`) that `audience` receives.
@@ -20,7 +21,7 @@ pub(crate) trait NodeStates {
     );
 
     /// Appends the snapshot entries `requests`, all of rows of column `column`, to `w` in one
-    /// pass, and what came of each to `written` (see [`Scene::write_states`]).
+    /// pass, and what came of each to `written` (see [`Shadows::write_states`]).
     fn write_states(
         &self,
         column: u32,
@@ -34,7 +35,7 @@ pub(crate) trait NodeStates {
     fn column_count(&self) -> usize;
 }
 
-impl NodeStates for Scene {
+impl NodeStates for Shadows {
     #[inline]
     fn write_since_for(
         &self,
@@ -43,7 +44,7 @@ impl NodeStates for Scene {
         audience: Audience,
         w: &mut NetWriter,
     ) {
-        Scene::write_since_for(self, node.value_at, node.node, since, audience, w);
+        Shadows::write_since_for(self, node.value_at, node.node, since, audience, w);
     }
 
     #[inline]
@@ -55,10 +56,10 @@ impl NodeStates for Scene {
         scratch: &mut NetWriter,
         written: &mut Vec<StateWritten>,
     ) {
-        Scene::write_states(self, column, requests, w, scratch, written);
+        Shadows::write_states(self, column, requests, w, scratch, written);
     }
 
     fn column_count(&self) -> usize {
-        Scene::column_count(self)
+        Shadows::column_count(self)
     }
 }

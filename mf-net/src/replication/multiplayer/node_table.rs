@@ -5,8 +5,11 @@ use std::cell::Cell;
 
 use super::slot_table::{Key, SlotTable};
 use crate::replication::protocol::{ParentRef, SpawnerPayload};
+use crate::replication::server::shadow_column::{Changed, LastChanged};
+use crate::replication::server::shadows::Shadows;
+use crate::replication::shared::columns::ValueAt;
 use crate::replication::Audience;
-use crate::scene::{Changed, LastChanged, NodeId, Scene, ValueAt};
+use crate::scene::{NodeId, Scene};
 use crate::tick::tick_after;
 use crate::transport::PeerId;
 
@@ -145,12 +148,12 @@ pub(crate) fn group_of(groups: &GroupTable, net_id: u32) -> Option<GroupKey> {
     groups.get(key)?.holds(net_id).then_some(key)
 }
 
-/// Captures every networked value into its shadow state (one pass per type over the scene's
-/// columns), stamping changes with `tick`, and replaces `changed` with the keys of the nodes
+/// Captures every networked value in `scene` into its shadow state (one pass per type), stamping changes with `tick`, and replaces `changed` with the keys of the nodes
 /// whose state changed, in net id order (what the tick's snapshots start from: a node that did
 /// not change has nothing new to send). A row's tag is its node's slot; `rows` is scratch.
 pub(crate) fn capture(
     nodes: &mut NodeTable,
+    shadows: &mut Shadows,
     scene: &mut Scene,
     tick: u32,
     changed: &mut Vec<NodeKey>,
@@ -158,7 +161,7 @@ pub(crate) fn capture(
 ) {
     changed.clear();
     rows.clear();
-    scene.capture(tick, rows);
+    shadows.capture(scene, tick, rows);
     for row in rows.iter() {
         let Some(key) = nodes.key_at_slot(row.tag as usize) else {
             continue;

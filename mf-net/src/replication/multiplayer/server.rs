@@ -22,8 +22,11 @@ use crate::replication::protocol::{
     self, ParentRef, SpawnHeaderRef, SpawnerPayload, ToServer, AUTHORITY, DESPAWN, MAX_NAME_BYTES,
     SPAWN,
 };
+use crate::replication::server::shadow_column::{Changed, LastChanged};
+use crate::replication::server::shadows::Shadows;
+use crate::replication::shared::columns::ValueAt;
 use crate::replication::Audience;
-use crate::scene::{Changed, LastChanged, NodeId, Scene, ValueAt};
+use crate::scene::{NodeId, Scene};
 use crate::tick::HORIZON;
 use crate::transport::{Channel, DisconnectReason, PeerId, SendError};
 use crate::wire::{DecodeError, NetReader, NetWriter};
@@ -77,8 +80,10 @@ pub(crate) struct ServerState {
     /// The scene's [`retype_epoch`](Scene::retype_epoch) when every networked value was last
     /// found of its shadow state's type (see [`free_retyped`](Self::free_retyped)).
     types_checked_at: Option<u64>,
-    /// The scene's changed rows at the last capture (scratch, capacity kept).
+    /// The shadow states' changed rows at the last capture (scratch, capacity kept).
     changed_rows: Vec<Changed>,
+    /// The shadow state of every networked node.
+    pub(crate) shadows: Shadows,
 }
 
 /// The networked nodes of an instance rooted at `root`: the root, then every descendant holding
@@ -113,6 +118,7 @@ impl ServerState {
             all_attached_at: None,
             types_checked_at: None,
             changed_rows: Vec::new(),
+            shadows: Shadows::default(),
         }
     }
 
@@ -524,10 +530,10 @@ impl ServerState {
         };
         let (group_authority, span) = (group.authority, self.nodes.span(group.first, group.end()));
         let nodes = group_nodes(&self.nodes, group);
-        let scene = &shared.scene;
+        let (scene, shadows) = (&shared.scene, &self.shadows);
         let before = core.stats().bytes_sent;
         let result = core.send_with(peer, SPAWN, Channel::Reliable, |w| {
-            write_spawn(w, &header, nodes, scene, peer);
+            write_spawn(w, &header, nodes, scene, shadows, peer);
         });
         let sent = core.stats().bytes_sent - before;
         if result == Err(SendError::OverLimit) {
@@ -626,12 +632,13 @@ impl ServerState {
                 .wrapping_add(u32::try_from(ticks).unwrap_or(u32::MAX));
             node_table::capture(
                 &mut self.nodes,
+                &mut self.shadows,
                 &mut shared.scene,
                 self.tick,
                 &mut self.changed,
                 &mut self.changed_rows,
             );
-            self.age_some(shared);
+            self.age_some();
             if let Some(core) = core {
                 core.set_tick(self.tick);
                 if !self.withheld.is_empty() {
@@ -654,7 +661,7 @@ impl ServerState {
     /// the 2³⁰ ticks of slack (one capture per frame that reaches a network tick: a frame
     /// spanning several ticks captures once). Costs a few nodes per capture, and allocates
     /// nothing.
-    fn age_some(&mut self, shared: &mut Shared) {
+    fn age_some(&mut self) {
         let floor = self.tick.wrapping_sub(HORIZON);
         let len = self.nodes.keys().len();
         for _ in 0..AGED_PER_TICK.min(len) {
@@ -681,10 +688,9 @@ impl ServerState {
                 c.send.age(key, n, floor, self.tick, c.peer);
             }
             let node = n.node;
-            if let (Some(last_changed), Some(n)) = (
-                shared.scene.age_shadow(node, floor),
-                self.nodes.get_mut(key),
-            ) {
+            if let (Some(last_changed), Some(n)) =
+                (self.shadows.age(node, floor), self.nodes.get_mut(key))
+            {
                 n.last_changed = last_changed;
             }
         }
@@ -705,7 +711,7 @@ impl ServerState {
             let peer = client.peer;
             let (nodes, groups) = (&self.nodes, &self.groups);
             client.send.refresh(&self.changed, nodes, peer);
-            let (scene, entries) = (&shared.scene, &mut self.entries);
+            let (scene, entries) = (&self.shadows, &mut self.entries);
             let at = snapshot::SnapshotAt { budget, tick, now };
             if !prepared {
                 // The first snapshot's entries, one pass per type: most clients acknowledged
@@ -795,11 +801,11 @@ impl ServerState {
     /// like any freed node (with its subtree) instead of going stale. Runs only after the scene
     /// cleared or retyped some value.
     fn free_retyped(&mut self, shared: &mut Shared) {
-        let scene = &shared.scene;
+        let (scene, shadows) = (&shared.scene, &self.shadows);
         let retyped: Vec<NodeId> = self
             .nodes
             .values()
-            .filter(|n| n.has_state && scene.contains(n.node) && !scene.has_shadow(n.node))
+            .filter(|n| n.has_state && scene.contains(n.node) && !shadows.matches(scene, n.node))
             .map(|n| n.node)
             .collect();
         for node in retyped {
@@ -845,16 +851,14 @@ impl ServerState {
         // so nothing else needs to follow.
         let scene = &shared.scene;
         let by_node = &mut self.by_node;
-        let mut detached = Vec::new();
+        let mut dropped = Vec::new();
         let groups = &self.groups;
         let (ids, tick) = (&mut self.ids, self.tick);
         self.nodes.retain(|n| {
             let attached = scene.is_attached(n.node);
             if !attached {
                 by_node.remove(&n.node);
-                if scene.contains(n.node) {
-                    detached.push(n.node);
-                }
+                dropped.push(n.node);
                 if groups.get(n.group).is_none() {
                     // Its group went before it: nothing names its id any more.
                     ids.free(n.net_id, 1, tick);
@@ -884,8 +888,8 @@ impl ServerState {
             self.ids.free(run, end - run, tick);
         }
         // A detached node stays in the scene as a plain node: it is no longer captured.
-        for node in detached {
-            shared.scene.stop_shadow(node);
+        for node in dropped {
+            self.shadows.stop(node);
         }
         self.interest.recount = true;
         if let Some(core) = core {
@@ -973,7 +977,7 @@ impl ServerState {
             // The shadow's tag is the record's slot: capture names changed nodes by it.
             let tag = u32::try_from(key.slot()).unwrap_or(u32::MAX);
             if let (Some((last_changed, at)), Some(n)) = (
-                shared.scene.start_shadow(node, tag, self.tick),
+                self.shadows.start(&mut shared.scene, node, tag, self.tick),
                 self.nodes.get_mut(key),
             ) {
                 n.has_state = true;
@@ -1013,6 +1017,7 @@ fn write_spawn<'a>(
     header: &SpawnHeaderRef<'_>,
     nodes: impl Iterator<Item = &'a NetNode> + Clone,
     scene: &Scene,
+    shadows: &Shadows,
     peer: PeerId,
 ) {
     header.write(w);
@@ -1036,7 +1041,7 @@ fn write_spawn<'a>(
         }
     }
     for n in present().filter(|n| n.has_state) {
-        scene.write_full_for(n.node, Audience::of(n.authority == peer), w);
+        shadows.write_full_for(n.node, Audience::of(n.authority == peer), w);
     }
 }
 

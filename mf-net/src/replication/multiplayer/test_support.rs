@@ -5,8 +5,12 @@ use std::collections::HashMap;
 use super::node_states::NodeStates;
 use super::node_table::{GroupKey, NetNode};
 use super::slot_table::Key;
+use crate::replication::server::shadow_column::{
+    change_gap, LastChanged, StateRequest, StateWritten,
+};
+use crate::replication::shared::columns::ValueAt;
 use crate::replication::Audience;
-use crate::scene::{change_gap, LastChanged, Scene, StateRequest, StateWritten, ValueAt};
+use crate::scene::Scene;
 use crate::transport::PeerId;
 use crate::wire::NetWriter;
 

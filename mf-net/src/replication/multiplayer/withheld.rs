@@ -52,7 +52,7 @@ impl ServerState {
             let (g, peer) = self.withheld[i];
             let client = self.clients.iter().position(|c| c.peer == peer && c.ready);
             let gone = client.is_none() || self.group_gone(&shared.scene, g);
-            if !gone && !self.group_fits(shared, g, peer) {
+            if !gone && !self.group_fits(g, peer) {
                 i += 1;
                 continue;
             }
@@ -66,15 +66,14 @@ impl ServerState {
 
     /// Whether every captured state of group `g`, as `peer` would get it, fits the wire's
     /// limits.
-    fn group_fits(&mut self, shared: &Shared, g: GroupKey, peer: PeerId) -> bool {
+    fn group_fits(&mut self, g: GroupKey, peer: PeerId) -> bool {
         let Some(group) = self.groups.get(g) else {
             return true;
         };
         for n in group_nodes(&self.nodes, group).filter(|n| n.has_state) {
             self.scratch.clear();
             let audience = Audience::of(n.authority == peer);
-            shared
-                .scene
+            self.shadows
                 .write_full_for(n.node, audience, &mut self.scratch);
             if self.scratch.over_limit() {
                 return false;

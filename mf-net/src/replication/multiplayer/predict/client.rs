@@ -8,8 +8,9 @@ use std::fmt;
 
 use super::tick_sync::TickSync;
 use super::PredictionStats;
+use crate::replication::client::replicas::Replicas;
 use crate::replication::NetId;
-use crate::scene::{NodeId, Scene};
+use crate::store::{NodeId, Store};
 use crate::tick::tick_after;
 
 /// Where a client's prediction went wrong: the earliest tick whose confirmed server state
@@ -94,10 +95,10 @@ impl Misprediction {
     }
 
     /// With its node's net id and type name.
-    pub(crate) fn named(self, net_id: Option<NetId>, scene: &Scene) -> Self {
+    pub(crate) fn named(self, net_id: Option<NetId>, replicas: &Replicas) -> Self {
         Self {
             net_id,
-            type_name: scene.predicted_type(self.node).unwrap_or(""),
+            type_name: replicas.predicted_type(self.node).unwrap_or(""),
             ..self
         }
     }
@@ -120,7 +121,8 @@ impl ClientPrediction {
     /// Prediction starts: every node in `owned` (this client's) is predicted from `tick` on.
     pub(crate) fn activate(
         &mut self,
-        scene: &mut Scene,
+        replicas: &mut Replicas,
+        store: &mut dyn Store,
         owned: impl Iterator<Item = NodeId>,
         tick: u32,
         history_ticks: u32,
@@ -128,14 +130,21 @@ impl ClientPrediction {
         self.active = true;
         self.history = (history_ticks.max(2) as usize).next_power_of_two();
         for node in owned {
-            scene.start_prediction(node, tick, self.history);
+            replicas.start_prediction(store, node, tick, self.history);
         }
     }
 
     /// `node` was spawned at `tick` with `ours` telling whether this client owns it.
-    pub(crate) fn spawned(&self, scene: &mut Scene, node: NodeId, ours: bool, tick: u32) {
+    pub(crate) fn spawned(
+        &self,
+        replicas: &mut Replicas,
+        store: &mut dyn Store,
+        node: NodeId,
+        ours: bool,
+        tick: u32,
+    ) {
         if self.active && ours {
-            scene.start_prediction(node, tick, self.history);
+            replicas.start_prediction(store, node, tick, self.history);
         }
     }
 
@@ -143,7 +152,8 @@ impl ClientPrediction {
     /// caller starts its interpolation again).
     pub(crate) fn authority_changed(
         &self,
-        scene: &mut Scene,
+        replicas: &mut Replicas,
+        store: &mut dyn Store,
         node: NodeId,
         ours: bool,
         tick: u32,
@@ -152,29 +162,38 @@ impl ClientPrediction {
             return false;
         }
         if ours {
-            scene.start_prediction(node, tick, self.history);
+            replicas.start_prediction(store, node, tick, self.history);
             false
         } else {
-            scene.stop_prediction(node)
+            replicas.stop_prediction(node)
         }
     }
 
     /// Before this frame's snapshots are applied; returns the first predicted node whose plain
     /// (not predicted) members were written since the last frame, with its type's name.
-    pub(crate) fn before_receive(&self, scene: &mut Scene) -> Option<(NodeId, &'static str)> {
+    pub(crate) fn before_receive(
+        &self,
+        replicas: &mut Replicas,
+        store: &mut dyn Store,
+    ) -> Option<(NodeId, &'static str)> {
         if self.active {
-            scene.restore_confirmed()
+            replicas.restore_confirmed(store)
         } else {
             None
         }
     }
 
     /// After this frame's snapshots were applied, every node known up to `known_floor`.
-    pub(crate) fn after_receive(&mut self, scene: &mut Scene, known_floor: u32) {
+    pub(crate) fn after_receive(
+        &mut self,
+        replicas: &mut Replicas,
+        store: &mut dyn Store,
+        known_floor: u32,
+    ) {
         if !self.active {
             return;
         }
-        let found = scene.confirm_predicted(known_floor, self.sync.present());
+        let found = replicas.confirm_predicted(store, known_floor, self.sync.present());
         self.stats.confirmations += u64::from(found.confirmed);
         if let Some((tick, node, member)) = found.earliest {
             if self.pending.map_or(true, |p| tick_after(p.tick, tick)) {

@@ -1,0 +1,600 @@
+//! One column of a client's runtime state: for every networked node holding a `T`, its row,
+//! with the node's interpolation state while it interpolates and its prediction state while
+//! this client predicts it. The values stay in the engine's store; each pass borrows the
+//! store's `T`s once ([`lend`]) and loops over the rows, typed.
+
+use super::predicted::{self, Confirmation, RowPrediction};
+use crate::replicated::{Apply, Replicated};
+use crate::replication::shared::columns::RuntimeColumn;
+use crate::store::{lend, NodeId, Rows, Store};
+use crate::tick::{tick_after, tick_diff, tick_max, unwrap_near, HORIZON};
+use crate::wire::{DecodeError, NetReader, ProtocolViolation};
+
+/// When a client applies a snapshot entry.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EntryAt {
+    /// The snapshot's tick.
+    pub(crate) tick: u32,
+    /// The tick up to which every node is known still (the newest untruncated snapshot); a
+    /// row's known tick is the newer of this and the last snapshot that carried it.
+    pub(crate) known_floor: u32,
+}
+
+/// A snapshot entry a client applies in its column's pass: the row and node it is for (a
+/// hint: the row is checked), the runtime's tag (the net id) and where its state's bytes are
+/// in the snapshot.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EntryRef {
+    pub(crate) row: u32,
+    pub(crate) node: NodeId,
+    pub(crate) tag: u32,
+    pub(crate) start: u32,
+    pub(crate) end: u32,
+}
+
+impl EntryRef {
+    /// Its state's bytes in `snapshot` (none if the range is not in it).
+    pub(crate) fn bytes<'a>(&self, snapshot: &'a [u8]) -> &'a [u8] {
+        snapshot
+            .get(self.start as usize..self.end as usize)
+            .unwrap_or(&[])
+    }
+}
+
+/// What a column's pass over entries could not apply: entries whose row was not their node's
+/// (found again by the caller), and entries that did not read, with their error.
+#[derive(Debug, Default)]
+pub(crate) struct EntryMisses {
+    pub(crate) stale: Vec<EntryRef>,
+    pub(crate) rejected: Vec<(u32, DecodeError)>,
+}
+
+/// Where a client blends its interpolated members.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BlendAt {
+    /// The render tick.
+    pub(crate) render_tick: f64,
+    /// As [`EntryAt::known_floor`].
+    pub(crate) known_floor: u32,
+    /// How far past the newest sample members may extrapolate.
+    pub(crate) max_extrapolation_ticks: f64,
+}
+
+/// Makes the replica column of one type: the registry entry's runtime part a client asks for.
+pub(crate) type NewReplicas = fn() -> Box<dyn ErasedReplicas>;
+
+/// The [`NewReplicas`] of `T`.
+pub(crate) fn new_replicas<T: Replicated>() -> Box<dyn ErasedReplicas> {
+    Box::new(ReplicaColumn::<T> {
+        rows: Vec::new(),
+        predicted: 0,
+    })
+}
+
+/// A client's interpolation state of one row.
+struct RowInterp<T: Replicated> {
+    state: T::Interp,
+    /// The tick of the newest snapshot (or the spawn) that carried the row.
+    carried: u32,
+    /// Whether the last blend wrote the newest samples of a row known to be still past them:
+    /// until a new sample arrives every blend would write the same values, so none runs.
+    settled: bool,
+}
+
+impl<T: Replicated> RowInterp<T> {
+    /// Whether a blend at `at` shows every member's newest sample: the render tick is at or
+    /// past the newest snapshot that carried the row (so past every member's newest sample),
+    /// and the row is known still after it (so nothing extrapolates).
+    fn shows_newest(&self, at: BlendAt) -> bool {
+        at.render_tick >= unwrap_near(self.carried, at.render_tick)
+            && tick_after(at.known_floor, self.carried)
+    }
+}
+
+/// One networked node's row.
+struct ReplicaRow<T: Replicated> {
+    node: NodeId,
+    /// While the node interpolates.
+    interp: Option<RowInterp<T>>,
+    /// While this client predicts the node (then it does not interpolate).
+    pred: Option<Box<RowPrediction<T>>>,
+}
+
+/// The rows of every networked node holding a `T`.
+struct ReplicaColumn<T: Replicated> {
+    rows: Vec<ReplicaRow<T>>,
+    /// Rows with a prediction state.
+    predicted: usize,
+}
+
+/// Reads a state into `value` ([`Apply::read`]), recording changed `on_change` members in
+/// `changed` unless it is empty ([`Apply::read_tracked`]).
+#[inline]
+fn read_value<T: Apply>(
+    value: &mut T,
+    r: &mut NetReader<'_>,
+    changed: &mut [u64],
+) -> Result<(), DecodeError> {
+    if changed.is_empty() {
+        value.read(r)
+    } else {
+        value.read_tracked(r, changed)
+    }
+}
+
+impl<T: Replicated> ReplicaRow<T> {
+    /// Reads a snapshot entry of `tick` into `value`: through the interpolation state if the
+    /// row has one, else straight into the value.
+    #[inline]
+    fn read_entry(
+        &mut self,
+        value: &mut T,
+        r: &mut NetReader<'_>,
+        at: EntryAt,
+        changed: &mut [u64],
+    ) -> Result<(), DecodeError> {
+        if let Some(pred) = self.pred.as_mut() {
+            // Predicted: the server's values go straight into the value, confirmed once
+            // every snapshot of the frame is in (see `predicted`).
+            pred.carried(at.tick);
+            return read_value(value, r, changed);
+        }
+        let Some(interp) = self.interp.as_mut() else {
+            return read_value(value, r, changed);
+        };
+        if tick_diff(at.tick, interp.carried) > HORIZON as i32 {
+            // Carried by no snapshot for over 2³⁰ ticks, and not restarted by a blend
+            // (see `blend`): restarted from the value shown, as of the tick before.
+            interp.carried = at.tick.wrapping_sub(1);
+            interp.state = value.new_interp(interp.carried);
+        }
+        let known = tick_max(interp.carried, at.known_floor);
+        interp.settled = false;
+        value.read_buffered(&mut interp.state, r, known, at.tick, changed)?;
+        interp.carried = tick_max(interp.carried, at.tick);
+        Ok(())
+    }
+
+    /// Blends the row's interpolated members at `at` into `value`.
+    fn blend(&mut self, value: &mut T, at: BlendAt) {
+        let Some(interp) = self.interp.as_mut() else {
+            return;
+        };
+        if interp.settled {
+            if tick_diff(at.known_floor, interp.carried) > HORIZON as i32 {
+                // Still (and showing its newest value) for over 2³⁰ ticks: its samples
+                // would soon be too old to order against new ones (serial-number order
+                // holds within 2³¹ ticks). They restart from the value shown, at the
+                // tick up to which it is known still. Once per 2³⁰ ticks per row.
+                interp.carried = at.known_floor;
+                interp.state = value.new_interp(at.known_floor);
+            }
+            return;
+        }
+        interp.settled = interp.shows_newest(at);
+        let known = tick_max(interp.carried, at.known_floor);
+        value.blend(
+            &interp.state,
+            at.render_tick,
+            known,
+            at.max_extrapolation_ticks,
+        );
+    }
+}
+
+impl<T: Replicated> ReplicaColumn<T> {
+    /// Applies one entry's `bytes` to `row` and `value`, then runs the `on_change` hooks of
+    /// the members it changed (`changed`: scratch, grown here once).
+    #[inline]
+    fn apply(
+        row: &mut ReplicaRow<T>,
+        value: &mut T,
+        bytes: &[u8],
+        at: EntryAt,
+        changed: &mut Vec<u64>,
+    ) -> Result<(), DecodeError> {
+        let mut r = NetReader::new(bytes);
+        if !T::ON_CHANGE {
+            row.read_entry(value, &mut r, at, &mut [])?;
+            return r.finish();
+        }
+        // Hooks run once the whole entry is applied.
+        let n = T::STATE_COUNT;
+        if changed.len() < n {
+            changed.resize(n, 0);
+        }
+        let changed = &mut changed[..n];
+        changed.fill(0);
+        row.read_entry(value, &mut r, at, changed)?;
+        r.finish()?;
+        value.run_on_change(changed);
+        Ok(())
+    }
+
+    /// Calls `f` with every predicted row's node, value and prediction state until it returns
+    /// `true`; none when no row is predicted.
+    fn each_predicted(
+        &mut self,
+        store: &mut dyn Store,
+        mut f: impl FnMut(NodeId, &mut T, &mut RowPrediction<T>) -> bool,
+    ) {
+        if self.predicted == 0 {
+            return;
+        }
+        let rows = &mut self.rows;
+        lend::<T>(store, &mut |values: &mut dyn Rows<T>| {
+            for row in rows.iter_mut() {
+                let Some(pred) = row.pred.as_deref_mut() else {
+                    continue;
+                };
+                if let Some(value) = values.get_mut(row.node) {
+                    if f(row.node, value, pred) {
+                        return;
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// A [`ReplicaColumn`] without its type: what the client calls.
+pub(crate) trait ErasedReplicas: RuntimeColumn {
+    /// Adds a row for `node`; returns it.
+    fn push(&mut self, node: NodeId) -> u32;
+    /// Reads a state into `node`'s value in `store` ([`Apply::read`], or
+    /// [`Apply::read_tracked`] when `changed` is not empty); its row, if any, is untouched.
+    fn read(
+        &mut self,
+        store: &mut dyn Store,
+        node: NodeId,
+        r: &mut NetReader<'_>,
+        changed: &mut [u64],
+    ) -> Result<(), DecodeError>;
+    /// Runs the `on_change` hooks `changed` names on `node`'s value.
+    fn run_on_change(&mut self, store: &mut dyn Store, node: NodeId, changed: &[u64]);
+    /// Applies one snapshot entry's state `bytes` (all of them) to `row` and its node's value,
+    /// with its interpolation state (if any), then runs the `on_change` hooks of the members
+    /// it changed; `changed` is scratch. Returns `false`, reading nothing, if `row` is not
+    /// `node`'s or the node holds no `T` (a stale hint).
+    fn apply_entry(
+        &mut self,
+        store: &mut dyn Store,
+        row: u32,
+        node: NodeId,
+        bytes: &[u8],
+        at: EntryAt,
+        changed: &mut Vec<u64>,
+    ) -> Result<bool, DecodeError>;
+    /// Applies every entry of `entries` (their bytes in `snapshot`) as
+    /// [`apply_entry`](Self::apply_entry) does, in one pass; what it could not apply goes to
+    /// `misses`.
+    fn apply_entries(
+        &mut self,
+        store: &mut dyn Store,
+        entries: &[EntryRef],
+        snapshot: &[u8],
+        at: EntryAt,
+        changed: &mut Vec<u64>,
+        misses: &mut EntryMisses,
+    );
+    /// `row` interpolates from now on, from its node's current value at `tick` (nothing if the
+    /// type has no interpolated member, or the row interpolates or is predicted already).
+    fn start_interp(&mut self, store: &mut dyn Store, row: u32, tick: u32);
+    /// Every interpolated row snaps to its newest samples and clears its buffers.
+    fn snap_interps(&mut self, store: &mut dyn Store);
+    /// Writes every interpolated row's samples at the render tick into its value. A row that
+    /// settled (its newest samples were written, and it is known still past them) is skipped
+    /// until a new sample arrives or the buffers snap.
+    fn blend(&mut self, store: &mut dyn Store, at: BlendAt);
+    /// Whether the type has predicted members.
+    fn predicts(&self) -> bool;
+    /// Whether `row` is predicted.
+    fn is_predicted(&self, row: u32) -> bool;
+    /// `row` is predicted from now on (if its type has a predicted member), confirmed as its
+    /// value is at `tick`, with `history` ticks of history (a power of two); it stops
+    /// interpolating. Returns whether it is predicted.
+    fn start_prediction(
+        &mut self,
+        store: &mut dyn Store,
+        row: u32,
+        tick: u32,
+        history: usize,
+    ) -> bool;
+    /// `row` is no longer predicted; returns whether it was.
+    fn stop_prediction(&mut self, row: u32) -> bool;
+    /// One column of `Replicas::restore_confirmed`.
+    fn restore_confirmed(&mut self, store: &mut dyn Store) -> Option<NodeId>;
+    /// One column of `Replicas::confirm_predicted`.
+    fn confirm(
+        &mut self,
+        store: &mut dyn Store,
+        known_floor: u32,
+        present: Option<u32>,
+        out: &mut Confirmation,
+    );
+    /// One column of `Replicas::restore_predicted_at`.
+    fn restore_at(&mut self, store: &mut dyn Store, tick: u32, smoothing: bool);
+    /// One column of `Replicas::record_predicted`.
+    fn record(&mut self, store: &mut dyn Store, tick: u32);
+    /// One column of `Replicas::end_correction`.
+    fn end_correction(&mut self, store: &mut dyn Store, tick: u32);
+    /// One column of `Replicas::show_predicted`.
+    fn show(&mut self, store: &mut dyn Store, fade: f32);
+    /// One column of `Replicas::check_predicted`.
+    fn check(&mut self, store: &mut dyn Store, tick: u32) -> Option<(NodeId, &'static str)>;
+    /// One column of `Replicas::restore_history`.
+    fn restore_history(&mut self, store: &mut dyn Store, tick: u32);
+}
+
+impl<T: Replicated> RuntimeColumn for ReplicaColumn<T> {
+    fn swap_remove(&mut self, row: u32) -> Option<NodeId> {
+        let row = row as usize;
+        if row >= self.rows.len() {
+            return None;
+        }
+        if self.rows.swap_remove(row).pred.is_some() {
+            self.predicted -= 1;
+        }
+        self.rows.get(row).map(|r| r.node)
+    }
+
+    fn clear(&mut self) {
+        self.rows.clear();
+        self.predicted = 0;
+    }
+}
+
+impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
+    fn push(&mut self, node: NodeId) -> u32 {
+        self.rows.push(ReplicaRow {
+            node,
+            interp: None,
+            pred: None,
+        });
+        u32::try_from(self.rows.len() - 1)
+            .unwrap_or_else(|_| panic!("a column holds more than u32::MAX rows"))
+    }
+
+    fn read(
+        &mut self,
+        store: &mut dyn Store,
+        node: NodeId,
+        r: &mut NetReader<'_>,
+        changed: &mut [u64],
+    ) -> Result<(), DecodeError> {
+        let mut result = Err(DecodeError::Protocol(ProtocolViolation::UnknownNode));
+        lend::<T>(store, &mut |values| {
+            if let Some(value) = values.get_mut(node) {
+                result = read_value(value, r, changed);
+            }
+        });
+        result
+    }
+
+    fn run_on_change(&mut self, store: &mut dyn Store, node: NodeId, changed: &[u64]) {
+        lend::<T>(store, &mut |values| {
+            if let Some(value) = values.get_mut(node) {
+                value.run_on_change(changed);
+            }
+        });
+    }
+
+    #[inline]
+    fn apply_entry(
+        &mut self,
+        store: &mut dyn Store,
+        row: u32,
+        node: NodeId,
+        bytes: &[u8],
+        at: EntryAt,
+        changed: &mut Vec<u64>,
+    ) -> Result<bool, DecodeError> {
+        let Some(row) = self.rows.get_mut(row as usize).filter(|r| r.node == node) else {
+            return Ok(false);
+        };
+        let mut result = Ok(false);
+        lend::<T>(store, &mut |values| {
+            if let Some(value) = values.get_mut(node) {
+                result = Self::apply(row, value, bytes, at, changed).map(|()| true);
+            }
+        });
+        result
+    }
+
+    fn apply_entries(
+        &mut self,
+        store: &mut dyn Store,
+        entries: &[EntryRef],
+        snapshot: &[u8],
+        at: EntryAt,
+        changed: &mut Vec<u64>,
+        misses: &mut EntryMisses,
+    ) {
+        let rows = &mut self.rows;
+        let lent = lend::<T>(store, &mut |values| {
+            for e in entries {
+                let row = rows.get_mut(e.row as usize).filter(|r| r.node == e.node);
+                let (Some(row), Some(value)) = (row, values.get_mut(e.node)) else {
+                    misses.stale.push(*e);
+                    continue;
+                };
+                if let Err(error) = Self::apply(row, value, e.bytes(snapshot), at, changed) {
+                    misses.rejected.push((e.tag, error));
+                }
+            }
+        });
+        if !lent {
+            misses.stale.extend_from_slice(entries);
+        }
+    }
+
+    fn start_interp(&mut self, store: &mut dyn Store, row: u32, tick: u32) {
+        if !T::INTERPOLATED {
+            return;
+        }
+        let Some(row) = self.rows.get_mut(row as usize) else {
+            return;
+        };
+        if row.interp.is_some() || row.pred.is_some() {
+            return;
+        }
+        lend::<T>(store, &mut |values| {
+            if let Some(value) = values.get(row.node) {
+                row.interp = Some(RowInterp {
+                    state: value.new_interp(tick),
+                    carried: tick,
+                    settled: false,
+                });
+            }
+        });
+    }
+
+    fn snap_interps(&mut self, store: &mut dyn Store) {
+        if !T::INTERPOLATED {
+            return;
+        }
+        let rows = &mut self.rows;
+        lend::<T>(store, &mut |values| {
+            for row in rows.iter_mut() {
+                if let (Some(interp), Some(value)) = (row.interp.as_mut(), values.get_mut(row.node))
+                {
+                    value.snap_interp(&mut interp.state);
+                    interp.settled = false;
+                }
+            }
+        });
+    }
+
+    fn blend(&mut self, store: &mut dyn Store, at: BlendAt) {
+        if !T::INTERPOLATED {
+            return;
+        }
+        let rows = &mut self.rows;
+        lend::<T>(store, &mut |values| {
+            for row in rows.iter_mut() {
+                if row.interp.is_some() {
+                    if let Some(value) = values.get_mut(row.node) {
+                        row.blend(value, at);
+                    }
+                }
+            }
+        });
+    }
+
+    fn predicts(&self) -> bool {
+        T::PREDICTS
+    }
+
+    fn is_predicted(&self, row: u32) -> bool {
+        self.rows
+            .get(row as usize)
+            .is_some_and(|r| r.pred.is_some())
+    }
+
+    fn start_prediction(
+        &mut self,
+        store: &mut dyn Store,
+        row: u32,
+        tick: u32,
+        history: usize,
+    ) -> bool {
+        if !T::PREDICTS {
+            return false;
+        }
+        let Some(row) = self.rows.get_mut(row as usize) else {
+            return false;
+        };
+        if row.pred.is_some() {
+            return true;
+        }
+        let mut started = false;
+        lend::<T>(store, &mut |values| {
+            if let Some(value) = values.get(row.node) {
+                row.pred = Some(Box::new(RowPrediction::new(value, tick, history)));
+                row.interp = None;
+                started = true;
+            }
+        });
+        self.predicted += usize::from(started);
+        started
+    }
+
+    fn stop_prediction(&mut self, row: u32) -> bool {
+        let stopped = self
+            .rows
+            .get_mut(row as usize)
+            .is_some_and(|r| r.pred.take().is_some());
+        if stopped {
+            self.predicted -= 1;
+        }
+        stopped
+    }
+
+    fn restore_confirmed(&mut self, store: &mut dyn Store) -> Option<NodeId> {
+        let mut written = None;
+        self.each_predicted(store, |node, value, pred| {
+            if predicted::restore_confirmed(value, pred) {
+                written.get_or_insert(node);
+            }
+            false
+        });
+        written
+    }
+
+    fn confirm(
+        &mut self,
+        store: &mut dyn Store,
+        known_floor: u32,
+        present: Option<u32>,
+        out: &mut Confirmation,
+    ) {
+        self.each_predicted(store, |node, value, pred| {
+            predicted::confirm((node, value, pred), known_floor, present, out);
+            false
+        });
+    }
+
+    fn restore_at(&mut self, store: &mut dyn Store, tick: u32, smoothing: bool) {
+        self.each_predicted(store, |_, value, pred| {
+            predicted::restore_at(value, pred, tick, smoothing);
+            false
+        });
+    }
+
+    fn record(&mut self, store: &mut dyn Store, tick: u32) {
+        self.each_predicted(store, |_, value, pred| {
+            predicted::record(value, pred, tick);
+            false
+        });
+    }
+
+    fn end_correction(&mut self, store: &mut dyn Store, tick: u32) {
+        self.each_predicted(store, |_, value, pred| {
+            predicted::end_correction(value, pred, tick);
+            false
+        });
+    }
+
+    fn show(&mut self, store: &mut dyn Store, fade: f32) {
+        self.each_predicted(store, |_, value, pred| {
+            predicted::show(value, pred, fade);
+            false
+        });
+    }
+
+    fn check(&mut self, store: &mut dyn Store, tick: u32) -> Option<(NodeId, &'static str)> {
+        let mut found = None;
+        self.each_predicted(store, |node, value, pred| {
+            found = predicted::check(value, pred, tick).map(|member| (node, member));
+            found.is_some()
+        });
+        found
+    }
+
+    fn restore_history(&mut self, store: &mut dyn Store, tick: u32) {
+        self.each_predicted(store, |_, value, pred| {
+            predicted::restore_history(value, pred, tick);
+            false
+        });
+    }
+}

@@ -1,0 +1,300 @@
+//! One column of the server's shadow states: for every networked node holding a `T`, the typed
+//! copy of what was last captured, each member stamped with the tick it changed
+//! ([`Replicated::State`]), and the node's change ticks as snapshots read them.
+//!
+//! The server reaches a column through [`ErasedShadows`], one dynamic call per column per pass
+//! (capture every row, write a run of entries) or per entry; the loops inside are
+//! monomorphized. Capture borrows the engine's values of `T` for the pass
+//! ([`lend`](crate::store::lend)); the writes read the shadow states alone.
+
+use crate::replicated::{Audience, Capture, Replicated};
+use crate::replication::shared::columns::{RuntimeColumn, ValueAt};
+use crate::store::{lend, NodeId, Store};
+use crate::wire::NetWriter;
+
+/// A row's change ticks as snapshots read them, for the node's owner and for any other client
+/// (in that order): the newest tick stamped on a member that a snapshot for them carries (0:
+/// none), and how far before it the newest change before it is ([`Capture::changed_before`]):
+/// 0 for none, at most [`MAX_CHANGE_GAP`] (a change further back is counted as that far, which
+/// only groups fewer `since`s as one entry). Twelve bytes, not twenty: the node records the
+/// snapshots walk stay small.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct LastChanged {
+    pub(crate) last: [u32; 2],
+    pub(crate) gap: [u16; 2],
+}
+
+/// The largest gap a [`LastChanged`] records.
+pub(crate) const MAX_CHANGE_GAP: u16 = u16::MAX;
+
+/// A row whose shadow state changed at a capture: its tag and its new change ticks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Changed {
+    /// The row's tag (the node's net id).
+    pub(crate) tag: u32,
+    /// The row's change ticks after the capture.
+    pub(crate) last_changed: LastChanged,
+    /// Where the row is (column and row).
+    pub(crate) at: ValueAt,
+}
+
+/// A snapshot entry the server writes in its column's pass: the row and node it is for (a
+/// hint: the row is checked), the tag it is written with (the net id) and which members
+/// ([`Capture::write_since_for`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StateRequest {
+    pub(crate) row: u32,
+    pub(crate) node: NodeId,
+    pub(crate) tag: u32,
+    pub(crate) since: Option<u32>,
+    pub(crate) audience: Audience,
+}
+
+/// What a column's pass wrote for one [`StateRequest`], in the requests' order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StateWritten {
+    /// The entry, up to this length of the writer.
+    Entry { end: u32 },
+    /// Nothing: the entry holds a string longer than any reader accepts
+    /// ([`MAX_STRING_BYTES`](crate::wire::MAX_STRING_BYTES)).
+    OverLimit,
+    /// Nothing: the row is not the node's (a stale hint).
+    Stale,
+}
+
+/// Makes the shadow column of one type: the registry entry's runtime part the server asks for.
+pub(crate) type NewShadows = fn() -> Box<dyn ErasedShadows>;
+
+/// The [`NewShadows`] of `T`.
+pub(crate) fn new_shadows<T: Replicated>() -> Box<dyn ErasedShadows> {
+    Box::new(ShadowColumn::<T> { rows: Vec::new() })
+}
+
+/// One networked node's shadow state.
+struct ShadowRow<T: Replicated> {
+    node: NodeId,
+    /// The node's net id.
+    tag: u32,
+    state: T::State,
+    last_changed: LastChanged,
+}
+
+/// The shadow states of every networked node holding a `T` (see the [module docs](self)).
+struct ShadowColumn<T: Replicated> {
+    rows: Vec<ShadowRow<T>>,
+}
+
+/// The change ticks of a shadow state `S` of a `T`.
+fn last_changed_of<S, T: Capture<S> + Replicated>(state: &S) -> LastChanged {
+    let of = |audience| {
+        let last = T::last_changed_for(state, audience);
+        let gap = change_gap(last, T::changed_before(state, last, audience));
+        (last, gap)
+    };
+    let others = of(Audience::NonOwner);
+    // Without owner conditions the owner receives what others do.
+    let owner = match T::OWNER_CONDITIONS {
+        false => others,
+        true => of(Audience::Owner),
+    };
+    LastChanged {
+        last: [owner.0, others.0],
+        gap: [owner.1, others.1],
+    }
+}
+
+/// How far `before` is before `last` (0: no change before it), at most [`MAX_CHANGE_GAP`].
+pub(crate) fn change_gap(last: u32, before: Option<u32>) -> u16 {
+    before.map_or(0, |b| {
+        u16::try_from(last.wrapping_sub(b)).unwrap_or(MAX_CHANGE_GAP)
+    })
+}
+
+fn row_index(index: usize) -> u32 {
+    u32::try_from(index).unwrap_or_else(|_| panic!("a column holds more than u32::MAX rows"))
+}
+
+/// A [`ShadowColumn`] without its type: what the server calls.
+pub(crate) trait ErasedShadows: RuntimeColumn {
+    /// Gives `node` a shadow state of its value in `store`, every member stamped `tick`, tagged
+    /// `tag`: in `row` if given (the node's row already), else in a new row. Returns its change
+    /// ticks and row; `None` if the store holds no `T` for the node.
+    fn start(
+        &mut self,
+        store: &mut dyn Store,
+        node: NodeId,
+        row: Option<u32>,
+        tag: u32,
+        tick: u32,
+    ) -> Option<(LastChanged, u32)>;
+    /// Compares every row with its node's value in `store`, stamps changed members with
+    /// `tick`, and appends each changed row to `changed` (`column`: this column's index).
+    fn capture(
+        &mut self,
+        store: &mut dyn Store,
+        tick: u32,
+        column: u32,
+        changed: &mut Vec<Changed>,
+    );
+    /// Moves every change tick of `row`'s shadow state older than `floor` up to it
+    /// ([`Capture::age`]). Returns its change ticks.
+    fn age(&mut self, row: u32, floor: u32) -> Option<LastChanged>;
+    /// A snapshot entry's state of `row` ([`Capture::write_since_for`]) if `row` is `node`'s;
+    /// returns whether it was (a stale row writes nothing).
+    fn write_since_for(
+        &self,
+        row: u32,
+        node: NodeId,
+        since: Option<u32>,
+        audience: Audience,
+        w: &mut NetWriter,
+    ) -> bool;
+    /// Writes the snapshot entries `requests` (framed with their tags) to `w` in one pass,
+    /// and what came of each to `written`; `scratch` is for the framing.
+    fn write_states(
+        &self,
+        requests: &[StateRequest],
+        w: &mut NetWriter,
+        scratch: &mut NetWriter,
+        written: &mut Vec<StateWritten>,
+    );
+    /// A spawn's full state of `row` ([`Capture::write_full_for`]).
+    fn write_full_for(&self, row: u32, audience: Audience, w: &mut NetWriter);
+}
+
+impl<T: Replicated> RuntimeColumn for ShadowColumn<T> {
+    fn swap_remove(&mut self, row: u32) -> Option<NodeId> {
+        let row = row as usize;
+        if row >= self.rows.len() {
+            return None;
+        }
+        self.rows.swap_remove(row);
+        self.rows.get(row).map(|r| r.node)
+    }
+
+    fn clear(&mut self) {
+        self.rows.clear();
+    }
+}
+
+impl<T: Replicated> ErasedShadows for ShadowColumn<T> {
+    fn start(
+        &mut self,
+        store: &mut dyn Store,
+        node: NodeId,
+        row: Option<u32>,
+        tag: u32,
+        tick: u32,
+    ) -> Option<(LastChanged, u32)> {
+        let mut state = None;
+        lend::<T>(store, &mut |values| {
+            state = values.get(node).map(|value| value.new_state(tick));
+        });
+        let state = state?;
+        let last_changed = last_changed_of::<_, T>(&state);
+        let new = ShadowRow {
+            node,
+            tag,
+            state,
+            last_changed,
+        };
+        let row = match row.and_then(|r| self.rows.get_mut(r as usize).map(|old| (r, old))) {
+            Some((row, old)) => {
+                *old = new;
+                row
+            }
+            None => {
+                self.rows.push(new);
+                row_index(self.rows.len() - 1)
+            }
+        };
+        Some((last_changed, row))
+    }
+
+    fn capture(
+        &mut self,
+        store: &mut dyn Store,
+        tick: u32,
+        column: u32,
+        changed: &mut Vec<Changed>,
+    ) {
+        let rows = &mut self.rows;
+        lend::<T>(store, &mut |values| {
+            for (index, row) in rows.iter_mut().enumerate() {
+                let Some(value) = values.get(row.node) else {
+                    continue;
+                };
+                if value.capture(&mut row.state, tick) {
+                    row.last_changed = last_changed_of::<_, T>(&row.state);
+                    changed.push(Changed {
+                        tag: row.tag,
+                        last_changed: row.last_changed,
+                        at: ValueAt {
+                            column,
+                            row: row_index(index),
+                        },
+                    });
+                }
+            }
+        });
+    }
+
+    fn age(&mut self, row: u32, floor: u32) -> Option<LastChanged> {
+        let row = self.rows.get_mut(row as usize)?;
+        T::age(&mut row.state, floor);
+        row.last_changed = last_changed_of::<_, T>(&row.state);
+        Some(row.last_changed)
+    }
+
+    #[inline]
+    fn write_since_for(
+        &self,
+        row: u32,
+        node: NodeId,
+        since: Option<u32>,
+        audience: Audience,
+        w: &mut NetWriter,
+    ) -> bool {
+        match self.rows.get(row as usize) {
+            Some(r) if r.node == node => {
+                T::write_since_for(&r.state, since, audience, w);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn write_states(
+        &self,
+        requests: &[StateRequest],
+        w: &mut NetWriter,
+        scratch: &mut NetWriter,
+        written: &mut Vec<StateWritten>,
+    ) {
+        for r in requests {
+            let Some(row) = self.rows.get(r.row as usize).filter(|m| m.node == r.node) else {
+                written.push(StateWritten::Stale);
+                continue;
+            };
+            let start = w.len();
+            w.write_tagged(r.tag, scratch, |w| {
+                T::write_since_for(&row.state, r.since, r.audience, w);
+            });
+            written.push(match w.take_over_limit() {
+                true => {
+                    w.truncate(start);
+                    StateWritten::OverLimit
+                }
+                false => StateWritten::Entry {
+                    end: u32::try_from(w.len()).unwrap_or(u32::MAX),
+                },
+            });
+        }
+    }
+
+    fn write_full_for(&self, row: u32, audience: Audience, w: &mut NetWriter) {
+        if let Some(row) = self.rows.get(row as usize) {
+            T::write_full_for(&row.state, audience, w);
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! [`Shadows`]: the server's shadow states of every networked node, one column per type,
+//! reached by node (one lookup, then the column's dynamic call) or for every column at once
+//! (one pass per type).
+
+use std::any::TypeId;
+
+use super::shadow_column::{
+    new_shadows, Changed, ErasedShadows, LastChanged, NewShadows, StateRequest, StateWritten,
+};
+use crate::replicated::Audience;
+use crate::replication::shared::columns::{make_column, Columns, ValueAt};
+use crate::store::{NodeId, Store};
+use crate::wire::NetWriter;
+
+/// The server's shadow states (see the [module docs](self)).
+#[derive(Default)]
+pub(crate) struct Shadows {
+    columns: Columns<dyn ErasedShadows>,
+}
+
+impl Shadows {
+    /// Gives `node`'s value in `store` a shadow state (every member stamped `tick`) tagged
+    /// `tag`; returns its change ticks and where it is, or `None` if the node holds no value
+    /// of a registered type.
+    pub(crate) fn start(
+        &mut self,
+        store: &mut dyn Store,
+        node: NodeId,
+        tag: u32,
+        tick: u32,
+    ) -> Option<(LastChanged, ValueAt)> {
+        let ty = store.value_type(node)?;
+        let column = self.columns.column_for(ty, make)?;
+        let row = match self.columns.at(node) {
+            Some(at) if at.column == column => Some(at.row),
+            Some(_) => {
+                self.columns.remove(node);
+                None
+            }
+            None => None,
+        };
+        let (last, row) = self
+            .columns
+            .get_mut(column)?
+            .start(store, node, row, tag, tick)?;
+        let at = ValueAt { column, row };
+        self.columns.placed(node, at);
+        Some((last, at))
+    }
+
+    /// Moves every change tick of `node`'s shadow state older than `floor` up to it
+    /// ([`Capture::age`](crate::replication::Capture::age)). Returns its change ticks, `None`
+    /// if it has no shadow state.
+    pub(crate) fn age(&mut self, node: NodeId, floor: u32) -> Option<LastChanged> {
+        let (column, row) = self.columns.row_of_mut(node)?;
+        column.age(row, floor)
+    }
+
+    /// `node` is no longer networked; its shadow state is dropped.
+    pub(crate) fn stop(&mut self, node: NodeId) {
+        self.columns.remove(node);
+    }
+
+    /// Whether `node` has a shadow state of the type of its value in `store` (false once the
+    /// value was cleared or replaced by one of another type).
+    pub(crate) fn matches(&self, store: &dyn Store, node: NodeId) -> bool {
+        self.columns.at(node).is_some_and(|at| {
+            store.value_type(node).is_some()
+                && store.value_type(node) == self.columns.type_of(at.column)
+        })
+    }
+
+    /// Captures every networked value in `store` at `tick`, one pass per type, and appends
+    /// the changed ones to `changed`.
+    pub(crate) fn capture(&mut self, store: &mut dyn Store, tick: u32, changed: &mut Vec<Changed>) {
+        for (index, column) in self.columns.iter_mut() {
+            column.capture(store, tick, index, changed);
+        }
+    }
+
+    /// `node`'s snapshot entry state (see
+    /// [`Capture::write_since_for`](crate::replication::Capture::write_since_for)), read at
+    /// `hint` when it is still the node's row, else found again.
+    #[inline]
+    pub(crate) fn write_since_for(
+        &self,
+        hint: ValueAt,
+        node: NodeId,
+        since: Option<u32>,
+        audience: Audience,
+        w: &mut NetWriter,
+    ) {
+        let column = self.columns.get(hint.column);
+        if column.is_some_and(|c| c.write_since_for(hint.row, node, since, audience, w)) {
+            return;
+        }
+        if let Some((column, row)) = self.columns.row_of(node) {
+            column.write_since_for(row, node, since, audience, w);
+        }
+    }
+
+    /// Writes the snapshot entries `requests` of rows of column `column` to `w`, in one pass;
+    /// with no such column, each is [`StateWritten::Stale`].
+    pub(crate) fn write_states(
+        &self,
+        column: u32,
+        requests: &[StateRequest],
+        w: &mut NetWriter,
+        scratch: &mut NetWriter,
+        written: &mut Vec<StateWritten>,
+    ) {
+        match self.columns.get(column) {
+            Some(c) => c.write_states(requests, w, scratch, written),
+            None => written.extend(requests.iter().map(|_| StateWritten::Stale)),
+        }
+    }
+
+    /// How many columns there are.
+    pub(crate) fn column_count(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// `node`'s spawn state (see
+    /// [`Capture::write_full_for`](crate::replication::Capture::write_full_for)).
+    pub(crate) fn write_full_for(&self, node: NodeId, audience: Audience, w: &mut NetWriter) {
+        if let Some((column, row)) = self.columns.row_of(node) {
+            column.write_full_for(row, audience, w);
+        }
+    }
+}
+
+/// The shadow column of type `ty`, from its registry entry.
+fn make(ty: TypeId) -> Option<Box<dyn ErasedShadows>> {
+    make_column::<NewShadows, _>(ty, |new| new())
+}
+
+/// What a type's registry entry gives the server ([`RegisteredType::runtime_part`]).
+///
+/// [`RegisteredType::runtime_part`]: crate::replication::RegisteredType::runtime_part
+pub(crate) fn shadows_part<T: crate::replicated::Replicated>() -> &'static dyn std::any::Any {
+    const { &(new_shadows::<T> as NewShadows) }
+}

@@ -1,0 +1,3 @@
+//! What the server's and the client's halves of the runtime both use, and neither owns.
+
+pub(crate) mod columns;

@@ -1,0 +1,76 @@
+//! The scene as a [`Store`]: it lends one type's column at a time, a node's value found through
+//! the node's slot.
+
+use std::any::{Any, TypeId};
+
+use super::column::Column;
+use super::{node_in, NodeId, Scene, Slot};
+use crate::replicated::Replicated;
+use crate::store::{Lend, Rows, Store};
+
+impl Store for Scene {
+    fn value_type(&self, node: NodeId) -> Option<TypeId> {
+        Scene::value_type(self, node)
+    }
+
+    fn lender(&self, ty: TypeId) -> Option<&'static dyn Any> {
+        self.columns
+            .iter()
+            .find(|c| c.type_id == ty)
+            .map(|c| c.lender)
+    }
+}
+
+/// The [`Lend`] of the scene's column of `T`s (see [`lender_of`]).
+fn lend<T: Replicated>(store: &mut dyn Store, f: &mut dyn FnMut(&mut dyn Rows<T>)) {
+    let Some(scene) = (store as &mut dyn Any).downcast_mut::<Scene>() else {
+        return;
+    };
+    let Some(index) = scene.find_column::<T>() else {
+        return;
+    };
+    let Some(typed) = scene.columns.get_mut(index as usize) else {
+        return;
+    };
+    let Some(column) = typed.column.as_any_mut().downcast_mut::<Column<T>>() else {
+        return;
+    };
+    f(&mut SceneRows {
+        slots: &scene.slots,
+        index,
+        column,
+    });
+}
+
+/// The [`Lend`] of `T`s that a scene's lender for `T` returns.
+pub(super) fn lender_of<T: Replicated>() -> &'static dyn Any {
+    const { &(lend::<T> as Lend<T>) }
+}
+
+/// A scene's column of `T`s, lent: a node's value is found through its slot.
+struct SceneRows<'a, T> {
+    slots: &'a [Slot],
+    /// The column's index in the scene.
+    index: u32,
+    column: &'a mut Column<T>,
+}
+
+impl<T: Replicated> SceneRows<'_, T> {
+    fn row(&self, node: NodeId) -> Option<u32> {
+        let at = node_in(self.slots, node)?.value?;
+        (at.column == self.index).then_some(at.row)
+    }
+}
+
+impl<T: Replicated> Rows<T> for SceneRows<'_, T> {
+    #[inline]
+    fn get(&self, node: NodeId) -> Option<&T> {
+        self.column.value(self.row(node)?)
+    }
+
+    #[inline]
+    fn get_mut(&mut self, node: NodeId) -> Option<&mut T> {
+        let row = self.row(node)?;
+        self.column.value_mut(row)
+    }
+}

@@ -1,0 +1,100 @@
+//! The storage seam: how an engine lends the values of its replicated types to the runtime.
+//!
+//! The engine owns the game's values; the replication runtime owns everything else (the
+//! server's shadow states and change ticks, a client's interpolation buffers and prediction
+//! history, net ids) in its own columns, one per type, keyed by the [`NodeId`]s the engine
+//! gives out. To read or write values, the runtime borrows one type's storage at a time, for
+//! one pass, as [`Rows`]: the storage is reached through a dynamic call once per type per
+//! pass, and the loop over its rows is typed.
+//!
+//! An engine implements [`Store`] and, for every type it stores, a [`Lend`] function; the
+//! built-in [`Scene`](crate::scene::Scene) is one such engine.
+//!
+//! ```
+//! use std::any::{Any, TypeId};
+//! use mf_net::prelude::*;
+//! use mf_net::store::{lend, Lend, Rows, Store};
+//!
+//! #[derive(Replicated, Default)]
+//! struct Body {
+//!     #[replicated]
+//!     x: i32,
+//! }
+//!
+//! /// A game's own storage: one `Vec` of bodies, a node's index its slot.
+//! #[derive(Default)]
+//! struct Bodies(Vec<Body>);
+//!
+//! impl Rows<Body> for Bodies {
+//!     fn get(&self, node: NodeId) -> Option<&Body> {
+//!         self.0.get(node.index() as usize)
+//!     }
+//!     fn get_mut(&mut self, node: NodeId) -> Option<&mut Body> {
+//!         self.0.get_mut(node.index() as usize)
+//!     }
+//! }
+//!
+//! impl Store for Bodies {
+//!     fn value_type(&self, node: NodeId) -> Option<TypeId> {
+//!         self.get(node).map(|_| TypeId::of::<Body>())
+//!     }
+//!     fn lender(&self, ty: TypeId) -> Option<&'static dyn Any> {
+//!         let body: &'static Lend<Body> = &(lend_bodies as Lend<Body>);
+//!         (ty == TypeId::of::<Body>()).then_some(body as &dyn Any)
+//!     }
+//! }
+//!
+//! fn lend_bodies(store: &mut dyn Store, f: &mut dyn FnMut(&mut dyn Rows<Body>)) {
+//!     if let Some(bodies) = (store as &mut dyn Any).downcast_mut::<Bodies>() {
+//!         f(bodies);
+//!     }
+//! }
+//!
+//! let mut bodies = Bodies(vec![Body { x: 1 }]);
+//! let mut sum = 0;
+//! assert!(lend::<Body>(&mut bodies, &mut |rows| {
+//!     sum += rows.get(NodeId::new(0, 0)).map_or(0, |b| b.x);
+//! }));
+//! assert_eq!(sum, 1);
+//! ```
+
+mod node_id;
+
+use std::any::{Any, TypeId};
+
+pub use node_id::NodeId;
+
+/// The values of one type `T` in an engine's storage, lent to the runtime for one pass.
+pub trait Rows<T> {
+    /// `node`'s value, if it holds a `T`.
+    fn get(&self, node: NodeId) -> Option<&T>;
+
+    /// `node`'s value, mutably, if it holds a `T`.
+    fn get_mut(&mut self, node: NodeId) -> Option<&mut T>;
+}
+
+/// How a [`Store`] lends its `T`s: calls `f` with them (not at all if it holds none). The store
+/// it is given is the one whose [`lender`](Store::lender) returned it.
+pub type Lend<T> = fn(&mut dyn Store, &mut dyn FnMut(&mut dyn Rows<T>));
+
+/// An engine's storage of replicated values, as the runtime reaches it.
+pub trait Store: Any {
+    /// The type of `node`'s value, if it holds one.
+    fn value_type(&self, node: NodeId) -> Option<TypeId>;
+
+    /// How the store lends the values of type `ty`: a [`Lend<T>`] for `ty` the [`TypeId`] of
+    /// `T`. `None` if the store keeps no such values.
+    fn lender(&self, ty: TypeId) -> Option<&'static dyn Any>;
+}
+
+/// Lends `store`'s `T`s to `f`, for one pass. Returns whether the store had a lender for `T`.
+pub fn lend<T: 'static>(store: &mut dyn Store, f: &mut dyn FnMut(&mut dyn Rows<T>)) -> bool {
+    let Some(&lend) = store
+        .lender(TypeId::of::<T>())
+        .and_then(|l| l.downcast_ref::<Lend<T>>())
+    else {
+        return false;
+    };
+    lend(store, f);
+    true
+}
