@@ -77,9 +77,9 @@ pub mod __private {
         Base, BaseFallback, Member, MemberFallback, Quantized, QuantizedFallback, Rotation,
     };
     pub use crate::replicated::member::{MemberClone, MemberCodec, MemberEq};
-    /// The runtime's snapshot entry framing, for the benchmarks that time it.
-    pub use crate::replication::protocol::{read_entry, write_entry};
     pub use crate::replication::runtime_parts::runtime_part;
+    /// The runtime's snapshot entry framing, for the benchmarks that time it.
+    pub use crate::replication::shared::protocol::{read_entry, write_entry};
     pub use crate::replication::{
         Apply, Audience, Capture, Interpolated, MemberCondition, MemberInfo, Predicted,
         RegisteredType, Replicated, MAX_MEMBERS,

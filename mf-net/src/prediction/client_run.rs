@@ -7,14 +7,15 @@ use std::time::Duration;
 use super::simulation::{Divergence, Frame, Simulation, TickInput};
 use super::step::{Owners, PeerInput, Step};
 use crate::codec::NetCodec;
-use crate::replication::multiplayer::predict::input_wire::{
+use crate::replication::client::prediction::tick_sync::Advance;
+use crate::replication::client::prediction::Misprediction;
+use crate::replication::client::state::ClientState;
+use crate::replication::shared::input_wire::{
     write_inputs, ViewAt, MAX_INPUT_BYTES, MAX_INPUT_REDUNDANCY,
 };
-use crate::replication::multiplayer::predict::tick_sync::Advance;
-use crate::replication::multiplayer::predict::Misprediction;
-use crate::replication::multiplayer::predict::PredictionConfig;
-use crate::replication::multiplayer::{ClientState, Outbox};
-use crate::replication::protocol::INPUT;
+use crate::replication::shared::outbox::Outbox;
+use crate::replication::shared::prediction_config::PredictionConfig;
+use crate::replication::shared::protocol::INPUT;
 use crate::scene::Scene;
 use crate::tick::tick_diff;
 use crate::transport::Channel;

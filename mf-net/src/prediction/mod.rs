@@ -8,10 +8,10 @@ mod lag;
 mod simulation;
 mod step;
 
-pub use crate::replication::multiplayer::predict::{
-    InputStats, Misprediction, MissingInput, PredictionConfig, PredictionStats, MAX_INPUT_BYTES,
-    MAX_INPUT_REDUNDANCY,
-};
+pub use crate::replication::client::prediction::Misprediction;
+pub use crate::replication::shared::input_wire::{MAX_INPUT_BYTES, MAX_INPUT_REDUNDANCY};
+pub use crate::replication::shared::prediction_config::{MissingInput, PredictionConfig};
+pub use crate::replication::shared::prediction_stats::{InputStats, PredictionStats};
 pub use lag::LagHistory;
 pub use simulation::{Divergence, Simulation};
 pub use step::Step;

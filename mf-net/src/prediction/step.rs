@@ -2,7 +2,8 @@
 
 use std::fmt;
 
-use crate::replication::multiplayer::{ClientState, ServerState};
+use crate::replication::client::state::ClientState;
+use crate::replication::server::state::ServerState;
 use crate::replication::Replicated;
 use crate::scene::{NodeId, Scene};
 use crate::transport::PeerId;

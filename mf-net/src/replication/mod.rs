@@ -7,9 +7,7 @@
 
 pub(crate) mod client;
 pub mod interest;
-pub mod message_ids;
 pub mod multiplayer;
-pub(crate) mod protocol;
 pub(crate) mod runtime_parts;
 pub(crate) mod server;
 pub(crate) mod shared;
@@ -25,5 +23,6 @@ pub use multiplayer::{
     MultiplayerConfig, MultiplayerError, MultiplayerEvent, NetId, NetworkStats, PeerNetworkStats,
     Spawner, LINK_WINDOW, PLAIN_WRITE_FRAMES, ZERO_DT_FRAMES,
 };
-pub use protocol::MAX_NAME_BYTES;
 pub use registry::{ReplicatedTypeId, ReplicationRegistry, ReplicationRegistryError};
+pub use shared::message_ids;
+pub use shared::protocol::MAX_NAME_BYTES;

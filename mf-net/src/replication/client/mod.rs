@@ -1,5 +1,9 @@
-//! The client's half of the runtime.
+//! The client's half of the runtime: applying spawns and snapshots, interpolation, and
+//! prediction (the simulation clock, the prediction state of each row and its rollback passes).
 
-pub(crate) mod predicted;
+pub(crate) mod entry_batch;
+pub(crate) mod interpolation;
+pub(crate) mod prediction;
 pub(crate) mod replica_column;
 pub(crate) mod replicas;
+pub(crate) mod state;

@@ -3,7 +3,7 @@
 //! this client predicts it. The values stay in the engine's store; each pass borrows the
 //! store's `T`s once ([`lend`]) and loops over the rows, typed.
 
-use super::predicted::{self, Confirmation, RowPrediction};
+use super::prediction::predicted::{self, Confirmation, RowPrediction};
 use crate::replicated::{Apply, Replicated};
 use crate::replication::shared::columns::RuntimeColumn;
 use crate::store::{lend, NodeId, Rows, Store};

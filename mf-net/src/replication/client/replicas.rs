@@ -4,7 +4,7 @@
 
 use std::any::TypeId;
 
-use super::predicted::Confirmation;
+use super::prediction::predicted::Confirmation;
 use super::replica_column::{new_replicas, BlendAt, EntryAt, ErasedReplicas, NewReplicas};
 use crate::replicated::Replicated;
 use crate::replication::shared::columns::{make_column, Columns, ValueAt};

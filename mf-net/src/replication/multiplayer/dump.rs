@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::Multiplayer;
+use crate::replication::multiplayer::Multiplayer;
 use crate::replication::ReplicationRegistry;
 use crate::rpc::RpcRegistry;
 use crate::transport::Transport;

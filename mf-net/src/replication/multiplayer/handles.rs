@@ -4,7 +4,8 @@
 
 use smallvec::SmallVec;
 
-use super::{Multiplayer, MultiplayerError};
+use crate::replication::multiplayer::Multiplayer;
+use crate::replication::shared::config::MultiplayerError;
 use crate::replication::Replicated;
 use crate::scene::{NetRef, NodeId, SceneIndex};
 use crate::transport::{PeerId, Transport};

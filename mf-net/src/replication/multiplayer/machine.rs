@@ -1,60 +1,30 @@
 //! The replication state machine: the server or client half and what both share, not generic
 //! over the transport. It handles what the bus receives ([`Replication::handle_message`],
 //! [`Replication::handle_event`]) and produces what goes out through an [`Outbox`] (the bus
-//! as any transport's); [`Multiplayer`](super::Multiplayer) owns the bus and pumps it through
+//! as any transport's); [`Multiplayer`](crate::replication::multiplayer::Multiplayer) owns the bus and pumps it through
 //! the machine each frame.
 
 use std::time::Duration;
 
-use super::client::ClientState;
-use super::events::EventQueue;
-use super::misuse::MisuseWatch;
-use super::server::ServerState;
-use super::stats::Bandwidth;
-use super::{rpc, spawner, MultiplayerConfig, MultiplayerEvent, NetworkStats, Outbox};
+use super::role::{Replication, Role};
 use crate::bus::BusEvent;
-use crate::replication::protocol::{self, Kind, ToClient, ToServer};
-use crate::scene::{Scene, SceneLibrary, SceneShape};
+use crate::replication::client::state::ClientState;
+use crate::replication::multiplayer::rpc;
+use crate::replication::server::state::ServerState;
+use crate::replication::shared::config::MultiplayerConfig;
+use crate::replication::shared::events::EventQueue;
+use crate::replication::shared::events::MultiplayerEvent;
+use crate::replication::shared::misuse::MisuseWatch;
+use crate::replication::shared::outbox::Outbox;
+use crate::replication::shared::protocol::{self, Kind, ToClient, ToServer};
+use crate::replication::shared::rpc_state::RpcState;
+use crate::replication::shared::spawners::SpawnerTable;
+use crate::replication::shared::state::Shared;
+use crate::replication::shared::stats::Bandwidth;
+use crate::replication::shared::stats::NetworkStats;
+use crate::scene::{Scene, SceneLibrary};
 use crate::transport::PeerId;
 use crate::wire::{DecodeError, NetReader, ProtocolViolation};
-
-/// Everything but the bus and the role state, lent to the server and client halves.
-pub(crate) struct Shared {
-    pub(crate) scene: Scene,
-    pub(crate) library: SceneLibrary,
-    pub(crate) config: MultiplayerConfig,
-    pub(crate) events: EventQueue,
-    pub(crate) stats: NetworkStats,
-    pub(crate) bandwidth: Bandwidth,
-    pub(crate) now: Duration,
-    pub(crate) frame_dt: Duration,
-    /// Our scene shapes and their fingerprint (computed when starting).
-    pub(crate) shapes: Vec<SceneShape>,
-    pub(crate) fingerprint: u64,
-    pub(crate) refusal: Option<String>,
-    /// The registered spawners (scene index −2).
-    pub(crate) spawners: spawner::SpawnerTable,
-    /// RPC tables, contexts, held calls and the RPC signatures of the handshake.
-    pub(crate) rpc: rpc::RpcState,
-    /// Misconfigurations noticed and reported.
-    pub(crate) misuse: MisuseWatch,
-}
-
-/// Which half runs.
-// One per `Multiplayer`, replaced only when the role changes: its size costs nothing.
-#[allow(clippy::large_enum_variant)]
-pub(crate) enum Role {
-    /// Server (or offline).
-    Server(ServerState),
-    /// Client.
-    Client(ClientState),
-}
-
-/// The replication state machine (see the [module documentation](self)).
-pub(crate) struct Replication {
-    pub(crate) shared: Shared,
-    pub(crate) role: Role,
-}
 
 impl Replication {
     /// Offline (a server without a bus), replicating a fresh scene.
@@ -73,8 +43,8 @@ impl Replication {
                 shapes: Vec::new(),
                 fingerprint: 0,
                 refusal: None,
-                spawners: spawner::SpawnerTable::default(),
-                rpc: rpc::RpcState::default(),
+                spawners: SpawnerTable::default(),
+                rpc: RpcState::default(),
                 misuse: MisuseWatch::default(),
             },
             role: Role::Server(ServerState::new(first_tick, first_net_id)),
@@ -119,7 +89,7 @@ impl Replication {
         }
     }
 
-    /// End of frame (see [`Multiplayer::end_frame`](super::Multiplayer::end_frame)): the
+    /// End of frame (see [`Multiplayer::end_frame`](crate::replication::multiplayer::Multiplayer::end_frame)): the
     /// server's despawns, spawns, timeouts and snapshots and its deferred RPCs, or the
     /// client's acks and heartbeat, out through `core` (none while offline), then flushed.
     pub(crate) fn end_frame(&mut self, mut core: Option<&mut Outbox>) {
@@ -263,7 +233,7 @@ fn to_client(
 mod tests {
     use super::*;
     use crate::bus::{MessageBus, MessageRegistry};
-    use crate::replication::protocol::{Message, MESSAGES};
+    use crate::replication::shared::protocol::{Message, MESSAGES};
     use crate::transport::loopback::{LoopbackNetwork, LoopbackTransport};
 
     /// The client's server peer, and a peer that is not it.

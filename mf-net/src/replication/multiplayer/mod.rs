@@ -9,7 +9,7 @@
 //!
 //! # Protocol
 //!
-//! See [`message_ids`](crate::replication::message_ids) for the byte layouts.
+//! See [`message_ids`](crate::replication::shared::message_ids) for the byte layouts.
 //!
 //! - **Handshake.** The transport connects with the message registry's fingerprint, once the
 //!   replication messages are added to it at their reserved ids
@@ -92,102 +92,44 @@
 //! assert_eq!(copy.points, 7);
 //! ```
 
-mod by_column;
-mod client;
-mod client_slot;
-mod config;
 mod dump;
-mod entry_batch;
-mod entry_cache;
-mod events;
-mod flood;
-mod group_vis;
 mod handles;
-mod handshake;
 mod interest;
-mod interest_state;
-mod interpolation;
-mod kick;
 pub(crate) mod machine;
-mod misuse;
-mod net_ids;
-mod node_states;
-mod node_table;
 mod open;
-mod per_slot;
-pub(crate) mod predict;
+pub(crate) mod role;
 pub mod rpc;
-mod send_state;
-mod server;
-mod shared_snapshot;
-mod slot_table;
-mod snapshot;
 mod spawner;
-mod stats;
-#[cfg(test)]
-mod test_support;
-mod withheld;
 
-pub use config::{
+pub use crate::replication::shared::config::{
     MultiplayerConfig, MultiplayerError, DEFAULT_INPUT_FLOOD_THRESHOLD, DEFAULT_RPC_FLOOD_THRESHOLD,
 };
-pub use events::{MultiplayerEvent, MAX_QUEUED_EVENTS};
+pub use crate::replication::shared::events::{MultiplayerEvent, MAX_QUEUED_EVENTS};
+pub use crate::replication::shared::misconfiguration::{
+    Misconfiguration, PLAIN_WRITE_FRAMES, ZERO_DT_FRAMES,
+};
+pub use crate::replication::shared::net_id::NetId;
+pub use crate::replication::shared::spawners::Spawner;
+pub use crate::replication::shared::stats::{
+    LinkQuality, NetworkStats, PeerNetworkStats, LINK_WINDOW,
+};
 pub use handles::Handles;
-pub use misuse::{Misconfiguration, PLAIN_WRITE_FRAMES, ZERO_DT_FRAMES};
 pub use open::{connect_data, IntoTransport};
-pub use spawner::Spawner;
-pub use stats::{LinkQuality, NetworkStats, PeerNetworkStats, LINK_WINDOW};
 
 use std::fmt;
-use std::num::NonZeroU32;
 use std::time::Duration;
 
 use tracing::info;
 
-pub(crate) use self::client::ClientState;
-pub(crate) use self::machine::{Replication, Role, Shared};
-pub(crate) use self::server::ServerState;
-use crate::bus::{BusCore, MessageBus, MessageRegistry, FIRST_RESERVED_ID};
-use crate::replication::protocol;
+use self::role::{Replication, Role};
+use crate::bus::{MessageBus, MessageRegistry, FIRST_RESERVED_ID};
+use crate::replication::client::state::ClientState;
+use crate::replication::server::state::ServerState;
+use crate::replication::shared::outbox::{outbox, Outbox};
+use crate::replication::shared::protocol;
+use crate::replication::shared::state::Shared;
 use crate::scene::{NodeId, Scene, SceneIndex, SceneLibrary, SceneShape};
 use crate::transport::{DisconnectReason, PeerId, Transport};
-
-/// A networked node's id, the same on every peer (1 or more).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NetId(NonZeroU32);
-
-impl NetId {
-    /// The id numbered `id`; `None` for 0.
-    pub const fn new(id: u32) -> Option<Self> {
-        match NonZeroU32::new(id) {
-            Some(id) => Some(Self(id)),
-            None => None,
-        }
-    }
-
-    /// The number.
-    pub const fn get(self) -> u32 {
-        self.0.get()
-    }
-}
-
-impl fmt::Display for NetId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "net#{}", self.0)
-    }
-}
-
-/// The bus as the replication state machine sees it: sending, peers and stats over any
-/// transport. Every function of the runtime takes this, not a `BusCore<T>`, so none is
-/// generic over the transport; only [`Multiplayer`] is, and it coerces its bus to this.
-pub(crate) type Outbox = BusCore<dyn Transport>;
-
-/// `bus` as an [`Outbox`], if running.
-pub(crate) fn outbox<T: Transport + 'static>(
-    bus: &mut Option<MessageBus<T>>,
-) -> Option<&mut Outbox> {
-    bus.as_deref_mut().map(|core| core as &mut Outbox)
-}
 
 /// Replication of one [`Scene`] (the spec's `MultiplayerApi`): a server, a client, or offline
 /// (which counts as the server, with local peer id 1, so server-side game logic runs in

@@ -1,16 +1,16 @@
-//! Connecting a client in one step: [`Multiplayer::start_client`](super::Multiplayer::start_client)
+//! Connecting a client in one step: [`Multiplayer::start_client`](crate::replication::multiplayer::Multiplayer::start_client)
 //! computes the connect data and hands it to the function that opens the transport, so no
 //! other value can reach the server. [`IntoTransport`] lets that function return either the
 //! transport or a `Result` of one.
 
 use std::fmt;
 
-use super::MultiplayerError;
 use crate::bus::MessageRegistry;
-use crate::replication::protocol;
+use crate::replication::shared::config::MultiplayerError;
+use crate::replication::shared::protocol;
 use crate::transport::Transport;
 
-/// What the function given to [`start_client`](super::Multiplayer::start_client) returns: a
+/// What the function given to [`start_client`](crate::replication::multiplayer::Multiplayer::start_client) returns: a
 /// transport (`LoopbackNetwork::connect`), or a `Result` of one (`EnetTransport::connect`,
 /// whose error becomes [`MultiplayerError::Transport`]).
 pub trait IntoTransport<T> {
@@ -37,8 +37,8 @@ impl<T: Transport, E: fmt::Display> IntoTransport<T> for Result<T, E> {
 /// The transport connect data of a client whose game messages are `messages`: the fingerprint
 /// of `messages` once the replication messages are added to it.
 ///
-/// A [`Multiplayer`](super::Multiplayer) client never needs this
-/// ([`start_client`](super::Multiplayer::start_client) passes it to the transport); it is for a
+/// A [`Multiplayer`](crate::replication::multiplayer::Multiplayer) client never needs this
+/// ([`start_client`](crate::replication::multiplayer::Multiplayer::start_client) passes it to the transport); it is for a
 /// bare [`MessageBus`](crate::bus::MessageBus) that talks to a `Multiplayer` server (tools,
 /// tests of hostile clients).
 ///

@@ -1,4 +1,27 @@
-//! The server's half of the runtime.
+//! The server's half of the runtime: shadow states and capture, the node and group tables,
+//! snapshots (entry cache, shared snapshots, per-client send state), interest, acknowledgements,
+//! the handshake, kicks and flood limits, and the per-client input buffer.
 
+pub(crate) mod client_slot;
+pub(crate) mod entry_cache;
+pub(crate) mod flood;
+pub(crate) mod group_vis;
+pub(crate) mod handshake;
+pub(crate) mod input_buffer;
+pub(crate) mod interest;
+pub(crate) mod interest_state;
+pub(crate) mod kick;
+pub(crate) mod net_ids;
+pub(crate) mod node_states;
+pub(crate) mod node_table;
+pub(crate) mod per_slot;
+pub(crate) mod send_state;
 pub(crate) mod shadow_column;
 pub(crate) mod shadows;
+pub(crate) mod shared_snapshot;
+pub(crate) mod slot_table;
+pub(crate) mod snapshot;
+pub(crate) mod state;
+#[cfg(test)]
+pub(crate) mod test_support;
+pub(crate) mod withheld;

@@ -4,12 +4,13 @@
 
 use tracing::warn;
 
-use super::send::{find_entry, send};
-use crate::replication::multiplayer::server::ServerState;
-use crate::replication::multiplayer::Outbox;
-use crate::replication::multiplayer::{
-    instance_name, spawn_instance, MultiplayerError, Role, Shared,
-};
+use crate::replication::multiplayer::role::Role;
+use crate::replication::multiplayer::rpc::send::{find_entry, send};
+use crate::replication::multiplayer::{instance_name, spawn_instance};
+use crate::replication::server::state::ServerState;
+use crate::replication::shared::config::MultiplayerError;
+use crate::replication::shared::outbox::Outbox;
+use crate::replication::shared::state::Shared;
 use crate::rpc::{call_catching, OutgoingRpc, RpcCommand, RpcContext, RpcRegistry};
 use crate::scene::{NodeId, SceneIndex};
 use crate::transport::PeerId;
@@ -21,7 +22,7 @@ pub const MAX_COMMAND_DEPTH: usize = 4;
 
 /// Applies what a body queued in `ctx` (see the module documentation). `depth` is the nesting
 /// depth of the call that queued them plus one.
-pub(super) fn apply_commands(
+pub(crate) fn apply_commands(
     mut core: Option<&mut Outbox>,
     role: &mut Role,
     shared: &mut Shared,

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::replication::multiplayer::flood::FloodWindow;
+use crate::replication::server::flood::FloodWindow;
 use crate::rpc::RpcInfo;
 
 const ONE_SECOND: Duration = Duration::from_secs(1);
@@ -26,13 +26,13 @@ struct RateWindow {
 
 impl PeerRpcState {
     /// Counts one RPC message; `true` if the client is over `threshold` per second (0: never).
-    pub(super) fn flooding(&mut self, now: Duration, threshold: u32) -> bool {
+    pub(crate) fn flooding(&mut self, now: Duration, threshold: u32) -> bool {
         self.flood.flooding(now, threshold)
     }
 
     /// Whether one more call of `rpc` fits `limit` calls in the current one-second window (a
     /// window starts with the first call after the previous one ended).
-    pub(super) fn allow(&mut self, rpc: &'static RpcInfo, limit: u32, now: Duration) -> bool {
+    pub(crate) fn allow(&mut self, rpc: &'static RpcInfo, limit: u32, now: Duration) -> bool {
         let index = match self.limits.iter().position(|w| std::ptr::eq(w.rpc, rpc)) {
             Some(index) => index,
             None => {

@@ -25,7 +25,7 @@
 //! # Receiving (server)
 //!
 //! In order: the sender must be a joined client; the flood threshold
-//! ([`MultiplayerConfig::rpc_flood_threshold`](super::MultiplayerConfig)) kicks a client sending
+//! ([`MultiplayerConfig::rpc_flood_threshold`](crate::replication::multiplayer::MultiplayerConfig)) kicks a client sending
 //! too many RPCs per second; an unknown node, an unknown wire id or a truncated header is dropped
 //! (`rpcs_dropped`); a mode that does not allow the sender is rejected (`rpcs_rejected`,
 //! [`MultiplayerEvent::RpcRejected`]); a call over its `rate_limit` is dropped
@@ -63,92 +63,38 @@
 //! not caught: a panic there unwinds into the caller. Queued `call_local` runs applied after a
 //! network dispatch are caught and logged like received calls.
 //!
-//! [`protocol::RPC`]: crate::replication::protocol::RPC
+//! [`protocol::RPC`]: crate::replication::shared::protocol::RPC
 //! [`Channel::Reliable`]: crate::transport::Channel::Reliable
 //! [`Channel::Unreliable`]: crate::transport::Channel::Unreliable
-//! [`MultiplayerEvent::RpcRejected`]: super::MultiplayerEvent::RpcRejected
-//! [`MultiplayerEvent::RpcFailed`]: super::MultiplayerEvent::RpcFailed
+//! [`MultiplayerEvent::RpcRejected`]: crate::replication::multiplayer::MultiplayerEvent::RpcRejected
+//! [`MultiplayerEvent::RpcFailed`]: crate::replication::multiplayer::MultiplayerEvent::RpcFailed
 //! [`call_catching`]: crate::rpc::call_catching
 //! [`DisconnectReason::Kicked`]: crate::transport::DisconnectReason::Kicked
 
 mod commands;
-pub(super) mod limits;
+pub(crate) mod limits;
 mod receive;
 mod send;
-mod signatures;
 
+pub(crate) use crate::replication::shared::rpc_signatures::{
+    check_hello_body, describe_refusal, prepare,
+};
 pub use commands::MAX_COMMAND_DEPTH;
-pub(super) use receive::on_rpc;
-pub(super) use send::flush_deferred;
-pub(super) use signatures::{check_hello_body, describe_refusal, prepare, write_signatures};
+pub(crate) use receive::on_rpc;
+pub(crate) use send::flush_deferred;
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use self::commands::apply_commands;
-use self::send::{find_entry, no_such_rpc, send, Deferred};
-use self::signatures::TypeSignatures;
-use super::{Multiplayer, MultiplayerError};
-use crate::replication::ReplicationRegistry;
+use self::send::{find_entry, send};
+use crate::replication::multiplayer::Multiplayer;
+use crate::replication::shared::config::MultiplayerError;
 use crate::rpc::{
-    LocalCall, OutgoingRpc, RpcContext, RpcDelivery, RpcRegistry, RpcSendError, RpcSender, RpcSink,
+    LocalCall, OutgoingRpc, RpcDelivery, RpcRegistry, RpcSendError, RpcSender, RpcSink,
 };
-use crate::scene::{NetRef, NodeId};
-use crate::transport::{PeerId, Transport};
+use crate::scene::NetRef;
+use crate::transport::Transport;
 use crate::wire::NetWriter;
-
-/// The RPC tables of every linked type, built once (without panicking: an error is kept).
-fn default_registry() -> &'static Result<Arc<RpcRegistry>, MultiplayerError> {
-    static DEFAULT: OnceLock<Result<Arc<RpcRegistry>, MultiplayerError>> = OnceLock::new();
-    DEFAULT.get_or_init(|| {
-        let types = ReplicationRegistry::from_inventory().map_err(MultiplayerError::Types)?;
-        RpcRegistry::from_inventory(&types)
-            .map(Arc::new)
-            .map_err(MultiplayerError::RpcRegistry)
-    })
-}
-
-/// The runtime's RPC state (in [`Shared`](super::Shared)).
-#[derive(Debug, Default)]
-pub(crate) struct RpcState {
-    /// Set with [`Multiplayer::set_rpc_registry`]; otherwise the default registry.
-    registry: Option<Arc<RpcRegistry>>,
-    /// One context per nesting depth, taken out while its call runs.
-    contexts: Vec<Option<RpcContext>>,
-    /// The RPC signatures of the spawnable scenes' types (computed when starting).
-    signatures: Vec<TypeSignatures>,
-    deferred: Vec<Deferred>,
-    deferred_bytes: NetWriter,
-}
-
-impl RpcState {
-    fn registry(&self) -> Result<Arc<RpcRegistry>, MultiplayerError> {
-        match &self.registry {
-            Some(registry) => Ok(Arc::clone(registry)),
-            None => default_registry().clone(),
-        }
-    }
-
-    /// [`registry`](Self::registry) for sending `rpc`: none is `NoSuchRpc` for it.
-    fn registry_for(&self, rpc: &OutgoingRpc) -> Result<Arc<RpcRegistry>, RpcSendError> {
-        self.registry().map_err(|_| no_such_rpc(rpc))
-    }
-
-    fn take_context(&mut self, depth: usize, node: NodeId) -> RpcContext {
-        if self.contexts.len() <= depth {
-            self.contexts.resize_with(depth + 1, || None);
-        }
-        self.contexts[depth]
-            .take()
-            .unwrap_or_else(|| RpcContext::new(node, PeerId::SERVER, 0, false))
-    }
-
-    fn put_context(&mut self, depth: usize, mut ctx: RpcContext) {
-        ctx.clear_commands();
-        if let Some(slot) = self.contexts.get_mut(depth) {
-            *slot = Some(ctx);
-        }
-    }
-}
 
 // -------------------------------------------------------------------------------------------
 // Public API on `Multiplayer`
@@ -201,8 +147,15 @@ impl<T: Transport + 'static> RpcSink for Multiplayer<T> {
     ) -> Result<RpcDelivery, RpcSendError> {
         let registry = self.core.shared.rpc.registry_for(&rpc)?;
         let Self { bus, core } = self;
-        let super::Replication { shared, role } = core;
-        send(super::outbox(bus), role, shared, &registry, rpc, encode)
+        let crate::replication::multiplayer::role::Replication { shared, role } = core;
+        send(
+            crate::replication::shared::outbox::outbox(bus),
+            role,
+            shared,
+            &registry,
+            rpc,
+            encode,
+        )
     }
 
     fn call_local(
@@ -213,7 +166,7 @@ impl<T: Transport + 'static> RpcSink for Multiplayer<T> {
         let registry = self.core.shared.rpc.registry_for(&rpc)?;
         let (local, tick) = (self.local_peer_id(), self.tick());
         let Self { bus, core } = self;
-        let super::Replication { shared, role } = core;
+        let crate::replication::multiplayer::role::Replication { shared, role } = core;
         let entry = find_entry(&registry, shared, &rpc)?;
         let value = shared
             .scene
@@ -226,7 +179,14 @@ impl<T: Transport + 'static> RpcSink for Multiplayer<T> {
         ctx.reset(rpc.node, local, tick, true);
         let result = call(value, &mut ctx);
         if result.is_ok() {
-            apply_commands(super::outbox(bus), role, shared, &registry, &ctx, 1);
+            apply_commands(
+                crate::replication::shared::outbox::outbox(bus),
+                role,
+                shared,
+                &registry,
+                &ctx,
+                1,
+            );
         }
         shared.rpc.put_context(0, ctx);
         result.map_err(RpcSendError::LocalCall)

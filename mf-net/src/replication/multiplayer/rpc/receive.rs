@@ -6,12 +6,13 @@ use std::any::TypeId;
 
 use tracing::{debug, warn};
 
-use super::commands::apply_commands;
-use crate::replication::multiplayer::client_slot::ClientSlot;
-use crate::replication::multiplayer::events::MultiplayerEvent;
-use crate::replication::multiplayer::server::ServerState;
-use crate::replication::multiplayer::Outbox;
-use crate::replication::multiplayer::{Role, Shared};
+use crate::replication::multiplayer::role::Role;
+use crate::replication::multiplayer::rpc::commands::apply_commands;
+use crate::replication::server::client_slot::ClientSlot;
+use crate::replication::server::state::ServerState;
+use crate::replication::shared::events::MultiplayerEvent;
+use crate::replication::shared::outbox::Outbox;
+use crate::replication::shared::state::Shared;
 use crate::rpc::{call_catching, RpcCallError, RpcEntry, RpcInfo, RpcRegistry};
 use crate::scene::NodeId;
 use crate::tick::{tick_after, tick_diff, tick_max};

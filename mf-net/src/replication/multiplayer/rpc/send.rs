@@ -3,38 +3,19 @@
 
 use tracing::debug;
 
-use crate::replication::multiplayer::server::ServerState;
-use crate::replication::multiplayer::Outbox;
-use crate::replication::multiplayer::{Role, Shared};
-use crate::replication::protocol::RPC;
+use crate::replication::multiplayer::role::Role;
+use crate::replication::server::state::ServerState;
+use crate::replication::shared::outbox::Outbox;
+use crate::replication::shared::protocol::RPC;
+use crate::replication::shared::rpc_state::{no_such_rpc, Deferred};
+use crate::replication::shared::state::Shared;
 use crate::rpc::{OutgoingRpc, RpcDelivery, RpcEntry, RpcRegistry, RpcSendError, RpcTarget};
-use crate::scene::NodeId;
 use crate::transport::{Channel, PeerId, SendError};
 use crate::wire::NetWriter;
 
-/// One RPC held until the end of the frame (its node's spawn has not gone out yet).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Deferred {
-    node: NodeId,
-    net_id: u32,
-    target: RpcTarget,
-    channel: Channel,
-    /// The range of `wire id · arguments` in
-    /// [`RpcState::deferred_bytes`](super::RpcState::deferred_bytes).
-    bytes: (usize, usize),
-}
-
-/// The error for a call whose node's type has no such RPC.
-pub(super) fn no_such_rpc(rpc: &OutgoingRpc) -> RpcSendError {
-    RpcSendError::NoSuchRpc {
-        node: rpc.node,
-        rpc: rpc.info.name,
-    }
-}
-
 /// The registry entry of a call: the node must hold a value whose type is (or flattens) the
 /// declaring type.
-pub(super) fn find_entry<'r>(
+pub(crate) fn find_entry<'r>(
     registry: &'r RpcRegistry,
     shared: &Shared,
     rpc: &OutgoingRpc,
@@ -74,7 +55,7 @@ fn write_call(
 
 /// Sends one call (see the module documentation), on split borrows so that deferred commands
 /// can use it while the bus is polling.
-pub(super) fn send(
+pub(crate) fn send(
     core: Option<&mut Outbox>,
     role: &mut Role,
     shared: &mut Shared,

@@ -1,0 +1,930 @@
+//! The client side: handshake, spawns, despawns, authority, snapshot application and acks.
+
+use crate::replication::client::prediction::ClientPrediction;
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use tracing::{debug, info, warn};
+
+use crate::bus::MessageHeader;
+use crate::replication::client::entry_batch::EntryBatch;
+use crate::replication::client::interpolation::ClientInterpolation;
+use crate::replication::client::replica_column::EntryRef;
+use crate::replication::client::replicas::Replicas;
+use crate::replication::shared::columns::ValueAt;
+use crate::replication::shared::events::MultiplayerEvent;
+use crate::replication::shared::instance::instance_nodes;
+use crate::replication::shared::net_id::NetId;
+use crate::replication::shared::outbox::Outbox;
+use crate::replication::shared::protocol::{
+    self, Kind, ParentRef, SpawnHeader, ToClient, ACK, HELLO, SCENE_BIND,
+};
+use crate::replication::shared::state::Shared;
+use crate::replication::shared::stats::LinkTracker;
+use crate::scene::{NodeId, SceneIndex};
+use crate::tick::{tick_after, tick_max};
+use crate::transport::{Channel, DisconnectReason, PeerId};
+use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
+
+/// Acks queued between two frames before the oldest are dropped (dropping one only makes the
+/// server resend what that snapshot carried).
+const MAX_PENDING_ACKS: usize = 16;
+
+/// The highest net id [`ClientState::by_id`] grows to with `live` networked nodes: the table
+/// stays within a few times the live node count (plus some slack), whatever ids a server sends.
+fn dense_limit(live: usize) -> usize {
+    live.saturating_mul(4).saturating_add(4096)
+}
+
+/// Failed spawns remembered (as ids known to be gone) before the oldest are forgotten
+/// (forgetting one only makes snapshots carrying its ids go unacknowledged).
+const MAX_FAILED_SPAWNS: usize = 1024;
+
+/// A networked node on a client. It stays listed after game code frees its scene node locally
+/// (its id is then *gone locally*: snapshot entries for it are skipped, yet acknowledged)
+/// until the server despawns it or a node it was spawned under.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ClientNode {
+    pub(crate) net_id: u32,
+    pub(crate) node: NodeId,
+    pub(crate) authority: PeerId,
+    /// The net id of its nearest networked ancestor when it was spawned (0: none).
+    parent: u32,
+}
+
+/// An applied spawn: its root's net id and node, and whether it was a bind (bound nodes stay
+/// when the connection ends).
+#[derive(Debug, Clone, Copy)]
+struct ClientGroup {
+    first: u32,
+    root: NodeId,
+    bound: bool,
+}
+
+/// A spawn the client could not apply: its ids are gone locally (the client will never have
+/// them) until the server despawns its root or a node it was spawned under.
+#[derive(Debug, Clone, Copy)]
+struct FailedSpawn {
+    first: u32,
+    count: u32,
+    /// The net id it was spawned under (0: a path).
+    parent: u32,
+}
+
+/// A networked node as `ClientState::by_id` finds it by net id: the node, and where its value
+/// was last found (a hint, checked at each use and moved when stale), so that a snapshot entry
+/// reaches its value with one lookup.
+#[derive(Debug, Clone, Copy)]
+struct Located {
+    node: NodeId,
+    at: ValueAt,
+}
+
+impl Located {
+    /// `node`, its value not looked for yet (the hint is checked, so any will do).
+    fn new(node: NodeId) -> Self {
+        Self {
+            node,
+            at: ValueAt::default(),
+        }
+    }
+}
+
+/// The client's replication state.
+pub(crate) struct ClientState {
+    pub(crate) welcomed: bool,
+    pub(crate) local_peer: PeerId,
+    /// The server's peer id on the transport, from its `Connected` event: every send goes to it
+    /// and only its messages are the server's. It is [`PeerId::SERVER`] on most transports, but
+    /// not on every one (a `SelectingTransport` offsets the ids of each attempt after the
+    /// first); game code still sees the server as [`PeerId::SERVER`].
+    pub(crate) server: PeerId,
+    started_at: Duration,
+    last_snapshot_at: Duration,
+    pub(crate) tick_rate: u8,
+    /// Newest snapshot tick applied (in full or in part).
+    pub(crate) newest_applied: u32,
+    /// The server's tick when it sent the newest RPC we ran: snapshots up to it were captured
+    /// before that call, so they are stale (and discarded, unacknowledged). Moved up to every
+    /// snapshot applied, so that it never falls 2³¹ ticks behind (ticks compare by
+    /// serial-number arithmetic, [`crate::tick`]).
+    pub(crate) rpc_floor: u32,
+    /// Newest snapshot tick applied in full.
+    newest_acked: u32,
+    /// Whether the newest applied snapshot was truncated.
+    pub(crate) last_truncated: bool,
+    /// Sorted by net id.
+    pub(crate) nodes: Vec<ClientNode>,
+    /// The node of every net id below its length (`None`: no such node; a node no longer in the
+    /// scene: freed locally), the same as a search of `nodes`: snapshots find their nodes here
+    /// without a search. Net ids are consecutive
+    /// from 1, so it is dense; it only grows to ids at most [`dense_limit`] (ids past its end
+    /// are searched in `nodes`), so a far-off id cannot make it huge.
+    by_id: Vec<Option<Located>>,
+    pub(crate) by_node: HashMap<NodeId, u32>,
+    groups: Vec<ClientGroup>,
+    /// Spawns that failed, oldest first, at most [`MAX_FAILED_SPAWNS`].
+    failed: Vec<FailedSpawn>,
+    /// Net ids a despawn removed, ascending (scratch, capacity kept).
+    removed: Vec<u32>,
+    acks: [u32; MAX_PENDING_ACKS],
+    ack_count: usize,
+    ack_accumulator: Duration,
+    /// Set when the connection ended; the runtime then goes offline.
+    pub(crate) finished: Option<DisconnectReason>,
+    /// Interpolation of `#[replicated(interpolate)]` members.
+    pub(crate) interp: ClientInterpolation,
+    /// Loss, duplicates, reordering and jitter of the snapshots received.
+    pub(crate) link: LinkTracker,
+    /// Which `on_change` members a snapshot entry changed, per state of the node's chain
+    /// (grown at spawn to the longest chain with hooks, so snapshots do not allocate).
+    changed: Vec<u64>,
+    /// The runtime's state of every networked node (interpolation, prediction), by type.
+    pub(crate) replicas: Replicas,
+    /// Client-side prediction, once a [`Simulation`](crate::prediction::Simulation) runs.
+    pub(crate) predict: ClientPrediction,
+    /// The snapshot's entries, applied by column (scratch, capacity kept).
+    batch: EntryBatch,
+    /// When the hello went out.
+    hello_at: Duration,
+    /// From the hello to the welcome: the first estimate of the round trip (a simulation's
+    /// clock starts from it).
+    pub(crate) handshake_rtt: Option<Duration>,
+}
+
+impl ClientState {
+    pub(crate) fn new(now: Duration) -> Self {
+        Self {
+            welcomed: false,
+            local_peer: PeerId(0),
+            server: PeerId::SERVER,
+            started_at: now,
+            last_snapshot_at: now,
+            tick_rate: 30,
+            newest_applied: 0,
+            rpc_floor: 0,
+            newest_acked: 0,
+            last_truncated: false,
+            nodes: Vec::new(),
+            by_id: Vec::new(),
+            by_node: HashMap::new(),
+            groups: Vec::new(),
+            failed: Vec::new(),
+            removed: Vec::new(),
+            acks: [0; MAX_PENDING_ACKS],
+            ack_count: 0,
+            ack_accumulator: Duration::ZERO,
+            finished: None,
+            interp: ClientInterpolation::new(),
+            link: LinkTracker::default(),
+            changed: Vec::new(),
+            replicas: Replicas::default(),
+            predict: ClientPrediction::default(),
+            batch: EntryBatch::default(),
+            hello_at: now,
+            handshake_rtt: None,
+        }
+    }
+
+    fn index_of(&self, net_id: u32) -> Option<usize> {
+        self.nodes.binary_search_by_key(&net_id, |n| n.net_id).ok()
+    }
+
+    /// The scene node of `net_id`.
+    pub(crate) fn node_of(&self, net_id: u32) -> Option<NodeId> {
+        self.locate(net_id).map(|l| l.node)
+    }
+
+    /// The scene node of `net_id` with where its value was last found.
+    #[inline]
+    fn locate(&self, net_id: u32) -> Option<Located> {
+        match self.by_id.get(net_id as usize) {
+            Some(&located) => located,
+            None => self.index_of(net_id).map(|i| Located {
+                node: self.nodes[i].node,
+                at: ValueAt::default(),
+            }),
+        }
+    }
+
+    /// `net_id`'s value was found at `at`: the next entry for it looks there first.
+    fn moved(&mut self, net_id: u32, at: ValueAt) {
+        if let Some(Some(located)) = self.by_id.get_mut(net_id as usize) {
+            located.at = at;
+        }
+    }
+
+    /// Records in `by_id` that `net_id` now maps to `node` (after `nodes` changed), growing the
+    /// table over `net_id` when it is not too far off.
+    fn set_by_id(&mut self, net_id: u32, node: Option<NodeId>) {
+        let id = net_id as usize;
+        if id >= self.by_id.len() {
+            if node.is_none() || id > dense_limit(self.nodes.len()) {
+                return;
+            }
+            // The ids the table now covers were only in `nodes` until now.
+            let from = self.by_id.len();
+            self.by_id.resize(id + 1, None);
+            let start = self.nodes.partition_point(|n| (n.net_id as usize) < from);
+            for n in &self.nodes[start..] {
+                match self.by_id.get_mut(n.net_id as usize) {
+                    Some(slot) => *slot = Some(Located::new(n.node)),
+                    None => break,
+                }
+            }
+        }
+        self.by_id[id] = node.map(Located::new);
+    }
+
+    /// The authority of a networked node.
+    pub(crate) fn authority_of(&self, node: NodeId) -> Option<PeerId> {
+        let id = *self.by_node.get(&node)?;
+        self.index_of(id).map(|i| self.nodes[i].authority)
+    }
+
+    /// The net id of `node`.
+    pub(crate) fn net_id(&self, node: NodeId) -> Option<NetId> {
+        self.by_node.get(&node).copied().and_then(NetId::new)
+    }
+
+    /// The transport connected to the server, whose transport peer id is `server`: remember it
+    /// and say hello.
+    pub(crate) fn connected(&mut self, core: &mut Outbox, shared: &mut Shared, server: PeerId) {
+        self.server = server;
+        if !core.is_connected(server) {
+            // Refused as soon as connected: the disconnect that follows says why.
+            return;
+        }
+        let (fingerprint, shapes) = (shared.fingerprint, &shared.shapes);
+        let rpcs = &shared.rpc;
+        self.hello_at = shared.now;
+        if let Err(error) = core.send_with(self.server, HELLO, Channel::Reliable, |w| {
+            protocol::write_hello(w, fingerprint, shapes);
+            crate::replication::shared::rpc_signatures::write_signatures(w, rpcs);
+        }) {
+            warn!(%error, "hello refused by the transport");
+            shared.stats.control_send_failures += 1;
+            self.end(core, shared, DisconnectReason::ReliableSendFailed, true);
+        }
+    }
+
+    /// The connection ended: free every spawned node (bound nodes stay, unbound), raise
+    /// `Disconnected`, and disconnect the transport if we are the ones ending it.
+    pub(crate) fn end(
+        &mut self,
+        core: &mut Outbox,
+        shared: &mut Shared,
+        reason: DisconnectReason,
+        local: bool,
+    ) {
+        if self.finished.is_some() {
+            return;
+        }
+        if local {
+            core.disconnect(self.server, reason);
+        }
+        self.free_all(shared);
+        info!(%reason, "disconnected from the server");
+        self.finished = Some(reason);
+        shared
+            .events
+            .push(MultiplayerEvent::Disconnected { reason });
+    }
+
+    pub(crate) fn free_all(&mut self, shared: &mut Shared) {
+        for group in self.groups.drain(..) {
+            if !group.bound {
+                shared.scene.remove(group.root);
+            }
+        }
+        self.nodes.clear();
+        self.by_id.clear();
+        self.by_node.clear();
+        self.failed.clear();
+        // Bound nodes stay, as plain nodes.
+        self.replicas.clear();
+        shared.stats.networked_nodes = 0;
+    }
+
+    /// A replication message from the server, to its handler. Input acks pass no gate; the
+    /// rest wait for the welcome (and are ignored once the connection ended). A client → server
+    /// message is refused as the wrong direction, after the same gates.
+    pub(crate) fn on_message(
+        &mut self,
+        core: &mut Outbox,
+        shared: &mut Shared,
+        kind: Kind,
+        tick: u32,
+        r: &mut NetReader<'_>,
+    ) -> Result<bool, DecodeError> {
+        match kind {
+            Kind::ToClient(ToClient::InputAck) => self.on_input_ack(r),
+            _ if self.finished.is_some() => Ok(true),
+            Kind::ToClient(ToClient::Welcome) => {
+                let peer = PeerId(r.read_u64()?);
+                let rate = r.read_u8()?.max(1);
+                let tick = r.read_u32()?;
+                r.finish()?;
+                if self.welcomed {
+                    shared.stats.control_dropped += 1;
+                    return Ok(true);
+                }
+                self.welcomed = true;
+                self.handshake_rtt = Some(shared.now.saturating_sub(self.hello_at));
+                self.local_peer = peer;
+                self.tick_rate = rate;
+                self.interp
+                    .start(shared.config.interpolation, rate, tick, shared.now);
+                self.newest_applied = tick;
+                self.newest_acked = tick;
+                self.rpc_floor = tick;
+                self.last_snapshot_at = shared.now;
+                core.set_tick(tick);
+                info!(%peer, tick, rate, "connected to the server");
+                shared.events.push(MultiplayerEvent::ConnectedToServer {
+                    local_peer_id: peer,
+                });
+                Ok(true)
+            }
+            Kind::ToClient(ToClient::Refuse) => {
+                let text = r.read_str()?.to_owned();
+                warn!(%text, "the server refused us");
+                shared.refusal = Some(text);
+                Ok(true)
+            }
+            _ if !self.welcomed => {
+                shared.stats.control_dropped += 1;
+                Ok(true)
+            }
+            Kind::ToClient(ToClient::Spawn) => self.on_spawn(shared, tick, r),
+            Kind::ToClient(ToClient::Despawn) => {
+                let id = r.read_var_u32()?;
+                r.finish()?;
+                self.on_despawn(shared, id);
+                Ok(true)
+            }
+            Kind::ToClient(ToClient::Authority) => {
+                let id = r.read_var_u32()?;
+                let peer = PeerId(r.read_var_u64()?);
+                let recursive = r.read_bool()?;
+                r.finish()?;
+                self.on_authority(shared, id, peer, recursive);
+                Ok(true)
+            }
+            Kind::ToClient(ToClient::Snapshot) => self.on_snapshot(shared, tick, r),
+            Kind::ToServer(_) | Kind::Rpc => {
+                Err(DecodeError::Protocol(ProtocolViolation::WrongDirection))
+            }
+        }
+    }
+
+    fn on_spawn(
+        &mut self,
+        shared: &mut Shared,
+        tick: u32,
+        r: &mut NetReader<'_>,
+    ) -> Result<bool, DecodeError> {
+        let header = SpawnHeader::read(r)?;
+        match self.apply_spawn(shared, &header, tick, r) {
+            Ok(()) => Ok(true),
+            Err(reason) => {
+                warn!(first = header.first_net_id, reason, "cannot apply spawn");
+                shared.stats.spawn_failures += 1;
+                // Its ids are gone locally: the server sends entries for them, which the
+                // client skips without holding back its acknowledgements.
+                if self.failed.len() == MAX_FAILED_SPAWNS {
+                    self.failed.remove(0);
+                }
+                self.failed.push(FailedSpawn {
+                    first: header.first_net_id,
+                    count: header.count,
+                    parent: match header.parent {
+                        ParentRef::Net(id) => id,
+                        ParentRef::Path(_) => 0,
+                    },
+                });
+                if let Some(net_id) = NetId::new(header.first_net_id) {
+                    shared.events.push(MultiplayerEvent::SpawnFailed { net_id });
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    fn apply_spawn(
+        &mut self,
+        shared: &mut Shared,
+        header: &SpawnHeader,
+        tick: u32,
+        r: &mut NetReader<'_>,
+    ) -> Result<(), &'static str> {
+        let end = header.first_net_id.saturating_add(header.count);
+        let lo = self
+            .nodes
+            .partition_point(|n| n.net_id < header.first_net_id);
+        let hi = self.nodes.partition_point(|n| n.net_id < end);
+        if header.count == 0
+            || self.nodes[lo..hi]
+                .iter()
+                .any(|n| shared.scene.contains(n.node))
+        {
+            return Err("net ids already in use");
+        }
+        let parent = match &header.parent {
+            ParentRef::Net(id) => self.node_of(*id),
+            ParentRef::Path(path) => shared.scene.find(path),
+        }
+        .ok_or("parent not found")?;
+        let (root, bound) = if header.scene == SCENE_BIND {
+            let node = shared
+                .scene
+                .child(parent, &header.name)
+                .ok_or("bound node not found")?;
+            if self.by_node.contains_key(&node) {
+                return Err("bound node is networked already");
+            }
+            (node, true)
+        } else if header.scene == protocol::SCENE_SPAWNER {
+            let payload = header
+                .spawner
+                .as_ref()
+                .ok_or("spawner spawn without data")?;
+            let root =
+                shared
+                    .spawners
+                    .spawn_remote(&mut shared.scene, parent, &header.name, payload)?;
+            (root, false)
+        } else {
+            let index = u16::try_from(header.scene).map_err(|_| "unknown scene index")?;
+            let root = shared
+                .library
+                .instantiate(
+                    SceneIndex::new(index),
+                    &mut shared.scene,
+                    parent,
+                    &header.name,
+                )
+                .map_err(|_| "cannot instantiate the scene")?;
+            (root, false)
+        };
+        let undo = |shared: &mut Shared| {
+            if !bound {
+                shared.scene.remove(root);
+            }
+        };
+        let nodes = instance_nodes(&shared.scene, root);
+        if nodes.len() != header.count as usize {
+            undo(shared);
+            return Err("the instance has another number of networked nodes");
+        }
+        // Nothing is applied unless the whole message reads: absent nodes are removed only at
+        // the end, and a bound node's previous state is kept (its full state, as bytes) and
+        // restored if a later read fails, so a malformed spawn never leaves a bound node (one
+        // the client owns) partly updated. A spawned instance is simply removed again.
+        // A set: a hostile list may repeat ids (as many as the packet has bytes).
+        let mut absent = HashSet::new();
+        let mut backup = NetWriter::new();
+        let mut backed_up = Vec::new();
+        // `on_change` members the spawn changed: per node with hooks, where its states' masks
+        // start in `changed`. The hooks run once the whole spawn is applied.
+        let mut hooked: Vec<(NodeId, usize)> = Vec::new();
+        let mut changed: Vec<u64> = Vec::new();
+        let result = (|| -> Result<(), DecodeError> {
+            for _ in 0..r.read_count(1)? {
+                let id = r.read_var_u32()?;
+                let offset = id
+                    .checked_sub(header.first_net_id)
+                    .filter(|&o| o > 0 && o < header.count)
+                    .ok_or(DecodeError::Protocol(ProtocolViolation::AbsentOutsideSpawn))?;
+                absent.insert(nodes[offset as usize]);
+            }
+            for &node in &nodes {
+                // Absent, or under an absent node: no state follows.
+                let mut up = Some(node);
+                while let Some(n) = up.filter(|n| !absent.contains(n)) {
+                    up = (n != root).then(|| shared.scene.parent(n)).flatten();
+                }
+                if up.is_some() {
+                    continue;
+                }
+                let Some(ty) = shared.scene.value_info(node) else {
+                    continue;
+                };
+                if bound && shared.scene.write_state(node, &mut backup) {
+                    backed_up.push(node);
+                }
+                let (replicas, scene) = (&mut self.replicas, &mut shared.scene);
+                if ty.has_on_change() {
+                    let start = changed.len();
+                    changed.resize(start + ty.state_count(), 0);
+                    replicas.read_state(scene, node, r, &mut changed[start..])?;
+                    hooked.push((node, start));
+                } else {
+                    replicas.read_state(scene, node, r, &mut [])?;
+                }
+            }
+            r.finish()
+        })();
+        if result.is_err() {
+            let mut restore = NetReader::new(backup.as_slice());
+            for &node in &backed_up {
+                let _ = self
+                    .replicas
+                    .read_state(&mut shared.scene, node, &mut restore, &mut []);
+            }
+            undo(shared);
+            return Err("malformed spawn state");
+        }
+        for &node in &absent {
+            shared.scene.remove(node);
+        }
+        for &(node, start) in &hooked {
+            if let Some(ty) = shared.scene.value_info(node) {
+                let n = ty.state_count();
+                if let Some(masks) = changed.get(start..start + n) {
+                    self.replicas.run_on_change(&mut shared.scene, node, masks);
+                }
+                if self.changed.len() < n {
+                    self.changed.resize(n, 0);
+                }
+            }
+        }
+        // Ids in its range still listed were freed locally, and are no longer: forget them (and
+        // failed spawns over the range).
+        for n in self.nodes.drain(lo..hi) {
+            self.by_node.remove(&n.node);
+            self.replicas.remove(n.node);
+            if let Some(slot) = self.by_id.get_mut(n.net_id as usize) {
+                *slot = None;
+            }
+        }
+        self.failed
+            .retain(|f| f.first >= end || f.first.saturating_add(f.count) <= header.first_net_id);
+        let authority = PeerId(header.authority);
+        let root_parent = match header.parent {
+            ParentRef::Net(id) => id,
+            ParentRef::Path(_) => 0,
+        };
+        for (offset, &node) in (0u32..).zip(&nodes) {
+            if !shared.scene.contains(node) {
+                continue;
+            }
+            let net_id = header.first_net_id + offset;
+            // Ancestors come first (depth-first order), so they are listed already.
+            let parent = if node == root {
+                root_parent
+            } else {
+                let mut up = shared.scene.parent(node);
+                loop {
+                    match up {
+                        Some(a) => match self.by_node.get(&a) {
+                            Some(&id) => break id,
+                            None => up = shared.scene.parent(a),
+                        },
+                        None => break 0,
+                    }
+                }
+            };
+            let at = self.nodes.partition_point(|n| n.net_id < net_id);
+            self.nodes.insert(
+                at,
+                ClientNode {
+                    net_id,
+                    node,
+                    authority,
+                    parent,
+                },
+            );
+            self.by_node.insert(node, net_id);
+            self.set_by_id(net_id, Some(node));
+            let scene = &mut shared.scene;
+            if let Some(at) = self.replicas.add(scene, node) {
+                self.moved(net_id, at);
+            }
+            self.interp.spawned(&mut self.replicas, scene, node, tick);
+            let ours = authority == self.local_peer;
+            self.predict
+                .spawned(&mut self.replicas, scene, node, ours, tick);
+            if ours {
+                self.watch_unsimulated(shared, node);
+            }
+        }
+        self.groups.push(ClientGroup {
+            first: header.first_net_id,
+            root,
+            bound,
+        });
+        shared.stats.spawns += 1;
+        shared.stats.networked_nodes = self.nodes.len();
+        debug!(
+            first = header.first_net_id,
+            count = header.count,
+            "spawn applied"
+        );
+        if let Some(net_id) = NetId::new(header.first_net_id) {
+            shared
+                .events
+                .push(MultiplayerEvent::NodeSpawned { node: root, net_id });
+        }
+        Ok(())
+    }
+
+    /// A despawn of `id`: removes its node and forgets it and every node spawned under it (its
+    /// subtree on the server), whether still in the scene or freed locally; other nodes freed
+    /// locally stay listed (gone locally). Parents have lower net ids than the nodes spawned
+    /// under them, so one ascending pass finds the subtree.
+    fn on_despawn(&mut self, shared: &mut Shared, id: u32) {
+        let node = self.node_of(id);
+        let failed = self.failed.iter().any(|f| f.first == id);
+        if node.is_none() && !failed {
+            return;
+        }
+        if let Some(node) = node {
+            shared.scene.remove(node);
+        }
+        let removed = &mut self.removed;
+        removed.clear();
+        removed.push(id);
+        let by_node = &mut self.by_node;
+        let by_id = &mut self.by_id;
+        let replicas = &mut self.replicas;
+        self.nodes.retain(|n| {
+            let gone =
+                n.net_id == id || (n.parent != 0 && removed.binary_search(&n.parent).is_ok());
+            if gone {
+                if removed.last() != Some(&n.net_id) {
+                    removed.push(n.net_id);
+                }
+                by_node.remove(&n.node);
+                replicas.remove(n.node);
+                if let Some(slot) = by_id.get_mut(n.net_id as usize) {
+                    *slot = None;
+                }
+            }
+            !gone
+        });
+        // Failed spawns under a removed node, or under a failed spawn removed so (or the failed
+        // spawn despawned itself), are forgotten: their ids are no longer gone locally.
+        if !self.failed.is_empty() {
+            let mut dropped = 0;
+            loop {
+                let before = dropped;
+                let mut k = dropped;
+                while k < self.failed.len() {
+                    let f = self.failed[k];
+                    let under_dropped = self.failed[..dropped]
+                        .iter()
+                        .any(|d| f.parent >= d.first && f.parent < d.first.saturating_add(d.count));
+                    if f.first == id
+                        || (f.parent != 0
+                            && (self.removed.binary_search(&f.parent).is_ok() || under_dropped))
+                    {
+                        self.failed.swap(dropped, k);
+                        dropped += 1;
+                    }
+                    k += 1;
+                }
+                if dropped == before {
+                    break;
+                }
+            }
+            // The rest stay (their order only decides which is forgotten first).
+            self.failed.drain(..dropped);
+        }
+        let removed = &self.removed;
+        self.groups
+            .retain(|g| removed.binary_search(&g.first).is_err());
+        shared.stats.despawns += 1;
+        shared.stats.networked_nodes = self.nodes.len();
+        debug!(net_id = id, "despawn applied");
+        if let Some(net_id) = NetId::new(id) {
+            shared
+                .events
+                .push(MultiplayerEvent::NodeDespawned { net_id });
+        }
+    }
+
+    fn on_authority(&mut self, shared: &mut Shared, id: u32, peer: PeerId, recursive: bool) {
+        let Some(node) = self.node_of(id) else {
+            return;
+        };
+        let ours = peer == self.local_peer;
+        let tick = self.newest_applied;
+        let set = |this: &mut Self, shared: &mut Shared, i: usize| {
+            this.nodes[i].authority = peer;
+            let target = this.nodes[i].node;
+            let (replicas, scene) = (&mut this.replicas, &mut shared.scene);
+            if this
+                .predict
+                .authority_changed(replicas, scene, target, ours, tick)
+            {
+                this.interp.spawned(replicas, scene, target, tick);
+            }
+        };
+        if recursive {
+            for target in shared.scene.depth_first(node).collect::<Vec<_>>() {
+                if let Some(i) = self.by_node.get(&target).and_then(|&id| self.index_of(id)) {
+                    set(self, shared, i);
+                }
+            }
+        } else if let Some(i) = self.index_of(id) {
+            set(self, shared, i);
+        }
+        if ours {
+            self.watch_unsimulated(shared, node);
+        }
+        shared
+            .events
+            .push(MultiplayerEvent::AuthorityChanged { node, peer });
+    }
+
+    /// `node` became ours: if it has predicted members and no simulation runs, the runtime
+    /// watches whether one starts ([`Misconfiguration::PredictedNodeNotSimulated`]).
+    ///
+    /// [`Misconfiguration::PredictedNodeNotSimulated`]: crate::replication::multiplayer::Misconfiguration::PredictedNodeNotSimulated
+    fn watch_unsimulated(&self, shared: &mut Shared, node: NodeId) {
+        if self.predict.active {
+            return;
+        }
+        if let (Some(net_id), Some(type_name)) =
+            (self.net_id(node), self.replicas.predicted_type(node))
+        {
+            shared.misuse.owned_predicted(shared.now, net_id, type_name);
+        }
+    }
+
+    /// An input ack from the server: steers the simulation clock.
+    pub(crate) fn on_input_ack(&mut self, r: &mut NetReader<'_>) -> Result<bool, DecodeError> {
+        let (newest, lead) = crate::replication::shared::input_wire::read_input_ack(r)?;
+        if self.predict.active {
+            self.predict.sync.on_ack(newest, lead);
+        }
+        Ok(true)
+    }
+
+    /// Applies a snapshot unless it is stale; acknowledges it if every entry could be applied.
+    fn on_snapshot(
+        &mut self,
+        shared: &mut Shared,
+        tick: u32,
+        r: &mut NetReader<'_>,
+    ) -> Result<bool, DecodeError> {
+        self.last_snapshot_at = shared.now;
+        let interval = Duration::from_secs(1) / u32::from(self.tick_rate.max(1));
+        self.link.arrival(tick, shared.now, interval);
+        let size = MessageHeader::SIZE + r.remaining();
+        shared.stats.last_snapshot_bytes = size;
+        shared.stats.largest_snapshot_bytes = shared.stats.largest_snapshot_bytes.max(size);
+        if !tick_after(tick, self.newest_applied) || !tick_after(tick, self.rpc_floor) {
+            shared.stats.snapshots_discarded += 1;
+            return Ok(true);
+        }
+        let flags = r.read_u8()?;
+        if self
+            .interp
+            .begin_snapshot(&mut self.replicas, &mut shared.scene, tick)
+        {
+            shared.stats.clock_snaps += 1;
+        }
+        let mut complete = true;
+        let snapshot = r.data();
+        self.batch.clear();
+        let mut broken = None;
+        loop {
+            let (id, bytes) = match protocol::read_entry(r) {
+                Ok(Some(entry)) => entry,
+                Ok(None) => break,
+                Err(error) => {
+                    broken = Some(error);
+                    break;
+                }
+            };
+            let Some(Located { node, at }) = self.locate(id) else {
+                // Gone locally (a failed spawn): skip. Otherwise never received, or despawned
+                // by the server: its spawn may still be in flight (a re-spawn for interest
+                // management reuses ids), so this snapshot must not be acknowledged; a later
+                // one carries the entry again, or not at all once the server knows it is gone.
+                if !self
+                    .failed
+                    .iter()
+                    .any(|f| id >= f.first && id < f.first.saturating_add(f.count))
+                {
+                    complete = false;
+                }
+                continue;
+            };
+            let end = r.position();
+            let entry = EntryRef {
+                row: at.row,
+                node,
+                tag: id,
+                start: u32::try_from(end - bytes.len()).unwrap_or(u32::MAX),
+                end: u32::try_from(end).unwrap_or(u32::MAX),
+            };
+            self.batch.push(at, entry);
+        }
+        // The entries read before a break in the framing are applied all the same.
+        self.apply_batch(shared, snapshot, tick);
+        if let Some(error) = broken {
+            return Err(error);
+        }
+        r.finish()?;
+        self.newest_applied = tick;
+        self.rpc_floor = tick;
+        self.last_truncated = flags & protocol::SNAPSHOT_TRUNCATED != 0;
+        self.interp.end_snapshot(tick, self.last_truncated);
+        if complete {
+            shared.stats.snapshots_applied += 1;
+            self.newest_acked = tick_max(self.newest_acked, tick);
+            if self.ack_count == MAX_PENDING_ACKS {
+                self.acks.copy_within(1.., 0);
+                self.ack_count -= 1;
+            }
+            self.acks[self.ack_count] = tick;
+            self.ack_count += 1;
+        } else {
+            shared.stats.snapshots_partial += 1;
+        }
+        Ok(true)
+    }
+
+    /// Applies the snapshot's entries, one pass per column; an entry whose value moved is found
+    /// again. An entry that does not read (the entries are length-prefixed, so the rest still
+    /// can) is skipped, raised and counted, and the snapshot is still acknowledged: not
+    /// acknowledging it would have the server resend the same entry forever and time the
+    /// client out. The node keeps what it read until a later entry for it reads.
+    fn apply_batch(&mut self, shared: &mut Shared, snapshot: &[u8], tick: u32) {
+        let at = self.interp.entry_at(tick);
+        let (replicas, scene) = (&mut self.replicas, &mut shared.scene);
+        self.batch
+            .apply(replicas, scene, snapshot, at, &mut self.changed);
+        let mut misses = std::mem::take(&mut self.batch.misses);
+        for e in misses.stale.drain(..) {
+            match self.replicas.apply_entry_found(
+                &mut shared.scene,
+                e.node,
+                e.bytes(snapshot),
+                at,
+                &mut self.changed,
+            ) {
+                Ok(Some(found)) => self.moved(e.tag, found),
+                Ok(None) => {}
+                Err(error) => misses.rejected.push((e.tag, error)),
+            }
+        }
+        for (id, error) in misses.rejected.drain(..) {
+            shared.stats.entries_rejected += 1;
+            if let Some(net_id) = NetId::new(id) {
+                shared
+                    .events
+                    .push(MultiplayerEvent::EntryRejected { net_id, error });
+            }
+        }
+        self.batch.misses = misses;
+    }
+
+    /// End of frame: timeouts, then acks (and the heartbeat at the server's tick rate).
+    pub(crate) fn end_frame(&mut self, core: &mut Outbox, shared: &mut Shared) {
+        if self.finished.is_some() {
+            return;
+        }
+        let now = shared.now;
+        if !self.welcomed {
+            if now.saturating_sub(self.started_at) > shared.config.handshake_timeout {
+                // Never connected (nobody listens there): say so, rather than `Timeout`.
+                let reason = if core.is_connected(self.server) {
+                    DisconnectReason::Timeout
+                } else {
+                    DisconnectReason::ConnectFailed
+                };
+                warn!(%reason, "no welcome from the server in time");
+                self.end(core, shared, reason, true);
+            }
+            return;
+        }
+        if now.saturating_sub(self.last_snapshot_at) > shared.config.peer_timeout {
+            warn!("no snapshot from the server in time");
+            self.end(core, shared, DisconnectReason::Timeout, true);
+            return;
+        }
+        core.set_tick(self.newest_applied);
+        let interval = Duration::from_secs(1) / u32::from(self.tick_rate.max(1));
+        self.ack_accumulator += shared.frame_dt;
+        let heartbeat_due = self.ack_accumulator >= interval;
+        if heartbeat_due {
+            self.ack_accumulator = self.ack_accumulator.saturating_sub(interval).min(interval);
+        }
+        if self.ack_count == 0 && heartbeat_due {
+            self.acks[0] = self.newest_acked;
+            self.ack_count = 1;
+        }
+        for k in 0..self.ack_count {
+            let tick = self.acks[k];
+            // Unreliable: a refused ack is as good as a lost one.
+            let _ = core.send_with(self.server, ACK, Channel::Unreliable, |w| {
+                w.write_var_u32(tick);
+            });
+        }
+        self.ack_count = 0;
+    }
+}

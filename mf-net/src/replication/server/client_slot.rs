@@ -1,0 +1,88 @@
+//! [`ClientSlot`]: everything the server keeps for one connected client.
+
+use crate::replication::server::input_buffer::InputBuffer;
+use std::time::Duration;
+
+use crate::replication::multiplayer::rpc::limits::PeerRpcState;
+use crate::replication::server::flood::FloodWindow;
+use crate::replication::server::group_vis::{GroupVis, Vis};
+use crate::replication::server::node_table::{Group, GroupKey, GroupTable};
+use crate::replication::server::per_slot::PerSlot;
+use crate::replication::server::send_state::SendState;
+use crate::scene::NodeId;
+use crate::transport::PeerId;
+
+/// One connected client.
+pub(crate) struct ClientSlot {
+    pub(crate) peer: PeerId,
+    pub(crate) ready: bool,
+    pub(crate) connected_at: Duration,
+    pub(crate) last_heard: Duration,
+    pub(crate) last_progress: Duration,
+    /// What was sent to it and what it acknowledged, per node slot (once ready).
+    pub(crate) send: SendState,
+    pub(crate) stats: crate::replication::shared::stats::PeerNetworkStats,
+    /// Whether the last snapshots that left the ring were acknowledged (feeds `stats`).
+    pub(crate) ack_window: crate::replication::shared::stats::AckWindow,
+    /// RPC flood and rate-limit windows.
+    pub(crate) rpc: PeerRpcState,
+    /// Input flood window.
+    pub(crate) input_flood: FloodWindow,
+    /// Visibility of every group, per group slot (once ready).
+    pub(crate) vis: PerSlot<Group, GroupVis>,
+    /// The focus node interest policies measure from.
+    pub(crate) focus: Option<NodeId>,
+    /// Whether a visible group may have an update period above 1 (snapshots then check each
+    /// node's group; false skips that).
+    pub(crate) tiered: bool,
+    /// With `tiered`: every group that was visible with a period above 1 when visibility was
+    /// last decided (a superset of those that are now), so that advancing the update slots of
+    /// the groups due does not look at every group.
+    pub(crate) tiered_groups: Vec<GroupKey>,
+    /// Its inputs (once it sent one; see [`Simulation`](crate::prediction::Simulation)).
+    pub(crate) inputs: Option<Box<InputBuffer>>,
+}
+
+impl ClientSlot {
+    /// A client that just connected at `now` and has not said hello yet.
+    pub(crate) fn new(peer: PeerId, now: Duration) -> Self {
+        Self {
+            peer,
+            ready: false,
+            connected_at: now,
+            last_heard: now,
+            last_progress: now,
+            send: SendState::default(),
+            stats: crate::replication::shared::stats::PeerNetworkStats::default(),
+            ack_window: crate::replication::shared::stats::AckWindow::default(),
+            rpc: PeerRpcState::default(),
+            input_flood: FloodWindow::default(),
+            vis: PerSlot::default(),
+            focus: None,
+            tiered: false,
+            tiered_groups: Vec::new(),
+            inputs: None,
+        }
+    }
+
+    /// Recounts which visible groups of `groups` have an update period above 1.
+    pub(crate) fn recount_tiers(&mut self, groups: &GroupTable) {
+        self.tiered = false;
+        self.tiered_groups.clear();
+        self.tiered_groups.reserve(groups.len());
+        for &g in groups.keys() {
+            if let Some(&vis) = self.vis.get(g) {
+                self.note_tier(g, vis);
+            }
+        }
+    }
+
+    /// Records that group `key`, not counted yet, became visible to it with `vis`: one more
+    /// tiered group if its period is above 1.
+    pub(crate) fn note_tier(&mut self, key: GroupKey, vis: GroupVis) {
+        if vis.state == Vis::Visible && vis.period > 1 {
+            self.tiered = true;
+            self.tiered_groups.push(key);
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! [`NodeStates`]: where the server's snapshot writers read the nodes' states (the shadow
+//! states, or a test double).
+
+use crate::replication::server::node_table::NetNode;
+use crate::replication::server::shadow_column::{StateRequest, StateWritten};
+use crate::replication::server::shadows::Shadows;
+use crate::replication::Audience;
+use crate::wire::NetWriter;
+
+/// Where a snapshot reads its nodes' states: the shadow states (see [`Shadows`]' implementation),
+/// or a test double.
+pub(crate) trait NodeStates {
+    /// Appends `node`'s state as a snapshot entry carries it: the members changed after
+    /// `since` (all when `None`) that `audience` receives.
+    fn write_since_for(
+        &self,
+        node: &NetNode,
+        since: Option<u32>,
+        audience: Audience,
+        w: &mut NetWriter,
+    );
+
+    /// Appends the snapshot entries `requests`, all of rows of column `column`, to `w` in one
+    /// pass, and what came of each to `written` (see [`Shadows::write_states`]).
+    fn write_states(
+        &self,
+        column: u32,
+        requests: &[StateRequest],
+        w: &mut NetWriter,
+        scratch: &mut NetWriter,
+        written: &mut Vec<StateWritten>,
+    );
+
+    /// How many columns there are.
+    fn column_count(&self) -> usize;
+}
+
+impl NodeStates for Shadows {
+    #[inline]
+    fn write_since_for(
+        &self,
+        node: &NetNode,
+        since: Option<u32>,
+        audience: Audience,
+        w: &mut NetWriter,
+    ) {
+        Shadows::write_since_for(self, node.value_at, node.node, since, audience, w);
+    }
+
+    #[inline]
+    fn write_states(
+        &self,
+        column: u32,
+        requests: &[StateRequest],
+        w: &mut NetWriter,
+        scratch: &mut NetWriter,
+        written: &mut Vec<StateWritten>,
+    ) {
+        Shadows::write_states(self, column, requests, w, scratch, written);
+    }
+
+    fn column_count(&self) -> usize {
+        Shadows::column_count(self)
+    }
+}

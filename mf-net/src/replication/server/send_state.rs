@@ -1,0 +1,665 @@
+//! What the server sent one client and what the client acknowledged: per node (by node slot)
+//! the newest acknowledged tick and any resync owed; the nodes with something to send (changed
+//! and not acknowledged since, or owed a resync), so that a snapshot walks only those; and the
+//! ring of the last [`RING`] snapshots sent, each with the keys of the nodes it carried, which
+//! an ack advances.
+//!
+//! Ticks wrap: they are compared by serial-number arithmetic ([`crate::tick`]), and
+//! [`age`](SendState::age) keeps every stored tick within [`HORIZON`](crate::tick::HORIZON) of
+//! the server's.
+
+use std::time::Duration;
+
+use crate::replication::server::node_table::{NetNode, NodeKey, NodeTable};
+use crate::replication::server::per_slot::PerSlot;
+use crate::replication::Audience;
+use crate::tick::{clamp_to, tick_after, tick_max};
+use crate::transport::PeerId;
+
+/// How many sent snapshots the server remembers per client. A power of two (it divides 2³²),
+/// so that `tick % RING` stays consecutive across the tick's wrap.
+pub(crate) const RING: usize = 64;
+const _: () = assert!(RING.is_power_of_two() && RING <= 1 << 31);
+
+/// One node as one client stands with it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct NodeSend {
+    /// The newest tick of an acknowledged snapshot that carried it (or from which the client
+    /// has its state otherwise: its join, the group's spawn); meaningless while `hidden`.
+    pub(crate) acked: u32,
+    /// Whether the client does not have the node (interest management).
+    pub(crate) hidden: bool,
+    /// A resync owed (its next entries carry everything the client receives): its authority
+    /// moved to or from this client, so members of another owner condition became visible to
+    /// it, or its group became relevant to the client again. Completed by an ack of a snapshot
+    /// after this tick that carried it (a snapshot from before the group left the client may
+    /// still arrive after the spawn and be applied; a full entry repairs that).
+    pub(crate) resync: Option<u32>,
+}
+
+impl NodeSend {
+    /// Whether the client does not have the node (interest management).
+    #[inline]
+    pub(crate) fn hidden(&self) -> bool {
+        self.hidden
+    }
+
+    /// The `since` its next entry is written with: `None` (everything) while a resync is owed.
+    #[inline]
+    pub(crate) fn since(&self) -> Option<u32> {
+        match self.resync {
+            Some(_) => None,
+            None => Some(self.acked),
+        }
+    }
+}
+
+/// One snapshot sent to a client: its tick, when it left, and which nodes it carried.
+#[derive(Debug, Default)]
+pub(crate) struct SentSnapshot {
+    pub(crate) tick: u32,
+    pub(crate) sent_at: Duration,
+    /// Whether an ack for it was already processed (a duplicate ack changes nothing).
+    pub(crate) acked: bool,
+    /// Whether a snapshot was sent in this entry (a fresh ring's entries were not), so that its
+    /// leaving the ring counts in the client's unacknowledged window.
+    pub(crate) used: bool,
+    /// Keys of the nodes it carried; the capacity is kept between uses.
+    pub(crate) nodes: Vec<NodeKey>,
+}
+
+/// A snapshot being written (see [`SendState::start_snapshot`]).
+pub(crate) struct Outgoing<'a> {
+    /// The nodes with something to send, in net id order (while the client is behind, every
+    /// node: the writer passes over those with nothing to send).
+    pub(crate) pending: &'a [NodeKey],
+    /// Where the client stands with each node.
+    pub(crate) acks: &'a PerSlot<NetNode, NodeSend>,
+    /// The ring entry's list of the nodes the snapshot carries (empty to begin with).
+    pub(crate) carried: &'a mut Vec<NodeKey>,
+    /// Net id the snapshot starts at; set to where the next one starts (0: the first node).
+    pub(crate) cursor: &'a mut u32,
+}
+
+/// A client's send state (see the [module documentation](self)).
+pub(crate) struct SendState {
+    /// Per node slot (once the client is ready).
+    nodes: PerSlot<NetNode, NodeSend>,
+    /// The last [`RING`] snapshots, by tick modulo [`RING`].
+    ring: Vec<SentSnapshot>,
+    /// Net id the next snapshot starts at (0: the first node).
+    cursor: u32,
+    /// After [`refresh`](Self::refresh): every node with something to send the client, sorted
+    /// by net id (see [`wants`]). Between refreshes it may hold nodes that were acknowledged
+    /// or went away since; nodes added since are in `incoming`.
+    pending: Vec<NodeKey>,
+    /// Nodes that may have become pending other than by changing (resyncs owed), unsorted,
+    /// merged into `pending` at the next refresh.
+    incoming: Vec<NodeKey>,
+    /// The other buffer of `pending`'s rebuild (its capacity is kept).
+    spare: Vec<NodeKey>,
+    /// The node table's [`version`](crate::replication::server::slot_table::SlotTable::version) when `pending`
+    /// was last found to hold every node of it (`None`: not then).
+    full_at: Option<u64>,
+    /// Whether the byte budget keeps the client behind: `pending` is not kept up, and
+    /// snapshots walk the node table (see [`refresh`](Self::refresh)).
+    scanning: bool,
+}
+
+impl Default for SendState {
+    fn default() -> Self {
+        Self {
+            nodes: PerSlot::default(),
+            // A fresh ring: every entry acknowledged already, so no ack matches it before it
+            // is used.
+            ring: (0..RING)
+                .map(|_| SentSnapshot {
+                    acked: true,
+                    ..SentSnapshot::default()
+                })
+                .collect(),
+            cursor: 0,
+            pending: Vec::new(),
+            incoming: Vec::new(),
+            spare: Vec::new(),
+            full_at: None,
+            scanning: false,
+        }
+    }
+}
+
+impl SendState {
+    /// The client joins at `tick`: it has every node in `nodes` as of `tick` (the spawns it was
+    /// just sent), owing nothing.
+    pub(crate) fn join(&mut self, nodes: &NodeTable, tick: u32) {
+        self.nodes.clear();
+        for &key in nodes.keys() {
+            self.add(key, tick);
+        }
+        self.pending.clear();
+        self.incoming.clear();
+        self.full_at = None;
+        self.scanning = false;
+        self.reserve(nodes);
+    }
+
+    /// A node the client has from `acked` on (a spawn just sent: the server's tick), owing
+    /// nothing.
+    pub(crate) fn add(&mut self, key: NodeKey, acked: u32) {
+        self.nodes.set(
+            key,
+            NodeSend {
+                acked,
+                hidden: false,
+                resync: None,
+            },
+        );
+    }
+
+    /// Makes room for every node of `nodes` in the per-node state, the pending lists and each
+    /// ring entry's list, so that snapshots and acks allocate nothing.
+    pub(crate) fn reserve(&mut self, nodes: &NodeTable) {
+        self.nodes.reserve_slots(nodes.slot_count());
+        let n = nodes.len();
+        for list in [&mut self.pending, &mut self.incoming, &mut self.spare] {
+            list.reserve(n.saturating_sub(list.len()));
+        }
+        for entry in &mut self.ring {
+            entry.nodes.reserve(n.saturating_sub(entry.nodes.len()));
+        }
+    }
+
+    /// The client does not have the node (any more): no entries, no resync.
+    pub(crate) fn hide(&mut self, key: NodeKey) {
+        if let Some(n) = self.nodes.get_mut(key) {
+            *n = NodeSend {
+                acked: 0,
+                hidden: true,
+                resync: None,
+            };
+        }
+    }
+
+    /// The client has the node again from `tick` (its group was just sent): it owes a resync
+    /// if it has a state.
+    pub(crate) fn show(&mut self, key: NodeKey, tick: u32, stateful: bool) {
+        self.add(key, tick);
+        if stateful {
+            self.owe_resync(key, tick);
+        }
+    }
+
+    /// Owes the node a resync, completed only by an ack of a snapshot after `after` (a node
+    /// owed one already moves its tick there).
+    pub(crate) fn owe_resync(&mut self, key: NodeKey, after: u32) {
+        if let Some(n) = self.nodes.get_mut(key) {
+            if n.resync.is_none() {
+                // (A node owed one already is pending, or hidden and not to be sent.)
+                self.incoming.push(key);
+            }
+            n.resync = Some(n.resync.map_or(after, |old| tick_max(old, after)));
+        }
+    }
+
+    /// The nodes with something to send, in net id order (as of the last
+    /// [`refresh`](Self::refresh)).
+    #[cfg(test)]
+    pub(crate) fn pending(&self) -> &[NodeKey] {
+        &self.pending
+    }
+
+    /// Brings [`pending`](Self::pending) up to date before a snapshot: adds the nodes that
+    /// `changed` on this tick's capture (in net id order) and those owed a resync since, and
+    /// drops those with nothing to send any more (acknowledged, hidden, gone). Costs the
+    /// length of those lists, not the number of nodes: nothing when nothing is pending or new,
+    /// and nothing when every node changed and every node is pending already.
+    ///
+    /// A client the byte budget keeps behind (its last snapshot was cut short) is not kept up:
+    /// its snapshots walk the node table from the cursor to the budget instead, as far as the
+    /// budget reaches, passing over the nodes with nothing to send ([`wants`]), so that a
+    /// tick costs what that client is sent, not every pending node. The first refresh after
+    /// a snapshot goes out whole rebuilds the list from the table, once.
+    pub(crate) fn refresh(&mut self, changed: &[NodeKey], nodes: &NodeTable, peer: PeerId) {
+        if self.cursor != 0 {
+            self.scanning = true;
+            // The walk over the table meets the nodes owed a resync by itself.
+            self.incoming.clear();
+            return;
+        }
+        if self.scanning {
+            self.scanning = false;
+            self.incoming.clear();
+            let acks = &self.nodes;
+            self.pending.clear();
+            let wanted = nodes.keys().iter().copied();
+            self.pending
+                .extend(wanted.filter(|&key| wants_key(nodes, acks, key, peer)));
+            self.full_at = (self.pending.len() == nodes.len()).then(|| nodes.version());
+            return;
+        }
+        let everything = changed.len() == nodes.len();
+        let full = self.full_at == Some(nodes.version());
+        if everything && full && self.incoming.is_empty() {
+            return;
+        }
+        if !self.incoming.is_empty() {
+            self.incoming.sort_unstable_by_key(|k| k.id());
+            self.incoming.dedup();
+            merge(&self.pending, &self.incoming, &mut self.spare, |_| true);
+            std::mem::swap(&mut self.pending, &mut self.spare);
+            self.incoming.clear();
+        }
+        if self.pending.is_empty() && changed.is_empty() {
+            return;
+        }
+        let acks = &self.nodes;
+        merge(&self.pending, changed, &mut self.spare, |key| {
+            wants_key(nodes, acks, key, peer)
+        });
+        std::mem::swap(&mut self.pending, &mut self.spare);
+        self.full_at = (self.pending.len() == nodes.len()).then(|| nodes.version());
+    }
+
+    /// What the next snapshot walks, as [`start_snapshot`](Self::start_snapshot) gives it
+    /// (after a [`refresh`](Self::refresh)), without starting one: the pending nodes (every
+    /// node of `nodes` while the client is behind), where the client stands with each, and
+    /// the net id the snapshot starts at.
+    pub(crate) fn pending_for<'a>(
+        &'a self,
+        nodes: &'a NodeTable,
+    ) -> (&'a [NodeKey], &'a PerSlot<NetNode, NodeSend>, u32) {
+        let pending = match self.scanning {
+            true => nodes.keys(),
+            false => &self.pending,
+        };
+        (pending, &self.nodes, self.cursor)
+    }
+
+    /// Whether the next snapshot walks the pending nodes from the first (the byte budget does
+    /// not keep the client behind).
+    pub(crate) fn walks_from_start(&self) -> bool {
+        !self.scanning && self.cursor == 0
+    }
+
+    /// Where the client stands with the node `key`.
+    #[cfg(test)]
+    pub(crate) fn node(&self, key: NodeKey) -> Option<&NodeSend> {
+        self.nodes.get(key)
+    }
+
+    /// Starts a snapshot of `tick` leaving at `now` in its ring entry (after a
+    /// [`refresh`](Self::refresh) on this tick). Returns, if the entry held a sent snapshot,
+    /// whether that one was acknowledged (it leaves the ring now), and what the writer works
+    /// with: the pending nodes, or every node of `nodes` while the client is behind.
+    pub(crate) fn start_snapshot<'a>(
+        &'a mut self,
+        tick: u32,
+        now: Duration,
+        nodes: &'a NodeTable,
+    ) -> (Option<bool>, Outgoing<'a>) {
+        let entry = &mut self.ring[tick as usize % RING];
+        let left = entry.used.then_some(entry.acked);
+        entry.tick = tick;
+        entry.sent_at = now;
+        entry.acked = false;
+        entry.used = true;
+        entry.nodes.clear();
+        let outgoing = Outgoing {
+            pending: match self.scanning {
+                true => nodes.keys(),
+                false => &self.pending,
+            },
+            acks: &self.nodes,
+            carried: &mut entry.nodes,
+            cursor: &mut self.cursor,
+        };
+        (left, outgoing)
+    }
+
+    /// Applies an ack of `tick`: every node the snapshot of that tick carried is acknowledged
+    /// up to `tick` (a hidden node stays hidden), and a resync it carried (sent after the
+    /// resync was asked for) is done, each found by its key without a search. Returns the
+    /// round-trip sample, or `None` if the tick is no longer (or never was) in the ring, or was
+    /// acknowledged already.
+    pub(crate) fn ack(&mut self, tick: u32, now: Duration) -> Option<Duration> {
+        let entry = &mut self.ring[tick as usize % RING];
+        if entry.tick != tick || entry.acked {
+            return None;
+        }
+        entry.acked = true;
+        for &key in &entry.nodes {
+            // A node gone since (or a later node in its slot) does not answer to the key.
+            if let Some(n) = self.nodes.get_mut(key) {
+                if !n.hidden {
+                    n.acked = tick_max(n.acked, tick);
+                }
+                if n.resync.is_some_and(|after| tick_after(tick, after)) {
+                    n.resync = None;
+                }
+            }
+        }
+        Some(now.saturating_sub(entry.sent_at))
+    }
+}
+
+impl SendState {
+    /// Whether a tick stored for the node `key` (its acknowledged tick, a resync's) is before
+    /// `floor` (see [`age`](Self::age)).
+    pub(crate) fn stale(&self, key: NodeKey, floor: u32) -> bool {
+        self.nodes.get(key).is_some_and(|n| {
+            !n.hidden
+                && (tick_after(floor, n.acked) || n.resync.is_some_and(|t| tick_after(floor, t)))
+        })
+    }
+
+    /// Keeps the ticks stored for the node `key` (of `node`, whose shadow state is about to be
+    /// [aged](crate::replication::Capture::age) to `floor`) from falling more than
+    /// [`HORIZON`](crate::tick::HORIZON) behind the server: an acknowledged tick before
+    /// `floor` moves up to it, and the node is owed a resync (completed by an ack after `tick`)
+    /// if the client wanted something of it then, since aging merges every stamp before
+    /// `floor` into `floor`; a resync asked for before `floor` moves up to it too. Call it
+    /// before aging the shadow state (it asks [`wants`] with the stamps as they were).
+    pub(crate) fn age(
+        &mut self,
+        key: NodeKey,
+        node: &NetNode,
+        floor: u32,
+        tick: u32,
+        peer: PeerId,
+    ) {
+        let Some(n) = self.nodes.get_mut(key) else {
+            return;
+        };
+        if n.hidden {
+            return;
+        }
+        if let Some(after) = &mut n.resync {
+            *after = clamp_to(*after, floor);
+        }
+        if tick_after(floor, n.acked) {
+            let wanted = wants(node, n, peer);
+            n.acked = floor;
+            if wanted {
+                self.owe_resync(key, tick);
+            }
+        }
+    }
+}
+
+/// Whether the node `key` has something to send the client `peer` whose per-node state is
+/// `acks`: it is in the table and [`wants`] it.
+fn wants_key(
+    nodes: &NodeTable,
+    acks: &PerSlot<NetNode, NodeSend>,
+    key: NodeKey,
+    peer: PeerId,
+) -> bool {
+    matches!((nodes.get(key), acks.get(key)), (Some(node), Some(ack)) if wants(node, ack, peer))
+}
+
+/// Whether `node` has something to send the client `peer` that stands with it as `ack`: the
+/// client has it, it has a state, and a resync is owed or a member the client receives changed
+/// after its acknowledged tick (serial-number order). (Whether its group is due this tick is not asked: a node
+/// skipped for its update period stays pending.)
+#[inline]
+pub(crate) fn wants(node: &NetNode, ack: &NodeSend, peer: PeerId) -> bool {
+    wants_as(node, ack, node.audience_of(peer))
+}
+
+/// [`wants`], for a client receiving the node as `audience`.
+#[inline]
+pub(crate) fn wants_as(node: &NetNode, ack: &NodeSend, audience: Audience) -> bool {
+    !ack.hidden()
+        && node.has_state
+        && ack.since().map_or(true, |since| {
+            tick_after(node.last_changed_for(audience), since)
+        })
+}
+
+/// Replaces `out` with the keys of `a` and `b` (each sorted by id, without repeats) that `keep`
+/// accepts, sorted by id, each once.
+fn merge(
+    a: &[NodeKey],
+    b: &[NodeKey],
+    out: &mut Vec<NodeKey>,
+    mut keep: impl FnMut(NodeKey) -> bool,
+) {
+    out.clear();
+    let (mut i, mut j) = (0, 0);
+    loop {
+        let next = match (a.get(i), b.get(j)) {
+            (Some(&x), Some(&y)) if x.id() == y.id() => {
+                (i, j) = (i + 1, j + 1);
+                x
+            }
+            (Some(&x), Some(&y)) if x.id() < y.id() => {
+                i += 1;
+                x
+            }
+            (_, Some(&y)) => {
+                j += 1;
+                y
+            }
+            (Some(&x), None) => {
+                i += 1;
+                x
+            }
+            (None, None) => break,
+        };
+        if keep(next) {
+            out.push(next);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::SendState;
+    use crate::replication::server::node_table::{NodeKey, NodeTable};
+    use crate::replication::server::test_support::{node, FakeState};
+    use crate::transport::PeerId;
+
+    /// A client's peer id in these tests.
+    const PEER: PeerId = PeerId(7);
+
+    /// A table of nodes 1 to `n`, unchanged since their spawn (their states stamped 0).
+    fn table(n: u32) -> (NodeTable, Vec<NodeKey>) {
+        let mut table = NodeTable::default();
+        let keys = (1..=n)
+            .map(|id| {
+                let state = FakeState::new(&[0, 0, 0], 1, true);
+                table.push(id, node(id, Some(state), PeerId::SERVER))
+            })
+            .collect();
+        (table, keys)
+    }
+
+    /// The capture found `key` changed at `tick` (for the owner, others, or both).
+    fn touch(table: &mut NodeTable, key: NodeKey, tick: u32, owner: bool, others: bool) {
+        let n = table.get_mut(key).unwrap();
+        if owner {
+            n.last_changed.last[0] = tick;
+        }
+        if others {
+            n.last_changed.last[1] = tick;
+        }
+    }
+
+    /// Sends a snapshot of `tick` carrying `keys` of `table`.
+    fn sent(send: &mut SendState, table: &NodeTable, tick: u32, keys: &[NodeKey]) {
+        let at = Duration::from_millis(u64::from(tick));
+        send.start_snapshot(tick, at, table)
+            .1
+            .carried
+            .extend_from_slice(keys);
+    }
+
+    fn acked(send: &SendState, key: NodeKey) -> Option<u32> {
+        send.node(key).map(|n| n.acked)
+    }
+
+    #[test]
+    fn an_ack_never_advances_a_later_node_in_a_reused_slot() {
+        let (mut table, keys) = table(2);
+        let (a, b) = (keys[0], keys[1]);
+        let mut send = SendState::default();
+        send.join(&table, 5);
+        sent(&mut send, &table, 6, &[a, b]);
+        // `b` is despawned and its slot taken by `c` (spawned at 0) before the ack arrives.
+        table.retain(|n| n.net_id != 2);
+        let c = table.push(3, node(3, None, PeerId::SERVER));
+        assert_eq!(c.slot(), b.slot());
+        send.add(c, 0);
+        assert_eq!(
+            send.ack(6, Duration::from_millis(56)),
+            Some(Duration::from_millis(50))
+        );
+        assert_eq!(acked(&send, a), Some(6));
+        assert_eq!(acked(&send, c), Some(0));
+        assert_eq!(acked(&send, b), None);
+        // A duplicate ack, and an ack of a tick never sent, change nothing.
+        assert_eq!(send.ack(6, Duration::from_millis(60)), None);
+        assert_eq!(send.ack(7, Duration::from_millis(60)), None);
+    }
+
+    #[test]
+    fn a_resync_completes_only_with_an_ack_of_a_later_snapshot_that_carried_it() {
+        let (table, keys) = table(2);
+        let (a, b) = (keys[0], keys[1]);
+        let mut send = SendState::default();
+        send.join(&table, 5);
+        send.owe_resync(a, 8);
+        // Owing again moves the tick forward, never back.
+        send.owe_resync(a, 7);
+        assert_eq!(send.node(a).unwrap().since(), None);
+        sent(&mut send, &table, 8, &[a]);
+        sent(&mut send, &table, 9, &[b]);
+        sent(&mut send, &table, 10, &[a]);
+        // Sent at the ask: not enough. Not carried: not enough.
+        send.ack(8, Duration::ZERO);
+        send.ack(9, Duration::ZERO);
+        assert_eq!(send.node(a).unwrap().resync, Some(8));
+        send.ack(10, Duration::ZERO);
+        assert_eq!(send.node(a).unwrap().since(), Some(10));
+        assert_eq!(acked(&send, b), Some(9));
+    }
+
+    #[test]
+    fn a_hidden_node_stays_hidden_through_acks_until_shown() {
+        let (table, keys) = table(1);
+        let a = keys[0];
+        let mut send = SendState::default();
+        send.join(&table, 5);
+        sent(&mut send, &table, 6, &[a]);
+        send.owe_resync(a, 5);
+        send.hide(a);
+        send.ack(6, Duration::ZERO);
+        let n = *send.node(a).unwrap();
+        assert!(n.hidden() && n.resync.is_none());
+        send.show(a, 7, true);
+        let n = *send.node(a).unwrap();
+        assert_eq!((n.acked, n.resync), (7, Some(7)));
+        // A snapshot from before the group came back does not complete the resync.
+        sent(&mut send, &table, 7, &[a]);
+        send.ack(7, Duration::ZERO);
+        assert_eq!(send.node(a).unwrap().resync, Some(7));
+    }
+
+    #[test]
+    fn acks_advance_across_the_wrap() {
+        let (table, keys) = table(1);
+        let a = keys[0];
+        let mut send = SendState::default();
+        send.join(&table, u32::MAX - 2);
+        for tick in [u32::MAX - 1, u32::MAX, 0, 1] {
+            sent(&mut send, &table, tick, &[a]);
+        }
+        send.owe_resync(a, u32::MAX);
+        for tick in [u32::MAX, 1, 0, u32::MAX - 1] {
+            assert!(send.ack(tick, Duration::ZERO).is_some(), "{tick}");
+        }
+        let n = *send.node(a).unwrap();
+        assert_eq!((n.acked, n.resync), (1, None));
+    }
+
+    #[test]
+    fn aging_moves_old_ticks_up_and_owes_a_resync_for_an_unacknowledged_change() {
+        let (mut table, keys) = table(3);
+        let mut send = SendState::default();
+        send.join(&table, 10);
+        // Node 1 has nothing to send; node 2 changed at 20, unacknowledged; node 3 is hidden.
+        touch(&mut table, keys[1], 20, true, true);
+        send.hide(keys[2]);
+        let (floor, tick) = (100, 100 + crate::tick::HORIZON);
+        for &key in &keys {
+            assert_eq!(send.stale(key, floor), key != keys[2]);
+            let node = table.get(key).unwrap();
+            send.age(key, node, floor, tick, PEER);
+            assert!(!send.stale(key, floor));
+        }
+        let n = |k: NodeKey| *send.node(k).unwrap();
+        assert_eq!((n(keys[0]).acked, n(keys[0]).resync), (floor, None));
+        assert_eq!((n(keys[1]).acked, n(keys[1]).resync), (floor, Some(tick)));
+        assert!(n(keys[2]).hidden());
+        // A resync asked for before the floor moves up to it.
+        send.owe_resync(keys[0], 50);
+        send.age(keys[0], table.get(keys[0]).unwrap(), floor, tick, PEER);
+        assert_eq!(send.node(keys[0]).unwrap().resync, Some(floor));
+    }
+
+    #[test]
+    fn an_idle_tick_walks_nothing_and_a_change_is_pending_until_acknowledged() {
+        let (mut table, keys) = table(1000);
+        let mut send = SendState::default();
+        send.join(&table, 5);
+        send.refresh(&[], &table, PEER);
+        assert!(send.pending().is_empty());
+        // Node 10 changed at tick 6: pending (alone) until an ack of a snapshot carrying it.
+        touch(&mut table, keys[9], 6, true, true);
+        send.refresh(&keys[9..10], &table, PEER);
+        assert_eq!(send.pending(), &keys[9..10]);
+        sent(&mut send, &table, 6, &keys[9..10]);
+        send.refresh(&[], &table, PEER);
+        assert_eq!(send.pending(), &keys[9..10]);
+        send.ack(6, Duration::ZERO);
+        send.refresh(&[], &table, PEER);
+        assert!(send.pending().is_empty());
+        send.refresh(&[], &table, PEER);
+        assert!(send.pending().is_empty());
+    }
+
+    #[test]
+    fn pending_nodes_stay_sorted_and_leave_when_nothing_is_left_to_send() {
+        let (mut table, keys) = table(10);
+        let mut send = SendState::default();
+        send.join(&table, 5);
+        // Changed for others only (an `owner_only` member, say): not pending for the owner.
+        for &k in &keys[2..4] {
+            touch(&mut table, k, 6, false, true);
+            table.get_mut(k).unwrap().authority = PEER;
+        }
+        for &k in &keys[5..8] {
+            touch(&mut table, k, 6, true, true);
+        }
+        send.owe_resync(keys[8], 6);
+        send.owe_resync(keys[0], 6);
+        send.owe_resync(keys[8], 6);
+        send.hide(keys[6]);
+        let changed = [keys[2], keys[3], keys[5], keys[6], keys[7]];
+        send.refresh(&changed, &table, PEER);
+        assert_eq!(send.pending(), [keys[0], keys[5], keys[7], keys[8]]);
+        // A node gone since is dropped; one whose slot a new node took is not confused with it.
+        table.retain(|n| n.net_id != 6);
+        let new = table.push(11, node(11, Some(FakeState::new(&[0], 1, false)), PEER));
+        assert_eq!(new.slot(), keys[5].slot());
+        send.add(new, 0);
+        send.refresh(&[], &table, PEER);
+        assert_eq!(send.pending(), [keys[0], keys[7], keys[8]]);
+        // A shown node owes a resync: pending again.
+        send.show(keys[6], 7, true);
+        send.refresh(&[], &table, PEER);
+        assert_eq!(send.pending(), [keys[0], keys[6], keys[7], keys[8]]);
+    }
+}

@@ -1,0 +1,274 @@
+//! [`SlotTable`]: records in stable slots, each named by a [`Key`] (slot and id) that stays
+//! valid until the record is removed and is never mistaken for a later record in the same slot.
+//!
+//! Ids are unique for the table's whole life and never reused (net ids, a group's first net
+//! id), so the id doubles as the check a generation counter would be: a key whose id is not the
+//! slot's current id names a record that is gone. Data kept elsewhere for each record (per
+//! client, see [`PerSlot`](crate::replication::server::per_slot::PerSlot)) is keyed by the same keys, and so can
+//! neither drift from the table nor be read for the wrong record.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+/// Names one record of a [`SlotTable<T>`]: its slot and its id.
+pub(crate) struct Key<T> {
+    slot: u32,
+    id: u32,
+    _of: PhantomData<fn() -> T>,
+}
+
+impl<T> Key<T> {
+    /// The key of the record with `id` in `slot` (valid only if the table agrees).
+    pub(crate) const fn new(slot: u32, id: u32) -> Self {
+        Self {
+            slot,
+            id,
+            _of: PhantomData,
+        }
+    }
+
+    /// The slot index (an index into per-slot arrays).
+    #[inline]
+    pub(crate) const fn slot(self) -> usize {
+        self.slot as usize
+    }
+
+    /// The record's id (net id, or a group's first net id).
+    #[inline]
+    pub(crate) const fn id(self) -> u32 {
+        self.id
+    }
+}
+
+impl<T> Clone for Key<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Key<T> {}
+
+impl<T> PartialEq for Key<T> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.slot, self.id) == (other.slot, other.id)
+    }
+}
+
+impl<T> Eq for Key<T> {}
+
+impl<T> fmt::Debug for Key<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}@{}", self.id, self.slot)
+    }
+}
+
+/// One slot: the id of the record it holds (or last held) and the record.
+struct Slot<T> {
+    id: u32,
+    value: Option<T>,
+}
+
+/// Records in stable slots (freed slots are reused), with their keys also kept in id order.
+pub(crate) struct SlotTable<T> {
+    slots: Vec<Slot<T>>,
+    free: Vec<u32>,
+    /// The key of every record, sorted by id.
+    order: Vec<Key<T>>,
+    /// Changes whenever a record is added or removed.
+    version: u64,
+}
+
+impl<T> Default for SlotTable<T> {
+    fn default() -> Self {
+        Self {
+            slots: Vec::new(),
+            free: Vec::new(),
+            order: Vec::new(),
+            version: 0,
+        }
+    }
+}
+
+impl<T> SlotTable<T> {
+    /// How many records it holds.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// How many slots there are (records and free slots): the length per-slot arrays need.
+    #[inline]
+    pub(crate) fn slot_count(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Adds `value` with `id`, which must not be in the table, in a free slot or a new one, and
+    /// returns its key. Ids usually grow with every push (it appends); a smaller one (an id
+    /// handed out again) is inserted in order.
+    pub(crate) fn push(&mut self, id: u32, value: T) -> Key<T> {
+        debug_assert!(
+            self.order.binary_search_by_key(&id, |k| k.id).is_err(),
+            "id {id} is in the table"
+        );
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = Slot {
+                    id,
+                    value: Some(value),
+                };
+                slot
+            }
+            None => {
+                let slot = u32::try_from(self.slots.len()).unwrap_or(u32::MAX);
+                self.slots.push(Slot {
+                    id,
+                    value: Some(value),
+                });
+                slot
+            }
+        };
+        let key = Key::new(slot, id);
+        match self.order.last() {
+            // Ids grow with every spawn, until they run out and freed ones come back.
+            Some(last) if last.id > id => {
+                let at = self.order.partition_point(|k| k.id < id);
+                self.order.insert(at, key);
+            }
+            _ => self.order.push(key),
+        }
+        self.version += 1;
+        key
+    }
+
+    /// The record `key` names, if it is still in the table.
+    #[inline]
+    pub(crate) fn get(&self, key: Key<T>) -> Option<&T> {
+        let slot = self.slots.get(key.slot())?;
+        if slot.id == key.id {
+            slot.value.as_ref()
+        } else {
+            None
+        }
+    }
+
+    /// [`get`](Self::get), mutably.
+    #[inline]
+    pub(crate) fn get_mut(&mut self, key: Key<T>) -> Option<&mut T> {
+        let slot = self.slots.get_mut(key.slot())?;
+        if slot.id == key.id {
+            slot.value.as_mut()
+        } else {
+            None
+        }
+    }
+
+    /// A value that changes whenever a record is added or removed: while it is the same, the
+    /// table holds the same records.
+    #[inline]
+    pub(crate) fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// The key of the record in `slot`, if it holds one.
+    #[inline]
+    pub(crate) fn key_at_slot(&self, slot: usize) -> Option<Key<T>> {
+        let entry = self.slots.get(slot)?;
+        entry.value.as_ref()?;
+        Some(Key::new(u32::try_from(slot).ok()?, entry.id))
+    }
+
+    /// The key of the record with `id`.
+    pub(crate) fn find(&self, id: u32) -> Option<Key<T>> {
+        let at = self.order.binary_search_by_key(&id, |k| k.id).ok()?;
+        Some(self.order[at])
+    }
+
+    /// The record with `id`.
+    pub(crate) fn by_id(&self, id: u32) -> Option<&T> {
+        self.find(id).and_then(|key| self.get(key))
+    }
+
+    /// Every key, in id order.
+    #[inline]
+    pub(crate) fn keys(&self) -> &[Key<T>] {
+        &self.order
+    }
+
+    /// The positions in [`keys`](Self::keys) of the ids in `first..end`.
+    pub(crate) fn span(&self, first: u32, end: u32) -> std::ops::Range<usize> {
+        let lo = self.order.partition_point(|k| k.id < first);
+        let hi = self.order.partition_point(|k| k.id < end);
+        lo..hi.max(lo)
+    }
+
+    /// The keys whose ids are in `first..end`, in id order.
+    pub(crate) fn keys_in(&self, first: u32, end: u32) -> &[Key<T>] {
+        &self.order[self.span(first, end)]
+    }
+
+    /// The key of the last record with an id at most `id`.
+    pub(crate) fn last_at_most(&self, id: u32) -> Option<Key<T>> {
+        let at = self.order.partition_point(|k| k.id <= id).checked_sub(1)?;
+        Some(self.order[at])
+    }
+
+    /// Every record with its key, in id order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (Key<T>, &T)> + Clone + '_ {
+        self.order
+            .iter()
+            .filter_map(move |&key| self.get(key).map(|value| (key, value)))
+    }
+
+    /// Every record, in id order.
+    pub(crate) fn values(&self) -> impl Iterator<Item = &T> + Clone + '_ {
+        self.iter().map(|(_, value)| value)
+    }
+
+    /// Removes every record for which `keep` is false (one pass), freeing their slots for
+    /// later records; the removed records' keys name nothing afterwards.
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&T) -> bool) {
+        self.version += 1;
+        let (slots, free) = (&mut self.slots, &mut self.free);
+        self.order.retain(|key| {
+            let slot = &mut slots[key.slot()];
+            if slot.value.as_ref().is_some_and(&mut keep) {
+                return true;
+            }
+            slot.value = None;
+            free.push(key.slot);
+            false
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Key, SlotTable};
+
+    #[test]
+    fn a_reused_slot_does_not_answer_to_the_key_of_the_record_it_held() {
+        let mut table = SlotTable::default();
+        let a = table.push(1, "a");
+        let b = table.push(2, "b");
+        let c = table.push(3, "c");
+        table.retain(|&v| v != "b");
+        assert_eq!(table.get(b), None);
+        assert_eq!(table.find(2), None);
+        // The freed slot is reused by the next record; the old key still names nothing.
+        let d = table.push(7, "d");
+        assert_eq!(d.slot(), b.slot());
+        assert_eq!(table.get(b), None);
+        assert_eq!(table.get(d), Some(&"d"));
+        assert_eq!(table.slot_count(), 3);
+        let ids: Vec<u32> = table.keys().iter().map(|k| k.id()).collect();
+        assert_eq!(ids, [1, 3, 7]);
+        assert_eq!(table.iter().map(|(_, v)| *v).collect::<String>(), "acd");
+        assert_eq!(table.keys_in(2, 8), [c, d]);
+        assert_eq!(table.last_at_most(6), Some(c));
+        assert_eq!(table.last_at_most(0), None);
+        assert_eq!(table.by_id(1), Some(&"a"));
+        assert_eq!(table.get(a), Some(&"a"));
+        // A key for a slot that never existed names nothing.
+        assert_eq!(table.get(Key::new(9, 1)), None);
+    }
+}

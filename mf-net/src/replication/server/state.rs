@@ -1,0 +1,1056 @@
+//! The server (and offline) side: networked node records, spawn groups, clients, handshake,
+//! despawn detection, capture and snapshots.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use tracing::{debug, info, warn};
+
+use crate::replication::server::client_slot::ClientSlot;
+use crate::replication::server::entry_cache::EntryCache;
+use crate::replication::server::group_vis::{next_slot, GroupVis, Vis};
+use crate::replication::server::interest_state::Interest;
+use crate::replication::server::net_ids::NetIds;
+use crate::replication::server::node_table::{
+    self, group_nodes, Group, GroupKey, GroupTable, NetNode, NodeKey, NodeTable,
+};
+use crate::replication::server::shadow_column::{Changed, LastChanged};
+use crate::replication::server::shadows::Shadows;
+use crate::replication::server::shared_snapshot::SharedSnapshot;
+use crate::replication::server::snapshot;
+use crate::replication::shared::columns::ValueAt;
+use crate::replication::shared::config::MultiplayerError;
+use crate::replication::shared::events::MultiplayerEvent;
+use crate::replication::shared::instance::instance_nodes;
+use crate::replication::shared::net_id::NetId;
+use crate::replication::shared::outbox::Outbox;
+use crate::replication::shared::protocol::{
+    self, ParentRef, SpawnHeaderRef, SpawnerPayload, ToServer, AUTHORITY, DESPAWN, MAX_NAME_BYTES,
+    SPAWN,
+};
+use crate::replication::shared::state::Shared;
+use crate::replication::Audience;
+use crate::scene::{NodeId, Scene};
+use crate::tick::HORIZON;
+use crate::transport::{Channel, DisconnectReason, PeerId, SendError};
+use crate::wire::{DecodeError, NetReader, NetWriter};
+
+/// A spawn made this frame, sent at the end of it.
+pub(crate) struct Pending {
+    pub(crate) group: Group,
+    /// Node, authority and nearest networked ancestor of each id `first + i`.
+    pub(crate) nodes: Vec<(NodeId, PeerId, u32)>,
+}
+
+/// How many nodes the aging sweep visits per capture ([`ServerState::age_some`]).
+const AGED_PER_TICK: usize = 4;
+
+/// The server's replication state (also used offline).
+pub(crate) struct ServerState {
+    /// The tick of the latest capture. It wraps after 2³² ticks; every comparison with it is
+    /// by serial-number arithmetic ([`crate::tick`]).
+    pub(crate) tick: u32,
+    /// Where the aging sweep ([`age_some`](Self::age_some)) is in the node table.
+    age_cursor: usize,
+    accumulator: Duration,
+    /// Fresh and freed net ids.
+    ids: NetIds,
+    /// Scratch for [`check_states`](Self::check_states).
+    pub(crate) scratch: NetWriter,
+    /// The networked nodes, in stable slots (per-client state is kept per slot).
+    pub(crate) nodes: NodeTable,
+    /// The flushed spawn groups, in stable slots (per-client visibility is kept per slot).
+    pub(crate) groups: GroupTable,
+    /// The nodes whose state changed at the last capture, in net id order.
+    changed: Vec<NodeKey>,
+    /// This tick's snapshot entries, encoded once and copied into every client's snapshot.
+    entries: EntryCache,
+    /// This tick's snapshot sent to every client standing where it was written from.
+    shared_snapshot: SharedSnapshot,
+    pub(crate) pending: Vec<Pending>,
+    pub(crate) by_node: HashMap<NodeId, u32>,
+    pub(crate) clients: Vec<ClientSlot>,
+    pub(crate) joined: Vec<PeerId>,
+    /// Peers whose control messages failed during the current operation.
+    pub(crate) failed: Vec<PeerId>,
+    /// Spawns withheld from a client, by group and client (see [`crate::replication::server::withheld`]).
+    pub(crate) withheld: Vec<(GroupKey, PeerId)>,
+    /// Interest management: policy, manual settings, evaluation schedule.
+    pub(crate) interest: Interest,
+    /// The scene's [`unattach_epoch`](Scene::unattach_epoch) when every node in `nodes` was
+    /// last found attached: while the scene still has it, nothing can have been freed or
+    /// detached (nodes are only added attached), so the despawn check skips its scan.
+    all_attached_at: Option<u64>,
+    /// The scene's [`retype_epoch`](Scene::retype_epoch) when every networked value was last
+    /// found of its shadow state's type (see [`free_retyped`](Self::free_retyped)).
+    types_checked_at: Option<u64>,
+    /// The shadow states' changed rows at the last capture (scratch, capacity kept).
+    changed_rows: Vec<Changed>,
+    /// The shadow state of every networked node.
+    pub(crate) shadows: Shadows,
+}
+
+impl ServerState {
+    /// A server at `tick` whose first spawn takes net id `first_net_id`.
+    pub(crate) fn new(tick: u32, first_net_id: u32) -> Self {
+        Self {
+            tick,
+            age_cursor: 0,
+            accumulator: Duration::ZERO,
+            ids: NetIds::new(first_net_id),
+            nodes: NodeTable::default(),
+            groups: GroupTable::default(),
+            changed: Vec::new(),
+            entries: EntryCache::default(),
+            shared_snapshot: SharedSnapshot::default(),
+            pending: Vec::new(),
+            by_node: HashMap::new(),
+            scratch: NetWriter::new(),
+            clients: Vec::new(),
+            joined: Vec::new(),
+            failed: Vec::new(),
+            withheld: Vec::new(),
+            interest: Interest::default(),
+            all_attached_at: None,
+            types_checked_at: None,
+            changed_rows: Vec::new(),
+            shadows: Shadows::default(),
+        }
+    }
+
+    /// The scene node of `net_id` (flushed or pending).
+    pub(crate) fn node_of(&self, net_id: u32) -> Option<NodeId> {
+        if let Some(n) = self.nodes.by_id(net_id) {
+            return Some(n.node);
+        }
+        self.pending.iter().find_map(|p| {
+            let offset = net_id.checked_sub(p.group.first)?;
+            p.nodes.get(offset as usize).map(|n| n.0)
+        })
+    }
+
+    /// The authority of a networked node.
+    pub(crate) fn authority_of(&self, node: NodeId) -> Option<PeerId> {
+        let id = *self.by_node.get(&node)?;
+        if let Some(n) = self.nodes.by_id(id) {
+            return Some(n.authority);
+        }
+        self.pending.iter().find_map(|p| {
+            let offset = id.checked_sub(p.group.first)?;
+            p.nodes.get(offset as usize).map(|n| n.1)
+        })
+    }
+
+    /// The number the next spawned instance is named with (see [`NetIds::name_number`]).
+    pub(crate) fn name_number(&self) -> u64 {
+        self.ids.name_number()
+    }
+
+    /// The oldest tick every ready client has acknowledged (the current tick without any).
+    fn acked_by_all(&self) -> u32 {
+        let ready = self.clients.iter().filter(|c| c.ready);
+        // The oldest in serial order (ticks wrap).
+        ready
+            .map(|c| c.stats.acknowledged_tick)
+            .min_by_key(|&t| crate::tick::tick_diff(t, self.tick))
+            .unwrap_or(self.tick)
+    }
+
+    pub(crate) fn valid_authority(&self, peer: PeerId) -> bool {
+        peer == PeerId::SERVER || self.joined.contains(&peer)
+    }
+
+    /// Registers a new instance rooted at `root` (already in the scene) as a pending spawn.
+    /// Checks that clients can read the spawn of a node named `name` under `parent`: the name,
+    /// and the path of a parent that is not networked (it travels by path), fit
+    /// [`MAX_NAME_BYTES`].
+    pub(crate) fn check_names(
+        &self,
+        scene: &Scene,
+        parent: NodeId,
+        name: &str,
+    ) -> Result<(), MultiplayerError> {
+        let path_len = match self.by_node.contains_key(&parent) {
+            true => 0,
+            false => scene.path(parent).map_or(0, |p| p.len()),
+        };
+        match name.len().max(path_len) {
+            len if len > MAX_NAME_BYTES => Err(MultiplayerError::NameTooLong {
+                len,
+                limit: MAX_NAME_BYTES,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Networks the instance at `root` (under `parent`) as a spawn group sent at the end of
+    /// the frame: its nodes take a run of net ids. Returns the first.
+    ///
+    /// # Errors
+    ///
+    /// [`NetIdsExhausted`](MultiplayerError::NetIdsExhausted): no run of free ids is long
+    /// enough.
+    pub(crate) fn add_group(
+        &mut self,
+        scene: &Scene,
+        root: NodeId,
+        scene_index: i32,
+        parent: NodeId,
+        authority: PeerId,
+    ) -> Result<u32, MultiplayerError> {
+        let nodes = instance_nodes(scene, root);
+        let count = u32::try_from(nodes.len()).unwrap_or(u32::MAX);
+        let acked = self.acked_by_all();
+        let first = self
+            .ids
+            .allocate(count, self.tick, acked)
+            .ok_or(MultiplayerError::NetIdsExhausted)?;
+        let parent_ref = match self.by_node.get(&parent) {
+            Some(&id) => ParentRef::Net(id),
+            None => ParentRef::Path(scene.path(parent).unwrap_or_default()),
+        };
+        let mut entries = Vec::with_capacity(nodes.len());
+        for (offset, &node) in (0u32..).zip(&nodes) {
+            let mut up = scene.parent(node);
+            let mut net_parent = 0;
+            while let Some(ancestor) = up {
+                if let Some(&id) = self.by_node.get(&ancestor) {
+                    net_parent = id;
+                    break;
+                }
+                up = scene.parent(ancestor);
+            }
+            self.by_node.insert(node, first + offset);
+            entries.push((node, authority, net_parent));
+        }
+        debug!(first, count, scene = scene_index, "spawn queued");
+        self.pending.push(Pending {
+            group: Group {
+                first,
+                count,
+                scene: scene_index,
+                parent: parent_ref,
+                name: scene.name(root).unwrap_or_default().to_owned(),
+                authority,
+                root,
+                spawner: None,
+            },
+            nodes: entries,
+        });
+        Ok(first)
+    }
+
+    /// Attaches a spawner's payload to the pending spawn whose first net id is `first`.
+    pub(crate) fn set_spawner_payload(&mut self, first: u32, payload: SpawnerPayload) {
+        if let Some(p) = self.pending.iter_mut().find(|p| p.group.first == first) {
+            p.group.spawner = Some(payload);
+        }
+    }
+
+    /// Sets the authority of the networked `node` (and its networked descendants if
+    /// `recursive`), and tells joined clients.
+    pub(crate) fn set_authority(
+        &mut self,
+        core: Option<&mut Outbox>,
+        shared: &mut Shared,
+        node: NodeId,
+        peer: PeerId,
+        recursive: bool,
+    ) -> Option<()> {
+        let top = *self.by_node.get(&node)?;
+        let targets: Vec<NodeId> = if recursive {
+            shared.scene.depth_first(node).collect()
+        } else {
+            vec![node]
+        };
+        let mut top_flushed = false;
+        for target in targets {
+            let Some(&id) = self.by_node.get(&target) else {
+                continue;
+            };
+            top_flushed |= self.assign_authority(id, peer) && id == top;
+        }
+        shared
+            .events
+            .push(MultiplayerEvent::AuthorityChanged { node, peer });
+        // Owned groups are always relevant to their owner.
+        self.interest.dirty = true;
+        if top_flushed {
+            if let Some(core) = core {
+                let encode = |w: &mut NetWriter| {
+                    w.write_var_u32(top);
+                    w.write_var_u64(peer.0);
+                    w.write_bool(recursive);
+                };
+                // Every joined client gets it (one that lacks the node ignores it). When every
+                // connection has joined, that is every connection: encode once.
+                let all_joined = self.joined.len() == core.peers().len()
+                    && core.peers().iter().all(|p| self.joined.contains(p));
+                if all_joined {
+                    let mut refused = Vec::new();
+                    let (_, len) = core.broadcast_with_failures(
+                        AUTHORITY,
+                        Channel::Reliable,
+                        &mut refused,
+                        encode,
+                    );
+                    for c in self.clients.iter_mut().filter(|c| c.ready) {
+                        if !refused.contains(&c.peer) {
+                            c.stats.bytes_sent += len as u64;
+                        }
+                    }
+                    for to in refused {
+                        warn!(%to, id = AUTHORITY, "control message refused; disconnecting the client");
+                        shared.stats.control_send_failures += 1;
+                        if !self.failed.contains(&to) {
+                            self.failed.push(to);
+                        }
+                    }
+                } else {
+                    for c in 0..self.clients.len() {
+                        if !self.clients[c].ready {
+                            continue;
+                        }
+                        let to = self.clients[c].peer;
+                        self.send_control(core, shared, to, AUTHORITY, encode);
+                    }
+                }
+                self.drop_failed(core, shared);
+            }
+        }
+        Some(())
+    }
+
+    /// Makes `peer` the authority of the node `id` (flushed or pending); returns whether it is
+    /// flushed. A flushed node with owner conditions owes its old and new owner a resync:
+    /// `owner_only` / `skip_owner` members became visible to them, so their next entries carry
+    /// everything they receive.
+    fn assign_authority(&mut self, id: u32, peer: PeerId) -> bool {
+        let tick = self.tick;
+        let Some(key) = self.nodes.find(id) else {
+            for p in &mut self.pending {
+                if let Some(entry) = id
+                    .checked_sub(p.group.first)
+                    .and_then(|o| p.nodes.get_mut(o as usize))
+                {
+                    entry.1 = peer;
+                }
+            }
+            return false;
+        };
+        let Some(n) = self.nodes.get_mut(key) else {
+            return false;
+        };
+        let old = std::mem::replace(&mut n.authority, peer);
+        let conditional = n.has_state && n.owner_conditions;
+        if old != peer && conditional {
+            for c in &mut self.clients {
+                if c.ready && (c.peer == old || c.peer == peer) {
+                    c.send.owe_resync(key, tick);
+                }
+            }
+        }
+        true
+    }
+
+    /// Sends a reliable control message; a refusal marks the client for disconnection.
+    pub(crate) fn send_control(
+        &mut self,
+        core: &mut Outbox,
+        shared: &mut Shared,
+        peer: PeerId,
+        id: u16,
+        encode: impl FnOnce(&mut NetWriter),
+    ) -> bool {
+        let before = core.stats().bytes_sent;
+        match core.send_with(peer, id, Channel::Reliable, encode) {
+            Ok(()) => {
+                let sent = core.stats().bytes_sent - before;
+                if let Some(c) = self.clients.iter_mut().find(|c| c.peer == peer) {
+                    c.stats.bytes_sent += sent;
+                }
+                true
+            }
+            Err(error) => {
+                warn!(%peer, id, %error, "control message refused; disconnecting the client");
+                shared.stats.control_send_failures += 1;
+                if !self.failed.contains(&peer) {
+                    self.failed.push(peer);
+                }
+                false
+            }
+        }
+    }
+
+    /// Disconnects every client whose control messages failed
+    /// ([`ReliableSendFailed`](DisconnectReason::ReliableSendFailed)).
+    pub(crate) fn drop_failed(&mut self, core: &mut Outbox, shared: &mut Shared) {
+        while let Some(peer) = self.failed.pop() {
+            let reason = DisconnectReason::ReliableSendFailed;
+            core.disconnect(peer, reason);
+            self.peer_left(Some(&mut *core), shared, peer, reason);
+        }
+    }
+
+    /// A transport-level connection: the client must say hello within the handshake timeout.
+    pub(crate) fn peer_connected(&mut self, peer: PeerId, now: Duration) {
+        if !self.clients.iter().any(|c| c.peer == peer) {
+            self.clients.push(ClientSlot::new(peer, now));
+        }
+    }
+
+    /// A client is gone (disconnected, kicked, timed out).
+    pub(crate) fn peer_left(
+        &mut self,
+        core: Option<&mut Outbox>,
+        shared: &mut Shared,
+        peer: PeerId,
+        reason: DisconnectReason,
+    ) {
+        let Some(index) = self.clients.iter().position(|c| c.peer == peer) else {
+            return;
+        };
+        let slot = self.clients.swap_remove(index);
+        self.interest.forget_peer(peer);
+        if !slot.ready {
+            debug!(%peer, %reason, "client left before joining");
+            return;
+        }
+        self.joined.retain(|&p| p != peer);
+        info!(%peer, %reason, "client left");
+        shared
+            .events
+            .push(MultiplayerEvent::PeerLeft { peer, reason });
+        let owned: Vec<NodeId> = self
+            .nodes
+            .values()
+            .filter(|n| n.authority == peer)
+            .map(|n| n.node)
+            .chain(
+                self.pending
+                    .iter()
+                    .flat_map(|p| p.nodes.iter().filter(|n| n.1 == peer).map(|n| n.0)),
+            )
+            .collect();
+        if shared.config.despawn_owned_on_disconnect {
+            // Freed nodes are despawned at the end of the frame.
+            for node in owned {
+                shared.scene.remove(node);
+            }
+        } else {
+            let mut core = core;
+            for node in owned {
+                self.set_authority(core.as_deref_mut(), shared, node, PeerId::SERVER, false);
+            }
+        }
+    }
+
+    /// A replication message from a client, to its handler. Inputs past the flood threshold
+    /// are dropped unread.
+    pub(crate) fn on_message(
+        &mut self,
+        core: &mut Outbox,
+        shared: &mut Shared,
+        peer: PeerId,
+        kind: ToServer,
+        r: &mut NetReader<'_>,
+    ) -> Result<bool, DecodeError> {
+        match kind {
+            ToServer::Hello => self.on_hello(core, shared, peer, r),
+            ToServer::Input => {
+                if self.input_flood(core, shared, peer) {
+                    return Ok(true);
+                }
+                shared.misuse.input(shared.now, peer);
+                self.on_input(peer, r)
+            }
+            ToServer::Ack => {
+                let tick = r.read_var_u32()?;
+                r.finish()?;
+                let now = shared.now;
+                let Some(c) = self.clients.iter_mut().find(|c| c.peer == peer && c.ready) else {
+                    shared.stats.control_dropped += 1;
+                    return Ok(true);
+                };
+                c.last_heard = now;
+                if let Some(rtt) = c.send.ack(tick, now) {
+                    c.stats.add_round_trip(rtt);
+                    if crate::tick::tick_after(tick, c.stats.acknowledged_tick) {
+                        c.stats.acknowledged_tick = tick;
+                        c.last_progress = now;
+                    }
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    /// Checks that every client can read the states of the instance at `root` (no string
+    /// member over [`MAX_STRING_BYTES`](crate::wire::MAX_STRING_BYTES)).
+    pub(crate) fn check_states(
+        &mut self,
+        scene: &Scene,
+        root: NodeId,
+    ) -> Result<(), MultiplayerError> {
+        let others = scene.networked_depth_first(root).filter(|&n| n != root);
+        for node in std::iter::once(root).chain(others) {
+            self.scratch.clear();
+            if scene.write_state(node, &mut self.scratch) && self.scratch.over_limit() {
+                return Err(MultiplayerError::StateOverLimit(node));
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends group `g` (flushed) to `peer` as a spawn, then the authority of every node whose
+    /// authority differs from the group's. Returns whether the spawn went (it is withheld
+    /// from `peer` while a state does not fit the wire, see [`crate::replication::server::withheld`]).
+    pub(crate) fn send_group(
+        &mut self,
+        core: &mut Outbox,
+        shared: &mut Shared,
+        g: GroupKey,
+        peer: PeerId,
+    ) -> bool {
+        let Some(group) = self.groups.get(g) else {
+            return false;
+        };
+        let header = SpawnHeaderRef {
+            first_net_id: group.first,
+            scene: group.scene,
+            parent: &group.parent,
+            name: &group.name,
+            authority: group.authority.0,
+            count: group.count,
+            spawner: group.spawner.as_ref(),
+        };
+        let (group_authority, span) = (group.authority, self.nodes.span(group.first, group.end()));
+        let nodes = group_nodes(&self.nodes, group);
+        let (scene, shadows) = (&shared.scene, &self.shadows);
+        let before = core.stats().bytes_sent;
+        let result = core.send_with(peer, SPAWN, Channel::Reliable, |w| {
+            write_spawn(w, &header, nodes, scene, shadows, peer);
+        });
+        let sent = core.stats().bytes_sent - before;
+        if result == Err(SendError::OverLimit) {
+            self.withhold_group(shared, g, peer);
+            return false;
+        }
+        if let Err(error) = result {
+            warn!(%peer, %error, "spawn refused; disconnecting the client");
+            shared.stats.control_send_failures += 1;
+            if !self.failed.contains(&peer) {
+                self.failed.push(peer);
+            }
+            return false;
+        }
+        if let Some(c) = self.clients.iter_mut().find(|c| c.peer == peer) {
+            c.stats.bytes_sent += sent;
+        }
+        for i in span {
+            let Some(n) = self.nodes.get(self.nodes.keys()[i]) else {
+                continue;
+            };
+            if n.authority != group_authority && shared.scene.contains(n.node) {
+                let (id, authority) = (n.net_id, n.authority);
+                self.send_control(core, shared, peer, AUTHORITY, |w| {
+                    w.write_var_u32(id);
+                    w.write_var_u64(authority.0);
+                    w.write_bool(false);
+                });
+            }
+        }
+        true
+    }
+
+    /// How many ticks the coming [`end_frame`](Self::end_frame) advances by, after a frame of
+    /// `dt` at `tick_rate` (what a simulation steps this frame).
+    pub(crate) fn ticks_due(&self, dt: Duration, tick_rate: u8) -> u32 {
+        let interval = Duration::from_secs(1) / u32::from(tick_rate.max(1));
+        let ticks = (self.accumulator + dt).as_nanos() / interval.as_nanos();
+        u32::try_from(ticks).unwrap_or(u32::MAX)
+    }
+
+    /// An input message from `sender`: its inputs go into the client's buffer (a client that
+    /// has not joined is not listening to yet: dropped).
+    pub(crate) fn on_input(
+        &mut self,
+        sender: PeerId,
+        r: &mut NetReader<'_>,
+    ) -> Result<bool, DecodeError> {
+        let Some(client) = self
+            .clients
+            .iter_mut()
+            .find(|c| c.peer == sender && c.ready)
+        else {
+            return Ok(true);
+        };
+        let buffer = client.inputs.get_or_insert_with(Default::default);
+        crate::replication::shared::input_wire::read_inputs(r, |input| buffer.receive(input))?;
+        Ok(true)
+    }
+
+    /// End of frame: despawns, spawns, timeouts, and on a net tick capture and snapshots.
+    pub(crate) fn end_frame(&mut self, mut core: Option<&mut Outbox>, shared: &mut Shared) {
+        if let Some(core) = core.as_deref_mut() {
+            core.set_tick(self.tick);
+        }
+        if self.types_checked_at != Some(shared.scene.retype_epoch()) {
+            self.free_retyped(shared);
+        }
+        let epoch = shared.scene.unattach_epoch();
+        if self.all_attached_at != Some(epoch) {
+            if self
+                .nodes
+                .values()
+                .any(|n| !shared.scene.is_attached(n.node))
+            {
+                self.despawn_freed(core.as_deref_mut(), shared);
+            }
+            // Every node left is attached (despawn_freed forgets the others); if the scene
+            // changed meanwhile its epoch did too, and the next frame scans again.
+            self.all_attached_at = Some(epoch);
+        }
+        if !self.pending.is_empty() {
+            self.flush_spawns(core.as_deref_mut(), shared);
+        }
+        if let Some(core) = core.as_deref_mut() {
+            self.check_timeouts(core, shared);
+            self.update_interest(core, shared);
+        }
+        let interval = Duration::from_secs(1) / u32::from(shared.config.tick_rate.max(1));
+        self.accumulator += shared.frame_dt;
+        if self.accumulator >= interval {
+            let ticks = self.accumulator.as_nanos() / interval.as_nanos();
+            self.accumulator -= interval * u32::try_from(ticks).unwrap_or(u32::MAX);
+            self.tick = self
+                .tick
+                .wrapping_add(u32::try_from(ticks).unwrap_or(u32::MAX));
+            node_table::capture(
+                &mut self.nodes,
+                &mut self.shadows,
+                &mut shared.scene,
+                self.tick,
+                &mut self.changed,
+                &mut self.changed_rows,
+            );
+            self.age_some();
+            if let Some(core) = core {
+                core.set_tick(self.tick);
+                if !self.withheld.is_empty() {
+                    self.retry_withheld(core, shared);
+                }
+                self.send_snapshots(core, shared);
+            }
+        }
+        shared.stats.networked_nodes = self.nodes.len();
+        if self.interest.recount {
+            self.recount_visible();
+        }
+    }
+
+    /// Ages the next [`AGED_PER_TICK`] nodes of the table (round robin), once per capture:
+    /// every tick stored for one (its shadow state's change ticks, each client's acknowledged
+    /// tick and resync) that is older than [`HORIZON`] moves up to that age, so that no stored
+    /// tick gets 2³¹ ticks behind the server's, where serial-number arithmetic would take it
+    /// for a newer one. A node is visited every `nodes / AGED_PER_TICK` captures, far within
+    /// the 2³⁰ ticks of slack (one capture per frame that reaches a network tick: a frame
+    /// spanning several ticks captures once). Costs a few nodes per capture, and allocates
+    /// nothing.
+    fn age_some(&mut self) {
+        let floor = self.tick.wrapping_sub(HORIZON);
+        let len = self.nodes.keys().len();
+        for _ in 0..AGED_PER_TICK.min(len) {
+            if self.age_cursor >= len {
+                self.age_cursor = 0;
+            }
+            let key = self.nodes.keys()[self.age_cursor];
+            self.age_cursor += 1;
+            let Some(n) = self.nodes.get(key) else {
+                continue;
+            };
+            if !n.has_state {
+                continue;
+            }
+            let stale = |t: u32| crate::tick::tick_after(floor, t);
+            let acks_stale = self
+                .clients
+                .iter()
+                .any(|c| c.ready && c.send.stale(key, floor));
+            if !(n.last_changed.last.into_iter().any(stale) || acks_stale) {
+                continue;
+            }
+            for c in self.clients.iter_mut().filter(|c| c.ready) {
+                c.send.age(key, n, floor, self.tick, c.peer);
+            }
+            let node = n.node;
+            if let (Some(last_changed), Some(n)) =
+                (self.shadows.age(node, floor), self.nodes.get_mut(key))
+            {
+                n.last_changed = last_changed;
+            }
+        }
+    }
+
+    fn send_snapshots(&mut self, core: &mut Outbox, shared: &mut Shared) {
+        let budget = shared.config.max_snapshot_bytes;
+        let (tick, now) = (self.tick, shared.now);
+        let readers = self.clients.iter().filter(|c| c.ready).count();
+        self.entries.begin(self.nodes.slot_count(), readers > 1);
+        let mut prepared = !self.entries.sharing();
+        self.shared_snapshot.clear();
+        for c in 0..self.clients.len() {
+            let client = &mut self.clients[c];
+            if !client.ready {
+                continue;
+            }
+            let peer = client.peer;
+            let (nodes, groups) = (&self.nodes, &self.groups);
+            client.send.refresh(&self.changed, nodes, peer);
+            let (scene, entries) = (&self.shadows, &mut self.entries);
+            let at = snapshot::SnapshotAt { budget, tick, now };
+            if !prepared {
+                // The first snapshot's entries, one pass per type: most clients acknowledged
+                // what this one did, and find them encoded.
+                snapshot::prepare(scene, nodes, groups, client, entries, at);
+                prepared = true;
+            }
+            let common = &mut self.shared_snapshot;
+            let shares = budget == 0 && entries.sharing() && SharedSnapshot::fits(client);
+            if shares && common.rewrite_for(client, nodes) {
+                shared.stats.snapshots_shared += common.take_shared();
+                common.build(scene, nodes, client, entries);
+            }
+            let mut size = 0;
+            let mut truncated = false;
+            let mut copied = false;
+            let result = core.send_with(peer, protocol::SNAPSHOT, Channel::Unreliable, |w| {
+                let written = match common.write(w, scene, nodes, client, entries, at) {
+                    Some(written) => {
+                        copied = true;
+                        written
+                    }
+                    None => snapshot::write(w, scene, nodes, groups, client, entries, at),
+                };
+                truncated = written.truncated;
+                size = w.len();
+            });
+            if result.is_ok() && !truncated && client.tiered {
+                advance_tiers(client, groups, tick);
+            }
+            // A snapshot the transport refused was not sent (the bus counts it in
+            // `send_failures`); it is not counted here.
+            if result.is_ok() {
+                let stats = &mut shared.stats;
+                stats.snapshots_sent += 1;
+                stats.snapshots_truncated += u64::from(truncated);
+                if copied {
+                    common.note_sent();
+                }
+                stats.last_snapshot_bytes = size;
+                stats.largest_snapshot_bytes = stats.largest_snapshot_bytes.max(size);
+                client.stats.snapshots_sent += 1;
+                client.stats.bytes_sent += size as u64;
+                client.stats.last_snapshot_bytes = size;
+            }
+        }
+        shared.stats.snapshots_shared += self.shared_snapshot.take_shared();
+        shared.stats.entries_encoded += self.entries.encoded() as u64;
+        for key in self.entries.take_refused() {
+            if let Some(n) = self.nodes.get(key) {
+                shared.stats.states_over_limit += 1;
+                shared
+                    .events
+                    .push(MultiplayerEvent::StateOverLimit { node: n.node });
+            }
+        }
+    }
+
+    fn check_timeouts(&mut self, core: &mut Outbox, shared: &mut Shared) {
+        let now = shared.now;
+        let peer_timeout = shared.config.peer_timeout;
+        let handshake_timeout = shared.config.handshake_timeout;
+        // Not `self.failed`: leaving can send control messages (authority handed back to the
+        // server) whose failures drain that list with another reason.
+        let mut expired = Vec::new();
+        for c in &self.clients {
+            let late = if c.ready {
+                now.saturating_sub(c.last_heard) > peer_timeout
+                    || now.saturating_sub(c.last_progress) > peer_timeout
+            } else {
+                now.saturating_sub(c.connected_at) > handshake_timeout
+            };
+            if late {
+                expired.push(c.peer);
+            }
+        }
+        for peer in expired {
+            info!(%peer, "client timed out");
+            core.disconnect(peer, DisconnectReason::Timeout);
+            self.peer_left(Some(&mut *core), shared, peer, DisconnectReason::Timeout);
+        }
+    }
+
+    /// Frees every networked node whose value was cleared or replaced by a value of another
+    /// type since its spawn ([`Scene::clear_value`], [`Scene::set_value`]): its shadow state
+    /// could no longer capture it, and clients built it with the old type, so it is despawned
+    /// like any freed node (with its subtree) instead of going stale. Runs only after the scene
+    /// cleared or retyped some value.
+    fn free_retyped(&mut self, shared: &mut Shared) {
+        let (scene, shadows) = (&shared.scene, &self.shadows);
+        let retyped: Vec<NodeId> = self
+            .nodes
+            .values()
+            .filter(|n| n.has_state && scene.contains(n.node) && !shadows.matches(scene, n.node))
+            .map(|n| n.node)
+            .collect();
+        for node in retyped {
+            warn!(
+                %node,
+                "a networked node's value was cleared or replaced by another type; despawning it"
+            );
+            shared.scene.remove(node);
+        }
+        self.types_checked_at = Some(shared.scene.retype_epoch());
+    }
+
+    /// Sends one despawn per freed node whose networked parent is still alive, and forgets
+    /// every freed node.
+    fn despawn_freed(&mut self, mut core: Option<&mut Outbox>, shared: &mut Shared) {
+        let scene = &shared.scene;
+        let mut explicit = Vec::new();
+        for n in self.nodes.values() {
+            if scene.is_attached(n.node) {
+                continue;
+            }
+            let parent = self.nodes.by_id(n.net_parent);
+            let parent_alive = parent.is_some_and(|p| scene.is_attached(p.node));
+            let parent_gone_now = n.net_parent != 0 && parent.is_some() && !parent_alive;
+            if !parent_gone_now {
+                explicit.push(n.net_id);
+            }
+        }
+        for &id in &explicit {
+            debug!(net_id = id, "despawn");
+            shared.stats.despawns += 1;
+            if let Some(core) = core.as_deref_mut() {
+                for c in 0..self.clients.len() {
+                    if self.clients[c].ready && self.knows(c, id) {
+                        let peer = self.clients[c].peer;
+                        self.send_control(core, shared, peer, DESPAWN, |w| w.write_var_u32(id));
+                    }
+                }
+            }
+        }
+        // One pass over each table, not one removal per freed node (quadratic when many nodes
+        // go at once). Per-client state is kept by slot and checked against the record's id,
+        // so nothing else needs to follow.
+        let scene = &shared.scene;
+        let by_node = &mut self.by_node;
+        let mut dropped = Vec::new();
+        let groups = &self.groups;
+        let (ids, tick) = (&mut self.ids, self.tick);
+        self.nodes.retain(|n| {
+            let attached = scene.is_attached(n.node);
+            if !attached {
+                by_node.remove(&n.node);
+                dropped.push(n.node);
+                if groups.get(n.group).is_none() {
+                    // Its group went before it: nothing names its id any more.
+                    ids.free(n.net_id, 1, tick);
+                }
+            }
+            attached
+        });
+        let interest = &mut self.interest;
+        let mut gone = Vec::new();
+        self.groups.retain(|g| {
+            let attached = scene.is_attached(g.root);
+            if !attached {
+                interest.forget_group(g.first);
+                gone.push((g.first, g.end()));
+            }
+            attached
+        });
+        // A group's ids come back, but for its nodes that live on elsewhere in the tree.
+        for (first, end) in gone {
+            let mut run = first;
+            for id in first..end {
+                if self.nodes.by_id(id).is_some() {
+                    self.ids.free(run, id - run, tick);
+                    run = id + 1;
+                }
+            }
+            self.ids.free(run, end - run, tick);
+        }
+        // A detached node stays in the scene as a plain node: it is no longer captured.
+        for node in dropped {
+            self.shadows.stop(node);
+        }
+        self.interest.recount = true;
+        if let Some(core) = core {
+            self.drop_failed(core, shared);
+        }
+    }
+
+    /// Sends this frame's spawns (in id order) to every joined client, with the state at this
+    /// moment (stamped with the tick of the latest capture: the next capture's changes are
+    /// after it).
+    fn flush_spawns(&mut self, mut core: Option<&mut Outbox>, shared: &mut Shared) {
+        let pending = std::mem::take(&mut self.pending);
+        for p in pending {
+            if !shared.scene.is_attached(p.group.root) {
+                // Spawned and freed in the same frame: nothing is sent, and no client can
+                // know its ids.
+                for (node, _, _) in &p.nodes {
+                    self.by_node.remove(node);
+                }
+                self.ids.free(p.group.first, p.group.count, self.tick);
+                continue;
+            }
+            let (first, count) = (p.group.first, p.group.count);
+            let g = self.network_group(shared, p);
+            shared.stats.spawns += 1;
+            debug!(first, count, "spawn sent");
+            for c in 0..self.clients.len() {
+                if !self.clients[c].ready {
+                    continue;
+                }
+                let vis = self.initially_visible(shared, c, g);
+                self.clients[c].vis.set(g, vis.unwrap_or(GroupVis::HIDDEN));
+                if vis.is_none() {
+                    self.hide_nodes(c, g);
+                    continue;
+                }
+                if let Some(core) = core.as_deref_mut() {
+                    let peer = self.clients[c].peer;
+                    self.send_group(core, shared, g, peer);
+                }
+            }
+        }
+        self.interest.recount = true;
+        for c in &mut self.clients {
+            c.send.reserve(&self.nodes);
+        }
+        let n = self.nodes.len();
+        self.changed.reserve(n.saturating_sub(self.changed.len()));
+        if let Some(core) = core {
+            self.drop_failed(core, shared);
+        }
+    }
+
+    /// Adds the pending spawn `p` to the group and node tables (its nodes still attached, each
+    /// with a shadow state captured now, stamped with the current tick, and had from that tick
+    /// by every ready client),
+    /// and returns the group's key.
+    fn network_group(&mut self, shared: &mut Shared, p: Pending) -> GroupKey {
+        let Pending { group, nodes } = p;
+        let first = group.first;
+        let g = self.groups.push(first, group);
+        for (offset, &(node, authority, net_parent)) in (0u32..).zip(&nodes) {
+            if !shared.scene.is_attached(node) {
+                self.by_node.remove(&node);
+                continue;
+            }
+            let net_id = first + offset;
+            let owner_conditions = shared
+                .scene
+                .value_info(node)
+                .is_some_and(|ty| ty.has_owner_conditions());
+            let record = NetNode {
+                net_id,
+                node,
+                has_state: false,
+                owner_conditions,
+                last_changed: LastChanged::default(),
+                value_at: ValueAt::default(),
+                authority,
+                net_parent,
+                group: g,
+                over_limit: Default::default(),
+            };
+            let key = self.nodes.push(net_id, record);
+            // The shadow's tag is the record's slot: capture names changed nodes by it.
+            let tag = u32::try_from(key.slot()).unwrap_or(u32::MAX);
+            if let (Some((last_changed, at)), Some(n)) = (
+                self.shadows.start(&mut shared.scene, node, tag, self.tick),
+                self.nodes.get_mut(key),
+            ) {
+                n.has_state = true;
+                n.last_changed = last_changed;
+                n.value_at = at;
+            }
+            for c in self.clients.iter_mut().filter(|c| c.ready) {
+                c.send.add(key, self.tick);
+            }
+        }
+        g
+    }
+}
+
+/// After a snapshot of `tick` went out whole to `client`: every tiered group that was due moves
+/// on to its next update slot. (A snapshot refused or cut short leaves them due, so they go in
+/// the next one.)
+fn advance_tiers(client: &mut ClientSlot, groups: &GroupTable, tick: u32) {
+    for &g in &client.tiered_groups {
+        if groups.get(g).is_none() {
+            continue;
+        }
+        if let Some(vis) = client.vis.get_mut(g) {
+            if vis.state == Vis::Visible && vis.period > 1 && vis.due(tick) {
+                vis.next = next_slot(tick, vis.period, g.id());
+            }
+        }
+    }
+}
+
+/// Writes a spawn payload for `peer`: the header, the absent ids, then the full state of every
+/// present node in id order, without the members `peer` does not receive (`owner_only` ones
+/// of nodes it does not own, `skip_owner` ones of nodes it owns). `nodes` are the group's
+/// records.
+fn write_spawn<'a>(
+    w: &mut NetWriter,
+    header: &SpawnHeaderRef<'_>,
+    nodes: impl Iterator<Item = &'a NetNode> + Clone,
+    scene: &Scene,
+    shadows: &Shadows,
+    peer: PeerId,
+) {
+    header.write(w);
+    let (first, end) = (
+        header.first_net_id,
+        header.first_net_id.saturating_add(header.count),
+    );
+    // `nodes` are in net id order, so the present ones (in the header's range and still in
+    // the scene) are found in one walk, without a search per id.
+    let present = || {
+        nodes
+            .clone()
+            .filter(move |n| n.net_id >= first && n.net_id < end && scene.contains(n.node))
+    };
+    let absent = (end - first) as usize - present().count();
+    w.write_len(absent);
+    let mut next = present().map(|n| n.net_id).peekable();
+    for id in first..end {
+        if next.next_if_eq(&id).is_none() {
+            w.write_var_u32(id);
+        }
+    }
+    for n in present().filter(|n| n.has_state) {
+        shadows.write_full_for(n.node, Audience::of(n.authority == peer), w);
+    }
+}
+
+impl ServerState {
+    /// Whether group `g` is gone, or its root is no longer in `scene` (it is not sent).
+    pub(crate) fn group_gone(&self, scene: &Scene, g: GroupKey) -> bool {
+        self.groups
+            .get(g)
+            .map_or(true, |group| !scene.contains(group.root))
+    }
+
+    /// The net id of `node`, flushed or pending.
+    pub(crate) fn net_id(&self, node: NodeId) -> Option<NetId> {
+        self.by_node.get(&node).copied().and_then(NetId::new)
+    }
+}
