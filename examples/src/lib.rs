@@ -32,5 +32,6 @@ book_chapters! {
     BookInput => "input.md",
     BookPrediction => "prediction.md",
     BookInterpolation => "interpolation.md",
+    BookArchitecture => "architecture.md",
     BookWireFormat => "wire-format.md",
 }
