@@ -129,7 +129,8 @@ pub(crate) struct ClientState {
     removed: Vec<u32>,
     acks: [u32; MAX_PENDING_ACKS],
     ack_count: usize,
-    ack_accumulator: Duration,
+    /// When the next heartbeat ack is due (set at the first end of frame after the welcome).
+    heartbeat_at: Option<Duration>,
     /// Set when the connection ended; the runtime then goes offline.
     pub(crate) finished: Option<DisconnectReason>,
     /// Interpolation of `#[replicated(interpolate)]` members.
@@ -173,7 +174,7 @@ impl ClientState {
             removed: Vec::new(),
             acks: [0; MAX_PENDING_ACKS],
             ack_count: 0,
-            ack_accumulator: Duration::ZERO,
+            heartbeat_at: None,
             finished: None,
             interp: ClientInterpolation::new(),
             link: LinkTracker::default(),
@@ -909,10 +910,14 @@ impl ClientState {
         }
         core.set_tick(self.newest_applied);
         let interval = Duration::from_secs(1) / u32::from(self.tick_rate.max(1));
-        self.ack_accumulator += shared.frame_dt;
-        let heartbeat_due = self.ack_accumulator >= interval;
+        // Due one interval after the last, on the runtime's one frame time; never more than one
+        // interval behind it (a long frame sends one heartbeat, not a burst).
+        let at = *self
+            .heartbeat_at
+            .get_or_insert(now.saturating_sub(shared.frame_dt) + interval);
+        let heartbeat_due = now >= at;
         if heartbeat_due {
-            self.ack_accumulator = self.ack_accumulator.saturating_sub(interval).min(interval);
+            self.heartbeat_at = Some((at + interval).max(now));
         }
         if self.ack_count == 0 && heartbeat_due {
             self.acks[0] = self.newest_acked;
