@@ -4,6 +4,13 @@
 //! that spawns scenes on clients and keeps them in sync with delta snapshots.
 //!
 //! See [`multiplayer`] for the runtime and [`message_ids`] for its wire format.
+//!
+//! Inside, the runtime is in halves that never import each other: `shared/` (net ids, the
+//! protocol table and framing, the outbox, the state lent to both halves, events, stats, and
+//! the per-type column table), `server/` (shadow states and capture, snapshots, interest,
+//! acknowledgements, the input buffer) and `client/` (snapshot apply, interpolation,
+//! prediction); `multiplayer/` is the facade over them. Values are reached only through the
+//! [storage seam](crate::store).
 
 pub(crate) mod client;
 pub mod interest;
