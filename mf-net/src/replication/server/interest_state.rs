@@ -1,6 +1,6 @@
 //! [`Interest`]: the server's interest settings (the policy, manual settings and the
 //! evaluation schedule), kept in its state; the evaluation itself is in
-//! [`interest`](crate::replication::multiplayer::interest).
+//! [`interest`](crate::replication::server::interest).
 
 use std::collections::HashMap;
 

@@ -5,7 +5,7 @@
 //! The server reaches a column through [`ErasedShadows`], one dynamic call per column per pass
 //! (capture every row, write a run of entries) or per entry; the loops inside are
 //! monomorphized. Capture borrows the engine's values of `T` for the pass
-//! ([`lend`](crate::store::lend)); the writes read the shadow states alone.
+//! ([`lend`]); the writes read the shadow states alone.
 
 use crate::replicated::{Audience, Capture, Replicated};
 use crate::replication::shared::columns::{RuntimeColumn, ValueAt};

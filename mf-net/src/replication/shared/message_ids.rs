@@ -1,6 +1,6 @@
 //! The message ids the replication protocol reserves at the top of the message id space, and
 //! their byte layouts: for tools that read captured packets or craft them in tests. Game code
-//! never needs them: [`Multiplayer`](super::Multiplayer) sends and reads these messages.
+//! never needs them: [`Multiplayer`](crate::replication::Multiplayer) sends and reads these messages.
 //!
 //! Every message is one packet with the bus's 7-byte header (protocol version `u8`, message id
 //! `u16`, sender tick `u32`, little-endian) and the payload below. Varints are LEB128; `varint
@@ -31,7 +31,7 @@
 //! server → client message from a peer other than its server
 //! ([`NotFromServer`](crate::wire::ProtocolViolation::NotFromServer); an input ack from another
 //! peer is the wrong direction); either counts in
-//! [`NetworkStats::control_dropped`](super::multiplayer::NetworkStats::control_dropped). Ids
+//! [`NetworkStats::control_dropped`](crate::replication::NetworkStats::control_dropped). Ids
 //! past the last one are not replication's.
 //!
 //! Every one of them enters the message registry's fingerprint (the transport's connect
@@ -68,7 +68,7 @@ pub const INPUT: u16 = HELLO + 9;
 pub const INPUT_ACK: u16 = HELLO + 10;
 
 /// Which way a message travels and the handler it goes to: the dispatch
-/// ([`Replication::handle_message`](super::multiplayer::Replication::handle_message)) matches
+/// ([`Replication::handle_message`](crate::replication::multiplayer::role::Replication::handle_message)) matches
 /// on it exhaustively, so a new message is a new variant here and a new arm there, which the
 /// compiler asks for. The direction is the variant: a message the other side sends is refused
 /// ([`WrongDirection`](crate::wire::ProtocolViolation::WrongDirection)).

@@ -15,7 +15,7 @@ pub const ZERO_DT_FRAMES: u32 = 120;
 pub const PLAIN_WRITE_FRAMES: u32 = 30;
 
 /// A mistake in how game code drives [`Multiplayer`](crate::replication::multiplayer::Multiplayer) that would otherwise
-/// fail silently (reported once per kind, as [`MultiplayerEvent::Misconfigured`]). Its
+/// fail silently (reported once per kind, as [`MultiplayerEvent::Misconfigured`](crate::replication::MultiplayerEvent::Misconfigured)). Its
 /// `Display` says what is wrong and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -51,7 +51,7 @@ pub fn read_entry<'a>(r: &mut NetReader<'a>) -> Result<Option<(u32, &'a [u8])>, 
 /// Adds the replication messages ([`MESSAGES`], each under a schema hash of its name and
 /// layout version) to `registry` at their reserved ids (idempotent). Both ends must do it
 /// before the registry's fingerprint becomes the transport's connect data;
-/// [`connect_data`](super::connect_data) does it on a copy.
+/// [`connect_data`](crate::replication::connect_data) does it on a copy.
 ///
 /// # Errors
 ///

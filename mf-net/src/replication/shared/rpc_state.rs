@@ -21,10 +21,10 @@ fn default_registry() -> &'static Result<Arc<RpcRegistry>, MultiplayerError> {
     })
 }
 
-/// The runtime's RPC state (in [`Shared`](crate::replication::multiplayer::Shared)).
+/// The runtime's RPC state (in [`Shared`](super::state::Shared)).
 #[derive(Debug, Default)]
 pub(crate) struct RpcState {
-    /// Set with [`Multiplayer::set_rpc_registry`]; otherwise the default registry.
+    /// Set with [`Multiplayer::set_rpc_registry`](crate::replication::Multiplayer::set_rpc_registry); otherwise the default registry.
     pub(crate) registry: Option<Arc<RpcRegistry>>,
     /// One context per nesting depth, taken out while its call runs.
     pub(crate) contexts: Vec<Option<RpcContext>>,
@@ -82,7 +82,7 @@ pub(crate) struct Deferred {
     pub(crate) target: RpcTarget,
     pub(crate) channel: Channel,
     /// The range of `wire id · arguments` in
-    /// [`RpcState::deferred_bytes`](crate::replication::multiplayer::rpc::RpcState::deferred_bytes).
+    /// [`RpcState::deferred_bytes`](RpcState::deferred_bytes).
     pub(crate) bytes: (usize, usize),
 }
 

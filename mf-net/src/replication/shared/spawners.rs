@@ -13,13 +13,13 @@ use crate::scene::{NodeId, Scene, SceneError, SceneShape};
 use crate::wire::DecodeError;
 
 /// A registered spawner (the spec's `MultiplayerSpawner`) whose spawn data is a `D`, returned
-/// by [`Multiplayer::register_spawner`] (or looked up with [`Multiplayer::spawner`]) and passed
-/// to [`Multiplayer::spawn_with`]. `Copy`, `Eq`, `Hash` and `Debug` hold for every `D`.
+/// by [`Multiplayer::register_spawner`](crate::replication::Multiplayer::register_spawner) (or looked up with [`Multiplayer::spawner`](crate::replication::Multiplayer::spawner)) and passed
+/// to [`Multiplayer::spawn_with`](crate::replication::Multiplayer::spawn_with). `Copy`, `Eq`, `Hash` and `Debug` hold for every `D`.
 ///
 /// Both ends register the same spawners, in the same order, before starting: a name, the
 /// absolute path of the parent its instances go under, and a function `(scene, parent, &data)
 /// -> root` that adds exactly one new child of `parent` (the instance root, with any subtree)
-/// and returns it. On the server, [`Multiplayer::spawn_with`] runs it and networks the
+/// and returns it. On the server, [`Multiplayer::spawn_with`](crate::replication::Multiplayer::spawn_with) runs it and networks the
 /// instance; the spawn message (scene index −2) carries the spawner's index and the data's
 /// [`NetCodec`] encoding, and each client runs its own function with the decoded data, then
 /// applies the replicated state that follows, like any spawn (late joiners included), and
@@ -109,7 +109,7 @@ pub(crate) enum RunError {
     Root(NodeId),
 }
 
-/// The spawners of one [`Multiplayer`], in registration order.
+/// The spawners of one [`Multiplayer`](crate::replication::Multiplayer), in registration order.
 #[derive(Default)]
 pub(crate) struct SpawnerTable {
     pub(crate) entries: Vec<Entry>,
