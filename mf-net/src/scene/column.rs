@@ -35,13 +35,27 @@ impl<T: Replicated> Column<T> {
     }
 
     /// The value of `row`.
+    #[inline]
     pub(crate) fn value(&self, row: u32) -> Option<&T> {
         self.values.get(row as usize)
     }
 
+    /// The node of `row`.
+    #[inline]
+    pub(crate) fn node(&self, row: u32) -> Option<NodeId> {
+        self.nodes.get(row as usize).copied()
+    }
+
     /// The value of `row`, mutably.
+    #[inline]
     pub(crate) fn value_mut(&mut self, row: u32) -> Option<&mut T> {
         self.values.get_mut(row as usize)
+    }
+
+    /// Every row's node, and the values, mutably.
+    #[inline]
+    pub(crate) fn parts_mut(&mut self) -> (&[NodeId], &mut [T]) {
+        (&self.nodes, &mut self.values)
     }
 
     /// Every row's node with its value.

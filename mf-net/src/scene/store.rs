@@ -6,7 +6,7 @@ use std::any::{Any, TypeId};
 use super::column::Column;
 use super::{node_in, NodeId, Scene, Slot};
 use crate::replicated::Replicated;
-use crate::store::{Lend, Rows, Store};
+use crate::store::{Dense, Lend, Rows, Store};
 
 impl Store for Scene {
     fn value_type(&self, node: NodeId) -> Option<TypeId> {
@@ -72,5 +72,27 @@ impl<T: Replicated> Rows<T> for SceneRows<'_, T> {
     fn get_mut(&mut self, node: NodeId) -> Option<&mut T> {
         let row = self.row(node)?;
         self.column.value_mut(row)
+    }
+
+    #[inline]
+    fn dense(&mut self) -> Option<Dense<'_, T>> {
+        let (nodes, values) = self.column.parts_mut();
+        Some(Dense { nodes, values })
+    }
+
+    #[inline]
+    fn get_hinted(&self, node: NodeId, hint: &mut u32) -> Option<&T> {
+        if self.column.node(*hint) != Some(node) {
+            *hint = self.row(node)?;
+        }
+        self.column.value(*hint)
+    }
+
+    #[inline]
+    fn get_mut_hinted(&mut self, node: NodeId, hint: &mut u32) -> Option<&mut T> {
+        if self.column.node(*hint) != Some(node) {
+            *hint = self.row(node)?;
+        }
+        self.column.value_mut(*hint)
     }
 }

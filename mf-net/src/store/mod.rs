@@ -71,6 +71,56 @@ pub trait Rows<T> {
 
     /// `node`'s value, mutably, if it holds a `T`.
     fn get_mut(&mut self, node: NodeId) -> Option<&mut T>;
+
+    /// [`get`](Self::get), looking first where `hint` says `node`'s value was last found, and
+    /// setting `hint` to where it is now. The runtime keeps one hint per node for the storage
+    /// and never reads it: a storage that finds a value faster from some position of its own
+    /// (the built-in scene: the row in its column) keeps it there. By default the hint is not
+    /// used.
+    #[inline]
+    fn get_hinted(&self, node: NodeId, hint: &mut u32) -> Option<&T> {
+        let _ = hint;
+        self.get(node)
+    }
+
+    /// The values as one dense column, each with its node, if the storage keeps them so (the
+    /// built-in scene does): the runtime's loops then index it directly at each node's hint,
+    /// checking the node, with no call per row, and look up through
+    /// [`get_mut_hinted`](Self::get_mut_hinted) only the rows whose hint went stale. `None` by
+    /// default: every row is looked up.
+    #[inline]
+    fn dense(&mut self) -> Option<Dense<'_, T>> {
+        None
+    }
+
+    /// [`get_mut`](Self::get_mut) with a hint, as [`get_hinted`](Self::get_hinted).
+    #[inline]
+    fn get_mut_hinted(&mut self, node: NodeId, hint: &mut u32) -> Option<&mut T> {
+        let _ = hint;
+        self.get_mut(node)
+    }
+}
+
+/// A storage's values of one type as a dense column: `values[i]` is `nodes[i]`'s (see
+/// [`Rows::dense`]). A hint is an index into it.
+#[derive(Debug)]
+pub struct Dense<'a, T> {
+    /// Each value's node.
+    pub nodes: &'a [NodeId],
+    /// The values.
+    pub values: &'a mut [T],
+}
+
+impl<T> Dense<'_, T> {
+    /// `node`'s value if it is at `hint`.
+    #[inline]
+    pub fn at(&mut self, node: NodeId, hint: u32) -> Option<&mut T> {
+        let i = hint as usize;
+        match self.nodes.get(i) {
+            Some(&n) if n == node => self.values.get_mut(i),
+            _ => None,
+        }
+    }
 }
 
 /// How a [`Store`] lends its `T`s: calls `f` with them (not at all if it holds none). The store

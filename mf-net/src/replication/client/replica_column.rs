@@ -5,7 +5,7 @@
 
 use super::prediction::predicted::{self, Confirmation, RowPrediction};
 use crate::replicated::{Apply, Replicated};
-use crate::replication::shared::columns::RuntimeColumn;
+use crate::replication::shared::columns::{each_value, HintedRow, RuntimeColumn};
 use crate::store::{lend, NodeId, Rows, Store};
 use crate::tick::{tick_after, tick_diff, tick_max, unwrap_near, HORIZON};
 use crate::wire::{DecodeError, NetReader, ProtocolViolation};
@@ -94,10 +94,22 @@ impl<T: Replicated> RowInterp<T> {
 /// One networked node's row.
 struct ReplicaRow<T: Replicated> {
     node: NodeId,
+    /// The store's hint for the node's value ([`Rows::get_hinted`]).
+    hint: u32,
     /// While the node interpolates.
     interp: Option<RowInterp<T>>,
     /// While this client predicts the node (then it does not interpolate).
     pred: Option<Box<RowPrediction<T>>>,
+}
+
+impl<T: Replicated> HintedRow for ReplicaRow<T> {
+    fn node(&self) -> NodeId {
+        self.node
+    }
+
+    fn hint(&mut self) -> &mut u32 {
+        &mut self.hint
+    }
 }
 
 /// The rows of every networked node holding a `T`.
@@ -153,6 +165,15 @@ impl<T: Replicated> ReplicaRow<T> {
         value.read_buffered(&mut interp.state, r, known, at.tick, changed)?;
         interp.carried = tick_max(interp.carried, at.tick);
         Ok(())
+    }
+
+    /// Whether a blend at `at` writes to the row's value (it interpolates and has not settled,
+    /// or its samples must restart; see [`blend`](Self::blend)).
+    #[inline]
+    fn blends_at(&self, at: BlendAt) -> bool {
+        self.interp.as_ref().is_some_and(|interp| {
+            !interp.settled || tick_diff(at.known_floor, interp.carried) > HORIZON as i32
+        })
     }
 
     /// Blends the row's interpolated members at `at` into `value`.
@@ -222,18 +243,40 @@ impl<T: Replicated> ReplicaColumn<T> {
             return;
         }
         let rows = &mut self.rows;
+        let mut done = false;
         lend::<T>(store, &mut |values: &mut dyn Rows<T>| {
-            for row in rows.iter_mut() {
-                let Some(pred) = row.pred.as_deref_mut() else {
-                    continue;
-                };
-                if let Some(value) = values.get_mut(row.node) {
-                    if f(row.node, value, pred) {
-                        return;
+            each_value(
+                values,
+                rows,
+                |row| row.pred.is_some(),
+                |_, row, value| {
+                    if let (false, Some(pred)) = (done, row.pred.as_deref_mut()) {
+                        done = f(row.node, value, pred);
                     }
-                }
-            }
+                },
+            );
         });
+    }
+}
+
+/// The entries of a pass over a storage that is not dense, each value looked up (a function of
+/// its own, so that the dense loop inlines the entry's read at its one call).
+#[inline(never)]
+fn apply_looked_up<T: Replicated>(
+    values: &mut dyn Rows<T>,
+    rows: &mut [ReplicaRow<T>],
+    entries: &[EntryRef],
+    apply: &mut impl FnMut(&EntryRef, Option<(&mut ReplicaRow<T>, Option<&mut T>)>),
+) {
+    for e in entries {
+        let found = match rows.get_mut(e.row as usize) {
+            Some(row) if row.node == e.node => {
+                let value = values.get_mut_hinted(e.node, &mut row.hint);
+                Some((row, value))
+            }
+            _ => None,
+        };
+        apply(e, found);
     }
 }
 
@@ -348,6 +391,7 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
     fn push(&mut self, node: NodeId) -> u32 {
         self.rows.push(ReplicaRow {
             node,
+            hint: 0,
             interp: None,
             pred: None,
         });
@@ -394,7 +438,7 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
         };
         let mut result = Ok(false);
         lend::<T>(store, &mut |values| {
-            if let Some(value) = values.get_mut(node) {
+            if let Some(value) = values.get_mut_hinted(node, &mut row.hint) {
                 result = Self::apply(row, value, bytes, at, changed).map(|()| true);
             }
         });
@@ -412,15 +456,29 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
     ) {
         let rows = &mut self.rows;
         let lent = lend::<T>(store, &mut |values| {
-            for e in entries {
-                let row = rows.get_mut(e.row as usize).filter(|r| r.node == e.node);
-                let (Some(row), Some(value)) = (row, values.get_mut(e.node)) else {
+            // A dense storage is indexed at the row's hint; an entry whose row or hint went
+            // stale is applied afterwards, found again (`misses.stale`).
+            let mut apply = |e: &EntryRef, found: Option<(&mut ReplicaRow<T>, Option<&mut T>)>| {
+                let Some((row, Some(value))) = found else {
                     misses.stale.push(*e);
-                    continue;
+                    return;
                 };
                 if let Err(error) = Self::apply(row, value, e.bytes(snapshot), at, changed) {
                     misses.rejected.push((e.tag, error));
                 }
+            };
+            let Some(mut dense) = values.dense() else {
+                return apply_looked_up(values, rows, entries, &mut apply);
+            };
+            for e in entries {
+                let found = match rows.get_mut(e.row as usize) {
+                    Some(row) if row.node == e.node => {
+                        let value = dense.at(e.node, row.hint);
+                        Some((row, value))
+                    }
+                    _ => None,
+                };
+                apply(e, found);
             }
         });
         if !lent {
@@ -439,7 +497,7 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
             return;
         }
         lend::<T>(store, &mut |values| {
-            if let Some(value) = values.get(row.node) {
+            if let Some(value) = values.get_hinted(row.node, &mut row.hint) {
                 row.interp = Some(RowInterp {
                     state: value.new_interp(tick),
                     carried: tick,
@@ -455,13 +513,17 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
         }
         let rows = &mut self.rows;
         lend::<T>(store, &mut |values| {
-            for row in rows.iter_mut() {
-                if let (Some(interp), Some(value)) = (row.interp.as_mut(), values.get_mut(row.node))
-                {
-                    value.snap_interp(&mut interp.state);
-                    interp.settled = false;
-                }
-            }
+            each_value(
+                values,
+                rows,
+                |row| row.interp.is_some(),
+                |_, row, value| {
+                    if let Some(interp) = row.interp.as_mut() {
+                        value.snap_interp(&mut interp.state);
+                        interp.settled = false;
+                    }
+                },
+            );
         });
     }
 
@@ -471,13 +533,12 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
         }
         let rows = &mut self.rows;
         lend::<T>(store, &mut |values| {
-            for row in rows.iter_mut() {
-                if row.interp.is_some() {
-                    if let Some(value) = values.get_mut(row.node) {
-                        row.blend(value, at);
-                    }
-                }
-            }
+            each_value(
+                values,
+                rows,
+                |row| row.blends_at(at),
+                |_, row, value| row.blend(value, at),
+            );
         });
     }
 
@@ -509,7 +570,7 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
         }
         let mut started = false;
         lend::<T>(store, &mut |values| {
-            if let Some(value) = values.get(row.node) {
+            if let Some(value) = values.get_hinted(row.node, &mut row.hint) {
                 row.pred = Some(Box::new(RowPrediction::new(value, tick, history)));
                 row.interp = None;
                 started = true;

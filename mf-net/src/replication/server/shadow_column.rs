@@ -8,7 +8,7 @@
 //! ([`lend`]); the writes read the shadow states alone.
 
 use crate::replicated::{Audience, Capture, Replicated};
-use crate::replication::shared::columns::{RuntimeColumn, ValueAt};
+use crate::replication::shared::columns::{each_value, HintedRow, RuntimeColumn, ValueAt};
 use crate::store::{lend, NodeId, Store};
 use crate::wire::NetWriter;
 
@@ -73,10 +73,22 @@ pub(crate) fn new_shadows<T: Replicated>() -> Box<dyn ErasedShadows> {
 /// One networked node's shadow state.
 struct ShadowRow<T: Replicated> {
     node: NodeId,
+    /// The store's hint for the node's value ([`Rows::get_hinted`](crate::store::Rows::get_hinted)).
+    hint: u32,
     /// The node's net id.
     tag: u32,
     state: T::State,
     last_changed: LastChanged,
+}
+
+impl<T: Replicated> HintedRow for ShadowRow<T> {
+    fn node(&self) -> NodeId {
+        self.node
+    }
+
+    fn hint(&mut self) -> &mut u32 {
+        &mut self.hint
+    }
 }
 
 /// The shadow states of every networked node holding a `T` (see the [module docs](self)).
@@ -194,6 +206,7 @@ impl<T: Replicated> ErasedShadows for ShadowColumn<T> {
         let last_changed = last_changed_of::<_, T>(&state);
         let new = ShadowRow {
             node,
+            hint: 0,
             tag,
             state,
             last_changed,
@@ -220,22 +233,24 @@ impl<T: Replicated> ErasedShadows for ShadowColumn<T> {
     ) {
         let rows = &mut self.rows;
         lend::<T>(store, &mut |values| {
-            for (index, row) in rows.iter_mut().enumerate() {
-                let Some(value) = values.get(row.node) else {
-                    continue;
-                };
-                if value.capture(&mut row.state, tick) {
-                    row.last_changed = last_changed_of::<_, T>(&row.state);
-                    changed.push(Changed {
-                        tag: row.tag,
-                        last_changed: row.last_changed,
-                        at: ValueAt {
-                            column,
-                            row: row_index(index),
-                        },
-                    });
-                }
-            }
+            each_value(
+                values,
+                rows,
+                |_| true,
+                |index, row, value| {
+                    if value.capture(&mut row.state, tick) {
+                        row.last_changed = last_changed_of::<_, T>(&row.state);
+                        changed.push(Changed {
+                            tag: row.tag,
+                            last_changed: row.last_changed,
+                            at: ValueAt {
+                                column,
+                                row: row_index(index),
+                            },
+                        });
+                    }
+                },
+            );
         });
     }
 
