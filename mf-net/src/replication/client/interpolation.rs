@@ -142,23 +142,16 @@ impl ClientInterpolation {
         }
     }
 
-    /// After this frame's snapshots: writes every interpolated member's sample at the render
-    /// tick into its node. Nothing before the first snapshot.
-    pub(crate) fn blend(&mut self, replicas: &mut Replicas, store: &mut dyn Store) {
-        let Some(timeline) = &self.timeline else {
-            return;
-        };
-        let Some(render_tick) = timeline.render_tick() else {
-            return;
-        };
-        replicas.blend(
-            store,
-            BlendAt {
-                render_tick,
-                known_floor: self.last_untruncated,
-                max_extrapolation_ticks: timeline.max_extrapolation_ticks(),
-            },
-        );
+    /// Where this frame's blend is, after its snapshots: every interpolated member's sample at
+    /// the render tick is written into its node. `None` before the first snapshot or when not
+    /// interpolating.
+    pub(crate) fn blend_at(&self) -> Option<BlendAt> {
+        let timeline = self.timeline.as_deref()?;
+        Some(BlendAt {
+            render_tick: timeline.render_tick()?,
+            known_floor: self.last_untruncated,
+            max_extrapolation_ticks: timeline.max_extrapolation_ticks(),
+        })
     }
 }
 

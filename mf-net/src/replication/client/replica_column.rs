@@ -3,7 +3,7 @@
 //! this client predicts it. The values stay in the engine's store; each pass borrows the
 //! store's `T`s once ([`lend`]) and loops over the rows, typed.
 
-use super::prediction::predicted::{self, Confirmation, RowPrediction};
+use super::prediction::predicted::{self, ConfirmAt, Confirmation, RowPrediction};
 use crate::replicated::{Apply, Replicated};
 use crate::replication::shared::columns::{each_value, HintedRow, RuntimeColumn};
 use crate::store::{lend, NodeId, Rows, Store};
@@ -282,8 +282,8 @@ fn apply_looked_up<T: Replicated>(
 
 /// A [`ReplicaColumn`] without its type: what the client calls.
 pub(crate) trait ErasedReplicas: RuntimeColumn {
-    /// Adds a row for `node`; returns it.
-    fn push(&mut self, node: NodeId) -> u32;
+    /// Adds a row for `node` (its value in `store` found once, for the row's hint); returns it.
+    fn push(&mut self, store: &mut dyn Store, node: NodeId) -> u32;
     /// Reads a state into `node`'s value in `store` ([`Apply::read`], or
     /// [`Apply::read_tracked`] when `changed` is not empty); its row, if any, is untouched.
     fn read(
@@ -325,10 +325,18 @@ pub(crate) trait ErasedReplicas: RuntimeColumn {
     fn start_interp(&mut self, store: &mut dyn Store, row: u32, tick: u32);
     /// Every interpolated row snaps to its newest samples and clears its buffers.
     fn snap_interps(&mut self, store: &mut dyn Store);
-    /// Writes every interpolated row's samples at the render tick into its value. A row that
-    /// settled (its newest samples were written, and it is known still past them) is skipped
-    /// until a new sample arrives or the buffers snap.
-    fn blend(&mut self, store: &mut dyn Store, at: BlendAt);
+    /// After a frame's snapshots, one pass over the rows: with `blend`, every interpolated row
+    /// writes its samples at the render tick into its value (a row that settled, its newest
+    /// samples written and known still past them, is skipped until a new sample arrives or
+    /// the buffers snap); with `confirm`, every predicted row is confirmed
+    /// (`Replicas::after_receive`) into `out`.
+    fn after_receive(
+        &mut self,
+        store: &mut dyn Store,
+        blend: Option<BlendAt>,
+        confirm: Option<ConfirmAt>,
+        out: &mut Confirmation,
+    );
     /// Whether the type has predicted members.
     fn predicts(&self) -> bool;
     /// Whether `row` is predicted.
@@ -347,14 +355,6 @@ pub(crate) trait ErasedReplicas: RuntimeColumn {
     fn stop_prediction(&mut self, row: u32) -> bool;
     /// One column of `Replicas::restore_confirmed`.
     fn restore_confirmed(&mut self, store: &mut dyn Store) -> Option<NodeId>;
-    /// One column of `Replicas::confirm_predicted`.
-    fn confirm(
-        &mut self,
-        store: &mut dyn Store,
-        known_floor: u32,
-        present: Option<u32>,
-        out: &mut Confirmation,
-    );
     /// One column of `Replicas::restore_predicted_at`.
     fn restore_at(&mut self, store: &mut dyn Store, tick: u32, smoothing: bool);
     /// One column of `Replicas::record_predicted`.
@@ -388,10 +388,14 @@ impl<T: Replicated> RuntimeColumn for ReplicaColumn<T> {
 }
 
 impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
-    fn push(&mut self, node: NodeId) -> u32 {
+    fn push(&mut self, store: &mut dyn Store, node: NodeId) -> u32 {
+        let mut hint = 0;
+        lend::<T>(store, &mut |values| {
+            values.get_hinted(node, &mut hint);
+        });
         self.rows.push(ReplicaRow {
             node,
-            hint: 0,
+            hint,
             interp: None,
             pred: None,
         });
@@ -527,8 +531,16 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
         });
     }
 
-    fn blend(&mut self, store: &mut dyn Store, at: BlendAt) {
-        if !T::INTERPOLATED {
+    fn after_receive(
+        &mut self,
+        store: &mut dyn Store,
+        blend: Option<BlendAt>,
+        confirm: Option<ConfirmAt>,
+        out: &mut Confirmation,
+    ) {
+        let blend = blend.filter(|_| T::INTERPOLATED);
+        let confirm = confirm.filter(|_| self.predicted > 0);
+        if blend.is_none() && confirm.is_none() {
             return;
         }
         let rows = &mut self.rows;
@@ -536,8 +548,18 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
             each_value(
                 values,
                 rows,
-                |row| row.blends_at(at),
-                |_, row, value| row.blend(value, at),
+                |row| {
+                    blend.is_some_and(|at| row.blends_at(at))
+                        || (confirm.is_some() && row.pred.is_some())
+                },
+                |_, row, value| {
+                    if let Some(at) = blend {
+                        row.blend(value, at);
+                    }
+                    if let (Some(at), Some(pred)) = (confirm, row.pred.as_deref_mut()) {
+                        predicted::confirm((row.node, value, pred), at, out);
+                    }
+                },
             );
         });
     }
@@ -600,19 +622,6 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
             false
         });
         written
-    }
-
-    fn confirm(
-        &mut self,
-        store: &mut dyn Store,
-        known_floor: u32,
-        present: Option<u32>,
-        out: &mut Confirmation,
-    ) {
-        self.each_predicted(store, |node, value, pred| {
-            predicted::confirm((node, value, pred), known_floor, present, out);
-            false
-        });
     }
 
     fn restore_at(&mut self, store: &mut dyn Store, tick: u32, smoothing: bool) {

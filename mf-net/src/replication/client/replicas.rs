@@ -4,7 +4,7 @@
 
 use std::any::TypeId;
 
-use super::prediction::predicted::Confirmation;
+use super::prediction::predicted::{ConfirmAt, Confirmation};
 use super::replica_column::{new_replicas, BlendAt, EntryAt, ErasedReplicas, NewReplicas};
 use crate::replicated::Replicated;
 use crate::replication::shared::columns::{make_column, Columns, ValueAt};
@@ -34,7 +34,7 @@ impl Replicas {
 
     /// `node` is networked: it gets a row of its value's type (kept if it has one). Returns
     /// where, `None` if it holds no value of a registered type.
-    pub(crate) fn add(&mut self, store: &dyn Store, node: NodeId) -> Option<ValueAt> {
+    pub(crate) fn add(&mut self, store: &mut dyn Store, node: NodeId) -> Option<ValueAt> {
         let ty = store.value_type(node)?;
         let column = self.columns.column_for(ty, make)?;
         match self.columns.at(node) {
@@ -44,7 +44,7 @@ impl Replicas {
             }
             None => {}
         }
-        let row = self.columns.get_mut(column)?.push(node);
+        let row = self.columns.get_mut(column)?.push(store, node);
         let at = ValueAt { column, row };
         self.columns.placed(node, at);
         Some(at)
@@ -130,12 +130,23 @@ impl Replicas {
         }
     }
 
-    /// Writes every interpolated member's sample at the render tick into its value, one pass
-    /// per type.
-    pub(crate) fn blend(&mut self, store: &mut dyn Store, at: BlendAt) {
+    /// After a frame's snapshots, one pass per type: with `blend`, every interpolated member's
+    /// sample at the render tick is written into its value; with `confirm`, every predicted
+    /// row whose known tick (the newer of the last snapshot carrying it and the floor) advanced
+    /// takes its value as the confirmed state, compared with the prediction of that tick, and
+    /// every predicted row's value goes back to the prediction of the present. Returns what
+    /// the confirmation found.
+    pub(crate) fn after_receive(
+        &mut self,
+        store: &mut dyn Store,
+        blend: Option<BlendAt>,
+        confirm: Option<ConfirmAt>,
+    ) -> Confirmation {
+        let mut out = Confirmation::default();
         for (_, column) in self.columns.iter_mut() {
-            column.blend(store, at);
+            column.after_receive(store, blend, confirm, &mut out);
         }
+        out
     }
 
     /// Every predicted member back to the server's confirmed state, before snapshots are
@@ -178,23 +189,6 @@ impl Replicas {
         self.columns
             .row_of(node)
             .is_some_and(|(column, row)| column.is_predicted(row))
-    }
-
-    /// After snapshots were applied: every predicted row whose known tick (the newer of the
-    /// last snapshot carrying it and `known_floor`) advanced takes its value as the confirmed
-    /// state, compared with the prediction of that tick; then every predicted row's value goes
-    /// back to the prediction of `present`.
-    pub(crate) fn confirm_predicted(
-        &mut self,
-        store: &mut dyn Store,
-        known_floor: u32,
-        present: Option<u32>,
-    ) -> Confirmation {
-        let mut out = Confirmation::default();
-        for (_, column) in self.columns.iter_mut() {
-            column.confirm(store, known_floor, present, &mut out);
-        }
-        out
     }
 
     /// A rollback to `tick`: every predicted row's value as of `tick` (its confirmed state if

@@ -80,12 +80,12 @@ impl Replication {
     /// at the render tick.
     pub(crate) fn received(&mut self) {
         if let Role::Client(client) = &mut self.role {
+            // One pass per column: interpolated rows blend, predicted rows are confirmed.
+            let blend = client.interp.blend_at();
+            let confirm = client.predict.confirm_at(client.interp.known_floor());
             let scene = &mut self.shared.scene;
-            client.interp.blend(&mut client.replicas, scene);
-            let known = client.interp.known_floor();
-            client
-                .predict
-                .after_receive(&mut client.replicas, scene, known);
+            let found = client.replicas.after_receive(scene, blend, confirm);
+            client.predict.confirmed(found);
         }
     }
 

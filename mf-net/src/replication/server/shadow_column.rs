@@ -198,15 +198,17 @@ impl<T: Replicated> ErasedShadows for ShadowColumn<T> {
         tag: u32,
         tick: u32,
     ) -> Option<(LastChanged, u32)> {
-        let mut state = None;
+        let (mut state, mut hint) = (None, 0);
         lend::<T>(store, &mut |values| {
-            state = values.get(node).map(|value| value.new_state(tick));
+            state = values
+                .get_hinted(node, &mut hint)
+                .map(|value| value.new_state(tick));
         });
         let state = state?;
         let last_changed = last_changed_of::<_, T>(&state);
         let new = ShadowRow {
             node,
-            hint: 0,
+            hint,
             tag,
             state,
             last_changed,

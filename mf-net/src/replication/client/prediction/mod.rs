@@ -9,6 +9,7 @@ pub(crate) mod tick_sync;
 
 use std::fmt;
 
+use crate::replication::client::prediction::predicted::{ConfirmAt, Confirmation};
 use crate::replication::client::prediction::tick_sync::TickSync;
 use crate::replication::client::replicas::Replicas;
 use crate::replication::shared::prediction_stats::PredictionStats;
@@ -186,17 +187,17 @@ impl ClientPrediction {
         }
     }
 
-    /// After this frame's snapshots were applied, every node known up to `known_floor`.
-    pub(crate) fn after_receive(
-        &mut self,
-        replicas: &mut Replicas,
-        store: &mut dyn Store,
-        known_floor: u32,
-    ) {
-        if !self.active {
-            return;
-        }
-        let found = replicas.confirm_predicted(store, known_floor, self.sync.present());
+    /// Where this frame's confirmation is, after its snapshots, every node known up to
+    /// `known_floor`: the floor and the present tick. `None` when not predicting.
+    pub(crate) fn confirm_at(&self, known_floor: u32) -> Option<ConfirmAt> {
+        self.active.then(|| ConfirmAt {
+            known_floor,
+            present: self.sync.present(),
+        })
+    }
+
+    /// What this frame's confirmation `found`.
+    pub(crate) fn confirmed(&mut self, found: Confirmation) {
         self.stats.confirmations += u64::from(found.confirmed);
         if let Some((tick, node, member)) = found.earliest {
             if self.pending.map_or(true, |p| tick_after(p.tick, tick)) {

@@ -8,14 +8,22 @@
 //! predicted; their snapshot entries are read straight into the value (never buffered for
 //! interpolation), between `Replicas::restore_confirmed` (the value's predicted members back
 //! to the confirmed state, so that a delta applies to what the server had) and
-//! `Replicas::confirm_predicted` (the new confirmed state compared with the history, and the
+//! `Replicas::after_receive` (the new confirmed state compared with the history, and the
 //! value back to the predicted present).
 
 use crate::replicated::Replicated;
 use crate::store::NodeId;
 use crate::tick::{tick_after, tick_diff, tick_max};
 
-/// What `Replicas::confirm_predicted` found.
+/// Where a confirmation is: every row is known up to `known_floor` (or the newest snapshot that
+/// carried it), and the present tick the values go back to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ConfirmAt {
+    pub(crate) known_floor: u32,
+    pub(crate) present: Option<u32>,
+}
+
+/// What `Replicas::after_receive` found of the predicted rows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Confirmation {
     /// The earliest tick whose confirmed state differs from the prediction (re-simulate from
@@ -96,13 +104,16 @@ pub(crate) fn restore_confirmed<T: Replicated>(value: &mut T, pred: &mut RowPred
     watched && value.capture(&mut pred.confirmed, pred.confirmed_tick)
 }
 
-/// `Replicas::confirm_predicted` of one row.
+/// The confirmation of one row (`Replicas::after_receive`).
 pub(crate) fn confirm<T: Replicated>(
     (node, value, pred): (NodeId, &mut T, &mut RowPrediction<T>),
-    known_floor: u32,
-    present: Option<u32>,
+    at: ConfirmAt,
     out: &mut Confirmation,
 ) {
+    let ConfirmAt {
+        known_floor,
+        present,
+    } = at;
     let tick = tick_max(pred.carried, known_floor);
     if tick_after(tick, pred.confirmed_tick) {
         value.capture(&mut pred.confirmed, tick);
