@@ -7,6 +7,7 @@ use std::collections::HashSet;
 
 use mf_net::prelude::*;
 use mf_net::scene::{first_difference, SceneError, SceneShape};
+use mf_net::store::lend;
 
 #[derive(Replicated, Default, Debug, PartialEq)]
 struct Body {
@@ -354,4 +355,43 @@ fn library_registration_and_fingerprint() {
         SceneShape::fingerprint(&[]),
         SceneLibrary::new().fingerprint().unwrap()
     );
+}
+
+// -- The scene as a storage behind the seam: its dense columns and their hints.
+
+#[derive(Replicated, Default)]
+struct DenseBody {
+    #[replicated]
+    x: i32,
+}
+
+/// The value at `hint` through the scene's dense column, trusting a hint checked at
+/// `checked` as the runtime does.
+fn at(scene: &mut Scene, node: NodeId, hint: u32, checked: &mut u64) -> Option<i32> {
+    let mut found = None;
+    lend::<DenseBody>(scene, &mut |rows| {
+        let mut dense = rows.dense().expect("the scene's columns are dense");
+        found = dense.at_checked(node, hint, checked).map(|b| b.x);
+    });
+    found
+}
+
+#[test]
+fn a_checked_hint_is_not_trusted_after_a_removal_even_one_that_moves_nothing() {
+    let mut scene = Scene::new();
+    let root = scene.root();
+    let a = scene.insert(root, "a", DenseBody { x: 1 }).unwrap().node();
+    let b = scene.insert(root, "b", DenseBody { x: 2 }).unwrap().node();
+    let mut checked = 0;
+    assert_eq!(at(&mut scene, b, 1, &mut checked), Some(2));
+    assert_ne!(checked, 0);
+    // `b` is the last row: removing it moves nothing, and `c` takes its row.
+    scene.clear_value(b);
+    let c = scene.insert(root, "c", DenseBody { x: 3 }).unwrap().node();
+    assert_eq!(at(&mut scene, b, 1, &mut checked), None);
+    assert_eq!(at(&mut scene, c, 1, &mut checked), Some(3));
+    // Removing `a` moves `c` into row 0: its old hint is refused, the new one found.
+    scene.clear_value(a);
+    assert_eq!(at(&mut scene, c, 1, &mut checked), None);
+    assert_eq!(at(&mut scene, c, 0, &mut checked), Some(3));
 }

@@ -6,6 +6,7 @@
 //! keeps each node's row up to date.
 
 use std::any::Any;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::NodeId;
 use crate::replicated::{RegisteredType, Replicated};
@@ -15,6 +16,16 @@ use crate::wire::NetWriter;
 pub(crate) struct Column<T> {
     values: Vec<T>,
     nodes: Vec<NodeId>,
+    /// Changes whenever a row is removed (a value moves to another row, or a later value may
+    /// take the row), unique across every column of the process ([`Dense::moves`](crate::store::Dense::moves)).
+    moves: u64,
+}
+
+/// Source of [`Column::moves`] values.
+static MOVES: AtomicU64 = AtomicU64::new(1);
+
+fn next_moves() -> u64 {
+    MOVES.fetch_add(1, Ordering::Relaxed)
 }
 
 impl<T: Replicated> Column<T> {
@@ -23,6 +34,7 @@ impl<T: Replicated> Column<T> {
         Self {
             values: Vec::new(),
             nodes: Vec::new(),
+            moves: next_moves(),
         }
     }
 
@@ -52,10 +64,10 @@ impl<T: Replicated> Column<T> {
         self.values.get_mut(row as usize)
     }
 
-    /// Every row's node, and the values, mutably.
+    /// Every row's node, the values, mutably, and the column's moves.
     #[inline]
-    pub(crate) fn parts_mut(&mut self) -> (&[NodeId], &mut [T]) {
-        (&self.nodes, &mut self.values)
+    pub(crate) fn parts_mut(&mut self) -> (&[NodeId], &mut [T], u64) {
+        (&self.nodes, &mut self.values, self.moves)
     }
 
     /// Every row's node with its value.
@@ -112,6 +124,8 @@ impl<T: Replicated> ErasedColumn for Column<T> {
         }
         self.values.swap_remove(row);
         self.nodes.swap_remove(row);
+        // Every removal, not only one that moves a row: a later value may take this row.
+        self.moves = next_moves();
         self.nodes.get(row).copied()
     }
 

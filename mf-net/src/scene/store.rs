@@ -76,8 +76,12 @@ impl<T: Replicated> Rows<T> for SceneRows<'_, T> {
 
     #[inline]
     fn dense(&mut self) -> Option<Dense<'_, T>> {
-        let (nodes, values) = self.column.parts_mut();
-        Some(Dense { nodes, values })
+        let (nodes, values, moves) = self.column.parts_mut();
+        Some(Dense {
+            nodes,
+            values,
+            moves,
+        })
     }
 
     #[inline]

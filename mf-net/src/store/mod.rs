@@ -109,6 +109,11 @@ pub struct Dense<'a, T> {
     pub nodes: &'a [NodeId],
     /// The values.
     pub values: &'a mut [T],
+    /// A value that changes whenever an index stops holding the value it held (a removal,
+    /// whether or not it moves the last value into its place) and that no other column ever
+    /// has; 0 if the storage does not say. While it is unchanged, a hint found valid stays
+    /// valid, and the runtime indexes `values` without reading `nodes`.
+    pub moves: u64,
 }
 
 impl<T> Dense<'_, T> {
@@ -120,6 +125,20 @@ impl<T> Dense<'_, T> {
             Some(&n) if n == node => self.values.get_mut(i),
             _ => None,
         }
+    }
+
+    /// [`at`](Self::at), trusting `hint` without reading `nodes` when it was found valid at the
+    /// current [`moves`](Self::moves) (`checked`, updated).
+    #[inline]
+    pub fn at_checked(&mut self, node: NodeId, hint: u32, checked: &mut u64) -> Option<&mut T> {
+        if self.moves == 0 || *checked != self.moves {
+            let i = hint as usize;
+            if self.nodes.get(i) != Some(&node) {
+                return None;
+            }
+            *checked = self.moves;
+        }
+        self.values.get_mut(hint as usize)
     }
 }
 

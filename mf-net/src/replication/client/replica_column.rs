@@ -96,6 +96,8 @@ struct ReplicaRow<T: Replicated> {
     node: NodeId,
     /// The store's hint for the node's value ([`Rows::get_hinted`]).
     hint: u32,
+    /// When the hint was last found valid ([`HintedRow::checked`]).
+    checked: u64,
     /// While the node interpolates.
     interp: Option<RowInterp<T>>,
     /// While this client predicts the node (then it does not interpolate).
@@ -109,6 +111,10 @@ impl<T: Replicated> HintedRow for ReplicaRow<T> {
 
     fn hint(&mut self) -> &mut u32 {
         &mut self.hint
+    }
+
+    fn checked(&mut self) -> &mut u64 {
+        &mut self.checked
     }
 }
 
@@ -145,10 +151,13 @@ impl<T: Replicated> ReplicaRow<T> {
         at: EntryAt,
         changed: &mut [u64],
     ) -> Result<(), DecodeError> {
-        if let Some(pred) = self.pred.as_mut() {
+        if let (true, Some(pred)) = (T::PREDICTS, self.pred.as_mut()) {
             // Predicted: the server's values go straight into the value, confirmed once
             // every snapshot of the frame is in (see `predicted`).
             pred.carried(at.tick);
+            return read_value(value, r, changed);
+        }
+        if !T::INTERPOLATED {
             return read_value(value, r, changed);
         }
         let Some(interp) = self.interp.as_mut() else {
@@ -396,6 +405,7 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
         self.rows.push(ReplicaRow {
             node,
             hint,
+            checked: 0,
             interp: None,
             pred: None,
         });
@@ -477,7 +487,7 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
             for e in entries {
                 let found = match rows.get_mut(e.row as usize) {
                     Some(row) if row.node == e.node => {
-                        let value = dense.at(e.node, row.hint);
+                        let value = dense.at_checked(e.node, row.hint, &mut row.checked);
                         Some((row, value))
                     }
                     _ => None,

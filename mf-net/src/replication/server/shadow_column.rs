@@ -75,6 +75,8 @@ struct ShadowRow<T: Replicated> {
     node: NodeId,
     /// The store's hint for the node's value ([`Rows::get_hinted`](crate::store::Rows::get_hinted)).
     hint: u32,
+    /// When the hint was last found valid ([`HintedRow::checked`]).
+    checked: u64,
     /// The node's net id.
     tag: u32,
     state: T::State,
@@ -88,6 +90,10 @@ impl<T: Replicated> HintedRow for ShadowRow<T> {
 
     fn hint(&mut self) -> &mut u32 {
         &mut self.hint
+    }
+
+    fn checked(&mut self) -> &mut u64 {
+        &mut self.checked
     }
 }
 
@@ -209,6 +215,7 @@ impl<T: Replicated> ErasedShadows for ShadowColumn<T> {
         let new = ShadowRow {
             node,
             hint,
+            checked: 0,
             tag,
             state,
             last_changed,

@@ -156,6 +156,9 @@ pub(crate) trait HintedRow {
     fn node(&self) -> NodeId;
     /// The store's hint for the node's value ([`Rows::get_hinted`]).
     fn hint(&mut self) -> &mut u32;
+    /// The [`Dense::moves`](crate::store::Dense::moves) at which the hint was last found
+    /// valid.
+    fn checked(&mut self) -> &mut u64;
 }
 
 /// Calls `f` with every row that `wants` a value and whose node holds one in `values`, and that
@@ -176,7 +179,7 @@ pub(crate) fn each_value<T, R: HintedRow>(
             continue;
         }
         let (node, hint) = (row.node(), *row.hint());
-        match dense.at(node, hint) {
+        match dense.at_checked(node, hint, row.checked()) {
             Some(value) => f(i, row, value),
             None => stale = true,
         }
