@@ -348,8 +348,6 @@ pub(crate) trait ErasedReplicas: RuntimeColumn {
     );
     /// Whether the type has predicted members.
     fn predicts(&self) -> bool;
-    /// Whether `row` is predicted.
-    fn is_predicted(&self, row: u32) -> bool;
     /// `row` is predicted from now on (if its type has a predicted member), confirmed as its
     /// value is at `tick`, with `history` ticks of history (a power of two); it stops
     /// interpolating. Returns whether it is predicted.
@@ -576,12 +574,6 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
 
     fn predicts(&self) -> bool {
         T::PREDICTS
-    }
-
-    fn is_predicted(&self, row: u32) -> bool {
-        self.rows
-            .get(row as usize)
-            .is_some_and(|r| r.pred.is_some())
     }
 
     fn start_prediction(

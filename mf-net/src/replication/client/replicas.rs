@@ -18,6 +18,9 @@ const NO_VALUE: DecodeError = DecodeError::Protocol(ProtocolViolation::UnknownNo
 #[derive(Default)]
 pub(crate) struct Replicas {
     columns: Columns<dyn ErasedReplicas>,
+    /// The predicted nodes, by slot index: what the `Simulation` step asks of every row it
+    /// walks, answered without a call into a column.
+    predicted: Vec<Option<NodeId>>,
 }
 
 impl Replicas {
@@ -39,9 +42,7 @@ impl Replicas {
         let column = self.columns.column_for(ty, make)?;
         match self.columns.at(node) {
             Some(at) if at.column == column => return Some(at),
-            Some(_) => {
-                self.columns.remove(node);
-            }
+            Some(_) => self.remove(node),
             None => {}
         }
         let row = self.columns.get_mut(column)?.push(store, node);
@@ -53,12 +54,27 @@ impl Replicas {
     /// `node` is no longer networked: its row is dropped.
     pub(crate) fn remove(&mut self, node: NodeId) {
         self.columns.remove(node);
+        self.mark_predicted(node, false);
     }
 
     /// Drops every row: the runtime stopped or changed role, and every node is a plain node
     /// again.
     pub(crate) fn clear(&mut self) {
         self.columns.clear();
+        self.predicted.clear();
+    }
+
+    /// Records whether `node` is predicted.
+    fn mark_predicted(&mut self, node: NodeId, predicted: bool) {
+        let i = node.index() as usize;
+        if predicted {
+            if i >= self.predicted.len() {
+                self.predicted.resize(i + 1, None);
+            }
+            self.predicted[i] = Some(node);
+        } else if let Some(slot) = self.predicted.get_mut(i).filter(|n| **n == Some(node)) {
+            *slot = None;
+        }
     }
 
     /// Reads a state into `node`'s value, recording changed `on_change` members in `changed`
@@ -185,10 +201,9 @@ impl Replicas {
     }
 
     /// Whether `node` is predicted.
+    #[inline]
     pub(crate) fn is_predicted(&self, node: NodeId) -> bool {
-        self.columns
-            .row_of(node)
-            .is_some_and(|(column, row)| column.is_predicted(row))
+        matches!(self.predicted.get(node.index() as usize), Some(&Some(n)) if n == node)
     }
 
     /// A rollback to `tick`: every predicted row's value as of `tick` (its confirmed state if
@@ -257,13 +272,19 @@ impl Replicas {
         tick: u32,
         history: usize,
     ) -> bool {
-        self.columns
+        let started = self
+            .columns
             .row_of_mut(node)
-            .is_some_and(|(column, row)| column.start_prediction(store, row, tick, history))
+            .is_some_and(|(column, row)| column.start_prediction(store, row, tick, history));
+        if started {
+            self.mark_predicted(node, true);
+        }
+        started
     }
 
     /// `node` is no longer predicted; returns whether it was.
     pub(crate) fn stop_prediction(&mut self, node: NodeId) -> bool {
+        self.mark_predicted(node, false);
         self.columns
             .row_of_mut(node)
             .is_some_and(|(column, row)| column.stop_prediction(row))
