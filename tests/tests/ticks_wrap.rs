@@ -483,3 +483,19 @@ fn server_rpcs_across_the_wrap_never_hold_snapshots_back() {
     assert!(bumps > 200);
     assert_eq!(world.server.scene().get(movers[1]).unwrap().x, bumps);
 }
+
+/// The server's tick clock derives from the frame time alone: a frame begun twice before it
+/// ended (two `begin_frame`s, one `end_frame`) still advances the ticks by the whole time.
+#[test]
+fn the_tick_clock_follows_the_frame_time_even_when_a_frame_is_begun_twice() {
+    let mut mp: Multiplayer<mf_net::transport::loopback::LoopbackTransport> =
+        Multiplayer::new(SceneLibrary::new(), MultiplayerConfig::default());
+    let interval = Duration::from_secs(1) / 30;
+    let start = mp.tick();
+    for _ in 0..10 {
+        mp.begin_frame(interval);
+        mp.begin_frame(interval);
+        mp.end_frame();
+    }
+    assert_eq!(mp.tick().wrapping_sub(start), 20);
+}

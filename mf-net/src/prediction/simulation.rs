@@ -163,7 +163,7 @@ impl<I> Simulation<I> {
             Role::Server(server) => {
                 shared.misuse.server_simulated = true;
                 let missing = shared.config.prediction.missing_input;
-                let due = server.ticks_due(shared.frame_dt, shared.config.tick_rate);
+                let (due, _) = server.ticks_due(shared.now, shared.config.tick_rate);
                 self.run_server(
                     server,
                     &mut shared.scene,

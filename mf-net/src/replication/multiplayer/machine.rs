@@ -47,14 +47,15 @@ impl Replication {
                 rpc: RpcState::default(),
                 misuse: MisuseWatch::default(),
             },
-            role: Role::Server(ServerState::new(first_tick, first_net_id)),
+            role: Role::Server(ServerState::new(first_tick, first_net_id, Duration::ZERO)),
         }
     }
 
     /// Offline again: a fresh server half at `tick`.
     pub(crate) fn go_offline(&mut self, tick: u32) {
         let first_net_id = self.shared.config.first_net_id;
-        self.role = Role::Server(ServerState::new(tick, first_net_id));
+        let frame_start = self.shared.now.saturating_sub(self.shared.frame_dt);
+        self.role = Role::Server(ServerState::new(tick, first_net_id, frame_start));
     }
 
     /// A frame of `dt` starts: the only clock moves.

@@ -52,7 +52,11 @@ pub(crate) struct ServerState {
     pub(crate) tick: u32,
     /// Where the aging sweep ([`age_some`](Self::age_some)) is in the node table.
     age_cursor: usize,
-    accumulator: Duration,
+    /// When the tick clock started: the beginning of the frame the server was made in.
+    clock_from: Duration,
+    /// When the next network tick is due, on the runtime's frame time (`None` until the first
+    /// end of frame: one interval after `clock_from`, at the tick rate of then).
+    next_tick_at: Option<Duration>,
     /// Fresh and freed net ids.
     ids: NetIds,
     /// Scratch for [`check_states`](Self::check_states).
@@ -91,12 +95,14 @@ pub(crate) struct ServerState {
 }
 
 impl ServerState {
-    /// A server at `tick` whose first spawn takes net id `first_net_id`.
-    pub(crate) fn new(tick: u32, first_net_id: u32) -> Self {
+    /// A server at `tick` whose first spawn takes net id `first_net_id`, its tick clock
+    /// starting at `clock_from` (the beginning of the current frame).
+    pub(crate) fn new(tick: u32, first_net_id: u32, clock_from: Duration) -> Self {
         Self {
             tick,
             age_cursor: 0,
-            accumulator: Duration::ZERO,
+            clock_from,
+            next_tick_at: None,
             ids: NetIds::new(first_net_id),
             nodes: NodeTable::default(),
             groups: GroupTable::default(),
@@ -563,12 +569,18 @@ impl ServerState {
         true
     }
 
-    /// How many ticks the coming [`end_frame`](Self::end_frame) advances by, after a frame of
-    /// `dt` at `tick_rate` (what a simulation steps this frame).
-    pub(crate) fn ticks_due(&self, dt: Duration, tick_rate: u8) -> u32 {
+    /// How many ticks the coming [`end_frame`](Self::end_frame) advances by at `now` and
+    /// `tick_rate` (what a simulation steps this frame), and when the tick after them is due.
+    /// The tick clock derives from the frame time alone.
+    pub(crate) fn ticks_due(&self, now: Duration, tick_rate: u8) -> (u32, Duration) {
         let interval = Duration::from_secs(1) / u32::from(tick_rate.max(1));
-        let ticks = (self.accumulator + dt).as_nanos() / interval.as_nanos();
-        u32::try_from(ticks).unwrap_or(u32::MAX)
+        let at = self.next_tick_at.unwrap_or(self.clock_from + interval);
+        if now < at {
+            return (0, at);
+        }
+        let ticks = (now - at).as_nanos() / interval.as_nanos() + 1;
+        let ticks = u32::try_from(ticks).unwrap_or(u32::MAX);
+        (ticks, at + interval.saturating_mul(ticks))
     }
 
     /// An input message from `sender`: its inputs go into the client's buffer (a client that
@@ -618,14 +630,10 @@ impl ServerState {
             self.check_timeouts(core, shared);
             self.update_interest(core, shared);
         }
-        let interval = Duration::from_secs(1) / u32::from(shared.config.tick_rate.max(1));
-        self.accumulator += shared.frame_dt;
-        if self.accumulator >= interval {
-            let ticks = self.accumulator.as_nanos() / interval.as_nanos();
-            self.accumulator -= interval * u32::try_from(ticks).unwrap_or(u32::MAX);
-            self.tick = self
-                .tick
-                .wrapping_add(u32::try_from(ticks).unwrap_or(u32::MAX));
+        let (ticks, next) = self.ticks_due(shared.now, shared.config.tick_rate);
+        self.next_tick_at = Some(next);
+        if ticks > 0 {
+            self.tick = self.tick.wrapping_add(ticks);
             node_table::capture(
                 &mut self.nodes,
                 &mut self.shadows,
