@@ -4,7 +4,7 @@
 //! inside monomorphized. Entries are applied by column, not in the snapshot's net id order: no
 //! entry depends on another.
 
-use crate::replication::client::replica_column::{EntryAt, EntryMisses, EntryRef};
+use crate::replication::client::entry::{EntryAt, EntryMisses, EntryRef};
 use crate::replication::client::replicas::Replicas;
 use crate::replication::shared::by_column::ByColumn;
 use crate::replication::shared::columns::ValueAt;

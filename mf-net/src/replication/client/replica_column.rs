@@ -3,62 +3,13 @@
 //! this client predicts it. The values stay in the engine's store; each pass borrows the
 //! store's `T`s once ([`lend`]) and loops over the rows, typed.
 
+use super::entry::{EntryAt, EntryMisses, EntryRef};
+use super::interpolation::row::{BlendAt, RowInterp};
 use super::prediction::predicted::{self, ConfirmAt, Confirmation, RowPrediction};
 use crate::replicated::{Apply, Replicated};
 use crate::replication::shared::columns::{each_value, HintedRow, RuntimeColumn};
 use crate::store::{lend, NodeId, Rows, Store};
-use crate::tick::{tick_after, tick_diff, tick_max, unwrap_near, HORIZON};
 use crate::wire::{DecodeError, NetReader, ProtocolViolation};
-
-/// When a client applies a snapshot entry.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct EntryAt {
-    /// The snapshot's tick.
-    pub(crate) tick: u32,
-    /// The tick up to which every node is known still (the newest untruncated snapshot); a
-    /// row's known tick is the newer of this and the last snapshot that carried it.
-    pub(crate) known_floor: u32,
-}
-
-/// A snapshot entry a client applies in its column's pass: the row and node it is for (a
-/// hint: the row is checked), the runtime's tag (the net id) and where its state's bytes are
-/// in the snapshot.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct EntryRef {
-    pub(crate) row: u32,
-    pub(crate) node: NodeId,
-    pub(crate) tag: u32,
-    pub(crate) start: u32,
-    pub(crate) end: u32,
-}
-
-impl EntryRef {
-    /// Its state's bytes in `snapshot` (none if the range is not in it).
-    pub(crate) fn bytes<'a>(&self, snapshot: &'a [u8]) -> &'a [u8] {
-        snapshot
-            .get(self.start as usize..self.end as usize)
-            .unwrap_or(&[])
-    }
-}
-
-/// What a column's pass over entries could not apply: entries whose row was not their node's
-/// (found again by the caller), and entries that did not read, with their error.
-#[derive(Debug, Default)]
-pub(crate) struct EntryMisses {
-    pub(crate) stale: Vec<EntryRef>,
-    pub(crate) rejected: Vec<(u32, DecodeError)>,
-}
-
-/// Where a client blends its interpolated members.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct BlendAt {
-    /// The render tick.
-    pub(crate) render_tick: f64,
-    /// As [`EntryAt::known_floor`].
-    pub(crate) known_floor: u32,
-    /// How far past the newest sample members may extrapolate.
-    pub(crate) max_extrapolation_ticks: f64,
-}
 
 /// Makes the replica column of one type: the registry entry's runtime part a client asks for.
 pub(crate) type NewReplicas = fn() -> Box<dyn ErasedReplicas>;
@@ -69,26 +20,6 @@ pub(crate) fn new_replicas<T: Replicated>() -> Box<dyn ErasedReplicas> {
         rows: Vec::new(),
         predicted: 0,
     })
-}
-
-/// A client's interpolation state of one row.
-struct RowInterp<T: Replicated> {
-    state: T::Interp,
-    /// The tick of the newest snapshot (or the spawn) that carried the row.
-    carried: u32,
-    /// Whether the last blend wrote the newest samples of a row known to be still past them:
-    /// until a new sample arrives every blend would write the same values, so none runs.
-    settled: bool,
-}
-
-impl<T: Replicated> RowInterp<T> {
-    /// Whether a blend at `at` shows every member's newest sample: the render tick is at or
-    /// past the newest snapshot that carried the row (so past every member's newest sample),
-    /// and the row is known still after it (so nothing extrapolates).
-    fn shows_newest(&self, at: BlendAt) -> bool {
-        at.render_tick >= unwrap_near(self.carried, at.render_tick)
-            && tick_after(at.known_floor, self.carried)
-    }
 }
 
 /// One networked node's row.
@@ -160,55 +91,26 @@ impl<T: Replicated> ReplicaRow<T> {
         if !T::INTERPOLATED {
             return read_value(value, r, changed);
         }
-        let Some(interp) = self.interp.as_mut() else {
-            return read_value(value, r, changed);
-        };
-        if tick_diff(at.tick, interp.carried) > HORIZON as i32 {
-            // Carried by no snapshot for over 2³⁰ ticks, and not restarted by a blend
-            // (see `blend`): restarted from the value shown, as of the tick before.
-            interp.carried = at.tick.wrapping_sub(1);
-            interp.state = value.new_interp(interp.carried);
+        match self.interp.as_mut() {
+            Some(interp) => interp.read(value, r, at, changed),
+            None => read_value(value, r, changed),
         }
-        let known = tick_max(interp.carried, at.known_floor);
-        interp.settled = false;
-        value.read_buffered(&mut interp.state, r, known, at.tick, changed)?;
-        interp.carried = tick_max(interp.carried, at.tick);
-        Ok(())
     }
 
-    /// Whether a blend at `at` writes to the row's value (it interpolates and has not settled,
-    /// or its samples must restart; see [`blend`](Self::blend)).
+    /// Whether a blend at `at` writes to the row's value ([`RowInterp::blends_at`]).
     #[inline]
     fn blends_at(&self, at: BlendAt) -> bool {
-        self.interp.as_ref().is_some_and(|interp| {
-            !interp.settled || tick_diff(at.known_floor, interp.carried) > HORIZON as i32
-        })
+        self.interp
+            .as_ref()
+            .is_some_and(|interp| interp.blends_at(at))
     }
 
-    /// Blends the row's interpolated members at `at` into `value`.
+    /// Blends the row's interpolated members at `at` into `value` ([`RowInterp::blend`]).
+    #[inline]
     fn blend(&mut self, value: &mut T, at: BlendAt) {
-        let Some(interp) = self.interp.as_mut() else {
-            return;
-        };
-        if interp.settled {
-            if tick_diff(at.known_floor, interp.carried) > HORIZON as i32 {
-                // Still (and showing its newest value) for over 2³⁰ ticks: its samples
-                // would soon be too old to order against new ones (serial-number order
-                // holds within 2³¹ ticks). They restart from the value shown, at the
-                // tick up to which it is known still. Once per 2³⁰ ticks per row.
-                interp.carried = at.known_floor;
-                interp.state = value.new_interp(at.known_floor);
-            }
-            return;
+        if let Some(interp) = self.interp.as_mut() {
+            interp.blend(value, at);
         }
-        interp.settled = interp.shows_newest(at);
-        let known = tick_max(interp.carried, at.known_floor);
-        value.blend(
-            &interp.state,
-            at.render_tick,
-            known,
-            at.max_extrapolation_ticks,
-        );
     }
 }
 
@@ -510,11 +412,7 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
         }
         lend::<T>(store, &mut |values| {
             if let Some(value) = values.get_hinted(row.node, &mut row.hint) {
-                row.interp = Some(RowInterp {
-                    state: value.new_interp(tick),
-                    carried: tick,
-                    settled: false,
-                });
+                row.interp = Some(RowInterp::new(value, tick));
             }
         });
     }
@@ -531,8 +429,7 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
                 |row| row.interp.is_some(),
                 |_, row, value| {
                     if let Some(interp) = row.interp.as_mut() {
-                        value.snap_interp(&mut interp.state);
-                        interp.settled = false;
+                        interp.snap(value);
                     }
                 },
             );

@@ -4,8 +4,10 @@
 
 use std::any::TypeId;
 
+use super::entry::EntryAt;
+use super::interpolation::row::BlendAt;
 use super::prediction::predicted::{ConfirmAt, Confirmation};
-use super::replica_column::{new_replicas, BlendAt, EntryAt, ErasedReplicas, NewReplicas};
+use super::replica_column::{new_replicas, ErasedReplicas, NewReplicas};
 use crate::replicated::Replicated;
 use crate::replication::shared::columns::{make_column, Columns, ValueAt};
 use crate::store::{NodeId, Store};

@@ -7,9 +7,9 @@ use std::time::Duration;
 use tracing::{debug, info, warn};
 
 use crate::bus::MessageHeader;
+use crate::replication::client::entry::EntryRef;
 use crate::replication::client::entry_batch::EntryBatch;
 use crate::replication::client::interpolation::ClientInterpolation;
-use crate::replication::client::replica_column::EntryRef;
 use crate::replication::client::replicas::Replicas;
 use crate::replication::shared::columns::ValueAt;
 use crate::replication::shared::events::MultiplayerEvent;

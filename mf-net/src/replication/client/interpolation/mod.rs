@@ -1,6 +1,6 @@
-//! The client's interpolation: the [`InterpolationTimeline`] and the tick up to which every
-//! node is known; the interpolation state of each node lives in its row of the scene's column
-//! (see [`Replicas::blend`]).
+//! The client's interpolation, in one place: the [`InterpolationTimeline`] and the tick up to
+//! which every node is known (here), and each node's buffers in its runtime row, with what an
+//! entry, a blend and a snap do to them ([`row`]).
 //!
 //! - **Spawn** ([`spawned`](ClientInterpolation::spawned), for each node a spawn networks): the
 //!   spawn state was applied already; the node's buffers start with it as their first sample,
@@ -12,22 +12,26 @@
 //!   snapshot; [`end_snapshot`](ClientInterpolation::end_snapshot) records an untruncated
 //!   snapshot.
 //! - **Frame** (`begin_frame`): [`advance_to`](ClientInterpolation::advance_to) the clock before
-//!   receiving, then [`blend`](ClientInterpolation::blend) after: every buffer's sample at the
-//!   render tick is written into its node, one pass per type.
+//!   receiving, then, after receiving, every buffer's sample at the render tick
+//!   ([`blend_at`](ClientInterpolation::blend_at)) is written into its node, one pass per type
+//!   that also confirms predicted rows.
 //!
 //! A node is known up to the newer of the last snapshot that carried it and the last
 //! untruncated snapshot (which proves every absent node was still). Nothing here allocates
 //! after a node's state is made at spawn (except to restart the buffers of a node carried by
-//! no snapshot for over 2³⁰ ticks, see [`Replicas::blend`]).
+//! no snapshot for over 2³⁰ ticks, see [`RowInterp::blend`](row::RowInterp::blend)).
 //!
 //! Ticks wrap after 2³²: they compare by serial-number arithmetic ([`crate::tick`]), and the
 //! render tick is on a continuous timeline that counts on past `u32::MAX` (see
 //! [`ServerClock::estimate`](crate::interpolation::ServerClock::estimate)).
 
+pub(crate) mod row;
+
 use std::time::Duration;
 
+use self::row::BlendAt;
 use crate::interpolation::{InterpolationConfig, InterpolationTimeline};
-use crate::replication::client::replica_column::{BlendAt, EntryAt};
+use crate::replication::client::entry::EntryAt;
 use crate::replication::client::replicas::Replicas;
 use crate::store::{NodeId, Store};
 use crate::tick::{tick_diff, tick_max, HORIZON};
