@@ -414,6 +414,41 @@ fn only_the_owner_predicts_and_the_others_interpolate() {
     assert_eq!(world.clients[1].stats().prediction.rollbacks, 0);
 }
 
+/// The runtime over a storage that lends no dense column (every value looked up by node, as in
+/// an engine without one): prediction, interpolation and snapshots end exactly where they do
+/// over the scene's dense columns.
+#[test]
+fn over_a_storage_without_dense_columns_every_peer_converges_exactly() {
+    let (mut world, players) = two_players();
+    world.server.scene_mut().set_dense_lending(false);
+    for client in &mut world.clients {
+        client.scene_mut().set_dense_lending(false);
+    }
+    let mut sims = [Simulation::new(), Simulation::new(), Simulation::new()];
+    let mut walked = [0; 2];
+    for frame in 0..120u32 {
+        let dirs = [[1, 1], [1, -1], [0, 1], [-1, 1]][(frame / 20) as usize % 4];
+        frame_all(&mut world, &mut sims, dirs, &mut walked);
+    }
+    for _ in 0..30 {
+        frame_all(&mut world, &mut sims, [0, 0], &mut walked);
+    }
+    for (i, &player) in players.iter().enumerate() {
+        let steps = walked[i] as f32 * SPEED;
+        assert_ne!(walked[i], 0, "{walked:?}");
+        assert_eq!(
+            x_on(&world, 0, player),
+            steps,
+            "client 0's copy of player {i}"
+        );
+        assert_eq!(
+            x_on(&world, 1, player),
+            steps,
+            "client 1's copy of player {i}"
+        );
+    }
+}
+
 #[test]
 fn a_player_handed_to_another_client_is_predicted_there() {
     let (mut world, players) = two_players();

@@ -122,6 +122,8 @@ pub struct Scene {
     /// Changes whenever a value is cleared or replaced by one of another type (see
     /// [`retype_epoch`](Self::retype_epoch)).
     retype_epoch: u64,
+    /// Whether columns are lent as dense (see `Scene::set_dense_lending`).
+    lends_dense: bool,
 }
 
 /// Source of [`Scene::retype_epoch`] values, unique across every scene of the process.
@@ -187,6 +189,7 @@ impl Scene {
             len: 1,
             unattach_epoch: next_unattach_epoch(),
             retype_epoch: next_retype_epoch(),
+            lends_dense: true,
         }
     }
 

@@ -8,6 +8,16 @@ use super::{node_in, NodeId, Scene, Slot};
 use crate::replicated::Replicated;
 use crate::store::{Dense, Lend, Rows, Store};
 
+impl Scene {
+    /// Whether the scene lends its columns as [dense](crate::store::Rows::dense) (the default).
+    /// Off, the runtime looks every value up by node, as it does in a storage without dense
+    /// columns: for tests of that path.
+    #[doc(hidden)]
+    pub fn set_dense_lending(&mut self, on: bool) {
+        self.lends_dense = on;
+    }
+}
+
 impl Store for Scene {
     fn value_type(&self, node: NodeId) -> Option<TypeId> {
         Scene::value_type(self, node)
@@ -39,6 +49,7 @@ fn lend<T: Replicated>(store: &mut dyn Store, f: &mut dyn FnMut(&mut dyn Rows<T>
         slots: &scene.slots,
         index,
         column,
+        dense: scene.lends_dense,
     });
 }
 
@@ -53,6 +64,8 @@ struct SceneRows<'a, T> {
     /// The column's index in the scene.
     index: u32,
     column: &'a mut Column<T>,
+    /// Whether it is lent as a dense column ([`Scene::set_dense_lending`]).
+    dense: bool,
 }
 
 impl<T: Replicated> SceneRows<'_, T> {
@@ -76,6 +89,9 @@ impl<T: Replicated> Rows<T> for SceneRows<'_, T> {
 
     #[inline]
     fn dense(&mut self) -> Option<Dense<'_, T>> {
+        if !self.dense {
+            return None;
+        }
         let (nodes, values, moves) = self.column.parts_mut();
         Some(Dense {
             nodes,
