@@ -2,7 +2,9 @@
 //!
 //! Every `#[derive(Replicated)]` submits one to an [`inventory`] table;
 //! [`ReplicationRegistry`](crate::replication::ReplicationRegistry) reads that table once. The
-//! scene's columns and the runtime refer to a type's entry as `&'static`, never copying it.
+//! scene's columns and the runtime refer to a type's entry as `&'static`, never copying it. The
+//! entry also carries the runtime's typed parts of the type (the makers of its columns), which
+//! `#[derive(Replicated)]` adds with [`RegisteredType::with_runtime`].
 
 use std::any::{Any, TypeId};
 use std::fmt;
