@@ -7,7 +7,8 @@ use super::entry::{EntryAt, EntryMisses, EntryRef};
 use super::interpolation::row::{BlendAt, RowInterp};
 use super::prediction::predicted::{self, ConfirmAt, Confirmation, RowPrediction};
 use crate::replicated::{Apply, Replicated};
-use crate::replication::shared::columns::{each_value, HintedRow, RuntimeColumn};
+use crate::replication::shared::columns::RuntimeColumn;
+use crate::replication::shared::each_value::{each_value, HintedRow};
 use crate::store::{lend, NodeId, Rows, Store};
 use crate::wire::{DecodeError, NetReader, ProtocolViolation};
 

@@ -8,7 +8,8 @@
 //! ([`lend`]); the writes read the shadow states alone.
 
 use crate::replicated::{Audience, Capture, Replicated};
-use crate::replication::shared::columns::{each_value, HintedRow, RuntimeColumn, ValueAt};
+use crate::replication::shared::columns::{RuntimeColumn, ValueAt};
+use crate::replication::shared::each_value::{each_value, HintedRow};
 use crate::store::{lend, NodeId, Store};
 use crate::wire::NetWriter;
 

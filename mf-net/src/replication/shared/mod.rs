@@ -5,6 +5,7 @@
 pub(crate) mod by_column;
 pub(crate) mod columns;
 pub(crate) mod config;
+pub(crate) mod each_value;
 pub(crate) mod events;
 pub(crate) mod input_wire;
 pub(crate) mod instance;
