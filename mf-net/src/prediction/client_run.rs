@@ -55,6 +55,15 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         if skipped > 0 {
             Self::skip(client, scene, present.wrapping_sub(due), skipped, config);
         }
+        let fade = if config.smoothing.is_zero() {
+            1.0
+        } else {
+            dt.as_secs_f32() / config.smoothing.as_secs_f32()
+        };
+        let ends_correction = skipped > 0 && config.smoothing > Duration::ZERO;
+        // The corrections are shown in the pass that records the last tick, when nothing comes
+        // between them.
+        let mut shown = false;
         let redundancy = usize::from(config.input_redundancy).clamp(1, MAX_INPUT_REDUNDANCY);
         for k in (0..due).rev() {
             let tick = present.wrapping_sub(k);
@@ -64,13 +73,15 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
                 self.send_inputs(outbox, client, stamped, redundancy);
             }
             self.simulate(client, scene, tick, false, step);
-            client.replicas.record_predicted(scene, tick);
+            shown = k == 0 && !config.check_determinism && !ends_correction;
+            let show = shown.then_some(fade);
+            client.replicas.record_predicted(scene, tick, show);
             client.predict.stats.ticks_predicted += 1;
             if config.check_determinism {
                 self.check(client, scene, tick, step);
             }
         }
-        if skipped > 0 && config.smoothing > Duration::ZERO {
+        if ends_correction {
             client.replicas.end_correction(scene, present);
         }
         let p = &mut client.predict;
@@ -78,12 +89,9 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
             p.stats.input_lead = lead;
         }
         p.stats.clock_jumps = p.sync.jumps;
-        let fade = if config.smoothing.is_zero() {
-            1.0
-        } else {
-            dt.as_secs_f32() / config.smoothing.as_secs_f32()
-        };
-        client.replicas.show_predicted(scene, fade);
+        if !shown {
+            client.replicas.show_predicted(scene, fade);
+        }
     }
 
     /// Client: prediction starts (a new session): the nodes it owns are predicted from the
@@ -134,8 +142,7 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         // `base` is past every tick predicted so far: each row goes back to its confirmed state.
         client
             .replicas
-            .restore_predicted_at(scene, base, config.smoothing > Duration::ZERO);
-        client.replicas.record_predicted(scene, base);
+            .roll_back_to(scene, base, config.smoothing > Duration::ZERO);
         client.predict.stats.ticks_skipped += u64::from(skipped);
     }
 
@@ -158,12 +165,11 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
             .unwrap_or(0)
             .min(history - 1);
         let from = present.wrapping_sub(depth);
-        client.replicas.restore_predicted_at(scene, from, smoothing);
-        client.replicas.record_predicted(scene, from);
+        client.replicas.roll_back_to(scene, from, smoothing);
         for k in (0..depth).rev() {
             let tick = present.wrapping_sub(k);
             self.simulate(client, scene, tick, true, step);
-            client.replicas.record_predicted(scene, tick);
+            client.replicas.record_predicted(scene, tick, None);
         }
         if smoothing {
             client.replicas.end_correction(scene, present);

@@ -265,10 +265,10 @@ pub(crate) trait ErasedReplicas: RuntimeColumn {
     fn stop_prediction(&mut self, row: u32) -> bool;
     /// One column of `Replicas::restore_confirmed`.
     fn restore_confirmed(&mut self, store: &mut dyn Store) -> Option<NodeId>;
-    /// One column of `Replicas::restore_predicted_at`.
-    fn restore_at(&mut self, store: &mut dyn Store, tick: u32, smoothing: bool);
+    /// One column of `Replicas::roll_back_to`.
+    fn roll_back_to(&mut self, store: &mut dyn Store, tick: u32, smoothing: bool);
     /// One column of `Replicas::record_predicted`.
-    fn record(&mut self, store: &mut dyn Store, tick: u32);
+    fn record(&mut self, store: &mut dyn Store, tick: u32, show: Option<f32>);
     /// One column of `Replicas::end_correction`.
     fn end_correction(&mut self, store: &mut dyn Store, tick: u32);
     /// One column of `Replicas::show_predicted`.
@@ -524,16 +524,20 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
         written
     }
 
-    fn restore_at(&mut self, store: &mut dyn Store, tick: u32, smoothing: bool) {
+    fn roll_back_to(&mut self, store: &mut dyn Store, tick: u32, smoothing: bool) {
         self.each_predicted(store, |_, value, pred| {
             predicted::restore_at(value, pred, tick, smoothing);
+            predicted::record(value, pred, tick);
             false
         });
     }
 
-    fn record(&mut self, store: &mut dyn Store, tick: u32) {
+    fn record(&mut self, store: &mut dyn Store, tick: u32, show: Option<f32>) {
         self.each_predicted(store, |_, value, pred| {
             predicted::record(value, pred, tick);
+            if let Some(fade) = show {
+                predicted::show(value, pred, fade);
+            }
             false
         });
     }

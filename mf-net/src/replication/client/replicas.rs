@@ -208,25 +208,23 @@ impl Replicas {
         matches!(self.predicted.get(node.index() as usize), Some(&Some(n)) if n == node)
     }
 
-    /// A rollback to `tick`: every predicted row's value as of `tick` (its confirmed state if
-    /// confirmed then, else its prediction). With `smoothing`, what each shows now is kept as
-    /// the start of its correction's offset.
-    pub(crate) fn restore_predicted_at(
-        &mut self,
-        store: &mut dyn Store,
-        tick: u32,
-        smoothing: bool,
-    ) {
+    /// A rollback to `tick`, in one pass: every predicted row's value as of `tick` (its
+    /// confirmed state if confirmed then, else its prediction), recorded as the prediction of
+    /// `tick`. With `smoothing`, what each shows now is kept as the start of its correction's
+    /// offset.
+    pub(crate) fn roll_back_to(&mut self, store: &mut dyn Store, tick: u32, smoothing: bool) {
         for (_, column) in self.columns.iter_mut() {
-            column.restore_at(store, tick, smoothing);
+            column.roll_back_to(store, tick, smoothing);
         }
     }
 
     /// `tick` was simulated: a row confirmed at `tick` takes the confirmed state, and every
-    /// predicted row records its state as the prediction of `tick`.
-    pub(crate) fn record_predicted(&mut self, store: &mut dyn Store, tick: u32) {
+    /// predicted row records its state as the prediction of `tick`; then, with `show`, its
+    /// correction fades by that much as in [`show_predicted`](Self::show_predicted), in the
+    /// same pass.
+    pub(crate) fn record_predicted(&mut self, store: &mut dyn Store, tick: u32, show: Option<f32>) {
         for (_, column) in self.columns.iter_mut() {
-            column.record(store, tick);
+            column.record(store, tick, show);
         }
     }
 

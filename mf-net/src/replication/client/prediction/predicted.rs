@@ -133,7 +133,7 @@ pub(crate) fn confirm<T: Replicated>(
     }
 }
 
-/// `Replicas::restore_predicted_at` of one row.
+/// The restore of `Replicas::roll_back_to` of one row.
 pub(crate) fn restore_at<T: Replicated>(
     value: &mut T,
     pred: &mut RowPrediction<T>,
