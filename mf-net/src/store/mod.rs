@@ -73,10 +73,11 @@ pub trait Rows<T> {
     fn get_mut(&mut self, node: NodeId) -> Option<&mut T>;
 
     /// [`get`](Self::get), looking first where `hint` says `node`'s value was last found, and
-    /// setting `hint` to where it is now. The runtime keeps one hint per node for the storage
-    /// and never reads it: a storage that finds a value faster from some position of its own
-    /// (the built-in scene: the row in its column) keeps it there. By default the hint is not
-    /// used.
+    /// setting `hint` to where it is now. The runtime keeps one hint per node for the storage:
+    /// a storage that finds a value faster from some position of its own (the built-in scene:
+    /// the row in its column) keeps it there. The runtime reads it only as an index into the
+    /// storage's [`dense`](Self::dense) column, checked against the node. By default the hint
+    /// is not used.
     #[inline]
     fn get_hinted(&self, node: NodeId, hint: &mut u32) -> Option<&T> {
         let _ = hint;

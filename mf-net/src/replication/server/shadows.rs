@@ -64,9 +64,10 @@ impl Shadows {
     /// Whether `node` has a shadow state of the type of its value in `store` (false once the
     /// value was cleared or replaced by one of another type).
     pub(crate) fn matches(&self, store: &dyn Store, node: NodeId) -> bool {
-        self.columns.at(node).is_some_and(|at| {
-            store.value_type(node).is_some()
-                && store.value_type(node) == self.columns.type_of(at.column)
+        let at = self.columns.at(node);
+        at.is_some_and(|at| {
+            let ty = store.value_type(node);
+            ty.is_some() && ty == self.columns.type_of(at.column)
         })
     }
 
