@@ -16,7 +16,9 @@
 //!   seeded bad-network simulator, network addresses and the connect-string selector;
 //! - [`bus`]: [`MessageRegistry`](bus::MessageRegistry) and [`MessageBus`](bus::MessageBus),
 //!   typed messages with a 7-byte header, dispatch, peers, events and stats;
-//! - [`store`]: the storage seam, through which an engine lends its values to the runtime;
+//! - [`store`]: the storage seam, through which an engine lends its values and nodes to the
+//!   runtime (a game's own storage runs the whole runtime:
+//!   [`Multiplayer::with_store`](replication::Multiplayer::with_store));
 //! - [`scene`]: the built-in engine storage: a node tree, typed [`NetRef`](scene::NetRef)
 //!   handles and spawnable scenes;
 //! - [`replication`]: `#[derive(Replicated)]` game structs, the link-time registry, and

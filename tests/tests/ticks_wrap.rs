@@ -386,7 +386,9 @@ struct Flicker;
 impl Flicker {
     /// The mover's index (its `position.y`, see [`move_all`]).
     fn index(query: &InterestQuery<'_>) -> u32 {
-        let scene = query.scene;
+        let Some(scene) = query.scene() else {
+            return 0;
+        };
         scene
             .net_ref::<Mover>(query.group_root)
             .and_then(|h| scene.get(h))

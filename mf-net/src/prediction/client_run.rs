@@ -16,7 +16,7 @@ use crate::replication::shared::input_wire::{
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::prediction_config::PredictionConfig;
 use crate::replication::shared::protocol::INPUT;
-use crate::scene::Scene;
+use crate::store::Store;
 use crate::tick::tick_diff;
 use crate::transport::Channel;
 
@@ -100,7 +100,7 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
     /// newest snapshot:
     /// the snapshot left the server half a round trip ago, and an input sent now arrives half
     /// a round trip from now. The server's input acks steer it from there.
-    fn start(&mut self, client: &mut ClientState, scene: &mut Scene, config: PredictionConfig) {
+    fn start(&mut self, client: &mut ClientState, scene: &mut dyn Store, config: PredictionConfig) {
         let local = client.local_peer;
         let owned = client
             .nodes
@@ -134,7 +134,7 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
     /// differs).
     fn skip(
         client: &mut ClientState,
-        scene: &mut Scene,
+        scene: &mut dyn Store,
         base: u32,
         skipped: u32,
         config: PredictionConfig,
@@ -152,7 +152,7 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
     fn roll_back(
         &mut self,
         client: &mut ClientState,
-        scene: &mut Scene,
+        scene: &mut dyn Store,
         mismatch: Misprediction,
         smoothing: bool,
         step: &mut impl FnMut(&mut Step<'_, I>),
@@ -186,7 +186,7 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
     fn check(
         &mut self,
         client: &mut ClientState,
-        scene: &mut Scene,
+        scene: &mut dyn Store,
         tick: u32,
         step: &mut impl FnMut(&mut Step<'_, I>),
     ) {
@@ -213,7 +213,7 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
     fn simulate(
         &mut self,
         client: &ClientState,
-        scene: &mut Scene,
+        scene: &mut dyn Store,
         tick: u32,
         resimulating: bool,
         step: &mut impl FnMut(&mut Step<'_, I>),

@@ -20,7 +20,8 @@ use crate::replication::shared::prediction_config::MissingInput;
 use crate::replication::shared::prediction_config::PredictionConfig;
 use crate::replication::shared::protocol::INPUT_ACK;
 use crate::replication::NetId;
-use crate::scene::{NodeId, Scene};
+use crate::scene::NodeId;
+use crate::store::Store;
 use crate::transport::{Channel, PeerId, Transport};
 use crate::wire::{NetReader, NetWriter};
 
@@ -73,7 +74,7 @@ pub(super) struct TickInput<I> {
 
 /// What a client's frame lends the simulation.
 pub(super) struct Frame<'a> {
-    pub(super) scene: &'a mut Scene,
+    pub(super) scene: &'a mut dyn Store,
     pub(super) config: PredictionConfig,
     pub(super) dt: Duration,
 }
@@ -143,9 +144,9 @@ impl<I> Simulation<I> {
     /// (a client's own; the server's for a player it hosts, else return the default);
     /// `step` simulates one tick. A client first re-simulates from a mispredicted tick if this
     /// frame's snapshots found one.
-    pub fn run<T: Transport + 'static>(
+    pub fn run<T: Transport + 'static, S: Store>(
         &mut self,
-        mp: &mut Multiplayer<T>,
+        mp: &mut Multiplayer<T, S>,
         mut sample: impl FnMut(u32) -> I,
         mut step: impl FnMut(&mut Step<'_, I>),
     ) where
@@ -166,7 +167,7 @@ impl<I> Simulation<I> {
                 let (due, _) = server.ticks_due(shared.now, shared.config.tick_rate);
                 self.run_server(
                     server,
-                    &mut shared.scene,
+                    &mut *shared.store,
                     due,
                     missing,
                     &mut sample,
@@ -181,7 +182,7 @@ impl<I> Simulation<I> {
                     return;
                 }
                 let frame = Frame {
-                    scene: &mut shared.scene,
+                    scene: &mut *shared.store,
                     config: shared.config.prediction,
                     dt: shared.frame_dt,
                 };
@@ -198,7 +199,7 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
     fn run_server(
         &mut self,
         server: &mut ServerState,
-        scene: &mut Scene,
+        scene: &mut dyn Store,
         due: u32,
         missing: MissingInput,
         sample: &mut impl FnMut(u32) -> I,

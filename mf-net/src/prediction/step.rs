@@ -5,7 +5,10 @@ use std::fmt;
 use crate::replication::client::state::ClientState;
 use crate::replication::server::state::ServerState;
 use crate::replication::Replicated;
+use std::any::Any;
+
 use crate::scene::{NodeId, Scene};
+use crate::store::{lend, Store};
 use crate::transport::PeerId;
 
 /// One peer's input for the tick a step simulates.
@@ -32,6 +35,15 @@ impl Owners<'_> {
         }
     }
 
+    /// Calls `f` with every networked node this side simulates: every one on the server, the
+    /// predicted ones on a client.
+    fn each_simulated(self, f: &mut dyn FnMut(NodeId)) {
+        match self {
+            Self::Server(server) => server.nodes.values().for_each(|n| f(n.node)),
+            Self::Client(client) => client.replicas.each_predicted(f),
+        }
+    }
+
     /// Whether this side predicts `node` (a client; the server simulates every node).
     fn predicts(self, node: NodeId) -> bool {
         match self {
@@ -49,7 +61,7 @@ impl Owners<'_> {
 /// all of them; a client: the ones it predicts), and [`scene`](Self::scene) to look at the
 /// rest (obstacles, other players).
 pub struct Step<'a, I> {
-    pub(super) scene: &'a mut Scene,
+    pub(super) scene: &'a mut dyn Store,
     pub(super) tick: u32,
     pub(super) resimulating: bool,
     pub(super) inputs: &'a [PeerInput<I>],
@@ -85,14 +97,47 @@ impl<'a, I> Step<'a, I> {
     }
 
     /// The scene.
+    ///
+    /// # Panics
+    ///
+    /// If the storage is not the built-in scene (see [`store`](Self::store)).
     pub fn scene(&self) -> &Scene {
-        self.scene
+        self.store()
     }
 
     /// The scene, mutably. On a client, only predicted nodes keep what the step writes; the
     /// next snapshot or blend overwrites the others.
+    ///
+    /// # Panics
+    ///
+    /// If the storage is not the built-in scene (see [`store_mut`](Self::store_mut)).
     pub fn scene_mut(&mut self) -> &mut Scene {
-        self.scene
+        self.store_mut()
+    }
+
+    /// The storage, as the `S` the [`Multiplayer`](crate::replication::Multiplayer) was made
+    /// with ([`Scene`] unless [`with_store`](crate::replication::Multiplayer::with_store)).
+    ///
+    /// # Panics
+    ///
+    /// If the storage is not an `S`.
+    pub fn store<S: Store>(&self) -> &S {
+        let store: &dyn Any = &*self.scene;
+        store
+            .downcast_ref()
+            .expect("`Step::store::<S>`: the multiplayer's storage is not an `S`")
+    }
+
+    /// The storage, mutably (see [`store`](Self::store) and [`scene_mut`](Self::scene_mut)).
+    ///
+    /// # Panics
+    ///
+    /// If the storage is not an `S`.
+    pub fn store_mut<S: Store>(&mut self) -> &mut S {
+        let store: &mut dyn Any = &mut *self.scene;
+        store
+            .downcast_mut()
+            .expect("`Step::store_mut::<S>`: the multiplayer's storage is not an `S`")
     }
 
     /// `peer`'s input for this tick (on the server, the [`MissingInput`](super::MissingInput)
@@ -131,11 +176,19 @@ impl<'a, I> Step<'a, I> {
 
     /// The nodes holding a `T` this side simulates, with their values and their authority's
     /// input for this tick: every one on the server, the predicted ones on a client.
+    ///
+    /// # Panics
+    ///
+    /// If the storage is not the built-in scene: use
+    /// [`each_simulated`](Self::each_simulated), which takes any storage.
     pub fn simulated_mut<T: Replicated>(
         &mut self,
     ) -> impl Iterator<Item = (NodeId, &mut T, Option<&I>)> + '_ {
         let (inputs, owners, server) = (self.inputs, self.owners, self.server);
-        self.scene
+        let scene: &mut Scene = (&mut *self.scene as &mut dyn Any)
+            .downcast_mut()
+            .expect("`Step::simulated_mut` walks the scene: use `each_simulated` over a store");
+        scene
             .iter_mut::<T>()
             .map(|(handle, value)| (handle.node(), value))
             .filter(move |&(node, _)| server || owners.predicts(node))
@@ -149,5 +202,22 @@ impl<'a, I> Step<'a, I> {
                 };
                 (node, value, input.map(|p| &p.input))
             })
+    }
+
+    /// Calls `f` with every networked node holding a `T` this side simulates (every one on
+    /// the server, the predicted ones on a client), its value and its authority's input for
+    /// this tick, in any storage: one lend of the `T`s for the whole walk.
+    pub fn each_simulated<T: Replicated>(&mut self, mut f: impl FnMut(NodeId, &mut T, Option<&I>)) {
+        let (inputs, owners) = (self.inputs, self.owners);
+        lend::<T>(self.scene, &mut |rows| {
+            owners.each_simulated(&mut |node| {
+                if let Some(value) = rows.get_mut(node) {
+                    let input = owners
+                        .of(node)
+                        .and_then(|peer| inputs.iter().find(|p| p.peer == peer));
+                    f(node, value, input.map(|p| &p.input));
+                }
+            });
+        });
     }
 }

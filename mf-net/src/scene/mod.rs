@@ -116,29 +116,20 @@ pub struct Scene {
     child_names: ChildNames,
     root: NodeId,
     len: usize,
-    /// Changes whenever a node may have stopped being attached (see
-    /// [`unattach_epoch`](Self::unattach_epoch)).
-    unattach_epoch: u64,
-    /// Changes whenever a value is cleared or replaced by one of another type (see
-    /// [`retype_epoch`](Self::retype_epoch)).
-    retype_epoch: u64,
+    /// Changes whenever a node may have stopped being attached or a value was cleared or
+    /// replaced by one of another type (see [`Store::removals`](crate::store::Store::removals)).
+    removals: u64,
     /// Whether columns are lent as dense (see `Scene::set_dense_lending`).
     lends_dense: bool,
 }
 
-/// Source of [`Scene::retype_epoch`] values, unique across every scene of the process.
-static RETYPE_EPOCHS: AtomicU64 = AtomicU64::new(1);
+/// Source of the scene's [`removals`](crate::store::Store::removals) values: unique across
+/// every scene of the process, so a scene swapped for another never repeats a value recorded
+/// for the first.
+static REMOVALS: AtomicU64 = AtomicU64::new(1);
 
-fn next_retype_epoch() -> u64 {
-    RETYPE_EPOCHS.fetch_add(1, Ordering::Relaxed)
-}
-
-/// Source of [`Scene::unattach_epoch`] values: unique across every scene of the process, so a
-/// scene swapped for another never repeats a value recorded for the first.
-static UNATTACH_EPOCHS: AtomicU64 = AtomicU64::new(1);
-
-fn next_unattach_epoch() -> u64 {
-    UNATTACH_EPOCHS.fetch_add(1, Ordering::Relaxed)
+fn next_removal() -> u64 {
+    REMOVALS.fetch_add(1, Ordering::Relaxed)
 }
 
 impl Default for Scene {
@@ -187,8 +178,7 @@ impl Scene {
             child_names: ChildNames::default(),
             root,
             len: 1,
-            unattach_epoch: next_unattach_epoch(),
-            retype_epoch: next_retype_epoch(),
+            removals: next_removal(),
             lends_dense: true,
         }
     }
@@ -231,22 +221,5 @@ impl Scene {
     /// detached, or under a detached node.
     pub fn is_attached(&self, node: NodeId) -> bool {
         self.node(node).is_some_and(|n| n.attached)
-    }
-
-    /// A value that changes whenever a node may have stopped being [attached](Self::is_attached)
-    /// (a [`detach`](Self::detach), also through [`reparent`](Self::reparent), or a
-    /// [`remove`](Self::remove)) and that no other scene ever has: while it is unchanged, every
-    /// node that was attached still is. The server's despawn check uses it to skip asking every
-    /// networked node every frame.
-    pub(crate) fn unattach_epoch(&self) -> u64 {
-        self.unattach_epoch
-    }
-
-    /// A value that changes whenever a value is [cleared](Self::clear_value) or
-    /// [replaced](Self::set_value) by one of another type, and that no other scene ever has.
-    /// The server's check for networked nodes whose value no longer matches their shadow state
-    /// uses it to run only after such a change.
-    pub(crate) fn retype_epoch(&self) -> u64 {
-        self.retype_epoch
     }
 }

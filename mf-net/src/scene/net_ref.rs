@@ -6,18 +6,23 @@ use std::marker::PhantomData;
 
 use super::NodeId;
 
-/// A typed handle to a [`Scene`](super::Scene) node holding a `T`.
+/// A typed handle to a node holding a `T`, in the [`Scene`](super::Scene) or any
+/// [`Store`](crate::store::Store).
 ///
 /// It is a [`NodeId`] plus the type: [`Scene::get`](super::Scene::get) and
 /// [`Scene::get_mut`](super::Scene::get_mut) return `None` once the node is removed or holds a
-/// value of another type. `Copy`, `Eq`, `Hash` and `Debug` hold for every `T`.
+/// value of another type, and an RPC sent through it is refused if the node holds no `T`.
+/// `Copy`, `Eq`, `Hash` and `Debug` hold for every `T`.
 pub struct NetRef<T> {
     node: NodeId,
     _type: PhantomData<fn() -> T>,
 }
 
 impl<T> NetRef<T> {
-    pub(super) fn new(node: NodeId) -> Self {
+    /// A handle to `node` as a holder of a `T` (for a storage of the game's own; the scene
+    /// gives out handles it checked, [`Scene::net_ref`](super::Scene::net_ref)). Every use
+    /// checks the type again.
+    pub fn new(node: NodeId) -> Self {
         Self {
             node,
             _type: PhantomData,

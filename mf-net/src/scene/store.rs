@@ -29,6 +29,25 @@ impl Store for Scene {
             .find(|c| c.type_id == ty)
             .map(|c| c.lender)
     }
+
+    /// A node is alive while it is [attached](Scene::is_attached): a detached subtree is
+    /// despawned unless attached again before the frame ends.
+    fn alive(&self, node: NodeId) -> bool {
+        self.is_attached(node)
+    }
+
+    fn removals(&self) -> u64 {
+        self.removals
+    }
+
+    fn value_mut(&mut self, node: NodeId) -> Option<&mut dyn Any> {
+        self.value_any_mut(node)
+    }
+
+    /// [Removes](Scene::remove) `node` and its subtree.
+    fn despawn(&mut self, node: NodeId) -> bool {
+        self.remove(node)
+    }
 }
 
 /// The [`Lend`] of the scene's column of `T`s (see [`lender_of`]).

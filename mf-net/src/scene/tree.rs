@@ -1,9 +1,9 @@
 //! Changing the tree's shape: adding and removing nodes, detaching subtrees and attaching or
-//! moving them (and keeping [`Scene::unattach_epoch`] up to date).
+//! moving them (and keeping the scene's removals value up to date).
 
 #[cfg(doc)]
 use super::NetRef;
-use super::{next_unattach_epoch, node_in, Node, NodeId, Scene, SceneError, Slot};
+use super::{next_removal, node_in, Node, NodeId, Scene, SceneError, Slot};
 
 impl Scene {
     /// Whether `node` is the top of a detached subtree (see [`detach`](Self::detach)).
@@ -64,7 +64,7 @@ impl Scene {
             self.child_names.remove(parent, &n.name, node);
         }
         self.set_attached(node, false);
-        self.unattach_epoch = next_unattach_epoch();
+        self.removals = next_removal();
         Ok(())
     }
 
@@ -253,7 +253,7 @@ impl Scene {
                 stack.extend(removed.children);
             }
         }
-        self.unattach_epoch = next_unattach_epoch();
+        self.removals = next_removal();
         true
     }
 }

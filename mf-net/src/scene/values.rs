@@ -1,6 +1,6 @@
 //! The values of nodes, stored by type: setting, clearing and reading them, typed or
 //! type-erased, and iterating over every node holding a given type (and keeping
-//! [`Scene::retype_epoch`] up to date).
+//! the scene's removals value up to date).
 //!
 //! Each value lives in its type's [`Column`]; a node holds its (column, row). Typed access
 //! checks the column's type once (a `TypeId` comparison) and indexes the row.
@@ -9,7 +9,7 @@ use std::any::{Any, TypeId};
 
 use super::column::{Column, ErasedColumn};
 use super::store::lender_of;
-use super::{next_retype_epoch, NetRef, NodeId, Scene, SceneError, TypedColumn, ValueSlot};
+use super::{next_removal, NetRef, NodeId, Scene, SceneError, TypedColumn, ValueSlot};
 use crate::replicated::{RegisteredType, Replicated};
 use crate::wire::NetWriter;
 
@@ -54,7 +54,7 @@ impl Scene {
         }
         if let Some(old) = old {
             self.remove_row(old);
-            self.retype_epoch = next_retype_epoch();
+            self.removals = next_removal();
         }
         let row = self
             .typed_column_mut::<T>(column)
@@ -74,7 +74,7 @@ impl Scene {
             return false;
         };
         self.remove_row(value);
-        self.retype_epoch = next_retype_epoch();
+        self.removals = next_removal();
         true
     }
 

@@ -8,7 +8,11 @@
 //! pass, and the loop over its rows is typed.
 //!
 //! An engine implements [`Store`] and, for every type it stores, a [`Lend`] function; the
-//! built-in [`Scene`](crate::scene::Scene) is one such engine.
+//! built-in [`Scene`](crate::scene::Scene) is one such engine. A
+//! [`Multiplayer`](crate::replication::Multiplayer) made
+//! [`with_store`](crate::replication::Multiplayer::with_store) replicates any other: its nodes
+//! are networked with [`replicate`](crate::replication::Multiplayer::replicate), and each client's
+//! store makes them with [`Store::spawn`].
 //!
 //! ```
 //! use std::any::{Any, TypeId};
@@ -41,6 +45,18 @@
 //!     fn lender(&self, ty: TypeId) -> Option<&'static dyn Any> {
 //!         let body: &'static Lend<Body> = &(lend_bodies as Lend<Body>);
 //!         (ty == TypeId::of::<Body>()).then_some(body as &dyn Any)
+//!     }
+//!     fn alive(&self, node: NodeId) -> bool {
+//!         self.get(node).is_some()
+//!     }
+//!     fn removals(&self) -> u64 {
+//!         1 // never removes a body (nor replaces another storage)
+//!     }
+//!     fn value_mut(&mut self, node: NodeId) -> Option<&mut dyn Any> {
+//!         Some(self.get_mut(node)?)
+//!     }
+//!     fn despawn(&mut self, _node: NodeId) -> bool {
+//!         false
 //!     }
 //! }
 //!
@@ -147,7 +163,15 @@ impl<T> Dense<'_, T> {
 /// it is given is the one whose [`lender`](Store::lender) returned it.
 pub type Lend<T> = fn(&mut dyn Store, &mut dyn FnMut(&mut dyn Rows<T>));
 
-/// An engine's storage of replicated values, as the runtime reaches it.
+/// An engine's storage of replicated values and of the nodes that hold them, as the runtime
+/// reaches it.
+///
+/// Values are read and written a type at a time through [`lender`](Self::lender). The rest is
+/// what the runtime needs of the storage's structure: whether a networked node still exists
+/// (the server despawns one that does not), removing one (a client applying a despawn, a
+/// kick), creating one (a client applying a spawn of
+/// [`replicate`](crate::replication::Multiplayer::replicate)), and one value by node (RPC
+/// dispatch).
 pub trait Store: Any {
     /// The type of `node`'s value, if it holds one.
     fn value_type(&self, node: NodeId) -> Option<TypeId>;
@@ -155,6 +179,33 @@ pub trait Store: Any {
     /// How the store lends the values of type `ty`: a [`Lend<T>`] for `ty` the [`TypeId`] of
     /// `T`. `None` if the store keeps no such values.
     fn lender(&self, ty: TypeId) -> Option<&'static dyn Any>;
+
+    /// Whether `node` is alive for replication. The server despawns every networked node that
+    /// is not (checked at the end of each frame in which [`removals`](Self::removals)
+    /// changed).
+    fn alive(&self, node: NodeId) -> bool;
+
+    /// A value that changes whenever a node stops being [alive](Self::alive) or its value is
+    /// removed or replaced by one of another type. While it is unchanged, the server skips its
+    /// scan for despawned and retyped nodes. A storage put in place of another
+    /// (`*mp.store_mut() = …`) must not start at a value the other had: draw the values from
+    /// a process-wide counter, as the built-in scene does.
+    fn removals(&self) -> u64;
+
+    /// `node`'s value, type-erased and mutable: what an RPC is dispatched to.
+    fn value_mut(&mut self, node: NodeId) -> Option<&mut dyn Any>;
+
+    /// Removes `node` (and what the storage removes with it). Returns whether it existed.
+    fn despawn(&mut self, node: NodeId) -> bool;
+
+    /// A new node holding the default value of type `ty`, for a client applying a spawn of a
+    /// [replicated](crate::replication::Multiplayer::replicate) node; its state is written
+    /// into it right after. `None` (the default) if the store makes no such nodes: the spawn
+    /// then fails with [`SpawnFailed`](crate::replication::MultiplayerEvent::SpawnFailed).
+    fn spawn(&mut self, ty: TypeId) -> Option<NodeId> {
+        let _ = ty;
+        None
+    }
 }
 
 /// Lends `store`'s `T`s to `f`, for one pass. Returns whether the store had a lender for `T`.

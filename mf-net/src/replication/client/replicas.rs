@@ -202,6 +202,11 @@ impl Replicas {
         column.predicts().then(|| self.type_name(at.column))
     }
 
+    /// Calls `f` with every predicted node.
+    pub(crate) fn each_predicted(&self, f: &mut dyn FnMut(NodeId)) {
+        self.predicted.iter().flatten().for_each(|&node| f(node));
+    }
+
     /// Whether `node` is predicted.
     #[inline]
     pub(crate) fn is_predicted(&self, node: NodeId) -> bool {

@@ -13,15 +13,19 @@ use crate::replication::client::interpolation::ClientInterpolation;
 use crate::replication::client::replicas::Replicas;
 use crate::replication::shared::columns::ValueAt;
 use crate::replication::shared::events::MultiplayerEvent;
-use crate::replication::shared::instance::instance_nodes;
+use crate::replication::shared::instance::{
+    as_scene_mut, exists, instance_nodes, parent, value_info,
+};
 use crate::replication::shared::net_id::NetId;
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{
-    self, Kind, ParentRef, SpawnHeader, ToClient, ACK, HELLO, SCENE_BIND,
+    self, Kind, ParentRef, SpawnHeader, ToClient, ACK, HELLO, SCENE_BIND, SCENE_TYPED,
 };
 use crate::replication::shared::state::Shared;
 use crate::replication::shared::stats::LinkTracker;
+use crate::replication::shared::write_value::write_value;
 use crate::scene::{NodeId, SceneIndex};
+use crate::store::Store;
 use crate::tick::{tick_after, tick_max};
 use crate::transport::{Channel, DisconnectReason, PeerId};
 use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
@@ -295,7 +299,7 @@ impl ClientState {
     pub(crate) fn free_all(&mut self, shared: &mut Shared) {
         for group in self.groups.drain(..) {
             if !group.bound {
-                shared.scene.remove(group.root);
+                shared.store.despawn(group.root);
             }
         }
         self.nodes.clear();
@@ -412,6 +416,49 @@ impl ClientState {
         }
     }
 
+    /// The root of a spawn of a scene, a spawner or a bind, made (or, bound, found) under its
+    /// parent in the scene, and whether it is bound.
+    fn scene_root(
+        &mut self,
+        shared: &mut Shared,
+        header: &SpawnHeader,
+    ) -> Result<(NodeId, bool), &'static str> {
+        let parent = match &header.parent {
+            ParentRef::Net(id) => self.node_of(*id),
+            ParentRef::Path(path) => shared.scene().and_then(|s| s.find(path)),
+        }
+        .ok_or("parent not found")?;
+        let Shared {
+            store,
+            library,
+            spawners,
+            ..
+        } = shared;
+        let scene = as_scene_mut(&mut **store).ok_or("the storage has no scene")?;
+        if header.scene == SCENE_BIND {
+            let node = scene
+                .child(parent, &header.name)
+                .ok_or("bound node not found")?;
+            if self.by_node.contains_key(&node) {
+                return Err("bound node is networked already");
+            }
+            return Ok((node, true));
+        }
+        let root = if header.scene == protocol::SCENE_SPAWNER {
+            let payload = header
+                .spawner
+                .as_ref()
+                .ok_or("spawner spawn without data")?;
+            spawners.spawn_remote(scene, parent, &header.name, payload)?
+        } else {
+            let index = u16::try_from(header.scene).map_err(|_| "unknown scene index")?;
+            library
+                .instantiate(SceneIndex::new(index), scene, parent, &header.name)
+                .map_err(|_| "cannot instantiate the scene")?
+        };
+        Ok((root, false))
+    }
+
     fn apply_spawn(
         &mut self,
         shared: &mut Shared,
@@ -427,53 +474,23 @@ impl ClientState {
         if header.count == 0
             || self.nodes[lo..hi]
                 .iter()
-                .any(|n| shared.scene.contains(n.node))
+                .any(|n| exists(&*shared.store, n.node))
         {
             return Err("net ids already in use");
         }
-        let parent = match &header.parent {
-            ParentRef::Net(id) => self.node_of(*id),
-            ParentRef::Path(path) => shared.scene.find(path),
-        }
-        .ok_or("parent not found")?;
-        let (root, bound) = if header.scene == SCENE_BIND {
-            let node = shared
-                .scene
-                .child(parent, &header.name)
-                .ok_or("bound node not found")?;
-            if self.by_node.contains_key(&node) {
-                return Err("bound node is networked already");
-            }
-            (node, true)
-        } else if header.scene == protocol::SCENE_SPAWNER {
-            let payload = header
-                .spawner
-                .as_ref()
-                .ok_or("spawner spawn without data")?;
-            let root =
-                shared
-                    .spawners
-                    .spawn_remote(&mut shared.scene, parent, &header.name, payload)?;
-            (root, false)
-        } else {
-            let index = u16::try_from(header.scene).map_err(|_| "unknown scene index")?;
-            let root = shared
-                .library
-                .instantiate(
-                    SceneIndex::new(index),
-                    &mut shared.scene,
-                    parent,
-                    &header.name,
-                )
-                .map_err(|_| "cannot instantiate the scene")?;
-            (root, false)
+        let (root, bound) = match header.scene {
+            SCENE_TYPED => (spawn_typed(&mut *shared.store, header.schema)?, false),
+            _ => self.scene_root(shared, header)?,
         };
         let undo = |shared: &mut Shared| {
             if !bound {
-                shared.scene.remove(root);
+                shared.store.despawn(root);
             }
         };
-        let nodes = instance_nodes(&shared.scene, root);
+        let nodes = match shared.scene().filter(|_| header.scene != SCENE_TYPED) {
+            Some(scene) => instance_nodes(scene, root),
+            None => vec![root],
+        };
         if nodes.len() != header.count as usize {
             undo(shared);
             return Err("the instance has another number of networked nodes");
@@ -503,18 +520,18 @@ impl ClientState {
                 // Absent, or under an absent node: no state follows.
                 let mut up = Some(node);
                 while let Some(n) = up.filter(|n| !absent.contains(n)) {
-                    up = (n != root).then(|| shared.scene.parent(n)).flatten();
+                    up = (n != root).then(|| parent(&*shared.store, n)).flatten();
                 }
                 if up.is_some() {
                     continue;
                 }
-                let Some(ty) = shared.scene.value_info(node) else {
+                let Some(ty) = value_info(&*shared.store, node) else {
                     continue;
                 };
-                if bound && shared.scene.write_state(node, &mut backup) {
+                if bound && write_value(&mut *shared.store, node, &mut backup) {
                     backed_up.push(node);
                 }
-                let (replicas, scene) = (&mut self.replicas, &mut shared.scene);
+                let (replicas, scene) = (&mut self.replicas, &mut *shared.store);
                 if ty.has_on_change() {
                     let start = changed.len();
                     changed.resize(start + ty.state_count(), 0);
@@ -531,19 +548,19 @@ impl ClientState {
             for &node in &backed_up {
                 let _ = self
                     .replicas
-                    .read_state(&mut shared.scene, node, &mut restore, &mut []);
+                    .read_state(&mut *shared.store, node, &mut restore, &mut []);
             }
             undo(shared);
             return Err("malformed spawn state");
         }
         for &node in &absent {
-            shared.scene.remove(node);
+            shared.store.despawn(node);
         }
         for &(node, start) in &hooked {
-            if let Some(ty) = shared.scene.value_info(node) {
+            if let Some(ty) = value_info(&*shared.store, node) {
                 let n = ty.state_count();
                 if let Some(masks) = changed.get(start..start + n) {
-                    self.replicas.run_on_change(&mut shared.scene, node, masks);
+                    self.replicas.run_on_change(&mut *shared.store, node, masks);
                 }
                 if self.changed.len() < n {
                     self.changed.resize(n, 0);
@@ -567,7 +584,7 @@ impl ClientState {
             ParentRef::Path(_) => 0,
         };
         for (offset, &node) in (0u32..).zip(&nodes) {
-            if !shared.scene.contains(node) {
+            if !exists(&*shared.store, node) {
                 continue;
             }
             let net_id = header.first_net_id + offset;
@@ -575,12 +592,12 @@ impl ClientState {
             let parent = if node == root {
                 root_parent
             } else {
-                let mut up = shared.scene.parent(node);
+                let mut up = parent(&*shared.store, node);
                 loop {
                     match up {
                         Some(a) => match self.by_node.get(&a) {
                             Some(&id) => break id,
-                            None => up = shared.scene.parent(a),
+                            None => up = parent(&*shared.store, a),
                         },
                         None => break 0,
                     }
@@ -598,7 +615,7 @@ impl ClientState {
             );
             self.by_node.insert(node, net_id);
             self.set_by_id(net_id, Some(node));
-            let scene = &mut shared.scene;
+            let scene = &mut *shared.store;
             if let Some(at) = self.replicas.add(scene, node) {
                 self.moved(net_id, at);
             }
@@ -641,7 +658,7 @@ impl ClientState {
             return;
         }
         if let Some(node) = node {
-            shared.scene.remove(node);
+            shared.store.despawn(node);
         }
         let removed = &mut self.removed;
         removed.clear();
@@ -714,7 +731,7 @@ impl ClientState {
         let set = |this: &mut Self, shared: &mut Shared, i: usize| {
             this.nodes[i].authority = peer;
             let target = this.nodes[i].node;
-            let (replicas, scene) = (&mut this.replicas, &mut shared.scene);
+            let (replicas, scene) = (&mut this.replicas, &mut *shared.store);
             if this
                 .predict
                 .authority_changed(replicas, scene, target, ours, tick)
@@ -723,7 +740,11 @@ impl ClientState {
             }
         };
         if recursive {
-            for target in shared.scene.depth_first(node).collect::<Vec<_>>() {
+            let targets = match shared.scene() {
+                Some(scene) => scene.depth_first(node).collect(),
+                None => vec![node],
+            };
+            for target in targets {
                 if let Some(i) = self.by_node.get(&target).and_then(|&id| self.index_of(id)) {
                     set(self, shared, i);
                 }
@@ -783,7 +804,7 @@ impl ClientState {
         let flags = r.read_u8()?;
         if self
             .interp
-            .begin_snapshot(&mut self.replicas, &mut shared.scene, tick)
+            .begin_snapshot(&mut self.replicas, &mut *shared.store, tick)
         {
             shared.stats.clock_snaps += 1;
         }
@@ -856,13 +877,13 @@ impl ClientState {
     /// client out. The node keeps what it read until a later entry for it reads.
     fn apply_batch(&mut self, shared: &mut Shared, snapshot: &[u8], tick: u32) {
         let at = self.interp.entry_at(tick);
-        let (replicas, scene) = (&mut self.replicas, &mut shared.scene);
+        let (replicas, scene) = (&mut self.replicas, &mut *shared.store);
         self.batch
             .apply(replicas, scene, snapshot, at, &mut self.changed);
         let mut misses = std::mem::take(&mut self.batch.misses);
         for e in misses.stale.drain(..) {
             match self.replicas.apply_entry_found(
-                &mut shared.scene,
+                &mut *shared.store,
                 e.node,
                 e.bytes(snapshot),
                 at,
@@ -932,4 +953,17 @@ impl ClientState {
         }
         self.ack_count = 0;
     }
+}
+
+/// The node a typed spawn makes: `store` creates it from the registered type whose schema hash
+/// is `schema`.
+fn spawn_typed(store: &mut dyn Store, schema: u64) -> Result<NodeId, &'static str> {
+    let ty = crate::replication::ReplicationRegistry::global()
+        .iter()
+        .find(|(_, ty)| ty.schema_hash() == schema)
+        .ok_or("no registered type has the spawn's schema hash")?
+        .1;
+    store
+        .spawn(ty.type_id())
+        .ok_or("the storage makes no node of the type")
 }

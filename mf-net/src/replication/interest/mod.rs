@@ -27,15 +27,18 @@
 
 use std::time::Duration;
 
+use std::any::Any;
+
 use crate::scene::{NodeId, Scene};
+use crate::store::Store;
 use crate::transport::PeerId;
 
 /// What an [`InterestPolicy`] is asked about: one group and one client.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 #[non_exhaustive]
 pub struct InterestQuery<'a> {
-    /// The server's scene.
-    pub scene: &'a Scene,
+    /// The server's storage (see [`scene`](Self::scene) for the built-in scene).
+    pub store: &'a dyn Store,
     /// The group's root (instance root or bound node).
     pub group_root: NodeId,
     /// The client.
@@ -48,6 +51,25 @@ pub struct InterestQuery<'a> {
     pub visible: bool,
     /// The server's passed-in time.
     pub now: Duration,
+}
+
+impl std::fmt::Debug for InterestQuery<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InterestQuery")
+            .field("group_root", &self.group_root)
+            .field("peer", &self.peer)
+            .field("focus", &self.focus)
+            .field("visible", &self.visible)
+            .field("now", &self.now)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> InterestQuery<'a> {
+    /// The server's storage as the built-in scene, if it is one.
+    pub fn scene(&self) -> Option<&'a Scene> {
+        (self.store as &dyn Any).downcast_ref()
+    }
 }
 
 /// Decides whether a group is relevant to a client (see the [module documentation](self)).
@@ -89,6 +111,10 @@ pub type PositionFn = fn(&Scene, NodeId) -> Option<[f32; 3]>;
 /// not flap), and only after being out of range for `grace` (the client's copy goes stale
 /// meanwhile). A group whose root has no position is always relevant (it cannot be placed); a
 /// client without a focus (or whose focus has no position) gets no positioned group.
+///
+/// Positions are read from the built-in scene: with a storage of the game's own, every group
+/// counts as unplaced (always relevant); write a policy over
+/// [`InterestQuery::store`] instead.
 ///
 /// `tiers` gives relevant groups update periods by distance: `(radius_cells, every_n_ticks)`
 /// entries in increasing radius; a group gets the period of the first entry whose radius covers
@@ -161,13 +187,13 @@ impl GridInterest {
 
 impl InterestPolicy for GridInterest {
     fn relevant(&mut self, query: &InterestQuery<'_>) -> bool {
-        let Some(at) = (self.position)(query.scene, query.group_root) else {
+        let Some(scene) = query.scene() else {
             return true;
         };
-        let Some(focus) = query
-            .focus
-            .and_then(|focus| (self.position)(query.scene, focus))
-        else {
+        let Some(at) = (self.position)(scene, query.group_root) else {
+            return true;
+        };
+        let Some(focus) = query.focus.and_then(|focus| (self.position)(scene, focus)) else {
             return false;
         };
         let range = if query.visible {
@@ -186,10 +212,11 @@ impl InterestPolicy for GridInterest {
         if self.tiers.is_empty() {
             return 1;
         }
-        let at = (self.position)(query.scene, query.group_root);
-        let focus = query
-            .focus
-            .and_then(|focus| (self.position)(query.scene, focus));
+        let Some(scene) = query.scene() else {
+            return 1;
+        };
+        let at = (self.position)(scene, query.group_root);
+        let focus = query.focus.and_then(|focus| (self.position)(scene, focus));
         match (at, focus) {
             (Some(at), Some(focus)) => self.period_at(self.cell_distance(at, focus)),
             _ => 1,

@@ -8,7 +8,7 @@ use crate::replication::ReplicationRegistry;
 use crate::rpc::RpcRegistry;
 use crate::transport::Transport;
 
-impl<T: Transport + 'static> Multiplayer<T> {
+impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
     /// A human-readable listing of what replication knows, for debugging (allocates; not for
     /// every frame):
     ///

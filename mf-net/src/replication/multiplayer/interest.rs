@@ -9,7 +9,7 @@ use crate::replication::shared::config::MultiplayerError;
 use crate::scene::NodeId;
 use crate::transport::{PeerId, Transport};
 
-impl<T: Transport + 'static> Multiplayer<T> {
+impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
     fn interest_server(&mut self) -> Result<&mut ServerState, MultiplayerError> {
         match &mut self.core.role {
             Role::Server(server) => Ok(server),

@@ -22,17 +22,22 @@ use crate::replication::shared::spawners::SpawnerTable;
 use crate::replication::shared::state::Shared;
 use crate::replication::shared::stats::Bandwidth;
 use crate::replication::shared::stats::NetworkStats;
-use crate::scene::{Scene, SceneLibrary};
+use crate::scene::SceneLibrary;
+use crate::store::Store;
 use crate::transport::PeerId;
 use crate::wire::{DecodeError, NetReader, ProtocolViolation};
 
 impl Replication {
-    /// Offline (a server without a bus), replicating a fresh scene.
-    pub(crate) fn new(scenes: SceneLibrary, config: MultiplayerConfig) -> Self {
+    /// Offline (a server without a bus), replicating the values of `store`.
+    pub(crate) fn new(
+        store: Box<dyn Store>,
+        scenes: SceneLibrary,
+        config: MultiplayerConfig,
+    ) -> Self {
         let (first_tick, first_net_id) = (config.first_tick, config.first_net_id);
         Self {
             shared: Shared {
-                scene: Scene::new(),
+                store,
                 library: scenes,
                 config,
                 events: EventQueue::new(),
@@ -68,7 +73,7 @@ impl Replication {
             client.interp.advance_to(shared.now);
             let written = client
                 .predict
-                .before_receive(&mut client.replicas, &mut shared.scene);
+                .before_receive(&mut client.replicas, &mut *shared.store);
             if client.predict.active {
                 let written =
                     written.and_then(|(node, type_name)| Some((client.net_id(node)?, type_name)));
@@ -84,8 +89,8 @@ impl Replication {
             // One pass per column: interpolated rows blend, predicted rows are confirmed.
             let blend = client.interp.blend_at();
             let confirm = client.predict.confirm_at(client.interp.known_floor());
-            let scene = &mut self.shared.scene;
-            let found = client.replicas.after_receive(scene, blend, confirm);
+            let store = &mut *self.shared.store;
+            let found = client.replicas.after_receive(store, blend, confirm);
             client.predict.confirmed(found);
         }
     }
@@ -249,7 +254,11 @@ mod tests {
 
     /// An offline server, or a welcomed client of [`SERVER`].
     fn machine(client: bool) -> Replication {
-        let mut machine = Replication::new(SceneLibrary::new(), MultiplayerConfig::default());
+        let mut machine = Replication::new(
+            Box::new(crate::scene::Scene::new()),
+            SceneLibrary::new(),
+            MultiplayerConfig::default(),
+        );
         if client {
             let mut state = ClientState::new(Duration::ZERO);
             state.server = SERVER;

@@ -116,7 +116,9 @@ pub use crate::replication::shared::stats::{
 pub use handles::Handles;
 pub use open::{connect_data, IntoTransport};
 
+use std::any::Any;
 use std::fmt;
+use std::marker::PhantomData;
 use std::time::Duration;
 
 use tracing::info;
@@ -125,10 +127,12 @@ use self::role::{Replication, Role};
 use crate::bus::{MessageBus, MessageRegistry, FIRST_RESERVED_ID};
 use crate::replication::client::state::ClientState;
 use crate::replication::server::state::ServerState;
+use crate::replication::shared::instance::as_scene_mut;
 use crate::replication::shared::outbox::{outbox, Outbox};
 use crate::replication::shared::protocol;
 use crate::replication::shared::state::Shared;
 use crate::scene::{NodeId, Scene, SceneIndex, SceneLibrary, SceneShape};
+use crate::store::Store;
 use crate::transport::{DisconnectReason, PeerId, Transport};
 
 /// Replication of one [`Scene`] (the spec's `MultiplayerApi`): a server, a client, or offline
@@ -141,12 +145,14 @@ use crate::transport::{DisconnectReason, PeerId, Transport};
 /// It is a thin facade: the replication state machine inside, which is not generic over the
 /// transport, handles what the bus receives and sends through the bus as any transport's;
 /// `Multiplayer` owns the transport's bus and pumps it through the machine each frame.
-pub struct Multiplayer<T: Transport> {
+pub struct Multiplayer<T: Transport, S: Store = Scene> {
     bus: Option<MessageBus<T>>,
     core: Replication,
+    /// The type of `core`'s storage.
+    store: PhantomData<fn() -> S>,
 }
 
-impl<T: Transport + 'static> fmt::Debug for Multiplayer<T> {
+impl<T: Transport + 'static, S: Store> fmt::Debug for Multiplayer<T, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Multiplayer")
             .field("server", &self.is_server())
@@ -162,10 +168,58 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// An offline instance replicating a fresh scene, with the spawnable `scenes` (both ends
     /// must register the same scenes in the same order).
     pub fn new(scenes: SceneLibrary, config: MultiplayerConfig) -> Self {
+        Self::from_parts(Scene::new(), scenes, config)
+    }
+
+    /// The replicated scene.
+    pub fn scene(&self) -> &Scene {
+        self.store()
+    }
+
+    /// The replicated scene, mutably. Freeing a networked node on the server despawns it at
+    /// the end of the frame; so does [detaching](Scene::detach) it, unless it is attached again
+    /// before [`end_frame`](Self::end_frame) (then it stays networked). A networked node whose
+    /// value is [cleared](Scene::clear_value) or [replaced](Scene::set_value) by a value of
+    /// another type (after its spawn went out) is freed and despawned at the end of the frame,
+    /// with a warning: clients built it with the old type. Moving or renaming a networked node
+    /// after its spawn is not replicated.
+    pub fn scene_mut(&mut self) -> &mut Scene {
+        self.store_mut()
+    }
+}
+
+impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
+    /// An offline instance replicating the game's own `store` (see [`crate::store`]) instead
+    /// of a scene: its nodes are networked with [`replicate`](Self::replicate), and each
+    /// client's store makes them with [`Store::spawn`]. Spawning scenes and spawners, and
+    /// binding, need the built-in scene.
+    pub fn with_store(store: S, config: MultiplayerConfig) -> Self {
+        Self::from_parts(store, SceneLibrary::new(), config)
+    }
+
+    fn from_parts(store: S, scenes: SceneLibrary, config: MultiplayerConfig) -> Self {
         Self {
             bus: None,
-            core: Replication::new(scenes, config),
+            core: Replication::new(Box::new(store), scenes, config),
+            store: PhantomData,
         }
+    }
+
+    /// The storage of the replicated values.
+    pub fn store(&self) -> &S {
+        let store: &dyn Any = &*self.core.shared.store;
+        store
+            .downcast_ref()
+            .expect("the storage is the `S` it was made with")
+    }
+
+    /// The storage, mutably. On the server, a networked node that stops being
+    /// [alive](Store::alive) is despawned at the end of the frame.
+    pub fn store_mut(&mut self) -> &mut S {
+        let store: &mut dyn Any = &mut *self.core.shared.store;
+        store
+            .downcast_mut()
+            .expect("the storage is the `S` it was made with")
     }
 
     fn prepare(&mut self, messages: &mut MessageRegistry) -> Result<(), MultiplayerError> {
@@ -277,7 +331,7 @@ impl<T: Transport + 'static> Multiplayer<T> {
     /// game messages to their handlers. A client that interpolates then writes its
     /// `#[replicated(interpolate)]` members, blended at the render tick, into the nodes.
     pub fn begin_frame(&mut self, dt: Duration) {
-        let Self { bus, core } = self;
+        let Self { bus, core, .. } = self;
         core.advance(dt);
         let Some(bus) = bus.as_mut() else {
             return;
@@ -316,22 +370,6 @@ impl<T: Transport + 'static> Multiplayer<T> {
             }
             self.core.go_offline(self.core.shared.config.first_tick);
         }
-    }
-
-    /// The replicated scene.
-    pub fn scene(&self) -> &Scene {
-        &self.core.shared.scene
-    }
-
-    /// The replicated scene, mutably. Freeing a networked node on the server despawns it at
-    /// the end of the frame; so does [detaching](Scene::detach) it, unless it is attached again
-    /// before [`end_frame`](Self::end_frame) (then it stays networked). A networked node whose
-    /// value is [cleared](Scene::clear_value) or [replaced](Scene::set_value) by a value of
-    /// another type (after its spawn went out) is freed and despawned at the end of the frame,
-    /// with a warning: clients built it with the old type. Moving or renaming a networked node
-    /// after its spawn is not replicated.
-    pub fn scene_mut(&mut self) -> &mut Scene {
-        &mut self.core.shared.scene
     }
 
     /// The spawnable scenes.
@@ -442,7 +480,8 @@ impl<T: Transport + 'static> Multiplayer<T> {
         let Role::Server(server) = &mut self.core.role else {
             return Err(MultiplayerError::NotServer);
         };
-        let scene = &self.core.shared.scene;
+        let shared = &mut self.core.shared;
+        let scene = shared.scene().ok_or(MultiplayerError::NeedsScene)?;
         let parent = scene
             .parent(node)
             .filter(|_| scene.is_attached(node))
@@ -454,15 +493,59 @@ impl<T: Transport + 'static> Multiplayer<T> {
             return Err(MultiplayerError::NoValue(node));
         }
         server.check_names(scene, parent, scene.name(node).unwrap_or_default())?;
-        server.check_states(scene, node)?;
-        server.add_group(scene, node, protocol::SCENE_BIND, parent, PeerId::SERVER)?;
+        server.check_states(&mut *shared.store, node)?;
+        let store = &*shared.store;
+        server.add_group(
+            store,
+            node,
+            protocol::SCENE_BIND,
+            Some(parent),
+            PeerId::SERVER,
+        )?;
         Ok(())
     }
 
-    /// Frees `node` and its subtree (as `scene_mut().remove(node)`): on the server a networked
-    /// node is despawned at the end of the frame. Returns whether the node was in the scene.
+    /// Networks `node`, a node of the storage holding a replicated value, with authority
+    /// `authority` (server or offline only): each client's storage makes a node of the same
+    /// type ([`Store::spawn`]) and reads its state into it. The spawn message leaves at the
+    /// end of the frame with the state at that moment. This is how a game that keeps its own
+    /// storage ([`with_store`](Self::with_store)) spawns; the node is despawned on every
+    /// client when it stops being [alive](Store::alive) on the server.
+    ///
+    /// The node goes alone (in the scene, without its descendants), named by its type's
+    /// schema hash: a client whose registry has no such type, or whose storage makes no such
+    /// node, raises [`SpawnFailed`](MultiplayerEvent::SpawnFailed).
+    ///
+    /// # Errors
+    ///
+    /// [`NotServer`](MultiplayerError::NotServer), [`UnknownPeer`](MultiplayerError::UnknownPeer),
+    /// [`AlreadyNetworked`](MultiplayerError::AlreadyNetworked),
+    /// [`NoValue`](MultiplayerError::NoValue) (also for a node that is not alive),
+    /// [`StateOverLimit`](MultiplayerError::StateOverLimit),
+    /// [`NetIdsExhausted`](MultiplayerError::NetIdsExhausted).
+    pub fn replicate(
+        &mut self,
+        node: NodeId,
+        authority: PeerId,
+    ) -> Result<NetId, MultiplayerError> {
+        let (server, shared) = self.spawning(authority)?;
+        if server.by_node.contains_key(&node) {
+            return Err(MultiplayerError::AlreadyNetworked(node));
+        }
+        if !shared.store.alive(node) || shared.store.value_type(node).is_none() {
+            return Err(MultiplayerError::NoValue(node));
+        }
+        server.check_states(&mut *shared.store, node)?;
+        let store = &*shared.store;
+        let first = server.add_group(store, node, protocol::SCENE_TYPED, None, authority)?;
+        NetId::new(first).ok_or(MultiplayerError::NetIdsExhausted)
+    }
+
+    /// Frees `node` ([`Store::despawn`]; in the scene, with its subtree, as
+    /// `scene_mut().remove(node)`): on the server a networked node is despawned at the end of
+    /// the frame. Returns whether the node was in the storage.
     pub fn despawn(&mut self, node: NodeId) -> bool {
-        self.core.shared.scene.remove(node)
+        self.core.shared.store.despawn(node)
     }
 
     /// Gives `peer` authority over the networked `node` (and its networked descendants if
@@ -694,19 +777,19 @@ fn spawn_instance(
     name: &str,
     authority: PeerId,
 ) -> Result<NodeId, MultiplayerError> {
-    if !shared.scene.is_attached(parent) {
+    let Shared { store, library, .. } = shared;
+    let tree = as_scene_mut(&mut **store).ok_or(MultiplayerError::NeedsScene)?;
+    if !tree.is_attached(parent) {
         return Err(crate::scene::SceneError::NoSuchNode(parent).into());
     }
-    server.check_names(&shared.scene, parent, name)?;
-    let root = shared
-        .library
-        .instantiate(scene, &mut shared.scene, parent, name)?;
+    server.check_names(tree, parent, name)?;
+    let root = library.instantiate(scene, tree, parent, name)?;
     let index = i32::from(scene.get());
     let added = server
-        .check_states(&shared.scene, root)
-        .and_then(|()| server.add_group(&shared.scene, root, index, parent, authority));
+        .check_states(&mut **store, root)
+        .and_then(|()| server.add_group(&**store, root, index, Some(parent), authority));
     if let Err(error) = added {
-        shared.scene.remove(root);
+        shared.store.despawn(root);
         return Err(error);
     }
     Ok(root)

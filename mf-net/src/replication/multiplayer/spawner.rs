@@ -22,15 +22,17 @@ use std::any::TypeId;
 use crate::codec::NetCodec;
 use crate::replication::multiplayer::Multiplayer;
 use crate::replication::shared::config::MultiplayerError;
+use crate::replication::shared::instance::as_scene_mut;
 use crate::replication::shared::protocol::{SpawnerPayload, SCENE_SPAWNER};
 use crate::replication::shared::spawners::{
     decode_boxed, Entry, RunError, RunFn, Spawner, SpawnerTable,
 };
+use crate::replication::shared::state::Shared;
 use crate::scene::{NodeId, Scene, SceneError};
 use crate::transport::{PeerId, Transport};
 use crate::wire::NetWriter;
 
-impl<T: Transport + 'static> Multiplayer<T> {
+impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
     /// Registers a spawner (both ends, same order, before starting): `name`, the absolute path
     /// of the parent its instances go under (such as `/root/level`, a node every peer loads or
     /// a networked node at the same path everywhere), and the function that builds an instance
@@ -115,38 +117,40 @@ impl<T: Transport + 'static> Multiplayer<T> {
         authority: PeerId,
     ) -> Result<NodeId, MultiplayerError> {
         let (server, shared) = self.spawning(authority)?;
-        let entry = shared
-            .spawners
+        let Shared {
+            store, spawners, ..
+        } = shared;
+        let entry = spawners
             .entries
             .get(usize::from(spawner.index))
             .filter(|e| e.data_type == TypeId::of::<D>())
             .ok_or(MultiplayerError::UnknownSpawner(spawner.index))?;
-        let parent = shared
-            .scene
+        let scene = as_scene_mut(&mut **store).ok_or(MultiplayerError::NeedsScene)?;
+        let parent = scene
             .find(&entry.parent_path)
             .ok_or_else(|| MultiplayerError::NoSuchPath(entry.parent_path.clone()))?;
-        let root = match SpawnerTable::run(entry, &mut shared.scene, parent, data) {
+        let root = match SpawnerTable::run(entry, scene, parent, data) {
             Ok(root) => root,
             Err(RunError::Function(error)) => return Err(MultiplayerError::Scene(error)),
             Err(RunError::Root(root)) => return Err(MultiplayerError::SpawnerRoot(root)),
         };
-        let name = shared.scene.name(root).unwrap_or_default();
-        let checked = server.check_names(&shared.scene, parent, name);
-        if let Err(error) = checked.and_then(|()| server.check_states(&shared.scene, root)) {
-            shared.scene.remove(root);
+        let name = scene.name(root).unwrap_or_default();
+        let checked = server.check_names(scene, parent, name);
+        if let Err(error) = checked.and_then(|()| server.check_states(&mut **store, root)) {
+            store.despawn(root);
             return Err(error);
         }
         let mut w = NetWriter::new();
         data.encode(&mut w);
         if w.over_limit() {
-            shared.scene.remove(root);
+            store.despawn(root);
             return Err(MultiplayerError::SpawnDataOverLimit);
         }
-        let added = server.add_group(&shared.scene, root, SCENE_SPAWNER, parent, authority);
+        let added = server.add_group(&**store, root, SCENE_SPAWNER, Some(parent), authority);
         let first = match added {
             Ok(first) => first,
             Err(error) => {
-                shared.scene.remove(root);
+                store.despawn(root);
                 return Err(error);
             }
         };
@@ -181,6 +185,7 @@ mod tests {
                 index: 5,
                 data: vec![0xaa, 0xbb],
             }),
+            schema: 0,
         };
         let mut w = NetWriter::new();
         header.write(&mut w);

@@ -87,7 +87,7 @@ impl ServerState {
         }
         for i in 0..self.groups.len() {
             let g = self.groups.keys()[i];
-            if self.group_gone(&shared.scene, g) || !self.failed.is_empty() {
+            if self.group_gone(&*shared.store, g) || !self.failed.is_empty() {
                 continue;
             }
             let Some(vis) = self.initially_visible(shared, index, g) else {

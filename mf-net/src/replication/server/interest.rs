@@ -114,7 +114,7 @@ impl ServerState {
             None => EVERY_TICK,
             Some(policy) => {
                 let query = InterestQuery {
-                    scene: &shared.scene,
+                    store: &*shared.store,
                     group_root: root,
                     peer,
                     focus,
@@ -207,7 +207,7 @@ impl ServerState {
             }
             for i in 0..self.groups.len() {
                 let g = self.groups.keys()[i];
-                if self.group_gone(&shared.scene, g)
+                if self.group_gone(&*shared.store, g)
                     || !self.failed.is_empty()
                     || self.is_withheld(g, self.clients[c].peer)
                 {

@@ -9,7 +9,8 @@ use crate::replication::server::slot_table::{Key, SlotTable};
 use crate::replication::shared::columns::ValueAt;
 use crate::replication::shared::protocol::{ParentRef, SpawnerPayload};
 use crate::replication::Audience;
-use crate::scene::{NodeId, Scene};
+use crate::scene::NodeId;
+use crate::store::Store;
 use crate::tick::tick_after;
 use crate::transport::PeerId;
 
@@ -111,6 +112,8 @@ pub(crate) struct Group {
     pub(crate) root: NodeId,
     /// A spawner spawn's spawner and data (scene index −2), kept for late joiners.
     pub(crate) spawner: Option<SpawnerPayload>,
+    /// A typed spawn's type, by its schema hash (0 for other kinds).
+    pub(crate) schema: u64,
 }
 
 impl Group {
@@ -148,20 +151,20 @@ pub(crate) fn group_of(groups: &GroupTable, net_id: u32) -> Option<GroupKey> {
     groups.get(key)?.holds(net_id).then_some(key)
 }
 
-/// Captures every networked value in `scene` into its shadow state (one pass per type), stamping changes with `tick`, and replaces `changed` with the keys of the nodes
+/// Captures every networked value in `store` into its shadow state (one pass per type), stamping changes with `tick`, and replaces `changed` with the keys of the nodes
 /// whose state changed, in net id order (what the tick's snapshots start from: a node that did
 /// not change has nothing new to send). A row's tag is its node's slot; `rows` is scratch.
 pub(crate) fn capture(
     nodes: &mut NodeTable,
     shadows: &mut Shadows,
-    scene: &mut Scene,
+    store: &mut dyn Store,
     tick: u32,
     changed: &mut Vec<NodeKey>,
     rows: &mut Vec<Changed>,
 ) {
     changed.clear();
     rows.clear();
-    shadows.capture(scene, tick, rows);
+    shadows.capture(store, tick, rows);
     for row in rows.iter() {
         let Some(key) = nodes.key_at_slot(row.tag as usize) else {
             continue;

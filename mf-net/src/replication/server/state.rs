@@ -21,16 +21,18 @@ use crate::replication::server::snapshot;
 use crate::replication::shared::columns::ValueAt;
 use crate::replication::shared::config::MultiplayerError;
 use crate::replication::shared::events::MultiplayerEvent;
-use crate::replication::shared::instance::instance_nodes;
+use crate::replication::shared::instance::{as_scene, exists, instance_nodes, value_info};
 use crate::replication::shared::net_id::NetId;
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{
     self, ParentRef, SpawnHeaderRef, SpawnerPayload, ToServer, AUTHORITY, DESPAWN, MAX_NAME_BYTES,
-    SPAWN,
+    SCENE_TYPED, SPAWN,
 };
 use crate::replication::shared::state::Shared;
+use crate::replication::shared::write_value::write_value;
 use crate::replication::Audience;
 use crate::scene::{NodeId, Scene};
+use crate::store::Store;
 use crate::tick::HORIZON;
 use crate::transport::{Channel, DisconnectReason, PeerId, SendError};
 use crate::wire::{DecodeError, NetReader, NetWriter};
@@ -81,13 +83,11 @@ pub(crate) struct ServerState {
     pub(crate) withheld: Vec<(GroupKey, PeerId)>,
     /// Interest management: policy, manual settings, evaluation schedule.
     pub(crate) interest: Interest,
-    /// The scene's [`unattach_epoch`](Scene::unattach_epoch) when every node in `nodes` was
-    /// last found attached: while the scene still has it, nothing can have been freed or
-    /// detached (nodes are only added attached), so the despawn check skips its scan.
-    all_attached_at: Option<u64>,
-    /// The scene's [`retype_epoch`](Scene::retype_epoch) when every networked value was last
-    /// found of its shadow state's type (see [`free_retyped`](Self::free_retyped)).
-    types_checked_at: Option<u64>,
+    /// The storage's [`removals`](Store::removals) when every node in `nodes` was last found
+    /// alive and holding a value of its shadow state's type: while the storage still has it,
+    /// nothing can have been freed or retyped (nodes are only added alive), so the despawn
+    /// check skips its scan.
+    all_alive_at: Option<u64>,
     /// The shadow states' changed rows at the last capture (scratch, capacity kept).
     changed_rows: Vec<Changed>,
     /// The shadow state of every networked node.
@@ -117,8 +117,7 @@ impl ServerState {
             failed: Vec::new(),
             withheld: Vec::new(),
             interest: Interest::default(),
-            all_attached_at: None,
-            types_checked_at: None,
+            all_alive_at: None,
             changed_rows: Vec::new(),
             shadows: Shadows::default(),
         }
@@ -189,8 +188,11 @@ impl ServerState {
         }
     }
 
-    /// Networks the instance at `root` (under `parent`) as a spawn group sent at the end of
-    /// the frame: its nodes take a run of net ids. Returns the first.
+    /// Networks the group rooted at `root` (under `parent`, if the storage has a tree) as a
+    /// spawn group of kind `kind` (a scene index, or one of the `SCENE_*` kinds) sent at the
+    /// end of the frame: its nodes take a run of net ids. In the scene, a group is the instance
+    /// (the root and its networked descendants); a [`SCENE_TYPED`] group, and any group of
+    /// another storage, is its root alone. Returns the first id.
     ///
     /// # Errors
     ///
@@ -198,48 +200,58 @@ impl ServerState {
     /// enough.
     pub(crate) fn add_group(
         &mut self,
-        scene: &Scene,
+        store: &dyn Store,
         root: NodeId,
-        scene_index: i32,
-        parent: NodeId,
+        kind: i32,
+        parent: Option<NodeId>,
         authority: PeerId,
     ) -> Result<u32, MultiplayerError> {
-        let nodes = instance_nodes(scene, root);
+        let scene = as_scene(store).filter(|_| kind != SCENE_TYPED);
+        let nodes = scene.map_or_else(|| vec![root], |scene| instance_nodes(scene, root));
         let count = u32::try_from(nodes.len()).unwrap_or(u32::MAX);
         let acked = self.acked_by_all();
         let first = self
             .ids
             .allocate(count, self.tick, acked)
             .ok_or(MultiplayerError::NetIdsExhausted)?;
-        let parent_ref = match self.by_node.get(&parent) {
-            Some(&id) => ParentRef::Net(id),
-            None => ParentRef::Path(scene.path(parent).unwrap_or_default()),
+        let parent_ref = match parent.map(|p| (p, self.by_node.get(&p))) {
+            Some((_, Some(&id))) => ParentRef::Net(id),
+            Some((p, None)) => ParentRef::Path(scene.and_then(|s| s.path(p)).unwrap_or_default()),
+            None => ParentRef::Path(String::new()),
         };
         let mut entries = Vec::with_capacity(nodes.len());
         for (offset, &node) in (0u32..).zip(&nodes) {
-            let mut up = scene.parent(node);
+            let mut up = scene.and_then(|s| s.parent(node));
             let mut net_parent = 0;
             while let Some(ancestor) = up {
                 if let Some(&id) = self.by_node.get(&ancestor) {
                     net_parent = id;
                     break;
                 }
-                up = scene.parent(ancestor);
+                up = scene.and_then(|s| s.parent(ancestor));
             }
             self.by_node.insert(node, first + offset);
             entries.push((node, authority, net_parent));
         }
-        debug!(first, count, scene = scene_index, "spawn queued");
+        debug!(first, count, kind, "spawn queued");
+        let schema = match kind {
+            SCENE_TYPED => value_info(store, root).map_or(0, |ty| ty.schema_hash()),
+            _ => 0,
+        };
         self.pending.push(Pending {
             group: Group {
                 first,
                 count,
-                scene: scene_index,
+                scene: kind,
                 parent: parent_ref,
-                name: scene.name(root).unwrap_or_default().to_owned(),
+                name: scene
+                    .and_then(|s| s.name(root))
+                    .unwrap_or_default()
+                    .to_owned(),
                 authority,
                 root,
                 spawner: None,
+                schema,
             },
             nodes: entries,
         });
@@ -264,10 +276,9 @@ impl ServerState {
         recursive: bool,
     ) -> Option<()> {
         let top = *self.by_node.get(&node)?;
-        let targets: Vec<NodeId> = if recursive {
-            shared.scene.depth_first(node).collect()
-        } else {
-            vec![node]
+        let targets: Vec<NodeId> = match shared.scene().filter(|_| recursive) {
+            Some(scene) => scene.depth_first(node).collect(),
+            None => vec![node],
         };
         let mut top_flushed = false;
         for target in targets {
@@ -441,7 +452,7 @@ impl ServerState {
         if shared.config.despawn_owned_on_disconnect {
             // Freed nodes are despawned at the end of the frame.
             for node in owned {
-                shared.scene.remove(node);
+                shared.store.despawn(node);
             }
         } else {
             let mut core = core;
@@ -491,17 +502,18 @@ impl ServerState {
         }
     }
 
-    /// Checks that every client can read the states of the instance at `root` (no string
-    /// member over [`MAX_STRING_BYTES`](crate::wire::MAX_STRING_BYTES)).
+    /// Checks that every client can read the states of the group at `root` (no string
+    /// member over [`MAX_STRING_BYTES`](crate::wire::MAX_STRING_BYTES)): in the scene the
+    /// instance, elsewhere the root alone.
     pub(crate) fn check_states(
         &mut self,
-        scene: &Scene,
+        store: &mut dyn Store,
         root: NodeId,
     ) -> Result<(), MultiplayerError> {
-        let others = scene.networked_depth_first(root).filter(|&n| n != root);
-        for node in std::iter::once(root).chain(others) {
+        let nodes = as_scene(store).map_or_else(|| vec![root], |s| instance_nodes(s, root));
+        for node in nodes {
             self.scratch.clear();
-            if scene.write_state(node, &mut self.scratch) && self.scratch.over_limit() {
+            if write_value(store, node, &mut self.scratch) && self.scratch.over_limit() {
                 return Err(MultiplayerError::StateOverLimit(node));
             }
         }
@@ -529,13 +541,14 @@ impl ServerState {
             authority: group.authority.0,
             count: group.count,
             spawner: group.spawner.as_ref(),
+            schema: group.schema,
         };
         let (group_authority, span) = (group.authority, self.nodes.span(group.first, group.end()));
         let nodes = group_nodes(&self.nodes, group);
-        let (scene, shadows) = (&shared.scene, &self.shadows);
+        let (store, shadows) = (&*shared.store, &self.shadows);
         let before = core.stats().bytes_sent;
         let result = core.send_with(peer, SPAWN, Channel::Reliable, |w| {
-            write_spawn(w, &header, nodes, scene, shadows, peer);
+            write_spawn(w, &header, nodes, store, shadows, peer);
         });
         let sent = core.stats().bytes_sent - before;
         if result == Err(SendError::OverLimit) {
@@ -557,7 +570,7 @@ impl ServerState {
             let Some(n) = self.nodes.get(self.nodes.keys()[i]) else {
                 continue;
             };
-            if n.authority != group_authority && shared.scene.contains(n.node) {
+            if n.authority != group_authority && exists(&*shared.store, n.node) {
                 let (id, authority) = (n.net_id, n.authority);
                 self.send_control(core, shared, peer, AUTHORITY, |w| {
                     w.write_var_u32(id);
@@ -607,21 +620,16 @@ impl ServerState {
         if let Some(core) = core.as_deref_mut() {
             core.set_tick(self.tick);
         }
-        if self.types_checked_at != Some(shared.scene.retype_epoch()) {
+        if self.all_alive_at != Some(shared.store.removals()) {
             self.free_retyped(shared);
-        }
-        let epoch = shared.scene.unattach_epoch();
-        if self.all_attached_at != Some(epoch) {
-            if self
-                .nodes
-                .values()
-                .any(|n| !shared.scene.is_attached(n.node))
-            {
+            let store = &*shared.store;
+            if self.nodes.values().any(|n| !store.alive(n.node)) {
                 self.despawn_freed(core.as_deref_mut(), shared);
             }
-            // Every node left is attached (despawn_freed forgets the others); if the scene
-            // changed meanwhile its epoch did too, and the next frame scans again.
-            self.all_attached_at = Some(epoch);
+            // Every node left is alive and of its type (despawn_freed forgets the others); if
+            // the storage removed more meanwhile its value changed too, and the next frame
+            // scans again.
+            self.all_alive_at = Some(shared.store.removals());
         }
         if !self.pending.is_empty() {
             self.flush_spawns(core.as_deref_mut(), shared);
@@ -637,7 +645,7 @@ impl ServerState {
             node_table::capture(
                 &mut self.nodes,
                 &mut self.shadows,
-                &mut shared.scene,
+                &mut *shared.store,
                 self.tick,
                 &mut self.changed,
                 &mut self.changed_rows,
@@ -802,14 +810,14 @@ impl ServerState {
     /// Frees every networked node whose value was cleared or replaced by a value of another
     /// type since its spawn ([`Scene::clear_value`], [`Scene::set_value`]): its shadow state
     /// could no longer capture it, and clients built it with the old type, so it is despawned
-    /// like any freed node (with its subtree) instead of going stale. Runs only after the scene
-    /// cleared or retyped some value.
+    /// like any freed node (with its subtree) instead of going stale. Runs only after the
+    /// storage removed something.
     fn free_retyped(&mut self, shared: &mut Shared) {
-        let (scene, shadows) = (&shared.scene, &self.shadows);
+        let (store, shadows) = (&*shared.store, &self.shadows);
         let retyped: Vec<NodeId> = self
             .nodes
             .values()
-            .filter(|n| n.has_state && scene.contains(n.node) && !shadows.matches(scene, n.node))
+            .filter(|n| n.has_state && exists(store, n.node) && !shadows.matches(store, n.node))
             .map(|n| n.node)
             .collect();
         for node in retyped {
@@ -817,22 +825,21 @@ impl ServerState {
                 %node,
                 "a networked node's value was cleared or replaced by another type; despawning it"
             );
-            shared.scene.remove(node);
+            shared.store.despawn(node);
         }
-        self.types_checked_at = Some(shared.scene.retype_epoch());
     }
 
     /// Sends one despawn per freed node whose networked parent is still alive, and forgets
     /// every freed node.
     fn despawn_freed(&mut self, mut core: Option<&mut Outbox>, shared: &mut Shared) {
-        let scene = &shared.scene;
+        let store = &*shared.store;
         let mut explicit = Vec::new();
         for n in self.nodes.values() {
-            if scene.is_attached(n.node) {
+            if store.alive(n.node) {
                 continue;
             }
             let parent = self.nodes.by_id(n.net_parent);
-            let parent_alive = parent.is_some_and(|p| scene.is_attached(p.node));
+            let parent_alive = parent.is_some_and(|p| store.alive(p.node));
             let parent_gone_now = n.net_parent != 0 && parent.is_some() && !parent_alive;
             if !parent_gone_now {
                 explicit.push(n.net_id);
@@ -853,13 +860,13 @@ impl ServerState {
         // One pass over each table, not one removal per freed node (quadratic when many nodes
         // go at once). Per-client state is kept by slot and checked against the record's id,
         // so nothing else needs to follow.
-        let scene = &shared.scene;
+        let store = &*shared.store;
         let by_node = &mut self.by_node;
         let mut dropped = Vec::new();
         let groups = &self.groups;
         let (ids, tick) = (&mut self.ids, self.tick);
         self.nodes.retain(|n| {
-            let attached = scene.is_attached(n.node);
+            let attached = store.alive(n.node);
             if !attached {
                 by_node.remove(&n.node);
                 dropped.push(n.node);
@@ -873,7 +880,7 @@ impl ServerState {
         let interest = &mut self.interest;
         let mut gone = Vec::new();
         self.groups.retain(|g| {
-            let attached = scene.is_attached(g.root);
+            let attached = store.alive(g.root);
             if !attached {
                 interest.forget_group(g.first);
                 gone.push((g.first, g.end()));
@@ -907,7 +914,7 @@ impl ServerState {
     fn flush_spawns(&mut self, mut core: Option<&mut Outbox>, shared: &mut Shared) {
         let pending = std::mem::take(&mut self.pending);
         for p in pending {
-            if !shared.scene.is_attached(p.group.root) {
+            if !shared.store.alive(p.group.root) {
                 // Spawned and freed in the same frame: nothing is sent, and no client can
                 // know its ids.
                 for (node, _, _) in &p.nodes {
@@ -956,15 +963,13 @@ impl ServerState {
         let first = group.first;
         let g = self.groups.push(first, group);
         for (offset, &(node, authority, net_parent)) in (0u32..).zip(&nodes) {
-            if !shared.scene.is_attached(node) {
+            if !shared.store.alive(node) {
                 self.by_node.remove(&node);
                 continue;
             }
             let net_id = first + offset;
-            let owner_conditions = shared
-                .scene
-                .value_info(node)
-                .is_some_and(|ty| ty.has_owner_conditions());
+            let owner_conditions =
+                value_info(&*shared.store, node).is_some_and(|ty| ty.has_owner_conditions());
             let record = NetNode {
                 net_id,
                 node,
@@ -981,7 +986,7 @@ impl ServerState {
             // The shadow's tag is the record's slot: capture names changed nodes by it.
             let tag = u32::try_from(key.slot()).unwrap_or(u32::MAX);
             if let (Some((last_changed, at)), Some(n)) = (
-                self.shadows.start(&mut shared.scene, node, tag, self.tick),
+                self.shadows.start(&mut *shared.store, node, tag, self.tick),
                 self.nodes.get_mut(key),
             ) {
                 n.has_state = true;
@@ -1020,7 +1025,7 @@ fn write_spawn<'a>(
     w: &mut NetWriter,
     header: &SpawnHeaderRef<'_>,
     nodes: impl Iterator<Item = &'a NetNode> + Clone,
-    scene: &Scene,
+    store: &dyn Store,
     shadows: &Shadows,
     peer: PeerId,
 ) {
@@ -1034,7 +1039,7 @@ fn write_spawn<'a>(
     let present = || {
         nodes
             .clone()
-            .filter(move |n| n.net_id >= first && n.net_id < end && scene.contains(n.node))
+            .filter(move |n| n.net_id >= first && n.net_id < end && exists(store, n.node))
     };
     let absent = (end - first) as usize - present().count();
     w.write_len(absent);
@@ -1050,11 +1055,11 @@ fn write_spawn<'a>(
 }
 
 impl ServerState {
-    /// Whether group `g` is gone, or its root is no longer in `scene` (it is not sent).
-    pub(crate) fn group_gone(&self, scene: &Scene, g: GroupKey) -> bool {
+    /// Whether group `g` is gone, or its root is no longer in `store` (it is not sent).
+    pub(crate) fn group_gone(&self, store: &dyn Store, g: GroupKey) -> bool {
         self.groups
             .get(g)
-            .map_or(true, |group| !scene.contains(group.root))
+            .map_or(true, |group| !exists(store, group.root))
     }
 
     /// The net id of `node`, flushed or pending.

@@ -53,7 +53,7 @@ impl ServerState {
         while i < end {
             let (g, peer) = self.withheld[i];
             let client = self.clients.iter().position(|c| c.peer == peer && c.ready);
-            let gone = client.is_none() || self.group_gone(&shared.scene, g);
+            let gone = client.is_none() || self.group_gone(&*shared.store, g);
             if !gone && !self.group_fits(g, peer) {
                 i += 1;
                 continue;

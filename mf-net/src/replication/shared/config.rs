@@ -125,6 +125,10 @@ pub enum MultiplayerError {
     AlreadyNetworked(NodeId),
     /// The node holds no replicated value (bind needs one).
     NoValue(NodeId),
+    /// Spawning a scene or a spawner, and binding, need the built-in
+    /// [`Scene`](crate::scene::Scene) as the storage; with another storage, network its nodes
+    /// with [`replicate`](crate::replication::Multiplayer::replicate).
+    NeedsScene,
     /// The peer is neither the server nor a client that joined.
     UnknownPeer(PeerId),
     /// A scene operation failed (unknown scene, missing parent, duplicate name, builder error).
@@ -187,6 +191,10 @@ impl fmt::Display for MultiplayerError {
             Self::NotNetworked(node) => write!(f, "node {node} is not networked"),
             Self::AlreadyNetworked(node) => write!(f, "node {node} is already networked"),
             Self::NoValue(node) => write!(f, "node {node} holds no replicated value"),
+            Self::NeedsScene => f.write_str(
+                "this needs the built-in scene as storage; network a node of another storage \
+                 with `replicate`",
+            ),
             Self::UnknownPeer(peer) => {
                 write!(f, "{peer} is neither the server nor a joined client")
             }

@@ -11,6 +11,9 @@ use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
 pub(crate) const SCENE_BIND: i32 = -1;
 /// Scene index of a spawn message made by a spawner.
 pub(crate) const SCENE_SPAWNER: i32 = -2;
+/// The scene index of a typed spawn ([`Multiplayer::replicate`](crate::replication::Multiplayer::replicate)):
+/// one node, made by the client's storage from its type, named by its schema hash.
+pub(crate) const SCENE_TYPED: i32 = -3;
 
 /// Snapshot flag: some changed nodes did not fit the byte budget and follow in later ticks.
 pub(crate) const SNAPSHOT_TRUNCATED: u8 = 1;
@@ -192,6 +195,8 @@ pub(crate) struct SpawnHeader {
     pub(crate) count: u32,
     /// Present exactly when `scene` is [`SCENE_SPAWNER`].
     pub(crate) spawner: Option<SpawnerPayload>,
+    /// The type's schema hash, when `scene` is [`SCENE_TYPED`] (0 otherwise).
+    pub(crate) schema: u64,
 }
 
 /// A [`SpawnHeader`] borrowing its name, parent and spawner data (what the server writes from
@@ -206,6 +211,8 @@ pub(crate) struct SpawnHeaderRef<'a> {
     pub(crate) count: u32,
     /// Present exactly when `scene` is [`SCENE_SPAWNER`].
     pub(crate) spawner: Option<&'a SpawnerPayload>,
+    /// The type's schema hash, when `scene` is [`SCENE_TYPED`] (0 otherwise).
+    pub(crate) schema: u64,
 }
 
 impl SpawnHeaderRef<'_> {
@@ -230,6 +237,9 @@ impl SpawnHeaderRef<'_> {
             w.write_len(data.len());
             w.write_bytes(data);
         }
+        if self.scene == SCENE_TYPED {
+            w.write_u64(self.schema);
+        }
     }
 }
 
@@ -246,6 +256,7 @@ impl SpawnHeader {
             authority: self.authority,
             count: self.count,
             spawner: self.spawner.as_ref(),
+            schema: self.schema,
         }
         .write(w);
     }
@@ -274,6 +285,10 @@ impl SpawnHeader {
         } else {
             None
         };
+        let schema = match scene {
+            SCENE_TYPED => r.read_u64()?,
+            _ => 0,
+        };
         Ok(Self {
             first_net_id,
             scene,
@@ -282,6 +297,7 @@ impl SpawnHeader {
             authority,
             count,
             spawner,
+            schema,
         })
     }
 }
@@ -291,6 +307,31 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    #[test]
+    fn a_typed_spawn_header_carries_the_schema_hash_and_a_truncated_one_does_not_read() {
+        let header = SpawnHeader {
+            first_net_id: 9,
+            scene: SCENE_TYPED,
+            parent: ParentRef::Path(String::new()),
+            name: String::new(),
+            authority: 1,
+            count: 1,
+            spawner: None,
+            schema: 0x0102_0304_0506_0708,
+        };
+        let mut w = NetWriter::new();
+        header.write(&mut w);
+        // first id, scene −3 (zig-zag 5), parent by path (0, empty), name, authority, count,
+        // schema hash (8 bytes, little-endian).
+        let bytes = [9, 5, 0, 0, 0, 1, 1, 8, 7, 6, 5, 4, 3, 2, 1];
+        assert_eq!(w.as_slice(), bytes);
+        let mut r = NetReader::new(w.as_slice());
+        assert_eq!(SpawnHeader::read(&mut r).unwrap(), header);
+        for len in 0..bytes.len() {
+            assert!(SpawnHeader::read(&mut NetReader::new(&bytes[..len])).is_err());
+        }
+    }
 
     #[test]
     fn entries_round_trip_across_the_length_boundary() {

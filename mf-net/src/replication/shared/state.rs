@@ -5,15 +5,19 @@ use std::time::Duration;
 
 use super::config::MultiplayerConfig;
 use super::events::EventQueue;
+use super::instance::as_scene;
 use super::misuse::MisuseWatch;
 use super::rpc_state::RpcState;
 use super::spawners::SpawnerTable;
 use super::stats::{Bandwidth, NetworkStats};
 use crate::scene::{Scene, SceneLibrary, SceneShape};
+use crate::store::Store;
 
 /// Everything but the bus and the role state, lent to the server and client halves.
 pub(crate) struct Shared {
-    pub(crate) scene: Scene,
+    /// The storage of the replicated values (the built-in [`Scene`] unless the game lent
+    /// its own).
+    pub(crate) store: Box<dyn Store>,
     pub(crate) library: SceneLibrary,
     pub(crate) config: MultiplayerConfig,
     pub(crate) events: EventQueue,
@@ -31,4 +35,12 @@ pub(crate) struct Shared {
     pub(crate) rpc: RpcState,
     /// Misconfigurations noticed and reported.
     pub(crate) misuse: MisuseWatch,
+}
+
+impl Shared {
+    /// The storage, if it is the built-in scene (what spawns of scenes and spawners, and
+    /// binds, need: a tree, paths, names).
+    pub(crate) fn scene(&self) -> Option<&Scene> {
+        as_scene(&*self.store)
+    }
 }

@@ -92,7 +92,7 @@ fn apply_server_command(
             }
         }
         RpcCommand::Despawn { node } => {
-            shared.scene.remove(node);
+            shared.store.despawn(node);
         }
         RpcCommand::SetAuthority { node, peer } => {
             if !server.valid_authority(peer) {
@@ -132,7 +132,7 @@ fn run_queued_local(
         Role::Server(server) => (PeerId::SERVER, server.tick),
         Role::Client(client) => (client.local_peer, client.newest_applied),
     };
-    let Some(value) = shared.scene.value_any_mut(call.node) else {
+    let Some(value) = shared.store.value_mut(call.node) else {
         return;
     };
     let mut ctx = shared.rpc.take_context(depth, call.node);

@@ -100,7 +100,7 @@ use crate::wire::NetWriter;
 // Public API on `Multiplayer`
 // -------------------------------------------------------------------------------------------
 
-impl<T: Transport + 'static> Multiplayer<T> {
+impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
     /// The RPCs of `handle`'s node: `mp.rpc(player).move_by(input)` (client → server, or server
     /// → every joined client) and `mp.rpc(player).hit_to(peer, 10)` (one peer), with the
     /// type's `<Type>Rpcs` extension trait in scope. See [`RpcSink`] for what a call does, and
@@ -139,14 +139,14 @@ impl<T: Transport + 'static> Multiplayer<T> {
 
 /// Sends through the runtime: see the
 /// [module documentation](crate::replication::multiplayer::rpc).
-impl<T: Transport + 'static> RpcSink for Multiplayer<T> {
+impl<T: Transport + 'static, S: crate::store::Store> RpcSink for Multiplayer<T, S> {
     fn send_rpc(
         &mut self,
         rpc: OutgoingRpc,
         encode: &mut dyn FnMut(&mut NetWriter),
     ) -> Result<RpcDelivery, RpcSendError> {
         let registry = self.core.shared.rpc.registry_for(&rpc)?;
-        let Self { bus, core } = self;
+        let Self { bus, core, .. } = self;
         let crate::replication::multiplayer::role::Replication { shared, role } = core;
         send(
             crate::replication::shared::outbox::outbox(bus),
@@ -165,12 +165,12 @@ impl<T: Transport + 'static> RpcSink for Multiplayer<T> {
     ) -> Result<(), RpcSendError> {
         let registry = self.core.shared.rpc.registry_for(&rpc)?;
         let (local, tick) = (self.local_peer_id(), self.tick());
-        let Self { bus, core } = self;
+        let Self { bus, core, .. } = self;
         let crate::replication::multiplayer::role::Replication { shared, role } = core;
         let entry = find_entry(&registry, shared, &rpc)?;
         let value = shared
-            .scene
-            .value_any_mut(rpc.node)
+            .store
+            .value_mut(rpc.node)
             .ok_or(RpcSendError::NoSuchNode(rpc.node))?;
         let value = entry
             .project(value)

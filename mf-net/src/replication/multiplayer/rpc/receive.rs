@@ -72,7 +72,7 @@ pub(crate) fn on_rpc(
     let Verdict::Dispatch(node, entry) = verdict else {
         return Ok(true);
     };
-    let Some(value) = shared.scene.value_any_mut(node) else {
+    let Some(value) = shared.store.value_mut(node) else {
         return Ok(true);
     };
     let mut ctx = shared.rpc.take_context(0, node);
@@ -158,7 +158,7 @@ fn lookup<'r>(
     node: NodeId,
     wire_id: u16,
 ) -> Option<&'r RpcEntry> {
-    let ty: TypeId = shared.scene.value_type(node)?;
+    let ty: TypeId = shared.store.value_type(node)?;
     registry.table_of(ty)?.get(wire_id)
 }
 

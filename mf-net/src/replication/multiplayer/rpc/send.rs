@@ -21,7 +21,7 @@ pub(crate) fn find_entry<'r>(
     rpc: &OutgoingRpc,
 ) -> Result<&'r RpcEntry, RpcSendError> {
     let ty = shared
-        .scene
+        .store
         .value_type(rpc.node)
         .ok_or(RpcSendError::NoSuchNode(rpc.node))?;
     let table = registry.table_of(ty);
