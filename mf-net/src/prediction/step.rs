@@ -28,6 +28,7 @@ pub(super) enum Owners<'a> {
 }
 
 impl Owners<'_> {
+    #[inline]
     fn of(self, node: NodeId) -> Option<PeerId> {
         match self {
             Self::Server(server) => server.authority_of(node),
@@ -45,6 +46,7 @@ impl Owners<'_> {
     }
 
     /// Whether this side predicts `node` (a client; the server simulates every node).
+    #[inline]
     fn predicts(self, node: NodeId) -> bool {
         match self {
             Self::Server(_) => true,

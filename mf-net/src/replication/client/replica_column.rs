@@ -144,26 +144,25 @@ impl<T: Replicated> ReplicaColumn<T> {
         Ok(())
     }
 
-    /// Calls `f` with every predicted row's node, value and prediction state until it returns
-    /// `true`; none when no row is predicted.
+    /// Calls `f` with every predicted row's node, value and prediction state; none when no
+    /// row is predicted.
     fn each_predicted(
         &mut self,
         store: &mut dyn Store,
-        mut f: impl FnMut(NodeId, &mut T, &mut RowPrediction<T>) -> bool,
+        mut f: impl FnMut(NodeId, &mut T, &mut RowPrediction<T>),
     ) {
         if self.predicted == 0 {
             return;
         }
         let rows = &mut self.rows;
-        let mut done = false;
         lend::<T>(store, &mut |values: &mut dyn Rows<T>| {
             each_value(
                 values,
                 rows,
                 |row| row.pred.is_some(),
                 |_, row, value| {
-                    if let (false, Some(pred)) = (done, row.pred.as_deref_mut()) {
-                        done = f(row.node, value, pred);
+                    if let Some(pred) = row.pred.as_deref_mut() {
+                        f(row.node, value, pred);
                     }
                 },
             );
@@ -519,7 +518,6 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
             if predicted::restore_confirmed(value, pred) {
                 written.get_or_insert(node);
             }
-            false
         });
         written
     }
@@ -528,7 +526,6 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
         self.each_predicted(store, |_, value, pred| {
             predicted::restore_at(value, pred, tick, smoothing);
             predicted::record(value, pred, tick);
-            false
         });
     }
 
@@ -538,29 +535,27 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
             if let Some(fade) = show {
                 predicted::show(value, pred, fade);
             }
-            false
         });
     }
 
     fn end_correction(&mut self, store: &mut dyn Store, tick: u32) {
         self.each_predicted(store, |_, value, pred| {
             predicted::end_correction(value, pred, tick);
-            false
         });
     }
 
     fn show(&mut self, store: &mut dyn Store, fade: f32) {
         self.each_predicted(store, |_, value, pred| {
             predicted::show(value, pred, fade);
-            false
         });
     }
 
     fn check(&mut self, store: &mut dyn Store, tick: u32) -> Option<(NodeId, &'static str)> {
         let mut found = None;
         self.each_predicted(store, |node, value, pred| {
-            found = predicted::check(value, pred, tick).map(|member| (node, member));
-            found.is_some()
+            if found.is_none() {
+                found = predicted::check(value, pred, tick).map(|member| (node, member));
+            }
         });
         found
     }
@@ -568,7 +563,6 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
     fn restore_history(&mut self, store: &mut dyn Store, tick: u32) {
         self.each_predicted(store, |_, value, pred| {
             predicted::restore_history(value, pred, tick);
-            false
         });
     }
 }
