@@ -621,3 +621,44 @@ fn hundred_interpolated_boxes_for_240_frames_allocate_nothing() {
     assert!(shown_first.is_some(), "no box shown 0.1 s behind");
     assert!(client.scene().iter::<Crate>().all(|(_, c)| c.color == 439));
 }
+
+#[test]
+fn a_local_value_of_an_interpolated_type_on_a_client_is_never_blended_as_a_networked_one() {
+    // The runtime walks its rows beside the scene's column of `Crate` while the two sit at the
+    // same indices; a value the client adds itself, a spawn after it, and a despawn that moves
+    // the column's last value must each break that.
+    let mut world = World::new(1, library);
+    let root = world.root();
+    let mut nodes: Vec<NodeId> = (0..3)
+        .map(|_| world.server.spawn(CRATE, root, PeerId::SERVER).unwrap())
+        .collect();
+    world.step(4);
+    let client_root = world.clients[0].scene().root();
+    let far = Crate {
+        position: Vec3::splat(1000.0),
+        ..Crate::default()
+    };
+    let local = world.clients[0]
+        .scene_mut()
+        .insert(client_root, "local", far.clone())
+        .unwrap();
+    nodes.push(world.server.spawn(CRATE, root, PeerId::SERVER).unwrap());
+    for frame in 0..90 {
+        if frame < 60 {
+            for &node in &nodes {
+                let handle = world.server.scene().net_ref::<Crate>(node).unwrap();
+                world.server.scene_mut().get_mut(handle).unwrap().position.x += 1.0;
+            }
+        }
+        if frame == 20 {
+            world.server.despawn(nodes.remove(0));
+        }
+        world.step(1);
+        assert_eq!(
+            world.clients[0].scene().get(local),
+            Some(&far),
+            "frame {frame}"
+        );
+    }
+    world.assert_converged();
+}

@@ -421,3 +421,27 @@ fn clients_timing_out_together_all_leave_with_timeout() {
     assert_eq!(world.server.authority(tank), PeerId::SERVER);
     drop(silent);
 }
+
+#[test]
+fn the_tick_after_a_despawn_moves_a_value_every_change_still_goes_out_at_once() {
+    // The despawn moves the scene column's last `Body` into the freed index: the capture of
+    // the next tick must find it there (its old index is gone) and send its change with the
+    // others, over a loopback that delivers each snapshot in the frame it is sent.
+    let mut world = World::new(1, library);
+    let root = world.root();
+    let mut nodes: Vec<NodeId> = (0..4)
+        .map(|_| world.server.spawn(BODY, root, PeerId::SERVER).unwrap())
+        .collect();
+    world.step(4);
+    for frame in 0..12 {
+        for &node in &nodes {
+            let handle = world.server.scene().net_ref::<Body>(node).unwrap();
+            world.server.scene_mut().get_mut(handle).unwrap().x += 1;
+        }
+        if frame == 5 {
+            world.server.despawn(nodes.remove(0));
+        }
+        world.step(1);
+        world.assert_converged();
+    }
+}

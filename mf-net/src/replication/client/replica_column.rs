@@ -8,7 +8,7 @@ use super::interpolation::row::{BlendAt, RowInterp};
 use super::prediction::predicted::{self, ConfirmAt, Confirmation, RowPrediction};
 use crate::replicated::{Apply, Replicated};
 use crate::replication::shared::columns::RuntimeColumn;
-use crate::replication::shared::each_value::{each_value, HintedRow};
+use crate::replication::shared::each_value::{each_value, Aligned, HintedRow};
 use crate::store::{lend, NodeId, Rows, Store};
 use crate::wire::{DecodeError, NetReader, ProtocolViolation};
 
@@ -20,6 +20,7 @@ pub(crate) fn new_replicas<T: Replicated>() -> Box<dyn ErasedReplicas> {
     Box::new(ReplicaColumn::<T> {
         rows: Vec::new(),
         predicted: 0,
+        aligned: Aligned::default(),
     })
 }
 
@@ -55,6 +56,8 @@ struct ReplicaColumn<T: Replicated> {
     rows: Vec<ReplicaRow<T>>,
     /// Rows with a prediction state.
     predicted: usize,
+    /// Whether the rows sit beside the storage's values ([`Aligned`]).
+    aligned: Aligned,
 }
 
 /// Reads a state into `value` ([`Apply::read`]), recording changed `on_change` members in
@@ -154,11 +157,12 @@ impl<T: Replicated> ReplicaColumn<T> {
         if self.predicted == 0 {
             return;
         }
-        let rows = &mut self.rows;
+        let (rows, aligned) = (&mut self.rows, &mut self.aligned);
         lend::<T>(store, &mut |values: &mut dyn Rows<T>| {
             each_value(
                 values,
                 rows,
+                aligned,
                 |row| row.pred.is_some(),
                 |_, row, value| {
                     if let Some(pred) = row.pred.as_deref_mut() {
@@ -284,6 +288,7 @@ impl<T: Replicated> RuntimeColumn for ReplicaColumn<T> {
         if row >= self.rows.len() {
             return None;
         }
+        self.aligned.reset();
         if self.rows.swap_remove(row).pred.is_some() {
             self.predicted -= 1;
         }
@@ -293,6 +298,7 @@ impl<T: Replicated> RuntimeColumn for ReplicaColumn<T> {
     fn clear(&mut self) {
         self.rows.clear();
         self.predicted = 0;
+        self.aligned.reset();
     }
 }
 
@@ -302,6 +308,7 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
         lend::<T>(store, &mut |values| {
             values.get_hinted(node, &mut hint);
         });
+        self.aligned.reset();
         self.rows.push(ReplicaRow {
             node,
             hint,
@@ -421,11 +428,12 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
         if !T::INTERPOLATED {
             return;
         }
-        let rows = &mut self.rows;
+        let (rows, aligned) = (&mut self.rows, &mut self.aligned);
         lend::<T>(store, &mut |values| {
             each_value(
                 values,
                 rows,
+                aligned,
                 |row| row.interp.is_some(),
                 |_, row, value| {
                     if let Some(interp) = row.interp.as_mut() {
@@ -448,11 +456,12 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
         if blend.is_none() && confirm.is_none() {
             return;
         }
-        let rows = &mut self.rows;
+        let (rows, aligned) = (&mut self.rows, &mut self.aligned);
         lend::<T>(store, &mut |values| {
             each_value(
                 values,
                 rows,
+                aligned,
                 |row| {
                     blend.is_some_and(|at| row.blends_at(at))
                         || (confirm.is_some() && row.pred.is_some())

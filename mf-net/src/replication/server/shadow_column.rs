@@ -9,7 +9,7 @@
 
 use crate::replicated::{Audience, Capture, Replicated};
 use crate::replication::shared::columns::{RuntimeColumn, ValueAt};
-use crate::replication::shared::each_value::{each_value, HintedRow};
+use crate::replication::shared::each_value::{each_value, Aligned, HintedRow};
 use crate::store::{lend, NodeId, Store};
 use crate::wire::NetWriter;
 
@@ -68,7 +68,10 @@ pub(crate) type NewShadows = fn() -> Box<dyn ErasedShadows>;
 
 /// The [`NewShadows`] of `T`.
 pub(crate) fn new_shadows<T: Replicated>() -> Box<dyn ErasedShadows> {
-    Box::new(ShadowColumn::<T> { rows: Vec::new() })
+    Box::new(ShadowColumn::<T> {
+        rows: Vec::new(),
+        aligned: Aligned::default(),
+    })
 }
 
 /// One networked node's shadow state.
@@ -101,6 +104,8 @@ impl<T: Replicated> HintedRow for ShadowRow<T> {
 /// The shadow states of every networked node holding a `T` (see the [module docs](self)).
 struct ShadowColumn<T: Replicated> {
     rows: Vec<ShadowRow<T>>,
+    /// Whether the rows sit beside the storage's values ([`Aligned`]).
+    aligned: Aligned,
 }
 
 /// The change ticks of a shadow state `S` of a `T`.
@@ -187,12 +192,14 @@ impl<T: Replicated> RuntimeColumn for ShadowColumn<T> {
         if row >= self.rows.len() {
             return None;
         }
+        self.aligned.reset();
         self.rows.swap_remove(row);
         self.rows.get(row).map(|r| r.node)
     }
 
     fn clear(&mut self) {
         self.rows.clear();
+        self.aligned.reset();
     }
 }
 
@@ -213,6 +220,7 @@ impl<T: Replicated> ErasedShadows for ShadowColumn<T> {
         });
         let state = state?;
         let last_changed = last_changed_of::<_, T>(&state);
+        self.aligned.reset();
         let new = ShadowRow {
             node,
             hint,
@@ -241,11 +249,12 @@ impl<T: Replicated> ErasedShadows for ShadowColumn<T> {
         column: u32,
         changed: &mut Vec<Changed>,
     ) {
-        let rows = &mut self.rows;
+        let (rows, aligned) = (&mut self.rows, &mut self.aligned);
         lend::<T>(store, &mut |values| {
             each_value(
                 values,
                 rows,
+                aligned,
                 |_| true,
                 |index, row, value| {
                     if value.capture(&mut row.state, tick) {
