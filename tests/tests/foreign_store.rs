@@ -495,8 +495,7 @@ fn a_storage_of_the_games_own_runs_spawns_despawns_rpcs_interpolation_and_predic
 }
 
 #[test]
-fn over_a_storage_of_its_own_the_scene_calls_say_they_need_the_scene_and_replicate_checks_the_node()
-{
+fn scene_calls_over_another_storage_and_replicate_over_the_scene_say_what_to_use_instead() {
     let mut mp = ArenaMp::with_store(Arena::new(), MultiplayerConfig::default());
     let root = NodeId::new(0, 0);
     assert!(matches!(
@@ -513,6 +512,15 @@ fn over_a_storage_of_its_own_the_scene_calls_say_they_need_the_scene_and_replica
     assert!(matches!(
         mp.replicate(node, PeerId::SERVER),
         Err(mf_net::replication::MultiplayerError::AlreadyNetworked(_))
+    ));
+    // And the other way round: the scene does not make nodes from a type alone.
+    let mut in_scene: Multiplayer<Dyn> =
+        Multiplayer::new(SceneLibrary::new(), MultiplayerConfig::default());
+    let root = in_scene.scene().root();
+    let rock = in_scene.scene_mut().insert(root, "rock", Rock::default());
+    assert!(matches!(
+        in_scene.replicate(rock.unwrap().node(), PeerId::SERVER),
+        Err(mf_net::replication::MultiplayerError::ReplicateInScene)
     ));
     let gone = mp.store_mut().insert(Rock::default());
     mp.store_mut().remove(gone);

@@ -512,13 +512,14 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
     /// storage ([`with_store`](Self::with_store)) spawns; the node is despawned on every
     /// client when it stops being [alive](Store::alive) on the server.
     ///
-    /// The node goes alone (in the scene, without its descendants), named by its type's
-    /// schema hash: a client whose registry has no such type, or whose storage makes no such
-    /// node, raises [`SpawnFailed`](MultiplayerEvent::SpawnFailed).
+    /// The node goes alone, named by its type's schema hash: a client whose registry has no
+    /// such type, or whose storage makes no such node, raises
+    /// [`SpawnFailed`](MultiplayerEvent::SpawnFailed).
     ///
     /// # Errors
     ///
     /// [`NotServer`](MultiplayerError::NotServer), [`UnknownPeer`](MultiplayerError::UnknownPeer),
+    /// [`ReplicateInScene`](MultiplayerError::ReplicateInScene) over the built-in scene,
     /// [`AlreadyNetworked`](MultiplayerError::AlreadyNetworked),
     /// [`NoValue`](MultiplayerError::NoValue) (also for a node that is not alive),
     /// [`StateOverLimit`](MultiplayerError::StateOverLimit),
@@ -529,6 +530,9 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
         authority: PeerId,
     ) -> Result<NetId, MultiplayerError> {
         let (server, shared) = self.spawning(authority)?;
+        if shared.scene().is_some() {
+            return Err(MultiplayerError::ReplicateInScene);
+        }
         if server.by_node.contains_key(&node) {
             return Err(MultiplayerError::AlreadyNetworked(node));
         }

@@ -129,6 +129,9 @@ pub enum MultiplayerError {
     /// [`Scene`](crate::scene::Scene) as the storage; with another storage, network its nodes
     /// with [`replicate`](crate::replication::Multiplayer::replicate).
     NeedsScene,
+    /// [`replicate`](crate::replication::Multiplayer::replicate) over the built-in scene:
+    /// clients' scenes make nodes from scenes, spawners and binds, not from a type alone.
+    ReplicateInScene,
     /// The peer is neither the server nor a client that joined.
     UnknownPeer(PeerId),
     /// A scene operation failed (unknown scene, missing parent, duplicate name, builder error).
@@ -194,6 +197,10 @@ impl fmt::Display for MultiplayerError {
             Self::NeedsScene => f.write_str(
                 "this needs the built-in scene as storage; network a node of another storage \
                  with `replicate`",
+            ),
+            Self::ReplicateInScene => f.write_str(
+                "`replicate` is for a storage of the game's own; in the scene, network nodes \
+                 with `spawn`, `spawn_with` or `bind`",
             ),
             Self::UnknownPeer(peer) => {
                 write!(f, "{peer} is neither the server nor a joined client")
