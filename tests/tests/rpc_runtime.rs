@@ -238,7 +238,8 @@ fn a_call_on_a_node_spawned_this_frame_arrives_after_its_spawn() {
 }
 
 #[test]
-fn nodes_that_are_not_networked_and_offline_instances_run_only_call_local_rpcs() {
+fn on_the_server_and_offline_an_authority_rpc_on_its_own_node_runs_at_once_and_others_only_call_local(
+) {
     for running in [false, true] {
         let mut world = World::new(1, library);
         let mut offline = Mp::new(library(), MultiplayerConfig::default());
@@ -254,10 +255,13 @@ fn nodes_that_are_not_networked_and_offline_instances_run_only_call_local_rpcs()
             .unwrap();
         mp.rpc(handle).hit(2).unwrap();
         mp.rpc(handle).wave().unwrap();
+        // The server owns the node: the call's destination is itself, and it runs here, as a
+        // call from the server, nothing encoded.
         mp.rpc(handle).move_by(1).unwrap();
         let value = mp.scene().get(handle).unwrap();
-        assert_eq!((value.effects, value.x), (2, 0));
-        assert!(value.senders.is_empty());
+        assert_eq!((value.effects, value.x), (2, 1));
+        assert_eq!(value.senders, [PeerId::SERVER]);
+        assert_eq!(value.local_runs, 1, "only `hit` ran as a call_local run");
         assert_eq!(mp.stats().rpcs_sent, 0);
     }
 }

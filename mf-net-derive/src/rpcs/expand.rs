@@ -373,8 +373,8 @@ fn sender_impls(p: &TokenStream, self_ty: &Type, index: usize, rpc: &Rpc) -> Tok
     }
 }
 
-/// Send (encoding the arguments by reference), then, for `call_local` RPCs, run the body here
-/// with the arguments moved in.
+/// Send (encoding the arguments by reference), then run the body here if the sink says so (a
+/// `call_local` run, or a call whose destination is the caller), with the arguments moved in.
 fn sender_body(
     p: &TokenStream,
     self_ty: &Type,
@@ -382,12 +382,12 @@ fn sender_body(
     rpc: &Rpc,
     target: TokenStream,
 ) -> TokenStream {
-    let (sink, node, w, rpc_var, run_local, args, value, ctx, this) = (
+    let (sink, node, w, rpc_var, run, args, value, ctx, this) = (
         local("__sink"),
         local("__node"),
         local("__w"),
         local("__rpc"),
-        local("__run_local"),
+        local("__run"),
         local("__args"),
         local("__value"),
         local("__ctx"),
@@ -402,24 +402,22 @@ fn sender_body(
         quote!(#encode(&#name, #w);)
     });
     let invoke = invoke_name(index);
-    let local_call = rpc.call_local.then(|| {
-        quote! {
-            if #run_local {
-                let mut #args = #p::Option::Some((#(#names,)*));
-                #p::call_local(#sink, #rpc_var, &mut |#value: &mut dyn #p::Any, #ctx: &mut #p::RpcContext| {
-                    let (#(#names,)*) = match #args.take() {
-                        #p::Option::Some(#args) => #args,
-                        #p::Option::None => return #p::Result::Ok(()),
-                    };
-                    let #this = #p::downcast::<#self_ty>(#value)?;
-                    <#self_ty>::#invoke(#this, #ctx, #(#names),*)
-                })?;
-            }
+    let run_here = quote! {
+        if #run != #p::Run::No {
+            let mut #args = #p::Option::Some((#(#names,)*));
+            #p::run_body(#sink, #rpc_var, #run, &mut |#value: &mut dyn #p::Any, #ctx: &mut #p::RpcContext| {
+                let (#(#names,)*) = match #args.take() {
+                    #p::Option::Some(#args) => #args,
+                    #p::Option::None => return #p::Result::Ok(()),
+                };
+                let #this = #p::downcast::<#self_ty>(#value)?;
+                <#self_ty>::#invoke(#this, #ctx, #(#names),*)
+            })?;
         }
-    });
+    };
     quote! {
         let (#sink, #node) = #p::RpcSender::into_parts(self);
-        let (#rpc_var, #run_local) = #p::send::<__S, #self_ty>(
+        let (#rpc_var, #run) = #p::send::<__S, #self_ty>(
             #sink,
             #node,
             #index_lit,
@@ -429,7 +427,7 @@ fn sender_body(
                 #(#encodes)*
             },
         )?;
-        #local_call
+        #run_here
         #p::Result::Ok(())
     }
 }

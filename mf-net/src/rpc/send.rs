@@ -41,10 +41,15 @@ pub enum RpcDelivery {
     /// Not sent: the one peer addressed does not have the node (interest management). Nothing
     /// runs.
     NotRelevant,
+    /// Not sent: the call's destination is the caller itself (the server, or an offline
+    /// instance, calling an `authority` RPC on a node it has authority over: the host's own
+    /// player, or singleplayer). The body runs here now, once, as a call received from the
+    /// caller ([`RpcSink::call_here`]), with the arguments moved in: nothing is encoded.
+    Here,
 }
 
 impl RpcDelivery {
-    /// Whether a `call_local` RPC's body runs on the caller now.
+    /// Whether a `call_local` RPC's body runs on the caller now (as a `call_local` run).
     pub fn runs_call_local(self) -> bool {
         matches!(self, Self::Sent | Self::NotSent)
     }
@@ -93,12 +98,15 @@ pub type LocalCall<'c> = dyn FnMut(&mut dyn Any, &mut RpcContext) -> Result<(), 
 ///    into the writer the sink passes it; the sink checks the call (node, type, mode, target),
 ///    writes whatever header it needs, runs the closure and sends the bytes. It does not run
 ///    the closure when it sends nothing.
-/// 2. Only if the RPC is `call_local` and the returned [`RpcDelivery`]
+/// 2. If the RPC is `call_local` and the returned [`RpcDelivery`]
 ///    [runs `call_local`](RpcDelivery::runs_call_local): [`call_local`](Self::call_local), with
-///    a closure that moves the arguments into the body.
+///    a closure that moves the arguments into the body; if the delivery is
+///    [`Here`](RpcDelivery::Here), [`call_here`](Self::call_here) the same way.
 ///
 /// So on a node that is not networked, or offline, only `call_local` RPCs run (the sink
-/// returns [`RpcDelivery::NotSent`]). Arguments are never cloned and nothing is allocated.
+/// returns [`RpcDelivery::NotSent`]), but for an `authority` RPC the server calls on a node it
+/// has authority over, which runs here ([`RpcDelivery::Here`]). Arguments are never cloned and
+/// nothing is allocated.
 pub trait RpcSink {
     /// Sends one call, encoding its arguments with `encode`.
     ///
@@ -124,6 +132,23 @@ pub trait RpcSink {
         rpc: OutgoingRpc,
         call: &mut LocalCall<'_>,
     ) -> Result<(), RpcSendError>;
+
+    /// Runs the body of a call whose destination is the caller ([`RpcDelivery::Here`]) as a
+    /// call received from it: [`is_local`](RpcContext::is_local) is false, and the sink applies
+    /// what it applies to a received call's result. A sink that never returns
+    /// [`RpcDelivery::Here`] need not implement it: by default it runs the body as
+    /// [`call_local`](Self::call_local) does.
+    ///
+    /// # Errors
+    ///
+    /// As [`call_local`](Self::call_local).
+    fn call_here(
+        &mut self,
+        rpc: OutgoingRpc,
+        call: &mut LocalCall<'_>,
+    ) -> Result<(), RpcSendError> {
+        self.call_local(rpc, call)
+    }
 }
 
 /// A node's RPCs, ready to send: `mp.rpc(handle)` returns one, and `#[rpcs]` implements the

@@ -9,8 +9,8 @@ use std::fmt::Display;
 pub use super::arg_proxy::{Arg, ArgFallback};
 
 pub use super::{
-    BaseInfo, FlattenedBases, LocalCall, OutgoingRpc, RpcCallError, RpcContext, RpcInfo, RpcMode,
-    RpcParam, RpcRegistration, RpcSendError, RpcSender, RpcSink, RpcTarget, Rpcs,
+    BaseInfo, FlattenedBases, LocalCall, OutgoingRpc, RpcCallError, RpcContext, RpcDelivery,
+    RpcInfo, RpcMode, RpcParam, RpcRegistration, RpcSendError, RpcSender, RpcSink, RpcTarget, Rpcs,
 };
 use crate::codec::NetCodec;
 use crate::replicated::Replicated;
@@ -155,8 +155,19 @@ pub fn downcast<T: 'static>(value: &mut dyn Any) -> Result<&mut T, RpcCallError>
     value.downcast_mut::<T>().ok_or(RpcCallError::WrongType)
 }
 
-/// Step 1 of a generated sender (see [`RpcSink`]): sends the call and says whether a
-/// `call_local` body runs now.
+/// Whether, and how, a generated sender runs the body after sending (see [`RpcSink`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Run {
+    /// The body does not run here.
+    No,
+    /// A `call_local` run on the caller.
+    Local,
+    /// The call's destination is the caller: the body runs here as a received call.
+    Here,
+}
+
+/// Step 1 of a generated sender (see [`RpcSink`]): sends the call and says whether, and how,
+/// the body runs here.
 #[inline]
 pub fn send<S: RpcSink + ?Sized, T: 'static>(
     sink: &mut S,
@@ -165,7 +176,7 @@ pub fn send<S: RpcSink + ?Sized, T: 'static>(
     info: &'static RpcInfo,
     target: RpcTarget,
     encode: &mut dyn FnMut(&mut NetWriter),
-) -> Result<(OutgoingRpc, bool), RpcSendError> {
+) -> Result<(OutgoingRpc, Run), RpcSendError> {
     let rpc = OutgoingRpc {
         node,
         declaring_type: TypeId::of::<T>(),
@@ -173,16 +184,25 @@ pub fn send<S: RpcSink + ?Sized, T: 'static>(
         info,
         target,
     };
-    let delivery = sink.send_rpc(rpc, encode)?;
-    Ok((rpc, info.call_local && delivery.runs_call_local()))
+    let run = match sink.send_rpc(rpc, encode)? {
+        RpcDelivery::Here => Run::Here,
+        delivery if info.call_local && delivery.runs_call_local() => Run::Local,
+        _ => Run::No,
+    };
+    Ok((rpc, run))
 }
 
-/// Step 2 of a generated `call_local` sender.
+/// Step 2 of a generated sender: runs the body as `run` says.
 #[inline]
-pub fn call_local<S: RpcSink + ?Sized>(
+pub fn run_body<S: RpcSink + ?Sized>(
     sink: &mut S,
     rpc: OutgoingRpc,
+    run: Run,
     call: &mut LocalCall<'_>,
 ) -> Result<(), RpcSendError> {
-    sink.call_local(rpc, call)
+    match run {
+        Run::No => Ok(()),
+        Run::Local => sink.call_local(rpc, call),
+        Run::Here => sink.call_here(rpc, call),
+    }
 }

@@ -5,13 +5,14 @@
 use tracing::warn;
 
 use crate::replication::multiplayer::role::Role;
+use crate::replication::multiplayer::rpc::own_call;
 use crate::replication::multiplayer::rpc::send::{find_entry, send};
 use crate::replication::multiplayer::{instance_name, spawn_instance};
 use crate::replication::server::state::ServerState;
 use crate::replication::shared::config::MultiplayerError;
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::state::Shared;
-use crate::rpc::{call_catching, OutgoingRpc, RpcCommand, RpcContext, RpcRegistry};
+use crate::rpc::{call_catching, OutgoingRpc, RpcCommand, RpcContext, RpcDelivery, RpcRegistry};
 use crate::scene::{NodeId, SceneIndex};
 use crate::transport::PeerId;
 use crate::wire::{NetReader, NetWriter};
@@ -57,16 +58,16 @@ pub(crate) fn apply_commands(
             call,
             &mut encode,
         ) {
-            Ok(delivery) if call.info.call_local && delivery.runs_call_local() => {
-                run_queued_local(
-                    core.as_deref_mut(),
-                    role,
-                    shared,
-                    registry,
+            Ok(delivery)
+                if delivery == RpcDelivery::Here
+                    || (call.info.call_local && delivery.runs_call_local()) =>
+            {
+                let queued = Queued {
                     call,
                     args,
-                    depth,
-                );
+                    local: delivery != RpcDelivery::Here,
+                };
+                run_queued(core.as_deref_mut(), role, shared, registry, queued, depth);
             }
             Ok(_) => {}
             Err(error) => warn!(rpc = call.info.name, %error, "queued RPC not sent"),
@@ -108,16 +109,25 @@ fn apply_server_command(
     }
 }
 
-/// Runs the body of a queued `call_local` RPC on the caller, from its encoded arguments.
-fn run_queued_local(
+/// A queued call whose body runs on the caller: a `call_local` run (`local`), or a call of the
+/// server to itself ([`RpcDelivery::Here`]).
+struct Queued<'a> {
+    call: OutgoingRpc,
+    args: &'a [u8],
+    local: bool,
+}
+
+/// Runs the body of a queued call on the caller, from its encoded arguments. A call of the
+/// server to itself counts as received: its rejection or failure is counted and raised.
+fn run_queued(
     core: Option<&mut Outbox>,
     role: &mut Role,
     shared: &mut Shared,
     registry: &RpcRegistry,
-    call: OutgoingRpc,
-    args: &[u8],
+    queued: Queued<'_>,
     depth: usize,
 ) {
+    let Queued { call, args, local } = queued;
     if depth > MAX_COMMAND_DEPTH {
         warn!(
             rpc = call.info.name,
@@ -128,7 +138,7 @@ fn run_queued_local(
     let Ok(entry) = find_entry(registry, shared, &call) else {
         return;
     };
-    let (local, tick) = match role {
+    let (caller, tick) = match role {
         Role::Server(server) => (PeerId::SERVER, server.tick),
         Role::Client(client) => (client.local_peer, client.newest_applied),
     };
@@ -136,10 +146,11 @@ fn run_queued_local(
         return;
     };
     let mut ctx = shared.rpc.take_context(depth, call.node);
-    ctx.reset(call.node, local, tick, true);
+    ctx.reset(call.node, caller, tick, local);
     let result = call_catching(|| entry.dispatch(value, &mut ctx, &mut NetReader::new(args)));
     match result {
         Ok(()) => apply_commands(core, role, shared, registry, &ctx, depth + 1),
+        Err(error) if !local => own_call::count_failure(shared, caller, call, &error),
         Err(error) => warn!(rpc = call.info.name, %error, "queued local RPC failed"),
     }
     shared.rpc.put_context(depth, ctx);

@@ -18,7 +18,13 @@
 //!   ([`RpcSendError::NotAllowed`]); the receiver checks it again against the transport's
 //!   sender, never anything in the payload.
 //! - On a node that is not networked, offline, or with the calling peer as the target, nothing is
-//!   sent and only `call_local` bodies run ([`RpcDelivery::NotSent`]).
+//!   sent and only `call_local` bodies run ([`RpcDelivery::NotSent`]), except:
+//! - An `authority` RPC the server (or an offline instance) calls on a node it has authority
+//!   over goes to itself: the host's own player on a listen server, or singleplayer. Nothing is
+//!   encoded or sent; the body runs at once as a call received from [`PeerId::SERVER`]
+//!   ([`RpcDelivery::Here`]): `validate` first, and a rejection or a failure is counted,
+//!   raised and returned as the call's error. Rate limits and flood kicks, which guard against
+//!   remote peers, do not apply.
 //! - A server RPC on a node spawned this frame is held until the end of the frame, when the
 //!   spawn has gone out (so clients know the node when the call arrives).
 //!
@@ -70,9 +76,11 @@
 //! [`MultiplayerEvent::RpcFailed`]: crate::replication::multiplayer::MultiplayerEvent::RpcFailed
 //! [`call_catching`]: crate::rpc::call_catching
 //! [`DisconnectReason::Kicked`]: crate::transport::DisconnectReason::Kicked
+//! [`PeerId::SERVER`]: crate::transport::PeerId::SERVER
 
 mod commands;
 pub(crate) mod limits;
+mod own_call;
 mod receive;
 mod send;
 
@@ -163,8 +171,32 @@ impl<T: Transport + 'static, S: crate::store::Store> RpcSink for Multiplayer<T, 
         rpc: OutgoingRpc,
         call: &mut LocalCall<'_>,
     ) -> Result<(), RpcSendError> {
+        self.run_on_caller(rpc, call, true)
+    }
+
+    /// The host's (or an offline instance's) call to itself: run as a received call from
+    /// [`PeerId::SERVER`](crate::transport::PeerId::SERVER), the body's `validate` included; a
+    /// rejection or a failure is counted and raised as for a remote call, and returned.
+    fn call_here(
+        &mut self,
+        rpc: OutgoingRpc,
+        call: &mut LocalCall<'_>,
+    ) -> Result<(), RpcSendError> {
+        self.run_on_caller(rpc, call, false)
+    }
+}
+
+impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
+    /// Runs a body on the caller: a `call_local` run (`local`), or a call to itself, which
+    /// counts as received (`is_local` false, rejections and failures counted and raised).
+    fn run_on_caller(
+        &mut self,
+        rpc: OutgoingRpc,
+        call: &mut LocalCall<'_>,
+        local: bool,
+    ) -> Result<(), RpcSendError> {
         let registry = self.core.shared.rpc.registry_for(&rpc)?;
-        let (local, tick) = (self.local_peer_id(), self.tick());
+        let (caller, tick) = (self.local_peer_id(), self.tick());
         let Self { bus, core, .. } = self;
         let crate::replication::multiplayer::role::Replication { shared, role } = core;
         let entry = find_entry(&registry, shared, &rpc)?;
@@ -176,17 +208,19 @@ impl<T: Transport + 'static, S: crate::store::Store> RpcSink for Multiplayer<T, 
             .project(value)
             .ok_or(RpcSendError::WrongType(rpc.node))?;
         let mut ctx = shared.rpc.take_context(0, rpc.node);
-        ctx.reset(rpc.node, local, tick, true);
+        ctx.reset(rpc.node, caller, tick, local);
         let result = call(value, &mut ctx);
-        if result.is_ok() {
-            apply_commands(
+        match &result {
+            Ok(()) => apply_commands(
                 crate::replication::shared::outbox::outbox(bus),
                 role,
                 shared,
                 &registry,
                 &ctx,
                 1,
-            );
+            ),
+            Err(error) if !local => own_call::count_failure(shared, caller, rpc, error),
+            Err(_) => {}
         }
         shared.rpc.put_context(0, ctx);
         result.map_err(RpcSendError::LocalCall)

@@ -9,7 +9,9 @@ use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::RPC;
 use crate::replication::shared::rpc_state::{no_such_rpc, Deferred};
 use crate::replication::shared::state::Shared;
-use crate::rpc::{OutgoingRpc, RpcDelivery, RpcEntry, RpcRegistry, RpcSendError, RpcTarget};
+use crate::rpc::{
+    OutgoingRpc, RpcDelivery, RpcEntry, RpcMode, RpcRegistry, RpcSendError, RpcTarget,
+};
 use crate::transport::{Channel, PeerId, SendError};
 use crate::wire::NetWriter;
 
@@ -66,6 +68,11 @@ pub(crate) fn send(
     let entry = find_entry(registry, shared, &rpc)?;
     let wire_id = entry.wire_id();
     let channel = rpc.info.channel();
+    if let Role::Server(server) = role {
+        if runs_here(server, &rpc) {
+            return Ok(RpcDelivery::Here);
+        }
+    }
     let Some(core) = core else {
         return Ok(RpcDelivery::NotSent);
     };
@@ -150,6 +157,15 @@ pub(crate) fn send(
             Ok(delivery)
         }
     }
+}
+
+/// Whether a call the server (or an offline instance) makes goes to itself: an `authority` RPC
+/// (what a node's owner sends the server) to everyone, on a node the server has authority
+/// over (the host's own player; every node offline; a node that is not networked).
+fn runs_here(server: &ServerState, rpc: &OutgoingRpc) -> bool {
+    rpc.info.mode == RpcMode::Authority
+        && rpc.target == RpcTarget::All
+        && server.authority_of(rpc.node).unwrap_or(PeerId::SERVER) == PeerId::SERVER
 }
 
 fn not_allowed(rpc: &OutgoingRpc, caller: PeerId, authority: PeerId) -> RpcSendError {
