@@ -31,6 +31,7 @@ book_chapters! {
     BookRpcs => "rpcs.md",
     BookInput => "input.md",
     BookPrediction => "prediction.md",
+    BookThreeRoles => "three-roles.md",
     BookInterpolation => "interpolation.md",
     BookArchitecture => "architecture.md",
     BookWireFormat => "wire-format.md",

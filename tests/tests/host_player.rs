@@ -74,12 +74,9 @@ fn pressed(i: usize, frame: usize) -> Walk {
     }
 }
 
-/// The player's own avatar on `mp`.
+/// The player's own avatar on `mp`: a client's, the host's, singleplayer's alike.
 fn own(mp: &Mp) -> NetRef<Avatar> {
-    let me = mp.local_peer_id();
-    let scene = mp.scene();
-    let mut mine = scene.iter::<Avatar>().map(|(handle, _)| handle);
-    mine.find(|h| mp.authority(h.node()) == me).unwrap()
+    mp.owned::<Avatar>().next().unwrap()
 }
 
 /// One frame of the game in any role: `mp` runs its step with player `i`'s input (`moving`:
