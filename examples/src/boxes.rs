@@ -1,7 +1,7 @@
 //! Boxes on a bad network: a server and several clients in one process, stepped frame by frame.
 //!
 //! ```text
-//! boxes [--seconds N] [--loss P] [--clients N] [--boxes N] [--seed N]
+//! boxes [--seconds N] [--loss P] [--clients N] [--boxes N] [--seed N] [--host]
 //! ```
 //!
 //! - The game runs at 60 frames per second; the server sends snapshots at its network tick
@@ -20,6 +20,10 @@
 //!   interpolated like the boxes on every other client. When the server's state of a tick
 //!   differs from the prediction (an input that arrived late, and the server repeated the one
 //!   before), the owner rolls back and re-simulates.
+//! - With `--host` the server is a listen server whose host plays too: it spawns a player of its
+//!   own (authority [`PeerId::SERVER`]) and walks it with its own input, which the same
+//!   `Simulation` step reads on the server with no round trip; clients interpolate it like any
+//!   other player.
 //! - Every simulated second, one line per peer: snapshots applied and discarded (duplicates and
 //!   stale ones) in that second, bytes per second, the round-trip time the server measured,
 //!   the interpolation delay (adaptive here) and the position error: the largest distance
@@ -227,6 +231,8 @@ pub struct Options {
     /// Print the per-second lines, not the dashboard (`--plain`; also when the output is not a
     /// terminal).
     pub plain: bool,
+    /// A listen server: the host plays a player of its own (`--host`).
+    pub host: bool,
 }
 
 impl Default for Options {
@@ -238,12 +244,14 @@ impl Default for Options {
             boxes: 100,
             seed: 1,
             plain: false,
+            host: false,
         }
     }
 }
 
 const USAGE: &str =
-    "usage: boxes [--seconds N] [--loss P | P%] [--clients N] [--boxes N] [--seed N] [--plain]";
+    "usage: boxes [--seconds N] [--loss P | P%] [--clients N] [--boxes N] [--seed N] [--plain] \
+     [--host]";
 
 impl Options {
     /// Parses command-line arguments (without the program name).
@@ -266,6 +274,7 @@ impl Options {
                 "--boxes" => options.boxes = value(&flag, args.next())?,
                 "--seed" => options.seed = value(&flag, args.next())?,
                 "--plain" => options.plain = true,
+                "--host" => options.host = true,
                 "--loss" => {
                     let arg: String = value(&flag, args.next())?;
                     options.loss = match arg.strip_suffix('%') {
@@ -306,6 +315,8 @@ pub struct Report {
     pub settle_frames: u32,
     /// Per client: its prediction counters at the end.
     pub prediction: Vec<PredictionStats>,
+    /// With `--host`: how far the host's own player walked from its seat (0 without).
+    pub host_walked: f32,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -323,6 +334,8 @@ struct Server {
     history: VecDeque<(u32, Vec<Vec3>)>,
     /// The players' simulation (the same step as the clients').
     sim: Simulation<Steer>,
+    /// With `--host`: the host's own player's bot index (its input depends on it).
+    host: Option<usize>,
 }
 
 impl Server {
@@ -354,7 +367,13 @@ impl Server {
             box_ids,
             history: VecDeque::with_capacity(HISTORY_TICKS + 1),
             sim: Simulation::new(),
+            host: options.host.then_some(options.clients),
         };
+        if server.host.is_some() {
+            // The host's own player: the server has authority over it, and its input is the
+            // server's own.
+            server.spawn_player(PeerId::SERVER)?;
+        }
         server.move_boxes(0.0);
         Ok(server)
     }
@@ -363,22 +382,26 @@ impl Server {
     fn handle_events(&mut self) -> Result<(), Box<dyn Error>> {
         while let Some(event) = self.mp.next_event() {
             match event {
-                MultiplayerEvent::PeerJoined(peer) => {
-                    let root = self.mp.scene().root();
-                    // The third argument is the node's authority: this client's input drives
-                    // it, and this client predicts it.
-                    let handle = self.mp.spawn_as::<Player>(PLAYER_SCENE, root, peer)?;
-                    let player = self.mp.scene_mut().get_mut(handle).expect("just spawned");
-                    let seat = peer.0 as f32;
-                    player.position = Vec3::new(seat * 10.0, 1.0, -10.0);
-                    player.color = PALETTE[(peer.0 as usize) % PALETTE.len()];
-                }
+                MultiplayerEvent::PeerJoined(peer) => self.spawn_player(peer)?,
                 MultiplayerEvent::PeerLeft { peer, reason } => {
                     return Err(format!("{peer} left unexpectedly ({reason})").into());
                 }
                 _ => {}
             }
         }
+        Ok(())
+    }
+
+    /// Spawns the player of `peer` (the host's: [`PeerId::SERVER`]).
+    fn spawn_player(&mut self, peer: PeerId) -> Result<(), Box<dyn Error>> {
+        let root = self.mp.scene().root();
+        // The third argument is the node's authority: this peer's input drives it, and a
+        // client predicts it.
+        let handle = self.mp.spawn_as::<Player>(PLAYER_SCENE, root, peer)?;
+        let player = self.mp.scene_mut().get_mut(handle).expect("just spawned");
+        let seat = peer.0 as f32;
+        player.position = Vec3::new(seat * 10.0, 1.0, -10.0);
+        player.color = PALETTE[(peer.0 as usize) % PALETTE.len()];
         Ok(())
     }
 
@@ -395,10 +418,12 @@ impl Server {
     }
 
     /// Simulates the ticks this frame's `end_frame` reaches: every player walks by its owner's
-    /// input of that tick. The server hosts no player itself: its own input is the default.
-    fn simulate(&mut self) {
-        self.sim
-            .run(&mut self.mp, |_tick| Steer::default(), world_step);
+    /// input of that tick. The server's own input is the host's (with `--host`, `walking`),
+    /// else it stands still.
+    fn simulate(&mut self, walking: bool) {
+        let host = self.host.filter(|_| walking);
+        let sample = |tick| host.map_or_else(Steer::default, |index| Steer::of_bot(index, tick));
+        self.sim.run(&mut self.mp, sample, world_step);
     }
 
     /// After `end_frame`: remembers the box positions of a new network tick.
@@ -810,7 +835,7 @@ pub fn run_observed(
         server.mp.begin_frame(dt);
         server.handle_events()?;
         server.move_boxes(time);
-        server.simulate();
+        server.simulate(true);
         server.mp.end_frame();
         if server.mp.tick() != tick {
             tick_cost = Some(started.elapsed());
@@ -878,7 +903,7 @@ pub fn run_observed(
         settle_frames += 1;
         server.mp.begin_frame(dt);
         server.handle_events()?;
-        server.simulate();
+        server.simulate(false);
         server.mp.end_frame();
         for client in &mut clients {
             client.mp.begin_frame(dt);
@@ -894,7 +919,7 @@ pub fn run_observed(
          {worst_error:.3}",
         settle_frames * 1000 / FPS,
         server.boxes.len(),
-        clients.len(),
+        server.mp.scene().iter::<Player>().count(),
     )?;
     for client in &clients {
         let predicted = client.mp.stats().prediction;
@@ -930,6 +955,10 @@ pub fn run_observed(
         worst_error,
         settle_frames,
         prediction: clients.iter().map(|c| c.mp.stats().prediction).collect(),
+        host_walked: server
+            .player_of(PeerId::SERVER)
+            .filter(|_| options.host)
+            .map_or(0.0, |p| p.position.distance(Vec3::new(0.0, 1.0, -10.0))),
     })
 }
 

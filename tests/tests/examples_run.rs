@@ -41,6 +41,25 @@ fn boxes_converge_on_a_bad_network() {
 }
 
 #[test]
+fn boxes_as_a_listen_server_whose_host_plays_converge() {
+    let options = boxes::Options {
+        seconds: 2,
+        clients: 2,
+        boxes: 10,
+        loss: 0.2,
+        host: true,
+        ..boxes::Options::default()
+    };
+    let mut out = Vec::new();
+    let report = boxes::run(&options, &mut out).expect("the clients converge");
+    let out = String::from_utf8(out).expect("UTF-8 output");
+    // Every client shows the host's player too, exactly where the server has it.
+    assert!(out.contains("(10 boxes, 3 players)"), "{out}");
+    // Two seconds at 4 units a second, along a turning heading.
+    assert!(report.host_walked > 2.0, "{report:?}");
+}
+
+#[test]
 fn the_boxes_dashboard_shows_the_run() {
     let options = boxes::Options {
         seconds: 2,
