@@ -563,3 +563,26 @@ fn a_client_whose_storage_makes_no_such_node_fails_the_spawn_and_stays_connected
     assert!(client.is_running() && server.peers().len() == 1);
     assert_eq!(client.scene().len(), 1, "nothing but the root");
 }
+
+#[test]
+fn lag_compensation_records_from_a_storage_of_the_games_own() {
+    use mf_net::prediction::LagHistory;
+    let mut mp = ArenaMp::with_store(Arena::new(), MultiplayerConfig::default());
+    let ship = mp.store_mut().insert(Ship::default());
+    mp.replicate(ship, PeerId::SERVER).unwrap();
+    let mut history = LagHistory::<Ship, f32>::new(32, |ship| ship.x);
+    let mut recorded = Vec::new();
+    for _ in 0..20 {
+        mp.begin_frame(DT);
+        mp.store_mut().get_mut::<Ship>(ship).unwrap().x += 1.0;
+        mp.end_frame();
+        history.record_from(mp.tick(), mp.store().iter::<Ship>());
+        recorded.push((mp.tick(), mp.store().get::<Ship>(ship).unwrap().x));
+    }
+    for &(tick, x) in &recorded {
+        assert_eq!(history.at(ship, f64::from(tick)), Some(x));
+    }
+    let (t0, x0) = recorded[10];
+    let (_, x1) = recorded[11];
+    assert_eq!(history.at(ship, f64::from(t0) + 0.5), Some((x0 + x1) / 2.0));
+}

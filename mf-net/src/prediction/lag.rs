@@ -91,14 +91,21 @@ impl<T: Replicated, V: Interpolate> LagHistory<T, V> {
     ///   order, so also one 2³¹ ticks or more ahead) is ignored. After the server restarts its
     ///   ticks, [`clear`](Self::clear) first.
     pub fn record(&mut self, scene: &Scene, tick: u32) {
+        self.record_from(tick, scene.iter::<T>().map(|(h, value)| (h.node(), value)));
+    }
+
+    /// [`record`](Self::record) from any storage: `values` are every node holding a `T` and
+    /// its value at `tick` (a game that keeps its own storage,
+    /// [`Multiplayer::with_store`](crate::replication::Multiplayer::with_store), walks its
+    /// own).
+    pub fn record_from<'a>(&mut self, tick: u32, values: impl IntoIterator<Item = (NodeId, &'a T)>)
+    where
+        T: 'a,
+    {
         let pick = self.pick;
-        if let Some(values) = self.ring.begin(tick) {
-            values.extend(
-                scene
-                    .iter::<T>()
-                    .map(|(handle, value)| (handle.node(), pick(value))),
-            );
-            values.sort_unstable_by_key(|&(node, _)| node);
+        if let Some(recorded) = self.ring.begin(tick) {
+            recorded.extend(values.into_iter().map(|(node, value)| (node, pick(value))));
+            recorded.sort_unstable_by_key(|&(node, _)| node);
         }
     }
 
