@@ -27,8 +27,7 @@
 
 use std::time::Duration;
 
-use std::any::Any;
-
+use crate::replication::shared::instance::as_scene;
 use crate::scene::{NodeId, Scene};
 use crate::store::Store;
 use crate::transport::PeerId;
@@ -68,7 +67,7 @@ impl std::fmt::Debug for InterestQuery<'_> {
 impl<'a> InterestQuery<'a> {
     /// The server's storage as the built-in scene, if it is one.
     pub fn scene(&self) -> Option<&'a Scene> {
-        (self.store as &dyn Any).downcast_ref()
+        as_scene(self.store)
     }
 }
 
