@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use proc_macro2::{Span, TokenStream, TokenTree};
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::{Generics, Ident, Type, WherePredicate};
 
@@ -33,6 +33,58 @@ pub(crate) fn occurrences<'n>(ty: &Type, names: &[&'n Ident]) -> Vec<(&'n Ident,
     let mut found = Vec::new();
     scan(ty.to_token_stream(), names, &mut found);
     found
+}
+
+/// [`occurrences`], leaving out the arguments of every `NetRef<..>` in `ty`: a node reference
+/// holds a net id, not the value it names.
+pub(crate) fn occurrences_outside_refs<'n>(
+    ty: &Type,
+    names: &[&'n Ident],
+) -> Vec<(&'n Ident, Span)> {
+    let mut found = Vec::new();
+    scan(
+        without_ref_arguments(ty.to_token_stream()),
+        names,
+        &mut found,
+    );
+    found
+}
+
+/// `tokens` without what follows each `NetRef` between its `<` and the matching `>`.
+fn without_ref_arguments(tokens: TokenStream) -> TokenStream {
+    let mut out = Vec::new();
+    let mut trees = tokens.into_iter().peekable();
+    while let Some(tree) = trees.next() {
+        match tree {
+            TokenTree::Group(group) => {
+                let mut inner =
+                    Group::new(group.delimiter(), without_ref_arguments(group.stream()));
+                inner.set_span(group.span());
+                out.push(TokenTree::Group(inner));
+            }
+            TokenTree::Ident(ident) if ident == "NetRef" => {
+                out.push(TokenTree::Ident(ident));
+                let opens = matches!(trees.peek(), Some(TokenTree::Punct(p)) if p.as_char() == '<');
+                if opens {
+                    let mut depth = 0usize;
+                    for tree in trees.by_ref() {
+                        if let TokenTree::Punct(p) = &tree {
+                            match p.as_char() {
+                                '<' => depth += 1,
+                                '>' => depth -= 1,
+                                _ => {}
+                            }
+                        }
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                }
+            }
+            tree => out.push(tree),
+        }
+    }
+    out.into_iter().collect()
 }
 
 fn scan<'n>(tokens: TokenStream, names: &[&'n Ident], found: &mut Vec<(&'n Ident, Span)>) {

@@ -57,6 +57,17 @@ impl<T: MemberCodec> Member<T> {
     pub fn same_encoding_member(value: &T, other: &T) -> Option<bool> {
         value.same_encoding_member(other)
     }
+
+    /// Whether the value just decoded names a node this end does not have yet, so the member
+    /// keeps its previous value (see [`crate::refs`]); always false for a type without node
+    /// references.
+    #[inline]
+    pub fn held_member() -> bool {
+        T::NODE_REFS && crate::refs::held()
+    }
+
+    /// [`MemberCodec::NODE_REFS`].
+    pub const MEMBER_NODE_REFS: bool = T::NODE_REFS;
 }
 
 impl<T: MemberEq> Member<T> {
@@ -137,6 +148,8 @@ pub trait MemberFallback<T> {
     const MEMBER_SCHEMA_HASH: u64 = 0;
     /// Stands in for [`Member::EXTRAPOLATE`].
     const EXTRAPOLATE: bool = false;
+    /// Stands in for [`Member::MEMBER_NODE_REFS`].
+    const MEMBER_NODE_REFS: bool = false;
 
     /// Stands in for [`Member::encode_member`].
     fn encode_member(_value: &T, _w: &mut NetWriter) {}
@@ -149,6 +162,11 @@ pub trait MemberFallback<T> {
     /// Stands in for [`Member::same_encoding_member`].
     fn same_encoding_member(_value: &T, _other: &T) -> Option<bool> {
         None
+    }
+
+    /// Stands in for [`Member::held_member`].
+    fn held_member() -> bool {
+        false
     }
 
     /// Stands in for [`Member::unchanged`].
@@ -268,6 +286,8 @@ impl<T: Replicated> Base<T> {
     pub const OWNER_CONDITIONS: bool = T::OWNER_CONDITIONS;
     /// [`Replicated::ON_CHANGE`].
     pub const ON_CHANGE: bool = T::ON_CHANGE;
+    /// [`Replicated::NODE_REFS`].
+    pub const NODE_REFS: bool = T::NODE_REFS;
     /// [`Replicated::INTERPOLATED`].
     pub const INTERPOLATED: bool = T::INTERPOLATED;
     /// [`Replicated::PREDICTS`].
@@ -416,6 +436,8 @@ pub trait BaseFallback<T> {
     const OWNER_CONDITIONS: bool = false;
     /// Stands in for [`Base::ON_CHANGE`].
     const ON_CHANGE: bool = false;
+    /// Stands in for [`Base::NODE_REFS`].
+    const NODE_REFS: bool = false;
     /// Stands in for [`Base::INTERPOLATED`].
     const INTERPOLATED: bool = false;
     /// Stands in for [`Base::PREDICTS`].

@@ -91,6 +91,7 @@ pub(crate) fn impl_net_codec(input: &NetCodecInput) -> TokenStream {
         }
     };
 
+    let node_refs = node_refs(&cx, &input.data);
     let (schema_hash, min_size, encode, decode, same) = match &input.data {
         Data::Struct(fields) => (
             hash_fields(&cx, fields),
@@ -124,6 +125,8 @@ pub(crate) fn impl_net_codec(input: &NetCodecInput) -> TokenStream {
                 };
 
                 const MIN_SIZE: usize = #min_size;
+
+                const NODE_REFS: bool = #node_refs;
 
                 #[inline]
                 fn encode(&self, #w: &mut #p::NetWriter) {
@@ -224,6 +227,18 @@ fn hash_variants(cx: &Ctx, variants: &[NetCodecVariant]) -> TokenStream {
         }
     });
     quote!(#(#steps)*)
+}
+
+/// Whether any sent field (of any variant) can hold node references.
+fn node_refs(cx: &Ctx, data: &Data<NetCodecVariant, NetCodecField>) -> TokenStream {
+    let fields: Vec<&Fields<NetCodecField>> = match data {
+        Data::Struct(fields) => vec![fields],
+        Data::Enum(variants) => variants.iter().map(|v| &v.fields).collect(),
+    };
+    let parts = fields
+        .into_iter()
+        .flat_map(|fields| sent(fields).map(|(_, f)| cx.codec_item(&f.ty, "NODE_REFS")));
+    quote!(false #(|| #parts)*)
 }
 
 /// The sum of the sent fields' minimum sizes.

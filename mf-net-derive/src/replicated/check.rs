@@ -108,7 +108,8 @@ pub(crate) fn fields(input: &DeriveInput, errors: &mut Accumulator) -> Vec<Field
             continue;
         };
         if !matches!(role, Role::Local) {
-            if let Some((name, span)) = bounds::occurrences(&field.ty, &[own, &self_ty]).first() {
+            let found = bounds::occurrences_outside_refs(&field.ty, &[own, &self_ty]);
+            if let Some((name, span)) = found.first() {
                 let alias = if *name == own {
                     String::new()
                 } else {
@@ -119,8 +120,8 @@ pub(crate) fn fields(input: &DeriveInput, errors: &mut Accumulator) -> Vec<Field
                     format!(
                         "`{own}` cannot contain itself{alias} in a replicated \
                          member: its shadow state and schema hash would never end; keep this \
-                         field local (remove `#[replicated]`), or replicate ids that refer to \
-                         other nodes instead"
+                         field local (remove `#[replicated]`), or refer to another node holding \
+                         one with `NetRef<{own}>`"
                     ),
                 ));
             }

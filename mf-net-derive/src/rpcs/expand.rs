@@ -46,6 +46,10 @@ fn dispatch_name(index: usize) -> Ident {
     format_ident!("__mf_net_rpc_dispatch_{}", index)
 }
 
+fn read_args_name(index: usize) -> Ident {
+    format_ident!("__mf_net_rpc_read_args_{}", index)
+}
+
 /// The whole expansion.
 pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
     let p = &runtime::private();
@@ -154,6 +158,7 @@ fn helpers(p: &TokenStream, index: usize, rpc: &Rpc) -> TokenStream {
     );
     let invoke = invoke_name(index);
     let dispatch = dispatch_name(index);
+    let read_args = read_args_name(index);
     let method = &rpc.ident;
     let names: Vec<&Ident> = rpc.params.iter().map(|param| &param.ident).collect();
     let types: Vec<&Type> = rpc.params.iter().map(|param| &param.ty).collect();
@@ -191,11 +196,15 @@ fn helpers(p: &TokenStream, index: usize, rpc: &Rpc) -> TokenStream {
         }
         None => quote!(<() as #p::RpcReturn>::into_rpc_result(#call)),
     };
-    let decodes = rpc.params.iter().map(|param| {
-        let name = &param.ident;
-        let decode = arg_item(p, &param.ty, "decode_arg");
-        quote!(let #name = #decode(#r)?;)
-    });
+    let decodes: Vec<TokenStream> = rpc
+        .params
+        .iter()
+        .map(|param| {
+            let name = &param.ident;
+            let decode = arg_item(p, &param.ty, "decode_arg");
+            quote!(let #name = #decode(#r)?;)
+        })
+        .collect();
 
     quote! {
         #[doc(hidden)]
@@ -221,6 +230,15 @@ fn helpers(p: &TokenStream, index: usize, rpc: &Rpc) -> TokenStream {
             #p::Received::<Self>::invoke(#this, #ctx, |#this, #ctx| {
                 Self::#invoke(#this, #ctx, #(#names),*)
             })
+        }
+
+        #[doc(hidden)]
+        #[allow(unused_variables)]
+        fn #read_args(
+            #r: &mut #p::NetReader<'_>,
+        ) -> #p::Result<(), #p::DecodeError> {
+            #(#decodes)*
+            #p::NetReader::finish(#r)
         }
     }
 }
@@ -263,6 +281,11 @@ fn info(p: &TokenStream, index: usize, rpc: &Rpc) -> TokenStream {
         }
     });
     let dispatch = dispatch_name(index);
+    let read_args = read_args_name(index);
+    let refs = rpc
+        .params
+        .iter()
+        .map(|param| arg_item(p, &param.ty, "ARG_NODE_REFS"));
     quote! {
         #p::RpcInfo {
             name: #name,
@@ -273,6 +296,11 @@ fn info(p: &TokenStream, index: usize, rpc: &Rpc) -> TokenStream {
             validate: #validate,
             params: &[#(#params)*],
             dispatch: Self::#dispatch,
+            read_args: if false #(|| #refs)* {
+                #p::Option::Some(Self::#read_args)
+            } else {
+                #p::Option::None
+            },
         },
     }
 }

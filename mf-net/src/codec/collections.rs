@@ -40,6 +40,7 @@ impl<T: NetCodec> NetCodec for Vec<T> {
     const NAME: &'static str = "Vec";
     const SCHEMA_HASH: u64 = container_hash("Vec", T::SCHEMA_HASH);
     const MIN_SIZE: usize = 1;
+    const NODE_REFS: bool = T::NODE_REFS;
 
     fn encode(&self, w: &mut NetWriter) {
         encode_slice(self, w);
@@ -63,6 +64,7 @@ impl<T: NetCodec> NetCodec for Box<[T]> {
     const NAME: &'static str = "Vec";
     const SCHEMA_HASH: u64 = <Vec<T> as NetCodec>::SCHEMA_HASH;
     const MIN_SIZE: usize = 1;
+    const NODE_REFS: bool = T::NODE_REFS;
 
     fn encode(&self, w: &mut NetWriter) {
         encode_slice(self, w);
@@ -85,6 +87,7 @@ where
     const NAME: &'static str = "Vec";
     const SCHEMA_HASH: u64 = <Vec<A::Item> as NetCodec>::SCHEMA_HASH;
     const MIN_SIZE: usize = 1;
+    const NODE_REFS: bool = <A::Item as NetCodec>::NODE_REFS;
 
     fn encode(&self, w: &mut NetWriter) {
         encode_slice(self, w);
@@ -108,6 +111,7 @@ impl<T: NetCodec, const N: usize> NetCodec for [T; N] {
     const NAME: &'static str = "Array";
     const SCHEMA_HASH: u64 = hash_u64(container_hash("Array", T::SCHEMA_HASH), N as u64);
     const MIN_SIZE: usize = T::MIN_SIZE * N;
+    const NODE_REFS: bool = T::NODE_REFS;
 
     fn encode(&self, w: &mut NetWriter) {
         for item in self {
@@ -133,6 +137,7 @@ impl<T: NetCodec> NetCodec for Option<T> {
     const NAME: &'static str = "Option";
     const SCHEMA_HASH: u64 = container_hash("Option", T::SCHEMA_HASH);
     const MIN_SIZE: usize = 1;
+    const NODE_REFS: bool = T::NODE_REFS;
 
     fn encode(&self, w: &mut NetWriter) {
         match self {

@@ -17,6 +17,7 @@
 //! | `Option<T>` | bool, then the value if present |
 //! | tuples up to 6 | the elements in order |
 //! | `glam::{Vec2, Vec3, Vec4, Quat}` (feature `glam`) | 2 / 3 / 4 / 4 × `f32` |
+//! | [`NetRef<T>`](crate::scene::NetRef) | varint net id of the node, 0 for none (mapped to the receiver's node) |
 //!
 //! Replicated members can instead be sent quantized (`#[replicated(quantize(..))]`): see
 //! [`quantize`].
@@ -74,6 +75,10 @@ pub trait NetCodec: Sized {
     /// struct, a struct whose fields are all `#[net(skip)]`) decodes only if no more elements
     /// are claimed than bytes follow the count; send a count field instead of such a list.
     const MIN_SIZE: usize = 0;
+    /// Whether a value can hold node references ([`NetRef`](crate::scene::NetRef)s): such
+    /// values are mapped between peers' nodes as they travel (see the book's chapter on
+    /// references). `#[derive(NetCodec)]` and the containers set it from their parts.
+    const NODE_REFS: bool = false;
 
     /// Appends the value's encoding.
     fn encode(&self, w: &mut NetWriter);

@@ -12,6 +12,7 @@ macro_rules! tuple {
                 h
             };
             const MIN_SIZE: usize = 0 $(+ $name::MIN_SIZE)+;
+            const NODE_REFS: bool = false $(|| $name::NODE_REFS)+;
 
             #[allow(non_snake_case)]
             fn encode(&self, w: &mut NetWriter) {

@@ -25,6 +25,8 @@ pub trait MemberCodec: Sized {
     const NAME: &'static str;
     /// [`NetCodec::SCHEMA_HASH`].
     const SCHEMA_HASH: u64;
+    /// [`NetCodec::NODE_REFS`].
+    const NODE_REFS: bool;
     /// [`NetCodec::encode`].
     fn encode_member(&self, w: &mut NetWriter);
     /// [`NetCodec::decode`].
@@ -36,6 +38,7 @@ pub trait MemberCodec: Sized {
 impl<T: NetCodec> MemberCodec for T {
     const NAME: &'static str = T::NAME;
     const SCHEMA_HASH: u64 = T::SCHEMA_HASH;
+    const NODE_REFS: bool = T::NODE_REFS;
 
     #[inline]
     fn encode_member(&self, w: &mut NetWriter) {

@@ -210,6 +210,11 @@ pub trait Replicated:
 
     /// Whether the chain (bases included) has a predicted member.
     const PREDICTS: bool;
+
+    /// Whether the chain (bases included) has a member that can hold node references
+    /// ([`NetCodec::NODE_REFS`](crate::codec::NetCodec::NODE_REFS)): only then does a client
+    /// look for members held back while it applies the type's states.
+    const NODE_REFS: bool = false;
 }
 
 /// The server's side of a [`Replicated`] type: change detection against the shadow state `S`

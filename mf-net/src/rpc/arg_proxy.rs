@@ -21,6 +21,8 @@ impl<T: RpcArg> Arg<T> {
     pub const ARG_NAME: &'static str = T::NAME;
     /// [`RpcArg::SCHEMA_HASH`].
     pub const ARG_SCHEMA_HASH: u64 = T::SCHEMA_HASH;
+    /// [`RpcArg::NODE_REFS`].
+    pub const ARG_NODE_REFS: bool = T::NODE_REFS;
 
     /// [`RpcArg::encode_arg`].
     #[inline]
@@ -41,6 +43,8 @@ pub trait ArgFallback<T> {
     const ARG_NAME: &'static str = "";
     /// Stands in for [`Arg::ARG_SCHEMA_HASH`].
     const ARG_SCHEMA_HASH: u64 = 0;
+    /// Stands in for [`Arg::ARG_NODE_REFS`].
+    const ARG_NODE_REFS: bool = false;
 
     /// Stands in for [`Arg::encode_arg`].
     fn encode_arg(_value: &T, _w: &mut NetWriter) {}

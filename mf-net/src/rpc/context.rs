@@ -246,6 +246,7 @@ mod tests {
         validate: None,
         params: &[],
         dispatch: no_dispatch,
+        read_args: None,
     };
 
     fn call(node: NodeId, target: RpcTarget) -> OutgoingRpc {

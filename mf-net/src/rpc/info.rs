@@ -6,7 +6,7 @@ use std::fmt;
 use super::{RpcCallError, RpcContext};
 use crate::schema;
 use crate::transport::{Channel, PeerId};
-use crate::wire::NetReader;
+use crate::wire::{DecodeError, NetReader};
 
 /// Who may call an RPC, checked by the receiving side against the transport's sender.
 ///
@@ -74,6 +74,9 @@ pub struct RpcParam {
     pub schema_hash: u64,
 }
 
+/// Reads an RPC's arguments without running it: see [`RpcInfo::read_args`].
+pub type RpcReadArgs = fn(&mut NetReader<'_>) -> Result<(), DecodeError>;
+
 /// Decodes an RPC's arguments from the reader and runs it on a value: see [`RpcInfo::dispatch`].
 pub type RpcDispatch =
     fn(&mut dyn Any, &mut RpcContext, &mut NetReader<'_>) -> Result<(), RpcCallError>;
@@ -114,6 +117,11 @@ pub struct RpcInfo {
     /// A body that panics is **not** caught here: callers that take calls from the network run
     /// this through [`call_catching`](super::call_catching).
     pub dispatch: RpcDispatch,
+    /// For an RPC with node references among its parameters
+    /// ([`NetCodec::NODE_REFS`](crate::codec::NetCodec::NODE_REFS)), a function that reads
+    /// the arguments (all of them, then the end) and drops them; `None` for the others. The
+    /// server reads a client's call this way before running it, to check every node it names.
+    pub read_args: Option<RpcReadArgs>,
 }
 
 impl RpcInfo {
@@ -226,6 +234,7 @@ mod tests {
             validate: Some("Self::check"),
             params: PARAMS,
             dispatch: no_dispatch,
+            read_args: None,
         }
     }
 

@@ -104,7 +104,7 @@ pub mod support;
 
 pub use context::{QueuedRpc, RpcCommand, RpcContext};
 pub use error::{call_catching, RpcCallError, RpcSendError};
-pub use info::{RpcDispatch, RpcInfo, RpcMode, RpcParam, Rpcs};
+pub use info::{RpcDispatch, RpcInfo, RpcMode, RpcParam, RpcReadArgs, Rpcs};
 pub use mf_net_derive::{rpc, rpcs};
 pub use registry::{
     BaseInfo, BaseProjection, FlattenedBases, RpcEntry, RpcRegistration, RpcRegistry,

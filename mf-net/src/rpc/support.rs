@@ -34,6 +34,8 @@ pub trait RpcArg: Sized {
     const NAME: &'static str;
     /// [`NetCodec::SCHEMA_HASH`].
     const SCHEMA_HASH: u64;
+    /// [`NetCodec::NODE_REFS`].
+    const NODE_REFS: bool;
     /// [`NetCodec::encode`].
     fn encode_arg(&self, w: &mut NetWriter);
     /// [`NetCodec::decode`].
@@ -43,6 +45,7 @@ pub trait RpcArg: Sized {
 impl<T: NetCodec> RpcArg for T {
     const NAME: &'static str = T::NAME;
     const SCHEMA_HASH: u64 = T::SCHEMA_HASH;
+    const NODE_REFS: bool = T::NODE_REFS;
 
     #[inline]
     fn encode_arg(&self, w: &mut NetWriter) {

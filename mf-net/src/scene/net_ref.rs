@@ -13,6 +13,13 @@ use super::NodeId;
 /// [`Scene::get_mut`](super::Scene::get_mut) return `None` once the node is removed or holds a
 /// value of another type, and an RPC sent through it is refused if the node holds no `T`.
 /// `Copy`, `Eq`, `Hash` and `Debug` hold for every `T`.
+///
+/// A `NetRef<T>` is also a valid RPC parameter and `#[replicated]` member: it travels as the
+/// node's net id and arrives as the receiver's own handle to that node. A reference the
+/// receiver cannot map (a node it does not have, or one that is not networked) arrives
+/// [unresolved](Self::is_unresolved) in an RPC argument; a member keeps its previous value until
+/// the node is there. A reference to a node of another type is refused like any malformed
+/// value. See the book's chapter on references.
 pub struct NetRef<T> {
     node: NodeId,
     _type: PhantomData<fn() -> T>,
@@ -32,6 +39,31 @@ impl<T> NetRef<T> {
     /// The node this handle points at.
     pub fn node(self) -> NodeId {
         self.node
+    }
+
+    /// The unresolved reference: it names no node (every look-up through it finds nothing).
+    /// A received reference is unresolved when the receiver has no node for it: not spawned
+    /// here yet, not relevant to this peer, despawned, or never networked on the sender. It is
+    /// also the [`Default`] and what a reference encodes as outside a runtime.
+    pub const fn unresolved() -> Self {
+        Self {
+            node: UNRESOLVED,
+            _type: PhantomData,
+        }
+    }
+
+    /// Whether this is the [unresolved](Self::unresolved) reference.
+    pub fn is_unresolved(self) -> bool {
+        self.node == UNRESOLVED
+    }
+}
+
+/// The node no storage hands out, that the unresolved reference names.
+const UNRESOLVED: NodeId = NodeId::new(u32::MAX, u32::MAX);
+
+impl<T> Default for NetRef<T> {
+    fn default() -> Self {
+        Self::unresolved()
     }
 }
 
@@ -59,7 +91,11 @@ impl<T> Hash for NetRef<T> {
 
 impl<T> fmt::Debug for NetRef<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "NetRef<{}>({})", std::any::type_name::<T>(), self.node)
+        let name = std::any::type_name::<T>();
+        if self.is_unresolved() {
+            return write!(f, "NetRef<{name}>(unresolved)");
+        }
+        write!(f, "NetRef<{name}>({})", self.node)
     }
 }
 

@@ -42,6 +42,10 @@ pub enum DecodeError {
     /// decoders return for bytes they cannot accept (the derives return it only from the
     /// placeholder code they emit after a compile error).
     InvalidValue,
+    /// A node reference ([`NetRef`](crate::scene::NetRef)) to a node whose value is of another
+    /// type than the reference's, or, on the server, to a node the sending client may not
+    /// name (one that does not exist, or that is not relevant to it).
+    BadReference,
     /// A well-formed replication message that breaks the protocol.
     Protocol(ProtocolViolation),
 }
@@ -84,6 +88,9 @@ impl fmt::Display for DecodeError {
             DecodeError::BadQuantized => f.write_str("quantized value past its last bucket"),
             DecodeError::BadMask => f.write_str("change mask has bits past the last member"),
             DecodeError::InvalidValue => f.write_str("bytes do not form a valid value"),
+            DecodeError::BadReference => {
+                f.write_str("node reference to a node of another type, or one not to be named")
+            }
             DecodeError::Protocol(violation) => write!(f, "protocol violation: {violation}"),
         }
     }

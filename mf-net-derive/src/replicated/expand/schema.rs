@@ -30,6 +30,14 @@ pub(super) fn replicated_impl(cx: &Ctx<'_>, interp: &Interp, predict: &Predict) 
     let own_on_change = cx.own_on_change();
     let base_conditions = cx.any_base("OWNER_CONDITIONS");
     let base_on_change = cx.any_base("ON_CHANGE");
+    let base_node_refs = cx.any_base("NODE_REFS");
+    let own_node_refs = members
+        .iter()
+        .filter(|(_, _, m)| m.quantize.is_none())
+        .map(|(_, f, _)| {
+            let refs = spanned_item(p, &f.ty, "MemberCodec", "MEMBER_NODE_REFS");
+            quote!(|| #refs)
+        });
     let base_state_counts = cx.bases.iter().map(|f| {
         let n = cx.base_item(f, "STATE_COUNT");
         quote!(+ #n)
@@ -60,6 +68,8 @@ pub(super) fn replicated_impl(cx: &Ctx<'_>, interp: &Interp, predict: &Predict) 
             const OWNER_CONDITIONS: bool = #own_conditions #(#base_conditions)*;
 
             const ON_CHANGE: bool = #own_on_change #(#base_on_change)*;
+
+            const NODE_REFS: bool = false #(#own_node_refs)* #(#base_node_refs)*;
 
             #interp_consts
 

@@ -257,25 +257,37 @@ pub(super) fn read_member(
     let field = &f.ident;
     let bit = bit(index);
     let decode = decode_value(p, index, f, member, r);
-    match fired {
+    let v = local("__v");
+    let assign = match fired {
         Some(fired) => {
-            let v = local("__v");
             let unchanged = unchanged(p, &f.ty, &quote!(&#v), &quote!(&self.#field));
             quote! {
-                if #mask & #bit != 0 {
-                    let #v = #decode?;
-                    if !(#unchanged) {
-                        #fired |= #bit;
-                    }
-                    self.#field = #v;
+                if !(#unchanged) {
+                    #fired |= #bit;
+                }
+                self.#field = #v;
+            }
+        }
+        None => quote!(self.#field = #v;),
+    };
+    // A value naming a node this end does not have yet is not assigned (see `mf_net::refs`);
+    // the check folds away for types without node references.
+    let assign = match member.quantize {
+        Some(_) => assign,
+        None => {
+            let held = spanned_item(p, &f.ty, "MemberCodec", "held_member");
+            quote! {
+                if !#held() {
+                    #assign
                 }
             }
         }
-        None => quote! {
-            if #mask & #bit != 0 {
-                self.#field = #decode?;
-            }
-        },
+    };
+    quote! {
+        if #mask & #bit != 0 {
+            let #v = #decode?;
+            #assign
+        }
     }
 }
 

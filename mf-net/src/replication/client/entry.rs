@@ -1,6 +1,7 @@
 //! A snapshot entry as a client applies it: when ([`EntryAt`]), which row and bytes
 //! ([`EntryRef`]), and what a pass could not apply ([`EntryMisses`]).
 
+use crate::refs;
 use crate::store::NodeId;
 use crate::wire::DecodeError;
 
@@ -36,9 +37,23 @@ impl EntryRef {
 }
 
 /// What a column's pass over entries could not apply: entries whose row was not their node's
-/// (found again by the caller), and entries that did not read, with their error.
+/// (found again by the caller), entries that did not read, with their error; and, of entries
+/// of types with node references, the net ids each named (tag, net id named) and how many held
+/// a member back (it named a node this client does not have yet).
 #[derive(Debug, Default)]
 pub(crate) struct EntryMisses {
     pub(crate) stale: Vec<EntryRef>,
     pub(crate) rejected: Vec<(u32, DecodeError)>,
+    pub(crate) named: Vec<(u32, u32)>,
+    pub(crate) held: u64,
+}
+
+impl EntryMisses {
+    /// Takes what the references of the entry tagged `tag`, just read, named.
+    pub(crate) fn take_named(&mut self, tag: u32) {
+        let named = &mut self.named;
+        if refs::take_named(|target| named.push((tag, target))) {
+            self.held += 1;
+        }
+    }
 }

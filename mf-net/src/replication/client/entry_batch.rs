@@ -29,6 +29,8 @@ impl EntryBatch {
         self.read.clear();
         self.misses.stale.clear();
         self.misses.rejected.clear();
+        self.misses.named.clear();
+        self.misses.held = 0;
     }
 
     /// An entry whose value was last seen `at`.

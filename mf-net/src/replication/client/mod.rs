@@ -4,6 +4,7 @@
 pub(crate) mod entry;
 pub(crate) mod entry_batch;
 pub(crate) mod interpolation;
+pub(crate) mod named_by;
 pub(crate) mod prediction;
 pub(crate) mod replica_column;
 pub(crate) mod replicas;

@@ -387,6 +387,9 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
                 if let Err(error) = Self::apply(row, value, e.bytes(snapshot), at, changed) {
                     misses.rejected.push((e.tag, error));
                 }
+                if T::NODE_REFS {
+                    misses.take_named(e.tag);
+                }
             };
             let Some(mut dense) = values.dense() else {
                 return apply_looked_up(values, rows, entries, &mut apply);

@@ -1,7 +1,9 @@
 //! The client side: handshake, spawns, despawns, authority, snapshot application and acks.
 
+use crate::refs::{self, NetIdMap};
+use crate::replication::client::named_by::NamedBy;
 use crate::replication::client::prediction::ClientPrediction;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::time::Duration;
 
 use tracing::{debug, info, warn};
@@ -19,7 +21,8 @@ use crate::replication::shared::instance::{
 use crate::replication::shared::net_id::NetId;
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{
-    self, Kind, ParentRef, SpawnHeader, ToClient, ACK, HELLO, SCENE_BIND, SCENE_TYPED,
+    self, Kind, ParentRef, SpawnHeader, ToClient, ACK, HELLO, MAX_RESEND_IDS, RESEND, SCENE_BIND,
+    SCENE_TYPED,
 };
 use crate::replication::shared::state::Shared;
 use crate::replication::shared::stats::LinkTracker;
@@ -125,12 +128,17 @@ pub(crate) struct ClientState {
     /// from 1, so it is dense; it only grows to ids at most [`dense_limit`] (ids past its end
     /// are searched in `nodes`), so a far-off id cannot make it huge.
     by_id: Vec<Option<Located>>,
-    pub(crate) by_node: HashMap<NodeId, u32>,
+    pub(crate) by_node: NetIdMap,
     groups: Vec<ClientGroup>,
     /// Spawns that failed, oldest first, at most [`MAX_FAILED_SPAWNS`].
     failed: Vec<FailedSpawn>,
     /// Net ids a despawn removed, ascending (scratch, capacity kept).
     removed: Vec<u32>,
+    /// Which nodes' states named which net ids.
+    named_by: NamedBy,
+    /// Net ids of nodes whose states named a node that arrived since: the server is asked to
+    /// send their states again ([`RESEND`]) at the end of the frame.
+    resend: Vec<u32>,
     acks: [u32; MAX_PENDING_ACKS],
     ack_count: usize,
     /// When the next heartbeat ack is due (set at the first end of frame after the welcome).
@@ -172,10 +180,12 @@ impl ClientState {
             last_truncated: false,
             nodes: Vec::new(),
             by_id: Vec::new(),
-            by_node: HashMap::new(),
+            by_node: NetIdMap::default(),
             groups: Vec::new(),
             failed: Vec::new(),
             removed: Vec::new(),
+            named_by: NamedBy::default(),
+            resend: Vec::new(),
             acks: [0; MAX_PENDING_ACKS],
             ack_count: 0,
             heartbeat_at: None,
@@ -243,13 +253,13 @@ impl ClientState {
 
     /// The authority of a networked node.
     pub(crate) fn authority_of(&self, node: NodeId) -> Option<PeerId> {
-        let id = *self.by_node.get(&node)?;
+        let id = self.by_node.get(node)?;
         self.index_of(id).map(|i| self.nodes[i].authority)
     }
 
     /// The net id of `node`.
     pub(crate) fn net_id(&self, node: NodeId) -> Option<NetId> {
-        self.by_node.get(&node).copied().and_then(NetId::new)
+        self.by_node.get(node).and_then(NetId::new)
     }
 
     /// The transport connected to the server, whose transport peer id is `server`: remember it
@@ -305,6 +315,8 @@ impl ClientState {
         self.nodes.clear();
         self.by_id.clear();
         self.by_node.clear();
+        self.named_by.clear();
+        self.resend.clear();
         self.failed.clear();
         // Bound nodes stay, as plain nodes.
         self.replicas.clear();
@@ -439,7 +451,7 @@ impl ClientState {
             let node = scene
                 .child(parent, &header.name)
                 .ok_or("bound node not found")?;
-            if self.by_node.contains_key(&node) {
+            if self.by_node.contains(node) {
                 return Err("bound node is networked already");
             }
             return Ok((node, true));
@@ -507,6 +519,8 @@ impl ClientState {
         // start in `changed`. The hooks run once the whole spawn is applied.
         let mut hooked: Vec<(NodeId, usize)> = Vec::new();
         let mut changed: Vec<u64> = Vec::new();
+        // What the states' node references named, by net id: (naming node, node named).
+        let mut named: Vec<(u32, u32)> = Vec::new();
         let result = (|| -> Result<(), DecodeError> {
             for _ in 0..r.read_count(1)? {
                 let id = r.read_var_u32()?;
@@ -516,7 +530,7 @@ impl ClientState {
                     .ok_or(DecodeError::Protocol(ProtocolViolation::AbsentOutsideSpawn))?;
                 absent.insert(nodes[offset as usize]);
             }
-            for &node in &nodes {
+            for (offset, &node) in (0u32..).zip(&nodes) {
                 // Absent, or under an absent node: no state follows.
                 let mut up = Some(node);
                 while let Some(n) = up.filter(|n| !absent.contains(n)) {
@@ -539,6 +553,10 @@ impl ClientState {
                     hooked.push((node, start));
                 } else {
                     replicas.read_state(scene, node, r, &mut [])?;
+                }
+                let referrer = header.first_net_id + offset;
+                if refs::take_named(|target| named.push((referrer, target))) {
+                    shared.stats.references_held += 1;
                 }
             }
             r.finish()
@@ -570,7 +588,7 @@ impl ClientState {
         // Ids in its range still listed were freed locally, and are no longer: forget them (and
         // failed spawns over the range).
         for n in self.nodes.drain(lo..hi) {
-            self.by_node.remove(&n.node);
+            self.by_node.remove(n.node);
             self.replicas.remove(n.node);
             if let Some(slot) = self.by_id.get_mut(n.net_id as usize) {
                 *slot = None;
@@ -595,8 +613,8 @@ impl ClientState {
                 let mut up = parent(&*shared.store, node);
                 loop {
                     match up {
-                        Some(a) => match self.by_node.get(&a) {
-                            Some(&id) => break id,
+                        Some(a) => match self.by_node.get(a) {
+                            Some(id) => break id,
                             None => up = parent(&*shared.store, a),
                         },
                         None => break 0,
@@ -613,7 +631,8 @@ impl ClientState {
                     parent,
                 },
             );
-            self.by_node.insert(node, net_id);
+            self.by_node
+                .insert(node, net_id, shared.store.value_type(node));
             self.set_by_id(net_id, Some(node));
             let scene = &mut *shared.store;
             if let Some(at) = self.replicas.add(scene, node) {
@@ -626,6 +645,15 @@ impl ClientState {
             if ours {
                 self.watch_unsimulated(shared, node);
             }
+        }
+        // States that named a node of this spawn before it was here (in this spawn or an
+        // earlier message) are asked for again.
+        for (referrer, target) in named {
+            self.named_by.note(referrer, target);
+        }
+        for offset in 0..header.count {
+            let net_id = header.first_net_id + offset;
+            self.named_by.arrived(net_id, &mut self.resend);
         }
         self.groups.push(ClientGroup {
             first: header.first_net_id,
@@ -663,7 +691,7 @@ impl ClientState {
         let removed = &mut self.removed;
         removed.clear();
         removed.push(id);
-        let by_node = &mut self.by_node;
+        let by_node = &self.by_node;
         let by_id = &mut self.by_id;
         let replicas = &mut self.replicas;
         self.nodes.retain(|n| {
@@ -673,7 +701,7 @@ impl ClientState {
                 if removed.last() != Some(&n.net_id) {
                     removed.push(n.net_id);
                 }
-                by_node.remove(&n.node);
+                by_node.remove(n.node);
                 replicas.remove(n.node);
                 if let Some(slot) = by_id.get_mut(n.net_id as usize) {
                     *slot = None;
@@ -745,7 +773,7 @@ impl ClientState {
                 None => vec![node],
             };
             for target in targets {
-                if let Some(i) = self.by_node.get(&target).and_then(|&id| self.index_of(id)) {
+                if let Some(i) = self.by_node.get(target).and_then(|id| self.index_of(id)) {
                     set(self, shared, i);
                 }
             }
@@ -893,6 +921,14 @@ impl ClientState {
                 Ok(None) => {}
                 Err(error) => misses.rejected.push((e.tag, error)),
             }
+            let named = &mut misses.named;
+            if refs::take_named(|target| named.push((e.tag, target))) {
+                misses.held += 1;
+            }
+        }
+        shared.stats.references_held += misses.held;
+        for (referrer, target) in misses.named.drain(..) {
+            self.named_by.note(referrer, target);
         }
         for (id, error) in misses.rejected.drain(..) {
             shared.stats.entries_rejected += 1;
@@ -952,6 +988,27 @@ impl ClientState {
             });
         }
         self.ack_count = 0;
+        self.ask_resends(core);
+    }
+
+    /// Asks the server to send again the states that named a node that arrived this frame (see
+    /// [`RESEND`]), reliably, at most [`MAX_RESEND_IDS`] a message; a request refused by the
+    /// transport is asked again next frame.
+    fn ask_resends(&mut self, core: &mut Outbox) {
+        while !self.resend.is_empty() {
+            let n = self.resend.len().min(MAX_RESEND_IDS);
+            let ids = &self.resend[..n];
+            let sent = core.send_with(self.server, RESEND, Channel::Reliable, |w| {
+                w.write_var_u32(n as u32);
+                for &id in ids {
+                    w.write_var_u32(id);
+                }
+            });
+            if sent.is_err() {
+                return;
+            }
+            self.resend.drain(..n);
+        }
     }
 }
 

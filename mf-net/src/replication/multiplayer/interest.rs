@@ -135,7 +135,7 @@ impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
         };
         server
             .by_node
-            .get(&node)
-            .is_some_and(|&id| server.group_of(id).is_some() && server.sees(c, id))
+            .get(node)
+            .is_some_and(|id| server.group_of(id).is_some() && server.sees(c, id))
     }
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::role::{Replication, Role};
 use crate::bus::BusEvent;
+use crate::refs::{with_scope, Resolve};
 use crate::replication::client::state::ClientState;
 use crate::replication::multiplayer::rpc;
 use crate::replication::server::state::ServerState;
@@ -100,7 +101,8 @@ impl Replication {
     /// client's acks and heartbeat, out through `core` (none while offline), then flushed.
     pub(crate) fn end_frame(&mut self, mut core: Option<&mut Outbox>) {
         let Self { shared, role } = self;
-        match role {
+        let net_ids = role.net_ids().clone();
+        with_scope(Some(&net_ids), Resolve::Member, || match role {
             Role::Server(server) => {
                 server.end_frame(core.as_deref_mut(), shared);
                 rpc::flush_deferred(core.as_deref_mut(), server, shared);
@@ -110,7 +112,7 @@ impl Replication {
                     client.end_frame(core, shared);
                 }
             }
-        }
+        });
         if let Some(core) = core {
             core.flush();
             let totals = core.stats();
@@ -157,16 +159,11 @@ impl Replication {
             return Ok(false);
         };
         let Self { shared, role } = self;
-        let result = match (message.kind, role) {
-            (Kind::Rpc, role) => return rpc::on_rpc(role, core, shared, sender, tick, r),
-            (Kind::ToServer(kind), Role::Server(server)) => {
-                server.on_message(core, shared, sender, kind, r)
-            }
-            (Kind::ToClient(_), Role::Server(_)) => {
-                Err(DecodeError::Protocol(ProtocolViolation::WrongDirection))
-            }
-            (kind, Role::Client(client)) => to_client(client, core, shared, sender, kind, tick, r),
-        };
+        // Node references in the states this message sends or carries are net ids.
+        let net_ids = role.net_ids().clone();
+        let result = with_scope(Some(&net_ids), Resolve::Member, || {
+            route(message.kind, role, core, shared, sender, tick, r)
+        });
         // Undecodable or unexpected: the bus drops it (`dropped_malformed`); counted here too. A
         // snapshot whose framing breaks after valid entries lands here: those entries stay applied
         // (each carries the server's values), but it is neither acknowledged nor recorded as the
@@ -180,6 +177,13 @@ impl Replication {
     /// Handles a bus event: connections and disconnections drive the handshake and leaving;
     /// the rest is passed on to the game.
     pub(crate) fn handle_event(&mut self, core: &mut Outbox, event: BusEvent) {
+        let net_ids = self.role.net_ids().clone();
+        with_scope(Some(&net_ids), Resolve::Member, || {
+            self.on_event(core, event)
+        });
+    }
+
+    fn on_event(&mut self, core: &mut Outbox, event: BusEvent) {
         let Self { shared, role } = self;
         match (role, event) {
             (Role::Server(server), BusEvent::PeerConnected(peer)) => {
@@ -206,6 +210,29 @@ impl Replication {
             }
             (_, event) => shared.events.push(MultiplayerEvent::Bus(event)),
         }
+    }
+}
+
+/// A replication message of `kind`, to the half that handles it (see
+/// [`Replication::handle_message`]).
+fn route(
+    kind: Kind,
+    role: &mut Role,
+    core: &mut Outbox,
+    shared: &mut Shared,
+    sender: PeerId,
+    tick: u32,
+    r: &mut NetReader<'_>,
+) -> Result<bool, DecodeError> {
+    match (kind, role) {
+        (Kind::Rpc, role) => rpc::on_rpc(role, core, shared, sender, tick, r),
+        (Kind::ToServer(kind), Role::Server(server)) => {
+            server.on_message(core, shared, sender, kind, r)
+        }
+        (Kind::ToClient(_), Role::Server(_)) => {
+            Err(DecodeError::Protocol(ProtocolViolation::WrongDirection))
+        }
+        (kind, Role::Client(client)) => to_client(client, core, shared, sender, kind, tick, r),
     }
 }
 

@@ -486,7 +486,7 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
             .parent(node)
             .filter(|_| scene.is_attached(node))
             .ok_or(crate::scene::SceneError::NoSuchNode(node))?;
-        if server.by_node.contains_key(&node) {
+        if server.by_node.contains(node) {
             return Err(MultiplayerError::AlreadyNetworked(node));
         }
         if scene.value_info(node).is_none() {
@@ -533,7 +533,7 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
         if shared.scene().is_some() {
             return Err(MultiplayerError::ReplicateInScene);
         }
-        if server.by_node.contains_key(&node) {
+        if server.by_node.contains(node) {
             return Err(MultiplayerError::AlreadyNetworked(node));
         }
         if !shared.store.alive(node) || shared.store.value_type(node).is_none() {

@@ -1,6 +1,7 @@
 //! [`Replication`]: the state machine's data, the state both halves share and the half that runs
 //! ([`Role`]); its behaviour is in `machine.rs`.
 
+use crate::refs::NetIdMap;
 use crate::replication::client::state::ClientState;
 use crate::replication::server::state::ServerState;
 use crate::replication::shared::state::Shared;
@@ -13,6 +14,16 @@ pub(crate) enum Role {
     Server(ServerState),
     /// Client.
     Client(ClientState),
+}
+
+impl Role {
+    /// The net ids of this side's networked nodes, which node references travel as.
+    pub(crate) fn net_ids(&self) -> &NetIdMap {
+        match self {
+            Role::Server(server) => &server.by_node,
+            Role::Client(client) => &client.by_node,
+        }
+    }
 }
 
 /// The replication state machine (see the [module documentation](self)).

@@ -48,7 +48,7 @@ impl ServerState {
 
     /// The first net id of the group (flushed or pending) holding the networked `node`.
     pub(crate) fn group_first_of_node(&self, node: NodeId) -> Option<u32> {
-        let id = *self.by_node.get(&node)?;
+        let id = self.by_node.get(node)?;
         if let Some(g) = self.group_of(id) {
             return Some(g.id());
         }
@@ -64,6 +64,16 @@ impl ServerState {
         match self.group_of(net_id) {
             Some(g) => client.vis.get(g).map_or(true, |v| v.state == Vis::Visible),
             None => true,
+        }
+    }
+
+    /// Whether the client at `c` may name `net_id` in a node reference: a node it sees (see
+    /// [`sees`](Self::sees)), or one freed so lately that it may not know yet. Not a node of a
+    /// spawn that has not gone out, nor an id never handed out.
+    pub(crate) fn may_name(&self, c: usize, net_id: u32) -> bool {
+        match self.nodes.by_id(net_id) {
+            Some(_) => self.sees(c, net_id),
+            None => self.ids.freed_lately(net_id),
         }
     }
 

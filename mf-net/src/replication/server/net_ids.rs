@@ -101,6 +101,12 @@ impl NetIds {
         }
     }
 
+    /// Whether `id` was freed lately: a client may still name its node, having not yet
+    /// applied the despawn.
+    pub(crate) fn freed_lately(&self, id: u32) -> bool {
+        self.waiting.iter().any(|f| id >= f.first && id < f.end)
+    }
+
     /// Moves the waiting runs that became safe at `tick` into the free runs, merging adjacent
     /// ones. (Ticks in serial order: they wrap.)
     fn release(&mut self, tick: u32, acked_by_all: u32) {

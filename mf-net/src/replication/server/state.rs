@@ -1,7 +1,7 @@
 //! The server (and offline) side: networked node records, spawn groups, clients, handshake,
 //! despawn detection, capture and snapshots.
 
-use std::collections::HashMap;
+use crate::refs::NetIdMap;
 use std::time::Duration;
 
 use tracing::{debug, info, warn};
@@ -60,7 +60,7 @@ pub(crate) struct ServerState {
     /// end of frame: one interval after `clock_from`, at the tick rate of then).
     next_tick_at: Option<Duration>,
     /// Fresh and freed net ids.
-    ids: NetIds,
+    pub(crate) ids: NetIds,
     /// Scratch for [`check_states`](Self::check_states).
     pub(crate) scratch: NetWriter,
     /// The networked nodes, in stable slots (per-client state is kept per slot).
@@ -74,7 +74,7 @@ pub(crate) struct ServerState {
     /// This tick's snapshot sent to every client standing where it was written from.
     shared_snapshot: SharedSnapshot,
     pub(crate) pending: Vec<Pending>,
-    pub(crate) by_node: HashMap<NodeId, u32>,
+    pub(crate) by_node: NetIdMap,
     pub(crate) clients: Vec<ClientSlot>,
     pub(crate) joined: Vec<PeerId>,
     /// Peers whose control messages failed during the current operation.
@@ -110,7 +110,7 @@ impl ServerState {
             entries: EntryCache::default(),
             shared_snapshot: SharedSnapshot::default(),
             pending: Vec::new(),
-            by_node: HashMap::new(),
+            by_node: NetIdMap::default(),
             scratch: NetWriter::new(),
             clients: Vec::new(),
             joined: Vec::new(),
@@ -136,7 +136,7 @@ impl ServerState {
 
     /// The authority of a networked node.
     pub(crate) fn authority_of(&self, node: NodeId) -> Option<PeerId> {
-        let id = *self.by_node.get(&node)?;
+        let id = self.by_node.get(node)?;
         if let Some(n) = self.nodes.by_id(id) {
             return Some(n.authority);
         }
@@ -175,7 +175,7 @@ impl ServerState {
         parent: NodeId,
         name: &str,
     ) -> Result<(), MultiplayerError> {
-        let path_len = match self.by_node.contains_key(&parent) {
+        let path_len = match self.by_node.contains(parent) {
             true => 0,
             false => scene.path(parent).map_or(0, |p| p.len()),
         };
@@ -214,8 +214,8 @@ impl ServerState {
             .ids
             .allocate(count, self.tick, acked)
             .ok_or(MultiplayerError::NetIdsExhausted)?;
-        let parent_ref = match parent.map(|p| (p, self.by_node.get(&p))) {
-            Some((_, Some(&id))) => ParentRef::Net(id),
+        let parent_ref = match parent.map(|p| (p, self.by_node.get(p))) {
+            Some((_, Some(id))) => ParentRef::Net(id),
             Some((p, None)) => ParentRef::Path(scene.and_then(|s| s.path(p)).unwrap_or_default()),
             None => ParentRef::Path(String::new()),
         };
@@ -224,13 +224,14 @@ impl ServerState {
             let mut up = scene.and_then(|s| s.parent(node));
             let mut net_parent = 0;
             while let Some(ancestor) = up {
-                if let Some(&id) = self.by_node.get(&ancestor) {
+                if let Some(id) = self.by_node.get(ancestor) {
                     net_parent = id;
                     break;
                 }
                 up = scene.and_then(|s| s.parent(ancestor));
             }
-            self.by_node.insert(node, first + offset);
+            self.by_node
+                .insert(node, first + offset, store.value_type(node));
             entries.push((node, authority, net_parent));
         }
         debug!(first, count, kind, "spawn queued");
@@ -275,14 +276,14 @@ impl ServerState {
         peer: PeerId,
         recursive: bool,
     ) -> Option<()> {
-        let top = *self.by_node.get(&node)?;
+        let top = self.by_node.get(node)?;
         let targets: Vec<NodeId> = match shared.scene().filter(|_| recursive) {
             Some(scene) => scene.depth_first(node).collect(),
             None => vec![node],
         };
         let mut top_flushed = false;
         for target in targets {
-            let Some(&id) = self.by_node.get(&target) else {
+            let Some(id) = self.by_node.get(target) else {
                 continue;
             };
             top_flushed |= self.assign_authority(id, peer) && id == top;
@@ -481,6 +482,7 @@ impl ServerState {
                 shared.misuse.input(shared.now, peer);
                 self.on_input(peer, r)
             }
+            ToServer::Resend => self.on_resend(shared, peer, r),
             ToServer::Ack => {
                 let tick = r.read_var_u32()?;
                 r.finish()?;
@@ -861,14 +863,14 @@ impl ServerState {
         // go at once). Per-client state is kept by slot and checked against the record's id,
         // so nothing else needs to follow.
         let store = &*shared.store;
-        let by_node = &mut self.by_node;
+        let by_node = &self.by_node;
         let mut dropped = Vec::new();
         let groups = &self.groups;
         let (ids, tick) = (&mut self.ids, self.tick);
         self.nodes.retain(|n| {
             let attached = store.alive(n.node);
             if !attached {
-                by_node.remove(&n.node);
+                by_node.remove(n.node);
                 dropped.push(n.node);
                 if groups.get(n.group).is_none() {
                     // Its group went before it: nothing names its id any more.
@@ -918,7 +920,7 @@ impl ServerState {
                 // Spawned and freed in the same frame: nothing is sent, and no client can
                 // know its ids.
                 for (node, _, _) in &p.nodes {
-                    self.by_node.remove(node);
+                    self.by_node.remove(*node);
                 }
                 self.ids.free(p.group.first, p.group.count, self.tick);
                 continue;
@@ -964,7 +966,7 @@ impl ServerState {
         let g = self.groups.push(first, group);
         for (offset, &(node, authority, net_parent)) in (0u32..).zip(&nodes) {
             if !shared.store.alive(node) {
-                self.by_node.remove(&node);
+                self.by_node.remove(node);
                 continue;
             }
             let net_id = first + offset;
@@ -1064,6 +1066,6 @@ impl ServerState {
 
     /// The net id of `node`, flushed or pending.
     pub(crate) fn net_id(&self, node: NodeId) -> Option<NetId> {
-        self.by_node.get(&node).copied().and_then(NetId::new)
+        self.by_node.get(node).and_then(NetId::new)
     }
 }

@@ -20,8 +20,9 @@
 //! | 4088 | rpc | both | net id varint · RPC wire id varint · arguments (each parameter's `NetCodec` encoding); reliable or unreliable as the RPC is declared |
 //! | 4089 | input | client → server | newest tick varint · count `u8` (1–32) · per input, oldest first (ticks `newest − count + 1` … `newest`): `0` (the same bytes as the input before it) or byte length + 1 varint and the input's `NetCodec` bytes (at most 256) · view: `0`, or render tick's whole ticks behind the input's tick + 1 varint (a client sends 0 to 2¹⁶ behind; the server clamps other claims) and its fraction in 256ths `u8` |
 //! | 4090 | input ack | server → client | newest input tick received varint · lead varint i32 (ticks the newest input was ahead of the ticks simulated since the last ack, at the lowest; negative: late) |
+//! | 4091 | resend | client → server | count varint (1–256) · net ids varint…: nodes whose state, as the client applied it, held a member back because it named a node the client does not have yet; the server sends each one's whole state again |
 //!
-//! Input and input ack travel on the unreliable channel; only a
+//! Resend travels on the reliable channel. Input and input ack travel on the unreliable channel; only a
 //! [`Simulation`](crate::prediction::Simulation) sends them. An idle snapshot is the header,
 //! the flags byte and the terminating 0: 9 bytes. The remaining reserved ids are unused.
 //!
@@ -66,6 +67,11 @@ pub const RPC: u16 = HELLO + 8;
 pub const INPUT: u16 = HELLO + 9;
 /// Server → client: the newest input received and how early the inputs arrive.
 pub const INPUT_ACK: u16 = HELLO + 10;
+/// Client → server: nodes whose state held a member back (it named a node the client does not
+/// have yet), to be sent again (see [`NetRef`](crate::scene::NetRef)).
+pub const RESEND: u16 = HELLO + 11;
+/// The most net ids one [`RESEND`] carries.
+pub const MAX_RESEND_IDS: usize = 256;
 
 /// Which way a message travels and the handler it goes to: the dispatch
 /// ([`Replication::handle_message`](crate::replication::multiplayer::role::Replication::handle_message)) matches
@@ -91,6 +97,8 @@ pub(crate) enum ToServer {
     Ack,
     /// [`INPUT`].
     Input,
+    /// [`RESEND`].
+    Resend,
 }
 
 /// A server → client message: the client's handler.
@@ -129,7 +137,7 @@ pub(crate) struct Message {
 /// differently is refused, the refusal naming the message; the dispatch finds a message's
 /// handler here ([`lookup`]). A new message id goes here, and a changed layout raises its
 /// `layout`.
-pub(crate) const MESSAGES: [Message; 11] = [
+pub(crate) const MESSAGES: [Message; 12] = [
     message(
         HELLO,
         "mf_net::replication::Hello",
@@ -181,6 +189,11 @@ pub(crate) const MESSAGES: [Message; 11] = [
         "mf_net::replication::InputAck",
         Kind::ToClient(ToClient::InputAck),
     ),
+    message(
+        RESEND,
+        "mf_net::replication::Resend",
+        Kind::ToServer(ToServer::Resend),
+    ),
 ];
 
 /// The message with id `id`, if it is one of [`MESSAGES`]: the ids are contiguous from
@@ -210,7 +223,7 @@ mod tests {
             assert_eq!(m.id, HELLO + i, "{}", m.name);
         }
         // The last constant above is the table's last entry.
-        assert_eq!(MESSAGES.last().map(|m| m.id), Some(INPUT_ACK));
+        assert_eq!(MESSAGES.last().map(|m| m.id), Some(RESEND));
     }
 
     #[test]
@@ -219,7 +232,7 @@ mod tests {
             assert_eq!(lookup(m.id), Some(m), "{}", m.name);
         }
         assert_eq!(lookup(HELLO - 1), None);
-        assert_eq!(lookup(INPUT_ACK + 1), None);
+        assert_eq!(lookup(RESEND + 1), None);
         assert_eq!(lookup(0), None);
         assert_eq!(lookup(u16::MAX), None);
     }

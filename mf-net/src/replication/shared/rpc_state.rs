@@ -32,6 +32,8 @@ pub(crate) struct RpcState {
     pub(crate) signatures: Vec<TypeSignatures>,
     pub(crate) deferred: Vec<Deferred>,
     pub(crate) deferred_bytes: NetWriter,
+    /// The net ids a client's call names (scratch for the server's check, capacity kept).
+    pub(crate) named: Vec<u32>,
 }
 
 impl RpcState {

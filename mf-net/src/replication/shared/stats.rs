@@ -93,6 +93,16 @@ pub struct NetworkStats {
     /// to that one client is dropped; a call to everyone skips it), and RPCs from a client on
     /// a node it does not have (dropped unrun, also counted in `rpcs_dropped`).
     pub rpcs_not_relevant: u64,
+    /// Calls dropped unrun because an argument named a node the receiver refuses: one whose
+    /// value is of another type than the reference's, or, on the server, one the calling client
+    /// may not name (it does not exist, or it is not relevant to that client). Also counted in
+    /// `rpcs_dropped`.
+    pub references_refused: u64,
+    /// Client: replicated members that kept their value because the value received named a
+    /// node this client did not have yet (its spawn still on the way, or not relevant to this
+    /// client). The snapshot that carried it is not acknowledged, so the server sends the
+    /// value again.
+    pub references_held: u64,
     /// Client: times the interpolation clock was over one second of ticks off a snapshot's
     /// tick, snapped to it and cleared every interpolation buffer.
     pub clock_snaps: u64,

@@ -2,6 +2,7 @@
 //! and further RPCs, applied after the body returns `Ok` (see the
 //! [module documentation](super)).
 
+use crate::refs::{with_scope, Resolve};
 use tracing::warn;
 
 use crate::replication::multiplayer::role::Role;
@@ -147,7 +148,10 @@ fn run_queued(
     };
     let mut ctx = shared.rpc.take_context(depth, call.node);
     ctx.reset(call.node, caller, tick, local);
-    let result = call_catching(|| entry.dispatch(value, &mut ctx, &mut NetReader::new(args)));
+    let net_ids = role.net_ids().clone();
+    let result = with_scope(Some(&net_ids), Resolve::Argument, || {
+        call_catching(|| entry.dispatch(value, &mut ctx, &mut NetReader::new(args)))
+    });
     match result {
         Ok(()) => apply_commands(core, role, shared, registry, &ctx, depth + 1),
         Err(error) if !local => own_call::count_failure(shared, caller, call, &error),

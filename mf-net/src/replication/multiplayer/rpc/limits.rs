@@ -81,6 +81,7 @@ mod tests {
         validate: None,
         params: &[],
         dispatch: none,
+        read_args: None,
     };
 
     #[test]

@@ -80,6 +80,7 @@
 
 mod commands;
 pub(crate) mod limits;
+mod named_nodes;
 mod own_call;
 mod receive;
 mod send;
@@ -95,6 +96,7 @@ use std::sync::Arc;
 
 use self::commands::apply_commands;
 use self::send::{find_entry, send};
+use crate::refs::{with_scope, Resolve};
 use crate::replication::multiplayer::Multiplayer;
 use crate::replication::shared::config::MultiplayerError;
 use crate::rpc::{
@@ -209,7 +211,9 @@ impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
             .ok_or(RpcSendError::WrongType(rpc.node))?;
         let mut ctx = shared.rpc.take_context(0, rpc.node);
         ctx.reset(rpc.node, caller, tick, local);
-        let result = call(value, &mut ctx);
+        // Calls the body queues name nodes by this side's net ids.
+        let net_ids = role.net_ids().clone();
+        let result = with_scope(Some(&net_ids), Resolve::Argument, || call(value, &mut ctx));
         match &result {
             Ok(()) => apply_commands(
                 crate::replication::shared::outbox::outbox(bus),

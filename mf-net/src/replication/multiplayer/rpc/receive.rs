@@ -6,8 +6,10 @@ use std::any::TypeId;
 
 use tracing::{debug, warn};
 
+use crate::refs::{with_scope, Resolve};
 use crate::replication::multiplayer::role::Role;
 use crate::replication::multiplayer::rpc::commands::apply_commands;
+use crate::replication::multiplayer::rpc::named_nodes;
 use crate::replication::server::client_slot::ClientSlot;
 use crate::replication::server::state::ServerState;
 use crate::replication::shared::events::MultiplayerEvent;
@@ -72,6 +74,18 @@ pub(crate) fn on_rpc(
     let Verdict::Dispatch(node, entry) = verdict else {
         return Ok(true);
     };
+    if let Role::Server(server) = role {
+        let named = &mut shared.rpc.named;
+        if !named_nodes::client_may_name(server, sender, entry.info(), r, named) {
+            shared.stats.references_refused += 1;
+            drop_call(
+                shared,
+                Some((server, sender)),
+                "names a node the client may not",
+            );
+            return Ok(true);
+        }
+    }
     let Some(value) = shared.store.value_mut(node) else {
         return Ok(true);
     };
@@ -90,7 +104,12 @@ pub(crate) fn on_rpc(
         }
         ctx.set_state_newer(tick_after(client.newest_applied, tick));
     }
-    let result = call_catching(|| entry.dispatch(value, &mut ctx, r));
+    // Node references among the arguments (and in calls the body queues) are the net ids of
+    // this side's nodes.
+    let net_ids = role.net_ids().clone();
+    let result = with_scope(Some(&net_ids), Resolve::Argument, || {
+        call_catching(|| entry.dispatch(value, &mut ctx, r))
+    });
     let info = entry.info();
     match result {
         Ok(()) => {
@@ -98,6 +117,9 @@ pub(crate) fn on_rpc(
             apply_commands(Some(core), role, shared, &registry, &ctx, 1);
         }
         Err(RpcCallError::Malformed(error)) => {
+            if error == DecodeError::BadReference {
+                shared.stats.references_refused += 1;
+            }
             debug!(%sender, rpc = info.name, %error, "RPC with malformed arguments dropped");
             let server = server_of(role);
             drop_call(shared, server.map(|s| (s, sender)), "malformed arguments");

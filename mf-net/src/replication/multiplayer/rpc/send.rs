@@ -3,6 +3,7 @@
 
 use tracing::debug;
 
+use crate::refs::{with_scope, Resolve};
 use crate::replication::multiplayer::role::Role;
 use crate::replication::server::state::ServerState;
 use crate::replication::shared::outbox::Outbox;
@@ -67,6 +68,12 @@ pub(crate) fn send(
 ) -> Result<RpcDelivery, RpcSendError> {
     let entry = find_entry(registry, shared, &rpc)?;
     let wire_id = entry.wire_id();
+    // Node references among the arguments travel as net ids.
+    let net_ids = role.net_ids().clone();
+    let mut encode = |w: &mut NetWriter| {
+        with_scope(Some(&net_ids), Resolve::Argument, || encode(w));
+    };
+    let encode: &mut dyn FnMut(&mut NetWriter) = &mut encode;
     let channel = rpc.info.channel();
     if let Role::Server(server) = role {
         if runs_here(server, &rpc) {
@@ -78,7 +85,7 @@ pub(crate) fn send(
     };
     match role {
         Role::Server(server) => {
-            let Some(&net_id) = server.by_node.get(&rpc.node) else {
+            let Some(net_id) = server.by_node.get(rpc.node) else {
                 return Ok(RpcDelivery::NotSent);
             };
             let authority = server.authority_of(rpc.node).unwrap_or(PeerId::SERVER);
@@ -130,7 +137,7 @@ pub(crate) fn send(
             }
         }
         Role::Client(client) => {
-            let Some(&net_id) = client.by_node.get(&rpc.node) else {
+            let Some(net_id) = client.by_node.get(rpc.node) else {
                 return Ok(RpcDelivery::NotSent);
             };
             let local = client.local_peer;
@@ -259,7 +266,7 @@ pub(crate) fn flush_deferred(
     let bytes = std::mem::take(&mut shared.rpc.deferred_bytes);
     if let Some(core) = core {
         for call in &deferred {
-            let alive = server.by_node.get(&call.node) == Some(&call.net_id)
+            let alive = server.by_node.get(call.node) == Some(call.net_id)
                 && server.nodes.find(call.net_id).is_some();
             let payload = bytes.as_slice().get(call.bytes.0..call.bytes.1);
             let (true, Some(payload)) = (alive, payload) else {

@@ -1,0 +1,63 @@
+//! [`NetIdMap`]: a runtime's two-way map between its nodes and their net ids, shared with the
+//! reference codecs while a [scope](super::scope) lends it.
+
+use std::any::TypeId;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::store::NodeId;
+
+#[derive(Debug, Default)]
+struct Maps {
+    to_net: HashMap<NodeId, u32>,
+    /// The node of each net id, and the type of its value when it was networked.
+    from_net: HashMap<u32, (NodeId, Option<TypeId>)>,
+}
+
+/// The net id of every networked node of a server or a client, and the node (and its value's
+/// type) of every net id. Cloning shares the map: the runtime keeps one and lends clones to
+/// [`with_scope`](super::with_scope).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NetIdMap(Rc<RefCell<Maps>>);
+
+impl NetIdMap {
+    /// `node` is networked as `net_id`, holding a value of type `value_type`.
+    pub(crate) fn insert(&self, node: NodeId, net_id: u32, value_type: Option<TypeId>) {
+        let mut maps = self.0.borrow_mut();
+        if let Some(old) = maps.to_net.insert(node, net_id) {
+            maps.from_net.remove(&old);
+        }
+        maps.from_net.insert(net_id, (node, value_type));
+    }
+
+    /// `node` is no longer networked.
+    pub(crate) fn remove(&self, node: NodeId) {
+        let mut maps = self.0.borrow_mut();
+        if let Some(id) = maps.to_net.remove(&node) {
+            maps.from_net.remove(&id);
+        }
+    }
+
+    /// Forgets every node.
+    pub(crate) fn clear(&self) {
+        let mut maps = self.0.borrow_mut();
+        maps.to_net.clear();
+        maps.from_net.clear();
+    }
+
+    /// The net id of `node`, if it is networked.
+    pub(crate) fn get(&self, node: NodeId) -> Option<u32> {
+        self.0.borrow().to_net.get(&node).copied()
+    }
+
+    /// Whether `node` is networked.
+    pub(crate) fn contains(&self, node: NodeId) -> bool {
+        self.0.borrow().to_net.contains_key(&node)
+    }
+
+    /// The node networked as `net_id`, and its value's type.
+    pub(crate) fn node_of(&self, net_id: u32) -> Option<(NodeId, Option<TypeId>)> {
+        self.0.borrow().from_net.get(&net_id).copied()
+    }
+}
