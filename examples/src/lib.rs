@@ -29,6 +29,7 @@ book_chapters! {
     BookMultiplayerEnet => "multiplayer-enet.md",
     BookEvents => "events.md",
     BookRpcs => "rpcs.md",
+    BookReferences => "references.md",
     BookInput => "input.md",
     BookPrediction => "prediction.md",
     BookThreeRoles => "three-roles.md",

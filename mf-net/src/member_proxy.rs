@@ -59,7 +59,7 @@ impl<T: MemberCodec> Member<T> {
     }
 
     /// Whether the value just decoded names a node this end does not have yet, so the member
-    /// keeps its previous value (see [`crate::refs`]); always false for a type without node
+    /// keeps its previous value (see [`NetRef`](crate::scene::NetRef)); always false for a type without node
     /// references.
     #[inline]
     pub fn held_member() -> bool {

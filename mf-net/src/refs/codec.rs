@@ -10,7 +10,7 @@ use crate::schema;
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
 /// A reference to a node holding a `T`: its net id on the sender, mapped to the receiver's
-/// node on arrival (see [`refs`](crate::refs)). The schema hash covers `T`'s name, so a
+/// node on arrival (see [`NetRef`]). The schema hash covers `T`'s name, so a
 /// reference to a `Ship` and one to a `Rock` do not agree.
 impl<T: Replicated> NetCodec for NetRef<T> {
     const NAME: &'static str = "NetRef";
