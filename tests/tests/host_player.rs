@@ -28,6 +28,8 @@ struct Avatar {
     hp: i32,
     /// Local: who healed this avatar here, last.
     healer: Option<PeerId>,
+    /// Local: waves run here.
+    waves: u32,
 }
 
 #[rpcs]
@@ -38,6 +40,12 @@ impl Avatar {
     fn heal(&mut self, ctx: &RpcContext, amount: i32) {
         self.hp += amount;
         self.healer = Some(ctx.sender());
+    }
+
+    /// The owner waves, at most twice a second.
+    #[rpc(authority, rate_limit = 2)]
+    fn wave(&mut self) {
+        self.waves += 1;
     }
 }
 
@@ -189,4 +197,32 @@ fn singleplayer_is_the_same_program_offline_with_nothing_encoded_and_no_allocati
         ),
         (0, 0, 0, 0)
     );
+}
+
+#[test]
+fn the_servers_own_calls_keep_their_rate_limit() {
+    let mut mp = Mp::new(library(), MultiplayerConfig::default());
+    let root = mp.scene().root();
+    let player = mp.spawn(AVATAR, root, PeerId::SERVER).unwrap();
+    let player = mp.scene().net_ref::<Avatar>(player).unwrap();
+    let mut refused = 0;
+    for second in 0..3 {
+        for frame in 0..30 {
+            mp.begin_frame(TICK);
+            if frame < 5 {
+                match mp.rpc(player).wave() {
+                    Ok(()) => {}
+                    Err(RpcSendError::RateLimited {
+                        rpc: "wave",
+                        limit: 2,
+                    }) => refused += 1,
+                    Err(error) => panic!("{error}"),
+                }
+            }
+            mp.end_frame();
+        }
+        assert_eq!(mp.scene().get(player).unwrap().waves, 2 * (second + 1));
+    }
+    assert_eq!(refused, 9);
+    assert_eq!(mp.stats().rpcs_rate_limited, 9);
 }

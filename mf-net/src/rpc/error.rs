@@ -100,6 +100,16 @@ pub enum RpcSendError {
     /// The arguments were sent (if the call goes to the network), but the `call_local` run on
     /// the caller failed.
     LocalCall(RpcCallError),
+    /// A call whose destination is the caller ([`RpcDelivery::Here`](super::RpcDelivery::Here):
+    /// the host's or singleplayer's own `authority` call) over the RPC's `rate_limit`, which
+    /// holds for the server's own calls as for a client's: it did not run. Counted in
+    /// `rpcs_rate_limited`, as a client's call over its limit is.
+    RateLimited {
+        /// The RPC's name.
+        rpc: &'static str,
+        /// Its `rate_limit`: calls per second.
+        limit: u32,
+    },
 }
 
 impl fmt::Display for RpcSendError {
@@ -140,6 +150,12 @@ impl fmt::Display for RpcSendError {
                 "an argument holds a string longer than receivers accept (MAX_STRING_BYTES)",
             ),
             Self::LocalCall(error) => write!(f, "the local call failed: {error}"),
+            Self::RateLimited { rpc, limit } => {
+                write!(
+                    f,
+                    "`{rpc}` is over its rate limit of {limit} calls a second"
+                )
+            }
         }
     }
 }

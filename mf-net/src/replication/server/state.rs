@@ -2,6 +2,7 @@
 //! despawn detection, capture and snapshots.
 
 use crate::refs::NetIdMap;
+use crate::replication::multiplayer::rpc::limits::PeerRpcState;
 use std::time::Duration;
 
 use tracing::{debug, info, warn};
@@ -92,6 +93,8 @@ pub(crate) struct ServerState {
     changed_rows: Vec<Changed>,
     /// The shadow state of every networked node.
     pub(crate) shadows: Shadows,
+    /// The rate limits of the server's own calls to itself (the host's, or singleplayer's).
+    pub(crate) host_rpc: PeerRpcState,
 }
 
 impl ServerState {
@@ -120,6 +123,7 @@ impl ServerState {
             all_alive_at: None,
             changed_rows: Vec::new(),
             shadows: Shadows::default(),
+            host_rpc: PeerRpcState::default(),
         }
     }
 

@@ -74,7 +74,9 @@ pub struct NetworkStats {
     pub states_over_limit: u64,
     /// RPC bodies that returned `Err` or panicked ([`RpcFailed`](crate::replication::multiplayer::MultiplayerEvent::RpcFailed)).
     pub rpcs_failed: u64,
-    /// Server: RPCs dropped for going over their `rate_limit`.
+    /// Server: RPCs dropped for going over their `rate_limit` (clients' calls, and the
+    /// server's own calls to itself, which
+    /// [`RpcSendError::RateLimited`](crate::rpc::RpcSendError::RateLimited) reports).
     pub rpcs_rate_limited: u64,
     /// RPCs dropped unrun: unknown node or RPC id, malformed header or arguments, a sender that
     /// has not joined, or the message that crossed the flood threshold.

@@ -23,8 +23,9 @@
 //!   over goes to itself: the host's own player on a listen server, or singleplayer. Nothing is
 //!   encoded or sent; the body runs at once as a call received from [`PeerId::SERVER`]
 //!   ([`RpcDelivery::Here`]): `validate` first, and a rejection or a failure is counted,
-//!   raised and returned as the call's error. Rate limits and flood kicks, which guard against
-//!   remote peers, do not apply.
+//!   raised and returned as the call's error. The RPC's `rate_limit` holds as for a client's
+//!   calls ([`RpcSendError::RateLimited`]); flood kicks, which guard against remote peers, do
+//!   not apply.
 //! - A server RPC on a node spawned this frame is held until the end of the frame, when the
 //!   spawn has gone out (so clients know the node when the call arrives).
 //!

@@ -77,7 +77,7 @@ pub(crate) fn send(
     let channel = rpc.info.channel();
     if let Role::Server(server) = role {
         if runs_here(server, &rpc) {
-            return Ok(RpcDelivery::Here);
+            return within_rate_limit(server, shared, &rpc).map(|()| RpcDelivery::Here);
         }
     }
     let Some(core) = core else {
@@ -173,6 +173,29 @@ fn runs_here(server: &ServerState, rpc: &OutgoingRpc) -> bool {
     rpc.info.mode == RpcMode::Authority
         && rpc.target == RpcTarget::All
         && server.authority_of(rpc.node).unwrap_or(PeerId::SERVER) == PeerId::SERVER
+}
+
+/// The `rate_limit` of a call the server makes to itself, kept as a client's calls are.
+fn within_rate_limit(
+    server: &mut ServerState,
+    shared: &mut Shared,
+    rpc: &OutgoingRpc,
+) -> Result<(), RpcSendError> {
+    let Some(limit) = rpc.info.rate_limit else {
+        return Ok(());
+    };
+    if server.host_rpc.allow(rpc.info, limit, shared.now) {
+        return Ok(());
+    }
+    shared.stats.rpcs_rate_limited += 1;
+    debug!(
+        rpc = rpc.info.name,
+        limit, "the server's own call over its rate limit"
+    );
+    Err(RpcSendError::RateLimited {
+        rpc: rpc.info.name,
+        limit,
+    })
 }
 
 fn not_allowed(rpc: &OutgoingRpc, caller: PeerId, authority: PeerId) -> RpcSendError {
