@@ -1,0 +1,23 @@
+//! The components the adapter reads and writes on networked entities.
+
+use bevy_ecs::component::Component;
+use mf_net::replication::NetId;
+use mf_net::transport::PeerId;
+
+/// Marks an entity for replication. On the server, an entity with `Networked` and one
+/// component of a [replicated](crate::ReplicateAppExt::replicate) type is sent to every client
+/// at the end of the frame; despawning it (or removing `Networked`) despawns it on the clients.
+/// Entities the clients make for the server's carry it too.
+#[derive(Component, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Networked;
+
+/// The peer with authority over a [`Networked`] entity, read when the server networks it
+/// (without it, the server has authority). A client's `authority` RPCs on its own entities go
+/// to the server.
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NetOwner(pub PeerId);
+
+/// The net id of a networked entity, the same on every peer: set by the adapter once the
+/// server has networked the entity, and on a client's entity as it is spawned.
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NetworkId(pub NetId);

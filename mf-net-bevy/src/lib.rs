@@ -1,0 +1,54 @@
+//! mf-net under Bevy: the same replication core, with a Bevy `World` as its storage.
+//!
+//! Add [`MfNetPlugin`], register each replicated component type with
+//! [`ReplicateAppExt::replicate`], and mark the entities to replicate with [`Networked`]
+//! (and [`NetOwner`] for a client's). The core runs in the app's schedules: it receives in
+//! `PreUpdate` and captures and sends in `PostUpdate`. Its events arrive as [`NetEvent`]
+//! messages. Calls of the core that touch values (starting, RPC senders) go through
+//! [`NetWorldExt::net`], which lends it the world.
+//!
+//! ```
+//! use bevy_app::App;
+//! use bevy_ecs::component::Component;
+//! use mf_net::prelude::*;
+//! use mf_net_bevy::prelude::*;
+//!
+//! #[derive(Component, Replicated, Default)]
+//! struct Ship {
+//!     #[replicated]
+//!     hp: i32,
+//! }
+//!
+//! let mut app = App::new();
+//! app.add_plugins((bevy_time::TimePlugin, MfNetPlugin::default()))
+//!     .replicate::<Ship>();
+//! let ship = app.world_mut().spawn((Ship { hp: 3 }, Networked)).id();
+//! app.update();
+//! // Offline, the app is the server: the ship is networked at the end of the frame.
+//! assert!(app.world().get::<NetworkId>(ship).is_some());
+//! ```
+//!
+//! Version policy: one release of this crate per Bevy minor version (this one: Bevy 0.19).
+
+mod components;
+mod frame;
+mod net;
+mod plugin;
+mod rows;
+mod store;
+mod types;
+
+pub use components::{NetOwner, NetworkId, Networked};
+pub use frame::NetEvent;
+pub use net::{Net, NetMultiplayer, NetWorldExt};
+pub use plugin::{MfNetPlugin, ReplicateAppExt};
+pub use store::{entity_of, node_of, BevyStore};
+pub use types::ReplicatedComponents;
+
+/// The adapter's items for a glob import.
+pub mod prelude {
+    pub use crate::{
+        entity_of, node_of, MfNetPlugin, NetEvent, NetOwner, NetWorldExt, NetworkId, Networked,
+        ReplicateAppExt,
+    };
+}

@@ -1,0 +1,236 @@
+#![allow(clippy::unwrap_used)]
+//! Headless Bevy apps in one process: a server and 8 clients over loopback at 30 % loss. The
+//! server's entities (spawned, changed, despawned by its systems) reach every client, whose
+//! owned ships move by RPCs, and every client ends with the server's values exactly.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use bevy_app::{App, Update};
+use bevy_ecs::component::Component;
+use bevy_ecs::entity::Entity;
+use bevy_ecs::message::Messages;
+use bevy_ecs::resource::Resource;
+use bevy_ecs::system::{Query, Res};
+use bevy_time::{TimePlugin, TimeUpdateStrategy};
+use mf_net::bus::MessageRegistry;
+use mf_net::prelude::*;
+use mf_net::replication::{MultiplayerEvent, NetId};
+use mf_net::transport::loopback::LoopbackNetwork;
+use mf_net::transport::simulated::{NetworkConditions, SimulatedTransport};
+use mf_net_bevy::prelude::*;
+
+/// A player's ship: moved by its owner's RPC, damaged by the server.
+#[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
+struct Ship {
+    #[replicated]
+    x: f32,
+    #[replicated]
+    hp: i32,
+}
+
+#[rpcs]
+impl Ship {
+    /// The owner moves its ship (a client's call runs on the server).
+    #[rpc(authority)]
+    fn thrust(&mut self, dx: f32) {
+        self.x += dx.clamp(-1.0, 1.0);
+    }
+}
+
+/// A rock the server spins and later removes.
+#[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
+struct Rock {
+    #[replicated]
+    angle: i32,
+}
+
+const FRAME: Duration = Duration::from_nanos(33_333_333);
+
+fn app() -> App {
+    let mut app = App::new();
+    app.add_plugins((TimePlugin, MfNetPlugin::default()))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(FRAME))
+        .replicate::<Ship>()
+        .replicate::<Rock>();
+    app
+}
+
+/// Whether the server's systems change anything.
+#[derive(Resource)]
+struct Spinning(bool);
+
+/// The server's own systems: rocks spin, ships lose a point of health every 10th frame.
+fn spin(
+    spinning: Res<'_, Spinning>,
+    mut rocks: Query<'_, '_, &mut Rock>,
+    mut ships: Query<'_, '_, &mut Ship>,
+) {
+    if !spinning.0 {
+        return;
+    }
+    for mut rock in &mut rocks {
+        rock.angle += 1;
+    }
+    for mut ship in &mut ships {
+        if ship.x as i32 % 10 == 0 {
+            ship.hp -= 1;
+        }
+    }
+}
+
+/// Every networked entity's value by net id, as `Debug` text (of its one replicated component).
+fn values(app: &mut App) -> BTreeMap<NetId, String> {
+    let world = app.world_mut();
+    let mut out = BTreeMap::new();
+    let mut ships = world.query::<(&NetworkId, &Ship)>();
+    for (id, ship) in ships.iter(world) {
+        out.insert(id.0, format!("{ship:?}"));
+    }
+    let mut rocks = world.query::<(&NetworkId, &Rock)>();
+    for (id, rock) in rocks.iter(world) {
+        out.insert(id.0, format!("{rock:?}"));
+    }
+    out
+}
+
+#[test]
+fn a_server_and_8_clients_converge_over_30_percent_loss() {
+    let lossy = NetworkConditions::perfect().with_loss(0.3);
+    let net = LoopbackNetwork::new();
+    let mut server = app();
+    server
+        .insert_resource(Spinning(true))
+        .add_systems(Update, spin);
+    let listen = net.listen("game", 16).unwrap();
+    server.world_mut().net(|mp| {
+        let transport: Box<dyn Transport> = Box::new(SimulatedTransport::new(listen, lossy, 1));
+        mp.start_server(transport, MessageRegistry::new(1)).unwrap();
+    });
+    let mut clients: Vec<App> = (0..8u64)
+        .map(|i| {
+            let mut client = app();
+            client.world_mut().net(|mp| {
+                let open = |data| -> Box<dyn Transport> {
+                    Box::new(SimulatedTransport::new(
+                        net.connect("game", data),
+                        lossy,
+                        i + 2,
+                    ))
+                };
+                mp.start_client(open, MessageRegistry::new(1)).unwrap();
+            });
+            client
+        })
+        .collect();
+    let frame = |server: &mut App, clients: &mut [App], n: usize| {
+        for _ in 0..n {
+            server.update();
+            for client in clients.iter_mut() {
+                client.update();
+            }
+        }
+    };
+    frame(&mut server, &mut clients, 30);
+    let peers: Vec<PeerId> = clients
+        .iter_mut()
+        .map(|c| c.world_mut().net(|mp| mp.local_peer_id()))
+        .collect();
+    assert!(
+        peers.iter().all(|&p| p != PeerId::SERVER),
+        "every client joined"
+    );
+
+    // One ship per client, owned by it, and three rocks.
+    for &peer in &peers {
+        server
+            .world_mut()
+            .spawn((Ship { x: 0.0, hp: 100 }, Networked, NetOwner(peer)));
+    }
+    let rocks: Vec<Entity> = (0..3)
+        .map(|_| server.world_mut().spawn((Rock::default(), Networked)).id())
+        .collect();
+    frame(&mut server, &mut clients, 30);
+
+    // Each client thrusts its own ship 20 times.
+    for _ in 0..20 {
+        for client in &mut clients {
+            let world = client.world_mut();
+            let mut own = world.query::<(Entity, &Ship)>();
+            let mine: Vec<Entity> = own.iter(world).map(|(e, _)| e).collect();
+            world.net(|mp| {
+                let local = mp.local_peer_id();
+                for &e in &mine {
+                    if mp.authority(node_of(e)) == local {
+                        mp.rpc(NetRef::<Ship>::new(node_of(e))).thrust(1.0).unwrap();
+                    }
+                }
+            });
+        }
+        frame(&mut server, &mut clients, 1);
+    }
+    // A rock goes; then the server's systems rest, and every client catches up.
+    server.world_mut().despawn(rocks[0]);
+    frame(&mut server, &mut clients, 30);
+    server.insert_resource(Spinning(false));
+    frame(&mut server, &mut clients, 60);
+
+    let want = values(&mut server);
+    assert_eq!(want.len(), 8 + 2);
+    let moved = want.values().filter(|v| v.contains("x: 20.0")).count();
+    assert_eq!(moved, 8, "every client's thrusts moved its ship: {want:?}");
+    for (i, client) in clients.iter_mut().enumerate() {
+        assert_eq!(values(client), want, "client {i}");
+    }
+}
+
+#[test]
+fn a_despawn_on_a_client_is_counted_by_net_events() {
+    let net = LoopbackNetwork::new();
+    let mut server = app();
+    let listen = net.listen("game", 4).unwrap();
+    server.world_mut().net(|mp| {
+        mp.start_server(Box::new(listen), MessageRegistry::new(1))
+            .unwrap();
+    });
+    let mut client = app();
+    client.world_mut().net(|mp| {
+        let open = |data| -> Box<dyn Transport> { Box::new(net.connect("game", data)) };
+        mp.start_client(open, MessageRegistry::new(1)).unwrap();
+    });
+    let mut events = Vec::new();
+    let step = |server: &mut App, client: &mut App, events: &mut Vec<MultiplayerEvent>| {
+        server.update();
+        client.update();
+        let messages = client.world().resource::<Messages<NetEvent>>();
+        events.extend(messages.iter_current_update_messages().map(|e| e.0.clone()));
+    };
+    for _ in 0..4 {
+        step(&mut server, &mut client, &mut events);
+    }
+    let rock = server
+        .world_mut()
+        .spawn((Rock { angle: 7 }, Networked))
+        .id();
+    for _ in 0..4 {
+        step(&mut server, &mut client, &mut events);
+    }
+    assert_eq!(
+        values(&mut client).values().next().unwrap(),
+        "Rock { angle: 7 }"
+    );
+    server.world_mut().despawn(rock);
+    for _ in 0..4 {
+        step(&mut server, &mut client, &mut events);
+    }
+    assert!(values(&mut client).is_empty());
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, MultiplayerEvent::ConnectedToServer { .. })));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, MultiplayerEvent::NodeSpawned { .. })));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, MultiplayerEvent::NodeDespawned { .. })));
+}
