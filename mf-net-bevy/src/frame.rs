@@ -1,5 +1,6 @@
-//! The adapter's systems: the core receives in `PreUpdate`, and networks new entities,
-//! captures and sends in `PostUpdate`; its events become [`NetEvent`] messages.
+//! The adapter's systems: the core receives in `PreUpdate`, ticks in `FixedPostUpdate` (or on
+//! its own clock), and networks new entities and sends in `PostUpdate`; its events become
+//! [`NetEvent`] messages.
 
 use std::time::Duration;
 
@@ -30,6 +31,12 @@ pub(crate) fn receive(world: &mut World) {
         mp.begin_frame(dt);
         forward_events(mp);
     });
+}
+
+/// One of Bevy's fixed steps: with [`TickSource::External`](mf_net::replication::TickSource),
+/// one network tick of the server (capture, one snapshot per client).
+pub(crate) fn fixed_tick(world: &mut World) {
+    world.net(NetMultiplayer::tick_now);
 }
 
 /// The core's frame ends: the server networks the new [`Networked`] entities, captures and

@@ -1,27 +1,45 @@
 //! [`MfNetPlugin`] and [`ReplicateAppExt::replicate`].
 
-use bevy_app::{App, Plugin, PostUpdate, PreUpdate};
+use bevy_app::{App, FixedPostUpdate, Plugin, PostUpdate, PreUpdate};
 use bevy_ecs::component::{Component, Mutable};
 use bevy_ecs::lifecycle::Remove;
 use bevy_ecs::observer::On;
 use bevy_ecs::system::ResMut;
-use mf_net::replication::{Multiplayer, MultiplayerConfig, Replicated};
+use bevy_time::{Fixed, Time};
+use mf_net::replication::{Multiplayer, MultiplayerConfig, Replicated, TickSource};
 
 use crate::components::Networked;
-use crate::frame::{receive, send, NetEvent};
+use crate::frame::{fixed_tick, receive, send, NetEvent};
 use crate::net::Net;
 use crate::store::{BevyStore, Removals};
 use crate::types::ReplicatedComponents;
 
 /// Replication for a Bevy app: the app's world is the core's storage. The app starts offline
 /// (the server role, as singleplayer); start it with
-/// `world.net(|mp| mp.start_server(..))` or `mp.start_client(..)`. The core receives in
-/// `PreUpdate` and sends in `PostUpdate`, on the frame time of Bevy's `Time` (add
-/// `bevy_time::TimePlugin`).
-#[derive(Debug, Clone, Copy, Default)]
+/// `world.net(|mp| mp.start_server(..))` or `mp.start_client(..)`. Add
+/// `bevy_time::TimePlugin`: the core runs on Bevy's time.
+///
+/// The core receives in `PreUpdate`. By default ([`TickSource::External`]) the server's network
+/// ticks are Bevy's fixed steps: each `FixedPostUpdate` captures and queues one snapshot per
+/// client, so that a change belongs to exactly one tick, and the plugin sets the fixed step to
+/// the core's `tick_rate`. `PostUpdate` networks the new entities and sends. With
+/// [`TickSource::OwnClock`] (an app without a fixed loop), the core counts its ticks from the
+/// frame times and captures in `PostUpdate`.
+#[derive(Debug, Clone, Copy)]
 pub struct MfNetPlugin {
     /// The core's settings.
     pub config: MultiplayerConfig,
+}
+
+impl Default for MfNetPlugin {
+    fn default() -> Self {
+        Self {
+            config: MultiplayerConfig {
+                tick_source: TickSource::External,
+                ..MultiplayerConfig::default()
+            },
+        }
+    }
 }
 
 impl Plugin for MfNetPlugin {
@@ -30,8 +48,13 @@ impl Plugin for MfNetPlugin {
             .init_resource::<Removals>()
             .add_message::<NetEvent>()
             .add_systems(PreUpdate, receive)
+            .add_systems(FixedPostUpdate, fixed_tick)
             .add_systems(PostUpdate, send)
             .add_observer(bump_on_remove::<Networked>);
+        if self.config.tick_source == TickSource::External {
+            let rate = f64::from(self.config.tick_rate.max(1));
+            app.insert_resource(Time::<Fixed>::from_hz(rate));
+        }
         let mp = Multiplayer::with_store(BevyStore::default(), self.config);
         app.world_mut().insert_non_send(Net { mp });
     }

@@ -12,7 +12,7 @@ use crate::refs::{with_scope, Resolve};
 use crate::replication::client::state::ClientState;
 use crate::replication::multiplayer::rpc;
 use crate::replication::server::state::ServerState;
-use crate::replication::shared::config::MultiplayerConfig;
+use crate::replication::shared::config::{MultiplayerConfig, TickSource};
 use crate::replication::shared::events::EventQueue;
 use crate::replication::shared::events::MultiplayerEvent;
 use crate::replication::shared::misuse::MisuseWatch;
@@ -131,6 +131,23 @@ impl Replication {
             .misuse
             .end_frame(shared.now, simulating, &mut shared.events);
         shared.stats.events_lost = shared.events.lost;
+    }
+
+    /// One network tick of an engine's fixed step ([`TickSource::External`]): a server
+    /// captures and sends its snapshots for it. A client, or a server on its own clock, does
+    /// nothing.
+    pub(crate) fn tick_now(&mut self, core: Option<&mut Outbox>) {
+        let Self { shared, role } = self;
+        let Role::Server(server) = role else {
+            return;
+        };
+        if shared.config.tick_source != TickSource::External {
+            return;
+        }
+        let net_ids = server.by_node.clone();
+        with_scope(Some(&net_ids), Resolve::Member, || {
+            server.advance_ticks(1, core, shared);
+        });
     }
 
     /// Whether this is a client whose connection ended (it goes offline).

@@ -102,7 +102,8 @@ pub mod rpc;
 mod spawner;
 
 pub use crate::replication::shared::config::{
-    MultiplayerConfig, MultiplayerError, DEFAULT_INPUT_FLOOD_THRESHOLD, DEFAULT_RPC_FLOOD_THRESHOLD,
+    MultiplayerConfig, MultiplayerError, TickSource, DEFAULT_INPUT_FLOOD_THRESHOLD,
+    DEFAULT_RPC_FLOOD_THRESHOLD,
 };
 pub use crate::replication::shared::events::{MultiplayerEvent, MAX_QUEUED_EVENTS};
 pub use crate::replication::shared::misconfiguration::{
@@ -360,6 +361,15 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
     pub fn end_frame(&mut self) {
         self.core.end_frame(outbox(&mut self.bus));
         self.finish_if_disconnected();
+    }
+
+    /// One network tick now, with [`TickSource::External`] (an engine's fixed step calls it
+    /// once per step, between `begin_frame` and `end_frame`): the server advances its tick by
+    /// one, captures every value and queues one snapshot per client, which `end_frame` sends.
+    /// Two steps in one frame are two ticks and two snapshots; a frame with no step has none.
+    /// On a client, or with [`TickSource::OwnClock`], it does nothing.
+    pub fn tick_now(&mut self) {
+        self.core.tick_now(outbox(&mut self.bus));
     }
 
     /// A client whose connection ended is offline again: its bus goes (flushed).

@@ -20,7 +20,7 @@ use crate::replication::server::shadows::Shadows;
 use crate::replication::server::shared_snapshot::SharedSnapshot;
 use crate::replication::server::snapshot;
 use crate::replication::shared::columns::ValueAt;
-use crate::replication::shared::config::MultiplayerError;
+use crate::replication::shared::config::{MultiplayerError, TickSource};
 use crate::replication::shared::events::MultiplayerEvent;
 use crate::replication::shared::instance::{as_scene, exists, instance_nodes, value_info};
 use crate::replication::shared::net_id::NetId;
@@ -644,30 +644,43 @@ impl ServerState {
             self.check_timeouts(core, shared);
             self.update_interest(core, shared);
         }
-        let (ticks, next) = self.ticks_due(shared.now, shared.config.tick_rate);
-        self.next_tick_at = Some(next);
-        if ticks > 0 {
-            self.tick = self.tick.wrapping_add(ticks);
-            node_table::capture(
-                &mut self.nodes,
-                &mut self.shadows,
-                &mut *shared.store,
-                self.tick,
-                &mut self.changed,
-                &mut self.changed_rows,
-            );
-            self.age_some();
-            if let Some(core) = core {
-                core.set_tick(self.tick);
-                if !self.withheld.is_empty() {
-                    self.retry_withheld(core, shared);
-                }
-                self.send_snapshots(core, shared);
+        if shared.config.tick_source == TickSource::OwnClock {
+            let (ticks, next) = self.ticks_due(shared.now, shared.config.tick_rate);
+            self.next_tick_at = Some(next);
+            if ticks > 0 {
+                self.advance_ticks(ticks, core, shared);
             }
         }
         shared.stats.networked_nodes = self.nodes.len();
         if self.interest.recount {
             self.recount_visible();
+        }
+    }
+
+    /// Advances the tick by `ticks`: one capture of every value, stamped with the new tick,
+    /// and one snapshot for every client (through `core`; none offline).
+    pub(crate) fn advance_ticks(
+        &mut self,
+        ticks: u32,
+        core: Option<&mut Outbox>,
+        shared: &mut Shared,
+    ) {
+        self.tick = self.tick.wrapping_add(ticks);
+        node_table::capture(
+            &mut self.nodes,
+            &mut self.shadows,
+            &mut *shared.store,
+            self.tick,
+            &mut self.changed,
+            &mut self.changed_rows,
+        );
+        self.age_some();
+        if let Some(core) = core {
+            core.set_tick(self.tick);
+            if !self.withheld.is_empty() {
+                self.retry_withheld(core, shared);
+            }
+            self.send_snapshots(core, shared);
         }
     }
 

@@ -18,6 +18,9 @@ pub struct MultiplayerConfig {
     /// and sends snapshots, and how often clients send their ack heartbeat. Clients learn the
     /// server's rate in the handshake. Default 30.
     pub tick_rate: u8,
+    /// What advances the server's network ticks: its own clock, from the frame times
+    /// (the default), or the engine ([`TickSource::External`]).
+    pub tick_source: TickSource,
     /// Largest snapshot packet in bytes, header included (0 = unlimited, the default; about
     /// 1200 for internet play). Nodes that do not fit go out in the next ticks.
     pub max_snapshot_bytes: usize,
@@ -88,6 +91,7 @@ impl Default for MultiplayerConfig {
     fn default() -> Self {
         Self {
             tick_rate: 30,
+            tick_source: TickSource::OwnClock,
             max_snapshot_bytes: 0,
             handshake_timeout: Duration::from_secs(5),
             peer_timeout: Duration::from_secs(15),
@@ -101,6 +105,23 @@ impl Default for MultiplayerConfig {
             prediction: PredictionConfig::default(),
         }
     }
+}
+
+/// What advances the server's network ticks ([`MultiplayerConfig::tick_source`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TickSource {
+    /// The server's own clock: `end_frame` advances by the ticks of `tick_rate` that fell in
+    /// the frame times passed to `begin_frame`, capturing and sending once for them all.
+    #[default]
+    OwnClock,
+    /// The engine's fixed step: the server advances one tick, capturing and sending its
+    /// snapshots, each time the engine calls
+    /// [`tick_now`](crate::replication::multiplayer::Multiplayer::tick_now) (once per fixed
+    /// step, at `tick_rate` steps a second), so that a change belongs to exactly one tick;
+    /// `end_frame` advances none. A [`Simulation`](crate::prediction::Simulation) needs the own
+    /// clock.
+    External,
 }
 
 /// The default [`rpc_flood_threshold`](MultiplayerConfig::rpc_flood_threshold): RPC messages
