@@ -7,14 +7,17 @@ use std::time::Duration;
 use bevy_ecs::entity::Entity;
 use bevy_ecs::message::Message;
 use bevy_ecs::query::{With, Without};
+use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
 use bevy_time::Time;
 use mf_net::replication::MultiplayerEvent;
+use mf_net::rpc::RpcContext;
 use mf_net::transport::PeerId;
 use tracing::warn;
 
 use crate::components::{NetOwner, NetworkId, Networked};
 use crate::net::{NetMultiplayer, NetWorldExt};
+use crate::queue::NetQueue;
 use crate::store::{entity_of, node_of};
 
 /// A [`MultiplayerEvent`] of the app's replication, as a Bevy message: read them with
@@ -30,7 +33,28 @@ pub(crate) fn receive(world: &mut World) {
     world.net(|mp| {
         mp.begin_frame(dt);
         forward_events(mp);
+        let status = NetStatus {
+            local_peer: mp.local_peer_id(),
+            is_server: mp.is_server(),
+            is_running: mp.is_running(),
+        };
+        let world = mp.store_mut().world_mut();
+        world.insert_resource(status);
+        let queue = world
+            .get_non_send_mut::<NetQueue>()
+            .and_then(|mut q| q.ctx.take());
+        if let Some(mut ctx) = queue {
+            mp.bind_queue(&mut ctx);
+            put_back(mp, ctx);
+        }
     });
+}
+
+/// The queue's context, back in its resource.
+fn put_back(mp: &mut NetMultiplayer, ctx: RpcContext) {
+    if let Some(mut queue) = mp.store_mut().world_mut().get_non_send_mut::<NetQueue>() {
+        queue.ctx = Some(ctx);
+    }
 }
 
 /// One of Bevy's fixed steps: with [`TickSource::External`](mf_net::replication::TickSource),
@@ -43,6 +67,14 @@ pub(crate) fn fixed_tick(world: &mut World) {
 /// sends.
 pub(crate) fn send(world: &mut World) {
     world.net(|mp| {
+        let world = mp.store_mut().world_mut();
+        let queue = world
+            .get_non_send_mut::<NetQueue>()
+            .and_then(|mut q| q.ctx.take());
+        if let Some(mut ctx) = queue {
+            mp.apply_queue(&mut ctx);
+            put_back(mp, ctx);
+        }
         if mp.is_server() {
             network_new(mp);
         }
@@ -80,15 +112,37 @@ fn network_new(mp: &mut NetMultiplayer) {
     }
 }
 
-/// Every event of the core, as a [`NetEvent`]; a spawned entity gets its [`NetworkId`].
+/// Every event of the core, as a [`NetEvent`]; a spawned entity gets its [`NetworkId`] and
+/// [`NetOwner`], and an entity whose authority changed its new [`NetOwner`].
 fn forward_events(mp: &mut NetMultiplayer) {
     while let Some(event) = mp.next_event() {
+        let inserted = match &event {
+            MultiplayerEvent::NodeSpawned { node, net_id } => {
+                Some((*node, Some(NetworkId(*net_id)), mp.authority(*node)))
+            }
+            MultiplayerEvent::AuthorityChanged { node, peer } => Some((*node, None, *peer)),
+            _ => None,
+        };
         let world = mp.store_mut().world_mut();
-        if let MultiplayerEvent::NodeSpawned { node, net_id } = &event {
-            if let Some(mut entity) = entity_of(*node).and_then(|e| world.get_entity_mut(e).ok()) {
-                entity.insert(NetworkId(*net_id));
+        if let Some((node, id, owner)) = inserted {
+            if let Some(mut entity) = entity_of(node).and_then(|e| world.get_entity_mut(e).ok()) {
+                entity.insert(NetOwner(owner));
+                if let Some(id) = id {
+                    entity.insert(id);
+                }
             }
         }
         world.write_message(NetEvent(event));
     }
+}
+
+/// What the app's replication is, as of this frame's receive.
+#[derive(Resource, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NetStatus {
+    /// This peer's id ([`PeerId::SERVER`] on the server and offline).
+    pub local_peer: PeerId,
+    /// Whether this is the server (or offline).
+    pub is_server: bool,
+    /// Whether it is started.
+    pub is_running: bool,
 }

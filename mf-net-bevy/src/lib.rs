@@ -4,8 +4,9 @@
 //! [`ReplicateAppExt::replicate`], and mark the entities to replicate with [`Networked`]
 //! (and [`NetOwner`] for a client's). The core runs in the app's schedules: it receives in
 //! `PreUpdate` and captures and sends in `PostUpdate`. Its events arrive as [`NetEvent`]
-//! messages. Calls of the core that touch values (starting, RPC senders) go through
-//! [`NetWorldExt::net`], which lends it the world.
+//! messages, and [`NetStatus`] says what this peer is. Systems send RPCs through the
+//! [`NetRpc`] parameter (queued, sent in `PostUpdate`); other calls of the core that touch
+//! values (starting it, for one) go through [`NetWorldExt::net`], which lends it the world.
 //!
 //! ```
 //! use bevy_app::App;
@@ -34,21 +35,23 @@ mod components;
 mod frame;
 mod net;
 mod plugin;
+mod queue;
 mod rows;
 mod store;
 mod types;
 
 pub use components::{NetOwner, NetworkId, Networked};
-pub use frame::NetEvent;
+pub use frame::{NetEvent, NetStatus};
 pub use net::{Net, NetMultiplayer, NetWorldExt};
 pub use plugin::{MfNetPlugin, ReplicateAppExt};
+pub use queue::{NetQueue, NetRpc};
 pub use store::{entity_of, node_of, BevyStore};
 pub use types::ReplicatedComponents;
 
 /// The adapter's items for a glob import.
 pub mod prelude {
     pub use crate::{
-        entity_of, node_of, MfNetPlugin, NetEvent, NetOwner, NetWorldExt, NetworkId, Networked,
-        ReplicateAppExt,
+        entity_of, node_of, MfNetPlugin, NetEvent, NetOwner, NetRpc, NetStatus, NetWorldExt,
+        NetworkId, Networked, ReplicateAppExt,
     };
 }

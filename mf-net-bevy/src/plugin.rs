@@ -9,8 +9,9 @@ use bevy_time::{Fixed, Time};
 use mf_net::replication::{Multiplayer, MultiplayerConfig, Replicated, TickSource};
 
 use crate::components::Networked;
-use crate::frame::{fixed_tick, receive, send, NetEvent};
+use crate::frame::{fixed_tick, receive, send, NetEvent, NetStatus};
 use crate::net::Net;
+use crate::queue::NetQueue;
 use crate::store::{BevyStore, Removals};
 use crate::types::ReplicatedComponents;
 
@@ -56,7 +57,14 @@ impl Plugin for MfNetPlugin {
             app.insert_resource(Time::<Fixed>::from_hz(rate));
         }
         let mp = Multiplayer::with_store(BevyStore::default(), self.config);
+        let status = NetStatus {
+            local_peer: mp.local_peer_id(),
+            is_server: true,
+            is_running: false,
+        };
+        app.insert_resource(status);
         app.world_mut().insert_non_send(Net { mp });
+        app.world_mut().insert_non_send(NetQueue::default());
     }
 }
 

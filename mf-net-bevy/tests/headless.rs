@@ -10,8 +10,9 @@ use bevy_app::{App, Update};
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
 use bevy_ecs::message::Messages;
+use bevy_ecs::query::With;
 use bevy_ecs::resource::Resource;
-use bevy_ecs::system::{Query, Res};
+use bevy_ecs::system::{Query, Res, ResMut};
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
 use mf_net::bus::MessageRegistry;
 use mf_net::prelude::*;
@@ -79,6 +80,28 @@ fn spin(
     }
 }
 
+/// How many more frames a client thrusts its ship.
+#[derive(Resource)]
+struct Thrusts(u32);
+
+/// A client's system: while it has thrusts left, it thrusts its own ship, by RPC.
+fn steer(
+    mut thrusts: ResMut<'_, Thrusts>,
+    status: Res<'_, NetStatus>,
+    mut rpc: NetRpc<'_>,
+    ships: Query<'_, '_, (Entity, &NetOwner), With<Ship>>,
+) {
+    if thrusts.0 == 0 {
+        return;
+    }
+    thrusts.0 -= 1;
+    for (ship, owner) in &ships {
+        if owner.0 == status.local_peer {
+            rpc.on::<Ship>(ship).thrust(1.0).unwrap();
+        }
+    }
+}
+
 /// Every networked entity's value by net id, as `Debug` text (of its one replicated component).
 fn values(app: &mut App) -> BTreeMap<NetId, String> {
     let world = app.world_mut();
@@ -110,6 +133,9 @@ fn a_server_and_8_clients_converge_over_30_percent_loss() {
     let mut clients: Vec<App> = (0..8u64)
         .map(|i| {
             let mut client = app();
+            client
+                .insert_resource(Thrusts(0))
+                .add_systems(Update, steer);
             client.world_mut().net(|mp| {
                 let open = |data| -> Box<dyn Transport> {
                     Box::new(SimulatedTransport::new(
@@ -152,23 +178,11 @@ fn a_server_and_8_clients_converge_over_30_percent_loss() {
         .collect();
     frame(&mut server, &mut clients, 30);
 
-    // Each client thrusts its own ship 20 times.
-    for _ in 0..20 {
-        for client in &mut clients {
-            let world = client.world_mut();
-            let mut own = world.query::<(Entity, &Ship)>();
-            let mine: Vec<Entity> = own.iter(world).map(|(e, _)| e).collect();
-            world.net(|mp| {
-                let local = mp.local_peer_id();
-                for &e in &mine {
-                    if mp.authority(node_of(e)) == local {
-                        mp.rpc(NetRef::<Ship>::new(node_of(e))).thrust(1.0).unwrap();
-                    }
-                }
-            });
-        }
-        frame(&mut server, &mut clients, 1);
+    // Each client's system thrusts its own ship in 20 frames.
+    for client in &mut clients {
+        client.insert_resource(Thrusts(20));
     }
+    frame(&mut server, &mut clients, 20);
     // A rock goes; then the server's systems rest, and every client catches up.
     server.world_mut().despawn(rocks[0]);
     frame(&mut server, &mut clients, 30);

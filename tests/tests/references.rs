@@ -439,3 +439,30 @@ fn references_in_steady_state_allocate_nothing() {
         assert_eq!(named(client, target), named(&world.server, want));
     }
 }
+
+#[test]
+fn calls_queued_outside_a_body_map_their_references_when_applied() {
+    let mut world = World::new(2, library);
+    let root = world.root();
+    let peers: Vec<PeerId> = world.clients.iter().map(|c| c.local_peer_id()).collect();
+    for &peer in &peers {
+        world.server.spawn(FIGHTER, root, peer).unwrap();
+    }
+    world.step(10);
+    // Client 0 queues an attack on client 1's fighter, as an ECS system would, and the runtime
+    // applies the queue later.
+    let client = &mut world.clients[0];
+    let mut queue = RpcContext::new(NodeId::new(0, 0), PeerId::SERVER, 0, false);
+    client.bind_queue(&mut queue);
+    let mine = client.owned::<Fighter>().next().unwrap();
+    let theirs = client.owned_by::<Fighter>(peers[1]).next().unwrap();
+    queue.rpc(mine).attack(theirs).unwrap();
+    assert_eq!(queue.commands().len(), 1);
+    client.apply_queue(&mut queue);
+    assert!(queue.commands().is_empty());
+    world.step(10);
+    let server = &world.server;
+    let attacker = server.owned_by::<Fighter>(peers[0]).next().unwrap();
+    let victim = server.owned_by::<Fighter>(peers[1]).next().unwrap();
+    assert_eq!(server.scene().get(attacker).unwrap().target, victim);
+}

@@ -4,6 +4,7 @@
 use std::ops::Range;
 
 use super::{LocalCall, OutgoingRpc, RpcDelivery, RpcSendError, RpcSender, RpcSink};
+use crate::refs::{with_scope, NetIdMap, Resolve};
 use crate::scene::{NetRef, NodeId, SceneIndex};
 use crate::transport::PeerId;
 use crate::wire::NetWriter;
@@ -82,6 +83,12 @@ pub struct RpcContext {
     state_newer: bool,
     commands: Vec<RpcCommand>,
     args: NetWriter,
+    /// The net ids node references among queued arguments are encoded with, for a context
+    /// bound to a runtime outside a body ([`Multiplayer::bind_queue`]); `None`: those of the
+    /// call running.
+    ///
+    /// [`Multiplayer::bind_queue`]: crate::replication::Multiplayer::bind_queue
+    net_ids: Option<NetIdMap>,
 }
 
 impl RpcContext {
@@ -96,7 +103,13 @@ impl RpcContext {
             state_newer: false,
             commands: Vec::new(),
             args: NetWriter::new(),
+            net_ids: None,
         }
+    }
+
+    /// Binds the context to a runtime's net ids, for queuing calls outside a body.
+    pub(crate) fn bind_net_ids(&mut self, net_ids: NetIdMap) {
+        self.net_ids = Some(net_ids);
     }
 
     /// Prepares the context for another call, dropping the queued commands (apply them first)
@@ -199,7 +212,13 @@ impl RpcSink for RpcContext {
         encode: &mut dyn FnMut(&mut NetWriter),
     ) -> Result<RpcDelivery, RpcSendError> {
         let start = self.args.len();
-        encode(&mut self.args);
+        match &self.net_ids {
+            Some(net_ids) => {
+                let args = &mut self.args;
+                with_scope(Some(net_ids), Resolve::Argument, || encode(args));
+            }
+            None => encode(&mut self.args),
+        }
         let (Ok(start), Ok(end)) = (u32::try_from(start), u32::try_from(self.args.len())) else {
             self.args.truncate(start);
             return Err(RpcSendError::SendFailed);

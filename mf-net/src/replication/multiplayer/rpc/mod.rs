@@ -101,7 +101,7 @@ use crate::refs::{with_scope, Resolve};
 use crate::replication::multiplayer::Multiplayer;
 use crate::replication::shared::config::MultiplayerError;
 use crate::rpc::{
-    LocalCall, OutgoingRpc, RpcDelivery, RpcRegistry, RpcSendError, RpcSender, RpcSink,
+    LocalCall, OutgoingRpc, RpcContext, RpcDelivery, RpcRegistry, RpcSendError, RpcSender, RpcSink,
 };
 use crate::scene::NetRef;
 use crate::transport::Transport;
@@ -186,6 +186,40 @@ impl<T: Transport + 'static, S: crate::store::Store> RpcSink for Multiplayer<T, 
         call: &mut LocalCall<'_>,
     ) -> Result<(), RpcSendError> {
         self.run_on_caller(rpc, call, false)
+    }
+}
+
+impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
+    /// Prepares `ctx` to queue calls and commands for this runtime from outside an RPC body
+    /// (where the runtime cannot be reached: an ECS system, another thread's job): clears it,
+    /// and has its senders encode node references among the arguments with this runtime's net
+    /// ids from now on. Bind it again after the runtime starts or stops. Apply what it queued
+    /// with [`apply_queue`](Self::apply_queue).
+    pub fn bind_queue(&self, ctx: &mut RpcContext) {
+        let node = crate::store::NodeId::new(u32::MAX, u32::MAX);
+        ctx.reset(node, self.local_peer_id(), self.tick(), false);
+        ctx.bind_net_ids(self.core.role.net_ids().clone());
+    }
+
+    /// Applies what `ctx` queued, in order, as the runtime applies what an RPC body queued
+    /// (calls sent, run here or run as `call_local`; on the server, spawns, despawns and
+    /// authority changes), then clears it. A call that fails is logged and skipped.
+    pub fn apply_queue(&mut self, ctx: &mut RpcContext) {
+        let Ok(registry) = self.core.shared.rpc.registry() else {
+            ctx.clear_commands();
+            return;
+        };
+        let Self { bus, core, .. } = self;
+        let crate::replication::multiplayer::role::Replication { shared, role } = core;
+        apply_commands(
+            crate::replication::shared::outbox::outbox(bus),
+            role,
+            shared,
+            &registry,
+            ctx,
+            1,
+        );
+        ctx.clear_commands();
     }
 }
 

@@ -1,0 +1,48 @@
+//! RPCs from ordinary systems: [`NetRpc`] queues calls (their arguments encoded at once, node
+//! references with the app's net ids), which the adapter applies in `PostUpdate`, before it
+//! sends.
+
+use bevy_ecs::entity::Entity;
+use bevy_ecs::system::{NonSendMut, SystemParam};
+use mf_net::rpc::{RpcContext, RpcSender};
+use mf_net::store::NodeId;
+use mf_net::transport::PeerId;
+
+use crate::store::node_of;
+
+/// The app's queue of calls (a non-send resource), bound to the core every frame.
+pub struct NetQueue {
+    pub(crate) ctx: Option<RpcContext>,
+}
+
+impl Default for NetQueue {
+    fn default() -> Self {
+        let ctx = RpcContext::new(NodeId::new(u32::MAX, u32::MAX), PeerId::SERVER, 0, false);
+        Self { ctx: Some(ctx) }
+    }
+}
+
+/// A system parameter that sends RPCs: `rpc.on::<Ship>(entity).thrust(dir)` queues the call
+/// with its arguments encoded; the adapter sends it (or runs it, for the server's own
+/// `authority` calls) in `PostUpdate`. What a call returns here says only whether it was
+/// queued; a call that fails when applied is logged. Systems with it run on the main thread.
+#[derive(SystemParam)]
+pub struct NetRpc<'w> {
+    queue: NonSendMut<'w, NetQueue>,
+}
+
+impl NetRpc<'_> {
+    /// The RPCs of `C` on `entity`, queued.
+    ///
+    /// # Panics
+    ///
+    /// Not while the adapter applies the queue (no system runs then).
+    pub fn on<C: 'static>(&mut self, entity: Entity) -> RpcSender<'_, RpcContext, C> {
+        let ctx = self
+            .queue
+            .ctx
+            .as_mut()
+            .expect("the queue is here between frames");
+        RpcSender::for_node(ctx, node_of(entity))
+    }
+}
