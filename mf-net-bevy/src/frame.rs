@@ -4,9 +4,7 @@
 
 use std::time::Duration;
 
-use bevy_ecs::entity::Entity;
 use bevy_ecs::message::Message;
-use bevy_ecs::query::{With, Without};
 use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
 use bevy_time::Time;
@@ -86,14 +84,18 @@ pub(crate) fn send(world: &mut World) {
 /// Networks every [`Networked`] entity without a [`NetworkId`], with its [`NetOwner`]'s
 /// authority.
 fn network_new(mp: &mut NetMultiplayer) {
-    let world = mp.store_mut().world_mut();
-    let mut query = world
-        .query_filtered::<(Entity, Option<&NetOwner>), (With<Networked>, Without<NetworkId>)>();
-    let new: Vec<(Entity, PeerId)> = query
-        .iter(world)
-        .map(|(e, owner)| (e, owner.map_or(PeerId::SERVER, |o| o.0)))
-        .collect();
-    for (entity, authority) in new {
+    let store = mp.store_mut();
+    let query = store
+        .new_entities
+        .get_or_insert_with(|| store.world.query_filtered());
+    let mut new = std::mem::take(&mut store.to_network);
+    new.clear();
+    new.extend(
+        query
+            .iter(&store.world)
+            .map(|(e, owner)| (e, owner.map_or(PeerId::SERVER, |o| o.0))),
+    );
+    for &(entity, authority) in &new {
         match mp.replicate(node_of(entity), authority) {
             Ok(id) => {
                 mp.store_mut()
@@ -110,6 +112,7 @@ fn network_new(mp: &mut NetMultiplayer) {
             }
         }
     }
+    mp.store_mut().to_network = new;
 }
 
 /// Every event of the core, as a [`NetEvent`]; a spawned entity gets its [`NetworkId`] and

@@ -10,7 +10,10 @@ use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
 use mf_net::store::{NodeId, Store};
 
-use crate::components::Networked;
+use bevy_ecs::query::{QueryState, With, Without};
+use mf_net::transport::PeerId;
+
+use crate::components::{NetOwner, NetworkId, Networked};
 use crate::types::{ComponentType, ReplicatedComponents};
 
 /// The node of `entity`: its index and generation (the index stays small, as the core's
@@ -47,12 +50,21 @@ impl Removals {
     }
 }
 
+/// The server's query for entities to network: [`Networked`], with no
+/// [`NetworkId`](crate::NetworkId) yet.
+pub(crate) type NewEntities =
+    QueryState<(Entity, Option<&'static NetOwner>), (With<Networked>, Without<NetworkId>)>;
+
 /// A Bevy [`World`] as the core's [`Store`]. The adapter keeps the app's world here while the
 /// core runs (see [`NetWorldExt::net`](crate::NetWorldExt::net)); the rest of the time it holds
 /// an empty one.
 #[derive(Default)]
 pub struct BevyStore {
     pub(crate) world: World,
+    /// The app world's [`NewEntities`] query, made once.
+    pub(crate) new_entities: Option<NewEntities>,
+    /// Scratch for the entities to network (capacity kept).
+    pub(crate) to_network: Vec<(Entity, PeerId)>,
 }
 
 impl BevyStore {

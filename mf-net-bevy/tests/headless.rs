@@ -21,10 +21,10 @@ use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net::transport::simulated::{NetworkConditions, SimulatedTransport};
 use mf_net_bevy::prelude::*;
 
-/// A player's ship: moved by its owner's RPC, damaged by the server.
+/// A player's ship: moved by its owner's RPC (shown interpolated), damaged by the server.
 #[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
 struct Ship {
-    #[replicated]
+    #[replicated(interpolate)]
     x: f32,
     #[replicated]
     hp: i32,
@@ -178,11 +178,27 @@ fn a_server_and_8_clients_converge_over_30_percent_loss() {
         .collect();
     frame(&mut server, &mut clients, 30);
 
-    // Each client's system thrusts its own ship in 20 frames.
+    // Each client's system thrusts its own ship in 20 frames. Clients show the ships
+    // interpolated: behind the server.
     for client in &mut clients {
         client.insert_resource(Thrusts(20));
     }
-    frame(&mut server, &mut clients, 20);
+    frame(&mut server, &mut clients, 12);
+    let shown = |app: &mut App| {
+        let world = app.world_mut();
+        let mut ships = world.query::<&Ship>();
+        ships.iter(world).map(|s| s.x).fold(0.0f32, f32::max)
+    };
+    let (ahead, behind) = (shown(&mut server), shown(&mut clients[0]));
+    assert!(
+        behind < ahead,
+        "client 0 shows {behind}, the server has {ahead}"
+    );
+    assert!(behind > 0.0, "client 0 shows its ship moving");
+    assert!(clients[0]
+        .world_mut()
+        .net(|mp| mp.interpolation().is_some()));
+    frame(&mut server, &mut clients, 8);
     // A rock goes; then the server's systems rest, and every client catches up.
     server.world_mut().despawn(rocks[0]);
     frame(&mut server, &mut clients, 30);
