@@ -4,19 +4,21 @@
 
 use std::time::Duration;
 
+use bevy_ecs::entity::Entity;
 use bevy_ecs::message::Message;
 use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
 use bevy_time::Time;
 use mf_net::replication::MultiplayerEvent;
 use mf_net::rpc::RpcContext;
+use mf_net::store::{Link, NodeId, Store};
 use mf_net::transport::PeerId;
 use tracing::warn;
 
 use crate::components::{NetOwner, NetworkId, Networked};
 use crate::net::{NetMultiplayer, NetWorldExt};
 use crate::queue::NetQueue;
-use crate::store::{entity_of, node_of};
+use crate::store::entity_of;
 
 /// A [`MultiplayerEvent`] of the app's replication, as a Bevy message: read them with
 /// `MessageReader<NetEvent>`.
@@ -30,6 +32,9 @@ pub(crate) fn receive(world: &mut World) {
         .map_or(Duration::ZERO, Time::delta);
     world.net(|mp| {
         mp.begin_frame(dt);
+        if !mp.is_server() {
+            tag_spawned(mp);
+        }
         forward_events(mp);
         let status = NetStatus {
             local_peer: mp.local_peer_id(),
@@ -82,8 +87,73 @@ pub(crate) fn send(world: &mut World) {
 }
 
 /// Networks every [`Networked`] entity without a [`NetworkId`], with its [`NetOwner`]'s
-/// authority.
+/// authority, as one group with its other replicated components and its `Networked` children
+/// (which go with it, not on their own); then tags the group's entities.
 fn network_new(mp: &mut NetMultiplayer) {
+    let store = mp.store_mut();
+    let query = store
+        .new_entities
+        .get_or_insert_with(|| store.world.query_filtered());
+    let mut new = std::mem::take(&mut store.to_network);
+    new.clear();
+    for (entity, owner, child_of) in query.iter(&store.world) {
+        let parent = child_of.and_then(|c| store.world.get_entity(c.parent()).ok());
+        let with_parent =
+            parent.is_some_and(|p| p.contains::<Networked>() && !p.contains::<NetworkId>());
+        if !with_parent {
+            new.push((entity, owner.map_or(PeerId::SERVER, |o| o.0)));
+        }
+    }
+    for &(entity, authority) in &new {
+        let Some(root) = mp.store().first_node(entity) else {
+            refuse(mp, entity, &"it holds no replicated component");
+            continue;
+        };
+        match mp.replicate(root, authority) {
+            Ok(_) => tag_group(mp, root),
+            Err(error) => refuse(mp, entity, &error),
+        }
+    }
+    mp.store_mut().to_network = new;
+}
+
+/// An entity that cannot be networked: warned about, and no longer [`Networked`].
+fn refuse(mp: &mut NetMultiplayer, entity: Entity, error: &dyn std::fmt::Display) {
+    warn!(?entity, %error, "a Networked entity cannot be replicated");
+    let world = mp.store_mut().world_mut();
+    world.entity_mut(entity).remove::<Networked>();
+}
+
+/// Gives every entity of the group rooted at `root` its [`NetworkId`] (its first node's) and
+/// [`NetOwner`].
+fn tag_group(mp: &mut NetMultiplayer, root: NodeId) {
+    let store = mp.store_mut();
+    let mut group = std::mem::take(&mut store.group);
+    group.clear();
+    group.push((root, Link::Root));
+    store.group(root, &mut group);
+    for &(node, link) in &group {
+        if !matches!(link, Link::Beside(_)) {
+            tag(mp, node);
+        }
+    }
+    mp.store_mut().group = group;
+}
+
+/// Tags the entity of `node` (its first) with its [`NetworkId`] and [`NetOwner`].
+fn tag(mp: &mut NetMultiplayer, node: NodeId) {
+    let (Some(id), Some(entity)) = (mp.net_id(node), entity_of(node)) else {
+        return;
+    };
+    let owner = mp.authority(node);
+    if let Ok(mut entity) = mp.store_mut().world_mut().get_entity_mut(entity) {
+        entity.insert((NetworkId(id), NetOwner(owner)));
+    }
+}
+
+/// A client tags the entities the core made for the server's with their [`NetworkId`] and
+/// [`NetOwner`].
+fn tag_spawned(mp: &mut NetMultiplayer) {
     let store = mp.store_mut();
     let query = store
         .new_entities
@@ -93,46 +163,24 @@ fn network_new(mp: &mut NetMultiplayer) {
     new.extend(
         query
             .iter(&store.world)
-            .map(|(e, owner)| (e, owner.map_or(PeerId::SERVER, |o| o.0))),
+            .map(|(e, _, _)| (e, PeerId::SERVER)),
     );
-    for &(entity, authority) in &new {
-        match mp.replicate(node_of(entity), authority) {
-            Ok(id) => {
-                mp.store_mut()
-                    .world_mut()
-                    .entity_mut(entity)
-                    .insert(NetworkId(id));
-            }
-            Err(error) => {
-                warn!(?entity, %error, "a Networked entity cannot be replicated");
-                mp.store_mut()
-                    .world_mut()
-                    .entity_mut(entity)
-                    .remove::<Networked>();
-            }
+    for &(entity, _) in &new {
+        if let Some(node) = mp.store().first_node(entity) {
+            tag(mp, node);
         }
     }
     mp.store_mut().to_network = new;
 }
 
-/// Every event of the core, as a [`NetEvent`]; a spawned entity gets its [`NetworkId`] and
-/// [`NetOwner`], and an entity whose authority changed its new [`NetOwner`].
+/// Every event of the core, as a [`NetEvent`]; an entity whose authority changed gets its new
+/// [`NetOwner`].
 fn forward_events(mp: &mut NetMultiplayer) {
     while let Some(event) = mp.next_event() {
-        let inserted = match &event {
-            MultiplayerEvent::NodeSpawned { node, net_id } => {
-                Some((*node, Some(NetworkId(*net_id)), mp.authority(*node)))
-            }
-            MultiplayerEvent::AuthorityChanged { node, peer } => Some((*node, None, *peer)),
-            _ => None,
-        };
         let world = mp.store_mut().world_mut();
-        if let Some((node, id, owner)) = inserted {
-            if let Some(mut entity) = entity_of(node).and_then(|e| world.get_entity_mut(e).ok()) {
-                entity.insert(NetOwner(owner));
-                if let Some(id) = id {
-                    entity.insert(id);
-                }
+        if let MultiplayerEvent::AuthorityChanged { node, peer } = &event {
+            if let Some(mut entity) = entity_of(*node).and_then(|e| world.get_entity_mut(e).ok()) {
+                entity.insert(NetOwner(*peer));
             }
         }
         world.write_message(NetEvent(event));

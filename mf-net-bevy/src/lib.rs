@@ -45,13 +45,13 @@ pub use frame::{NetEvent, NetStatus};
 pub use net::{Net, NetMultiplayer, NetWorldExt};
 pub use plugin::{MfNetPlugin, ReplicateAppExt};
 pub use queue::{NetQueue, NetRpc};
-pub use store::{entity_of, node_of, BevyStore};
+pub use store::{entity_of, BevyStore, MAX_REPLICATED_COMPONENTS};
 pub use types::ReplicatedComponents;
 
 /// The adapter's items for a glob import.
 pub mod prelude {
     pub use crate::{
-        entity_of, node_of, MfNetPlugin, NetEvent, NetOwner, NetRpc, NetStatus, NetWorldExt,
-        NetworkId, Networked, ReplicateAppExt,
+        entity_of, MfNetPlugin, NetEvent, NetOwner, NetRpc, NetStatus, NetWorldExt, NetworkId,
+        Networked, ReplicateAppExt,
     };
 }

@@ -71,9 +71,14 @@ impl Plugin for MfNetPlugin {
 /// Registering replicated component types on an [`App`].
 pub trait ReplicateAppExt {
     /// Replicates the component `C`: a [`Networked`] entity holding a `C` is networked by the
-    /// server, and each client makes one holding `C`'s default value before it reads the
-    /// server's state into it. An entity holds one replicated component. Add
-    /// [`MfNetPlugin`] first.
+    /// server, and each client gives its copy of the entity `C`'s default value before it
+    /// reads the server's state into it. An entity may hold several replicated components;
+    /// they travel together, with the entity's `Networked` children. Add [`MfNetPlugin`]
+    /// first; at most [`MAX_REPLICATED_COMPONENTS`](crate::MAX_REPLICATED_COMPONENTS) types.
+    ///
+    /// # Panics
+    ///
+    /// Past that many types.
     fn replicate<C>(&mut self) -> &mut Self
     where
         C: Component<Mutability = Mutable> + Replicated + Default;

@@ -3,12 +3,12 @@
 //! sends.
 
 use bevy_ecs::entity::Entity;
-use bevy_ecs::system::{NonSendMut, SystemParam};
+use bevy_ecs::system::{NonSendMut, Res, SystemParam};
 use mf_net::rpc::{RpcContext, RpcSender};
 use mf_net::store::NodeId;
 use mf_net::transport::PeerId;
 
-use crate::store::node_of;
+use crate::types::ReplicatedComponents;
 
 /// The app's queue of calls (a non-send resource), bound to the core every frame.
 pub struct NetQueue {
@@ -29,20 +29,25 @@ impl Default for NetQueue {
 #[derive(SystemParam)]
 pub struct NetRpc<'w> {
     queue: NonSendMut<'w, NetQueue>,
+    types: Res<'w, ReplicatedComponents>,
 }
 
 impl NetRpc<'_> {
-    /// The RPCs of `C` on `entity`, queued.
+    /// The RPCs of `C` on `entity`'s `C` component, queued (for a `C` that is not
+    /// [replicated](crate::ReplicateAppExt::replicate), they name no node and fail when
+    /// applied).
     ///
     /// # Panics
     ///
     /// Not while the adapter applies the queue (no system runs then).
     pub fn on<C: 'static>(&mut self, entity: Entity) -> RpcSender<'_, RpcContext, C> {
+        let node = self.types.node_of::<C>(entity);
+        let node = node.unwrap_or(NodeId::new(u32::MAX, u32::MAX));
         let ctx = self
             .queue
             .ctx
             .as_mut()
             .expect("the queue is here between frames");
-        RpcSender::for_node(ctx, node_of(entity))
+        RpcSender::for_node(ctx, node)
     }
 }

@@ -1,14 +1,16 @@
-//! [`BevyStore`]: a Bevy [`World`] as the core's storage. A node is an entity (its index and
-//! generation); its value is the entity's one component of a
-//! [replicated](crate::ReplicateAppExt::replicate) type.
+//! [`BevyStore`]: a Bevy [`World`] as the core's storage. A node is one replicated component
+//! of an entity: the entity's index and generation, and the component type's slot (its
+//! registration order). An entity is networked as one group with its other replicated
+//! components and its [`Networked`] children, depth-first.
 
 use std::any::{Any, TypeId};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bevy_ecs::entity::{Entity, EntityGeneration, EntityIndex};
+use bevy_ecs::hierarchy::{ChildOf, Children};
 use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
-use mf_net::store::{NodeId, Store};
+use mf_net::store::{Link, NodeId, Store};
 
 use bevy_ecs::query::{QueryState, With, Without};
 use mf_net::transport::PeerId;
@@ -16,15 +18,28 @@ use mf_net::transport::PeerId;
 use crate::components::{NetOwner, NetworkId, Networked};
 use crate::types::{ComponentType, ReplicatedComponents};
 
-/// The node of `entity`: its index and generation (the index stays small, as the core's
-/// per-node tables want).
-pub fn node_of(entity: Entity) -> NodeId {
-    NodeId::new(entity.index_u32(), entity.generation().to_bits())
+/// How many replicated component types an app registers at most: a node's index is its
+/// entity's index times this, plus the type's slot (so the core's per-node tables stay about
+/// this many times the entity count).
+pub const MAX_REPLICATED_COMPONENTS: u32 = 16;
+
+/// The node of `entity`'s component in slot `slot`.
+pub(crate) fn node_at(entity: Entity, slot: u32) -> Option<NodeId> {
+    let index = entity
+        .index_u32()
+        .checked_mul(MAX_REPLICATED_COMPONENTS)?
+        .checked_add(slot)?;
+    Some(NodeId::new(index, entity.generation().to_bits()))
 }
 
-/// The entity of `node`, if `node` names one (see [`node_of`]).
+/// The slot of the component `node` is.
+pub(crate) fn slot_of(node: NodeId) -> u32 {
+    node.index() % MAX_REPLICATED_COMPONENTS
+}
+
+/// The entity whose component `node` is.
 pub fn entity_of(node: NodeId) -> Option<Entity> {
-    let index = EntityIndex::from_raw_u32(node.index())?;
+    let index = EntityIndex::from_raw_u32(node.index() / MAX_REPLICATED_COMPONENTS)?;
     let generation = EntityGeneration::from_bits(node.generation());
     Some(Entity::from_index_and_generation(index, generation))
 }
@@ -50,10 +65,12 @@ impl Removals {
     }
 }
 
-/// The server's query for entities to network: [`Networked`], with no
+/// Entities to tag (and, on the server, to network): [`Networked`], with no
 /// [`NetworkId`](crate::NetworkId) yet.
-pub(crate) type NewEntities =
-    QueryState<(Entity, Option<&'static NetOwner>), (With<Networked>, Without<NetworkId>)>;
+pub(crate) type NewEntities = QueryState<
+    (Entity, Option<&'static NetOwner>, Option<&'static ChildOf>),
+    (With<Networked>, Without<NetworkId>),
+>;
 
 /// A Bevy [`World`] as the core's [`Store`]. The adapter keeps the app's world here while the
 /// core runs (see [`NetWorldExt::net`](crate::NetWorldExt::net)); the rest of the time it holds
@@ -65,6 +82,8 @@ pub struct BevyStore {
     pub(crate) new_entities: Option<NewEntities>,
     /// Scratch for the entities to network (capacity kept).
     pub(crate) to_network: Vec<(Entity, PeerId)>,
+    /// Scratch for a group's nodes (capacity kept).
+    pub(crate) group: Vec<(NodeId, Link<u32>)>,
 }
 
 impl BevyStore {
@@ -72,14 +91,60 @@ impl BevyStore {
         self.world.get_resource::<ReplicatedComponents>()
     }
 
-    /// The registered type of `node`'s value.
+    /// The registered type of `node`'s value, if its entity has that component.
     fn type_of(&self, node: NodeId) -> Option<ComponentType> {
         let entity = self.world.get_entity(entity_of(node)?).ok()?;
-        let types = self.types()?;
-        types
+        let ty = *self.types()?.by_slot(slot_of(node))?;
+        entity.contains_type_id(ty.type_id).then_some(ty)
+    }
+
+    /// The node of `entity`'s first replicated component (its group's root, if it is one).
+    pub(crate) fn first_node(&self, entity: Entity) -> Option<NodeId> {
+        let e = self.world.get_entity(entity).ok()?;
+        let ty = self
+            .types()?
             .iter()
-            .find(|t| entity.contains_type_id(t.type_id))
-            .copied()
+            .find(|t| e.contains_type_id(t.type_id))?;
+        node_at(entity, ty.slot)
+    }
+
+    /// Appends `entity`'s nodes to `group` (the first one linked by `link`, the others beside
+    /// it), then those of its [`Networked`] children, depth-first.
+    fn push_entity(&self, entity: Entity, link: Link<u32>, group: &mut Vec<(NodeId, Link<u32>)>) {
+        let (Ok(e), Some(types)) = (self.world.get_entity(entity), self.types()) else {
+            return;
+        };
+        // Where the entity's first node is: the root's is in `group` already, at 0.
+        let at = match link {
+            Link::Root => 0,
+            _ => u32::try_from(group.len()).unwrap_or(u32::MAX),
+        };
+        let mut first = true;
+        for ty in types.iter().filter(|t| e.contains_type_id(t.type_id)) {
+            let Some(node) = node_at(entity, ty.slot) else {
+                continue;
+            };
+            let here = if first { link } else { Link::Beside(at) };
+            if !(first && link == Link::Root) {
+                group.push((node, here));
+            }
+            first = false;
+        }
+        if first {
+            return; // no replicated component: not a node, nor are its children
+        }
+        let Some(children) = e.get::<Children>() else {
+            return;
+        };
+        for &child in children {
+            let networked = self
+                .world
+                .get_entity(child)
+                .is_ok_and(|c| c.contains::<Networked>());
+            if networked {
+                self.push_entity(child, Link::ChildOf(at), group);
+            }
+        }
     }
 
     /// The world the core works on (the app's, while the core runs).
@@ -103,9 +168,10 @@ impl Store for BevyStore {
     }
 
     fn alive(&self, node: NodeId) -> bool {
-        entity_of(node)
+        let networked = entity_of(node)
             .and_then(|e| self.world.get_entity(e).ok())
-            .is_some_and(|e| e.contains::<Networked>())
+            .is_some_and(|e| e.contains::<Networked>());
+        networked && self.type_of(node).is_some()
     }
 
     fn removals(&self) -> u64 {
@@ -117,12 +183,36 @@ impl Store for BevyStore {
         (ty.value_mut)(&mut self.world, entity_of(node)?)
     }
 
+    /// Despawns the node's entity, with its children: the entity is the unit of existence.
     fn despawn(&mut self, node: NodeId) -> bool {
         entity_of(node).is_some_and(|e| self.world.despawn(e))
     }
 
     fn spawn(&mut self, ty: TypeId) -> Option<NodeId> {
-        let spawn = self.types()?.get(ty)?.spawn;
-        Some(node_of(spawn(&mut self.world)))
+        self.spawn_linked(ty, Link::Root)
+    }
+
+    fn group(&self, root: NodeId, group: &mut Vec<(NodeId, Link<u32>)>) {
+        if let Some(entity) = entity_of(root) {
+            self.push_entity(entity, Link::Root, group);
+        }
+    }
+
+    fn spawn_linked(&mut self, ty: TypeId, link: Link<NodeId>) -> Option<NodeId> {
+        let ty = *self.types()?.get(ty)?;
+        let entity = match link {
+            Link::Root => (ty.spawn)(&mut self.world, None),
+            Link::ChildOf(parent) => {
+                let parent = entity_of(parent)?;
+                self.world.get_entity(parent).ok()?;
+                (ty.spawn)(&mut self.world, Some(parent))
+            }
+            Link::Beside(other) => {
+                let entity = entity_of(other)?;
+                (ty.insert)(&mut self.world, entity)?;
+                entity
+            }
+        };
+        node_at(entity, ty.slot)
     }
 }

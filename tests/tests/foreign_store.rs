@@ -13,7 +13,7 @@ use std::time::Duration;
 use mf_net::prediction::{Simulation, Step};
 use mf_net::prelude::*;
 use mf_net::replication::{MultiplayerEvent, NetId};
-use mf_net::store::{Lend, Rows, Store};
+use mf_net::store::{Lend, Link, Rows, Store};
 use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net::transport::simulated::{NetworkConditions, SimulatedTransport};
 use mf_net_tests::harness::{messages, Dyn};
@@ -75,6 +75,8 @@ struct Arena {
     ships: Vec<Option<Ship>>,
     rocks: Vec<Option<Rock>>,
     removals: u64,
+    /// A node the arena lists in every group after the root (for the group checks).
+    grouped: Option<(NodeId, Link<u32>)>,
 }
 
 /// Unique removal stamps across every arena of the process (what [`Store::removals`] asks).
@@ -113,6 +115,7 @@ impl Arena {
             ships: Vec::new(),
             rocks: Vec::new(),
             removals: REMOVALS.fetch_add(1, Ordering::Relaxed),
+            grouped: None,
         }
     }
 
@@ -235,6 +238,10 @@ impl Store for Arena {
 
     fn despawn(&mut self, node: NodeId) -> bool {
         self.remove(node)
+    }
+
+    fn group(&self, _root: NodeId, group: &mut Vec<(NodeId, Link<u32>)>) {
+        group.extend(self.grouped);
     }
 
     fn spawn(&mut self, ty: TypeId) -> Option<NodeId> {
@@ -528,6 +535,30 @@ fn scene_calls_over_another_storage_and_replicate_over_the_scene_say_what_to_use
         mp.replicate(gone, PeerId::SERVER),
         Err(mf_net::replication::MultiplayerError::NoValue(_))
     ));
+    // A group clients could not build: a link to itself, the root twice, a node without a
+    // value, a node networked already. A good one goes, with consecutive ids.
+    let (a, b) = (
+        mp.store_mut().insert(Rock::default()),
+        mp.store_mut().insert(Rock::default()),
+    );
+    for grouped in [
+        (b, Link::Beside(1)),
+        (a, Link::Beside(0)),
+        (gone, Link::ChildOf(0)),
+        (node, Link::Beside(0)),
+    ] {
+        mp.store_mut().grouped = Some(grouped);
+        assert!(
+            matches!(
+                mp.replicate(a, PeerId::SERVER),
+                Err(mf_net::replication::MultiplayerError::InvalidGroup(_))
+            ),
+            "{grouped:?}"
+        );
+    }
+    mp.store_mut().grouped = Some((b, Link::ChildOf(0)));
+    let first = mp.replicate(a, PeerId::SERVER).unwrap();
+    assert_eq!(mp.net_id(b).map(|id| id.get()), Some(first.get() + 1));
 }
 
 #[test]

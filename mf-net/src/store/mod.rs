@@ -74,10 +74,12 @@
 //! assert_eq!(sum, 1);
 //! ```
 
+mod link;
 mod node_id;
 
 use std::any::{Any, TypeId};
 
+pub use link::Link;
 pub use node_id::NodeId;
 
 /// The values of one type `T` in an engine's storage, lent to the runtime for one pass.
@@ -205,6 +207,26 @@ pub trait Store: Any {
     fn spawn(&mut self, ty: TypeId) -> Option<NodeId> {
         let _ = ty;
         None
+    }
+
+    /// The nodes [`replicate`](crate::replication::Multiplayer::replicate) networks together
+    /// with `root`, appended to `group` after `root` (which is there already, at index 0), each
+    /// with how it relates to a node before it (its index in `group`): the other values of
+    /// `root`'s object, its children. They travel in one spawn, with consecutive net ids. By
+    /// default, none: `root` goes alone.
+    fn group(&self, root: NodeId, group: &mut Vec<(NodeId, Link<u32>)>) {
+        let _ = (root, group);
+    }
+
+    /// A new node holding the default value of type `ty`, placed as `link` says (a client
+    /// applying a spawn of a [`group`](Self::group)): the root of a new object, a child of
+    /// one, or another value of one. By default, [`spawn`](Self::spawn) for a root and `None`
+    /// otherwise.
+    fn spawn_linked(&mut self, ty: TypeId, link: Link<NodeId>) -> Option<NodeId> {
+        match link {
+            Link::Root => self.spawn(ty),
+            _ => None,
+        }
     }
 }
 

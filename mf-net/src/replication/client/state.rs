@@ -21,8 +21,8 @@ use crate::replication::shared::instance::{
 use crate::replication::shared::net_id::NetId;
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{
-    self, Kind, ParentRef, SpawnHeader, ToClient, ACK, HELLO, MAX_RESEND_IDS, RESEND, SCENE_BIND,
-    SCENE_TYPED,
+    self, Kind, ParentRef, SpawnHeader, ToClient, TypedNode, ACK, HELLO, MAX_RESEND_IDS, RESEND,
+    SCENE_BIND, SCENE_TYPED,
 };
 use crate::replication::shared::state::Shared;
 use crate::replication::shared::stats::LinkTracker;
@@ -490,18 +490,23 @@ impl ClientState {
         {
             return Err("net ids already in use");
         }
-        let (root, bound) = match header.scene {
-            SCENE_TYPED => (spawn_typed(&mut *shared.store, header.schema)?, false),
-            _ => self.scene_root(shared, header)?,
+        let typed = match header.scene {
+            SCENE_TYPED => Some(spawn_typed(&mut *shared.store, &header.typed)?),
+            _ => None,
+        };
+        let (root, bound) = match &typed {
+            Some(nodes) => (nodes[0], false),
+            None => self.scene_root(shared, header)?,
         };
         let undo = |shared: &mut Shared| {
             if !bound {
                 shared.store.despawn(root);
             }
         };
-        let nodes = match shared.scene().filter(|_| header.scene != SCENE_TYPED) {
-            Some(scene) => instance_nodes(scene, root),
-            None => vec![root],
+        let nodes = match (typed, shared.scene()) {
+            (Some(nodes), _) => nodes,
+            (None, Some(scene)) => instance_nodes(scene, root),
+            (None, None) => vec![root],
         };
         if nodes.len() != header.count as usize {
             undo(shared);
@@ -606,9 +611,12 @@ impl ClientState {
                 continue;
             }
             let net_id = header.first_net_id + offset;
+            let linked = header.typed.get(offset as usize).and_then(|t| t.link.to());
             // Ancestors come first (depth-first order), so they are listed already.
             let parent = if node == root {
                 root_parent
+            } else if let Some(&j) = linked {
+                header.first_net_id + j
             } else {
                 let mut up = parent(&*shared.store, node);
                 loop {
@@ -1012,15 +1020,39 @@ impl ClientState {
     }
 }
 
-/// The node a typed spawn makes: `store` creates it from the registered type whose schema hash
-/// is `schema`.
-fn spawn_typed(store: &mut dyn Store, schema: u64) -> Result<NodeId, &'static str> {
-    let ty = crate::replication::ReplicationRegistry::global()
+/// The nodes a typed spawn makes, in its order: `store` creates each from the registered type
+/// whose schema hash the spawn names, placed by its link. If one cannot be made, the root is
+/// despawned again (taking what the store attached to it).
+fn spawn_typed(store: &mut dyn Store, typed: &[TypedNode]) -> Result<Vec<NodeId>, &'static str> {
+    let mut made: Vec<NodeId> = Vec::with_capacity(typed.len());
+    for node in typed {
+        let made_one = registered_type(node.schema).and_then(|ty| {
+            let link = node.link.map(|j| made[j as usize]);
+            store
+                .spawn_linked(ty, link)
+                .ok_or("the storage makes no node of the type")
+        });
+        match made_one {
+            Ok(node) => made.push(node),
+            Err(error) => {
+                if let Some(&root) = made.first() {
+                    store.despawn(root);
+                }
+                return Err(error);
+            }
+        }
+    }
+    if made.is_empty() {
+        return Err("a typed spawn without nodes");
+    }
+    Ok(made)
+}
+
+/// The registered type whose schema hash is `schema`.
+fn registered_type(schema: u64) -> Result<std::any::TypeId, &'static str> {
+    crate::replication::ReplicationRegistry::global()
         .iter()
         .find(|(_, ty)| ty.schema_hash() == schema)
-        .ok_or("no registered type has the spawn's schema hash")?
-        .1;
-    store
-        .spawn(ty.type_id())
-        .ok_or("the storage makes no node of the type")
+        .map(|(_, ty)| ty.type_id())
+        .ok_or("no registered type has the spawn's schema hash")
 }

@@ -127,7 +127,7 @@ use tracing::info;
 use self::role::{Replication, Role};
 use crate::bus::{MessageBus, MessageRegistry, FIRST_RESERVED_ID};
 use crate::replication::client::state::ClientState;
-use crate::replication::server::state::ServerState;
+use crate::replication::server::state::{valid_group, ServerState};
 use crate::replication::shared::instance::as_scene_mut;
 use crate::replication::shared::outbox::{outbox, Outbox};
 use crate::replication::shared::protocol;
@@ -522,8 +522,11 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
     /// storage ([`with_store`](Self::with_store)) spawns; the node is despawned on every
     /// client when it stops being [alive](Store::alive) on the server.
     ///
-    /// The node goes alone, named by its type's schema hash: a client whose registry has no
-    /// such type, or whose storage makes no such node, raises
+    /// The node goes with the nodes of its storage's [`group`](Store::group) (alone, by
+    /// default: the other values of its object and its children, for a storage that has
+    /// them), in one spawn with consecutive net ids; each is named by its type's schema hash
+    /// and made by the client's storage as its link says ([`Store::spawn_linked`]). A client
+    /// whose registry has no such type, or whose storage makes no such node, raises
     /// [`SpawnFailed`](MultiplayerEvent::SpawnFailed).
     ///
     /// # Errors
@@ -532,6 +535,7 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
     /// [`ReplicateInScene`](MultiplayerError::ReplicateInScene) over the built-in scene,
     /// [`AlreadyNetworked`](MultiplayerError::AlreadyNetworked),
     /// [`NoValue`](MultiplayerError::NoValue) (also for a node that is not alive),
+    /// [`InvalidGroup`](MultiplayerError::InvalidGroup),
     /// [`StateOverLimit`](MultiplayerError::StateOverLimit),
     /// [`NetIdsExhausted`](MultiplayerError::NetIdsExhausted).
     pub fn replicate(
@@ -548,6 +552,9 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
         }
         if !shared.store.alive(node) || shared.store.value_type(node).is_none() {
             return Err(MultiplayerError::NoValue(node));
+        }
+        if !valid_group(&*shared.store, node, &server.by_node) {
+            return Err(MultiplayerError::InvalidGroup(node));
         }
         server.check_states(&mut *shared.store, node)?;
         let store = &*shared.store;

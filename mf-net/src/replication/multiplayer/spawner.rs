@@ -185,7 +185,7 @@ mod tests {
                 index: 5,
                 data: vec![0xaa, 0xbb],
             }),
-            schema: 0,
+            typed: Vec::new(),
         };
         let mut w = NetWriter::new();
         header.write(&mut w);

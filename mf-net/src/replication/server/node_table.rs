@@ -7,7 +7,7 @@ use crate::replication::server::shadow_column::{Changed, LastChanged};
 use crate::replication::server::shadows::Shadows;
 use crate::replication::server::slot_table::{Key, SlotTable};
 use crate::replication::shared::columns::ValueAt;
-use crate::replication::shared::protocol::{ParentRef, SpawnerPayload};
+use crate::replication::shared::protocol::{ParentRef, SpawnerPayload, TypedNode};
 use crate::replication::Audience;
 use crate::scene::NodeId;
 use crate::store::Store;
@@ -112,8 +112,9 @@ pub(crate) struct Group {
     pub(crate) root: NodeId,
     /// A spawner spawn's spawner and data (scene index −2), kept for late joiners.
     pub(crate) spawner: Option<SpawnerPayload>,
-    /// A typed spawn's type, by its schema hash (0 for other kinds).
-    pub(crate) schema: u64,
+    /// A typed spawn's nodes: each one's type, by its schema hash, and place (none for other
+    /// kinds).
+    pub(crate) typed: Vec<TypedNode>,
 }
 
 impl Group {

@@ -26,14 +26,14 @@ use crate::replication::shared::instance::{as_scene, exists, instance_nodes, val
 use crate::replication::shared::net_id::NetId;
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{
-    self, ParentRef, SpawnHeaderRef, SpawnerPayload, ToServer, AUTHORITY, DESPAWN, MAX_NAME_BYTES,
-    SCENE_TYPED, SPAWN,
+    self, ParentRef, SpawnHeaderRef, SpawnerPayload, ToServer, TypedNode, AUTHORITY, DESPAWN,
+    MAX_NAME_BYTES, SCENE_TYPED, SPAWN,
 };
 use crate::replication::shared::state::Shared;
 use crate::replication::shared::write_value::write_value;
 use crate::replication::Audience;
 use crate::scene::{NodeId, Scene};
-use crate::store::Store;
+use crate::store::{Link, Store};
 use crate::tick::HORIZON;
 use crate::transport::{Channel, DisconnectReason, PeerId, SendError};
 use crate::wire::{DecodeError, NetReader, NetWriter};
@@ -211,7 +211,10 @@ impl ServerState {
         authority: PeerId,
     ) -> Result<u32, MultiplayerError> {
         let scene = as_scene(store).filter(|_| kind != SCENE_TYPED);
-        let nodes = scene.map_or_else(|| vec![root], |scene| instance_nodes(scene, root));
+        let (nodes, typed) = match scene {
+            Some(scene) => (instance_nodes(scene, root), Vec::new()),
+            None => typed_group(store, root),
+        };
         let count = u32::try_from(nodes.len()).unwrap_or(u32::MAX);
         let acked = self.acked_by_all();
         let first = self
@@ -226,7 +229,11 @@ impl ServerState {
         let mut entries = Vec::with_capacity(nodes.len());
         for (offset, &node) in (0u32..).zip(&nodes) {
             let mut up = scene.and_then(|s| s.parent(node));
-            let mut net_parent = 0;
+            // In a typed group, a node's parent is the node it is linked to.
+            let linked = typed
+                .get(offset as usize)
+                .and_then(|t| t.link.to().copied());
+            let mut net_parent = linked.map_or(0, |j| first + j);
             while let Some(ancestor) = up {
                 if let Some(id) = self.by_node.get(ancestor) {
                     net_parent = id;
@@ -239,10 +246,6 @@ impl ServerState {
             entries.push((node, authority, net_parent));
         }
         debug!(first, count, kind, "spawn queued");
-        let schema = match kind {
-            SCENE_TYPED => value_info(store, root).map_or(0, |ty| ty.schema_hash()),
-            _ => 0,
-        };
         self.pending.push(Pending {
             group: Group {
                 first,
@@ -256,7 +259,7 @@ impl ServerState {
                 authority,
                 root,
                 spawner: None,
-                schema,
+                typed,
             },
             nodes: entries,
         });
@@ -516,7 +519,10 @@ impl ServerState {
         store: &mut dyn Store,
         root: NodeId,
     ) -> Result<(), MultiplayerError> {
-        let nodes = as_scene(store).map_or_else(|| vec![root], |s| instance_nodes(s, root));
+        let nodes = match as_scene(store) {
+            Some(scene) => instance_nodes(scene, root),
+            None => typed_group(store, root).0,
+        };
         for node in nodes {
             self.scratch.clear();
             if write_value(store, node, &mut self.scratch) && self.scratch.over_limit() {
@@ -547,7 +553,7 @@ impl ServerState {
             authority: group.authority.0,
             count: group.count,
             spawner: group.spawner.as_ref(),
-            schema: group.schema,
+            typed: &group.typed,
         };
         let (group_authority, span) = (group.authority, self.nodes.span(group.first, group.end()));
         let nodes = group_nodes(&self.nodes, group);
@@ -1085,4 +1091,35 @@ impl ServerState {
     pub(crate) fn net_id(&self, node: NodeId) -> Option<NetId> {
         self.by_node.get(node).and_then(NetId::new)
     }
+}
+
+/// Whether the typed group rooted at `root` ([`Store::group`]) is one clients can build: every
+/// node holds a value, is listed once and is not networked yet, and every link but the root's
+/// names a node before it.
+pub(crate) fn valid_group(store: &dyn Store, root: NodeId, networked: &NetIdMap) -> bool {
+    let mut group = vec![(root, Link::Root)];
+    store.group(root, &mut group);
+    let mut seen = std::collections::HashSet::new();
+    group.iter().enumerate().all(|(i, &(node, link))| {
+        let linked = match link {
+            Link::Root => i == 0,
+            Link::ChildOf(j) | Link::Beside(j) => i > 0 && (j as usize) < i,
+        };
+        linked && seen.insert(node) && store.value_type(node).is_some() && !networked.contains(node)
+    })
+}
+
+/// The nodes of the typed group rooted at `root` ([`Store::group`]), and each one's type and
+/// place as its spawn names them.
+fn typed_group(store: &dyn Store, root: NodeId) -> (Vec<NodeId>, Vec<TypedNode>) {
+    let mut group = vec![(root, Link::Root)];
+    store.group(root, &mut group);
+    let typed = group
+        .iter()
+        .map(|&(node, link)| TypedNode {
+            schema: value_info(store, node).map_or(0, |ty| ty.schema_hash()),
+            link,
+        })
+        .collect();
+    (group.into_iter().map(|(node, _)| node).collect(), typed)
 }

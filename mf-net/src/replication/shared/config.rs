@@ -146,6 +146,10 @@ pub enum MultiplayerError {
     AlreadyNetworked(NodeId),
     /// The node holds no replicated value (bind needs one).
     NoValue(NodeId),
+    /// The storage's [`group`](crate::store::Store::group) of the node is not one clients can
+    /// build: a node there holds no replicated value, is listed twice or is networked
+    /// already, or is linked to itself or a node after it.
+    InvalidGroup(NodeId),
     /// Spawning a scene or a spawner, and binding, need the built-in
     /// [`Scene`](crate::scene::Scene) as the storage; with another storage, network its nodes
     /// with [`replicate`](crate::replication::Multiplayer::replicate).
@@ -215,6 +219,11 @@ impl fmt::Display for MultiplayerError {
             Self::NotNetworked(node) => write!(f, "node {node} is not networked"),
             Self::AlreadyNetworked(node) => write!(f, "node {node} is already networked"),
             Self::NoValue(node) => write!(f, "node {node} holds no replicated value"),
+            Self::InvalidGroup(node) => write!(
+                f,
+                "the storage's group of node {node} cannot be built by clients (a node without \
+                 a value, listed twice or networked already, or a link to itself or a later node)"
+            ),
             Self::NeedsScene => f.write_str(
                 "this needs the built-in scene as storage; network a node of another storage \
                  with `replicate`",

@@ -12,7 +12,7 @@
 //! | 4080 | hello | client → server | fingerprint `u64` · scene count varint · per scene: name string · node count varint · per node: type name string, schema hash `u64` |
 //! | 4081 | welcome | server → client | peer id `u64` · tick rate `u8` · server tick `u32` |
 //! | 4082 | refuse | server → client | text string (then the server disconnects with `ProtocolMismatch`) |
-//! | 4083 | spawn | server → client | first net id varint · scene varint i32 (index, −1 bind, −2 spawner) · parent net id varint (0: by path) · [parent path string] · name string · authority varint u64 · node count varint · [scene −2 only: spawner index varint · data length varint · data (the spawn data's `NetCodec` encoding)] · absent count varint · absent net ids varint… · per present node, in id order: its full state |
+//! | 4083 | spawn | server → client | first net id varint · scene varint i32 (index, −1 bind, −2 spawner, −3 typed) · parent net id varint (0: by path) · [parent path string] · name string · authority varint u64 · node count varint · [scene −2 only: spawner index varint · data length varint · data (the spawn data's `NetCodec` encoding)] · [scene −3 only, per node: schema hash `u64` · link varint (0 the root, 2j + 1 a child of node j, 2j + 2 beside node j)] · absent count varint · absent net ids varint… · per present node, in id order: its full state |
 //! | 4084 | despawn | server → client | net id varint |
 //! | 4085 | snapshot | server → client | flags `u8` (bit 0: truncated) · entries `net id varint · length varint · state` · `0` |
 //! | 4086 | ack | client → server | snapshot tick varint |
@@ -153,10 +153,14 @@ pub(crate) const MESSAGES: [Message; 12] = [
         "mf_net::replication::Refuse",
         Kind::ToClient(ToClient::Refuse),
     ),
-    message(
-        SPAWN,
-        "mf_net::replication::Spawn",
-        Kind::ToClient(ToClient::Spawn),
+    // Layout 2: a typed spawn lists each node's schema hash and link.
+    relaid(
+        message(
+            SPAWN,
+            "mf_net::replication::Spawn",
+            Kind::ToClient(ToClient::Spawn),
+        ),
+        2,
     ),
     message(
         DESPAWN,
@@ -211,6 +215,11 @@ const fn message(id: u16, name: &'static str, kind: Kind) -> Message {
         layout: 1,
         kind,
     }
+}
+
+/// `message` at a later layout version.
+const fn relaid(message: Message, layout: u64) -> Message {
+    Message { layout, ..message }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ pub(crate) use super::message_ids::*;
 use crate::bus::{MessageRegistry, RegistryError};
 use crate::scene::SceneShape;
 use crate::schema;
+use crate::store::Link;
 use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
 
 /// Scene index of a spawn message that binds a node every peer loads.
@@ -12,8 +13,48 @@ pub(crate) const SCENE_BIND: i32 = -1;
 /// Scene index of a spawn message made by a spawner.
 pub(crate) const SCENE_SPAWNER: i32 = -2;
 /// The scene index of a typed spawn ([`Multiplayer::replicate`](crate::replication::Multiplayer::replicate)):
-/// one node, made by the client's storage from its type, named by its schema hash.
+/// a group of nodes ([`Store::group`](crate::store::Store::group)), each made by the client's
+/// storage from its type, named by its schema hash, and placed by its [`Link`].
 pub(crate) const SCENE_TYPED: i32 = -3;
+
+/// One node of a typed spawn: its type's schema hash, and how it relates to a node before it
+/// in the group (by index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TypedNode {
+    pub(crate) schema: u64,
+    pub(crate) link: Link<u32>,
+}
+
+impl TypedNode {
+    /// The bytes it takes at least: the schema hash and a one-byte link.
+    const MIN_SIZE: usize = 9;
+
+    fn write(&self, w: &mut NetWriter) {
+        w.write_u64(self.schema);
+        // 0: the root; 2j + 1: a child of node j; 2j + 2: beside node j.
+        let code = match self.link {
+            Link::Root => 0,
+            Link::ChildOf(j) => u64::from(j) * 2 + 1,
+            Link::Beside(j) => u64::from(j) * 2 + 2,
+        };
+        w.write_var_u64(code);
+    }
+
+    /// Reads the node at `index` of its group: the root first, every other one linked to a
+    /// node before it.
+    fn read(r: &mut NetReader<'_>, index: u32) -> Result<Self, DecodeError> {
+        let schema = r.read_u64()?;
+        let code = r.read_var_u64()?;
+        let to = u32::try_from(code.saturating_sub(1) / 2).map_err(|_| DecodeError::OutOfRange)?;
+        let link = match code {
+            0 if index == 0 => Link::Root,
+            c if c % 2 == 1 && to < index => Link::ChildOf(to),
+            c if c > 0 && c % 2 == 0 && to < index => Link::Beside(to),
+            _ => return Err(DecodeError::InvalidValue),
+        };
+        Ok(Self { schema, link })
+    }
+}
 
 /// Snapshot flag: some changed nodes did not fit the byte budget and follow in later ticks.
 pub(crate) const SNAPSHOT_TRUNCATED: u8 = 1;
@@ -195,8 +236,8 @@ pub(crate) struct SpawnHeader {
     pub(crate) count: u32,
     /// Present exactly when `scene` is [`SCENE_SPAWNER`].
     pub(crate) spawner: Option<SpawnerPayload>,
-    /// The type's schema hash, when `scene` is [`SCENE_TYPED`] (0 otherwise).
-    pub(crate) schema: u64,
+    /// The group's nodes, when `scene` is [`SCENE_TYPED`] (`count` of them; none otherwise).
+    pub(crate) typed: Vec<TypedNode>,
 }
 
 /// A [`SpawnHeader`] borrowing its name, parent and spawner data (what the server writes from
@@ -211,8 +252,8 @@ pub(crate) struct SpawnHeaderRef<'a> {
     pub(crate) count: u32,
     /// Present exactly when `scene` is [`SCENE_SPAWNER`].
     pub(crate) spawner: Option<&'a SpawnerPayload>,
-    /// The type's schema hash, when `scene` is [`SCENE_TYPED`] (0 otherwise).
-    pub(crate) schema: u64,
+    /// The group's nodes, when `scene` is [`SCENE_TYPED`].
+    pub(crate) typed: &'a [TypedNode],
 }
 
 impl SpawnHeaderRef<'_> {
@@ -238,7 +279,9 @@ impl SpawnHeaderRef<'_> {
             w.write_bytes(data);
         }
         if self.scene == SCENE_TYPED {
-            w.write_u64(self.schema);
+            for node in self.typed {
+                node.write(w);
+            }
         }
     }
 }
@@ -256,7 +299,7 @@ impl SpawnHeader {
             authority: self.authority,
             count: self.count,
             spawner: self.spawner.as_ref(),
-            schema: self.schema,
+            typed: &self.typed,
         }
         .write(w);
     }
@@ -285,10 +328,18 @@ impl SpawnHeader {
         } else {
             None
         };
-        let schema = match scene {
-            SCENE_TYPED => r.read_u64()?,
-            _ => 0,
-        };
+        let mut typed = Vec::new();
+        if scene == SCENE_TYPED {
+            // The count is checked against the bytes left before anything is allocated.
+            let enough = (count as usize).checked_mul(TypedNode::MIN_SIZE);
+            if enough.map_or(true, |n| n > r.remaining()) {
+                return Err(DecodeError::CountPastEnd);
+            }
+            typed.reserve_exact(count as usize);
+            for index in 0..count {
+                typed.push(TypedNode::read(r, index)?);
+            }
+        }
         Ok(Self {
             first_net_id,
             scene,
@@ -297,7 +348,7 @@ impl SpawnHeader {
             authority,
             count,
             spawner,
-            schema,
+            typed,
         })
     }
 }
@@ -309,28 +360,61 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_typed_spawn_header_carries_the_schema_hash_and_a_truncated_one_does_not_read() {
+    fn a_typed_spawn_header_carries_each_nodes_schema_hash_and_link() {
+        let typed = vec![
+            TypedNode {
+                schema: 0x0102_0304_0506_0708,
+                link: Link::Root,
+            },
+            TypedNode {
+                schema: 0x11,
+                link: Link::Beside(0),
+            },
+            TypedNode {
+                schema: 0x22,
+                link: Link::ChildOf(1),
+            },
+        ];
         let header = SpawnHeader {
             first_net_id: 9,
             scene: SCENE_TYPED,
             parent: ParentRef::Path(String::new()),
             name: String::new(),
             authority: 1,
-            count: 1,
+            count: 3,
             spawner: None,
-            schema: 0x0102_0304_0506_0708,
+            typed,
         };
         let mut w = NetWriter::new();
         header.write(&mut w);
         // first id, scene −3 (zig-zag 5), parent by path (0, empty), name, authority, count,
-        // schema hash (8 bytes, little-endian).
-        let bytes = [9, 5, 0, 0, 0, 1, 1, 8, 7, 6, 5, 4, 3, 2, 1];
+        // then per node its schema hash (8 bytes, little-endian) and its link (0: the root;
+        // 2j + 1: a child of node j; 2j + 2: beside node j).
+        let bytes = [
+            9, 5, 0, 0, 0, 1, 3, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0x11, 0, 0, 0, 0, 0, 0, 0, 2, 0x22, 0,
+            0, 0, 0, 0, 0, 0, 3,
+        ];
         assert_eq!(w.as_slice(), bytes);
         let mut r = NetReader::new(w.as_slice());
         assert_eq!(SpawnHeader::read(&mut r).unwrap(), header);
         for len in 0..bytes.len() {
             assert!(SpawnHeader::read(&mut NetReader::new(&bytes[..len])).is_err());
         }
+        // A root that is not first, a link to itself or a later node, a count past the bytes.
+        for (at, code) in [(15, 1), (24, 0), (33, 5), (33, 6)] {
+            let mut bad = bytes.to_vec();
+            bad[at] = code;
+            assert!(
+                SpawnHeader::read(&mut NetReader::new(&bad)).is_err(),
+                "{at}: {code}"
+            );
+        }
+        let mut many = bytes.to_vec();
+        many[6] = 100;
+        assert_eq!(
+            SpawnHeader::read(&mut NetReader::new(&many)),
+            Err(DecodeError::CountPastEnd)
+        );
     }
 
     #[test]
