@@ -29,6 +29,9 @@
 //! assert!(app.world().get::<NetworkId>(ship).is_some());
 //! ```
 //!
+//! Bevy's `Transform` travels through [`NetTransform`] (quantized, interpolated) with
+//! [`NetTransformPlugin`].
+//!
 //! Version policy: one release of this crate per Bevy minor version (this one: Bevy 0.19).
 
 mod components;
@@ -38,6 +41,7 @@ mod plugin;
 mod queue;
 mod rows;
 mod store;
+mod transform;
 mod types;
 
 pub use components::{NetOwner, NetworkId, Networked};
@@ -46,12 +50,13 @@ pub use net::{Net, NetMultiplayer, NetWorldExt};
 pub use plugin::{MfNetPlugin, ReplicateAppExt};
 pub use queue::{NetQueue, NetRpc};
 pub use store::{entity_of, BevyStore, MAX_REPLICATED_COMPONENTS};
+pub use transform::{NetTransform, NetTransformPlugin};
 pub use types::ReplicatedComponents;
 
 /// The adapter's items for a glob import.
 pub mod prelude {
     pub use crate::{
-        entity_of, MfNetPlugin, NetEvent, NetOwner, NetRpc, NetStatus, NetWorldExt, NetworkId,
-        Networked, ReplicateAppExt,
+        entity_of, MfNetPlugin, NetEvent, NetOwner, NetRpc, NetStatus, NetTransform,
+        NetTransformPlugin, NetWorldExt, NetworkId, Networked, ReplicateAppExt,
     };
 }
