@@ -4,6 +4,7 @@
 //! This crate also compiles and runs every Rust block of the book (`book/src`) as a doctest, so
 //! the tutorial cannot drift from the code.
 
+pub mod bevy_boxes;
 pub mod boxes;
 pub mod chat;
 pub mod lobby;
@@ -34,6 +35,7 @@ book_chapters! {
     BookPrediction => "prediction.md",
     BookThreeRoles => "three-roles.md",
     BookInterpolation => "interpolation.md",
+    BookBevy => "bevy.md",
     BookArchitecture => "architecture.md",
     BookWireFormat => "wire-format.md",
 }

@@ -20,6 +20,7 @@ use mf_net::replication::{MultiplayerEvent, NetId};
 use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net::transport::simulated::{NetworkConditions, SimulatedTransport};
 use mf_net_bevy::prelude::*;
+use mf_net_bevy::ReplicatedComponents;
 
 /// A player's ship: moved by its owner's RPC (shown interpolated), damaged by the server.
 #[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
@@ -39,11 +40,13 @@ impl Ship {
     }
 }
 
-/// A rock the server spins and later removes.
+/// A rock the server spins and later removes; it points at a ship.
 #[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
 struct Rock {
     #[replicated]
     angle: i32,
+    #[replicated]
+    aim: NetRef<Ship>,
 }
 
 const FRAME: Duration = Duration::from_nanos(33_333_333);
@@ -102,6 +105,19 @@ fn steer(
     }
 }
 
+/// Every rock's aim, as the net id of the ship's entity it names on `app`.
+fn aims_by_id(app: &mut App) -> BTreeMap<NetId, NetId> {
+    let world = app.world_mut();
+    let mut rocks = world.query::<(&NetworkId, &Rock)>();
+    let aims: Vec<(NetId, NetRef<Ship>)> = rocks.iter(world).map(|(id, r)| (id.0, r.aim)).collect();
+    aims.into_iter()
+        .map(|(id, aim)| {
+            let ship = entity_of(aim.node()).unwrap();
+            (id, world.get::<NetworkId>(ship).unwrap().0)
+        })
+        .collect()
+}
+
 /// Every networked entity's value by net id, as `Debug` text (of its one replicated component).
 fn values(app: &mut App) -> BTreeMap<NetId, String> {
     let world = app.world_mut();
@@ -112,7 +128,7 @@ fn values(app: &mut App) -> BTreeMap<NetId, String> {
     }
     let mut rocks = world.query::<(&NetworkId, &Rock)>();
     for (id, rock) in rocks.iter(world) {
-        out.insert(id.0, format!("{rock:?}"));
+        out.insert(id.0, format!("{}", rock.angle));
     }
     out
 }
@@ -173,8 +189,20 @@ fn a_server_and_8_clients_converge_over_30_percent_loss() {
             .world_mut()
             .spawn((Ship { x: 0.0, hp: 100 }, Networked, NetOwner(peer)));
     }
-    let rocks: Vec<Entity> = (0..3)
-        .map(|_| server.world_mut().spawn((Rock::default(), Networked)).id())
+    let world = server.world_mut();
+    let mut ships = world.query::<(Entity, &NetOwner)>();
+    let aimed: Vec<Entity> = ships.iter(world).map(|(e, _)| e).take(3).collect();
+    let types = world.resource::<ReplicatedComponents>();
+    let aims: Vec<NetRef<Ship>> = aimed
+        .iter()
+        .map(|&e| NetRef::new(types.node_of::<Ship>(e).unwrap()))
+        .collect();
+    let rocks: Vec<Entity> = aims
+        .iter()
+        .map(|&aim| {
+            let rock = Rock { angle: 0, aim };
+            server.world_mut().spawn((rock, Networked)).id()
+        })
         .collect();
     frame(&mut server, &mut clients, 30);
 
@@ -211,6 +239,7 @@ fn a_server_and_8_clients_converge_over_30_percent_loss() {
     assert_eq!(moved, 8, "every client's thrusts moved its ship: {want:?}");
     for (i, client) in clients.iter_mut().enumerate() {
         assert_eq!(values(client), want, "client {i}");
+        assert_eq!(aims_by_id(client), aims_by_id(&mut server), "client {i}");
     }
 }
 
@@ -240,15 +269,18 @@ fn a_despawn_on_a_client_is_counted_by_net_events() {
     }
     let rock = server
         .world_mut()
-        .spawn((Rock { angle: 7 }, Networked))
+        .spawn((
+            Rock {
+                angle: 7,
+                ..Rock::default()
+            },
+            Networked,
+        ))
         .id();
     for _ in 0..4 {
         step(&mut server, &mut client, &mut events);
     }
-    assert_eq!(
-        values(&mut client).values().next().unwrap(),
-        "Rock { angle: 7 }"
-    );
+    assert_eq!(values(&mut client).values().next().unwrap(), "7");
     server.world_mut().despawn(rock);
     for _ in 0..4 {
         step(&mut server, &mut client, &mut events);

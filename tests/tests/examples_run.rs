@@ -3,7 +3,7 @@
 
 use std::ops::ControlFlow;
 
-use mf_net_examples::{boxes, lobby};
+use mf_net_examples::{bevy_boxes, boxes, lobby};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
@@ -184,4 +184,20 @@ fn chat_runs_plain_and_secure() {
             "{args:?}"
         );
     }
+}
+
+#[test]
+fn bevy_boxes_converge_on_a_bad_network() {
+    let options = bevy_boxes::Options {
+        seconds: 3,
+        clients: 3,
+        boxes: 20,
+        ..bevy_boxes::Options::default()
+    };
+    let mut out = Vec::new();
+    let report = bevy_boxes::run(&options, &mut out).expect("the clients converge");
+    assert_eq!(report.entities, 20 + 3, "the boxes and a pilot per client");
+    assert!(report.pushes.iter().all(|&n| n > 0), "{:?}", report.pushes);
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(text.lines().count(), 3, "{text}");
 }
