@@ -9,7 +9,7 @@ use bevy_ecs::message::Message;
 use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
 use bevy_time::Time;
-use mf_net::replication::MultiplayerEvent;
+use mf_net::replication::{MultiplayerEvent, ReplicationRegistry};
 use mf_net::rpc::RpcContext;
 use mf_net::store::{Link, NodeId, Store};
 use mf_net::transport::PeerId;
@@ -106,7 +106,14 @@ fn network_new(mp: &mut NetMultiplayer) {
     }
     for &(entity, authority) in &new {
         let Some(root) = mp.store().first_node(entity) else {
-            refuse(mp, entity, &"it holds no replicated component");
+            let why = match unregistered(mp.store().world(), entity) {
+                Some(name) => format!(
+                    "its component `{name}` is `Replicated` but not registered: call \
+                     `app.replicate::<{name}>()`"
+                ),
+                None => "it holds no replicated component".to_owned(),
+            };
+            refuse(mp, entity, &why);
             continue;
         };
         match mp.replicate(root, authority) {
@@ -117,11 +124,42 @@ fn network_new(mp: &mut NetMultiplayer) {
     mp.store_mut().to_network = new;
 }
 
-/// An entity that cannot be networked: warned about, and no longer [`Networked`].
+/// The name of a component of `entity` whose type derives `Replicated` but was never
+/// [registered](crate::ReplicateAppExt::replicate).
+fn unregistered(world: &World, entity: Entity) -> Option<&'static str> {
+    let entity = world.get_entity(entity).ok()?;
+    let components = world.components();
+    let registry = ReplicationRegistry::global();
+    entity.archetype().components().iter().find_map(|&id| {
+        let ty = components.get_info(id)?.type_id()?;
+        registry
+            .iter()
+            .find(|(_, t)| t.type_id() == ty)
+            .map(|(_, t)| t.rust_name())
+    })
+}
+
+/// An entity that cannot be networked: warned about, reported as [`NotReplicated`], and no
+/// longer [`Networked`].
 fn refuse(mp: &mut NetMultiplayer, entity: Entity, error: &dyn std::fmt::Display) {
     warn!(?entity, %error, "a Networked entity cannot be replicated");
     let world = mp.store_mut().world_mut();
     world.entity_mut(entity).remove::<Networked>();
+    world.write_message(NotReplicated {
+        entity,
+        reason: error.to_string(),
+    });
+}
+
+/// The server could not network a [`Networked`] entity (it holds no registered replicated
+/// component, or the core refused it); it is no longer `Networked`. The reason says what to do
+/// (for a `Replicated` component that was never registered: the `replicate` call to add).
+#[derive(Message, Debug, Clone)]
+pub struct NotReplicated {
+    /// The entity.
+    pub entity: Entity,
+    /// Why.
+    pub reason: String,
 }
 
 /// Gives every entity of the group rooted at `root` its [`NetworkId`] (its first node's) and

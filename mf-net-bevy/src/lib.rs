@@ -45,7 +45,7 @@ mod transform;
 mod types;
 
 pub use components::{NetOwner, NetworkId, Networked};
-pub use frame::{NetEvent, NetStatus};
+pub use frame::{NetEvent, NetStatus, NotReplicated};
 pub use net::{Net, NetMultiplayer, NetWorldExt};
 pub use plugin::{MfNetPlugin, ReplicateAppExt};
 pub use queue::{NetQueue, NetRpc};
@@ -57,6 +57,6 @@ pub use types::ReplicatedComponents;
 pub mod prelude {
     pub use crate::{
         entity_of, MfNetPlugin, NetEvent, NetOwner, NetRpc, NetStatus, NetTransform,
-        NetTransformPlugin, NetWorldExt, NetworkId, Networked, ReplicateAppExt,
+        NetTransformPlugin, NetWorldExt, NetworkId, Networked, NotReplicated, ReplicateAppExt,
     };
 }

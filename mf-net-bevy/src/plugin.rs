@@ -9,7 +9,7 @@ use bevy_time::{Fixed, Time};
 use mf_net::replication::{Multiplayer, MultiplayerConfig, Replicated, TickSource};
 
 use crate::components::Networked;
-use crate::frame::{fixed_tick, receive, send, NetEvent, NetStatus};
+use crate::frame::{fixed_tick, receive, send, NetEvent, NetStatus, NotReplicated};
 use crate::net::Net;
 use crate::queue::NetQueue;
 use crate::store::{BevyStore, Removals};
@@ -48,6 +48,7 @@ impl Plugin for MfNetPlugin {
         app.init_resource::<ReplicatedComponents>()
             .init_resource::<Removals>()
             .add_message::<NetEvent>()
+            .add_message::<NotReplicated>()
             .add_systems(PreUpdate, receive)
             .add_systems(FixedPostUpdate, fixed_tick)
             .add_systems(PostUpdate, send)

@@ -296,3 +296,33 @@ fn a_despawn_on_a_client_is_counted_by_net_events() {
         .iter()
         .any(|e| matches!(e, MultiplayerEvent::NodeDespawned { .. })));
 }
+
+/// A component that derives `Replicated` but that the app never registers.
+#[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
+struct Forgotten {
+    #[replicated]
+    n: i32,
+}
+
+#[test]
+fn an_entity_whose_replicated_component_was_never_registered_is_reported() {
+    let mut server = app();
+    let entity = server
+        .world_mut()
+        .spawn((Forgotten::default(), Networked))
+        .id();
+    server.update();
+    let messages = server.world().resource::<Messages<NotReplicated>>();
+    let reports: Vec<_> = messages.iter_current_update_messages().collect();
+    assert_eq!(reports.len(), 1);
+    assert_eq!(reports[0].entity, entity);
+    assert!(
+        reports[0]
+            .reason
+            .contains("app.replicate::<headless::Forgotten>()"),
+        "{}",
+        reports[0].reason
+    );
+    assert!(server.world().get::<Networked>(entity).is_none());
+    assert!(server.world().get::<NetworkId>(entity).is_none());
+}
