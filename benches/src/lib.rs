@@ -37,6 +37,7 @@
 //! entries: the frame, capture, the snapshot header and ring, acks, lookups by net id, and
 //! interpolation buffering for [`InterpBox`].
 
+pub mod bevy_scale;
 pub mod enet_flood;
 pub mod prediction;
 pub mod secure;

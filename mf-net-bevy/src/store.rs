@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bevy_ecs::entity::{Entity, EntityGeneration, EntityIndex};
 use bevy_ecs::hierarchy::{ChildOf, Children};
 use bevy_ecs::resource::Resource;
-use bevy_ecs::world::World;
+use bevy_ecs::world::{World, WorldId};
 use mf_net::store::{Link, NodeId, Store};
 
 use bevy_ecs::query::{QueryState, With, Without};
@@ -84,6 +84,9 @@ pub struct BevyStore {
     pub(crate) to_network: Vec<(Entity, PeerId)>,
     /// Scratch for a group's nodes (capacity kept).
     pub(crate) group: Vec<(NodeId, Link<u32>)>,
+    /// Each replicated type's query over the app's world (a `QueryState<&mut C>`), made at its
+    /// first pass.
+    pub(crate) queries: Vec<((TypeId, WorldId), Box<dyn Any>)>,
 }
 
 impl BevyStore {

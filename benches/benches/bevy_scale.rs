@@ -1,0 +1,97 @@
+//! The scale scenario with the core under its built-in `Scene` and under Bevy (mf-net-bevy),
+//! side by side in one run: one server and 64 clients over an in-process loopback network,
+//! 1000 boxes all moving every frame, real acknowledgements, no byte budget.
+//!
+//! - `server_tick/scene` and `server_tick/bevy`: the server's `begin_frame` + `end_frame`
+//!   (receiving the 64 acks, capture of every box, one snapshot per client). Under Bevy the
+//!   core runs with the app's world lent (`world.net`), and captures through `Rows` over the
+//!   world's components.
+//! - `client_frames/scene` and `client_frames/bevy`: the 64 clients' `begin_frame` +
+//!   `end_frame` (apply the snapshot, ack).
+//!
+//! The boxes are the same members (`BoxEntity`; `BevyBox` under Bevy), so the snapshots are
+//! the same bytes. Counted per box × client. The adapter's overhead per entity is the
+//! difference per item. Run: `cargo bench -p mf-net-benches --bench bevy_scale`. Run as a test,
+//! two clients and 100 boxes.
+
+use std::cell::RefCell;
+
+use divan::counter::ItemsCount;
+use divan::Bencher;
+use mf_net_benches::bevy_scale::BevyScaleWorld;
+use mf_net_benches::{running_as_test, BoxEntity, Motion, ScaleWorld, Stage, SCALE_CLIENTS};
+
+fn main() {
+    divan::main();
+}
+
+const BOXES: usize = 1000;
+
+fn sizes() -> (usize, usize) {
+    if running_as_test() {
+        (100, 2)
+    } else {
+        (BOXES, SCALE_CLIENTS)
+    }
+}
+
+fn scene_world() -> ScaleWorld<BoxEntity> {
+    let (boxes, clients) = sizes();
+    ScaleWorld::with_clients(boxes, Motion::All, 0, clients, 70)
+}
+
+fn bevy_world() -> BevyScaleWorld {
+    let (boxes, clients) = sizes();
+    BevyScaleWorld::new(boxes, Motion::All, clients, 70)
+}
+
+fn items() -> ItemsCount {
+    let (boxes, clients) = sizes();
+    ItemsCount::new(boxes * clients)
+}
+
+#[divan::bench_group(sample_count = 30, sample_size = 1)]
+mod server_tick {
+    use super::*;
+
+    #[divan::bench]
+    fn scene(bencher: Bencher<'_, '_>) {
+        let world = RefCell::new(scene_world());
+        bencher
+            .counter(items())
+            .with_inputs(|| world.borrow_mut().advance_to(Stage::ServerBegin))
+            .bench_local_values(|()| world.borrow_mut().server_tick());
+    }
+
+    #[divan::bench]
+    fn bevy(bencher: Bencher<'_, '_>) {
+        let world = RefCell::new(bevy_world());
+        bencher
+            .counter(items())
+            .with_inputs(|| world.borrow_mut().advance_to(Stage::ServerBegin))
+            .bench_local_values(|()| world.borrow_mut().server_tick());
+    }
+}
+
+#[divan::bench_group(sample_count = 30, sample_size = 1)]
+mod client_frames {
+    use super::*;
+
+    #[divan::bench]
+    fn scene(bencher: Bencher<'_, '_>) {
+        let world = RefCell::new(scene_world());
+        bencher
+            .counter(items())
+            .with_inputs(|| world.borrow_mut().advance_to(Stage::Clients))
+            .bench_local_values(|()| world.borrow_mut().client_frames());
+    }
+
+    #[divan::bench]
+    fn bevy(bencher: Bencher<'_, '_>) {
+        let world = RefCell::new(bevy_world());
+        bencher
+            .counter(items())
+            .with_inputs(|| world.borrow_mut().advance_to(Stage::Clients))
+            .bench_local_values(|()| world.borrow_mut().client_frames());
+    }
+}
