@@ -16,6 +16,7 @@ use mf_net::transport::PeerId;
 use tracing::warn;
 
 use crate::components::{NetOwner, NetworkId, Networked};
+use crate::interest::sync_focus;
 use crate::net::{NetMultiplayer, NetWorldExt};
 use crate::queue::NetQueue;
 use crate::store::entity_of;
@@ -80,6 +81,7 @@ pub(crate) fn send(world: &mut World) {
         }
         if mp.is_server() {
             network_new(mp);
+            sync_focus(mp);
         }
         mp.end_frame();
         forward_events(mp);

@@ -36,6 +36,7 @@
 
 mod components;
 mod frame;
+mod interest;
 mod net;
 mod plugin;
 mod queue;
@@ -46,6 +47,7 @@ mod types;
 
 pub use components::{NetOwner, NetworkId, Networked};
 pub use frame::{NetEvent, NetStatus, NotReplicated};
+pub use interest::{NetFocus, NetGrid};
 pub use net::{Net, NetMultiplayer, NetWorldExt};
 pub use plugin::{MfNetPlugin, ReplicateAppExt};
 pub use queue::{NetQueue, NetRpc};
@@ -56,7 +58,8 @@ pub use types::ReplicatedComponents;
 /// The adapter's items for a glob import.
 pub mod prelude {
     pub use crate::{
-        entity_of, MfNetPlugin, NetEvent, NetOwner, NetRpc, NetStatus, NetTransform,
-        NetTransformPlugin, NetWorldExt, NetworkId, Networked, NotReplicated, ReplicateAppExt,
+        entity_of, MfNetPlugin, NetEvent, NetFocus, NetGrid, NetOwner, NetRpc, NetStatus,
+        NetTransform, NetTransformPlugin, NetWorldExt, NetworkId, Networked, NotReplicated,
+        ReplicateAppExt,
     };
 }

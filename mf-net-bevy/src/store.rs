@@ -16,6 +16,7 @@ use bevy_ecs::query::{QueryState, With, Without};
 use mf_net::transport::PeerId;
 
 use crate::components::{NetOwner, NetworkId, Networked};
+use crate::interest::{FocusItem, Focused, NetFocus};
 use crate::types::{ComponentType, ReplicatedComponents};
 
 /// How many replicated component types an app registers at most: a node's index is its
@@ -87,6 +88,12 @@ pub struct BevyStore {
     /// Each replicated type's query over the app's world (a `QueryState<&mut C>`), made at its
     /// first pass.
     pub(crate) queries: Vec<((TypeId, WorldId), Box<dyn Any>)>,
+    /// The server's query for focus entities ([`NetFocus`](crate::NetFocus)), made once.
+    pub(crate) focus: Option<QueryState<FocusItem, With<NetFocus>>>,
+    /// Scratch for the focus entities (capacity kept).
+    pub(crate) to_focus: Vec<Focused>,
+    /// The focus set for each peer.
+    pub(crate) focused: Vec<Focused>,
 }
 
 impl BevyStore {

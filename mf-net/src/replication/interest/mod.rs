@@ -113,7 +113,8 @@ pub type PositionFn = fn(&Scene, NodeId) -> Option<[f32; 3]>;
 ///
 /// Positions are read from the built-in scene: with a storage of the game's own, every group
 /// counts as unplaced (always relevant); write a policy over
-/// [`InterestQuery::store`] instead.
+/// [`InterestQuery::store`] instead, deciding with [`in_range`](Self::in_range) and
+/// [`period_at`](Self::period_at) (mf-net-bevy's `NetGrid` does so for Bevy).
 ///
 /// `tiers` gives relevant groups update periods by distance: `(radius_cells, every_n_ticks)`
 /// entries in increasing radius; a group gets the period of the first entry whose radius covers
@@ -173,6 +174,19 @@ impl GridInterest {
         ax.abs_diff(bx).max(az.abs_diff(bz))
     }
 
+    /// Whether a group at `at` is in range of a client's `focus`: within `radius_cells`, or,
+    /// for a group the client has (`visible`), within `radius_cells + hysteresis_cells` (what
+    /// [`relevant`](InterestPolicy::relevant) decides once both are placed; for a policy that
+    /// reads positions from a storage of its own).
+    pub fn in_range(&self, at: [f32; 3], focus: [f32; 3], visible: bool) -> bool {
+        let range = if visible {
+            self.radius_cells.saturating_add(self.hysteresis_cells)
+        } else {
+            self.radius_cells
+        };
+        self.cell_distance(at, focus) <= u64::from(range)
+    }
+
     /// The update period (in network ticks, at least 1) of a group `cells` away from the focus,
     /// from `tiers`.
     pub fn period_at(&self, cells: u64) -> u32 {
@@ -195,12 +209,7 @@ impl InterestPolicy for GridInterest {
         let Some(focus) = query.focus.and_then(|focus| (self.position)(scene, focus)) else {
             return false;
         };
-        let range = if query.visible {
-            self.radius_cells.saturating_add(self.hysteresis_cells)
-        } else {
-            self.radius_cells
-        };
-        self.cell_distance(at, focus) <= u64::from(range)
+        self.in_range(at, focus, query.visible)
     }
 
     fn grace(&self) -> Duration {

@@ -1,0 +1,92 @@
+//! Interest from components: [`NetGrid`] places each group by its root entity's
+//! [`NetTransform`], and a client's focus is the entity it owns that carries [`NetFocus`].
+
+use std::any::Any;
+
+use bevy_ecs::component::Component;
+use bevy_ecs::entity::Entity;
+use mf_net::replication::interest::{GridInterest, InterestPolicy, InterestQuery};
+use mf_net::store::NodeId;
+use mf_net::transport::PeerId;
+
+use crate::components::NetOwner;
+use crate::net::NetMultiplayer;
+use crate::store::{entity_of, BevyStore};
+use crate::transform::NetTransform;
+
+/// Marks the entity a client's interest is measured from (its player), on the server: the
+/// adapter makes it the focus of its [`NetOwner`]'s client
+/// ([`set_focus`](mf_net::replication::Multiplayer::set_focus)) whenever that changes.
+#[derive(Component, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NetFocus;
+
+/// [`GridInterest`] over a Bevy world: a group's position is its root entity's
+/// [`NetTransform`] translation, and so is the focus's; a root without one is always relevant.
+/// Hysteresis, grace and distance tiers mean what they mean for `GridInterest` (whose
+/// `position` is not used). Set it with `world.net(|mp| mp.set_interest_policy(NetGrid(grid),
+/// every_ticks))`.
+#[derive(Debug, Clone, Copy)]
+pub struct NetGrid(pub GridInterest);
+
+/// The position of `node`'s entity, if it has a [`NetTransform`].
+fn position(query: &InterestQuery<'_>, node: NodeId) -> Option<[f32; 3]> {
+    let store: &dyn Any = query.store;
+    let world = store.downcast_ref::<BevyStore>()?.world();
+    let transform = world.get::<NetTransform>(entity_of(node)?)?;
+    Some(transform.translation.to_array())
+}
+
+impl InterestPolicy for NetGrid {
+    fn relevant(&mut self, query: &InterestQuery<'_>) -> bool {
+        let Some(at) = position(query, query.group_root) else {
+            return true;
+        };
+        let focus = query.focus.and_then(|focus| position(query, focus));
+        focus.is_some_and(|focus| self.0.in_range(at, focus, query.visible))
+    }
+
+    fn grace(&self) -> std::time::Duration {
+        self.0.grace
+    }
+
+    fn update_period(&mut self, query: &InterestQuery<'_>) -> u32 {
+        let at = position(query, query.group_root);
+        let focus = query.focus.and_then(|focus| position(query, focus));
+        match (at, focus) {
+            (Some(at), Some(focus)) => self.0.period_at(self.0.cell_distance(at, focus)),
+            _ => 1,
+        }
+    }
+}
+
+/// The server makes each [`NetFocus`] entity the focus of its owner's client, when it is not
+/// already (a focus set is an interest evaluation, so it is set only on a change).
+pub(crate) fn sync_focus(mp: &mut NetMultiplayer) {
+    let store = mp.store_mut();
+    let query = store
+        .focus
+        .get_or_insert_with(|| store.world.query_filtered());
+    let mut wanted = std::mem::take(&mut store.to_focus);
+    wanted.clear();
+    wanted.extend(query.iter(&store.world).map(|(e, owner)| (owner.0, e)));
+    for &(peer, entity) in &wanted {
+        if mp.store().focused.contains(&(peer, entity)) {
+            continue;
+        }
+        let Some(node) = mp.store().first_node(entity) else {
+            continue;
+        };
+        if mp.set_focus(peer, Some(node)).is_ok() {
+            let focused = &mut mp.store_mut().focused;
+            focused.retain(|&(p, _)| p != peer);
+            focused.push((peer, entity));
+        }
+    }
+    mp.store_mut().to_focus = wanted;
+}
+
+/// The focus query's items.
+pub(crate) type FocusItem = (Entity, &'static NetOwner);
+
+/// A peer and the entity focused for it.
+pub(crate) type Focused = (PeerId, Entity);

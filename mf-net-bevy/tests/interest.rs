@@ -1,0 +1,134 @@
+#![allow(clippy::unwrap_used)]
+//! Interest from components: `NetGrid` places groups by their `NetTransform`, and each client's
+//! focus is its `NetFocus` entity; a client sees what is near its player, and what it sees
+//! follows the player as it moves.
+
+use std::time::Duration;
+
+use bevy_app::App;
+use bevy_ecs::component::Component;
+use bevy_ecs::entity::Entity;
+use bevy_time::{TimePlugin, TimeUpdateStrategy};
+use bevy_transform::components::Transform;
+use mf_net::bus::MessageRegistry;
+use mf_net::prelude::*;
+use mf_net::replication::interest::GridInterest;
+use mf_net::transport::loopback::LoopbackNetwork;
+use mf_net_bevy::prelude::*;
+
+#[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
+struct Crate {
+    #[replicated]
+    label: i32,
+}
+
+fn app() -> App {
+    let mut app = App::new();
+    app.add_plugins((TimePlugin, MfNetPlugin::default(), NetTransformPlugin))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_nanos(
+            33_333_333,
+        )))
+        .replicate::<Crate>();
+    app
+}
+
+/// The crates `app` has, by label.
+fn crates(app: &mut App) -> Vec<i32> {
+    let world = app.world_mut();
+    let mut labels: Vec<i32> = world
+        .query::<&Crate>()
+        .iter(world)
+        .map(|c| c.label)
+        .collect();
+    labels.sort_unstable();
+    labels
+}
+
+/// How many networked entities `app` has.
+fn networked(app: &mut App) -> usize {
+    let world = app.world_mut();
+    world.query::<&NetworkId>().iter(world).count()
+}
+
+#[test]
+fn each_client_sees_what_is_near_its_player_and_it_follows_the_player() {
+    let net = LoopbackNetwork::new();
+    let mut server = app();
+    let listen = net.listen("game", 4).unwrap();
+    server.world_mut().net(|mp| {
+        mp.start_server(Box::new(listen), MessageRegistry::new(1))
+            .unwrap();
+        let grid = GridInterest {
+            cell_size: 10.0,
+            radius_cells: 1,
+            hysteresis_cells: 0,
+            grace: Duration::ZERO,
+            position: |_, _| None,
+            tiers: &[],
+        };
+        mp.set_interest_policy(NetGrid(grid), 1).unwrap();
+    });
+    let mut clients: Vec<App> = (0..2)
+        .map(|_| {
+            let mut client = app();
+            client.world_mut().net(|mp| {
+                let open = |data| -> Box<dyn Transport> { Box::new(net.connect("game", data)) };
+                mp.start_client(open, MessageRegistry::new(1)).unwrap();
+            });
+            client
+        })
+        .collect();
+    let run = |server: &mut App, clients: &mut [App], n: usize| {
+        for _ in 0..n {
+            server.update();
+            for client in clients.iter_mut() {
+                client.update();
+            }
+        }
+    };
+    run(&mut server, &mut clients, 5);
+    let peers: Vec<PeerId> = clients
+        .iter()
+        .map(|c| c.world().resource::<NetStatus>().local_peer)
+        .collect();
+    // Crate 1 near x = 0, crate 2 near x = 100; player 0 at 0, player 1 at 100.
+    let world = server.world_mut();
+    for (label, x) in [(1, 2.0), (2, 102.0)] {
+        let at = Transform::from_xyz(x, 0.0, 0.0);
+        world.spawn((Crate { label }, at, NetTransform::default(), Networked));
+    }
+    let players: Vec<Entity> = peers
+        .iter()
+        .zip([0.0, 100.0])
+        .map(|(&peer, x)| {
+            let at = Transform::from_xyz(x, 0.0, 0.0);
+            let player = (
+                at,
+                NetTransform::default(),
+                Networked,
+                NetOwner(peer),
+                NetFocus,
+            );
+            world.spawn(player).id()
+        })
+        .collect();
+    run(&mut server, &mut clients, 20);
+    assert_eq!(crates(&mut clients[0]), [1]);
+    assert_eq!(crates(&mut clients[1]), [2]);
+    // Each sees its crate and its own player, not the other player.
+    assert_eq!(networked(&mut clients[0]), 2);
+    assert_eq!(networked(&mut clients[1]), 2);
+
+    // Player 0 flies to the other crate: client 0 loses crate 1, gets crate 2 and player 1.
+    let world = server.world_mut();
+    world
+        .get_mut::<Transform>(players[0])
+        .unwrap()
+        .translation
+        .x = 98.0;
+    run(&mut server, &mut clients, 20);
+    assert_eq!(crates(&mut clients[0]), [2]);
+    assert_eq!(networked(&mut clients[0]), 3);
+    assert_eq!(crates(&mut clients[1]), [2]);
+    assert_eq!(networked(&mut clients[1]), 3);
+}
