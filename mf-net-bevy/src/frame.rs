@@ -43,11 +43,19 @@ pub(crate) fn receive(world: &mut World) {
             is_running: mp.is_running(),
         };
         let world = mp.store_mut().world_mut();
-        world.insert_resource(status);
+        if world.get_resource::<NetStatus>() != Some(&status) {
+            world.insert_resource(status);
+        }
+        // Calls queued since the last send (by systems in `Last` or `First`) go now; then the
+        // queue is bound to the core as it is this frame (a client that connected, one that
+        // went offline).
         let queue = world
             .get_non_send_mut::<NetQueue>()
             .and_then(|mut q| q.ctx.take());
         if let Some(mut ctx) = queue {
+            if !ctx.commands().is_empty() {
+                mp.apply_queue(&mut ctx);
+            }
             mp.bind_queue(&mut ctx);
             put_back(mp, ctx);
         }

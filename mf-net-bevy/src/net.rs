@@ -21,7 +21,8 @@ pub trait NetWorldExt {
     /// Runs `f` on the app's [`NetMultiplayer`] with this world lent as its storage: inside
     /// `f`, `mp.store_mut().world_mut()` is this world, and every call of the core that reads
     /// or writes values (RPC senders, `replicate`, `despawn`, `start_server`) sees its
-    /// entities. A node is an entity ([`node_of`](crate::node_of)).
+    /// entities. A node is one replicated component of an entity ([`entity_of`](crate::entity_of),
+    /// [`ReplicatedComponents::node_of`](crate::ReplicatedComponents::node_of)).
     ///
     /// # Panics
     ///

@@ -47,7 +47,7 @@
 //! # Commands queued by bodies
 //!
 //! After a body returns `Ok`, the runtime applies what it queued in its
-//! [`RpcContext`](crate::rpc::RpcContext), in order (a body that fails has its commands discarded):
+//! [`RpcContext`], in order (a body that fails has its commands discarded):
 //!
 //! | command | server | client |
 //! | --- | --- | --- |
