@@ -21,3 +21,9 @@ pub struct NetOwner(pub PeerId);
 /// server has networked the entity, and on a client's entity as it is spawned.
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct NetworkId(pub NetId);
+
+/// Marks the entity a client's interest is measured from (its player), on the server: the
+/// adapter makes it the focus of its [`NetOwner`]'s client
+/// ([`set_focus`](mf_net::replication::Multiplayer::set_focus)) whenever that changes.
+#[derive(Component, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NetFocus;

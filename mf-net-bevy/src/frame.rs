@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use bevy_ecs::entity::Entity;
 use bevy_ecs::message::Message;
-use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
 use bevy_time::Time;
 use mf_net::replication::{MultiplayerEvent, ReplicationRegistry};
@@ -18,8 +17,9 @@ use tracing::warn;
 use crate::components::{NetOwner, NetworkId, Networked};
 use crate::interest::sync_focus;
 use crate::net::{NetMultiplayer, NetWorldExt};
+use crate::node::entity_of;
 use crate::queue::NetQueue;
-use crate::store::entity_of;
+use crate::status::NetStatus;
 
 /// A [`MultiplayerEvent`] of the app's replication, as a Bevy message: read them with
 /// `MessageReader<NetEvent>`.
@@ -233,15 +233,4 @@ fn forward_events(mp: &mut NetMultiplayer) {
         }
         world.write_message(NetEvent(event));
     }
-}
-
-/// What the app's replication is, as of this frame's receive.
-#[derive(Resource, Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NetStatus {
-    /// This peer's id ([`PeerId::SERVER`] on the server and offline).
-    pub local_peer: PeerId,
-    /// Whether this is the server (or offline).
-    pub is_server: bool,
-    /// Whether it is started.
-    pub is_running: bool,
 }

@@ -1,24 +1,16 @@
 //! Interest from components: [`NetGrid`] places each group by its root entity's
-//! [`NetTransform`], and a client's focus is the entity it owns that carries [`NetFocus`].
+//! [`NetTransform`], and a client's focus is the entity it owns that carries
+//! [`NetFocus`](crate::NetFocus).
 
 use std::any::Any;
 
-use bevy_ecs::component::Component;
-use bevy_ecs::entity::Entity;
 use mf_net::replication::interest::{GridInterest, InterestPolicy, InterestQuery};
 use mf_net::store::NodeId;
-use mf_net::transport::PeerId;
 
-use crate::components::NetOwner;
 use crate::net::NetMultiplayer;
-use crate::store::{entity_of, BevyStore};
+use crate::node::entity_of;
+use crate::store::BevyStore;
 use crate::transform::NetTransform;
-
-/// Marks the entity a client's interest is measured from (its player), on the server: the
-/// adapter makes it the focus of its [`NetOwner`]'s client
-/// ([`set_focus`](mf_net::replication::Multiplayer::set_focus)) whenever that changes.
-#[derive(Component, Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct NetFocus;
 
 /// [`GridInterest`] over a Bevy world: a group's position is its root entity's
 /// [`NetTransform`] translation, and so is the focus's; a root without one is always relevant.
@@ -59,7 +51,7 @@ impl InterestPolicy for NetGrid {
     }
 }
 
-/// The server makes each [`NetFocus`] entity the focus of its owner's client, when it is not
+/// The server makes each [`NetFocus`](crate::NetFocus) entity the focus of its owner's client, when it is not
 /// already (a focus set is an interest evaluation, so it is set only on a change).
 pub(crate) fn sync_focus(mp: &mut NetMultiplayer) {
     let store = mp.store_mut();
@@ -84,9 +76,3 @@ pub(crate) fn sync_focus(mp: &mut NetMultiplayer) {
     }
     mp.store_mut().to_focus = wanted;
 }
-
-/// The focus query's items.
-pub(crate) type FocusItem = (Entity, &'static NetOwner);
-
-/// A peer and the entity focused for it.
-pub(crate) type Focused = (PeerId, Entity);

@@ -1,17 +1,17 @@
-//! [`MfNetPlugin`] and [`ReplicateAppExt::replicate`].
+//! [`MfNetPlugin`]: the adapter's resources, messages and systems.
 
 use bevy_app::{App, FixedPostUpdate, Plugin, PostUpdate, PreUpdate};
-use bevy_ecs::component::{Component, Mutable};
-use bevy_ecs::lifecycle::Remove;
-use bevy_ecs::observer::On;
-use bevy_ecs::system::ResMut;
+use bevy_ecs::schedule::IntoScheduleConfigs;
 use bevy_time::{Fixed, Time};
-use mf_net::replication::{Multiplayer, MultiplayerConfig, Replicated, TickSource};
+use mf_net::replication::{Multiplayer, MultiplayerConfig, TickSource};
 
 use crate::components::Networked;
-use crate::frame::{fixed_tick, receive, send, NetEvent, NetStatus, NotReplicated};
+use crate::frame::{fixed_tick, receive, send, NetEvent, NotReplicated};
 use crate::net::Net;
 use crate::queue::NetQueue;
+use crate::replicate::bump_on_remove;
+use crate::schedule::NetSystems;
+use crate::status::NetStatus;
 use crate::store::{BevyStore, Removals};
 use crate::types::ReplicatedComponents;
 
@@ -49,10 +49,13 @@ impl Plugin for MfNetPlugin {
             .init_resource::<Removals>()
             .add_message::<NetEvent>()
             .add_message::<NotReplicated>()
-            .add_systems(PreUpdate, receive)
-            .add_systems(FixedPostUpdate, fixed_tick)
-            .add_systems(PostUpdate, send)
-            .add_observer(bump_on_remove::<Networked>);
+            .add_systems(PreUpdate, receive.in_set(NetSystems::Receive))
+            .add_systems(FixedPostUpdate, fixed_tick.in_set(NetSystems::Tick))
+            .add_systems(PostUpdate, send.in_set(NetSystems::Send))
+            .add_observer(bump_on_remove::<Networked>)
+            .configure_sets(PreUpdate, NetSystems::Receive)
+            .configure_sets(FixedPostUpdate, NetSystems::Tick)
+            .configure_sets(PostUpdate, NetSystems::Send);
         if self.config.tick_source == TickSource::External {
             let rate = f64::from(self.config.tick_rate.max(1));
             app.insert_resource(Time::<Fixed>::from_hz(rate));
@@ -67,38 +70,4 @@ impl Plugin for MfNetPlugin {
         app.world_mut().insert_non_send(Net { mp });
         app.world_mut().insert_non_send(NetQueue::default());
     }
-}
-
-/// Registering replicated component types on an [`App`].
-pub trait ReplicateAppExt {
-    /// Replicates the component `C`: a [`Networked`] entity holding a `C` is networked by the
-    /// server, and each client gives its copy of the entity `C`'s default value before it
-    /// reads the server's state into it. An entity may hold several replicated components;
-    /// they travel together, with the entity's `Networked` children. Add [`MfNetPlugin`]
-    /// first; at most [`MAX_REPLICATED_COMPONENTS`](crate::MAX_REPLICATED_COMPONENTS) types.
-    ///
-    /// # Panics
-    ///
-    /// Past that many types.
-    fn replicate<C>(&mut self) -> &mut Self
-    where
-        C: Component<Mutability = Mutable> + Replicated + Default;
-}
-
-impl ReplicateAppExt for App {
-    fn replicate<C>(&mut self) -> &mut Self
-    where
-        C: Component<Mutability = Mutable> + Replicated + Default,
-    {
-        self.init_resource::<ReplicatedComponents>();
-        self.world_mut()
-            .resource_mut::<ReplicatedComponents>()
-            .add::<C>();
-        self.add_observer(bump_on_remove::<C>)
-    }
-}
-
-/// A `C` went (removed, or its entity despawned): the server's scan for despawned nodes runs.
-fn bump_on_remove<C: Component>(_: On<'_, '_, Remove, C>, mut removals: ResMut<'_, Removals>) {
-    removals.bump();
 }

@@ -1,16 +1,23 @@
-//! A replicated component type's values in a Bevy [`World`], lent to the core as [`Rows`]:
-//! through a query made once per type ([`QueryState`], kept in the store), one `Query` per
-//! pass, so that a row costs the entity's look-up and nothing more.
+//! A replicated component type's part of the storage seam: its values in a Bevy [`World`],
+//! lent to the core as [`Rows`] through a query made once per type ([`QueryState`], kept in
+//! the store), one `Query` per pass, so that a row costs the entity's look-up and nothing more;
+//! and its type-erased operations ([`component_type`]).
 
 use std::any::{Any, TypeId};
 
 use bevy_ecs::component::{Component, Mutable};
+use bevy_ecs::entity::Entity;
+use bevy_ecs::hierarchy::ChildOf;
 use bevy_ecs::query::QueryState;
 use bevy_ecs::system::Query;
+use bevy_ecs::world::World;
 use mf_net::replication::Replicated;
-use mf_net::store::{NodeId, Rows, Store};
+use mf_net::store::{Lend, NodeId, Rows, Store};
 
-use crate::store::{entity_of, BevyStore};
+use crate::components::Networked;
+use crate::node::entity_of;
+use crate::store::BevyStore;
+use crate::types::ComponentType;
 
 /// The `C` components of a world, by node.
 struct QueryRows<'w, 's, C: Component<Mutability = Mutable>> {
@@ -55,4 +62,43 @@ pub(crate) fn lend_component<C: Component<Mutability = Mutable> + Replicated>(
     f(&mut QueryRows {
         query: state.query_mut(world),
     });
+}
+
+/// The type-erased operations of `C`, for the table of registered types, in `slot`.
+pub(crate) fn component_type<C>(slot: u32) -> ComponentType
+where
+    C: Component<Mutability = Mutable> + Replicated + Default,
+{
+    ComponentType {
+        type_id: TypeId::of::<C>(),
+        slot,
+        lender: lender::<C>,
+        value_mut: value_mut::<C>,
+        spawn: spawn::<C>,
+        insert: insert::<C>,
+    }
+}
+
+fn lender<C: Component<Mutability = Mutable> + Replicated>() -> &'static dyn Any {
+    const { &(lend_component::<C> as Lend<C>) }
+}
+
+fn value_mut<C: Component<Mutability = Mutable> + Replicated>(
+    world: &mut World,
+    entity: Entity,
+) -> Option<&mut dyn Any> {
+    Some(world.get_mut::<C>(entity)?.into_inner())
+}
+
+fn spawn<C: Component + Replicated + Default>(world: &mut World, parent: Option<Entity>) -> Entity {
+    let mut entity = world.spawn((C::default(), Networked));
+    if let Some(parent) = parent {
+        entity.insert(ChildOf(parent));
+    }
+    entity.id()
+}
+
+fn insert<C: Component + Replicated + Default>(world: &mut World, entity: Entity) -> Option<()> {
+    world.get_entity_mut(entity).ok()?.insert(C::default());
+    Some(())
 }

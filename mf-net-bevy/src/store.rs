@@ -6,7 +6,7 @@
 use std::any::{Any, TypeId};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use bevy_ecs::entity::{Entity, EntityGeneration, EntityIndex};
+use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::{ChildOf, Children};
 use bevy_ecs::resource::Resource;
 use bevy_ecs::world::{World, WorldId};
@@ -15,35 +15,10 @@ use mf_net::store::{Link, NodeId, Store};
 use bevy_ecs::query::{QueryState, With, Without};
 use mf_net::transport::PeerId;
 
+use crate::components::NetFocus;
 use crate::components::{NetOwner, NetworkId, Networked};
-use crate::interest::{FocusItem, Focused, NetFocus};
+use crate::node::{entity_of, node_at, slot_of};
 use crate::types::{ComponentType, ReplicatedComponents};
-
-/// How many replicated component types an app registers at most: a node's index is its
-/// entity's index times this, plus the type's slot (so the core's per-node tables stay about
-/// this many times the entity count).
-pub const MAX_REPLICATED_COMPONENTS: u32 = 16;
-
-/// The node of `entity`'s component in slot `slot`.
-pub(crate) fn node_at(entity: Entity, slot: u32) -> Option<NodeId> {
-    let index = entity
-        .index_u32()
-        .checked_mul(MAX_REPLICATED_COMPONENTS)?
-        .checked_add(slot)?;
-    Some(NodeId::new(index, entity.generation().to_bits()))
-}
-
-/// The slot of the component `node` is.
-pub(crate) fn slot_of(node: NodeId) -> u32 {
-    node.index() % MAX_REPLICATED_COMPONENTS
-}
-
-/// The entity whose component `node` is.
-pub fn entity_of(node: NodeId) -> Option<Entity> {
-    let index = EntityIndex::from_raw_u32(node.index() / MAX_REPLICATED_COMPONENTS)?;
-    let generation = EntityGeneration::from_bits(node.generation());
-    Some(Entity::from_index_and_generation(index, generation))
-}
 
 /// Stamps that no two removals, in any world of the process, share (see [`Store::removals`]).
 static NEXT_REMOVAL: AtomicU64 = AtomicU64::new(1);
@@ -73,6 +48,9 @@ pub(crate) type NewEntities = QueryState<
     (With<Networked>, Without<NetworkId>),
 >;
 
+/// The server's query for the entities clients focus on ([`NetFocus`]), with their owners.
+pub(crate) type FocusEntities = QueryState<(Entity, &'static NetOwner), With<NetFocus>>;
+
 /// A Bevy [`World`] as the core's [`Store`]. The adapter keeps the app's world here while the
 /// core runs (see [`NetWorldExt::net`](crate::NetWorldExt::net)); the rest of the time it holds
 /// an empty one.
@@ -89,11 +67,11 @@ pub struct BevyStore {
     /// first pass.
     pub(crate) queries: Vec<((TypeId, WorldId), Box<dyn Any>)>,
     /// The server's query for focus entities ([`NetFocus`](crate::NetFocus)), made once.
-    pub(crate) focus: Option<QueryState<FocusItem, With<NetFocus>>>,
-    /// Scratch for the focus entities (capacity kept).
-    pub(crate) to_focus: Vec<Focused>,
+    pub(crate) focus: Option<FocusEntities>,
+    /// Scratch for the focus entities, with their owners (capacity kept).
+    pub(crate) to_focus: Vec<(PeerId, Entity)>,
     /// The focus set for each peer.
-    pub(crate) focused: Vec<Focused>,
+    pub(crate) focused: Vec<(PeerId, Entity)>,
 }
 
 impl BevyStore {

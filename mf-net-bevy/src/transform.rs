@@ -10,8 +10,9 @@ use bevy_transform::components::Transform;
 use glam::{Quat, Vec3};
 use mf_net::replication::Replicated;
 
-use crate::frame::{fixed_tick, receive, send, NetStatus};
-use crate::plugin::ReplicateAppExt;
+use crate::replicate::ReplicateAppExt;
+use crate::schedule::NetSystems;
+use crate::status::NetStatus;
 
 /// A replicated stand-in for an entity's [`Transform`]: its translation quantized to 20 bits
 /// per axis over ±4096 (steps of 1/128), its rotation in the smallest-three encoding at 12 bits
@@ -68,9 +69,9 @@ pub struct NetTransformPlugin;
 impl Plugin for NetTransformPlugin {
     fn build(&self, app: &mut App) {
         app.replicate::<NetTransform>()
-            .add_systems(FixedPostUpdate, to_net.before(fixed_tick))
-            .add_systems(PostUpdate, to_net.before(send))
-            .add_systems(PreUpdate, from_net.after(receive));
+            .add_systems(FixedPostUpdate, to_net.before(NetSystems::Tick))
+            .add_systems(PostUpdate, to_net.before(NetSystems::Send))
+            .add_systems(PreUpdate, from_net.after(NetSystems::Receive));
     }
 }
 

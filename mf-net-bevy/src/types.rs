@@ -3,17 +3,12 @@
 
 use std::any::{Any, TypeId};
 
-use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
-use bevy_ecs::hierarchy::ChildOf;
 use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
-use mf_net::replication::Replicated;
-use mf_net::store::{Lend, NodeId};
+use mf_net::store::NodeId;
 
-use crate::components::Networked;
-use crate::rows::lend_component;
-use crate::store::{node_at, MAX_REPLICATED_COMPONENTS};
+use crate::node::{node_at, MAX_REPLICATED_COMPONENTS};
 
 /// One replicated component type, type-erased.
 #[derive(Clone, Copy)]
@@ -32,31 +27,6 @@ pub(crate) struct ComponentType {
     pub(crate) insert: fn(&mut World, Entity) -> Option<()>,
 }
 
-fn lender<C: Component<Mutability = bevy_ecs::component::Mutable> + Replicated>() -> &'static dyn Any
-{
-    const { &(lend_component::<C> as Lend<C>) }
-}
-
-fn value_mut<C: Component<Mutability = bevy_ecs::component::Mutable> + Replicated>(
-    world: &mut World,
-    entity: Entity,
-) -> Option<&mut dyn Any> {
-    Some(world.get_mut::<C>(entity)?.into_inner())
-}
-
-fn spawn<C: Component + Replicated + Default>(world: &mut World, parent: Option<Entity>) -> Entity {
-    let mut entity = world.spawn((C::default(), Networked));
-    if let Some(parent) = parent {
-        entity.insert(ChildOf(parent));
-    }
-    entity.id()
-}
-
-fn insert<C: Component + Replicated + Default>(world: &mut World, entity: Entity) -> Option<()> {
-    world.get_entity_mut(entity).ok()?.insert(C::default());
-    Some(())
-}
-
 /// The component types registered with
 /// [`replicate`](crate::ReplicateAppExt::replicate), in registration order (a type's
 /// position is its slot in its nodes' indexes).
@@ -66,16 +36,12 @@ pub struct ReplicatedComponents {
 }
 
 impl ReplicatedComponents {
-    /// Registers `C` (once).
+    /// Registers the type `type_id` (once), its entry made by `entry` with its slot.
     ///
     /// # Panics
     ///
     /// If [`MAX_REPLICATED_COMPONENTS`] types are registered already.
-    pub(crate) fn add<C>(&mut self)
-    where
-        C: Component<Mutability = bevy_ecs::component::Mutable> + Replicated + Default,
-    {
-        let type_id = TypeId::of::<C>();
+    pub(crate) fn add(&mut self, type_id: TypeId, entry: impl FnOnce(u32) -> ComponentType) {
         if self.types.iter().any(|t| t.type_id == type_id) {
             return;
         }
@@ -85,14 +51,7 @@ impl ReplicatedComponents {
             "mf-net-bevy replicates at most {MAX_REPLICATED_COMPONENTS} component types; \
              group members into fewer components (a struct marked #[replicated(flatten)])"
         );
-        self.types.push(ComponentType {
-            type_id,
-            slot,
-            lender: lender::<C>,
-            value_mut: value_mut::<C>,
-            spawn: spawn::<C>,
-            insert: insert::<C>,
-        });
+        self.types.push(entry(slot));
     }
 
     /// The type in `slot`.
