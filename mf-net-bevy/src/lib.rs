@@ -40,6 +40,7 @@ mod interest;
 mod net;
 mod node;
 mod plugin;
+mod predict;
 mod queue;
 mod replicate;
 mod rows;
@@ -55,6 +56,7 @@ pub use interest::NetGrid;
 pub use net::{Net, NetMultiplayer, NetWorldExt};
 pub use node::{entity_of, MAX_REPLICATED_COMPONENTS};
 pub use plugin::MfNetPlugin;
+pub use predict::{LocalInput, NetPredictionPlugin, NetStep, StepInputs};
 pub use queue::{NetQueue, NetRpc};
 pub use replicate::ReplicateAppExt;
 pub use schedule::NetSystems;
@@ -66,8 +68,8 @@ pub use types::ReplicatedComponents;
 /// The adapter's items for a glob import.
 pub mod prelude {
     pub use crate::{
-        entity_of, MfNetPlugin, NetEvent, NetFocus, NetGrid, NetOwner, NetRpc, NetStatus,
-        NetTransform, NetTransformPlugin, NetWorldExt, NetworkId, Networked, NotReplicated,
-        ReplicateAppExt,
+        entity_of, LocalInput, MfNetPlugin, NetEvent, NetFocus, NetGrid, NetOwner,
+        NetPredictionPlugin, NetRpc, NetStatus, NetStep, NetTransform, NetTransformPlugin,
+        NetWorldExt, NetworkId, Networked, NotReplicated, ReplicateAppExt, StepInputs,
     };
 }

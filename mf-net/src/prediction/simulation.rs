@@ -10,7 +10,7 @@ use crate::codec::NetCodec;
 use crate::replication::client::prediction::Misprediction;
 use crate::replication::client::prediction::{debug_node, write_node};
 use crate::replication::multiplayer::role::{Replication, Role};
-use crate::replication::multiplayer::Multiplayer;
+use crate::replication::multiplayer::{Multiplayer, TickSource};
 use crate::replication::server::input_buffer::Taken;
 use crate::replication::server::state::ServerState;
 use crate::replication::shared::input_wire::{write_input_ack, ViewAt};
@@ -144,6 +144,12 @@ impl<I> Simulation<I> {
     /// (a client's own; the server's for a player it hosts, else return the default);
     /// `step` simulates one tick. A client first re-simulates from a mispredicted tick if this
     /// frame's snapshots found one.
+    ///
+    /// A server whose ticks come from the engine
+    /// ([`TickSource::External`](crate::replication::TickSource)) steps one tick per call: call
+    /// it once per fixed step, before [`tick_now`](Multiplayer::tick_now). A client runs once
+    /// per frame whatever the server's source (its ticks follow its estimate of the server's
+    /// clock).
     pub fn run<T: Transport + 'static, S: Store>(
         &mut self,
         mp: &mut Multiplayer<T, S>,
@@ -164,7 +170,12 @@ impl<I> Simulation<I> {
             Role::Server(server) => {
                 shared.misuse.server_simulated = true;
                 let missing = shared.config.prediction.missing_input;
-                let (due, _) = server.ticks_due(shared.now, shared.config.tick_rate);
+                // An engine that ticks the server runs one tick per fixed step, before its
+                // `tick_now`.
+                let due = match shared.config.tick_source {
+                    TickSource::External => 1,
+                    _ => server.ticks_due(shared.now, shared.config.tick_rate).0,
+                };
                 self.run_server(
                     server,
                     &mut *shared.store,

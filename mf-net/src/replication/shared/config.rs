@@ -119,8 +119,9 @@ pub enum TickSource {
     /// snapshots, each time the engine calls
     /// [`tick_now`](crate::replication::multiplayer::Multiplayer::tick_now) (once per fixed
     /// step, at `tick_rate` steps a second), so that a change belongs to exactly one tick;
-    /// `end_frame` advances none. A [`Simulation`](crate::prediction::Simulation) needs the own
-    /// clock.
+    /// `end_frame` advances none. The server's
+    /// [`Simulation::run`](crate::prediction::Simulation::run) then steps one tick per call,
+    /// made once per fixed step before `tick_now`.
     External,
 }
 

@@ -1,0 +1,138 @@
+#![allow(clippy::unwrap_used)]
+//! Owner prediction under Bevy: each client moves its own walker at once with its input, by the
+//! game's own system in `NetStep`; the server runs the same system once per fixed step with
+//! every owner's input; at 30 % loss with latency, every client ends with the server's values
+//! exactly.
+
+use std::time::Duration;
+
+use bevy_app::App;
+use bevy_ecs::component::Component;
+use bevy_ecs::system::{Query, Res};
+use bevy_time::{TimePlugin, TimeUpdateStrategy};
+use mf_net::bus::MessageRegistry;
+use mf_net::prelude::*;
+use mf_net::transport::loopback::LoopbackNetwork;
+use mf_net::transport::simulated::{NetworkConditions, SimulatedTransport};
+use mf_net_bevy::prelude::*;
+
+#[derive(NetCodec, Debug, Clone, Copy, Default, PartialEq)]
+struct Walk {
+    dir: i8,
+}
+
+#[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
+struct Walker {
+    #[replicated(predict)]
+    x: f32,
+}
+
+/// The game's step: every simulated walker moves by its owner's input.
+fn walk(inputs: Res<'_, StepInputs<Walk>>, mut walkers: Query<'_, '_, &mut Walker>) {
+    for (entity, input) in &inputs.entities {
+        if let Ok(mut walker) = walkers.get_mut(*entity) {
+            walker.x += f32::from(input.map_or(0, |i| i.dir)) * 0.5;
+        }
+    }
+}
+
+fn app() -> App {
+    let mut app = App::new();
+    app.add_plugins((
+        TimePlugin,
+        MfNetPlugin::default(),
+        NetPredictionPlugin::<Walk, Walker>::default(),
+    ))
+    .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_nanos(
+        33_333_333,
+    )))
+    .replicate::<Walker>()
+    .add_systems(NetStep, walk);
+    app
+}
+
+/// The walkers of `app`, by owner.
+fn walkers(app: &mut App) -> Vec<(PeerId, f32)> {
+    let world = app.world_mut();
+    let mut q = world.query::<(&Walker, &NetOwner)>();
+    let mut v: Vec<(PeerId, f32)> = q.iter(world).map(|(w, o)| (o.0, w.x)).collect();
+    v.sort_by_key(|(p, _)| p.0);
+    v
+}
+
+#[test]
+fn clients_predict_their_own_walkers_and_converge_with_the_server() {
+    let lossy = NetworkConditions::perfect()
+        .with_loss(0.3)
+        .with_latency(Duration::from_millis(40));
+    let net = LoopbackNetwork::new();
+    let mut server = app();
+    let listen = net.listen("game", 4).unwrap();
+    server.world_mut().net(|mp| {
+        let t: Box<dyn Transport> = Box::new(SimulatedTransport::new(listen, lossy, 5));
+        mp.start_server(t, MessageRegistry::new(1)).unwrap();
+    });
+    let mut clients: Vec<App> = (0..2u64)
+        .map(|i| {
+            let mut client = app();
+            client.world_mut().net(|mp| {
+                let open = |data| -> Box<dyn Transport> {
+                    Box::new(SimulatedTransport::new(
+                        net.connect("game", data),
+                        lossy,
+                        i + 9,
+                    ))
+                };
+                mp.start_client(open, MessageRegistry::new(1)).unwrap();
+            });
+            client
+        })
+        .collect();
+    let run = |server: &mut App, clients: &mut [App], n: usize| {
+        for _ in 0..n {
+            server.update();
+            for client in clients.iter_mut() {
+                client.update();
+            }
+        }
+    };
+    run(&mut server, &mut clients, 40);
+    let peers: Vec<PeerId> = clients
+        .iter()
+        .map(|c| c.world().resource::<NetStatus>().local_peer)
+        .collect();
+    for &peer in &peers {
+        server
+            .world_mut()
+            .spawn((Walker::default(), Networked, NetOwner(peer)));
+    }
+    run(&mut server, &mut clients, 60);
+    assert_eq!(walkers(&mut clients[0]).len(), 2);
+
+    // Client 0 presses: its own walker moves in the same frame, before any snapshot could
+    // carry the server's.
+    clients[0].insert_resource(LocalInput(Walk { dir: 1 }));
+    let before = walkers(&mut clients[0]);
+    clients[0].update();
+    let after = walkers(&mut clients[0]);
+    let own = |v: &[(PeerId, f32)]| v.iter().find(|(p, _)| *p == peers[0]).unwrap().1;
+    assert!(
+        own(&after) > own(&before),
+        "predicted at once: {before:?} -> {after:?}"
+    );
+
+    // Both walk a while, then stop; every client ends with the server's walkers exactly.
+    clients[1].insert_resource(LocalInput(Walk { dir: -1 }));
+    run(&mut server, &mut clients, 60);
+    for client in &mut clients {
+        client.insert_resource(LocalInput(Walk { dir: 0 }));
+    }
+    run(&mut server, &mut clients, 90);
+    let want = walkers(&mut server);
+    assert!(want.iter().all(|(_, x)| *x != 0.0), "both walked: {want:?}");
+    for (i, client) in clients.iter_mut().enumerate() {
+        assert_eq!(walkers(client), want, "client {i}");
+        let stats = client.world_mut().net(|mp| mp.stats().prediction);
+        assert!(stats.ticks_predicted > 0, "client {i} predicted");
+    }
+}
