@@ -1,7 +1,9 @@
 #![allow(clippy::unwrap_used)]
 //! Headless Bevy apps in one process: a server and 8 clients over loopback at 30 % loss. The
-//! server's entities (spawned, changed, despawned by its systems) reach every client, whose
-//! owned ships move by RPCs, and every client ends with the server's values exactly.
+//! server's entities (spawned, changed, despawned by its systems, with children) reach every
+//! client; each client's ship moves by its RPCs (shown interpolated) and its walker beside it by
+//! its predicted input; rocks name ships by reference; and every client ends with the server's
+//! values exactly.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -9,6 +11,7 @@ use std::time::Duration;
 use bevy_app::{App, Update};
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
+use bevy_ecs::hierarchy::ChildOf;
 use bevy_ecs::message::Messages;
 use bevy_ecs::query::With;
 use bevy_ecs::resource::Resource;
@@ -49,14 +52,50 @@ struct Rock {
     aim: NetRef<Ship>,
 }
 
+/// A pebble on a rock: its child entity, despawned with it.
+#[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
+struct Pebble {
+    #[replicated]
+    size: i32,
+}
+
+/// The input a client predicts its walker with.
+#[derive(NetCodec, Debug, Clone, Copy, Default, PartialEq)]
+struct Walk {
+    dir: i8,
+}
+
+/// Beside each ship: a walker its owner predicts.
+#[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
+struct Walker {
+    #[replicated(predict)]
+    z: f32,
+}
+
+/// The game's step: walkers move by their owners' inputs.
+fn walk(inputs: Res<'_, StepInputs<Walk>>, mut walkers: Query<'_, '_, &mut Walker>) {
+    for (entity, input) in &inputs.entities {
+        if let Ok(mut walker) = walkers.get_mut(*entity) {
+            walker.z += f32::from(input.map_or(0, |i| i.dir));
+        }
+    }
+}
+
 const FRAME: Duration = Duration::from_nanos(33_333_333);
 
 fn app() -> App {
     let mut app = App::new();
-    app.add_plugins((TimePlugin, MfNetPlugin::default()))
-        .insert_resource(TimeUpdateStrategy::ManualDuration(FRAME))
-        .replicate::<Ship>()
-        .replicate::<Rock>();
+    app.add_plugins((
+        TimePlugin,
+        MfNetPlugin::default(),
+        NetPredictionPlugin::<Walk, Walker>::default(),
+    ))
+    .insert_resource(TimeUpdateStrategy::ManualDuration(FRAME))
+    .replicate::<Ship>()
+    .replicate::<Rock>()
+    .replicate::<Pebble>()
+    .replicate::<Walker>()
+    .add_systems(NetStep, walk);
     app
 }
 
@@ -122,13 +161,22 @@ fn aims_by_id(app: &mut App) -> BTreeMap<NetId, NetId> {
 fn values(app: &mut App) -> BTreeMap<NetId, String> {
     let world = app.world_mut();
     let mut out = BTreeMap::new();
-    let mut ships = world.query::<(&NetworkId, &Ship)>();
-    for (id, ship) in ships.iter(world) {
-        out.insert(id.0, format!("{ship:?}"));
+    let mut ships = world.query::<(&NetworkId, &Ship, Option<&Walker>)>();
+    for (id, ship, walker) in ships.iter(world) {
+        out.insert(id.0, format!("{ship:?} {walker:?}"));
     }
     let mut rocks = world.query::<(&NetworkId, &Rock)>();
     for (id, rock) in rocks.iter(world) {
         out.insert(id.0, format!("{}", rock.angle));
+    }
+    let mut pebbles = world.query::<(&NetworkId, &Pebble, &ChildOf)>();
+    let on: Vec<(NetId, i32, Entity)> = pebbles
+        .iter(world)
+        .map(|(id, p, parent)| (id.0, p.size, parent.parent()))
+        .collect();
+    for (id, size, rock) in on {
+        let rock = world.get::<NetworkId>(rock).map(|r| r.0);
+        out.insert(id, format!("pebble {size} on {rock:?}"));
     }
     out
 }
@@ -183,11 +231,12 @@ fn a_server_and_8_clients_converge_over_30_percent_loss() {
         "every client joined"
     );
 
-    // One ship per client, owned by it, and three rocks.
+    // One ship per client, owned by it, with a walker beside it; three rocks, each with a
+    // pebble.
     for &peer in &peers {
-        server
-            .world_mut()
-            .spawn((Ship { x: 0.0, hp: 100 }, Networked, NetOwner(peer)));
+        let ship = Ship { x: 0.0, hp: 100 };
+        let owned = (ship, Walker::default(), Networked, NetOwner(peer));
+        server.world_mut().spawn(owned);
     }
     let world = server.world_mut();
     let mut ships = world.query::<(Entity, &NetOwner)>();
@@ -201,16 +250,31 @@ fn a_server_and_8_clients_converge_over_30_percent_loss() {
         .iter()
         .map(|&aim| {
             let rock = Rock { angle: 0, aim };
-            server.world_mut().spawn((rock, Networked)).id()
+            let world = server.world_mut();
+            let rock = world.spawn((rock, Networked)).id();
+            world.spawn((Pebble { size: 3 }, Networked, ChildOf(rock)));
+            rock
         })
         .collect();
     frame(&mut server, &mut clients, 30);
 
-    // Each client's system thrusts its own ship in 20 frames. Clients show the ships
-    // interpolated: behind the server.
+    // Each client's system thrusts its own ship in 20 frames, and each walks its walker,
+    // predicted: it moves in the frame of the press. Clients show the ships interpolated:
+    // behind the server.
     for client in &mut clients {
         client.insert_resource(Thrusts(20));
+        client.insert_resource(LocalInput(Walk { dir: 1 }));
     }
+    let walked = |app: &mut App| {
+        let world = app.world_mut();
+        let mut q = world.query::<(&Walker, &NetOwner)>();
+        let local = world.resource::<NetStatus>().local_peer;
+        let mine: Vec<f32> = q.iter(world).filter(|(_, o)| o.0 == local).map(|(w, _)| w.z).collect();
+        mine[0]
+    };
+    let before = walked(&mut clients[0]);
+    clients[0].update();
+    assert!(walked(&mut clients[0]) > before, "predicted in the frame of the press");
     frame(&mut server, &mut clients, 12);
     let shown = |app: &mut App| {
         let world = app.world_mut();
@@ -227,14 +291,22 @@ fn a_server_and_8_clients_converge_over_30_percent_loss() {
         .world_mut()
         .net(|mp| mp.interpolation().is_some()));
     frame(&mut server, &mut clients, 8);
-    // A rock goes; then the server's systems rest, and every client catches up.
+    for client in &mut clients {
+        client.insert_resource(LocalInput(Walk { dir: 0 }));
+    }
+    // A rock goes, with its pebble; then the server's systems rest, and every client catches
+    // up.
     server.world_mut().despawn(rocks[0]);
     frame(&mut server, &mut clients, 30);
     server.insert_resource(Spinning(false));
     frame(&mut server, &mut clients, 60);
 
     let want = values(&mut server);
-    assert_eq!(want.len(), 8 + 2);
+    assert_eq!(want.len(), 8 + 2 + 2, "8 ships, 2 rocks and their pebbles: {want:?}");
+    assert!(
+        want.values().filter(|v| v.contains("Walker { z: 0.0 }")).count() == 0,
+        "every walker walked: {want:?}"
+    );
     let moved = want.values().filter(|v| v.contains("x: 20.0")).count();
     assert_eq!(moved, 8, "every client's thrusts moved its ship: {want:?}");
     for (i, client) in clients.iter_mut().enumerate() {
