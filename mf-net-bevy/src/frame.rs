@@ -20,6 +20,7 @@ use crate::net::{NetMultiplayer, NetWorldExt};
 use crate::node::entity_of;
 use crate::queue::NetQueue;
 use crate::status::NetStatus;
+use crate::types::ReplicatedComponents;
 
 /// A [`MultiplayerEvent`] of the app's replication, as a Bevy message: read them with
 /// `MessageReader<NetEvent>`.
@@ -87,6 +88,10 @@ pub(crate) fn send(world: &mut World) {
             mp.apply_queue(&mut ctx);
             put_back(mp, ctx);
         }
+        if !mp.store().checked_types {
+            report_unregistered(mp.store_mut().world_mut());
+            mp.store_mut().checked_types = true;
+        }
         if mp.is_server() {
             network_new(mp);
             sync_focus(mp);
@@ -147,6 +152,43 @@ fn unregistered(world: &World, entity: Entity) -> Option<&'static str> {
             .find(|(_, t)| t.type_id() == ty)
             .map(|(_, t)| t.rust_name())
     })
+}
+
+/// Once, at the end of the first frame (when every schedule's systems have registered the
+/// components they use): every component type that derives `Replicated` but was never
+/// [registered](crate::ReplicateAppExt::replicate) is warned about and reported as
+/// [`UnregisteredComponent`].
+fn report_unregistered(world: &mut World) {
+    let registry = ReplicationRegistry::global();
+    let registered = world.get_resource::<ReplicatedComponents>();
+    let missing: Vec<&'static str> = world
+        .components()
+        .iter_registered()
+        .filter_map(|info| info.type_id())
+        .filter(|&ty| !registered.is_some_and(|r| r.contains(ty)))
+        .filter_map(|ty| {
+            registry
+                .iter()
+                .find(|(_, t)| t.type_id() == ty)
+                .map(|(_, t)| t.rust_name())
+        })
+        .collect();
+    for type_name in missing {
+        warn!(
+            type_name,
+            "a component derives `Replicated` but is not replicated: call `app.replicate::<{type_name}>()`"
+        );
+        world.write_message(UnregisteredComponent { type_name });
+    }
+}
+
+/// A component type that derives `Replicated` but was never
+/// [registered](crate::ReplicateAppExt::replicate): reported once, at the end of the app's
+/// first frame, so that a forgotten `app.replicate::<T>()` shows before an entity needs it.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct UnregisteredComponent {
+    /// The type's Rust name.
+    pub type_name: &'static str,
 }
 
 /// An entity that cannot be networked: warned about, reported as [`NotReplicated`], and no

@@ -51,7 +51,7 @@ mod transform;
 mod types;
 
 pub use components::{NetFocus, NetOwner, NetworkId, Networked};
-pub use frame::{NetEvent, NotReplicated};
+pub use frame::{NetEvent, NotReplicated, UnregisteredComponent};
 pub use interest::NetGrid;
 pub use net::{Net, NetMultiplayer, NetWorldExt};
 pub use node::{entity_of, MAX_REPLICATED_COMPONENTS};
@@ -71,5 +71,6 @@ pub mod prelude {
         entity_of, LocalInput, MfNetPlugin, NetEvent, NetFocus, NetGrid, NetOwner,
         NetPredictionPlugin, NetRpc, NetStatus, NetStep, NetTransform, NetTransformPlugin,
         NetWorldExt, NetworkId, Networked, NotReplicated, ReplicateAppExt, StepInputs,
+        UnregisteredComponent,
     };
 }

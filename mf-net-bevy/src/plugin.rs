@@ -6,7 +6,7 @@ use bevy_time::{Fixed, Time};
 use mf_net::replication::{Multiplayer, MultiplayerConfig, TickSource};
 
 use crate::components::Networked;
-use crate::frame::{fixed_tick, receive, send, NetEvent, NotReplicated};
+use crate::frame::{fixed_tick, receive, send, NetEvent, NotReplicated, UnregisteredComponent};
 use crate::net::Net;
 use crate::queue::NetQueue;
 use crate::replicate::bump_on_remove;
@@ -49,6 +49,7 @@ impl Plugin for MfNetPlugin {
             .init_resource::<Removals>()
             .add_message::<NetEvent>()
             .add_message::<NotReplicated>()
+            .add_message::<UnregisteredComponent>()
             .add_systems(PreUpdate, receive.in_set(NetSystems::Receive))
             .add_systems(FixedPostUpdate, fixed_tick.in_set(NetSystems::Tick))
             .add_systems(PostUpdate, send.in_set(NetSystems::Send))

@@ -72,6 +72,8 @@ pub struct BevyStore {
     pub(crate) to_focus: Vec<(PeerId, Entity)>,
     /// The focus set for each peer.
     pub(crate) focused: Vec<(PeerId, Entity)>,
+    /// Whether the app's component types were checked for forgotten registrations.
+    pub(crate) checked_types: bool,
 }
 
 impl BevyStore {

@@ -269,12 +269,19 @@ fn a_server_and_8_clients_converge_over_30_percent_loss() {
         let world = app.world_mut();
         let mut q = world.query::<(&Walker, &NetOwner)>();
         let local = world.resource::<NetStatus>().local_peer;
-        let mine: Vec<f32> = q.iter(world).filter(|(_, o)| o.0 == local).map(|(w, _)| w.z).collect();
+        let mine: Vec<f32> = q
+            .iter(world)
+            .filter(|(_, o)| o.0 == local)
+            .map(|(w, _)| w.z)
+            .collect();
         mine[0]
     };
     let before = walked(&mut clients[0]);
     clients[0].update();
-    assert!(walked(&mut clients[0]) > before, "predicted in the frame of the press");
+    assert!(
+        walked(&mut clients[0]) > before,
+        "predicted in the frame of the press"
+    );
     frame(&mut server, &mut clients, 12);
     let shown = |app: &mut App| {
         let world = app.world_mut();
@@ -302,9 +309,16 @@ fn a_server_and_8_clients_converge_over_30_percent_loss() {
     frame(&mut server, &mut clients, 60);
 
     let want = values(&mut server);
-    assert_eq!(want.len(), 8 + 2 + 2, "8 ships, 2 rocks and their pebbles: {want:?}");
+    assert_eq!(
+        want.len(),
+        8 + 2 + 2,
+        "8 ships, 2 rocks and their pebbles: {want:?}"
+    );
     assert!(
-        want.values().filter(|v| v.contains("Walker { z: 0.0 }")).count() == 0,
+        want.values()
+            .filter(|v| v.contains("Walker { z: 0.0 }"))
+            .count()
+            == 0,
         "every walker walked: {want:?}"
     );
     let moved = want.values().filter(|v| v.contains("x: 20.0")).count();
@@ -397,4 +411,25 @@ fn an_entity_whose_replicated_component_was_never_registered_is_reported() {
     );
     assert!(server.world().get::<Networked>(entity).is_none());
     assert!(server.world().get::<NetworkId>(entity).is_none());
+}
+
+/// A system that uses [`Forgotten`] (which registers it as a component of the app).
+fn count_forgotten(forgotten: Query<'_, '_, &Forgotten>) {
+    let _ = forgotten.iter().count();
+}
+
+#[test]
+fn a_replicated_component_never_registered_is_reported_after_the_first_frame() {
+    let mut app = app();
+    app.add_systems(Update, count_forgotten);
+    app.update();
+    let messages = app.world().resource::<Messages<UnregisteredComponent>>();
+    let names: Vec<&str> = messages
+        .iter_current_update_messages()
+        .map(|m| m.type_name)
+        .collect();
+    assert_eq!(names, ["headless::Forgotten"]);
+    app.update();
+    let messages = app.world().resource::<Messages<UnregisteredComponent>>();
+    assert!(messages.len() <= 1, "reported once");
 }
