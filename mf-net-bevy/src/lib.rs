@@ -35,6 +35,7 @@
 //! Version policy: one release of this crate per Bevy minor version (this one: Bevy 0.19).
 
 mod components;
+mod entity_ref;
 mod frame;
 mod interest;
 mod net;
@@ -51,6 +52,7 @@ mod transform;
 mod types;
 
 pub use components::{NetFocus, NetOwner, NetworkId, Networked};
+pub use entity_ref::NetEntity;
 pub use frame::{NetEvent, NotReplicated, UnregisteredComponent};
 pub use interest::NetGrid;
 pub use net::{Net, NetMultiplayer, NetWorldExt};
@@ -68,7 +70,7 @@ pub use types::ReplicatedComponents;
 /// The adapter's items for a glob import.
 pub mod prelude {
     pub use crate::{
-        entity_of, LocalInput, MfNetPlugin, NetEvent, NetFocus, NetGrid, NetOwner,
+        entity_of, LocalInput, MfNetPlugin, NetEntity, NetEvent, NetFocus, NetGrid, NetOwner,
         NetPredictionPlugin, NetRpc, NetStatus, NetStep, NetTransform, NetTransformPlugin,
         NetWorldExt, NetworkId, Networked, NotReplicated, ReplicateAppExt, StepInputs,
         UnregisteredComponent,

@@ -50,6 +50,9 @@ struct Rock {
     angle: i32,
     #[replicated]
     aim: NetRef<Ship>,
+    /// The same ship's entity.
+    #[replicated]
+    near: NetEntity,
 }
 
 /// A pebble on a rock: its child entity, despawned with it.
@@ -144,15 +147,21 @@ fn steer(
     }
 }
 
-/// Every rock's aim, as the net id of the ship's entity it names on `app`.
-fn aims_by_id(app: &mut App) -> BTreeMap<NetId, NetId> {
+/// Every rock's aim, as the net id of the ship's entity it names on `app`, by the reference to
+/// the ship's component and by the reference to its entity.
+fn aims_by_id(app: &mut App) -> BTreeMap<NetId, (NetId, NetId)> {
     let world = app.world_mut();
     let mut rocks = world.query::<(&NetworkId, &Rock)>();
-    let aims: Vec<(NetId, NetRef<Ship>)> = rocks.iter(world).map(|(id, r)| (id.0, r.aim)).collect();
+    let aims: Vec<(NetId, NetRef<Ship>, NetEntity)> = rocks
+        .iter(world)
+        .map(|(id, r)| (id.0, r.aim, r.near))
+        .collect();
     aims.into_iter()
-        .map(|(id, aim)| {
+        .map(|(id, aim, near)| {
             let ship = entity_of(aim.node()).unwrap();
-            (id, world.get::<NetworkId>(ship).unwrap().0)
+            let by_ref = world.get::<NetworkId>(ship).unwrap().0;
+            let by_entity = world.get::<NetworkId>(near.0.unwrap()).unwrap().0;
+            (id, (by_ref, by_entity))
         })
         .collect()
 }
@@ -249,7 +258,12 @@ fn a_server_and_8_clients_converge_over_30_percent_loss() {
     let rocks: Vec<Entity> = aims
         .iter()
         .map(|&aim| {
-            let rock = Rock { angle: 0, aim };
+            let near = NetEntity::from(entity_of(aim.node()).unwrap());
+            let rock = Rock {
+                angle: 0,
+                aim,
+                near,
+            };
             let world = server.world_mut();
             let rock = world.spawn((rock, Networked)).id();
             world.spawn((Pebble { size: 3 }, Networked, ChildOf(rock)));

@@ -38,7 +38,7 @@ pub mod codec;
 pub mod interpolation;
 mod member_proxy;
 pub mod prediction;
-mod refs;
+pub mod refs;
 mod replicated;
 pub mod replication;
 pub mod rpc;

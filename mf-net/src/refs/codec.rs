@@ -30,7 +30,10 @@ impl<T: Replicated> NetCodec for NetRef<T> {
 
     fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
         let net_id = r.read_var_u32()?;
-        Ok(scope::decode(net_id, TypeId::of::<T>())?.map_or_else(Self::unresolved, Self::new))
+        Ok(
+            scope::decode(net_id, Some(TypeId::of::<T>()))?
+                .map_or_else(Self::unresolved, Self::new),
+        )
     }
 
     #[inline]

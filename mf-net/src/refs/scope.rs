@@ -99,13 +99,13 @@ pub(crate) fn encode(node: NodeId) -> u32 {
     })
 }
 
-/// The node a decoded reference to `net_id` names, for a value of type `ty`: `None` for an
-/// unresolved reference (0, no map, an id the receiver has no node for).
+/// The node a decoded reference to `net_id` names, for a value of type `ty` (`None`: of any
+/// type): `None` for an unresolved reference (0, no map, an id the receiver has no node for).
 ///
 /// # Errors
 ///
-/// [`DecodeError::BadReference`]: the node holds a value of another type.
-pub(crate) fn decode(net_id: u32, ty: TypeId) -> Result<Option<NodeId>, DecodeError> {
+/// [`DecodeError::BadReference`]: the node holds a value of another type, or none.
+pub(crate) fn decode(net_id: u32, ty: Option<TypeId>) -> Result<Option<NodeId>, DecodeError> {
     if net_id == 0 {
         return Ok(None);
     }
@@ -120,7 +120,7 @@ pub(crate) fn decode(net_id: u32, ty: TypeId) -> Result<Option<NodeId>, DecodeEr
             NAMED.with(|named| named.borrow_mut().push(net_id));
         }
         match found {
-            Some((node, Some(found))) if found == ty => Ok(Some(node)),
+            Some((node, Some(found))) if ty.map_or(true, |ty| found == ty) => Ok(Some(node)),
             Some(_) => Err(DecodeError::BadReference),
             None if s.map.is_some() && s.resolve == Resolve::Member => {
                 s.held_last = true;
