@@ -1,0 +1,261 @@
+//! Interest at scale (issue 25's scenario): one server and 256 clients over an in-process
+//! loopback network, 10 000 bodies, `GridInterest` sized so that each client sees about a
+//! fifteenth of the world, every client's player walking across it. A measuring program that
+//! prints the server's tick times (median, 99th percentile, worst): what matters here is the
+//! tail, which divan's summaries do not give.
+//!
+//! - The world is a square of side 194 on the XZ plane; cells are 10 wide and a client sees
+//!   2 cells around its player's (5 × 5 cells: about 1/15 of the world), with one cell of
+//!   hysteresis.
+//! - Every body is its own spawn group (as players, projectiles and pickups are), so that
+//!   relevance is decided per body.
+//! - Each frame is one network tick: the bodies move (all, or a different tenth each tick),
+//!   the players walk, then the server's `begin_frame` + `end_frame` is timed (the acks, the
+//!   capture, relevance when it is due, the snapshots), then the clients run untimed.
+//! - Relevance is evaluated every 30 ticks (`set_interest_policy(.., 30)`), and every 3 in a
+//!   second run.
+//!
+//! Run: `cargo bench -p mf-net-benches --bench interest_scale` (about four minutes); `-- quick`,
+//! or run as a test, for 32 clients and 2000 bodies. Nothing here is asserted: the figures go
+//! to `benches/README.md`.
+
+use std::time::{Duration, Instant};
+
+use glam::{Quat, Vec3};
+use mf_net::bus::MessageRegistry;
+use mf_net::prelude::*;
+use mf_net::replication::interest::GridInterest;
+use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
+use mf_net_benches::{running_as_test, BoxEntity};
+
+/// A player: where its client's interest is measured from.
+#[derive(Replicated, Debug, Clone, PartialEq, Default)]
+struct Player {
+    #[replicated]
+    position: Vec3,
+}
+
+type Mp = Multiplayer<LoopbackTransport>;
+
+const SIDE: f32 = 194.0;
+const BODY: SceneIndex = SceneIndex::new(0);
+const PLAYER: SceneIndex = SceneIndex::new(1);
+
+fn library() -> SceneLibrary {
+    let mut scenes = SceneLibrary::new();
+    scenes
+        .register("body", |scene, root| {
+            let body = BoxEntity {
+                position: Vec3::ZERO,
+                rotation: Quat::IDENTITY,
+                health: 100,
+            };
+            scene.set_value(root, body)
+        })
+        .expect("a fresh library");
+    scenes
+        .register("player", |scene, root| {
+            scene.set_value(root, Player::default())
+        })
+        .expect("a fresh library");
+    scenes
+}
+
+/// A body's or a player's position.
+fn position(scene: &Scene, node: NodeId) -> Option<[f32; 3]> {
+    if let Some(body) = scene.net_ref::<BoxEntity>(node).and_then(|h| scene.get(h)) {
+        return Some(body.position.to_array());
+    }
+    let player = scene.net_ref::<Player>(node).and_then(|h| scene.get(h))?;
+    Some(player.position.to_array())
+}
+
+/// A deterministic spread: the `i`th point of a low-discrepancy sequence over the world.
+fn spread(i: usize) -> Vec3 {
+    let golden = 0.618_034_f32;
+    let x = (i as f32 * golden).fract() * SIDE;
+    let z = ((i as f32 * golden * golden) + 0.5 * (i as f32 / 997.0)).fract() * SIDE;
+    Vec3::new(x, 0.0, z)
+}
+
+struct World {
+    server: Mp,
+    clients: Vec<Mp>,
+    bodies: Vec<NetRef<BoxEntity>>,
+    players: Vec<NetRef<Player>>,
+    dt: Duration,
+    tick: u32,
+}
+
+impl World {
+    fn new(clients: usize, bodies: usize, every_ticks: u32) -> Self {
+        let net = LoopbackNetwork::new();
+        let config = MultiplayerConfig::default();
+        let dt = Duration::from_secs(1) / u32::from(config.tick_rate);
+        let mut server = Mp::new(library(), config);
+        let listen = net.listen("interest", clients).expect("a fresh network");
+        server
+            .start_server(listen, MessageRegistry::new(1))
+            .expect("the server starts");
+        let grid = GridInterest {
+            cell_size: 10.0,
+            radius_cells: 2,
+            hysteresis_cells: 1,
+            grace: Duration::ZERO,
+            position,
+            tiers: &[],
+        };
+        server
+            .set_interest_policy(grid, every_ticks)
+            .expect("a server");
+        let clients = (0..clients)
+            .map(|_| {
+                let mut client = Mp::new(library(), config);
+                client
+                    .start_client(
+                        |data| net.connect("interest", data),
+                        MessageRegistry::new(1),
+                    )
+                    .expect("the client starts");
+                client
+            })
+            .collect();
+        let mut world = Self {
+            server,
+            clients,
+            bodies: Vec::new(),
+            players: Vec::new(),
+            dt,
+            tick: 0,
+        };
+        world.frames(10);
+        let root = world.server.scene().root();
+        let peers: Vec<PeerId> = world.server.peers().to_vec();
+        for (i, &peer) in peers.iter().enumerate() {
+            let node = world.server.spawn(PLAYER, root, peer).expect("spawns");
+            let handle = world
+                .server
+                .scene()
+                .net_ref::<Player>(node)
+                .expect("a player");
+            world
+                .server
+                .scene_mut()
+                .get_mut(handle)
+                .expect("here")
+                .position = spread(i * 7 + 3);
+            world.server.set_focus(peer, Some(node)).expect("a peer");
+            world.players.push(handle);
+        }
+        for i in 0..bodies {
+            let node = world
+                .server
+                .spawn(BODY, root, PeerId::SERVER)
+                .expect("spawns");
+            let handle = world
+                .server
+                .scene()
+                .net_ref::<BoxEntity>(node)
+                .expect("a body");
+            world
+                .server
+                .scene_mut()
+                .get_mut(handle)
+                .expect("here")
+                .position = spread(i);
+            world.bodies.push(handle);
+            if i % 500 == 499 {
+                world.frames(1);
+            }
+        }
+        world.frames(60);
+        world
+    }
+
+    /// Untimed frames (nothing moves).
+    fn frames(&mut self, n: usize) {
+        for _ in 0..n {
+            self.server.begin_frame(self.dt);
+            self.server.end_frame();
+            for client in &mut self.clients {
+                client.begin_frame(self.dt);
+                client.end_frame();
+            }
+        }
+    }
+
+    /// Moves the bodies (every one, or a different tenth each tick) and the players.
+    fn move_all(&mut self, all: bool) {
+        self.tick += 1;
+        let t = self.tick as f32 * 0.05;
+        let scene = self.server.scene_mut();
+        for (i, &body) in self.bodies.iter().enumerate() {
+            if all || i % 10 == self.tick as usize % 10 {
+                let home = spread(i);
+                let at = home + Vec3::new((t + i as f32).sin(), 0.0, (t * 0.7 + i as f32).cos());
+                scene.get_mut(body).expect("a body").position = at;
+            }
+        }
+        for (i, &player) in self.players.iter().enumerate() {
+            let p = &mut scene.get_mut(player).expect("a player").position;
+            // Walking east at 0.3 a tick (a cell in 33 ticks), wrapping around the world.
+            p.x = (p.x + 0.3 + i as f32 * 0.001) % SIDE;
+        }
+    }
+
+    /// One measured tick: the server's frame, timed; then the clients', untimed.
+    fn tick(&mut self, all: bool) -> Duration {
+        self.move_all(all);
+        let start = Instant::now();
+        self.server.begin_frame(self.dt);
+        self.server.end_frame();
+        let took = start.elapsed();
+        for client in &mut self.clients {
+            client.begin_frame(self.dt);
+            client.end_frame();
+        }
+        took
+    }
+}
+
+fn report(label: &str, mut ticks: Vec<Duration>) {
+    ticks.sort_unstable();
+    let at = |q: f64| ticks[((ticks.len() - 1) as f64 * q).round() as usize];
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "{label}: median {:.2} ms, p99 {:.2} ms, worst {:.2} ms ({} ticks)",
+        ms(at(0.5)),
+        ms(at(0.99)),
+        ms(at(1.0)),
+        ticks.len()
+    );
+}
+
+fn main() {
+    // Run as a test (`cargo test --benches`), or asked for, it runs the small world.
+    let quick = running_as_test() || std::env::args().any(|a| a == "quick");
+    let (clients, bodies, ticks) = if quick {
+        (32, 2000, 60)
+    } else {
+        (256, 10_000, 150)
+    };
+    for every in [30, 3] {
+        let start = Instant::now();
+        let mut world = World::new(clients, bodies, every);
+        let seen: usize = world
+            .clients
+            .iter()
+            .map(|c| c.stats().networked_nodes)
+            .sum();
+        println!(
+            "{clients} clients x {bodies} bodies, relevance every {every} ticks: set up in {:.0} s, \
+             a client sees {} nodes on average",
+            start.elapsed().as_secs_f64(),
+            seen / clients
+        );
+        for (label, all) in [("100 % moving", true), ("10 % moving", false)] {
+            let times: Vec<Duration> = (0..ticks).map(|_| world.tick(all)).collect();
+            report(&format!("  {label}"), times);
+        }
+    }
+}
