@@ -1,8 +1,8 @@
 //! Interest at scale (issue 25's scenario): one server and 256 clients over an in-process
 //! loopback network, 10 000 bodies, `GridInterest` sized so that each client sees about a
 //! fifteenth of the world, every client's player walking across it. A measuring program that
-//! prints the server's tick times (median, 99th percentile, worst): what matters here is the
-//! tail, which divan's summaries do not give.
+//! prints the server's tick times (median, mean, 99th percentile, worst): what matters here is
+//! the tail, which divan's summaries do not give.
 //!
 //! - The world is a square of side 194 on the XZ plane; cells are 10 wide and a client sees
 //!   2 cells around its player's (5 × 5 cells: about 1/15 of the world), with one cell of
@@ -222,9 +222,11 @@ fn report(label: &str, mut ticks: Vec<Duration>) {
     ticks.sort_unstable();
     let at = |q: f64| ticks[((ticks.len() - 1) as f64 * q).round() as usize];
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let mean = ticks.iter().sum::<Duration>() / u32::try_from(ticks.len()).unwrap_or(u32::MAX);
     println!(
-        "{label}: median {:.2} ms, p99 {:.2} ms, worst {:.2} ms ({} ticks)",
+        "{label}: median {:.2} ms, mean {:.2} ms, p99 {:.2} ms, worst {:.2} ms ({} ticks)",
         ms(at(0.5)),
+        ms(mean),
         ms(at(0.99)),
         ms(at(1.0)),
         ticks.len()
