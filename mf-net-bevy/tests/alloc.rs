@@ -1,20 +1,42 @@
 #![allow(clippy::unwrap_used)]
 //! The adapter's frames, once warm, allocate nothing: the core's receive, tick and send with
-//! the world lent, and the adapter's systems around them, for a server moving 100 entities and
-//! a client interpolating them. The whole `App::update` of both apps is counted (Bevy's own
+//! the world lent, and the adapter's systems around them (transforms, prediction), for a
+//! server moving 100 entities with transforms and a client interpolating them and predicting
+//! its walker. The whole `App::update` of both apps is counted (Bevy's own
 //! schedule, with these minimal plugins, allocates nothing either).
 
 use std::time::Duration;
 
 use bevy_app::{App, Update};
 use bevy_ecs::component::Component;
-use bevy_ecs::system::Query;
+use bevy_ecs::system::{Query, Res};
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
+use bevy_transform::components::Transform;
 use mf_net::bus::MessageRegistry;
 use mf_net::prelude::*;
 use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net_bevy::prelude::*;
 use mf_net_tests::alloc_counter::measure;
+
+#[derive(NetCodec, Debug, Clone, Copy, Default, PartialEq)]
+struct Walk {
+    dir: i8,
+}
+
+/// A walker each client predicts, and the game's step that moves it.
+#[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
+struct Walker {
+    #[replicated(predict)]
+    z: f32,
+}
+
+fn walk(inputs: Res<'_, StepInputs<Walk>>, mut walkers: Query<'_, '_, &mut Walker>) {
+    for (entity, input) in &inputs.entities {
+        if let Ok(mut walker) = walkers.get_mut(*entity) {
+            walker.z += f32::from(input.map_or(0, |i| i.dir));
+        }
+    }
+}
 
 #[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
 struct Body {
@@ -24,19 +46,27 @@ struct Body {
     hits: i32,
 }
 
-fn drift(mut bodies: Query<'_, '_, &mut Body>) {
-    for mut body in &mut bodies {
+fn drift(mut bodies: Query<'_, '_, (&mut Body, &mut Transform)>) {
+    for (mut body, mut transform) in &mut bodies {
         body.x += 0.25;
+        transform.translation.z += 0.5;
     }
 }
 
 fn app() -> App {
     let mut app = App::new();
-    app.add_plugins((TimePlugin, MfNetPlugin::default()))
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_nanos(
-            33_333_333,
-        )))
-        .replicate::<Body>();
+    app.add_plugins((
+        TimePlugin,
+        MfNetPlugin::default(),
+        NetTransformPlugin,
+        NetPredictionPlugin::<Walk, Walker>::default(),
+    ))
+    .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_nanos(
+        33_333_333,
+    )))
+    .replicate::<Body>()
+    .replicate::<Walker>()
+    .add_systems(NetStep, walk);
     app
 }
 
@@ -59,13 +89,26 @@ fn the_adapter_and_the_core_allocate_nothing_in_steady_state() {
         server.update();
         client.update();
     }
-    for _ in 0..100 {
-        server.world_mut().spawn((Body::default(), Networked));
+    for i in 0..100 {
+        let at = Transform::from_xyz(i as f32, 0.0, 0.0);
+        server
+            .world_mut()
+            .spawn((Body::default(), at, NetTransform::default(), Networked));
     }
+    let peer = client.world().resource::<NetStatus>().local_peer;
+    server
+        .world_mut()
+        .spawn((Walker::default(), Networked, NetOwner(peer)));
+    client.insert_resource(LocalInput(Walk { dir: 1 }));
     for _ in 0..200 {
         server.update();
         client.update();
     }
+    let walked = |app: &mut App| {
+        let world = app.world_mut();
+        world.query::<&Walker>().single(world).unwrap().z
+    };
+    let before = walked(&mut client);
     let mut counted = 0;
     for _ in 0..60 {
         let (_, info) = measure(|| {
@@ -75,4 +118,8 @@ fn the_adapter_and_the_core_allocate_nothing_in_steady_state() {
         counted += info.count_total;
     }
     assert_eq!(counted, 0, "allocations in 60 frames of both apps");
+    assert!(
+        walked(&mut client) > before,
+        "the client predicted its walker meanwhile"
+    );
 }
