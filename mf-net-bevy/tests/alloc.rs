@@ -12,11 +12,12 @@ use bevy_ecs::component::Component;
 use bevy_ecs::system::{Query, Res};
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
 use bevy_transform::components::Transform;
-use mf_net::bus::MessageRegistry;
 use mf_net::prelude::*;
 use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net_bevy::prelude::*;
 use mf_net_tests::alloc_counter::measure;
+
+mod common;
 
 #[derive(NetCodec, Debug, Clone, Copy, Default, PartialEq)]
 struct Walk {
@@ -75,16 +76,9 @@ fn the_adapter_and_the_core_allocate_nothing_in_steady_state() {
     let net = LoopbackNetwork::new();
     let mut server = app();
     server.add_systems(Update, drift);
-    let listen = net.listen("game", 4).unwrap();
-    server.world_mut().net(|mp| {
-        mp.start_server(Box::new(listen), MessageRegistry::new(1))
-            .unwrap();
-    });
+    common::start_server(&mut server, &net, None, 0);
     let mut client = app();
-    client.world_mut().net(|mp| {
-        let open = |data| -> Box<dyn Transport> { Box::new(net.connect("game", data)) };
-        mp.start_client(open, MessageRegistry::new(1)).unwrap();
-    });
+    common::start_client(&mut client, &net, None, 0);
     for _ in 0..10 {
         server.update();
         client.update();

@@ -10,10 +10,11 @@ use bevy_ecs::component::Component;
 use bevy_ecs::resource::Resource;
 use bevy_ecs::system::{Query, ResMut};
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
-use mf_net::bus::MessageRegistry;
 use mf_net::prelude::*;
 use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net_bevy::prelude::*;
+
+mod common;
 
 #[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
 struct Counter {
@@ -49,16 +50,9 @@ fn every_fixed_step_is_one_tick_and_one_snapshot() {
     server
         .init_resource::<Steps>()
         .add_systems(FixedUpdate, count);
-    let listen = net.listen("game", 4).unwrap();
-    server.world_mut().net(|mp| {
-        mp.start_server(Box::new(listen), MessageRegistry::new(1))
-            .unwrap();
-    });
+    common::start_server(&mut server, &net, None, 0);
     let mut client = app(TICK / 2);
-    client.world_mut().net(|mp| {
-        let open = |data| -> Box<dyn Transport> { Box::new(net.connect("game", data)) };
-        mp.start_client(open, MessageRegistry::new(1)).unwrap();
-    });
+    common::start_client(&mut client, &net, None, 0);
     for _ in 0..10 {
         server.update();
         client.update();

@@ -17,13 +17,14 @@ use bevy_ecs::query::With;
 use bevy_ecs::resource::Resource;
 use bevy_ecs::system::{Query, Res, ResMut};
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
-use mf_net::bus::MessageRegistry;
 use mf_net::prelude::*;
 use mf_net::replication::{MultiplayerEvent, NetId};
 use mf_net::transport::loopback::LoopbackNetwork;
-use mf_net::transport::simulated::{NetworkConditions, SimulatedTransport};
+use mf_net::transport::simulated::NetworkConditions;
 use mf_net_bevy::prelude::*;
 use mf_net_bevy::ReplicatedComponents;
+
+mod common;
 
 /// A player's ship: moved by its owner's RPC (shown interpolated), damaged by the server.
 #[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
@@ -198,39 +199,18 @@ fn a_server_and_8_clients_converge_over_30_percent_loss() {
     server
         .insert_resource(Spinning(true))
         .add_systems(Update, spin);
-    let listen = net.listen("game", 16).unwrap();
-    server.world_mut().net(|mp| {
-        let transport: Box<dyn Transport> = Box::new(SimulatedTransport::new(listen, lossy, 1));
-        mp.start_server(transport, MessageRegistry::new(1)).unwrap();
-    });
+    common::start_server(&mut server, &net, Some(lossy), 1);
     let mut clients: Vec<App> = (0..8u64)
         .map(|i| {
             let mut client = app();
             client
                 .insert_resource(Thrusts(0))
                 .add_systems(Update, steer);
-            client.world_mut().net(|mp| {
-                let open = |data| -> Box<dyn Transport> {
-                    Box::new(SimulatedTransport::new(
-                        net.connect("game", data),
-                        lossy,
-                        i + 2,
-                    ))
-                };
-                mp.start_client(open, MessageRegistry::new(1)).unwrap();
-            });
+            common::start_client(&mut client, &net, Some(lossy), i + 2);
             client
         })
         .collect();
-    let frame = |server: &mut App, clients: &mut [App], n: usize| {
-        for _ in 0..n {
-            server.update();
-            for client in clients.iter_mut() {
-                client.update();
-            }
-        }
-    };
-    frame(&mut server, &mut clients, 30);
+    common::run(&mut server, &mut clients, 30);
     let peers: Vec<PeerId> = clients
         .iter_mut()
         .map(|c| c.world_mut().net(|mp| mp.local_peer_id()))
@@ -270,7 +250,7 @@ fn a_server_and_8_clients_converge_over_30_percent_loss() {
             rock
         })
         .collect();
-    frame(&mut server, &mut clients, 30);
+    common::run(&mut server, &mut clients, 30);
 
     // Each client's system thrusts its own ship in 20 frames, and each walks its walker,
     // predicted: it moves in the frame of the press. Clients show the ships interpolated:
@@ -296,7 +276,7 @@ fn a_server_and_8_clients_converge_over_30_percent_loss() {
         walked(&mut clients[0]) > before,
         "predicted in the frame of the press"
     );
-    frame(&mut server, &mut clients, 12);
+    common::run(&mut server, &mut clients, 12);
     let shown = |app: &mut App| {
         let world = app.world_mut();
         let mut ships = world.query::<&Ship>();
@@ -311,16 +291,16 @@ fn a_server_and_8_clients_converge_over_30_percent_loss() {
     assert!(clients[0]
         .world_mut()
         .net(|mp| mp.interpolation().is_some()));
-    frame(&mut server, &mut clients, 8);
+    common::run(&mut server, &mut clients, 8);
     for client in &mut clients {
         client.insert_resource(LocalInput(Walk { dir: 0 }));
     }
     // A rock goes, with its pebble; then the server's systems rest, and every client catches
     // up.
     server.world_mut().despawn(rocks[0]);
-    frame(&mut server, &mut clients, 30);
+    common::run(&mut server, &mut clients, 30);
     server.insert_resource(Spinning(false));
-    frame(&mut server, &mut clients, 60);
+    common::run(&mut server, &mut clients, 60);
 
     let want = values(&mut server);
     assert_eq!(
@@ -347,16 +327,9 @@ fn a_server_and_8_clients_converge_over_30_percent_loss() {
 fn a_despawn_on_a_client_is_counted_by_net_events() {
     let net = LoopbackNetwork::new();
     let mut server = app();
-    let listen = net.listen("game", 4).unwrap();
-    server.world_mut().net(|mp| {
-        mp.start_server(Box::new(listen), MessageRegistry::new(1))
-            .unwrap();
-    });
+    common::start_server(&mut server, &net, None, 0);
     let mut client = app();
-    client.world_mut().net(|mp| {
-        let open = |data| -> Box<dyn Transport> { Box::new(net.connect("game", data)) };
-        mp.start_client(open, MessageRegistry::new(1)).unwrap();
-    });
+    common::start_client(&mut client, &net, None, 0);
     let mut events = Vec::new();
     let step = |server: &mut App, client: &mut App, events: &mut Vec<MultiplayerEvent>| {
         server.update();

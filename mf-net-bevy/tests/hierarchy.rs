@@ -11,11 +11,12 @@ use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::ChildOf;
 use bevy_ecs::query::With;
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
-use mf_net::bus::MessageRegistry;
 use mf_net::prelude::*;
 use mf_net::transport::loopback::LoopbackNetwork;
-use mf_net::transport::simulated::{NetworkConditions, SimulatedTransport};
+use mf_net::transport::simulated::NetworkConditions;
 use mf_net_bevy::prelude::*;
+
+mod common;
 
 #[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
 struct Ship {
@@ -73,36 +74,15 @@ fn an_entity_with_two_components_and_children_arrives_whole_and_leaves_whole() {
     let lossy = NetworkConditions::perfect().with_loss(0.3);
     let net = LoopbackNetwork::new();
     let mut server = app();
-    let listen = net.listen("game", 4).unwrap();
-    server.world_mut().net(|mp| {
-        let transport: Box<dyn Transport> = Box::new(SimulatedTransport::new(listen, lossy, 3));
-        mp.start_server(transport, MessageRegistry::new(1)).unwrap();
-    });
+    common::start_server(&mut server, &net, Some(lossy), 3);
     let mut clients: Vec<App> = (0..2u64)
         .map(|i| {
             let mut client = app();
-            client.world_mut().net(|mp| {
-                let open = |data| -> Box<dyn Transport> {
-                    Box::new(SimulatedTransport::new(
-                        net.connect("game", data),
-                        lossy,
-                        i + 7,
-                    ))
-                };
-                mp.start_client(open, MessageRegistry::new(1)).unwrap();
-            });
+            common::start_client(&mut client, &net, Some(lossy), i + 7);
             client
         })
         .collect();
-    let run = |server: &mut App, clients: &mut [App], frames: usize| {
-        for _ in 0..frames {
-            server.update();
-            for client in clients.iter_mut() {
-                client.update();
-            }
-        }
-    };
-    run(&mut server, &mut clients, 30);
+    common::run(&mut server, &mut clients, 30);
 
     // Two ships with hulls, each with turrets as children; the second has no hull.
     let world = server.world_mut();
@@ -114,7 +94,7 @@ fn an_entity_with_two_components_and_children_arrives_whole_and_leaves_whole() {
     }
     let second = world.spawn((Ship { x: 2 }, Networked)).id();
     world.spawn((Turret { angle: 30 }, Networked, ChildOf(second)));
-    run(&mut server, &mut clients, 40);
+    common::run(&mut server, &mut clients, 40);
     let want = ships(&mut server);
     assert_eq!(
         want,
@@ -154,7 +134,7 @@ fn an_entity_with_two_components_and_children_arrives_whole_and_leaves_whole() {
     for mut turret in turrets.iter_mut(world) {
         turret.angle += 1;
     }
-    run(&mut server, &mut clients, 40);
+    common::run(&mut server, &mut clients, 40);
     let want = ships(&mut server);
     assert_eq!(want[0].1, Some(Hull { armor: 2 }));
     for client in &mut clients {
@@ -163,7 +143,7 @@ fn an_entity_with_two_components_and_children_arrives_whole_and_leaves_whole() {
 
     // The first ship goes, its turrets with it.
     server.world_mut().despawn(first);
-    run(&mut server, &mut clients, 40);
+    common::run(&mut server, &mut clients, 40);
     for client in &mut clients {
         assert_eq!(ships(client), [(Ship { x: 2 }, None, vec![31])]);
         let world = client.world_mut();

@@ -10,11 +10,12 @@ use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
 use bevy_transform::components::Transform;
-use mf_net::bus::MessageRegistry;
 use mf_net::prelude::*;
 use mf_net::replication::interest::GridInterest;
 use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net_bevy::prelude::*;
+
+mod common;
 
 #[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
 struct Crate {
@@ -54,10 +55,8 @@ fn networked(app: &mut App) -> usize {
 fn each_client_sees_what_is_near_its_player_and_it_follows_the_player() {
     let net = LoopbackNetwork::new();
     let mut server = app();
-    let listen = net.listen("game", 4).unwrap();
+    common::start_server(&mut server, &net, None, 0);
     server.world_mut().net(|mp| {
-        mp.start_server(Box::new(listen), MessageRegistry::new(1))
-            .unwrap();
         let grid = GridInterest {
             cell_size: 10.0,
             radius_cells: 1,
@@ -71,22 +70,11 @@ fn each_client_sees_what_is_near_its_player_and_it_follows_the_player() {
     let mut clients: Vec<App> = (0..2)
         .map(|_| {
             let mut client = app();
-            client.world_mut().net(|mp| {
-                let open = |data| -> Box<dyn Transport> { Box::new(net.connect("game", data)) };
-                mp.start_client(open, MessageRegistry::new(1)).unwrap();
-            });
+            common::start_client(&mut client, &net, None, 0);
             client
         })
         .collect();
-    let run = |server: &mut App, clients: &mut [App], n: usize| {
-        for _ in 0..n {
-            server.update();
-            for client in clients.iter_mut() {
-                client.update();
-            }
-        }
-    };
-    run(&mut server, &mut clients, 5);
+    common::run(&mut server, &mut clients, 5);
     let peers: Vec<PeerId> = clients
         .iter()
         .map(|c| c.world().resource::<NetStatus>().local_peer)
@@ -112,7 +100,7 @@ fn each_client_sees_what_is_near_its_player_and_it_follows_the_player() {
             world.spawn(player).id()
         })
         .collect();
-    run(&mut server, &mut clients, 20);
+    common::run(&mut server, &mut clients, 20);
     assert_eq!(crates(&mut clients[0]), [1]);
     assert_eq!(crates(&mut clients[1]), [2]);
     // Each sees its crate and its own player, not the other player.
@@ -126,7 +114,7 @@ fn each_client_sees_what_is_near_its_player_and_it_follows_the_player() {
         .unwrap()
         .translation
         .x = 98.0;
-    run(&mut server, &mut clients, 20);
+    common::run(&mut server, &mut clients, 20);
     assert_eq!(crates(&mut clients[0]), [2]);
     assert_eq!(networked(&mut clients[0]), 3);
     assert_eq!(crates(&mut clients[1]), [2]);

@@ -10,11 +10,12 @@ use bevy_app::App;
 use bevy_ecs::component::Component;
 use bevy_ecs::system::{Query, Res};
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
-use mf_net::bus::MessageRegistry;
 use mf_net::prelude::*;
 use mf_net::transport::loopback::LoopbackNetwork;
-use mf_net::transport::simulated::{NetworkConditions, SimulatedTransport};
+use mf_net::transport::simulated::NetworkConditions;
 use mf_net_bevy::prelude::*;
+
+mod common;
 
 #[derive(NetCodec, Debug, Clone, Copy, Default, PartialEq)]
 struct Walk {
@@ -67,36 +68,15 @@ fn clients_predict_their_own_walkers_and_converge_with_the_server() {
         .with_latency(Duration::from_millis(40));
     let net = LoopbackNetwork::new();
     let mut server = app();
-    let listen = net.listen("game", 4).unwrap();
-    server.world_mut().net(|mp| {
-        let t: Box<dyn Transport> = Box::new(SimulatedTransport::new(listen, lossy, 5));
-        mp.start_server(t, MessageRegistry::new(1)).unwrap();
-    });
+    common::start_server(&mut server, &net, Some(lossy), 5);
     let mut clients: Vec<App> = (0..2u64)
         .map(|i| {
             let mut client = app();
-            client.world_mut().net(|mp| {
-                let open = |data| -> Box<dyn Transport> {
-                    Box::new(SimulatedTransport::new(
-                        net.connect("game", data),
-                        lossy,
-                        i + 9,
-                    ))
-                };
-                mp.start_client(open, MessageRegistry::new(1)).unwrap();
-            });
+            common::start_client(&mut client, &net, Some(lossy), i + 9);
             client
         })
         .collect();
-    let run = |server: &mut App, clients: &mut [App], n: usize| {
-        for _ in 0..n {
-            server.update();
-            for client in clients.iter_mut() {
-                client.update();
-            }
-        }
-    };
-    run(&mut server, &mut clients, 40);
+    common::run(&mut server, &mut clients, 40);
     let peers: Vec<PeerId> = clients
         .iter()
         .map(|c| c.world().resource::<NetStatus>().local_peer)
@@ -106,7 +86,7 @@ fn clients_predict_their_own_walkers_and_converge_with_the_server() {
             .world_mut()
             .spawn((Walker::default(), Networked, NetOwner(peer)));
     }
-    run(&mut server, &mut clients, 60);
+    common::run(&mut server, &mut clients, 60);
     assert_eq!(walkers(&mut clients[0]).len(), 2);
 
     // Client 0 presses: its own walker moves in the same frame, before any snapshot could
@@ -123,11 +103,11 @@ fn clients_predict_their_own_walkers_and_converge_with_the_server() {
 
     // Both walk a while, then stop; every client ends with the server's walkers exactly.
     clients[1].insert_resource(LocalInput(Walk { dir: -1 }));
-    run(&mut server, &mut clients, 60);
+    common::run(&mut server, &mut clients, 60);
     for client in &mut clients {
         client.insert_resource(LocalInput(Walk { dir: 0 }));
     }
-    run(&mut server, &mut clients, 90);
+    common::run(&mut server, &mut clients, 90);
     let want = walkers(&mut server);
     assert!(want.iter().all(|(_, x)| *x != 0.0), "both walked: {want:?}");
     for (i, client) in clients.iter_mut().enumerate() {

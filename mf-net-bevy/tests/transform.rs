@@ -10,10 +10,10 @@ use bevy_ecs::system::Query;
 use bevy_math::{Quat, Vec3};
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
 use bevy_transform::components::Transform;
-use mf_net::bus::MessageRegistry;
 use mf_net::transport::loopback::LoopbackNetwork;
-use mf_net::transport::Transport;
 use mf_net_bevy::prelude::*;
+
+mod common;
 
 fn app() -> App {
     let mut app = App::new();
@@ -40,16 +40,9 @@ fn the_servers_transforms_reach_the_clients_within_the_quantization() {
     let net = LoopbackNetwork::new();
     let mut server = app();
     server.add_systems(Update, fly);
-    let listen = net.listen("game", 4).unwrap();
-    server.world_mut().net(|mp| {
-        mp.start_server(Box::new(listen), MessageRegistry::new(1))
-            .unwrap();
-    });
+    common::start_server(&mut server, &net, None, 0);
     let mut client = app();
-    client.world_mut().net(|mp| {
-        let open = |data| -> Box<dyn Transport> { Box::new(net.connect("game", data)) };
-        mp.start_client(open, MessageRegistry::new(1)).unwrap();
-    });
+    common::start_client(&mut client, &net, None, 0);
     for _ in 0..5 {
         server.update();
         client.update();
