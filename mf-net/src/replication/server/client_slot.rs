@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::replication::multiplayer::rpc::limits::PeerRpcState;
 use crate::replication::server::flood::FloodWindow;
 use crate::replication::server::group_vis::{GroupVis, Vis};
-use crate::replication::server::node_table::{Group, GroupKey, GroupTable};
+use crate::replication::server::node_table::{Group, GroupKey, GroupTable, NodeKey};
 use crate::replication::server::per_slot::PerSlot;
 use crate::replication::server::send_state::SendState;
 use crate::scene::NodeId;
@@ -39,6 +39,12 @@ pub(crate) struct ClientSlot {
     /// last decided (a superset of those that are now), so that advancing the update slots of
     /// the groups due does not look at every group.
     pub(crate) tiered_groups: Vec<GroupKey>,
+    /// Its view signature: the visible groups' ids, mixed and combined (clients that see the
+    /// same groups have the same one; see [`set_vis`](crate::replication::server::state::ServerState::set_vis)).
+    pub(crate) view: u64,
+    /// This tick's changed nodes in the groups it sees, in net id order (scratch, capacity kept;
+    /// filled while an interest setting restricts what clients see).
+    pub(crate) visible_changed: Vec<NodeKey>,
     /// Its inputs (once it sent one; see [`Simulation`](crate::prediction::Simulation)).
     pub(crate) inputs: Option<Box<InputBuffer>>,
 }
@@ -61,6 +67,8 @@ impl ClientSlot {
             focus: None,
             tiered: false,
             tiered_groups: Vec::new(),
+            view: 0,
+            visible_changed: Vec::new(),
             inputs: None,
         }
     }

@@ -67,7 +67,6 @@ impl ServerState {
             return Ok(true);
         }
         self.make_ready(index, shared.now);
-        self.interest.recount = true;
         self.joined.push(peer);
         info!(%peer, tick, "client joined");
         shared.events.push(MultiplayerEvent::PeerJoined(peer));
@@ -79,11 +78,11 @@ impl ServerState {
     fn send_world(&mut self, core: &mut Outbox, shared: &mut Shared, index: usize) {
         let client = &mut self.clients[index];
         let peer = client.peer;
-        client.vis.clear();
         client.tiered = false;
         client.tiered_groups.clear();
-        for &g in self.groups.keys() {
-            client.vis.set(g, GroupVis::HIDDEN);
+        for i in 0..self.groups.len() {
+            let g = self.groups.keys()[i];
+            self.set_vis(index, g, GroupVis::HIDDEN);
         }
         for i in 0..self.groups.len() {
             let g = self.groups.keys()[i];
@@ -93,7 +92,7 @@ impl ServerState {
             let Some(vis) = self.initially_visible(shared, index, g) else {
                 continue;
             };
-            self.clients[index].vis.set(g, vis);
+            self.set_vis(index, g, vis);
             self.send_group(core, shared, g, peer);
         }
     }

@@ -229,7 +229,6 @@ impl ServerState {
         for client in &mut self.clients {
             client.recount_tiers(&self.groups);
         }
-        self.interest.recount = true;
         self.drop_failed(core, shared);
     }
 
@@ -248,7 +247,6 @@ impl ServerState {
             .map_or(Duration::ZERO, |p| p.grace());
         self.reconsider(core, shared, c, g, grace);
         self.clients[c].recount_tiers(&self.groups);
-        self.interest.recount = true;
         self.drop_failed(core, shared);
     }
 
@@ -271,7 +269,7 @@ impl ServerState {
             (Vis::Visible, Want::Show { period }) => {
                 vis.out_since = None;
                 self.set_period(&mut vis, g, period);
-                self.clients[c].vis.set(g, vis);
+                self.set_vis(c, g, vis);
             }
             (Vis::Hidden | Vis::Dormant, Want::Show { period }) => {
                 if !self.show(core, shared, c, g) {
@@ -279,11 +277,11 @@ impl ServerState {
                 }
                 let mut vis = GroupVis::visible(1);
                 self.set_period(&mut vis, g, period);
-                self.clients[c].vis.set(g, vis);
+                self.set_vis(c, g, vis);
             }
             (Vis::Visible, Want::Leave) => {
                 let since = *vis.out_since.get_or_insert(now);
-                self.clients[c].vis.set(g, vis);
+                self.set_vis(c, g, vis);
                 if now.saturating_sub(since) >= grace {
                     self.hide(core, shared, c, g, false);
                 }
@@ -291,7 +289,7 @@ impl ServerState {
             (Vis::Visible, Want::Hide { silent }) => self.hide(core, shared, c, g, silent),
             (Vis::Dormant, Want::Hide { silent: true }) => {
                 // Its parent left the client, and the bound node with it.
-                self.clients[c].vis.set(g, GroupVis::HIDDEN);
+                self.set_vis(c, g, GroupVis::HIDDEN);
             }
             (Vis::Hidden | Vis::Dormant, Want::Hide { .. } | Want::Leave) => {}
         }
@@ -309,7 +307,7 @@ impl ServerState {
             return false;
         }
         self.show_nodes(c, g);
-        self.clients[c].vis.set(g, GroupVis::visible(1));
+        self.set_vis(c, g, GroupVis::visible(1));
         shared.stats.relevance_spawns += u64::from(!dormant);
         self.clients[c].stats.relevance_spawns += u64::from(!dormant);
         debug!(%peer, first = g.id(), "group became relevant");
@@ -335,32 +333,16 @@ impl ServerState {
                 state: Vis::Dormant,
                 ..GroupVis::HIDDEN
             };
-            self.clients[c].vis.set(g, dormant);
+            self.set_vis(c, g, dormant);
             debug!(%peer, first, "bound group became irrelevant (dormant)");
             return;
         }
-        self.clients[c].vis.set(g, GroupVis::HIDDEN);
+        self.set_vis(c, g, GroupVis::HIDDEN);
         if !silent {
             self.send_control(core, shared, peer, DESPAWN, |w| w.write_var_u32(first));
         }
         shared.stats.relevance_despawns += 1;
         self.clients[c].stats.relevance_despawns += 1;
         debug!(%peer, first, silent, "group became irrelevant");
-    }
-
-    /// Recounts every client's visible groups and nodes.
-    pub(crate) fn recount_visible(&mut self) {
-        self.interest.recount = false;
-        for client in &mut self.clients {
-            let (mut groups, mut nodes) = (0, 0);
-            for (g, group) in self.groups.iter() {
-                if client.vis.get(g).is_some_and(|v| v.state == Vis::Visible) {
-                    groups += 1;
-                    nodes += group_keys(&self.nodes, group).len();
-                }
-            }
-            client.stats.visible_groups = groups;
-            client.stats.visible_nodes = nodes;
-        }
     }
 }

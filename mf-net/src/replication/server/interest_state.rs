@@ -15,8 +15,6 @@ pub(crate) struct Interest {
     pub(crate) last_eval: Option<u32>,
     /// Something changed that needs an evaluation at the end of the frame.
     pub(crate) dirty: bool,
-    /// Per-client visible group and node counts need recounting.
-    pub(crate) recount: bool,
     /// Manual settings by (group's first net id, peer).
     pub(crate) manual: HashMap<(u32, PeerId), bool>,
 }

@@ -25,4 +25,6 @@ pub(crate) mod snapshot;
 pub(crate) mod state;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub(crate) mod viewers;
+pub(crate) mod visibility;
 pub(crate) mod withheld;

@@ -19,6 +19,7 @@ use crate::replication::server::shadow_column::{Changed, LastChanged};
 use crate::replication::server::shadows::Shadows;
 use crate::replication::server::shared_snapshot::SharedSnapshot;
 use crate::replication::server::snapshot;
+use crate::replication::server::viewers::Viewers;
 use crate::replication::shared::columns::ValueAt;
 use crate::replication::shared::config::{MultiplayerError, TickSource};
 use crate::replication::shared::events::MultiplayerEvent;
@@ -93,6 +94,10 @@ pub(crate) struct ServerState {
     changed_rows: Vec<Changed>,
     /// The shadow state of every networked node.
     pub(crate) shadows: Shadows,
+    /// Which clients have each group.
+    pub(crate) viewers: Viewers,
+    /// Scratch for [`send_snapshots`](Self::send_snapshots): ready clients by view signature.
+    by_view: Vec<(u64, usize)>,
     /// The rate limits of the server's own calls to itself (the host's, or singleplayer's).
     pub(crate) host_rpc: PeerRpcState,
 }
@@ -123,6 +128,8 @@ impl ServerState {
             all_alive_at: None,
             changed_rows: Vec::new(),
             shadows: Shadows::default(),
+            viewers: Viewers::default(),
+            by_view: Vec::new(),
             host_rpc: PeerRpcState::default(),
         }
     }
@@ -435,7 +442,9 @@ impl ServerState {
         let Some(index) = self.clients.iter().position(|c| c.peer == peer) else {
             return;
         };
+        let last = self.clients.len() - 1;
         let slot = self.clients.swap_remove(index);
+        self.viewers.move_client(last, index);
         self.interest.forget_peer(peer);
         if !slot.ready {
             debug!(%peer, %reason, "client left before joining");
@@ -658,9 +667,6 @@ impl ServerState {
             }
         }
         shared.stats.networked_nodes = self.nodes.len();
-        if self.interest.recount {
-            self.recount_visible();
-        }
     }
 
     /// Advances the tick by `ticks`: one capture of every value, stamped with the new tick,
@@ -740,14 +746,44 @@ impl ServerState {
         self.entries.begin(self.nodes.slot_count(), readers > 1);
         let mut prepared = !self.entries.sharing();
         self.shared_snapshot.clear();
-        for c in 0..self.clients.len() {
+        // While something restricts what clients see, each walks only the changes it sees.
+        let scatter = !self.interest.unrestricted();
+        if scatter {
+            let changed = std::mem::take(&mut self.changed);
+            self.scatter_changes(&changed);
+            self.changed = changed;
+        }
+        // Clients that see the same groups one after the other, so that they can share a
+        // snapshot; one that sees what no other does does not try.
+        let mut by_view = std::mem::take(&mut self.by_view);
+        by_view.clear();
+        by_view.extend(
+            self.clients
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.ready)
+                .map(|(i, c)| (c.view, i)),
+        );
+        if scatter {
+            by_view.sort_unstable();
+        }
+        for (at, &(view, c)) in by_view.iter().enumerate() {
+            let alone = !(at > 0 && by_view[at - 1].0 == view)
+                && by_view.get(at + 1).map_or(true, |next| next.0 != view);
             let client = &mut self.clients[c];
-            if !client.ready {
-                continue;
-            }
             let peer = client.peer;
             let (nodes, groups) = (&self.nodes, &self.groups);
-            client.send.refresh(&self.changed, nodes, peer);
+            let ClientSlot {
+                send,
+                visible_changed,
+                ..
+            } = client;
+            let changed = if scatter {
+                &visible_changed[..]
+            } else {
+                &self.changed[..]
+            };
+            send.refresh(changed, nodes, peer);
             let (scene, entries) = (&self.shadows, &mut self.entries);
             let at = snapshot::SnapshotAt { budget, tick, now };
             if !prepared {
@@ -757,7 +793,7 @@ impl ServerState {
                 prepared = true;
             }
             let common = &mut self.shared_snapshot;
-            let shares = budget == 0 && entries.sharing() && SharedSnapshot::fits(client);
+            let shares = budget == 0 && !alone && entries.sharing() && SharedSnapshot::fits(client);
             if shares && common.rewrite_for(client, nodes) {
                 shared.stats.snapshots_shared += common.take_shared();
                 common.build(scene, nodes, client, entries);
@@ -795,6 +831,7 @@ impl ServerState {
                 client.stats.last_snapshot_bytes = size;
             }
         }
+        self.by_view = by_view;
         shared.stats.snapshots_shared += self.shared_snapshot.take_shared();
         shared.stats.entries_encoded += self.entries.encoded() as u64;
         for key in self.entries.take_refused() {
@@ -894,7 +931,7 @@ impl ServerState {
             let attached = store.alive(n.node);
             if !attached {
                 by_node.remove(n.node);
-                dropped.push(n.node);
+                dropped.push((n.node, n.group));
                 if groups.get(n.group).is_none() {
                     // Its group went before it: nothing names its id any more.
                     ids.free(n.net_id, 1, tick);
@@ -902,6 +939,25 @@ impl ServerState {
             }
             attached
         });
+        // Viewers count the nodes they see: those that left, then the groups that go.
+        for &(_, g) in &dropped {
+            if self
+                .groups
+                .get(g)
+                .is_some_and(|group| store.alive(group.root))
+            {
+                self.node_left_group(g);
+            }
+        }
+        let leaving: Vec<(GroupKey, usize)> = self
+            .groups
+            .iter()
+            .filter(|(_, g)| !store.alive(g.root))
+            .map(|(k, g)| (k, node_table::group_keys(&self.nodes, g).len()))
+            .collect();
+        for (g, nodes) in leaving {
+            self.forget_viewers(g, nodes);
+        }
         let interest = &mut self.interest;
         let mut gone = Vec::new();
         self.groups.retain(|g| {
@@ -924,10 +980,9 @@ impl ServerState {
             self.ids.free(run, end - run, tick);
         }
         // A detached node stays in the scene as a plain node: it is no longer captured.
-        for node in dropped {
+        for (node, _) in dropped {
             self.shadows.stop(node);
         }
-        self.interest.recount = true;
         if let Some(core) = core {
             self.drop_failed(core, shared);
         }
@@ -957,7 +1012,7 @@ impl ServerState {
                     continue;
                 }
                 let vis = self.initially_visible(shared, c, g);
-                self.clients[c].vis.set(g, vis.unwrap_or(GroupVis::HIDDEN));
+                self.set_vis(c, g, vis.unwrap_or(GroupVis::HIDDEN));
                 if vis.is_none() {
                     self.hide_nodes(c, g);
                     continue;
@@ -968,7 +1023,6 @@ impl ServerState {
                 }
             }
         }
-        self.interest.recount = true;
         for c in &mut self.clients {
             c.send.reserve(&self.nodes);
         }

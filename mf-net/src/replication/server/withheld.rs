@@ -23,7 +23,7 @@ impl ServerState {
             return;
         };
         warn!(%peer, "spawn holds a string over the limit; withheld from the client");
-        self.clients[c].vis.set(g, GroupVis::HIDDEN);
+        self.set_vis(c, g, GroupVis::HIDDEN);
         self.hide_nodes(c, g);
         if self.withheld.contains(&(g, peer)) {
             return;

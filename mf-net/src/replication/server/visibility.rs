@@ -1,0 +1,94 @@
+//! Where each client stands with each spawn group, kept in one place: every change of a group's
+//! visibility for a client goes through [`ServerState::set_vis`], which keeps the group's
+//! [`Viewers`](crate::replication::server::viewers::Viewers), the client's visible counts and
+//! its view signature in step; and a tick's changes are handed to the clients that see them.
+
+use crate::replication::server::group_vis::{GroupVis, Vis};
+use crate::replication::server::node_table::{group_keys, GroupKey, NodeKey};
+use crate::replication::server::state::ServerState;
+
+/// A group's share of a client's view signature: its id, mixed (so that sets of groups differ
+/// by more than a few bits).
+fn mix(id: u32) -> u64 {
+    let mut x = u64::from(id).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    x ^= x >> 29;
+    x.wrapping_mul(0xBF58_476D_1CE4_E5B9)
+}
+
+impl ServerState {
+    /// Sets group `g`'s visibility for the client at `c`, keeping its viewers, the client's
+    /// visible group and node counts and its view signature in step.
+    pub(crate) fn set_vis(&mut self, c: usize, g: GroupKey, vis: GroupVis) {
+        let client = &mut self.clients[c];
+        let was = client.vis.get(g).is_some_and(|v| v.state == Vis::Visible);
+        let now = vis.state == Vis::Visible;
+        client.vis.set(g, vis);
+        if was == now {
+            return;
+        }
+        self.viewers.set(g, c, now);
+        client.view ^= mix(g.id());
+        let nodes = self
+            .groups
+            .get(g)
+            .map_or(0, |group| group_keys(&self.nodes, group).len());
+        let stats = &mut client.stats;
+        if now {
+            stats.visible_groups += 1;
+            stats.visible_nodes += nodes;
+        } else {
+            stats.visible_groups = stats.visible_groups.saturating_sub(1);
+            stats.visible_nodes = stats.visible_nodes.saturating_sub(nodes);
+        }
+    }
+
+    /// Group `g` is leaving the table (with `nodes` nodes still in it): no client sees it any
+    /// more.
+    pub(crate) fn forget_viewers(&mut self, g: GroupKey, nodes: usize) {
+        let clients = &mut self.clients;
+        self.viewers.each(g, |c| {
+            if let Some(client) = clients.get_mut(c) {
+                client.view ^= mix(g.id());
+                let stats = &mut client.stats;
+                stats.visible_groups = stats.visible_groups.saturating_sub(1);
+                stats.visible_nodes = stats.visible_nodes.saturating_sub(nodes);
+            }
+        });
+    }
+
+    /// A node of group `g` (which stays) left the table: one node fewer for its viewers.
+    pub(crate) fn node_left_group(&mut self, g: GroupKey) {
+        let clients = &mut self.clients;
+        self.viewers.each(g, |c| {
+            if let Some(client) = clients.get_mut(c) {
+                let stats = &mut client.stats;
+                stats.visible_nodes = stats.visible_nodes.saturating_sub(1);
+            }
+        });
+    }
+
+    /// Hands each of `changed` (in net id order) to the ready clients that see its group (every
+    /// ready client, for a node whose group is gone), in `visible_changed`, in the same order.
+    pub(crate) fn scatter_changes(&mut self, changed: &[NodeKey]) {
+        for client in &mut self.clients {
+            client.visible_changed.clear();
+        }
+        let clients = &mut self.clients;
+        for &key in changed {
+            let Some(node) = self.nodes.get(key) else {
+                continue;
+            };
+            if self.groups.get(node.group).is_none() {
+                for client in clients.iter_mut() {
+                    client.visible_changed.push(key);
+                }
+                continue;
+            }
+            self.viewers.each(node.group, |c| {
+                if let Some(client) = clients.get_mut(c) {
+                    client.visible_changed.push(key);
+                }
+            });
+        }
+    }
+}
