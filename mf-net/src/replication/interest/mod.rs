@@ -93,7 +93,37 @@ pub trait InterestPolicy {
         let _ = query;
         1
     }
+
+    /// For a policy over a grid of cells, how far (in cells, Chebyshev distance) a group may be
+    /// from a client's focus and still be relevant to it; `None` (the default) for a policy
+    /// without cells. With `Some`, the server keeps a [spatial index](self#the-spatial-index)
+    /// and asks [`relevant`](Self::relevant) only what may have changed, which holds the policy
+    /// to this contract:
+    ///
+    /// - a group whose root has a cell ([`cell_of`](Self::cell_of)) is not relevant to a client
+    ///   whose focus has no cell, nor to one whose focus's cell is more than `reach_cells` away;
+    /// - for a group and a client, `relevant` and `update_period` answer the same as long as
+    ///   the group's cell, the focus's cell and `visible` stay the same (a group in its grace
+    ///   period, and a group without a cell, are asked again at every evaluation);
+    /// - anything else the answers depend on changing: call
+    ///   [`Multiplayer::refresh_interest`](crate::replication::Multiplayer::refresh_interest).
+    fn reach_cells(&self) -> Option<u32> {
+        None
+    }
+
+    /// With [`reach_cells`](Self::reach_cells): the cell of `node` in `store` (a group root or
+    /// a focus), or `None` for a node without a place. Called for each group whose nodes
+    /// changed since the last evaluation, a slice of the others each tick, and each client's
+    /// focus at its evaluation: it should not allocate.
+    fn cell_of(&mut self, store: &dyn Store, node: NodeId) -> Option<Cell> {
+        let _ = (store, node);
+        None
+    }
 }
+
+/// A cell of a policy's grid (see [`InterestPolicy::reach_cells`]): two integer coordinates
+/// (for [`GridInterest`], on the XZ plane).
+pub type Cell = (i64, i64);
 
 impl<F: FnMut(&InterestQuery<'_>) -> bool> InterestPolicy for F {
     fn relevant(&mut self, query: &InterestQuery<'_>) -> bool {
@@ -155,7 +185,7 @@ pub struct GridInterest {
 
 impl GridInterest {
     /// The cell of a position.
-    pub fn cell(&self, position: [f32; 3]) -> (i64, i64) {
+    pub fn cell(&self, position: [f32; 3]) -> Cell {
         let size = if self.cell_size > 0.0 {
             self.cell_size
         } else {
@@ -214,6 +244,15 @@ impl InterestPolicy for GridInterest {
 
     fn grace(&self) -> Duration {
         self.grace
+    }
+
+    fn reach_cells(&self) -> Option<u32> {
+        Some(self.radius_cells.saturating_add(self.hysteresis_cells))
+    }
+
+    fn cell_of(&mut self, store: &dyn Store, node: NodeId) -> Option<Cell> {
+        let scene = as_scene(store)?;
+        (self.position)(scene, node).map(|at| self.cell(at))
     }
 
     fn update_period(&mut self, query: &InterestQuery<'_>) -> u32 {

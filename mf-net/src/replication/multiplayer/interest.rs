@@ -17,8 +17,9 @@ impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
         }
     }
 
-    /// Uses `policy` to decide which groups each client gets (server or offline), evaluated
-    /// every `every_ticks` network ticks (0 reads as 1), and for each new spawn. See
+    /// Uses `policy` to decide which groups each client gets (server or offline), from the end
+    /// of this frame: each client is evaluated every `every_ticks` network ticks (0 reads as
+    /// 1), on a turn of its own (clients' turns spread over the ticks), and for each new spawn. See
     /// [`interest`](crate::replication::interest) for the precedence of owned nodes, manual
     /// settings and the policy.
     ///
@@ -33,8 +34,7 @@ impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
         let server = self.interest_server()?;
         server.interest.policy = Some(Box::new(policy));
         server.interest.every = every_ticks.max(1);
-        server.interest.last_eval = None;
-        server.interest.dirty = true;
+        server.interest.all_due = true;
         Ok(())
     }
 
@@ -42,7 +42,7 @@ impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
     pub fn clear_interest_policy(&mut self) {
         if let Ok(server) = self.interest_server() {
             server.interest.policy = None;
-            server.interest.dirty = true;
+            server.interest.all_due = true;
         }
     }
 
@@ -92,13 +92,14 @@ impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
             Some(relevant) => server.interest.manual.insert((first, peer), relevant),
             None => server.interest.manual.remove(&(first, peer)),
         };
-        server.interest.dirty = true;
+        server.interest.manual_due.push((first, peer));
         Ok(())
     }
 
     /// Sets the joined client `peer`'s focus node (usually its player), which policies such as
     /// [`GridInterest`](crate::replication::interest::GridInterest) measure from; `None` clears
-    /// it. Applied at the next evaluation.
+    /// it. Applied at the end of the frame (an evaluation of every group that may be relevant
+    /// to it).
     ///
     /// # Errors
     ///
@@ -116,8 +117,21 @@ impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
             .find(|c| c.peer == peer && c.ready)
             .ok_or(MultiplayerError::UnknownPeer(peer))?;
         slot.focus = node;
-        server.interest.dirty = true;
+        slot.whole_due = true;
         Ok(())
+    }
+
+    /// Server: asks the interest policy again, at the end of this frame, about every group
+    /// that may be relevant to each client: for a policy with cells
+    /// ([`reach_cells`](crate::replication::interest::InterestPolicy::reach_cells)) whose
+    /// answers changed for a reason other than a cell (a team changed, say). Costs one whole
+    /// evaluation per client.
+    pub fn refresh_interest(&mut self) {
+        if let Ok(server) = self.interest_server() {
+            for client in &mut server.clients {
+                client.whole_due = true;
+            }
+        }
     }
 
     /// Server: whether the client `peer` currently has the group of the networked `node` and

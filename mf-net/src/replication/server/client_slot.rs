@@ -3,6 +3,7 @@
 use crate::replication::server::input_buffer::InputBuffer;
 use std::time::Duration;
 
+use crate::replication::interest::Cell;
 use crate::replication::multiplayer::rpc::limits::PeerRpcState;
 use crate::replication::server::flood::FloodWindow;
 use crate::replication::server::group_vis::{GroupVis, Vis};
@@ -39,6 +40,21 @@ pub(crate) struct ClientSlot {
     /// last decided (a superset of those that are now), so that advancing the update slots of
     /// the groups due does not look at every group.
     pub(crate) tiered_groups: Vec<GroupKey>,
+    /// When it was last evaluated for interest (`None`: not yet); see
+    /// [`update_interest`](crate::replication::server::state::ServerState::update_interest).
+    pub(crate) turn_at: Option<u32>,
+    /// Its next evaluation is to ask about every group that may be relevant (it joined, or its
+    /// focus was set).
+    pub(crate) whole_due: bool,
+    /// Its focus's cell at its last evaluation (with a spatial index).
+    pub(crate) focus_cell: Option<Cell>,
+    /// The number of the first group move in the spatial index it has not been evaluated for.
+    pub(crate) seen_moves: u64,
+    /// Visible groups in their grace period (out of range, not yet despawned); may hold groups
+    /// that left it since.
+    pub(crate) grace: Vec<GroupKey>,
+    /// A visible group's update period changed: its tiers are to be recounted.
+    pub(crate) tiers_due: bool,
     /// Its view signature: the visible groups' ids, mixed and combined (clients that see the
     /// same groups have the same one; see [`set_vis`](crate::replication::server::state::ServerState::set_vis)).
     pub(crate) view: u64,
@@ -67,6 +83,12 @@ impl ClientSlot {
             focus: None,
             tiered: false,
             tiered_groups: Vec::new(),
+            turn_at: None,
+            whole_due: true,
+            focus_cell: None,
+            seen_moves: 0,
+            grace: Vec::new(),
+            tiers_due: false,
             view: 0,
             visible_changed: Vec::new(),
             inputs: None,

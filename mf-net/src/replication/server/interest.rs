@@ -18,9 +18,10 @@ use std::time::Duration;
 
 use tracing::debug;
 
-use crate::replication::interest::InterestQuery;
+use crate::replication::interest::{Cell, InterestQuery};
 use crate::replication::server::group_vis::{next_slot, GroupVis, Vis};
 use crate::replication::server::node_table::{self, group_keys, group_nodes, GroupKey};
+use crate::replication::server::spatial_index::SpatialIndex;
 use crate::replication::server::state::ServerState;
 
 use crate::replication::shared::outbox::Outbox;
@@ -114,6 +115,12 @@ impl ServerState {
                 Want::Hide { silent: false }
             };
         }
+        if let Some(index) = &self.interest.index {
+            // Beyond the policy's reach (on the cells of the client's last evaluation).
+            if !index.may_reach(g, self.clients[c].focus_cell) {
+                return Want::Leave;
+            }
+        }
         let root = group.root;
         let visible = self.clients[c]
             .vis
@@ -196,40 +203,299 @@ impl ServerState {
         }
     }
 
-    /// Evaluates relevance if it is due (something changed, or the policy's interval has
-    /// passed), and spawns and despawns groups per client accordingly.
+    /// Decides relevance where it is due: what changed this frame (manual settings, authority,
+    /// a focus, the policy), then each client whose turn has come (every
+    /// [`every`](Interest::every) ticks, spread over the clients so that no tick carries them
+    /// all), asking about what may have changed for it (see [`evaluate`](Self::evaluate)).
     pub(crate) fn update_interest(&mut self, core: &mut Outbox, shared: &mut Shared) {
-        if !self.interest.due(self.tick) {
-            return;
+        let all = std::mem::take(&mut self.interest.all_due);
+        if all {
+            self.rebuild_index(shared);
         }
-        if self.interest.policy.is_some() {
-            self.interest.last_eval = Some(self.tick);
-        }
-        self.interest.dirty = false;
-        let grace = self
-            .interest
-            .policy
-            .as_ref()
-            .map_or(Duration::ZERO, |p| p.grace());
+        self.read_cells(shared);
+        let grace = self.grace();
+        self.decide_due(core, shared, grace);
+        let every = self.interest.every.max(1);
+        let periodic = self.interest.policy.is_some();
         for c in 0..self.clients.len() {
-            if !self.clients[c].ready {
+            let client = &self.clients[c];
+            if !client.ready {
                 continue;
             }
-            for i in 0..self.groups.len() {
-                let g = self.groups.keys()[i];
-                if self.group_gone(&*shared.store, g)
-                    || !self.failed.is_empty()
-                    || self.is_withheld(g, self.clients[c].peer)
-                {
-                    continue;
-                }
-                self.reconsider(core, shared, c, g, grace);
+            let whole = all || client.whole_due || (periodic && client.turn_at.is_none());
+            let turn = periodic
+                && client
+                    .turn_at
+                    .is_some_and(|t| self.tick.wrapping_sub(t) >= every);
+            if whole || turn {
+                self.evaluate(core, shared, c, whole, grace);
             }
         }
-        for client in &mut self.clients {
-            client.recount_tiers(&self.groups);
-        }
+        self.settle_interest();
         self.drop_failed(core, shared);
+    }
+
+    /// The policy's grace (zero without a policy).
+    fn grace(&self) -> Duration {
+        self.interest
+            .policy
+            .as_ref()
+            .map_or(Duration::ZERO, |p| p.grace())
+    }
+
+    /// Decides again the groups whose authority changed (for every client) and the manual
+    /// settings changed this frame.
+    fn decide_due(&mut self, core: &mut Outbox, shared: &mut Shared, grace: Duration) {
+        let groups = std::mem::take(&mut self.interest.groups_due);
+        for &first in &groups {
+            let Some(g) = self.groups.find(first) else {
+                continue;
+            };
+            for c in 0..self.clients.len() {
+                if self.clients[c].ready {
+                    self.ask(core, shared, c, g, grace);
+                }
+            }
+        }
+        self.interest.groups_due = groups;
+        self.interest.groups_due.clear();
+        let manual = std::mem::take(&mut self.interest.manual_due);
+        for &(first, peer) in &manual {
+            let g = self.groups.find(first);
+            let c = self.clients.iter().position(|c| c.peer == peer && c.ready);
+            if let (Some(g), Some(c)) = (g, c) {
+                self.ask(core, shared, c, g, grace);
+            }
+        }
+        self.interest.manual_due = manual;
+        self.interest.manual_due.clear();
+    }
+
+    /// Evaluates the client at `c`: `whole`, every group that may be relevant to it (after it
+    /// joined, its focus was set, or the policy changed); else only what may have changed for
+    /// it since its last evaluation. Without a spatial index, both ask about every group; with
+    /// one, `whole` asks about the groups near its focus and those it has, and a turn about the
+    /// groups that changed cell near it or that it has, and, if its focus changed cell, those
+    /// near its old and new cells. Groups without a cell and groups in their grace period are
+    /// asked at every evaluation.
+    fn evaluate(
+        &mut self,
+        core: &mut Outbox,
+        shared: &mut Shared,
+        c: usize,
+        whole: bool,
+        grace: Duration,
+    ) {
+        let mut asked = std::mem::take(&mut self.interest.asked);
+        asked.clear();
+        self.gather(shared, c, whole, &mut asked);
+        asked.extend_from_slice(&self.clients[c].grace);
+        asked.sort_unstable_by_key(|g| g.id());
+        asked.dedup();
+        for &g in &asked {
+            self.ask(core, shared, c, g, grace);
+        }
+        self.interest.asked = asked;
+        let every = self.interest.every.max(1);
+        let client = &mut self.clients[c];
+        client.whole_due = false;
+        // A client's turns keep the phase its index gives, so that turns spread over the ticks.
+        let phase = u32::try_from(c).unwrap_or(0) % every;
+        client.turn_at = Some(match whole {
+            true => self.tick.wrapping_sub(phase),
+            false => self.tick,
+        });
+    }
+
+    /// Appends to `asked` the groups the evaluation of the client at `c` asks about (see
+    /// [`evaluate`](Self::evaluate)), but for those in their grace period; notes the client's
+    /// focus cell and the moves it has seen.
+    fn gather(&mut self, shared: &Shared, c: usize, whole: bool, asked: &mut Vec<GroupKey>) {
+        let (Some(policy), Some(index)) = (&mut self.interest.policy, &self.interest.index) else {
+            asked.extend_from_slice(self.groups.keys());
+            return;
+        };
+        let client = &self.clients[c];
+        let focus = client
+            .focus
+            .and_then(|node| policy.cell_of(&*shared.store, node));
+        let near =
+            |cell: Option<Cell>| focus.is_some_and(|f| cell.is_some_and(|c| index.within(c, f)));
+        for m in index.moves_since(client.seen_moves) {
+            let had = client
+                .vis
+                .get(m.group)
+                .is_some_and(|v| v.state != Vis::Hidden);
+            if m.to.is_none() || near(m.to) || had {
+                asked.push(m.group);
+            }
+        }
+        if whole {
+            let had = self
+                .groups
+                .keys()
+                .iter()
+                .filter(|&&g| client.vis.get(g).is_some_and(|v| v.state != Vis::Hidden));
+            asked.extend(had);
+        } else if focus != client.focus_cell {
+            if let Some(old) = client.focus_cell {
+                index.near(old, asked);
+            }
+        }
+        if whole || focus != client.focus_cell {
+            if let Some(focus) = focus {
+                index.near(focus, asked);
+            }
+        }
+        asked.extend_from_slice(index.unplaced());
+        let seen = index.moves_end();
+        let client = &mut self.clients[c];
+        client.focus_cell = focus;
+        client.seen_moves = seen;
+    }
+
+    /// Asks about group `g` for the client at `c` (unless it is gone or withheld), and takes
+    /// the groups nested under it along if it came or went.
+    fn ask(
+        &mut self,
+        core: &mut Outbox,
+        shared: &mut Shared,
+        c: usize,
+        g: GroupKey,
+        grace: Duration,
+    ) {
+        if self.group_gone(&*shared.store, g)
+            || !self.failed.is_empty()
+            || self.is_withheld(g, self.clients[c].peer)
+        {
+            return;
+        }
+        let before = self.clients[c].vis.get(g).map(|v| v.state);
+        self.reconsider(core, shared, c, g, grace);
+        let after = self.clients[c].vis.get(g).map(|v| v.state);
+        if before != after {
+            let children = self.interest.nested.get(&g.id()).map_or(0, Vec::len);
+            for i in 0..children {
+                let Some(&child) = self.interest.nested.get(&g.id()).and_then(|l| l.get(i)) else {
+                    break;
+                };
+                self.ask(core, shared, c, child, grace);
+            }
+        }
+    }
+
+    /// After the evaluations of a frame: drops from each client's grace list the groups no
+    /// longer in grace, recounts the update tiers of the clients whose periods changed, and
+    /// forgets the moves every client has seen.
+    fn settle_interest(&mut self) {
+        let mut seen = u64::MAX;
+        for client in &mut self.clients {
+            if !client.ready {
+                continue;
+            }
+            let vis = &client.vis;
+            client.grace.retain(|&g| {
+                vis.get(g)
+                    .is_some_and(|v| v.state == Vis::Visible && v.out_since.is_some())
+            });
+            client.grace.sort_unstable_by_key(|g| g.id());
+            client.grace.dedup();
+            if client.tiers_due {
+                client.tiers_due = false;
+                client.recount_tiers(&self.groups);
+            }
+            seen = seen.min(client.seen_moves);
+        }
+        if let Some(index) = &mut self.interest.index {
+            index.forget_moves(seen.min(index.moves_end()));
+        }
+    }
+
+    /// Builds the spatial index anew for the current policy (after it changed): every group in
+    /// its cell.
+    fn rebuild_index(&mut self, shared: &Shared) {
+        let reach = self.interest.policy.as_ref().and_then(|p| p.reach_cells());
+        self.interest.index = reach.map(SpatialIndex::new);
+        for i in 0..self.groups.len() {
+            let g = self.groups.keys()[i];
+            self.place(shared, g);
+        }
+        for client in &mut self.clients {
+            client.focus_cell = None;
+            client.seen_moves = 0;
+        }
+    }
+
+    /// Puts group `g` in the cell the policy gives its root now (with a spatial index).
+    fn place(&mut self, shared: &Shared, g: GroupKey) {
+        let (Some(policy), Some(index)) = (&mut self.interest.policy, &mut self.interest.index)
+        else {
+            return;
+        };
+        if let Some(group) = self.groups.get(g) {
+            index.place(g, policy.cell_of(&*shared.store, group.root));
+        }
+    }
+
+    /// Reads the cells again (with a spatial index), once per tick: of the groups with a node
+    /// that changed at the last capture, and of a slice of the others (all of them every
+    /// [`every`](Interest::every) ticks), in case a position changes without a captured change.
+    fn read_cells(&mut self, shared: &Shared) {
+        if self.interest.index.is_none() || self.interest.read_at == Some(self.tick) {
+            return;
+        }
+        self.interest.read_at = Some(self.tick);
+        let mut last = None;
+        for i in 0..self.changed.len() {
+            let Some(g) = self.nodes.get(self.changed[i]).map(|n| n.group) else {
+                continue;
+            };
+            if last != Some(g) {
+                last = Some(g);
+                self.place(shared, g);
+            }
+        }
+        let len = self.groups.len();
+        let slice = len / self.interest.every.max(1) as usize + 1;
+        for _ in 0..slice.min(len) {
+            if self.interest.sweep >= len {
+                self.interest.sweep = 0;
+            }
+            let g = self.groups.keys()[self.interest.sweep];
+            self.interest.sweep += 1;
+            self.place(shared, g);
+        }
+    }
+
+    /// A group was just added to the table: placed in the spatial index, and noted under the
+    /// group it is nested in.
+    pub(crate) fn note_group(&mut self, shared: &Shared, g: GroupKey) {
+        self.place(shared, g);
+        let Some(group) = self.groups.get(g) else {
+            return;
+        };
+        if let ParentRef::Net(parent) = group.parent {
+            if let Some(pg) = self.group_of(parent).filter(|&pg| pg != g) {
+                self.interest.nested.entry(pg.id()).or_default().push(g);
+            }
+        }
+    }
+
+    /// Group `g` is leaving the table: out of the index, its manual settings and the nested
+    /// lists.
+    pub(crate) fn forget_interest(&mut self, g: GroupKey) {
+        let parent = self.groups.get(g).and_then(|group| match group.parent {
+            ParentRef::Net(parent) => Some(parent),
+            _ => None,
+        });
+        if let Some(parent) = parent {
+            if let Some(pg) = self.group_of(parent) {
+                if let Some(list) = self.interest.nested.get_mut(&pg.id()) {
+                    list.retain(|&child| child != g);
+                }
+            }
+        }
+        self.interest.forget_group(g);
     }
 
     /// [`reconsider`](Self::reconsider) out of an evaluation (with the policy's grace).
@@ -240,13 +506,9 @@ impl ServerState {
         c: usize,
         g: GroupKey,
     ) {
-        let grace = self
-            .interest
-            .policy
-            .as_ref()
-            .map_or(Duration::ZERO, |p| p.grace());
-        self.reconsider(core, shared, c, g, grace);
-        self.clients[c].recount_tiers(&self.groups);
+        let grace = self.grace();
+        self.ask(core, shared, c, g, grace);
+        self.settle_interest();
         self.drop_failed(core, shared);
     }
 
@@ -280,6 +542,9 @@ impl ServerState {
                 self.set_vis(c, g, vis);
             }
             (Vis::Visible, Want::Leave) => {
+                if vis.out_since.is_none() {
+                    self.clients[c].grace.push(g);
+                }
                 let since = *vis.out_since.get_or_insert(now);
                 self.set_vis(c, g, vis);
                 if now.saturating_sub(since) >= grace {

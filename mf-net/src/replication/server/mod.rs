@@ -22,6 +22,7 @@ pub(crate) mod shadows;
 pub(crate) mod shared_snapshot;
 pub(crate) mod slot_table;
 pub(crate) mod snapshot;
+pub(crate) mod spatial_index;
 pub(crate) mod state;
 #[cfg(test)]
 pub(crate) mod test_support;

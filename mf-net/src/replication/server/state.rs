@@ -70,7 +70,7 @@ pub(crate) struct ServerState {
     /// The flushed spawn groups, in stable slots (per-client visibility is kept per slot).
     pub(crate) groups: GroupTable,
     /// The nodes whose state changed at the last capture, in net id order.
-    changed: Vec<NodeKey>,
+    pub(crate) changed: Vec<NodeKey>,
     /// This tick's snapshot entries, encoded once and copied into every client's snapshot.
     entries: EntryCache,
     /// This tick's snapshot sent to every client standing where it was written from.
@@ -306,7 +306,9 @@ impl ServerState {
             .events
             .push(MultiplayerEvent::AuthorityChanged { node, peer });
         // Owned groups are always relevant to their owner.
-        self.interest.dirty = true;
+        if let Some(first) = self.by_node.get(node).and_then(|id| self.group_of(id)) {
+            self.interest.groups_due.push(first.id());
+        }
         if top_flushed {
             if let Some(core) = core {
                 let encode = |w: &mut NetWriter| {
@@ -957,13 +959,12 @@ impl ServerState {
             .collect();
         for (g, nodes) in leaving {
             self.forget_viewers(g, nodes);
+            self.forget_interest(g);
         }
-        let interest = &mut self.interest;
         let mut gone = Vec::new();
         self.groups.retain(|g| {
             let attached = store.alive(g.root);
             if !attached {
-                interest.forget_group(g.first);
                 gone.push((g.first, g.end()));
             }
             attached
@@ -1005,6 +1006,7 @@ impl ServerState {
             }
             let (first, count) = (p.group.first, p.group.count);
             let g = self.network_group(shared, p);
+            self.note_group(shared, g);
             shared.stats.spawns += 1;
             debug!(first, count, "spawn sent");
             for c in 0..self.clients.len() {

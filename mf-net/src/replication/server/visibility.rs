@@ -17,12 +17,17 @@ fn mix(id: u32) -> u64 {
 
 impl ServerState {
     /// Sets group `g`'s visibility for the client at `c`, keeping its viewers, the client's
-    /// visible group and node counts and its view signature in step.
+    /// visible group and node counts and its view signature in step (and noting a change of
+    /// update period, for its tiers).
     pub(crate) fn set_vis(&mut self, c: usize, g: GroupKey, vis: GroupVis) {
         let client = &mut self.clients[c];
-        let was = client.vis.get(g).is_some_and(|v| v.state == Vis::Visible);
+        let old = client.vis.get(g).copied().unwrap_or_default();
+        let was = old.state == Vis::Visible;
         let now = vis.state == Vis::Visible;
         client.vis.set(g, vis);
+        if old.period != vis.period || (was != now && vis.period > 1) {
+            client.tiers_due = true;
+        }
         if was == now {
             return;
         }

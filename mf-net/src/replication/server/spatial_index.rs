@@ -1,0 +1,233 @@
+//! [`SpatialIndex`]: the spawn groups by cell, for a policy with cells
+//! ([`InterestPolicy::reach_cells`](crate::replication::interest::InterestPolicy::reach_cells)),
+//! and the log of the groups that changed cell, so that a client's relevance evaluation asks
+//! only about the groups near its focus and those that moved.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::replication::interest::Cell;
+use crate::replication::server::node_table::{Group, GroupKey};
+use crate::replication::server::per_slot::PerSlot;
+
+/// Where a group stands in the index.
+#[derive(Debug, Clone, Copy, Default)]
+struct Placed {
+    /// Its cell (`None`: it has no place, and is in `unplaced`).
+    cell: Option<Cell>,
+    /// Its position in its cell's list (or in `unplaced`).
+    at: u32,
+}
+
+/// A group that changed cell.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Move {
+    pub(crate) group: GroupKey,
+    /// Its new cell.
+    pub(crate) to: Option<Cell>,
+}
+
+/// The groups by cell (see the [module documentation](self)). Allocates nothing in steady
+/// state: a cell's list keeps its capacity when it empties.
+pub(crate) struct SpatialIndex {
+    reach: u32,
+    cells: HashMap<Cell, Vec<GroupKey>, BuildHasherDefault<CellHasher>>,
+    placed: PerSlot<Group, Placed>,
+    unplaced: Vec<GroupKey>,
+    /// The groups that changed cell, oldest first; `moves[0]` is move number `base`.
+    moves: Vec<Move>,
+    base: u64,
+}
+
+impl SpatialIndex {
+    /// An empty index for a policy whose groups are relevant up to `reach` cells from a focus.
+    pub(crate) fn new(reach: u32) -> Self {
+        Self {
+            reach,
+            cells: HashMap::default(),
+            placed: PerSlot::default(),
+            unplaced: Vec::new(),
+            moves: Vec::new(),
+            base: 0,
+        }
+    }
+
+    /// Whether cells `a` and `b` are within reach of each other (Chebyshev distance).
+    #[inline]
+    pub(crate) fn within(&self, a: Cell, b: Cell) -> bool {
+        a.0.abs_diff(b.0).max(a.1.abs_diff(b.1)) <= u64::from(self.reach)
+    }
+
+    /// Whether group `g` may be relevant to a client whose focus is in `focus`: it has no
+    /// place, or is not in the index, or is within reach.
+    pub(crate) fn may_reach(&self, g: GroupKey, focus: Option<Cell>) -> bool {
+        match self.placed.get(g).and_then(|p| p.cell) {
+            None => true,
+            Some(cell) => focus.is_some_and(|f| self.within(cell, f)),
+        }
+    }
+
+    /// Puts group `g` in `cell` (a new group, or one that may have moved); a group that was in
+    /// the index and changed cell is logged as a move.
+    pub(crate) fn place(&mut self, g: GroupKey, cell: Option<Cell>) {
+        let old = self.placed.get(g).copied();
+        if let Some(old) = old {
+            if old.cell == cell {
+                return;
+            }
+            self.take_out(g, old);
+            self.moves.push(Move { group: g, to: cell });
+        }
+        let list = match cell {
+            Some(cell) => self.cells.entry(cell).or_default(),
+            None => &mut self.unplaced,
+        };
+        let at = u32::try_from(list.len()).unwrap_or(u32::MAX);
+        list.push(g);
+        self.placed.set(g, Placed { cell, at });
+    }
+
+    /// Takes group `g` (gone) out of the index.
+    pub(crate) fn remove(&mut self, g: GroupKey) {
+        if let Some(old) = self.placed.get(g).copied() {
+            self.take_out(g, old);
+            // Id 0 is no group's: the slot answers to no key until its next group is placed.
+            let slot = u32::try_from(g.slot()).unwrap_or(u32::MAX);
+            self.placed.set(GroupKey::new(slot, 0), Placed::default());
+        }
+    }
+
+    fn take_out(&mut self, g: GroupKey, old: Placed) {
+        let list = match old.cell {
+            Some(cell) => self.cells.get_mut(&cell),
+            None => Some(&mut self.unplaced),
+        };
+        let Some(list) = list else {
+            return;
+        };
+        let at = old.at as usize;
+        if list.get(at) != Some(&g) {
+            return;
+        }
+        list.swap_remove(at);
+        if let Some(&moved) = list.get(at) {
+            if let Some(p) = self.placed.get_mut(moved) {
+                p.at = old.at;
+            }
+        }
+    }
+
+    /// Appends to `out` every group in a cell within reach of `around`.
+    pub(crate) fn near(&self, around: Cell, out: &mut Vec<GroupKey>) {
+        let r = i64::from(self.reach);
+        for dx in -r..=r {
+            for dz in -r..=r {
+                let cell = (around.0.saturating_add(dx), around.1.saturating_add(dz));
+                if let Some(list) = self.cells.get(&cell) {
+                    out.extend_from_slice(list);
+                }
+            }
+        }
+    }
+
+    /// The groups without a place.
+    pub(crate) fn unplaced(&self) -> &[GroupKey] {
+        &self.unplaced
+    }
+
+    /// The number the next move will have.
+    pub(crate) fn moves_end(&self) -> u64 {
+        self.base + self.moves.len() as u64
+    }
+
+    /// The moves from number `since` on (those forgotten already are not given).
+    pub(crate) fn moves_since(&self, since: u64) -> &[Move] {
+        let skip = since.saturating_sub(self.base);
+        &self.moves[usize::try_from(skip)
+            .unwrap_or(usize::MAX)
+            .min(self.moves.len())..]
+    }
+
+    /// Forgets the moves before number `before` (every client has seen them).
+    pub(crate) fn forget_moves(&mut self, before: u64) {
+        let n = before
+            .saturating_sub(self.base)
+            .min(self.moves.len() as u64);
+        if n > 0 {
+            self.moves.drain(..n as usize);
+            self.base += n;
+        }
+    }
+}
+
+/// A hasher for cells (two integers): multiply and rotate, no per-map seed (cells are the
+/// server's own numbers, not a peer's).
+#[derive(Default)]
+pub(crate) struct CellHasher(u64);
+
+impl Hasher for CellHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(26) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SpatialIndex;
+    use crate::replication::server::node_table::GroupKey;
+
+    fn near(index: &SpatialIndex, around: (i64, i64)) -> Vec<u32> {
+        let mut out = Vec::new();
+        index.near(around, &mut out);
+        let mut ids: Vec<u32> = out.iter().map(|g| g.id()).collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    #[test]
+    fn groups_are_found_near_their_cells_and_moves_are_logged() {
+        let mut index = SpatialIndex::new(1);
+        let (a, b, c) = (
+            GroupKey::new(0, 1),
+            GroupKey::new(1, 2),
+            GroupKey::new(2, 3),
+        );
+        index.place(a, Some((0, 0)));
+        index.place(b, Some((2, 0)));
+        index.place(c, None);
+        assert_eq!(near(&index, (1, 0)), [1, 2]);
+        assert_eq!(near(&index, (-1, -1)), [1]);
+        assert_eq!(index.unplaced(), [c]);
+        assert_eq!(index.moves_end(), 0, "placing a new group is no move");
+        // `a` crosses to (3, 0), and back and forth: each change of cell is a move.
+        index.place(a, Some((3, 0)));
+        index.place(a, Some((3, 0)));
+        index.place(a, Some((0, 0)));
+        assert_eq!(index.moves_end(), 2);
+        let moves = index.moves_since(1);
+        assert_eq!((moves[0].group, moves[0].to), (a, Some((0, 0))));
+        index.forget_moves(1);
+        assert_eq!(index.moves_since(0).len(), 1);
+        // A gone group leaves its cell, and the group that took its place in the list stays.
+        index.place(c, Some((2, 1)));
+        index.remove(b);
+        assert_eq!(near(&index, (2, 0)), [3]);
+        assert!(index.may_reach(b, None), "not in the index: may reach");
+        assert!(!index.may_reach(c, Some((5, 5))));
+        assert!(index.may_reach(c, Some((3, 2))));
+    }
+}
