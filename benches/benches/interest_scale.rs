@@ -256,8 +256,17 @@ fn main() {
             seen / clients
         );
         for (label, all) in [("100 % moving", true), ("10 % moving", false)] {
+            let before = *world.server.stats();
             let times: Vec<Duration> = (0..ticks).map(|_| world.tick(all)).collect();
             report(&format!("  {label}"), times);
+            let after = *world.server.stats();
+            let per_tick = |a: u64, b: u64| (a - b) as f64 / ticks as f64;
+            println!(
+                "    per tick: {:.0} relevance spawns, {:.0} despawns, {:.0} kB sent",
+                per_tick(after.relevance_spawns, before.relevance_spawns),
+                per_tick(after.relevance_despawns, before.relevance_despawns),
+                per_tick(after.bytes_sent, before.bytes_sent) / 1000.0,
+            );
         }
     }
 }

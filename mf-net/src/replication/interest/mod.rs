@@ -111,6 +111,18 @@ pub trait InterestPolicy {
         None
     }
 
+    /// With [`reach_cells`](Self::reach_cells), for a policy whose answers for a group and a
+    /// client depend on their cells only through the Chebyshev distance between them (and on
+    /// `visible`): the band `cells` falls in, a number that stays the same over every distance
+    /// for which the answers do (for [`GridInterest`], the bands break after its radius, after
+    /// its radius plus hysteresis, and after each tier's radius). The server then asks, when a
+    /// focus or a group changes cell, only about the groups whose band changed. `None` (the
+    /// default): every group near the old or the new cell is asked.
+    fn distance_band(&self, cells: u64) -> Option<u32> {
+        let _ = cells;
+        None
+    }
+
     /// With [`reach_cells`](Self::reach_cells): the cell of `node` in `store` (a group root or
     /// a focus), or `None` for a node without a place. Called for each group whose nodes
     /// changed since the last evaluation, a slice of the others each tick, and each client's
@@ -248,6 +260,19 @@ impl InterestPolicy for GridInterest {
 
     fn reach_cells(&self) -> Option<u32> {
         Some(self.radius_cells.saturating_add(self.hysteresis_cells))
+    }
+
+    fn distance_band(&self, cells: u64) -> Option<u32> {
+        let breaks = [
+            self.radius_cells,
+            self.radius_cells.saturating_add(self.hysteresis_cells),
+        ];
+        let tiers = self.tiers.iter().map(|&(radius, _)| radius);
+        let band = breaks
+            .into_iter()
+            .chain(tiers)
+            .filter(|&b| cells > u64::from(b));
+        Some(u32::try_from(band.count()).unwrap_or(u32::MAX))
     }
 
     fn cell_of(&mut self, store: &dyn Store, node: NodeId) -> Option<Cell> {

@@ -77,7 +77,6 @@ impl ServerState {
     /// every live group relevant to it, in id order, with the state captured so far.
     fn send_world(&mut self, core: &mut Outbox, shared: &mut Shared, index: usize) {
         let client = &mut self.clients[index];
-        let peer = client.peer;
         client.tiered = false;
         client.tiered_groups.clear();
         for i in 0..self.groups.len() {
@@ -93,7 +92,7 @@ impl ServerState {
                 continue;
             };
             self.set_vis(index, g, vis);
-            self.send_group(core, shared, g, peer);
+            self.send_group(core, shared, g, index);
         }
     }
 

@@ -18,10 +18,10 @@ use std::time::Duration;
 
 use tracing::debug;
 
-use crate::replication::interest::{Cell, InterestQuery};
+use crate::replication::interest::{Cell, InterestPolicy, InterestQuery};
 use crate::replication::server::group_vis::{next_slot, GroupVis, Vis};
 use crate::replication::server::node_table::{self, group_keys, group_nodes, GroupKey};
-use crate::replication::server::spatial_index::SpatialIndex;
+use crate::replication::server::spatial_index::{distance, SpatialIndex};
 use crate::replication::server::state::ServerState;
 
 use crate::replication::shared::outbox::Outbox;
@@ -102,13 +102,17 @@ impl ServerState {
             }
         }
         const EVERY_TICK: Want = Want::Show { period: 1 };
-        if group_nodes(&self.nodes, group).any(|n| n.authority == peer) {
+        if group.client_owned && group_nodes(&self.nodes, group).any(|n| n.authority == peer) {
             return EVERY_TICK;
         }
         if self.interest.unrestricted() {
             return EVERY_TICK;
         }
-        if let Some(&manual) = self.interest.manual.get(&(group.first, peer)) {
+        let manual = match self.interest.manual.is_empty() {
+            true => None,
+            false => self.interest.manual.get(&(group.first, peer)),
+        };
+        if let Some(&manual) = manual {
             return if manual {
                 EVERY_TICK
             } else {
@@ -319,14 +323,30 @@ impl ServerState {
         let focus = client
             .focus
             .and_then(|node| policy.cell_of(&*shared.store, node));
+        let policy: &dyn InterestPolicy = &**policy;
+        let old = client.focus_cell;
+        let moved = whole || focus != old;
+        let banded = policy.distance_band(0).is_some();
+        // The distance band of `cell` from the focus cell `f` (beyond reach, one band).
+        let band = |cell: Cell, f: Cell| match index.within(cell, f) {
+            true => policy.distance_band(distance(cell, f)).unwrap_or(0),
+            false => u32::MAX,
+        };
         let near =
             |cell: Option<Cell>| focus.is_some_and(|f| cell.is_some_and(|c| index.within(c, f)));
         for m in index.moves_since(client.seen_moves) {
-            let had = client
-                .vis
-                .get(m.group)
-                .is_some_and(|v| v.state != Vis::Hidden);
-            if m.to.is_none() || near(m.to) || had {
+            let ask = match (m.from, m.to, focus) {
+                (Some(from), Some(to), Some(f)) if banded && !moved => band(from, f) != band(to, f),
+                _ => {
+                    m.to.is_none()
+                        || near(m.to)
+                        || client
+                            .vis
+                            .get(m.group)
+                            .is_some_and(|v| v.state != Vis::Hidden)
+                }
+            };
+            if ask {
                 asked.push(m.group);
             }
         }
@@ -337,14 +357,22 @@ impl ServerState {
                 .iter()
                 .filter(|&&g| client.vis.get(g).is_some_and(|v| v.state != Vis::Hidden));
             asked.extend(had);
-        } else if focus != client.focus_cell {
-            if let Some(old) = client.focus_cell {
-                index.near(old, asked);
-            }
-        }
-        if whole || focus != client.focus_cell {
             if let Some(focus) = focus {
                 index.near(focus, asked);
+            }
+        } else if moved {
+            match (old, focus) {
+                (Some(old), Some(new)) if banded => {
+                    let changed = |cell: Cell| band(cell, old) != band(cell, new);
+                    index.near_where(old, changed, asked);
+                    let entered = |cell: Cell| !index.within(cell, old) && changed(cell);
+                    index.near_where(new, entered, asked);
+                }
+                _ => {
+                    for cell in [old, focus].into_iter().flatten() {
+                        index.near(cell, asked);
+                    }
+                }
             }
         }
         asked.extend_from_slice(index.unplaced());
@@ -568,7 +596,7 @@ impl ServerState {
             .vis
             .get(g)
             .is_some_and(|v| v.state == Vis::Dormant);
-        if !dormant && !self.send_group(core, shared, g, peer) {
+        if !dormant && !self.send_group(core, shared, g, c) {
             return false;
         }
         self.show_nodes(c, g);
@@ -604,7 +632,7 @@ impl ServerState {
         }
         self.set_vis(c, g, GroupVis::HIDDEN);
         if !silent {
-            self.send_control(core, shared, peer, DESPAWN, |w| w.write_var_u32(first));
+            self.send_control_at(core, shared, c, DESPAWN, |w| w.write_var_u32(first));
         }
         shared.stats.relevance_despawns += 1;
         self.clients[c].stats.relevance_despawns += 1;

@@ -115,6 +115,9 @@ pub(crate) struct Group {
     /// A typed spawn's nodes: each one's type, by its schema hash, and place (none for other
     /// kinds).
     pub(crate) typed: Vec<TypedNode>,
+    /// Whether a client has (or had) authority over one of its nodes (if not, no client owns
+    /// any, and interest need not look).
+    pub(crate) client_owned: bool,
 }
 
 impl Group {

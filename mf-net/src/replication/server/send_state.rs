@@ -220,6 +220,18 @@ impl SendState {
     /// tick costs what that client is sent, not every pending node. The first refresh after
     /// a snapshot goes out whole rebuilds the list from the table, once.
     pub(crate) fn refresh(&mut self, changed: &[NodeKey], nodes: &NodeTable, peer: PeerId) {
+        self.refresh_with(changed, nodes, peer, false);
+    }
+
+    /// [`refresh`](Self::refresh) with `changed` holding only nodes the client has (those of
+    /// the groups it sees): they join the pending list unasked (the snapshot's walk passes over
+    /// any with nothing for the client), so that a node that changes every tick costs no look at
+    /// the node table here.
+    pub(crate) fn refresh_seen(&mut self, changed: &[NodeKey], nodes: &NodeTable, peer: PeerId) {
+        self.refresh_with(changed, nodes, peer, true);
+    }
+
+    fn refresh_with(&mut self, changed: &[NodeKey], nodes: &NodeTable, peer: PeerId, seen: bool) {
         if self.cursor != 0 {
             self.scanning = true;
             // The walk over the table meets the nodes owed a resync by itself.
@@ -245,7 +257,7 @@ impl SendState {
         if !self.incoming.is_empty() {
             self.incoming.sort_unstable_by_key(|k| k.id());
             self.incoming.dedup();
-            merge(&self.pending, &self.incoming, &mut self.spare, |_| true);
+            merge(&self.pending, &self.incoming, &mut self.spare, |_, _| true);
             std::mem::swap(&mut self.pending, &mut self.spare);
             self.incoming.clear();
         }
@@ -253,9 +265,12 @@ impl SendState {
             return;
         }
         let acks = &self.nodes;
-        merge(&self.pending, changed, &mut self.spare, |key| {
-            wants_key(nodes, acks, key, peer)
-        });
+        merge(
+            &self.pending,
+            changed,
+            &mut self.spare,
+            |key, in_changed| (seen && in_changed) || wants_key(nodes, acks, key, peer),
+        );
         std::mem::swap(&mut self.pending, &mut self.spare);
         self.full_at = (self.pending.len() == nodes.len()).then(|| nodes.version());
     }
@@ -417,36 +432,36 @@ pub(crate) fn wants_as(node: &NetNode, ack: &NodeSend, audience: Audience) -> bo
 }
 
 /// Replaces `out` with the keys of `a` and `b` (each sorted by id, without repeats) that `keep`
-/// accepts, sorted by id, each once.
+/// accepts (told whether the key is in `b`), sorted by id, each once.
 fn merge(
     a: &[NodeKey],
     b: &[NodeKey],
     out: &mut Vec<NodeKey>,
-    mut keep: impl FnMut(NodeKey) -> bool,
+    mut keep: impl FnMut(NodeKey, bool) -> bool,
 ) {
     out.clear();
     let (mut i, mut j) = (0, 0);
     loop {
-        let next = match (a.get(i), b.get(j)) {
+        let (next, in_b) = match (a.get(i), b.get(j)) {
             (Some(&x), Some(&y)) if x.id() == y.id() => {
                 (i, j) = (i + 1, j + 1);
-                x
+                (y, true)
             }
             (Some(&x), Some(&y)) if x.id() < y.id() => {
                 i += 1;
-                x
+                (x, false)
             }
             (_, Some(&y)) => {
                 j += 1;
-                y
+                (y, true)
             }
             (Some(&x), None) => {
                 i += 1;
-                x
+                (x, false)
             }
             (None, None) => break,
         };
-        if keep(next) {
+        if keep(next, in_b) {
             out.push(next);
         }
     }

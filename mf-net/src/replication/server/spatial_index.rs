@@ -23,7 +23,8 @@ struct Placed {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Move {
     pub(crate) group: GroupKey,
-    /// Its new cell.
+    /// Its cell before, and its new cell.
+    pub(crate) from: Option<Cell>,
     pub(crate) to: Option<Cell>,
 }
 
@@ -52,10 +53,10 @@ impl SpatialIndex {
         }
     }
 
-    /// Whether cells `a` and `b` are within reach of each other (Chebyshev distance).
+    /// Whether cells `a` and `b` are within reach of each other.
     #[inline]
     pub(crate) fn within(&self, a: Cell, b: Cell) -> bool {
-        a.0.abs_diff(b.0).max(a.1.abs_diff(b.1)) <= u64::from(self.reach)
+        distance(a, b) <= u64::from(self.reach)
     }
 
     /// Whether group `g` may be relevant to a client whose focus is in `focus`: it has no
@@ -76,7 +77,11 @@ impl SpatialIndex {
                 return;
             }
             self.take_out(g, old);
-            self.moves.push(Move { group: g, to: cell });
+            self.moves.push(Move {
+                group: g,
+                from: old.cell,
+                to: cell,
+            });
         }
         let list = match cell {
             Some(cell) => self.cells.entry(cell).or_default(),
@@ -119,12 +124,24 @@ impl SpatialIndex {
 
     /// Appends to `out` every group in a cell within reach of `around`.
     pub(crate) fn near(&self, around: Cell, out: &mut Vec<GroupKey>) {
+        self.near_where(around, |_| true, out);
+    }
+
+    /// Appends to `out` every group in a cell within reach of `around` that `keep` accepts.
+    pub(crate) fn near_where(
+        &self,
+        around: Cell,
+        mut keep: impl FnMut(Cell) -> bool,
+        out: &mut Vec<GroupKey>,
+    ) {
         let r = i64::from(self.reach);
         for dx in -r..=r {
             for dz in -r..=r {
                 let cell = (around.0.saturating_add(dx), around.1.saturating_add(dz));
-                if let Some(list) = self.cells.get(&cell) {
-                    out.extend_from_slice(list);
+                if let Some(list) = self.cells.get(&cell).filter(|l| !l.is_empty()) {
+                    if keep(cell) {
+                        out.extend_from_slice(list);
+                    }
                 }
             }
         }
@@ -158,6 +175,12 @@ impl SpatialIndex {
             self.base += n;
         }
     }
+}
+
+/// The Chebyshev distance between two cells.
+#[inline]
+pub(crate) fn distance(a: Cell, b: Cell) -> u64 {
+    a.0.abs_diff(b.0).max(a.1.abs_diff(b.1))
 }
 
 /// A hasher for cells (two integers): multiply and rotate, no per-map seed (cells are the
@@ -219,7 +242,10 @@ mod tests {
         index.place(a, Some((0, 0)));
         assert_eq!(index.moves_end(), 2);
         let moves = index.moves_since(1);
-        assert_eq!((moves[0].group, moves[0].to), (a, Some((0, 0))));
+        assert_eq!(
+            (moves[0].group, moves[0].from, moves[0].to),
+            (a, Some((3, 0)), Some((0, 0)))
+        );
         index.forget_moves(1);
         assert_eq!(index.moves_since(0).len(), 1);
         // A gone group leaves its cell, and the group that took its place in the list stays.

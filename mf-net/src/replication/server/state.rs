@@ -267,6 +267,7 @@ impl ServerState {
                 root,
                 spawner: None,
                 typed,
+                client_owned: false,
             },
             nodes: entries,
         });
@@ -377,6 +378,12 @@ impl ServerState {
         };
         let old = std::mem::replace(&mut n.authority, peer);
         let conditional = n.has_state && n.owner_conditions;
+        let g = n.group;
+        if peer != PeerId::SERVER {
+            if let Some(group) = self.groups.get_mut(g) {
+                group.client_owned = true;
+            }
+        }
         if old != peer && conditional {
             for c in &mut self.clients {
                 if c.ready && (c.peer == old || c.peer == peer) {
@@ -396,12 +403,39 @@ impl ServerState {
         id: u16,
         encode: impl FnOnce(&mut NetWriter),
     ) -> bool {
+        let c = self.clients.iter().position(|c| c.peer == peer);
+        self.send_control_to(core, shared, peer, c, id, encode)
+    }
+
+    /// [`send_control`](Self::send_control) to the client at `c`.
+    pub(crate) fn send_control_at(
+        &mut self,
+        core: &mut Outbox,
+        shared: &mut Shared,
+        c: usize,
+        id: u16,
+        encode: impl FnOnce(&mut NetWriter),
+    ) -> bool {
+        let peer = self.clients[c].peer;
+        self.send_control_to(core, shared, peer, Some(c), id, encode)
+    }
+
+    /// [`send_control`](Self::send_control) to `peer`, whose slot is at `c` if it has one.
+    fn send_control_to(
+        &mut self,
+        core: &mut Outbox,
+        shared: &mut Shared,
+        peer: PeerId,
+        c: Option<usize>,
+        id: u16,
+        encode: impl FnOnce(&mut NetWriter),
+    ) -> bool {
         let before = core.stats().bytes_sent;
         match core.send_with(peer, id, Channel::Reliable, encode) {
             Ok(()) => {
                 let sent = core.stats().bytes_sent - before;
-                if let Some(c) = self.clients.iter_mut().find(|c| c.peer == peer) {
-                    c.stats.bytes_sent += sent;
+                if let Some(client) = c.and_then(|c| self.clients.get_mut(c)) {
+                    client.stats.bytes_sent += sent;
                 }
                 true
             }
@@ -551,8 +585,9 @@ impl ServerState {
         core: &mut Outbox,
         shared: &mut Shared,
         g: GroupKey,
-        peer: PeerId,
+        c: usize,
     ) -> bool {
+        let peer = self.clients[c].peer;
         let Some(group) = self.groups.get(g) else {
             return false;
         };
@@ -586,16 +621,14 @@ impl ServerState {
             }
             return false;
         }
-        if let Some(c) = self.clients.iter_mut().find(|c| c.peer == peer) {
-            c.stats.bytes_sent += sent;
-        }
+        self.clients[c].stats.bytes_sent += sent;
         for i in span {
             let Some(n) = self.nodes.get(self.nodes.keys()[i]) else {
                 continue;
             };
             if n.authority != group_authority && exists(&*shared.store, n.node) {
                 let (id, authority) = (n.net_id, n.authority);
-                self.send_control(core, shared, peer, AUTHORITY, |w| {
+                self.send_control_at(core, shared, c, AUTHORITY, |w| {
                     w.write_var_u32(id);
                     w.write_var_u64(authority.0);
                     w.write_bool(false);
@@ -780,12 +813,10 @@ impl ServerState {
                 visible_changed,
                 ..
             } = client;
-            let changed = if scatter {
-                &visible_changed[..]
-            } else {
-                &self.changed[..]
-            };
-            send.refresh(changed, nodes, peer);
+            match scatter {
+                true => send.refresh_seen(visible_changed, nodes, peer),
+                false => send.refresh(&self.changed, nodes, peer),
+            }
             let (scene, entries) = (&self.shadows, &mut self.entries);
             let at = snapshot::SnapshotAt { budget, tick, now };
             if !prepared {
@@ -1020,8 +1051,7 @@ impl ServerState {
                     continue;
                 }
                 if let Some(core) = core.as_deref_mut() {
-                    let peer = self.clients[c].peer;
-                    self.send_group(core, shared, g, peer);
+                    self.send_group(core, shared, g, c);
                 }
             }
         }
@@ -1040,7 +1070,10 @@ impl ServerState {
     /// by every ready client),
     /// and returns the group's key.
     fn network_group(&mut self, shared: &mut Shared, p: Pending) -> GroupKey {
-        let Pending { group, nodes } = p;
+        let Pending { mut group, nodes } = p;
+        group.client_owned = nodes
+            .iter()
+            .any(|&(_, authority, _)| authority != PeerId::SERVER);
         let first = group.first;
         let g = self.groups.push(first, group);
         for (offset, &(node, authority, net_parent)) in (0u32..).zip(&nodes) {
