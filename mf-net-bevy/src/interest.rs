@@ -4,8 +4,8 @@
 
 use std::any::Any;
 
-use mf_net::replication::interest::{GridInterest, InterestPolicy, InterestQuery};
-use mf_net::store::NodeId;
+use mf_net::replication::interest::{Cell, GridInterest, InterestPolicy, InterestQuery};
+use mf_net::store::{NodeId, Store};
 
 use crate::net::NetMultiplayer;
 use crate::node::entity_of;
@@ -22,7 +22,12 @@ pub struct NetGrid(pub GridInterest);
 
 /// The position of `node`'s entity, if it has a [`NetTransform`].
 fn position(query: &InterestQuery<'_>, node: NodeId) -> Option<[f32; 3]> {
-    let store: &dyn Any = query.store;
+    position_in(query.store, node)
+}
+
+/// The position of `node`'s entity in `store`, if it has a [`NetTransform`].
+fn position_in(store: &dyn Store, node: NodeId) -> Option<[f32; 3]> {
+    let store: &dyn Any = store;
     let world = store.downcast_ref::<BevyStore>()?.world();
     let transform = world.get::<NetTransform>(entity_of(node)?)?;
     Some(transform.translation.to_array())
@@ -39,6 +44,18 @@ impl InterestPolicy for NetGrid {
 
     fn grace(&self) -> std::time::Duration {
         self.0.grace
+    }
+
+    fn reach_cells(&self) -> Option<u32> {
+        self.0.reach_cells()
+    }
+
+    fn distance_band(&self, cells: u64) -> Option<u32> {
+        self.0.distance_band(cells)
+    }
+
+    fn cell_of(&mut self, store: &dyn Store, node: NodeId) -> Option<Cell> {
+        position_in(store, node).map(|at| self.0.cell(at))
     }
 
     fn update_period(&mut self, query: &InterestQuery<'_>) -> u32 {
