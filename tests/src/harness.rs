@@ -198,6 +198,35 @@ impl World {
         self.server.scene().root()
     }
 
+    /// Panics unless client `client`'s networked nodes are exactly the server's nodes of the
+    /// groups relevant to it (interest management), at the same paths with the same states.
+    pub fn assert_sees_exactly_what_is_relevant(&self, client: usize) {
+        let c = &self.clients[client];
+        let p = c.local_peer_id();
+        let mut expected = 0;
+        for (id, node) in networked(&self.server) {
+            let copy = c.node(id);
+            if !self.server.is_relevant(node, p) {
+                assert!(
+                    copy.is_none(),
+                    "client {client} has {id}, not relevant to it"
+                );
+                continue;
+            }
+            expected += 1;
+            let copy = copy.unwrap_or_else(|| panic!("client {client} lacks relevant {id}"));
+            let path = self.server.scene().path(node);
+            assert_eq!(path, c.scene().path(copy), "client {client}, {id}: path");
+            let state = state_bytes(&self.server, node);
+            assert_eq!(state, state_bytes(c, copy), "client {client}, {id}: state");
+        }
+        assert_eq!(
+            networked(c).len(),
+            expected,
+            "client {client}: networked nodes"
+        );
+    }
+
     /// Panics unless every client's networked nodes equal the server's (see [`differences`]).
     pub fn assert_converged(&self) {
         for (i, client) in self.clients.iter().enumerate() {

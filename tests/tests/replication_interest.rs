@@ -19,7 +19,7 @@ use mf_net::transport::{
     Channel, DisconnectReason, PeerId, SendError, Transport, TransportEvent, TransportStats,
 };
 use mf_net_tests::alloc_counter::assert_no_alloc;
-use mf_net_tests::harness::{drain, messages, networked, state_bytes, Dyn, Mp, World};
+use mf_net_tests::harness::{drain, messages, networked, Dyn, Mp, World};
 use mf_net_tests::send_hook::SendHook;
 
 /// A thing on the XZ plane.
@@ -132,30 +132,7 @@ fn unit(mp: &Mp, node: NodeId) -> Unit {
 /// Panics unless the client's networked nodes are exactly the server's nodes of groups
 /// relevant to it, with the same paths and states.
 fn assert_restricted_convergence(world: &World, client: usize) {
-    let p = peer(world, client);
-    let server = &world.server;
-    let theirs = networked(&world.clients[client]);
-    let mut expected = 0;
-    for (id, node) in networked(server) {
-        let copy = world.clients[client].node(id);
-        if !server.is_relevant(node, p) {
-            assert!(
-                copy.is_none(),
-                "client {client} has {id}, not relevant to it"
-            );
-            continue;
-        }
-        expected += 1;
-        let copy = copy.unwrap_or_else(|| panic!("client {client} lacks relevant {id}"));
-        let c = &world.clients[client];
-        assert_eq!(server.scene().path(node), c.scene().path(copy), "{id}");
-        assert_eq!(
-            state_bytes(server, node),
-            state_bytes(c, copy),
-            "client {client}, {id}: state"
-        );
-    }
-    assert_eq!(theirs.len(), expected, "client {client}: networked nodes");
+    world.assert_sees_exactly_what_is_relevant(client);
 }
 
 #[test]

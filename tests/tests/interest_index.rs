@@ -1,0 +1,320 @@
+#![allow(clippy::unwrap_used)]
+//! Interest behind the spatial index (`GridInterest` with cells): every client's view exact
+//! under 30 % loss while clients and bodies cross cells and bodies come and go; a body crossing
+//! a cell edge back and forth every tick; a client teleporting across the world; no allocation
+//! on the server in steady state while groups enter and leave views.
+//!
+//! "Exact" is checked two ways: each client has exactly the server's relevant groups with the
+//! server's states, and the server's relevance is what the grid says (a body within the radius
+//! of a client's player is relevant to it; one beyond the radius plus hysteresis is not).
+
+use std::time::Duration;
+
+use mf_net::prelude::*;
+use mf_net::replication::interest::GridInterest;
+use mf_net::transport::simulated::NetworkConditions;
+use mf_net_tests::alloc_counter::{is_counting, measure};
+use mf_net_tests::harness::World;
+
+/// A body on the XZ plane (players are bodies too, owned by their client).
+#[derive(Replicated, Debug, Default, Clone, PartialEq)]
+struct Body {
+    #[replicated]
+    x: f32,
+    #[replicated]
+    z: f32,
+    #[replicated]
+    hp: i32,
+}
+
+const BODY: SceneIndex = SceneIndex::new(0);
+const CELL: f32 = 10.0;
+
+fn library() -> SceneLibrary {
+    let mut scenes = SceneLibrary::new();
+    scenes
+        .register("body", |scene, root| scene.set_value(root, Body::default()))
+        .unwrap();
+    scenes
+}
+
+fn position(scene: &Scene, node: NodeId) -> Option<[f32; 3]> {
+    let body = scene.get(scene.net_ref::<Body>(node)?)?;
+    Some([body.x, 0.0, body.z])
+}
+
+fn grid(radius: u32, hysteresis: u32, grace: Duration) -> GridInterest {
+    GridInterest {
+        cell_size: CELL,
+        radius_cells: radius,
+        hysteresis_cells: hysteresis,
+        grace,
+        position,
+        tiers: &[],
+    }
+}
+
+fn lossy() -> NetworkConditions {
+    NetworkConditions {
+        loss: 0.3,
+        duplication: 0.05,
+        latency: Duration::from_millis(30),
+        jitter: Duration::from_millis(20),
+        reorder: 0.1,
+    }
+}
+
+fn spawn(world: &mut World, x: f32, z: f32, owner: PeerId) -> NodeId {
+    let root = world.root();
+    let node = world.server.spawn(BODY, root, owner).unwrap();
+    place(world, node, x, z);
+    node
+}
+
+fn body(world: &mut World, node: NodeId) -> &mut Body {
+    let handle = world.server.scene().net_ref::<Body>(node).unwrap();
+    world.server.scene_mut().get_mut(handle).unwrap()
+}
+
+fn place(world: &mut World, node: NodeId, x: f32, z: f32) {
+    let b = body(world, node);
+    (b.x, b.z) = (x, z);
+}
+
+/// The Chebyshev distance in cells between two nodes of the server.
+fn cells_apart(world: &World, a: NodeId, b: NodeId) -> u64 {
+    let grid = grid(0, 0, Duration::ZERO);
+    let at = |n| position(world.server.scene(), n).unwrap();
+    grid.cell_distance(at(a), at(b))
+}
+
+/// Panics unless every client sees exactly what is relevant to it, and the server's relevance
+/// agrees with the grid (`radius`, `hysteresis`) for every body not owned by the client.
+fn assert_exact(world: &World, players: &[NodeId], radius: u64, hysteresis: u64) {
+    let scene = world.server.scene();
+    let bodies: Vec<NodeId> = scene.iter::<Body>().map(|(n, _)| n.node()).collect();
+    for (c, &player) in players.iter().enumerate() {
+        world.assert_sees_exactly_what_is_relevant(c);
+        let peer = world.clients[c].local_peer_id();
+        for &b in bodies.iter().filter(|&&b| b != player) {
+            let apart = cells_apart(world, b, player);
+            let relevant = world.server.is_relevant(b, peer);
+            assert!(
+                apart > radius || relevant,
+                "client {c}: {apart} cells, not relevant"
+            );
+            assert!(
+                apart <= radius + hysteresis || !relevant,
+                "client {c}: {apart} cells, relevant"
+            );
+        }
+    }
+}
+
+/// A point that wanders over cells: around `i`'s home, `reach` away, once every `period`
+/// frames.
+fn wander(i: usize, frame: usize, reach: f32, period: usize) -> (f32, f32) {
+    let home = (
+        (i * 37 % 11) as f32 * 9.0 - 50.0,
+        (i * 53 % 13) as f32 * 8.0 - 50.0,
+    );
+    let phase = (frame % period) as f32 / period as f32 + i as f32 * 0.37;
+    let t = std::f32::consts::TAU * phase;
+    (home.0 + reach * t.sin(), home.1 + reach * (2.0 * t).cos())
+}
+
+#[test]
+fn views_are_exact_under_30_percent_loss_while_clients_and_bodies_cross_cells() {
+    let mut world = World::with(4, MultiplayerConfig::default(), Some(lossy()), 25, library);
+    world
+        .server
+        .set_interest_policy(grid(2, 1, Duration::from_millis(100)), 3)
+        .unwrap();
+    let players: Vec<NodeId> = (0..4)
+        .map(|c| {
+            let peer = world.clients[c].local_peer_id();
+            let player = spawn(&mut world, c as f32 * 20.0 - 40.0, 0.0, peer);
+            world.server.set_focus(peer, Some(player)).unwrap();
+            player
+        })
+        .collect();
+    let mut bodies: Vec<NodeId> = (0..80)
+        .map(|_| spawn(&mut world, 0.0, 0.0, PeerId::SERVER))
+        .collect();
+    let mut next = bodies.len();
+    for frame in 0..450 {
+        for (i, &b) in bodies.iter().enumerate() {
+            let (x, z) = wander(i, frame, 16.0, 90);
+            place(&mut world, b, x, z);
+            body(&mut world, b).hp = (frame + i) as i32;
+        }
+        for (c, &p) in players.iter().enumerate() {
+            // Walking east and back across the world, a cell every ~14 frames.
+            let x = ((frame as f32 * 0.7 + c as f32 * 30.0) % 160.0 - 80.0).abs() - 40.0;
+            place(&mut world, p, x, c as f32 * 12.0 - 18.0);
+        }
+        if frame % 40 == 39 {
+            // Bodies come and go.
+            for _ in 0..3 {
+                let gone = bodies.remove(frame % bodies.len());
+                assert!(world.server.despawn(gone));
+            }
+            for _ in 0..4 {
+                let (x, z) = wander(next, frame, 16.0, 90);
+                bodies.push(spawn(&mut world, x, z, PeerId::SERVER));
+                next += 1;
+            }
+        }
+        world.frame();
+    }
+    let stats = *world.server.stats();
+    assert!(stats.relevance_spawns > 300, "{stats:?}");
+    assert!(stats.relevance_despawns > 300, "{stats:?}");
+    world.step(120);
+    assert_exact(&world, &players, 2, 1);
+}
+
+/// A body that crosses the edge between two cells every frame, seen by a client whose view
+/// ends at that edge (`hysteresis`: 0, in and out each evaluation; 1, in for good).
+fn edge_crossing(hysteresis: u32) -> (World, Vec<NodeId>) {
+    let mut world = World::with(1, MultiplayerConfig::default(), Some(lossy()), 31, library);
+    world
+        .server
+        .set_interest_policy(grid(2, hysteresis, Duration::ZERO), 1)
+        .unwrap();
+    let peer = world.clients[0].local_peer_id();
+    let player = spawn(&mut world, 5.0, 5.0, peer);
+    world.server.set_focus(peer, Some(player)).unwrap();
+    // Cell 2 is in range; cell 3 (x from 30) is not.
+    let edge = spawn(&mut world, 29.5, 5.0, PeerId::SERVER);
+    world.step(30);
+    for frame in 0..200 {
+        let x = if frame % 2 == 0 { 30.5 } else { 29.5 };
+        place(&mut world, edge, x, 5.0);
+        body(&mut world, edge).hp = frame;
+        world.frame();
+    }
+    world.step(90);
+    (world, vec![player])
+}
+
+#[test]
+fn a_body_crossing_a_cell_edge_every_tick_comes_and_goes_without_hysteresis() {
+    let (world, players) = edge_crossing(0);
+    let stats = *world.server.stats();
+    assert!(stats.relevance_despawns > 50, "in and out: {stats:?}");
+    assert_exact(&world, &players, 2, 0);
+    // It stopped in range.
+    assert_eq!(world.clients[0].scene().iter::<Body>().count(), 2);
+}
+
+#[test]
+fn a_body_crossing_a_cell_edge_every_tick_stays_within_hysteresis() {
+    let (world, players) = edge_crossing(1);
+    assert_eq!(world.server.stats().relevance_despawns, 0);
+    assert_exact(&world, &players, 2, 1);
+    assert_eq!(world.clients[0].scene().iter::<Body>().count(), 2);
+}
+
+#[test]
+fn a_client_teleporting_across_the_world_sees_its_new_place_within_one_turn() {
+    let mut world = World::new(2, library);
+    let every = 10;
+    world
+        .server
+        .set_interest_policy(grid(1, 1, Duration::ZERO), every)
+        .unwrap();
+    let players: Vec<NodeId> = (0..2)
+        .map(|c| {
+            let peer = world.clients[c].local_peer_id();
+            let player = spawn(&mut world, 5.0, 5.0, peer);
+            world.server.set_focus(peer, Some(player)).unwrap();
+            player
+        })
+        .collect();
+    // Two clusters of 30 bodies, a world apart.
+    for i in 0..60 {
+        let (x, z) = ((i % 6) as f32 * 3.0, (i % 5) as f32 * 3.0);
+        let far = if i < 30 { 0.0 } else { 1000.0 };
+        spawn(&mut world, far + x, far + z, PeerId::SERVER);
+    }
+    world.step(every as usize + 2);
+    assert_exact(&world, &players, 1, 1);
+    let count = |world: &World, c: usize| world.clients[c].scene().iter::<Body>().count();
+    assert_eq!(count(&world, 0), 32, "its cluster and both players");
+    // Client 0's player jumps to the other cluster.
+    place(&mut world, players[0], 1005.0, 1005.0);
+    let frames = (1..=every as usize + 2)
+        .find(|_| {
+            world.frame();
+            count(&world, 0) == 31
+        })
+        .unwrap();
+    assert!(frames <= every as usize + 1, "{frames} frames");
+    assert_exact(&world, &players, 1, 1);
+    // Client 1 stayed: it has its cluster and no longer client 0's player.
+    assert_eq!(count(&world, 1), 31);
+}
+
+#[test]
+fn the_server_allocates_nothing_while_groups_enter_and_leave_views() {
+    let mut world = World::new(3, library);
+    world
+        .server
+        .set_interest_policy(grid(1, 0, Duration::ZERO), 2)
+        .unwrap();
+    let players: Vec<NodeId> = (0..3)
+        .map(|c| {
+            let peer = world.clients[c].local_peer_id();
+            let player = spawn(&mut world, 0.0, 0.0, peer);
+            world.server.set_focus(peer, Some(player)).unwrap();
+            player
+        })
+        .collect();
+    let bodies: Vec<NodeId> = (0..120)
+        .map(|_| spawn(&mut world, 0.0, 0.0, PeerId::SERVER))
+        .collect();
+    // Everything moves periodically (60 frames), so that after a period every cell, list and
+    // message has been seen at its largest.
+    let step = |world: &mut World, frame: usize| {
+        for (i, &b) in bodies.iter().enumerate() {
+            let (x, z) = wander(i, frame, 20.0, 60);
+            place(world, b, x, z);
+            body(world, b).hp = (frame % 60) as i32;
+        }
+        for (c, &p) in players.iter().enumerate() {
+            let (x, z) = wander(c + 200, frame, 40.0, 60);
+            place(world, p, x, z);
+        }
+        let ((), server) = measure(|| {
+            world.server.begin_frame(world.dt);
+            world.server.end_frame();
+        });
+        for client in &mut world.clients {
+            client.begin_frame(world.dt);
+            client.end_frame();
+        }
+        server.count_total
+    };
+    // The in-process network's packet buffers, big enough for any message here (a buffer
+    // growing is the network's allocation, not the server's).
+    world.net.reserve_buffers(1024, 8192);
+    for frame in 0..240 {
+        step(&mut world, frame);
+    }
+    assert!(is_counting());
+    let before = *world.server.stats();
+    let allocations: u64 = (240..480).map(|frame| step(&mut world, frame)).sum();
+    let after = *world.server.stats();
+    assert!(
+        after.relevance_spawns - before.relevance_spawns > 100,
+        "{after:?}"
+    );
+    assert!(
+        after.relevance_despawns - before.relevance_despawns > 100,
+        "{after:?}"
+    );
+    assert_eq!(allocations, 0, "the server allocated");
+    world.step(10);
+    assert_exact(&world, &players, 1, 0);
+}
