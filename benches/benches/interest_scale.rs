@@ -11,11 +11,16 @@
 //!   relevance is decided per body.
 //! - Each frame is one network tick: the bodies move (all, or a different tenth each tick),
 //!   the players walk, then the server's `begin_frame` + `end_frame` is timed (the acks, the
-//!   capture, relevance when it is due, the snapshots), then the clients run untimed.
-//! - Relevance is evaluated every 30 ticks (`set_interest_policy(.., 30)`), and every 3 in a
-//!   second run.
+//!   capture, relevance for the clients whose turn it is, the snapshots), then the clients run
+//!   untimed.
+//! - Each client is evaluated every 30 ticks (`set_interest_policy(.., 30)`), and every 3 in a
+//!   second run; a third run doubles the world (20 000 bodies on a side √2 longer, so each
+//!   client sees as much as before) and prints how the median changed.
+//! - Each run prints, per tick, the relevance spawns and despawns and the bytes sent: walking
+//!   into a new cell, a client gets the bodies of a new row of cells and loses those of an old
+//!   one, so relevance changes every tick somewhere.
 //!
-//! Run: `cargo bench -p mf-net-benches --bench interest_scale` (about four minutes); `-- quick`,
+//! Run: `cargo bench -p mf-net-benches --bench interest_scale` (about three minutes); `-- quick`,
 //! or run as a test, for 32 clients and 2000 bodies. Nothing here is asserted: the figures go
 //! to `benches/README.md`.
 
@@ -37,6 +42,8 @@ struct Player {
 
 type Mp = Multiplayer<LoopbackTransport>;
 
+/// The side of the world of 10 000 bodies (a world of `n` bodies at the same density has a
+/// side of `SIDE * sqrt(n / 10 000)`).
 const SIDE: f32 = 194.0;
 const BODY: SceneIndex = SceneIndex::new(0);
 const PLAYER: SceneIndex = SceneIndex::new(1);
@@ -70,11 +77,12 @@ fn position(scene: &Scene, node: NodeId) -> Option<[f32; 3]> {
     Some(player.position.to_array())
 }
 
-/// A deterministic spread: the `i`th point of a low-discrepancy sequence over the world.
-fn spread(i: usize) -> Vec3 {
+/// A deterministic spread: the `i`th point of a low-discrepancy sequence over a world of
+/// `side`.
+fn spread(i: usize, side: f32) -> Vec3 {
     let golden = 0.618_034_f32;
-    let x = (i as f32 * golden).fract() * SIDE;
-    let z = ((i as f32 * golden * golden) + 0.5 * (i as f32 / 997.0)).fract() * SIDE;
+    let x = (i as f32 * golden).fract() * side;
+    let z = ((i as f32 * golden * golden) + 0.5 * (i as f32 / 997.0)).fract() * side;
     Vec3::new(x, 0.0, z)
 }
 
@@ -85,10 +93,12 @@ struct World {
     players: Vec<NetRef<Player>>,
     dt: Duration,
     tick: u32,
+    side: f32,
 }
 
 impl World {
     fn new(clients: usize, bodies: usize, every_ticks: u32) -> Self {
+        let side = SIDE * (bodies as f32 / 10_000.0).sqrt();
         let net = LoopbackNetwork::new();
         let config = MultiplayerConfig::default();
         let dt = Duration::from_secs(1) / u32::from(config.tick_rate);
@@ -127,6 +137,7 @@ impl World {
             players: Vec::new(),
             dt,
             tick: 0,
+            side,
         };
         world.frames(10);
         let root = world.server.scene().root();
@@ -143,7 +154,7 @@ impl World {
                 .scene_mut()
                 .get_mut(handle)
                 .expect("here")
-                .position = spread(i * 7 + 3);
+                .position = spread(i * 7 + 3, side);
             world.server.set_focus(peer, Some(node)).expect("a peer");
             world.players.push(handle);
         }
@@ -162,7 +173,7 @@ impl World {
                 .scene_mut()
                 .get_mut(handle)
                 .expect("here")
-                .position = spread(i);
+                .position = spread(i, side);
             world.bodies.push(handle);
             if i % 500 == 499 {
                 world.frames(1);
@@ -191,7 +202,7 @@ impl World {
         let scene = self.server.scene_mut();
         for (i, &body) in self.bodies.iter().enumerate() {
             if all || i % 10 == self.tick as usize % 10 {
-                let home = spread(i);
+                let home = spread(i, self.side);
                 let at = home + Vec3::new((t + i as f32).sin(), 0.0, (t * 0.7 + i as f32).cos());
                 scene.get_mut(body).expect("a body").position = at;
             }
@@ -199,7 +210,7 @@ impl World {
         for (i, &player) in self.players.iter().enumerate() {
             let p = &mut scene.get_mut(player).expect("a player").position;
             // Walking east at 0.3 a tick (a cell in 33 ticks), wrapping around the world.
-            p.x = (p.x + 0.3 + i as f32 * 0.001) % SIDE;
+            p.x = (p.x + 0.3 + i as f32 * 0.001) % self.side;
         }
     }
 
@@ -218,7 +229,8 @@ impl World {
     }
 }
 
-fn report(label: &str, mut ticks: Vec<Duration>) {
+/// Prints the median, mean, 99th percentile and worst of `ticks`; returns the median.
+fn report(label: &str, mut ticks: Vec<Duration>) -> Duration {
     ticks.sort_unstable();
     let at = |q: f64| ticks[((ticks.len() - 1) as f64 * q).round() as usize];
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -231,6 +243,40 @@ fn report(label: &str, mut ticks: Vec<Duration>) {
         ms(at(1.0)),
         ticks.len()
     );
+    at(0.5)
+}
+
+/// Runs `ticks` ticks of each load on a world of `bodies` bodies with relevance every `every`
+/// ticks; returns the median ticks (100 % moving, 10 % moving).
+fn run(clients: usize, bodies: usize, every: u32, ticks: usize) -> [Duration; 2] {
+    let start = Instant::now();
+    let mut world = World::new(clients, bodies, every);
+    let seen: usize = world
+        .clients
+        .iter()
+        .map(|c| c.stats().networked_nodes)
+        .sum();
+    println!(
+        "{clients} clients x {bodies} bodies (side {:.0}), relevance every {every} ticks: set up \
+         in {:.0} s, a client sees {} nodes on average",
+        world.side,
+        start.elapsed().as_secs_f64(),
+        seen / clients
+    );
+    [("100 % moving", true), ("10 % moving", false)].map(|(label, all)| {
+        let before = *world.server.stats();
+        let times: Vec<Duration> = (0..ticks).map(|_| world.tick(all)).collect();
+        let median = report(&format!("  {label}"), times);
+        let after = *world.server.stats();
+        let per_tick = |a: u64, b: u64| (a - b) as f64 / ticks as f64;
+        println!(
+            "    per tick: {:.0} relevance spawns, {:.0} despawns, {:.0} kB sent",
+            per_tick(after.relevance_spawns, before.relevance_spawns),
+            per_tick(after.relevance_despawns, before.relevance_despawns),
+            per_tick(after.bytes_sent, before.bytes_sent) / 1000.0,
+        );
+        median
+    })
 }
 
 fn main() {
@@ -241,32 +287,14 @@ fn main() {
     } else {
         (256, 10_000, 150)
     };
-    for every in [30, 3] {
-        let start = Instant::now();
-        let mut world = World::new(clients, bodies, every);
-        let seen: usize = world
-            .clients
-            .iter()
-            .map(|c| c.stats().networked_nodes)
-            .sum();
-        println!(
-            "{clients} clients x {bodies} bodies, relevance every {every} ticks: set up in {:.0} s, \
-             a client sees {} nodes on average",
-            start.elapsed().as_secs_f64(),
-            seen / clients
-        );
-        for (label, all) in [("100 % moving", true), ("10 % moving", false)] {
-            let before = *world.server.stats();
-            let times: Vec<Duration> = (0..ticks).map(|_| world.tick(all)).collect();
-            report(&format!("  {label}"), times);
-            let after = *world.server.stats();
-            let per_tick = |a: u64, b: u64| (a - b) as f64 / ticks as f64;
-            println!(
-                "    per tick: {:.0} relevance spawns, {:.0} despawns, {:.0} kB sent",
-                per_tick(after.relevance_spawns, before.relevance_spawns),
-                per_tick(after.relevance_despawns, before.relevance_despawns),
-                per_tick(after.bytes_sent, before.bytes_sent) / 1000.0,
-            );
-        }
-    }
+    let base = run(clients, bodies, 30, ticks);
+    run(clients, bodies, 3, ticks);
+    // Twice the world at the same density: each client sees as much as before.
+    let doubled = run(clients, bodies * 2, 30, ticks);
+    let ratio = |i: usize| doubled[i].as_secs_f64() / base[i].as_secs_f64();
+    println!(
+        "twice the world: median x{:.2} at 100 % moving, x{:.2} at 10 %",
+        ratio(0),
+        ratio(1)
+    );
 }
