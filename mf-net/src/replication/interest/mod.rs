@@ -11,8 +11,13 @@
 //! 2. a group with a node the client has authority over is always relevant to it;
 //! 3. a manual setting ([`Multiplayer::set_relevant`](crate::replication::Multiplayer::set_relevant))
 //!    wins over the policy, and takes effect at the end of the frame, without grace;
-//! 4. otherwise the [`InterestPolicy`], evaluated every few network ticks; without a policy,
-//!    every group is relevant to every client (the default).
+//! 4. otherwise the [`InterestPolicy`]; without a policy, every group is relevant to every
+//!    client (the default).
+//!
+//! The policy is asked when a group is spawned (for every client), when a client joins or its
+//! focus is set (for that client), and at each client's turn: every `every_ticks` network ticks
+//! ([`set_interest_policy`](crate::replication::Multiplayer::set_interest_policy)), the
+//! clients' turns spread over the ticks so that no tick evaluates them all.
 //!
 //! A relevant group may also get an *update period* ([`InterestPolicy::update_period`]): its
 //! nodes then go into that client's snapshots only every `period` network ticks (on ticks
@@ -24,6 +29,18 @@
 //! [`GridInterest`] is the built-in spatial policy: a uniform grid on the XZ plane with
 //! hysteresis, a grace period before a group that left the range is despawned, and optional
 //! distance tiers of update periods.
+//!
+//! # The spatial index
+//!
+//! Without more, a client's turn asks about every group. A policy over a grid of cells tells
+//! the server its [`reach_cells`](InterestPolicy::reach_cells) and each node's
+//! [`cell_of`](InterestPolicy::cell_of) (and, if its answers depend only on the distance
+//! between cells, its [`distance_band`](InterestPolicy::distance_band)); the server then keeps
+//! the groups by cell, logs the groups that change cell, and at a client's turn asks only about
+//! the groups that changed cell near it or that it has, those whose distance band changed if
+//! its focus changed cell, and the groups without a cell or in their grace period. A new spawn
+//! asks only the clients within reach. [`GridInterest`] provides all three. What a turn costs
+//! is then what moved near the client, not the size of the world.
 
 use std::time::Duration;
 
@@ -75,7 +92,9 @@ impl<'a> InterestQuery<'a> {
 /// Implemented by [`GridInterest`] and by every `FnMut(&InterestQuery<'_>) -> bool`.
 pub trait InterestPolicy {
     /// Whether the group of `query.group_root` should be on `query.peer`'s client. Called for
-    /// every joined client and every group on each evaluation: it should not allocate.
+    /// many clients and groups each tick (with a [spatial index](self#the-spatial-index), for
+    /// those that may have changed; else for every group at each client's turn): it should not
+    /// allocate.
     fn relevant(&mut self, query: &InterestQuery<'_>) -> bool;
 
     /// How long a visible group must stay irrelevant, without interruption, before it is

@@ -18,10 +18,11 @@ use std::time::Duration;
 
 use tracing::debug;
 
-use crate::replication::interest::{Cell, InterestPolicy, InterestQuery};
+use crate::replication::interest::InterestQuery;
+use crate::replication::server::asked::Around;
 use crate::replication::server::group_vis::{next_slot, GroupVis, Vis};
 use crate::replication::server::node_table::{self, group_keys, group_nodes, GroupKey};
-use crate::replication::server::spatial_index::{distance, SpatialIndex};
+use crate::replication::server::spatial_index::SpatialIndex;
 use crate::replication::server::state::ServerState;
 
 use crate::replication::shared::outbox::Outbox;
@@ -277,11 +278,8 @@ impl ServerState {
 
     /// Evaluates the client at `c`: `whole`, every group that may be relevant to it (after it
     /// joined, its focus was set, or the policy changed); else only what may have changed for
-    /// it since its last evaluation. Without a spatial index, both ask about every group; with
-    /// one, `whole` asks about the groups near its focus and those it has, and a turn about the
-    /// groups that changed cell near it or that it has, and, if its focus changed cell, those
-    /// near its old and new cells. Groups without a cell and groups in their grace period are
-    /// asked at every evaluation.
+    /// it since its last evaluation (see [`gather`](Self::gather)). Groups without a cell and
+    /// groups in their grace period are asked at every evaluation.
     fn evaluate(
         &mut self,
         core: &mut Outbox,
@@ -311,9 +309,13 @@ impl ServerState {
         });
     }
 
-    /// Appends to `asked` the groups the evaluation of the client at `c` asks about (see
-    /// [`evaluate`](Self::evaluate)), but for those in their grace period; notes the client's
-    /// focus cell and the moves it has seen.
+    /// Appends to `asked` the groups the evaluation of the client at `c` asks about, but for
+    /// those in their grace period; notes the client's focus cell and the moves it has seen.
+    /// Without a spatial index: every group. With one: the groups that changed cell since its
+    /// last evaluation near its focus or that it has (with distance bands, and its focus in the
+    /// same cell: only those whose band changed); `whole`, the groups near its focus and those
+    /// it has; else, if its focus changed cell, the groups in the cells whose band changed
+    /// (without bands: near its old and its new cell); and the groups without a cell.
     fn gather(&mut self, shared: &Shared, c: usize, whole: bool, asked: &mut Vec<GroupKey>) {
         let (Some(policy), Some(index)) = (&mut self.interest.policy, &self.interest.index) else {
             asked.extend_from_slice(self.groups.keys());
@@ -323,33 +325,14 @@ impl ServerState {
         let focus = client
             .focus
             .and_then(|node| policy.cell_of(&*shared.store, node));
-        let policy: &dyn InterestPolicy = &**policy;
-        let old = client.focus_cell;
-        let moved = whole || focus != old;
-        let banded = policy.distance_band(0).is_some();
-        // The distance band of `cell` from the focus cell `f` (beyond reach, one band).
-        let band = |cell: Cell, f: Cell| match index.within(cell, f) {
-            true => policy.distance_band(distance(cell, f)).unwrap_or(0),
-            false => u32::MAX,
+        let around = Around {
+            index,
+            policy: &**policy,
+            focus,
+            old: if whole { None } else { client.focus_cell },
+            vis: &client.vis,
         };
-        let near =
-            |cell: Option<Cell>| focus.is_some_and(|f| cell.is_some_and(|c| index.within(c, f)));
-        for m in index.moves_since(client.seen_moves) {
-            let ask = match (m.from, m.to, focus) {
-                (Some(from), Some(to), Some(f)) if banded && !moved => band(from, f) != band(to, f),
-                _ => {
-                    m.to.is_none()
-                        || near(m.to)
-                        || client
-                            .vis
-                            .get(m.group)
-                            .is_some_and(|v| v.state != Vis::Hidden)
-                }
-            };
-            if ask {
-                asked.push(m.group);
-            }
-        }
+        around.moves(client.seen_moves, asked);
         if whole {
             let had = self
                 .groups
@@ -360,20 +343,8 @@ impl ServerState {
             if let Some(focus) = focus {
                 index.near(focus, asked);
             }
-        } else if moved {
-            match (old, focus) {
-                (Some(old), Some(new)) if banded => {
-                    let changed = |cell: Cell| band(cell, old) != band(cell, new);
-                    index.near_where(old, changed, asked);
-                    let entered = |cell: Cell| !index.within(cell, old) && changed(cell);
-                    index.near_where(new, entered, asked);
-                }
-                _ => {
-                    for cell in [old, focus].into_iter().flatten() {
-                        index.near(cell, asked);
-                    }
-                }
-            }
+        } else if focus != client.focus_cell {
+            around.focus_moved(asked);
         }
         asked.extend_from_slice(index.unplaced());
         let seen = index.moves_end();

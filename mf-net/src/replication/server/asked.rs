@@ -1,0 +1,75 @@
+//! Which groups a client's interest evaluation asks about, from the spatial index: those that
+//! changed cell near it or that it has, and, when its focus changed cell, those whose distance
+//! from it may now get another answer.
+
+use crate::replication::interest::{Cell, InterestPolicy};
+use crate::replication::server::group_vis::{GroupVis, Vis};
+use crate::replication::server::node_table::{Group, GroupKey};
+use crate::replication::server::per_slot::PerSlot;
+use crate::replication::server::spatial_index::{distance, SpatialIndex};
+
+/// One client's evaluation as the index sees it.
+pub(crate) struct Around<'a> {
+    pub(crate) index: &'a SpatialIndex,
+    pub(crate) policy: &'a dyn InterestPolicy,
+    /// Its focus's cell now, and at its last evaluation.
+    pub(crate) focus: Option<Cell>,
+    pub(crate) old: Option<Cell>,
+    /// Where it stands with each group.
+    pub(crate) vis: &'a PerSlot<Group, GroupVis>,
+}
+
+impl Around<'_> {
+    /// Whether the policy gives distance bands.
+    fn banded(&self) -> bool {
+        self.policy.distance_band(0).is_some()
+    }
+
+    /// The distance band of `cell` from the focus cell `f` (beyond reach, one band of its own).
+    fn band(&self, cell: Cell, f: Cell) -> u32 {
+        match self.index.within(cell, f) {
+            true => self.policy.distance_band(distance(cell, f)).unwrap_or(0),
+            false => u32::MAX,
+        }
+    }
+
+    /// Whether the client has group `g` (visible or dormant).
+    fn has(&self, g: GroupKey) -> bool {
+        self.vis.get(g).is_some_and(|v| v.state != Vis::Hidden)
+    }
+
+    /// Appends the groups that changed cell from move number `seen` on and may get another
+    /// answer: with bands and the focus in the same cell, those whose band changed; else those
+    /// now near the focus or without a cell, and those the client has.
+    pub(crate) fn moves(&self, seen: u64, asked: &mut Vec<GroupKey>) {
+        let steady = self.banded() && self.focus == self.old;
+        let near = |cell: Cell| self.focus.is_some_and(|f| self.index.within(cell, f));
+        for m in self.index.moves_since(seen) {
+            let ask = match (m.from, m.to, self.focus) {
+                (Some(from), Some(to), Some(f)) if steady => self.band(from, f) != self.band(to, f),
+                _ => m.to.map_or(true, near) || self.has(m.group),
+            };
+            if ask {
+                asked.push(m.group);
+            }
+        }
+    }
+
+    /// Appends, for a focus that changed cell, the groups whose band changed (without bands:
+    /// every group near the old or the new cell).
+    pub(crate) fn focus_moved(&self, asked: &mut Vec<GroupKey>) {
+        match (self.old, self.focus) {
+            (Some(old), Some(new)) if self.banded() => {
+                let changed = |cell: Cell| self.band(cell, old) != self.band(cell, new);
+                self.index.near_where(old, changed, asked);
+                let entered = |cell: Cell| !self.index.within(cell, old) && changed(cell);
+                self.index.near_where(new, entered, asked);
+            }
+            _ => {
+                for cell in [self.old, self.focus].into_iter().flatten() {
+                    self.index.near(cell, asked);
+                }
+            }
+        }
+    }
+}
