@@ -50,8 +50,8 @@ impl InterestPolicy for NetGrid {
         self.0.reach_cells()
     }
 
-    fn distance_band(&self, cells: u64) -> Option<u32> {
-        self.0.distance_band(cells)
+    fn distance_band(&self, cells: u64, visible: bool) -> Option<u32> {
+        self.0.distance_band(cells, visible)
     }
 
     fn cell_of(&mut self, store: &dyn Store, node: NodeId) -> Option<Cell> {

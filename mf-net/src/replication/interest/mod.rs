@@ -131,14 +131,16 @@ pub trait InterestPolicy {
     }
 
     /// With [`reach_cells`](Self::reach_cells), for a policy whose answers for a group and a
-    /// client depend on their cells only through the Chebyshev distance between them (and on
-    /// `visible`): the band `cells` falls in, a number that stays the same over every distance
-    /// for which the answers do (for [`GridInterest`], the bands break after its radius, after
-    /// its radius plus hysteresis, and after each tier's radius). The server then asks, when a
-    /// focus or a group changes cell, only about the groups whose band changed. `None` (the
-    /// default): every group near the old or the new cell is asked.
-    fn distance_band(&self, cells: u64) -> Option<u32> {
-        let _ = cells;
+    /// client depend on their cells only through the Chebyshev distance between them: the band
+    /// `cells` falls in for a group the client has (`visible`) or not, a number that stays the
+    /// same over every distance for which the answers do (for [`GridInterest`]: a group the
+    /// client does not have has bands that break after its radius, where it may enter; one it
+    /// has, after its radius plus hysteresis, where it may leave, and after each tier's
+    /// radius). The server then asks, when a focus or a group changes cell, only about the
+    /// groups whose band changed. `None` (the default): every group near the old or the new
+    /// cell is asked.
+    fn distance_band(&self, cells: u64, visible: bool) -> Option<u32> {
+        let _ = (cells, visible);
         None
     }
 
@@ -281,17 +283,14 @@ impl InterestPolicy for GridInterest {
         Some(self.radius_cells.saturating_add(self.hysteresis_cells))
     }
 
-    fn distance_band(&self, cells: u64) -> Option<u32> {
-        let breaks = [
-            self.radius_cells,
-            self.radius_cells.saturating_add(self.hysteresis_cells),
-        ];
-        let tiers = self.tiers.iter().map(|&(radius, _)| radius);
-        let band = breaks
-            .into_iter()
-            .chain(tiers)
-            .filter(|&b| cells > u64::from(b));
-        Some(u32::try_from(band.count()).unwrap_or(u32::MAX))
+    fn distance_band(&self, cells: u64, visible: bool) -> Option<u32> {
+        let beyond = |radius: u32| u32::from(cells > u64::from(radius));
+        if !visible {
+            return Some(beyond(self.radius_cells));
+        }
+        let leave = beyond(self.radius_cells.saturating_add(self.hysteresis_cells));
+        let tiers: u32 = self.tiers.iter().map(|&(radius, _)| beyond(radius)).sum();
+        Some(leave + tiers)
     }
 
     fn cell_of(&mut self, store: &dyn Store, node: NodeId) -> Option<Cell> {
@@ -335,6 +334,23 @@ mod tests {
         let g = grid();
         assert_eq!(g.cell([-0.5, 99.0, 19.9]), (-1, 1));
         assert_eq!(g.cell_distance([0.0, 0.0, 0.0], [25.0, 0.0, -5.0]), 2);
+    }
+
+    #[test]
+    fn distance_bands_break_where_a_group_may_enter_or_leave_or_change_tier() {
+        let mut g = grid();
+        g.radius_cells = 2;
+        let bands = |g: &GridInterest, visible: bool| -> Vec<u32> {
+            (0..7)
+                .map(|d| g.distance_band(d, visible).unwrap())
+                .collect()
+        };
+        // Not had: it may enter within 2 cells. Had: it may leave beyond 3.
+        assert_eq!(bands(&g, false), [0, 0, 0, 1, 1, 1, 1]);
+        assert_eq!(bands(&g, true), [0, 0, 0, 0, 1, 1, 1]);
+        g.tiers = &[(1, 1), (2, 3)];
+        assert_eq!(bands(&g, true), [0, 0, 1, 2, 3, 3, 3]);
+        assert_eq!(bands(&g, false), [0, 0, 0, 1, 1, 1, 1]);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use crate::replication::interest::{Cell, InterestPolicy};
 use crate::replication::server::group_vis::{GroupVis, Vis};
 use crate::replication::server::node_table::{Group, GroupKey};
 use crate::replication::server::per_slot::PerSlot;
-use crate::replication::server::spatial_index::{distance, SpatialIndex};
+use crate::replication::server::spatial_index::SpatialIndex;
 
 /// One client's evaluation as the index sees it.
 pub(crate) struct Around<'a> {
@@ -22,15 +22,20 @@ pub(crate) struct Around<'a> {
 impl Around<'_> {
     /// Whether the policy gives distance bands.
     fn banded(&self) -> bool {
-        self.policy.distance_band(0).is_some()
+        self.policy.distance_band(0, false).is_some()
     }
 
-    /// The distance band of `cell` from the focus cell `f` (beyond reach, one band of its own).
-    fn band(&self, cell: Cell, f: Cell) -> u32 {
-        match self.index.within(cell, f) {
-            true => self.policy.distance_band(distance(cell, f)).unwrap_or(0),
-            false => u32::MAX,
-        }
+    /// The distance band of `cell` from the focus cell `f` for a group the client has
+    /// (`visible`) or not (every distance beyond reach counts as one past it: nothing is
+    /// relevant there).
+    fn band(&self, cell: Cell, f: Cell, visible: bool) -> u32 {
+        let cells = self.index.reach_distance(cell, f);
+        self.policy.distance_band(cells, visible).unwrap_or(0)
+    }
+
+    /// Whether the client has group `g` and gets its changes.
+    fn visible(&self, g: GroupKey) -> bool {
+        self.vis.get(g).is_some_and(|v| v.state == Vis::Visible)
     }
 
     /// Whether the client has group `g` (visible or dormant).
@@ -46,7 +51,10 @@ impl Around<'_> {
         let near = |cell: Cell| self.focus.is_some_and(|f| self.index.within(cell, f));
         for m in self.index.moves_since(seen) {
             let ask = match (m.from, m.to, self.focus) {
-                (Some(from), Some(to), Some(f)) if steady => self.band(from, f) != self.band(to, f),
+                (Some(from), Some(to), Some(f)) if steady => {
+                    let visible = self.visible(m.group);
+                    self.band(from, f, visible) != self.band(to, f, visible)
+                }
                 _ => m.to.map_or(true, near) || self.has(m.group),
             };
             if ask {
@@ -58,18 +66,34 @@ impl Around<'_> {
     /// Appends, for a focus that changed cell, the groups whose band changed (without bands:
     /// every group near the old or the new cell).
     pub(crate) fn focus_moved(&self, asked: &mut Vec<GroupKey>) {
-        match (self.old, self.focus) {
-            (Some(old), Some(new)) if self.banded() => {
-                let changed = |cell: Cell| self.band(cell, old) != self.band(cell, new);
-                self.index.near_where(old, changed, asked);
-                let entered = |cell: Cell| !self.index.within(cell, old) && changed(cell);
-                self.index.near_where(new, entered, asked);
+        let (Some(old), Some(new)) = (self.old, self.focus) else {
+            return self.around_both(asked);
+        };
+        if !self.banded() {
+            return self.around_both(asked);
+        }
+        let changed = |cell: Cell, visible: bool| {
+            self.band(cell, old, visible) != self.band(cell, new, visible)
+        };
+        let mut each = |cell: Cell, groups: &[GroupKey]| {
+            let (hidden, shown) = (changed(cell, false), changed(cell, true));
+            if hidden || shown {
+                let wanted = |&&g: &&GroupKey| if self.visible(g) { shown } else { hidden };
+                asked.extend(groups.iter().filter(wanted));
             }
-            _ => {
-                for cell in [self.old, self.focus].into_iter().flatten() {
-                    self.index.near(cell, asked);
-                }
+        };
+        self.index.for_near(old, &mut each);
+        self.index.for_near(new, |cell, groups| {
+            if !self.index.within(cell, old) {
+                each(cell, groups);
             }
+        });
+    }
+
+    /// Appends every group near the old or the new focus cell.
+    fn around_both(&self, asked: &mut Vec<GroupKey>) {
+        for cell in [self.old, self.focus].into_iter().flatten() {
+            self.index.near(cell, asked);
         }
     }
 }

@@ -59,6 +59,13 @@ impl SpatialIndex {
         distance(a, b) <= u64::from(self.reach)
     }
 
+    /// The distance between cells `a` and `b`, every distance beyond reach counting as one
+    /// past it.
+    #[inline]
+    pub(crate) fn reach_distance(&self, a: Cell, b: Cell) -> u64 {
+        distance(a, b).min(u64::from(self.reach) + 1)
+    }
+
     /// Whether group `g` may be relevant to a client whose focus is in `focus`: it has no
     /// place, or is not in the index, or is within reach.
     pub(crate) fn may_reach(&self, g: GroupKey, focus: Option<Cell>) -> bool {
@@ -124,24 +131,17 @@ impl SpatialIndex {
 
     /// Appends to `out` every group in a cell within reach of `around`.
     pub(crate) fn near(&self, around: Cell, out: &mut Vec<GroupKey>) {
-        self.near_where(around, |_| true, out);
+        self.for_near(around, |_, groups| out.extend_from_slice(groups));
     }
 
-    /// Appends to `out` every group in a cell within reach of `around` that `keep` accepts.
-    pub(crate) fn near_where(
-        &self,
-        around: Cell,
-        mut keep: impl FnMut(Cell) -> bool,
-        out: &mut Vec<GroupKey>,
-    ) {
+    /// Calls `f` with every occupied cell within reach of `around` and its groups.
+    pub(crate) fn for_near(&self, around: Cell, mut f: impl FnMut(Cell, &[GroupKey])) {
         let r = i64::from(self.reach);
         for dx in -r..=r {
             for dz in -r..=r {
                 let cell = (around.0.saturating_add(dx), around.1.saturating_add(dz));
                 if let Some(list) = self.cells.get(&cell).filter(|l| !l.is_empty()) {
-                    if keep(cell) {
-                        out.extend_from_slice(list);
-                    }
+                    f(cell, list);
                 }
             }
         }
