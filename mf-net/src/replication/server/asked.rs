@@ -52,8 +52,11 @@ impl Around<'_> {
         for m in self.index.moves_since(seen) {
             let ask = match (m.from, m.to, self.focus) {
                 (Some(from), Some(to), Some(f)) if steady => {
-                    let visible = self.visible(m.group);
-                    self.band(from, f, visible) != self.band(to, f, visible)
+                    // Beyond reach on both sides: one band, nothing to ask.
+                    (near(from) || near(to)) && {
+                        let visible = self.visible(m.group);
+                        self.band(from, f, visible) != self.band(to, f, visible)
+                    }
                 }
                 _ => m.to.map_or(true, near) || self.has(m.group),
             };
