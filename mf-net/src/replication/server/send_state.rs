@@ -104,6 +104,12 @@ pub(crate) struct SendState {
     /// Whether the byte budget keeps the client behind: `pending` is not kept up, and
     /// snapshots walk the node table (see [`refresh`](Self::refresh)).
     scanning: bool,
+    /// The tick of the last snapshot, if it carried every pending node that had something to
+    /// send (see [`walked_whole`](Self::walked_whole)).
+    whole_at: Option<u32>,
+    /// That snapshot was acknowledged: every node pending then has nothing left to send but
+    /// those in `incoming`, and the next refresh starts its list afresh.
+    settled: bool,
 }
 
 impl Default for SendState {
@@ -124,6 +130,8 @@ impl Default for SendState {
             spare: Vec::new(),
             full_at: None,
             scanning: false,
+            whole_at: None,
+            settled: false,
         }
     }
 }
@@ -140,6 +148,8 @@ impl SendState {
         self.incoming.clear();
         self.full_at = None;
         self.scanning = false;
+        self.whole_at = None;
+        self.settled = false;
         self.reserve(nodes);
     }
 
@@ -161,9 +171,12 @@ impl SendState {
     pub(crate) fn reserve(&mut self, nodes: &NodeTable) {
         self.nodes.reserve_slots(nodes.slot_count());
         let n = nodes.len();
-        for list in [&mut self.pending, &mut self.incoming, &mut self.spare] {
+        for list in [&mut self.pending, &mut self.spare] {
             list.reserve(n.saturating_sub(list.len()));
         }
+        // Resyncs owed, and those a settling ack hands on (see `ack`).
+        self.incoming
+            .reserve((2 * n).saturating_sub(self.incoming.len()));
         for entry in &mut self.ring {
             entry.nodes.reserve(n.saturating_sub(entry.nodes.len()));
         }
@@ -240,6 +253,7 @@ impl SendState {
         }
         if self.scanning {
             self.scanning = false;
+            self.settled = false;
             self.incoming.clear();
             let acks = &self.nodes;
             self.pending.clear();
@@ -249,10 +263,18 @@ impl SendState {
             self.full_at = (self.pending.len() == nodes.len()).then(|| nodes.version());
             return;
         }
+        let settled = std::mem::take(&mut self.settled);
         let everything = changed.len() == nodes.len();
         let full = self.full_at == Some(nodes.version());
         if everything && full && self.incoming.is_empty() {
             return;
+        }
+        if settled {
+            // Everything pending went out in a snapshot now acknowledged: what is left to send
+            // is what changed since and what is owed (in `incoming`), found without a look at
+            // each node that was pending.
+            self.pending.clear();
+            self.full_at = None;
         }
         if !self.incoming.is_empty() {
             self.incoming.sort_unstable_by_key(|k| k.id());
@@ -312,6 +334,7 @@ impl SendState {
         now: Duration,
         nodes: &'a NodeTable,
     ) -> (Option<bool>, Outgoing<'a>) {
+        self.whole_at = None;
         let entry = &mut self.ring[tick as usize % RING];
         let left = entry.used.then_some(entry.acked);
         entry.tick = tick;
@@ -342,6 +365,10 @@ impl SendState {
             return None;
         }
         entry.acked = true;
+        // The acknowledged snapshot is the last one and carried everything pending: the next
+        // refresh starts afresh, with the nodes still owed a resync.
+        let settles = self.whole_at == Some(tick);
+        self.settled |= settles;
         for &key in &entry.nodes {
             // A node gone since (or a later node in its slot) does not answer to the key.
             if let Some(n) = self.nodes.get_mut(key) {
@@ -351,9 +378,20 @@ impl SendState {
                 if n.resync.is_some_and(|after| tick_after(tick, after)) {
                     n.resync = None;
                 }
+                if settles && n.resync.is_some() && !n.hidden {
+                    self.incoming.push(key);
+                }
             }
         }
         Some(now.saturating_sub(entry.sent_at))
+    }
+
+    /// The snapshot of `tick` just written walked every pending node and carried each that had
+    /// something to send (it was not cut short, none was refused and no update tier held one
+    /// back): if it is acknowledged before the next one is written, nothing pending then is
+    /// left to send but resyncs.
+    pub(crate) fn walked_whole(&mut self, tick: u32) {
+        self.whole_at = Some(tick);
     }
 }
 
@@ -622,6 +660,33 @@ mod tests {
         send.owe_resync(keys[0], 50);
         send.age(keys[0], table.get(keys[0]).unwrap(), floor, tick, PEER);
         assert_eq!(send.node(keys[0]).unwrap().resync, Some(floor));
+    }
+
+    #[test]
+    fn an_acknowledged_whole_snapshot_settles_the_list_but_for_resyncs_still_owed() {
+        let (mut table, keys) = table(3);
+        let (a, b, c) = (keys[0], keys[1], keys[2]);
+        let mut send = SendState::default();
+        send.join(&table, 5);
+        // `a` owes a resync that only a snapshot after tick 8 completes; `b` changed at 6.
+        send.owe_resync(a, 8);
+        touch(&mut table, b, 6, true, true);
+        send.refresh(&[b], &table, PEER);
+        assert_eq!(send.pending(), [a, b]);
+        sent(&mut send, &table, 6, &[a, b]);
+        send.walked_whole(6);
+        send.ack(6, Duration::ZERO);
+        // `c` changed at 7: the list is `c`, and `a` (still owed), not `b` (acknowledged).
+        touch(&mut table, c, 7, true, true);
+        send.refresh(&[c], &table, PEER);
+        assert_eq!(send.pending(), [a, c]);
+        // A snapshot acknowledged after a later one was written settles nothing.
+        sent(&mut send, &table, 7, &[a, c]);
+        send.walked_whole(7);
+        sent(&mut send, &table, 8, &[a, c]);
+        send.ack(7, Duration::ZERO);
+        send.refresh(&[], &table, PEER);
+        assert_eq!(send.pending(), [a], "c is acknowledged; a still owes");
     }
 
     #[test]

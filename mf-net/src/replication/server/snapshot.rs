@@ -70,6 +70,7 @@ pub(crate) fn write(
     let keys = out.pending;
     let (before, after) = keys.split_at(keys.partition_point(|k| k.id() < *out.cursor));
     let mut truncated = false;
+    let mut refused = false;
     let mut cursor = 0;
     let walk = Walk {
         nodes,
@@ -93,6 +94,7 @@ pub(crate) fn write(
             let range = entries.range(key, since, audience, state);
             if range.is_empty() {
                 entries.refuse(node, key);
+                refused = true;
                 continue;
             }
             let fits = fits(budget, w.len() + range.len(), out.carried);
@@ -104,6 +106,7 @@ pub(crate) fn write(
             let entry_at = w.len();
             if !entries.write_direct(w, key, state) {
                 entries.refuse(node, key);
+                refused = true;
                 continue;
             }
             let fits = fits(budget, w.len(), out.carried);
@@ -125,6 +128,9 @@ pub(crate) fn write(
         w.patch(flags_at, &[SNAPSHOT_TRUNCATED]);
     }
     *out.cursor = cursor;
+    if !(truncated || refused || client.tiered) {
+        client.send.walked_whole(tick);
+    }
     Written { truncated }
 }
 
