@@ -81,6 +81,19 @@ fn place(world: &mut World, node: NodeId, x: f32, z: f32) {
     (b.x, b.z) = (x, z);
 }
 
+/// A player for every client, where `at` says, each the focus of its client's interest.
+fn players(world: &mut World, at: impl Fn(usize) -> (f32, f32)) -> Vec<NodeId> {
+    (0..world.clients.len())
+        .map(|c| {
+            let peer = world.clients[c].local_peer_id();
+            let (x, z) = at(c);
+            let player = spawn(world, x, z, peer);
+            world.server.set_focus(peer, Some(player)).unwrap();
+            player
+        })
+        .collect()
+}
+
 /// The Chebyshev distance in cells between two nodes of the server.
 fn cells_apart(world: &World, a: NodeId, b: NodeId) -> u64 {
     let grid = grid(0, 0, Duration::ZERO);
@@ -130,14 +143,7 @@ fn views_are_exact_under_30_percent_loss_while_clients_and_bodies_cross_cells() 
         .server
         .set_interest_policy(grid(2, 1, Duration::from_millis(100)), 3)
         .unwrap();
-    let players: Vec<NodeId> = (0..4)
-        .map(|c| {
-            let peer = world.clients[c].local_peer_id();
-            let player = spawn(&mut world, c as f32 * 20.0 - 40.0, 0.0, peer);
-            world.server.set_focus(peer, Some(player)).unwrap();
-            player
-        })
-        .collect();
+    let players = players(&mut world, |c| (c as f32 * 20.0 - 40.0, 0.0));
     let mut bodies: Vec<NodeId> = (0..80)
         .map(|_| spawn(&mut world, 0.0, 0.0, PeerId::SERVER))
         .collect();
@@ -182,9 +188,7 @@ fn edge_crossing(hysteresis: u32) -> (World, Vec<NodeId>) {
         .server
         .set_interest_policy(grid(2, hysteresis, Duration::ZERO), 1)
         .unwrap();
-    let peer = world.clients[0].local_peer_id();
-    let player = spawn(&mut world, 5.0, 5.0, peer);
-    world.server.set_focus(peer, Some(player)).unwrap();
+    let players = players(&mut world, |_| (5.0, 5.0));
     // Cell 2 is in range; cell 3 (x from 30) is not.
     let edge = spawn(&mut world, 29.5, 5.0, PeerId::SERVER);
     world.step(30);
@@ -195,7 +199,7 @@ fn edge_crossing(hysteresis: u32) -> (World, Vec<NodeId>) {
         world.frame();
     }
     world.step(90);
-    (world, vec![player])
+    (world, players)
 }
 
 #[test]
@@ -224,14 +228,7 @@ fn a_client_teleporting_across_the_world_sees_its_new_place_within_one_turn() {
         .server
         .set_interest_policy(grid(1, 1, Duration::ZERO), every)
         .unwrap();
-    let players: Vec<NodeId> = (0..2)
-        .map(|c| {
-            let peer = world.clients[c].local_peer_id();
-            let player = spawn(&mut world, 5.0, 5.0, peer);
-            world.server.set_focus(peer, Some(player)).unwrap();
-            player
-        })
-        .collect();
+    let players = players(&mut world, |_| (5.0, 5.0));
     // Two clusters of 30 bodies, a world apart.
     for i in 0..60 {
         let (x, z) = ((i % 6) as f32 * 3.0, (i % 5) as f32 * 3.0);
@@ -263,14 +260,7 @@ fn the_server_allocates_nothing_while_groups_enter_and_leave_views() {
         .server
         .set_interest_policy(grid(1, 0, Duration::ZERO), 2)
         .unwrap();
-    let players: Vec<NodeId> = (0..3)
-        .map(|c| {
-            let peer = world.clients[c].local_peer_id();
-            let player = spawn(&mut world, 0.0, 0.0, peer);
-            world.server.set_focus(peer, Some(player)).unwrap();
-            player
-        })
-        .collect();
+    let players = players(&mut world, |_| (0.0, 0.0));
     let bodies: Vec<NodeId> = (0..120)
         .map(|_| spawn(&mut world, 0.0, 0.0, PeerId::SERVER))
         .collect();
