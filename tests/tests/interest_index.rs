@@ -1,8 +1,9 @@
 #![allow(clippy::unwrap_used)]
 //! Interest behind the spatial index (`GridInterest` with cells): every client's view exact
 //! under 30 % loss while clients and bodies cross cells and bodies come and go; a body crossing
-//! a cell edge back and forth every tick; a client teleporting across the world; no allocation
-//! on the server in steady state while groups enter and leave views.
+//! a cell edge back and forth every tick; a client teleporting across the world; a group nested
+//! under another coming and going with it; no allocation on the server in steady state while
+//! groups enter and leave views.
 //!
 //! "Exact" is checked two ways: each client has exactly the server's relevant groups with the
 //! server's states, and the server's relevance is what the grid says (a body within the radius
@@ -307,4 +308,44 @@ fn the_server_allocates_nothing_while_groups_enter_and_leave_views() {
     assert_eq!(allocations, 0, "the server allocated");
     world.step(10);
     assert_exact(&world, &players, 1, 0);
+}
+
+#[test]
+fn a_group_nested_under_another_comes_and_goes_with_it() {
+    let mut world = World::new(2, library);
+    world
+        .server
+        .set_interest_policy(grid(1, 0, Duration::ZERO), 4)
+        .unwrap();
+    players(
+        &mut world,
+        |c| if c == 0 { (5.0, 5.0) } else { (505.0, 505.0) },
+    );
+    let carrier = spawn(&mut world, 5.0, 5.0, PeerId::SERVER);
+    let nested = world.server.spawn(BODY, carrier, PeerId::SERVER).unwrap();
+    place(&mut world, nested, 5.0, 5.0);
+    world.step(6);
+    let peers = [0, 1].map(|c| world.clients[c].local_peer_id());
+    let relevant = |world: &World, node| peers.map(|p| world.server.is_relevant(node, p));
+    assert_eq!(relevant(&world, nested), [true, false]);
+    // Both cross the world to client 1.
+    place(&mut world, carrier, 505.0, 505.0);
+    place(&mut world, nested, 505.0, 505.0);
+    world.step(6);
+    assert_eq!(relevant(&world, nested), [false, true]);
+    // The carrier leaves client 1; the nested body stays near it, but goes with its parent.
+    place(&mut world, carrier, -500.0, -500.0);
+    world.step(6);
+    assert_eq!(relevant(&world, carrier), [false, false]);
+    assert_eq!(relevant(&world, nested), [false, false]);
+    for c in 0..2 {
+        world.assert_sees_exactly_what_is_relevant(c);
+    }
+    // It comes back, and the nested body with it.
+    place(&mut world, carrier, 505.0, 505.0);
+    world.step(6);
+    assert_eq!(relevant(&world, nested), [false, true]);
+    for c in 0..2 {
+        world.assert_sees_exactly_what_is_relevant(c);
+    }
 }
