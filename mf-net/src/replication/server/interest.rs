@@ -210,7 +210,7 @@ impl ServerState {
 
     /// Decides relevance where it is due: what changed this frame (manual settings, authority,
     /// a focus, the policy), then each client whose turn has come (every
-    /// [`every`](Interest::every) ticks, spread over the clients so that no tick carries them
+    /// [`every`](crate::replication::server::interest_state::Interest::every) ticks, spread over the clients so that no tick carries them
     /// all), asking about what may have changed for it (see [`evaluate`](Self::evaluate)).
     pub(crate) fn update_interest(&mut self, core: &mut Outbox, shared: &mut Shared) {
         let all = std::mem::take(&mut self.interest.all_due);
@@ -438,7 +438,7 @@ impl ServerState {
 
     /// Reads the cells again (with a spatial index), once per tick: of the groups with a node
     /// that changed at the last capture, and of a slice of the others (all of them every
-    /// [`every`](Interest::every) ticks), in case a position changes without a captured change.
+    /// [`every`](crate::replication::server::interest_state::Interest::every) ticks), in case a position changes without a captured change.
     fn read_cells(&mut self, shared: &Shared) {
         if self.interest.index.is_none() || self.interest.read_at == Some(self.tick) {
             return;
