@@ -16,11 +16,13 @@
 //! - Each client is evaluated every 30 ticks (`set_interest_policy(.., 30)`), and every 3 in a
 //!   second run; a third run doubles the world (20 000 bodies on a side √2 longer, so each
 //!   client sees as much as before) and prints how the median changed.
+//! - Each load first runs 70 ticks untimed: its first ticks fill every client's ring of 64 sent
+//!   snapshots with lists of a new size, touching fresh memory.
 //! - Each run prints, per tick, the relevance spawns and despawns and the bytes sent: walking
 //!   into a new cell, a client gets the bodies of a new row of cells and loses those of an old
 //!   one, so relevance changes every tick somewhere.
 //!
-//! Run: `cargo bench -p mf-net-benches --bench interest_scale` (about three minutes); `-- quick`,
+//! Run: `cargo bench -p mf-net-benches --bench interest_scale` (about four minutes); `-- quick`,
 //! or run as a test, for 32 clients and 2000 bodies. Nothing here is asserted: the figures go
 //! to `benches/README.md`.
 
@@ -32,6 +34,9 @@ use mf_net::prelude::*;
 use mf_net::replication::interest::GridInterest;
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
 use mf_net_benches::{running_as_test, BoxEntity};
+
+/// Untimed ticks of each load before the timed ones.
+const WARM_UP: usize = 70;
 
 /// A player: where its client's interest is measured from.
 #[derive(Replicated, Debug, Clone, PartialEq, Default)]
@@ -264,6 +269,11 @@ fn run(clients: usize, bodies: usize, every: u32, ticks: usize) -> [Duration; 2]
         seen / clients
     );
     [("100 % moving", true), ("10 % moving", false)].map(|(label, all)| {
+        // Untimed first: a load's first ticks fill each client's ring of 64 sent snapshots with
+        // lists of a new size, touching fresh memory (page faults, not steady-state work).
+        for _ in 0..WARM_UP {
+            world.tick(all);
+        }
         let before = *world.server.stats();
         let times: Vec<Duration> = (0..ticks).map(|_| world.tick(all)).collect();
         let median = report(&format!("  {label}"), times);
