@@ -8,6 +8,7 @@ pub(crate) mod entry_cache;
 pub(crate) mod flood;
 pub(crate) mod group_vis;
 pub(crate) mod handshake;
+pub(crate) mod index_upkeep;
 pub(crate) mod input_buffer;
 pub(crate) mod interest;
 pub(crate) mod interest_state;
