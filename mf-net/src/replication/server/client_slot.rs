@@ -56,7 +56,8 @@ pub(crate) struct ClientSlot {
     /// A visible group's update period changed: its tiers are to be recounted.
     pub(crate) tiers_due: bool,
     /// Its view signature: the visible groups' ids, mixed and combined (clients that see the
-    /// same groups have the same one; see [`set_vis`](crate::replication::server::state::ServerState::set_vis)).
+    /// same groups have the same one; see
+    /// [`set_vis`](crate::replication::server::state::ServerState::set_vis)).
     pub(crate) view: u64,
     /// This tick's changed nodes in the groups it sees, in net id order (scratch, capacity kept;
     /// filled while an interest setting restricts what clients see).

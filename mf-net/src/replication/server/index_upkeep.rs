@@ -38,7 +38,8 @@ impl ServerState {
 
     /// Reads the cells again (with a spatial index), once per tick: of the groups with a node
     /// that changed at the last capture, and of a slice of the others (all of them every
-    /// [`every`](crate::replication::server::interest_state::Interest::every) ticks), in case a position changes without a captured change.
+    /// [`every`](crate::replication::server::interest_state::Interest::every) ticks), in case a
+    /// position changes without a captured change.
     pub(crate) fn read_cells(&mut self, shared: &Shared) {
         if self.interest.index.is_none() || self.interest.read_at == Some(self.tick) {
             return;

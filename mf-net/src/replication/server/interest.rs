@@ -209,8 +209,9 @@ impl ServerState {
 
     /// Decides relevance where it is due: what changed this frame (manual settings, authority,
     /// a focus, the policy), then each client whose turn has come (every
-    /// [`every`](crate::replication::server::interest_state::Interest::every) ticks, spread over the clients so that no tick carries them
-    /// all), asking about what may have changed for it (see [`evaluate`](Self::evaluate)).
+    /// [`every`](crate::replication::server::interest_state::Interest::every) ticks, the turns
+    /// spread over the clients so that no tick carries them all), asking about what may have
+    /// changed for it (see [`evaluate`](Self::evaluate)).
     pub(crate) fn update_interest(&mut self, core: &mut Outbox, shared: &mut Shared) {
         let all = std::mem::take(&mut self.interest.all_due);
         if all {
@@ -250,7 +251,9 @@ impl ServerState {
     /// Decides again the groups whose authority changed (for every client) and the manual
     /// settings changed this frame.
     fn decide_due(&mut self, core: &mut Outbox, shared: &mut Shared, grace: Duration) {
-        let groups = std::mem::take(&mut self.interest.groups_due);
+        let mut groups = std::mem::take(&mut self.interest.groups_due);
+        groups.sort_unstable();
+        groups.dedup();
         for &first in &groups {
             let Some(g) = self.groups.find(first) else {
                 continue;
