@@ -349,3 +349,27 @@ fn a_group_nested_under_another_comes_and_goes_with_it() {
         world.assert_sees_exactly_what_is_relevant(c);
     }
 }
+
+#[test]
+fn authority_handed_down_a_tree_makes_each_group_in_it_relevant_to_its_new_owner() {
+    let mut world = World::new(1, library);
+    world
+        .server
+        .set_interest_policy(grid(1, 0, Duration::ZERO), 30)
+        .unwrap();
+    players(&mut world, |_| (5.0, 5.0));
+    // A carrier the client sees, with a nested body far away that it does not.
+    let carrier = spawn(&mut world, 5.0, 5.0, PeerId::SERVER);
+    let nested = world.server.spawn(BODY, carrier, PeerId::SERVER).unwrap();
+    place(&mut world, nested, 505.0, 505.0);
+    world.step(4);
+    let peer = world.clients[0].local_peer_id();
+    assert!(world.server.is_relevant(carrier, peer));
+    assert!(!world.server.is_relevant(nested, peer));
+    // Owned groups are always relevant to their owner: at the end of the frame, not at the
+    // client's next turn, and the nested group too though its parent group stays as it was.
+    world.server.set_authority(carrier, peer, true).unwrap();
+    world.step(2);
+    assert!(world.server.is_relevant(nested, peer));
+    world.assert_sees_exactly_what_is_relevant(0);
+}

@@ -302,14 +302,14 @@ impl ServerState {
                 continue;
             };
             top_flushed |= self.assign_authority(id, peer) && id == top;
+            // Owned groups are always relevant to their owner: decided again at the frame's end.
+            if let Some(g) = self.group_of(id) {
+                self.interest.groups_due.push(g.id());
+            }
         }
         shared
             .events
             .push(MultiplayerEvent::AuthorityChanged { node, peer });
-        // Owned groups are always relevant to their owner.
-        if let Some(first) = self.by_node.get(node).and_then(|id| self.group_of(id)) {
-            self.interest.groups_due.push(first.id());
-        }
         if top_flushed {
             if let Some(core) = core {
                 let encode = |w: &mut NetWriter| {
