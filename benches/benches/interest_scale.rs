@@ -148,38 +148,24 @@ impl World {
         let root = world.server.scene().root();
         let peers: Vec<PeerId> = world.server.peers().to_vec();
         for (i, &peer) in peers.iter().enumerate() {
-            let node = world.server.spawn(PLAYER, root, peer).expect("spawns");
-            let handle = world
-                .server
-                .scene()
-                .net_ref::<Player>(node)
-                .expect("a player");
+            let player = world.server.spawn_as::<Player>(PLAYER, root, peer);
+            let player = player.expect("a player");
+            let scene = world.server.scene_mut();
+            scene.get_mut(player).expect("here").position = spread(i * 7 + 3, side);
             world
                 .server
-                .scene_mut()
-                .get_mut(handle)
-                .expect("here")
-                .position = spread(i * 7 + 3, side);
-            world.server.set_focus(peer, Some(node)).expect("a peer");
-            world.players.push(handle);
+                .set_focus(peer, Some(player.node()))
+                .expect("a peer");
+            world.players.push(player);
         }
         for i in 0..bodies {
-            let node = world
+            let body = world
                 .server
-                .spawn(BODY, root, PeerId::SERVER)
-                .expect("spawns");
-            let handle = world
-                .server
-                .scene()
-                .net_ref::<BoxEntity>(node)
-                .expect("a body");
-            world
-                .server
-                .scene_mut()
-                .get_mut(handle)
-                .expect("here")
-                .position = spread(i, side);
-            world.bodies.push(handle);
+                .spawn_as::<BoxEntity>(BODY, root, PeerId::SERVER);
+            let body = body.expect("a body");
+            let scene = world.server.scene_mut();
+            scene.get_mut(body).expect("here").position = spread(i, side);
+            world.bodies.push(body);
             if i % 500 == 499 {
                 world.frames(1);
             }
