@@ -23,8 +23,10 @@
 //!   one, so relevance changes every tick somewhere.
 //!
 //! Run: `cargo bench -p mf-net-benches --bench interest_scale` (about four minutes); `-- quick`,
-//! or run as a test, for 32 clients and 2000 bodies. Nothing here is asserted: the figures go
-//! to `benches/README.md`.
+//! or run as a test, for 32 clients and 2000 bodies; `ONLY_LOAD=100` (or `10`) in the
+//! environment runs only that load of the first world, for profiles and A/B runs (the server's
+//! frame is the out-of-line `server_frame`, so a profile tells it from the clients'). Nothing
+//! here is asserted: the figures go to `benches/README.md`.
 
 use std::time::{Duration, Instant};
 
@@ -209,8 +211,7 @@ impl World {
     fn tick(&mut self, all: bool) -> Duration {
         self.move_all(all);
         let start = Instant::now();
-        self.server.begin_frame(self.dt);
-        self.server.end_frame();
+        server_frame(&mut self.server, self.dt);
         let took = start.elapsed();
         for client in &mut self.clients {
             client.begin_frame(self.dt);
@@ -218,6 +219,13 @@ impl World {
         }
         took
     }
+}
+
+/// The server's frame, kept out of line so that profiles can tell it from the clients'.
+#[inline(never)]
+fn server_frame(server: &mut Mp, dt: Duration) {
+    server.begin_frame(dt);
+    server.end_frame();
 }
 
 /// Prints the median, mean, 99th percentile and worst of `ticks`; returns the median.
@@ -254,7 +262,11 @@ fn run(clients: usize, bodies: usize, every: u32, ticks: usize) -> [Duration; 2]
         start.elapsed().as_secs_f64(),
         seen / clients
     );
+    let only = only_load();
     [("100 % moving", true), ("10 % moving", false)].map(|(label, all)| {
+        if only.is_some_and(|o| o != all) {
+            return Duration::ZERO;
+        }
         // Untimed first: a load's first ticks fill each client's ring of 64 sent snapshots with
         // lists of a new size, touching fresh memory (page faults, not steady-state work).
         for _ in 0..WARM_UP {
@@ -275,6 +287,16 @@ fn run(clients: usize, bodies: usize, every: u32, ticks: usize) -> [Duration; 2]
     })
 }
 
+/// `ONLY_LOAD=100` or `ONLY_LOAD=10` runs that load of the first world alone (for profiles and
+/// A/B runs): `Some(true)` for 100 % moving.
+fn only_load() -> Option<bool> {
+    match std::env::var("ONLY_LOAD").ok()?.as_str() {
+        "100" => Some(true),
+        "10" => Some(false),
+        _ => None,
+    }
+}
+
 fn main() {
     // Run as a test (`cargo test --benches`), or asked for, it runs the small world.
     let quick = running_as_test() || std::env::args().any(|a| a == "quick");
@@ -284,6 +306,9 @@ fn main() {
         (256, 10_000, 150)
     };
     let base = run(clients, bodies, 30, ticks);
+    if only_load().is_some() {
+        return;
+    }
     run(clients, bodies, 3, ticks);
     // Twice the world at the same density: each client sees as much as before.
     let doubled = run(clients, bodies * 2, 30, ticks);

@@ -26,10 +26,20 @@ impl PacketPool {
         }
     }
 
-    /// A buffer holding a copy of `data`, reusing a pooled buffer when there is one.
+    /// The least capacity a buffer grows to: every datagram up to a typical MTU fits it.
+    pub(crate) const MIN_GROWN: usize = 2048;
+
+    /// A buffer holding a copy of `data`, reusing a pooled buffer when there is one. A buffer
+    /// too small grows to the power of two above `data` (at least
+    /// [`MIN_GROWN`](Self::MIN_GROWN)), not to `data`'s exact size: buffers are reused last in,
+    /// first out whatever size they were grown for, so exact sizes would grow again each time a
+    /// larger packet came after a smaller one, allocating in a steady state of mixed sizes.
     pub(crate) fn take(&mut self, data: &[u8]) -> Vec<u8> {
         let mut buf = self.free.pop().unwrap_or_default();
         buf.clear();
+        if buf.capacity() < data.len() {
+            buf.reserve_exact(data.len().next_power_of_two().max(Self::MIN_GROWN));
+        }
         buf.extend_from_slice(data);
         buf
     }
@@ -89,6 +99,23 @@ mod tests {
         assert_eq!(b, b"hey");
         assert_eq!(b.as_ptr(), ptr, "the pooled buffer is reused");
         assert_eq!(pool.len(), 0);
+    }
+
+    #[test]
+    fn a_buffer_grows_to_a_size_class_so_mixed_sizes_stop_growing_it() {
+        let mut pool = PacketPool::new();
+        let small = pool.take(&[1; 40]);
+        assert!(small.capacity() >= PacketPool::MIN_GROWN);
+        pool.give(small);
+        // Every packet up to the class fits the buffer grown for the small one.
+        for len in [600, 1400, PacketPool::MIN_GROWN] {
+            let buf = pool.take(&vec![2; len]);
+            assert_eq!(buf.capacity(), PacketPool::MIN_GROWN, "{len} bytes");
+            pool.give(buf);
+        }
+        let large = pool.take(&[3; 5000]);
+        assert_eq!(large.capacity(), 8192);
+        assert_eq!(&large[..], &[3; 5000][..]);
     }
 
     #[test]

@@ -151,6 +151,18 @@ impl<T> SlotTable<T> {
         }
     }
 
+    /// Hints the processor to bring `key`'s slot into the cache (see
+    /// [`PerSlot::prefetch`](crate::replication::server::per_slot::PerSlot::prefetch)).
+    #[inline]
+    pub(crate) fn prefetch(&self, key: Key<T>) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(slot) = self.slots.get(key.slot()) {
+            safe_arch::prefetch_t0(slot);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+
     /// [`get`](Self::get), mutably.
     #[inline]
     pub(crate) fn get_mut(&mut self, key: Key<T>) -> Option<&mut T> {

@@ -11,7 +11,7 @@ use crate::replication::server::node_states::NodeStates;
 use crate::replication::server::node_table::{
     Group, GroupKey, GroupTable, NetNode, NodeKey, NodeTable,
 };
-use crate::replication::server::per_slot::PerSlot;
+use crate::replication::server::per_slot::{PerSlot, PREFETCH_AHEAD};
 use crate::replication::server::send_state::{wants, NodeSend};
 use crate::replication::shared::protocol::SNAPSHOT_TRUNCATED;
 use crate::replication::Audience;
@@ -80,7 +80,11 @@ pub(crate) fn write(
         tiers: client.tiered.then_some(&client.vis),
         tick,
     };
+    let mut ahead = after.iter().chain(before).skip(PREFETCH_AHEAD);
     for &key in after.iter().chain(before) {
+        if let Some(&next) = ahead.next() {
+            walk.prefetch(next);
+        }
         let Some(Wanted {
             node,
             since,
@@ -204,6 +208,13 @@ struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
+    /// Asks the processor for what [`entry`](Self::entry) will read of `key`.
+    #[inline(always)]
+    fn prefetch(&self, key: NodeKey) {
+        self.acks.prefetch(key);
+        self.nodes.prefetch(key);
+    }
+
     /// The entry the snapshot writes for the node `key`, or `None`: it is gone, its group's
     /// update period skips this tick (its changes wait for a later one), or it has nothing to
     /// send (a pending list the last refresh kept whole may hold it).
