@@ -32,6 +32,40 @@
 //! assert!((back - 12.345).abs() <= Q.step() as f32 / 2.0);
 //! assert!(12.345f32.quantized_eq(&12.3451, &Q)); // same bucket
 //! ```
+//!
+//! ## Deltas at the bit level
+//!
+//! For bit-packed snapshots, a quantized value can also be coded against a baseline the
+//! receiver holds: the difference of bucket indexes, which both ends turn back into the same
+//! indexes ([`Quantization::write_delta`], [`Quantization::write_rotation_delta`]). Every
+//! encoding is canonical: the writer always picks the shortest form its grammar
+//! allows for a value, and the reader refuses any other form
+//! ([`DecodeError::NonCanonical`]), so that re-encoding whatever was decoded gives the same
+//! bits. Bits are written with [`BitWriter`](crate::wire::BitWriter) (least significant
+//! first).
+//!
+//! **Vectors and scalars** (`n` components of `b` bits, [`Quantization::new`]): a 2-bit class,
+//! then one field per component:
+//!
+//! | class | per component | used when |
+//! | --- | --- | --- |
+//! | 0 | zig-zag difference in 3 bits | every difference is within −4..=3 |
+//! | 1 | zig-zag difference in 5 bits | within −16..=15 |
+//! | 2 | zig-zag difference in 8 bits | within −128..=127 |
+//! | 3 | the index in `b` bits | otherwise, or a class would be no narrower than `b` |
+//!
+//! A difference is taken modulo 2³² (`now − base`, read as an `i32`), so every pair of
+//! indexes has one. A 16-bit `Vec3` moving up to 3 steps a tick on two axes takes 11 bits.
+//!
+//! **Rotations** ([`Quantization::smallest_three`] with `n` bits, packed as
+//! [`QuantizeRotation`] documents): a `1` when the largest component
+//! is the baseline's and each of the three differences fits `n − 2` zig-zag bits, then per
+//! component `0` (unchanged), `1 0` and `⌈n/2⌉` bits, or `1 1` and `n − 2` bits (the narrowest
+//! that holds it); otherwise a `0` and the whole `2 + 3n`-bit encoding. At `n = 12`, against
+//! 38 bits absolute: 25 bits when the three components each move a few steps, 11 when one
+//! does.
+
+mod delta;
 
 use std::ops::RangeInclusive;
 

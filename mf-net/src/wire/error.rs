@@ -12,6 +12,9 @@ pub enum DecodeError {
     EndOfStream,
     /// A message's fields were read and bytes were left over.
     TrailingBytes,
+    /// A bit-packed message's fields were read and the padding bits after them, up to the
+    /// next byte, are not all zero ([`BitReader::finish`](super::BitReader::finish)).
+    NonZeroPadding,
     /// A varint longer than its type's encoding (5 bytes for 32 bits, 10 for 64), with a
     /// redundant last byte, or whose value does not fit the type.
     BadVarint,
@@ -36,6 +39,10 @@ pub enum DecodeError {
     /// A quantized value past its last bucket, or a smallest-three rotation with padding bits
     /// set or a component past its last bucket.
     BadQuantized,
+    /// A bit-packed value in another form than the one its encoder writes for it (a wider
+    /// delta class than needed, an absolute value where a delta fits): refused so that every
+    /// accepted input re-encodes to the same bits.
+    NonCanonical,
     /// A replicated state's change mask with bits past the type's last member.
     BadMask,
     /// A value its type refuses: what hand-written [`NetCodec`](crate::codec::NetCodec)
@@ -76,6 +83,7 @@ impl fmt::Display for DecodeError {
         match self {
             DecodeError::EndOfStream => f.write_str("unexpected end of stream"),
             DecodeError::TrailingBytes => f.write_str("trailing bytes after the message"),
+            DecodeError::NonZeroPadding => f.write_str("non-zero padding bits after the message"),
             DecodeError::BadVarint => f.write_str("overlong or overflowing varint"),
             DecodeError::CountPastEnd => f.write_str("length or count larger than the bytes left"),
             DecodeError::StringTooLong { len, limit } => {
@@ -86,6 +94,7 @@ impl fmt::Display for DecodeError {
             DecodeError::OutOfRange => f.write_str("number out of range for its type"),
             DecodeError::UnknownVariant(tag) => write!(f, "unknown enum variant {tag}"),
             DecodeError::BadQuantized => f.write_str("quantized value past its last bucket"),
+            DecodeError::NonCanonical => f.write_str("bit-packed value in a non-canonical form"),
             DecodeError::BadMask => f.write_str("change mask has bits past the last member"),
             DecodeError::InvalidValue => f.write_str("bytes do not form a valid value"),
             DecodeError::BadReference => {

@@ -1,15 +1,34 @@
-//! The byte-level wire: a reusable [`NetWriter`] and a strict [`NetReader`].
+//! The wire: a reusable [`NetWriter`] and a strict [`NetReader`] for bytes, and their bit-level
+//! counterparts [`BitWriter`] and [`BitReader`].
 //!
 //! Everything is little-endian. Variable-length integers are LEB128 (7 bits per byte, low
 //! groups first); signed varints are zig-zag encoded first so small negative numbers stay short.
 //! Strings are a varint UTF-8 byte count followed by the bytes.
 //!
 //! The reader never panics: every read returns `Result<_, DecodeError>`.
+//!
+//! # Bit-level I/O
+//!
+//! [`BitWriter`] and [`BitReader`] pack values of 0 to 64 bits for bit-packed formats, as
+//! [`NetWriter`] and [`NetReader`] do bytes. Bits are packed least significant first into a
+//! little-endian byte stream: bit `i` of the stream is bit `i % 8` of byte `i / 8`, and a value
+//! of `k` bits takes the next `k` stream bits, its least significant bit first. A finished
+//! stream is padded with zero bits to a whole byte; the reader refuses non-zero padding.
+//!
+//! [`BitWriter::write_gamma`] codes any `u32` `v` (0 included) as the Elias gamma code of
+//! `x = v + 1`: with `n = ⌊log2 x⌋` (0 to 32), `n` zero bits, a one bit (the leading one of
+//! `x`), then the `n` bits of `x` below its leading one, least significant first. That is
+//! `2n + 1` bits ([`gamma_bits`]): 1 bit for 0, 3 for 1 and 2, 5 for 3 to 6, at most 65 (for
+//! `u32::MAX`). For example `v = 5`: `x = 6 = 0b110`, `n = 2`, stream bits `0 0 1 0 1`, the
+//! byte `0x14`. Each value has exactly one code, so every code a [`BitReader`] accepts
+//! re-encodes to the same bits.
 
+mod bits;
 mod error;
 mod reader;
 mod writer;
 
+pub use bits::{gamma_bits, BitReader, BitWriter};
 pub use error::{DecodeError, ProtocolViolation};
 pub use reader::NetReader;
 pub use writer::NetWriter;

@@ -1,0 +1,570 @@
+//! Quantized values coded at the bit level against a baseline: the difference of bucket
+//! indexes from a value the receiver holds, which both ends turn back into the same indexes.
+//!
+//! The grammar is in the [`quantize` module documentation](super#deltas-at-the-bit-level).
+
+use crate::codec::quantize::{Buckets, Quantization, SMALLEST_THREE_BITS};
+use crate::wire::{unzigzag32, zigzag32, BitReader, BitWriter, DecodeError};
+
+/// The zig-zag widths of the delta classes 0, 1 and 2 of a vector; class 3 is absolute.
+const CLASS_WIDTHS: [u32; 3] = [3, 5, 8];
+/// The class of an absolute vector.
+const ABSOLUTE: u64 = 3;
+
+/// The zig-zag difference of index `now` from `base`, modulo 2³².
+#[inline]
+fn difference(base: u32, now: u32) -> u32 {
+    #[allow(clippy::cast_possible_wrap)]
+    zigzag32(now.wrapping_sub(base) as i32)
+}
+
+/// The index a zig-zag difference `zz` leads to from `base`, modulo 2³².
+#[inline]
+fn apply(base: u32, zz: u32) -> u32 {
+    #[allow(clippy::cast_sign_loss)]
+    base.wrapping_add(unzigzag32(zz) as u32)
+}
+
+/// Whether `zz` fits `width` bits.
+#[inline]
+fn fits(zz: u32, width: u32) -> bool {
+    u64::from(zz) >> width == 0
+}
+
+impl Quantization {
+    /// The narrowest delta class holding every difference `zz`, if one is narrower than the
+    /// index itself.
+    fn delta_class(&self, zz: &[u32]) -> Option<usize> {
+        let widest = zz.iter().copied().max().unwrap_or(0);
+        CLASS_WIDTHS
+            .iter()
+            .position(|&width| fits(widest, width))
+            .filter(|&class| CLASS_WIDTHS[class] < self.bits)
+    }
+
+    /// Appends the first `components` (1 to 4) bucket indexes of `now` coded against `base`
+    /// (see [the grammar](super#deltas-at-the-bit-level)). For a rotation's packed encoding use
+    /// [`write_rotation_delta`](Self::write_rotation_delta).
+    pub fn write_delta(&self, base: &Buckets, now: &Buckets, components: usize, w: &mut BitWriter) {
+        let n = components.min(4);
+        let zz: [u32; 4] = std::array::from_fn(|i| difference(base.0[i], now.0[i]));
+        match self.delta_class(&zz[..n]) {
+            Some(class) => {
+                w.write_bits(class as u64, 2);
+                for &d in &zz[..n] {
+                    w.write_bits(u64::from(d), CLASS_WIDTHS[class]);
+                }
+            }
+            None => {
+                w.write_bits(ABSOLUTE, 2);
+                for &index in &now.0[..n] {
+                    w.write_bits(u64::from(index), self.bits);
+                }
+            }
+        }
+    }
+
+    /// Reads what [`write_delta`](Self::write_delta) wrote against the same `base`, refusing
+    /// an index past the last bucket ([`DecodeError::BadQuantized`]) and any form other than
+    /// the one the writer picks ([`DecodeError::NonCanonical`]).
+    pub fn read_delta(
+        &self,
+        base: &Buckets,
+        components: usize,
+        r: &mut BitReader<'_>,
+    ) -> Result<Buckets, DecodeError> {
+        let n = components.min(4);
+        let class = r.read_bits(2)?;
+        let mut now = Buckets::default();
+        let mut zz = [0u32; 4];
+        #[allow(clippy::cast_possible_truncation)]
+        let width = CLASS_WIDTHS.get(class as usize).copied();
+        for ((k, d), &from) in now.0.iter_mut().zip(&mut zz).zip(&base.0).take(n) {
+            #[allow(clippy::cast_possible_truncation)]
+            match width {
+                None => {
+                    *k = r.read_bits(self.bits)? as u32;
+                    *d = difference(from, *k);
+                }
+                Some(width) => {
+                    *d = r.read_bits(width)? as u32;
+                    *k = apply(from, *d);
+                }
+            }
+        }
+        if now.0[..n].iter().any(|&index| index > self.max_index()) {
+            return Err(DecodeError::BadQuantized);
+        }
+        let canonical = match self.delta_class(&zz[..n]) {
+            Some(narrowest) => narrowest as u64 == class,
+            None => class == ABSOLUTE,
+        };
+        match canonical {
+            true => Ok(now),
+            false => Err(DecodeError::NonCanonical),
+        }
+    }
+
+    /// Bits per component of a rotation (those of a
+    /// [`smallest_three`](Self::smallest_three) quantization: 9 to 16).
+    fn rotation_bits(&self) -> u32 {
+        self.bits
+            .clamp(*SMALLEST_THREE_BITS.start(), *SMALLEST_THREE_BITS.end())
+    }
+
+    /// The widths of a rotation component's short and long differences.
+    fn rotation_widths(&self) -> [u32; 2] {
+        let n = self.rotation_bits();
+        [n.div_ceil(2), n - 2]
+    }
+
+    /// Appends the packed smallest-three rotation `now` coded against `base` (see
+    /// [the grammar](super#deltas-at-the-bit-level)); `self` is a [`smallest_three`](Self::smallest_three)
+    /// quantization.
+    pub fn write_rotation_delta(&self, base: &Buckets, now: &Buckets, w: &mut BitWriter) {
+        let (base, now) = (Rotation::of(self, base), Rotation::of(self, now));
+        let Some(zz) = self.rotation_differences(&base, &now) else {
+            w.write_bit(false);
+            return w.write_bits(now.packed, 2 + 3 * self.rotation_bits());
+        };
+        w.write_bit(true);
+        let [short, long] = self.rotation_widths();
+        for d in zz {
+            if d == 0 {
+                w.write_bit(false);
+            } else if fits(d, short) {
+                w.write_bits(0b01, 2);
+                w.write_bits(u64::from(d), short);
+            } else {
+                w.write_bits(0b11, 2);
+                w.write_bits(u64::from(d), long);
+            }
+        }
+    }
+
+    /// The zig-zag differences of `now`'s three components from `base`'s, if `now` can be
+    /// coded as a delta: same largest component, every difference within the long width.
+    fn rotation_differences(&self, base: &Rotation, now: &Rotation) -> Option<[u32; 3]> {
+        if base.largest != now.largest {
+            return None;
+        }
+        let zz = [0, 1, 2].map(|i| difference(base.components[i], now.components[i]));
+        let [_, long] = self.rotation_widths();
+        zz.iter().all(|&d| fits(d, long)).then_some(zz)
+    }
+
+    /// Reads what [`write_rotation_delta`](Self::write_rotation_delta) wrote against the same
+    /// `base`, refusing a component past the last bucket ([`DecodeError::BadQuantized`]) and
+    /// any form other than the one the writer picks ([`DecodeError::NonCanonical`]).
+    pub fn read_rotation_delta(
+        &self,
+        base: &Buckets,
+        r: &mut BitReader<'_>,
+    ) -> Result<Buckets, DecodeError> {
+        let base = Rotation::of(self, base);
+        let now = match r.read_bit()? {
+            false => Rotation::of_packed(self, r.read_bits(2 + 3 * self.rotation_bits())?),
+            true => self.read_rotation_components(&base, r)?,
+        };
+        if now.components.iter().any(|&k| k > self.rotation_top()) {
+            return Err(DecodeError::BadQuantized);
+        }
+        let delta = self.rotation_differences(&base, &now).is_some();
+        if delta != now.was_delta {
+            return Err(DecodeError::NonCanonical);
+        }
+        Ok(now.buckets(self))
+    }
+
+    /// Reads the three component differences of a rotation delta from `base`.
+    fn read_rotation_components(
+        &self,
+        base: &Rotation,
+        r: &mut BitReader<'_>,
+    ) -> Result<Rotation, DecodeError> {
+        let [short, long] = self.rotation_widths();
+        let mut now = Rotation {
+            was_delta: true,
+            ..*base
+        };
+        for (k, &from) in now.components.iter_mut().zip(&base.components) {
+            let d = if !r.read_bit()? {
+                0
+            } else if !r.read_bit()? {
+                read_wider_than(r, short, 0)?
+            } else {
+                read_wider_than(r, long, short)?
+            };
+            *k = apply(from, d);
+        }
+        Ok(now)
+    }
+
+    /// The largest component index of a smallest-three rotation, `2^bits − 2`.
+    fn rotation_top(&self) -> u32 {
+        #[allow(clippy::cast_possible_truncation)]
+        let top = (1u64 << self.rotation_bits()) - 2;
+        top as u32
+    }
+}
+
+/// Reads a zig-zag difference of `width` bits that a narrower field (`narrower` bits, or the
+/// one-bit "unchanged" when 0) could not have held.
+fn read_wider_than(r: &mut BitReader<'_>, width: u32, narrower: u32) -> Result<u32, DecodeError> {
+    #[allow(clippy::cast_possible_truncation)]
+    let d = r.read_bits(width)? as u32;
+    match fits(d, narrower) {
+        true => Err(DecodeError::NonCanonical),
+        false => Ok(d),
+    }
+}
+
+/// A packed smallest-three rotation taken apart.
+#[derive(Debug, Clone, Copy)]
+struct Rotation {
+    /// The index of the largest component (dropped from the encoding).
+    largest: u64,
+    /// The other three, as bucket indexes.
+    components: [u32; 3],
+    /// The packed encoding it came from.
+    packed: u64,
+    /// Whether it was read as a delta.
+    was_delta: bool,
+}
+
+impl Rotation {
+    /// The rotation a shadow state keeps (packed in the first two slots).
+    fn of(q: &Quantization, b: &Buckets) -> Self {
+        Self::of_packed(q, u64::from(b.0[0]) | u64::from(b.0[1]) << 32)
+    }
+
+    /// Takes `packed` apart (`2 + 3 · bits` bits; any above are ignored).
+    fn of_packed(q: &Quantization, packed: u64) -> Self {
+        let n = q.rotation_bits();
+        let mask = (1u64 << n) - 1;
+        #[allow(clippy::cast_possible_truncation)]
+        let components = [0, 1, 2].map(|i| (packed >> (2 + i * n) & mask) as u32);
+        Self {
+            largest: packed & 3,
+            components,
+            packed,
+            was_delta: false,
+        }
+    }
+
+    /// Packs it again, as a shadow state keeps it.
+    fn buckets(&self, q: &Quantization) -> Buckets {
+        let mut packed = self.largest;
+        for (i, &k) in (0u32..).zip(&self.components) {
+            packed |= u64::from(k) << (2 + i * q.rotation_bits());
+        }
+        #[allow(clippy::cast_possible_truncation)]
+        Buckets([packed as u32, (packed >> 32) as u32, 0, 0])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const POSITION: Quantization = Quantization::new(-512.0, 512.0, 16);
+    const ROTATION: Quantization = Quantization::smallest_three(12);
+
+    fn b(indexes: [u32; 3]) -> Buckets {
+        Buckets([indexes[0], indexes[1], indexes[2], 0])
+    }
+
+    /// A packed 12-bit smallest-three rotation.
+    fn rot(largest: u64, c: [u32; 3]) -> Buckets {
+        let r = Rotation {
+            largest,
+            components: c,
+            packed: 0,
+            was_delta: false,
+        };
+        r.buckets(&ROTATION)
+    }
+
+    /// `now` coded against `base`: its bytes and bit length; checks that it reads back.
+    fn vector(q: &Quantization, base: [u32; 3], now: [u32; 3]) -> (Vec<u8>, usize) {
+        let mut w = BitWriter::new();
+        q.write_delta(&b(base), &b(now), 3, &mut w);
+        let bits = w.bit_len();
+        let bytes = w.finish().to_vec();
+        let mut r = BitReader::new(&bytes);
+        assert_eq!(q.read_delta(&b(base), 3, &mut r), Ok(b(now)));
+        assert_eq!(r.finish(), Ok(()));
+        (bytes, bits)
+    }
+
+    fn rotation(base: Buckets, now: Buckets) -> (Vec<u8>, usize) {
+        let mut w = BitWriter::new();
+        ROTATION.write_rotation_delta(&base, &now, &mut w);
+        let bits = w.bit_len();
+        let bytes = w.finish().to_vec();
+        let mut r = BitReader::new(&bytes);
+        assert_eq!(ROTATION.read_rotation_delta(&base, &mut r), Ok(now));
+        assert_eq!(r.finish(), Ok(()));
+        (bytes, bits)
+    }
+
+    /// Bits written one `(value, width)` field after the other.
+    fn fields(fields: &[(u64, u32)]) -> Vec<u8> {
+        let mut w = BitWriter::new();
+        for &(value, width) in fields {
+            w.write_bits(value, width);
+        }
+        w.finish().to_vec()
+    }
+
+    #[test]
+    fn vector_classes_golden() {
+        // +2, 0, −3 steps: class 0, zig-zag 4, 0, 5 in 3 bits each.
+        let (bytes, bits) = vector(&POSITION, [100, 200, 300], [102, 200, 297]);
+        assert_eq!((bytes.as_slice(), bits), (&[0x10, 0x05][..], 11));
+        // −10: class 1 (zig-zag 19 in 5 bits).
+        let (bytes, bits) = vector(&POSITION, [100, 200, 300], [90, 200, 300]);
+        assert_eq!(bits, 17);
+        assert_eq!(bytes, fields(&[(1, 2), (19, 5), (0, 5), (0, 5)]));
+        // +100: class 2 (zig-zag 200 in 8 bits).
+        let (bytes, bits) = vector(&POSITION, [100, 200, 300], [100, 300, 300]);
+        assert_eq!(
+            (bytes, bits),
+            (fields(&[(2, 2), (0, 8), (200, 8), (0, 8)]), 26)
+        );
+        // +128 is past class 2: absolute, 16 bits each.
+        let (bytes, bits) = vector(&POSITION, [100, 200, 300], [228, 200, 300]);
+        assert_eq!(
+            (bytes, bits),
+            (fields(&[(3, 2), (228, 16), (200, 16), (300, 16)]), 50)
+        );
+    }
+
+    #[test]
+    fn narrow_quantizations_and_wrapping() {
+        // 3 bits: no class is narrower than the index, so every value is absolute.
+        let q = Quantization::new(0.0, 1.0, 3);
+        assert_eq!(vector(&q, [1, 2, 3], [2, 2, 3]).1, 2 + 9);
+        // 5 bits: only class 0 is narrower.
+        let q = Quantization::new(0.0, 1.0, 5);
+        assert_eq!(vector(&q, [1, 2, 3], [2, 2, 3]).1, 2 + 9);
+        assert_eq!(vector(&q, [1, 2, 3], [31, 2, 3]).1, 2 + 15);
+        // 32 bits: differences wrap, both ways.
+        let q = Quantization::new(0.0, 1.0, 32);
+        assert_eq!(vector(&q, [0, u32::MAX, 7], [u32::MAX, 0, 7]).1, 2 + 9);
+        // A difference leading past the last bucket of 16 bits.
+        let bytes = fields(&[(0, 2), (1, 3), (0, 3), (0, 3)]);
+        let read = POSITION.read_delta(&b([0, 0, 0]), 3, &mut BitReader::new(&bytes));
+        assert_eq!(read, Err(DecodeError::BadQuantized));
+    }
+
+    #[test]
+    fn vector_forms_the_writer_does_not_pick_are_refused() {
+        let base = b([100, 200, 300]);
+        for (form, why) in [
+            (
+                fields(&[(1, 2), (4, 5), (0, 5), (0, 5)]),
+                "class 1 where 0 fits",
+            ),
+            (
+                fields(&[(2, 2), (4, 8), (0, 8), (0, 8)]),
+                "class 2 where 0 fits",
+            ),
+            (
+                fields(&[(3, 2), (102, 16), (200, 16), (300, 16)]),
+                "absolute where 0 fits",
+            ),
+            (
+                fields(&[(3, 2), (100, 16), (200, 16), (300, 16)]),
+                "absolute for no change",
+            ),
+        ] {
+            let read = POSITION.read_delta(&base, 3, &mut BitReader::new(&form));
+            assert_eq!(read, Err(DecodeError::NonCanonical), "{why}");
+        }
+        let q = Quantization::new(0.0, 1.0, 5);
+        let form = fields(&[(1, 2), (9, 5)]);
+        let read = q.read_delta(&b([10, 0, 0]), 1, &mut BitReader::new(&form));
+        assert_eq!(
+            read,
+            Err(DecodeError::NonCanonical),
+            "class 1 as wide as 5 bits"
+        );
+        let read = POSITION.read_delta(&base, 3, &mut BitReader::new(&[0x10]));
+        assert_eq!(read, Err(DecodeError::EndOfStream));
+    }
+
+    #[test]
+    fn rotation_golden() {
+        let base = rot(3, [2047, 2047, 2047]);
+        // Unchanged, +3 (zig-zag 6: short), −57 (zig-zag 113: long).
+        let (bytes, bits) = rotation(base, rot(3, [2047, 2050, 1990]));
+        assert_eq!(bits, 1 + 1 + (2 + 6) + (2 + 10));
+        assert_eq!(
+            bytes,
+            fields(&[(1, 1), (0, 1), (0b01, 2), (6, 6), (0b11, 2), (113, 10)])
+        );
+        // Another largest component: absolute, 2 + 36 bits.
+        let now = rot(1, [2047, 2050, 1990]);
+        let (bytes, bits) = rotation(base, now);
+        assert_eq!(bits, 1 + 38);
+        let packed = u64::from(now.0[0]) | u64::from(now.0[1]) << 32;
+        assert_eq!(bytes, fields(&[(0, 1), (packed, 38)]));
+        // A difference past the long width (zig-zag 1024 > 10 bits): absolute.
+        assert_eq!(rotation(base, rot(3, [2559, 2047, 2047])).1, 39);
+        assert_eq!(rotation(base, rot(3, [2558, 2047, 2047])).1, 1 + 12 + 2);
+    }
+
+    #[test]
+    fn rotation_forms_the_writer_does_not_pick_are_refused() {
+        let base = rot(3, [2047, 2047, 2047]);
+        let refused = |form: Vec<u8>, error, why: &str| {
+            let read = ROTATION.read_rotation_delta(&base, &mut BitReader::new(&form));
+            assert_eq!(read, Err(error), "{why}");
+        };
+        let nc = DecodeError::NonCanonical;
+        refused(
+            fields(&[(1, 1), (0b01, 2), (0, 6), (0, 2)]),
+            nc,
+            "short zero",
+        );
+        refused(
+            fields(&[(1, 1), (0b11, 2), (63, 10), (0, 2)]),
+            nc,
+            "long where short fits",
+        );
+        let same = u64::from(base.0[0]) | u64::from(base.0[1]) << 32;
+        refused(
+            fields(&[(0, 1), (same, 38)]),
+            nc,
+            "absolute where a delta fits",
+        );
+        // −2048 from 2047 wraps past the first bucket; 4095 is past the last one.
+        let past = fields(&[(1, 1), (0b11, 2), (511, 10), (0, 2)]);
+        let read = ROTATION.read_rotation_delta(&rot(3, [0, 0, 0]), &mut BitReader::new(&past));
+        assert_eq!(read, Err(DecodeError::BadQuantized));
+        let top = fields(&[(0, 1), (3 | 4095 << 2, 38)]);
+        refused(
+            top,
+            DecodeError::BadQuantized,
+            "a component past the last bucket",
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn vectors_round_trip_and_reencode(
+            bits in 1u32..=32,
+            components in 1usize..=4,
+            base in any::<[u32; 4]>(),
+            now in any::<[u32; 4]>(),
+            near in any::<[i8; 4]>(),
+            close in any::<bool>(),
+        ) {
+            let q = Quantization::new(0.0, 1.0, bits);
+            let clamp = |v: [u32; 4]| Buckets(v.map(|i| i & q.max_index()));
+            let base = clamp(base);
+            #[allow(clippy::cast_sign_loss)]
+            let now = match close {
+                true => clamp([0, 1, 2, 3].map(|i| base.0[i].wrapping_add(near[i] as u32))),
+                false => clamp(now),
+            };
+            let mut expect = now;
+            expect.0[components..].fill(0);
+            let mut w = BitWriter::new();
+            q.write_delta(&base, &now, components, &mut w);
+            let bytes = w.finish().to_vec();
+            let mut r = BitReader::new(&bytes);
+            prop_assert_eq!(q.read_delta(&base, components, &mut r), Ok(expect));
+            prop_assert_eq!(r.finish(), Ok(()));
+        }
+
+        #[test]
+        fn any_accepted_vector_bits_reencode_to_themselves(
+            bits in 1u32..=32,
+            components in 1usize..=4,
+            base in any::<[u32; 4]>(),
+            bytes in proptest::collection::vec(any::<u8>(), 0..20),
+        ) {
+            let q = Quantization::new(0.0, 1.0, bits);
+            let base = Buckets(base.map(|i| i & q.max_index()));
+            let mut r = BitReader::new(&bytes);
+            if let Ok(now) = q.read_delta(&base, components, &mut r) {
+                let used = r.bit_position();
+                let mut w = BitWriter::new();
+                q.write_delta(&base, &now, components, &mut w);
+                prop_assert_eq!(w.bit_len(), used);
+                let mut again = BitWriter::new();
+                prop_assert!(again.append_bits(&bytes, 0, used));
+                prop_assert_eq!(w.finish(), again.finish());
+            }
+        }
+
+        #[test]
+        fn any_accepted_rotation_bits_reencode_to_themselves(
+            bits in SMALLEST_THREE_BITS,
+            largest in 0u64..4,
+            base in any::<[u32; 3]>(),
+            bytes in proptest::collection::vec(any::<u8>(), 0..12),
+        ) {
+            let q = Quantization::smallest_three(bits);
+            let top = q.rotation_top();
+            let base = Rotation {
+                largest,
+                components: base.map(|k| k % (top + 1)),
+                packed: 0,
+                was_delta: false,
+            }
+            .buckets(&q);
+            let mut r = BitReader::new(&bytes);
+            if let Ok(now) = q.read_rotation_delta(&base, &mut r) {
+                let used = r.bit_position();
+                let mut w = BitWriter::new();
+                q.write_rotation_delta(&base, &now, &mut w);
+                prop_assert_eq!(w.bit_len(), used);
+                let mut again = BitWriter::new();
+                prop_assert!(again.append_bits(&bytes, 0, used));
+                prop_assert_eq!(w.finish(), again.finish());
+                // And it reads back to the same rotation.
+                let written = w.finish().to_vec();
+                prop_assert_eq!(q.read_rotation_delta(&base, &mut BitReader::new(&written)), Ok(now));
+            }
+        }
+
+        #[test]
+        fn rotations_round_trip(
+            bits in SMALLEST_THREE_BITS,
+            largest in 0u64..4,
+            other in 0u64..4,
+            base in any::<[u32; 3]>(),
+            steps in any::<[i16; 3]>(),
+        ) {
+            let q = Quantization::smallest_three(bits);
+            let top = q.rotation_top();
+            let make = |largest, c: [u32; 3]| Rotation {
+                largest,
+                components: c.map(|k| k % (top + 1)),
+                packed: 0,
+                was_delta: false,
+            }
+            .buckets(&q);
+            let from = base.map(|k| k % (top + 1));
+            #[allow(clippy::cast_sign_loss)]
+            let to = [0, 1, 2].map(|i| {
+                let k = i64::from(from[i]) + i64::from(steps[i]);
+                k.clamp(0, i64::from(top)) as u32
+            });
+            let (base, now) = (make(largest, from), make(other, to));
+            let mut w = BitWriter::new();
+            q.write_rotation_delta(&base, &now, &mut w);
+            let bytes = w.finish().to_vec();
+            let mut r = BitReader::new(&bytes);
+            prop_assert_eq!(q.read_rotation_delta(&base, &mut r), Ok(now));
+            prop_assert_eq!(r.finish(), Ok(()));
+        }
+    }
+}
