@@ -9,7 +9,8 @@
 //! Layers, bottom to top:
 //!
 //! - [`wire`]: [`NetWriter`](wire::NetWriter) / [`NetReader`](wire::NetReader), the strict
-//!   byte format;
+//!   byte format, and [`BitWriter`](wire::BitWriter) / [`BitReader`](wire::BitReader) for
+//!   bit-packed ones;
 //! - [`codec`]: [`NetCodec`](codec::NetCodec), typed values with stable schema hashes,
 //!   `#[derive(NetCodec)]`, and quantization;
 //! - [`transport`]: the [`Transport`](transport::Transport) trait, in-process loopback, a
