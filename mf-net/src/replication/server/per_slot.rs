@@ -2,7 +2,7 @@
 //! stored by slot and checked against the record's id on every access, so that a value set for
 //! a record is never read for another one that later took its slot.
 
-use crate::replication::server::slot_table::Key;
+use crate::replication::server::slot_table::{prefetch, Key};
 
 /// How many keys ahead of the one it reads a walk over scattered slots asks for the slot it
 /// will read (see [`PerSlot::prefetch`]): far enough that the line arrives in time, near
@@ -41,12 +41,7 @@ impl<T, V: Default> PerSlot<T, V> {
     /// calls it a few keys ahead of the one it reads (a no-op off x86-64).
     #[inline]
     pub(crate) fn prefetch(&self, key: Key<T>) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(entry) = self.entries.get(key.slot()) {
-            safe_arch::prefetch_t0(entry);
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = key;
+        prefetch(&self.entries, key.slot());
     }
 
     /// [`get`](Self::get), mutably.

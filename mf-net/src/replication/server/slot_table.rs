@@ -10,6 +10,18 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+/// Hints the processor to bring `items[index]` into the cache (nothing if out of bounds, or off
+/// x86-64).
+#[inline]
+pub(crate) fn prefetch<I>(items: &[I], index: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(item) = items.get(index) {
+        safe_arch::prefetch_t0(item);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (items, index);
+}
+
 /// Names one record of a [`SlotTable<T>`]: its slot and its id.
 pub(crate) struct Key<T> {
     slot: u32,
@@ -151,16 +163,10 @@ impl<T> SlotTable<T> {
         }
     }
 
-    /// Hints the processor to bring `key`'s slot into the cache (see
-    /// [`PerSlot::prefetch`](crate::replication::server::per_slot::PerSlot::prefetch)).
+    /// Hints the processor to bring `key`'s slot into the cache (see [`prefetch`]).
     #[inline]
     pub(crate) fn prefetch(&self, key: Key<T>) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(slot) = self.slots.get(key.slot()) {
-            safe_arch::prefetch_t0(slot);
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = key;
+        prefetch(&self.slots, key.slot());
     }
 
     /// [`get`](Self::get), mutably.
