@@ -4,6 +4,12 @@
 //! prepared bytes) a batch of `WIRE_BATCH` (256) values of the same encoded length, or 64
 //! strings; the counters divide by the batch, so times are per value (per string).
 //!
+//! `bit_delta`: 1000 moving boxes' quantized position (16 bits per axis) and smallest-three
+//! rotation (12 bits) coded as bit-level deltas against the previous tick (`BitWriter`,
+//! `Quantization::write_delta`, `write_rotation_delta`), and read back; next to them, the
+//! bitcode reference decoding the same boxes' plain values. Times are per box; the bits per box
+//! are printed once.
+//!
 //! Run: `cargo bench -p mf-net-benches --bench wire`.
 
 use divan::counter::{BytesCount, ItemsCount};
@@ -135,5 +141,108 @@ mod string {
                 }
                 total
             });
+    }
+}
+
+/// Bit-level deltas of the quantized box's members against the previous tick.
+#[divan::bench_group(sample_count = 1000, min_time = 0.5, max_time = 3)]
+mod bit_delta {
+    use mf_net::codec::quantize::{Buckets, Quantization, Quantize, QuantizeRotation};
+    use mf_net::wire::{BitReader, BitWriter};
+    use mf_net_benches::{spawn_boxes, step, Motion, PlainBox};
+
+    use super::*;
+
+    const BOXES: usize = 1000;
+    /// The quantized bench box's members (`QuantizedBox`).
+    const POSITION: Quantization = Quantization::new(-1000.0, 1000.0, 16);
+    const ROTATION: Quantization = Quantization::smallest_three(12);
+
+    /// Each box's (position, rotation) buckets at frame 10 (the baseline) and 11.
+    struct Ticks {
+        base: Vec<(Buckets, Buckets)>,
+        now: Vec<(Buckets, Buckets)>,
+        plain: Vec<PlainBox>,
+    }
+
+    fn ticks() -> Ticks {
+        let mut boxes = spawn_boxes(BOXES);
+        let buckets = |boxes: &[mf_net_benches::BoxEntity]| -> Vec<(Buckets, Buckets)> {
+            let wire = |b: &mf_net_benches::BoxEntity| {
+                (
+                    Quantize::to_wire(&b.position, &POSITION),
+                    QuantizeRotation::to_wire(&b.rotation, &ROTATION),
+                )
+            };
+            boxes.iter().map(wire).collect()
+        };
+        step(&mut boxes, 10, Motion::All);
+        let base = buckets(&boxes);
+        step(&mut boxes, 11, Motion::All);
+        let plain = boxes.iter().map(PlainBox::from).collect();
+        Ticks {
+            base,
+            now: buckets(&boxes),
+            plain,
+        }
+    }
+
+    fn encode(t: &Ticks, w: &mut BitWriter) {
+        w.clear();
+        for ((bp, br), (np, nr)) in t.base.iter().zip(&t.now) {
+            POSITION.write_delta(bp, np, 3, w);
+            ROTATION.write_rotation_delta(br, nr, w);
+        }
+    }
+
+    #[divan::bench]
+    fn encode_boxes(bencher: Bencher<'_, '_>) {
+        let t = ticks();
+        let mut w = BitWriter::with_capacity(BOXES * 8);
+        encode(&t, &mut w);
+        #[allow(clippy::cast_precision_loss)]
+        let per_box = w.bit_len() as f64 / BOXES as f64;
+        println!(
+            "bit_delta: {per_box:.1} bits ({:.2} B) per box",
+            per_box / 8.0
+        );
+        bencher.counter(ItemsCount::new(BOXES)).bench_local(|| {
+            encode(black_box(&t), &mut w);
+            w.bit_len()
+        });
+    }
+
+    #[divan::bench]
+    fn decode_boxes(bencher: Bencher<'_, '_>) {
+        let t = ticks();
+        let mut w = BitWriter::new();
+        encode(&t, &mut w);
+        let bytes = w.finish().to_vec();
+        bencher.counter(ItemsCount::new(BOXES)).bench_local(|| {
+            let mut r = BitReader::new(black_box(&bytes));
+            let mut sum = 0u32;
+            for (bp, br) in &t.base {
+                let p = POSITION.read_delta(bp, 3, &mut r).expect("valid delta");
+                let q = ROTATION
+                    .read_rotation_delta(br, &mut r)
+                    .expect("valid delta");
+                sum = sum.wrapping_add(u32::from(p == q));
+            }
+            sum
+        });
+    }
+
+    /// The reference: bitcode decoding the same boxes' plain values (position, rotation and
+    /// health as floats and an integer).
+    #[divan::bench]
+    fn bitcode_decode_boxes(bencher: Bencher<'_, '_>) {
+        let t = ticks();
+        let mut buffer = bitcode::Buffer::new();
+        let bytes = buffer.encode(&t.plain).to_vec();
+        let _: Vec<PlainBox> = buffer.decode(&bytes).expect("valid bitcode");
+        bencher.counter(ItemsCount::new(BOXES)).bench_local(|| {
+            let decoded: Vec<PlainBox> = buffer.decode(black_box(&bytes)).expect("valid bitcode");
+            decoded
+        });
     }
 }
