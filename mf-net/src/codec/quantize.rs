@@ -245,14 +245,12 @@ pub struct Buckets([u32; 4]);
 
 impl Buckets {
     /// A packed 64-bit encoding (a smallest-three rotation), in the first two slots.
-    #[cfg(feature = "glam")]
     fn packed(value: u64) -> Self {
         #[allow(clippy::cast_possible_truncation)]
         Self([value as u32, (value >> 32) as u32, 0, 0])
     }
 
     /// The packed encoding [`packed`](Self::packed) stored.
-    #[cfg(feature = "glam")]
     fn packed_value(self) -> u64 {
         u64::from(self.0[0]) | u64::from(self.0[1]) << 32
     }

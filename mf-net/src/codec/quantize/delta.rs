@@ -122,10 +122,11 @@ impl Quantization {
     /// [the grammar](super#deltas-at-the-bit-level)); `self` is a [`smallest_three`](Self::smallest_three)
     /// quantization.
     pub fn write_rotation_delta(&self, base: &Buckets, now: &Buckets, w: &mut BitWriter) {
+        let packed = now.packed_value();
         let (base, now) = (Rotation::of(self, base), Rotation::of(self, now));
         let Some(zz) = self.rotation_differences(&base, &now) else {
             w.write_bit(false);
-            return w.write_bits(now.packed, 2 + 3 * self.rotation_bits());
+            return w.write_bits(packed, 2 + 3 * self.rotation_bits());
         };
         w.write_bit(true);
         let [short, long] = self.rotation_widths();
@@ -162,15 +163,15 @@ impl Quantization {
         r: &mut BitReader<'_>,
     ) -> Result<Buckets, DecodeError> {
         let base = Rotation::of(self, base);
-        let now = match r.read_bit()? {
+        let delta = r.read_bit()?;
+        let now = match delta {
             false => Rotation::of_packed(self, r.read_bits(2 + 3 * self.rotation_bits())?),
             true => self.read_rotation_components(&base, r)?,
         };
         if now.components.iter().any(|&k| k > self.rotation_top()) {
             return Err(DecodeError::BadQuantized);
         }
-        let delta = self.rotation_differences(&base, &now).is_some();
-        if delta != now.was_delta {
+        if self.rotation_differences(&base, &now).is_some() != delta {
             return Err(DecodeError::NonCanonical);
         }
         Ok(now.buckets(self))
@@ -183,10 +184,7 @@ impl Quantization {
         r: &mut BitReader<'_>,
     ) -> Result<Rotation, DecodeError> {
         let [short, long] = self.rotation_widths();
-        let mut now = Rotation {
-            was_delta: true,
-            ..*base
-        };
+        let mut now = *base;
         for (k, &from) in now.components.iter_mut().zip(&base.components) {
             let d = if !r.read_bit()? {
                 0
@@ -226,16 +224,12 @@ struct Rotation {
     largest: u64,
     /// The other three, as bucket indexes.
     components: [u32; 3],
-    /// The packed encoding it came from.
-    packed: u64,
-    /// Whether it was read as a delta.
-    was_delta: bool,
 }
 
 impl Rotation {
     /// The rotation a shadow state keeps (packed in the first two slots).
     fn of(q: &Quantization, b: &Buckets) -> Self {
-        Self::of_packed(q, u64::from(b.0[0]) | u64::from(b.0[1]) << 32)
+        Self::of_packed(q, b.packed_value())
     }
 
     /// Takes `packed` apart (`2 + 3 · bits` bits; any above are ignored).
@@ -247,8 +241,6 @@ impl Rotation {
         Self {
             largest: packed & 3,
             components,
-            packed,
-            was_delta: false,
         }
     }
 
@@ -258,8 +250,7 @@ impl Rotation {
         for (i, &k) in (0u32..).zip(&self.components) {
             packed |= u64::from(k) << (2 + i * q.rotation_bits());
         }
-        #[allow(clippy::cast_possible_truncation)]
-        Buckets([packed as u32, (packed >> 32) as u32, 0, 0])
+        Buckets::packed(packed)
     }
 }
 
@@ -283,8 +274,6 @@ mod tests {
         let r = Rotation {
             largest,
             components: c,
-            packed: 0,
-            was_delta: false,
         };
         r.buckets(&ROTATION)
     }
@@ -412,8 +401,7 @@ mod tests {
         let now = rot(1, [2047, 2050, 1990]);
         let (bytes, bits) = rotation(base, now);
         assert_eq!(bits, 1 + 38);
-        let packed = u64::from(now.0[0]) | u64::from(now.0[1]) << 32;
-        assert_eq!(bytes, fields(&[(0, 1), (packed, 38)]));
+        assert_eq!(bytes, fields(&[(0, 1), (now.packed_value(), 38)]));
         // A difference past the long width (zig-zag 1024 > 10 bits): absolute.
         assert_eq!(rotation(base, rot(3, [2559, 2047, 2047])).1, 39);
         assert_eq!(rotation(base, rot(3, [2558, 2047, 2047])).1, 1 + 12 + 2);
@@ -437,7 +425,7 @@ mod tests {
             nc,
             "long where short fits",
         );
-        let same = u64::from(base.0[0]) | u64::from(base.0[1]) << 32;
+        let same = base.packed_value();
         refused(
             fields(&[(0, 1), (same, 38)]),
             nc,
@@ -516,8 +504,6 @@ mod tests {
             let base = Rotation {
                 largest,
                 components: base.map(|k| k % (top + 1)),
-                packed: 0,
-                was_delta: false,
             }
             .buckets(&q);
             let mut r = BitReader::new(&bytes);
@@ -548,8 +534,6 @@ mod tests {
             let make = |largest, c: [u32; 3]| Rotation {
                 largest,
                 components: c.map(|k| k % (top + 1)),
-                packed: 0,
-                was_delta: false,
             }
             .buckets(&q);
             let from = base.map(|k| k % (top + 1));
