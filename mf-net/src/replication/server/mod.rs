@@ -13,6 +13,7 @@ pub(crate) mod input_buffer;
 pub(crate) mod interest;
 pub(crate) mod interest_state;
 pub(crate) mod kick;
+pub(crate) mod known;
 pub(crate) mod net_ids;
 pub(crate) mod node_states;
 pub(crate) mod node_table;

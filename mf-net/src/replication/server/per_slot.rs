@@ -2,12 +2,7 @@
 //! stored by slot and checked against the record's id on every access, so that a value set for
 //! a record is never read for another one that later took its slot.
 
-use crate::replication::server::slot_table::{prefetch, Key};
-
-/// How many keys ahead of the one it reads a walk over scattered slots asks for the slot it
-/// will read (see [`PerSlot::prefetch`]): far enough that the line arrives in time, near
-/// enough that it is still cached. A walk doing little per key asks a few times farther.
-pub(crate) const PREFETCH_AHEAD: usize = 12;
+use crate::replication::server::slot_table::Key;
 
 /// A `V` for each record set so far, indexed by the records' slots. Values are not removed with
 /// their records: a value left for a removed record answers to no key (its id is not the new
@@ -37,13 +32,6 @@ impl<T, V: Default> PerSlot<T, V> {
         }
     }
 
-    /// Hints the processor to bring `key`'s slot into the cache: a walk over scattered slots
-    /// calls it a few keys ahead of the one it reads (a no-op off x86-64).
-    #[inline]
-    pub(crate) fn prefetch(&self, key: Key<T>) {
-        prefetch(&self.entries, key.slot());
-    }
-
     /// [`get`](Self::get), mutably.
     #[inline]
     pub(crate) fn get_mut(&mut self, key: Key<T>) -> Option<&mut V> {
@@ -60,17 +48,6 @@ impl<T, V: Default> PerSlot<T, V> {
             self.entries.resize_with(slot + 1, || (0, V::default()));
         }
         self.entries[slot] = (key.id(), value);
-    }
-
-    /// Forgets every value (keeps the capacity).
-    pub(crate) fn clear(&mut self) {
-        self.entries.clear();
-    }
-
-    /// Makes room for values of `slots` slots, so that setting them allocates nothing.
-    pub(crate) fn reserve_slots(&mut self, slots: usize) {
-        self.entries
-            .reserve(slots.saturating_sub(self.entries.len()));
     }
 }
 
@@ -97,7 +74,5 @@ mod tests {
         acked.set(c, 30);
         assert_eq!(acked.get(b), None);
         assert_eq!(acked.get_mut(c).copied(), Some(30));
-        acked.clear();
-        assert_eq!(acked.get(a), None);
     }
 }

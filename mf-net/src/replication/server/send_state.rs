@@ -1,5 +1,5 @@
-//! What the server sent one client and what the client acknowledged: per node (by node slot)
-//! the newest acknowledged tick and any resync owed; the nodes with something to send (changed
+//! What the server sent one client and what the client acknowledged: per node it has (in net
+//! id order, [`Known`]) the newest acknowledged tick and any resync owed; the nodes with something to send (changed
 //! and not acknowledged since, or owed a resync), so that a snapshot walks only those; and the
 //! ring of the last [`RING`] snapshots sent, each with the keys of the nodes it carried, which
 //! an ack advances.
@@ -10,8 +10,8 @@
 
 use std::time::Duration;
 
+use crate::replication::server::known::Known;
 use crate::replication::server::node_table::{NetNode, NodeKey, NodeTable};
-use crate::replication::server::per_slot::{PerSlot, PREFETCH_AHEAD};
 use crate::replication::Audience;
 use crate::tick::{clamp_to, tick_after, tick_max};
 use crate::transport::PeerId;
@@ -25,9 +25,10 @@ const _: () = assert!(RING.is_power_of_two() && RING <= 1 << 31);
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct NodeSend {
     /// The newest tick of an acknowledged snapshot that carried it (or from which the client
-    /// has its state otherwise: its join, the group's spawn); meaningless while `hidden`.
+    /// has its state otherwise: its join, the group's spawn).
     pub(crate) acked: u32,
-    /// Whether the client does not have the node (interest management).
+    /// Whether the client lost the node: [`Known`]'s mark for an entry it drops at its next
+    /// settle. A state it hands out never has it set.
     pub(crate) hidden: bool,
     /// A resync owed (its next entries carry everything the client receives): its authority
     /// moved to or from this client, so members of another owner condition became visible to
@@ -38,12 +39,6 @@ pub(crate) struct NodeSend {
 }
 
 impl NodeSend {
-    /// Whether the client does not have the node (interest management).
-    #[inline]
-    pub(crate) fn hidden(&self) -> bool {
-        self.hidden
-    }
-
     /// The `since` its next entry is written with: `None` (everything) while a resync is owed.
     #[inline]
     pub(crate) fn since(&self) -> Option<u32> {
@@ -74,7 +69,7 @@ pub(crate) struct Outgoing<'a> {
     /// node: the writer passes over those with nothing to send).
     pub(crate) pending: &'a [NodeKey],
     /// Where the client stands with each node.
-    pub(crate) acks: &'a PerSlot<NetNode, NodeSend>,
+    pub(crate) acks: &'a Known,
     /// The ring entry's list of the nodes the snapshot carries (empty to begin with).
     pub(crate) carried: &'a mut Vec<NodeKey>,
     /// Net id the snapshot starts at; set to where the next one starts (0: the first node).
@@ -83,8 +78,8 @@ pub(crate) struct Outgoing<'a> {
 
 /// A client's send state (see the [module documentation](self)).
 pub(crate) struct SendState {
-    /// Per node slot (once the client is ready).
-    nodes: PerSlot<NetNode, NodeSend>,
+    /// The nodes the client has, in net id order (once it is ready).
+    nodes: Known,
     /// The last [`RING`] snapshots, by tick modulo [`RING`].
     ring: Vec<SentSnapshot>,
     /// Net id the next snapshot starts at (0: the first node).
@@ -115,7 +110,7 @@ pub(crate) struct SendState {
 impl Default for SendState {
     fn default() -> Self {
         Self {
-            nodes: PerSlot::default(),
+            nodes: Known::default(),
             // A fresh ring: every entry acknowledged already, so no ack matches it before it
             // is used.
             ring: (0..RING)
@@ -141,9 +136,11 @@ impl SendState {
     /// just sent), owing nothing.
     pub(crate) fn join(&mut self, nodes: &NodeTable, tick: u32) {
         self.nodes.clear();
+        self.nodes.reserve(nodes.len());
         for &key in nodes.keys() {
             self.add(key, tick);
         }
+        self.nodes.settle();
         self.pending.clear();
         self.incoming.clear();
         self.full_at = None;
@@ -169,7 +166,7 @@ impl SendState {
     /// Makes room for every node of `nodes` in the per-node state, the pending lists and each
     /// ring entry's list, so that snapshots and acks allocate nothing.
     pub(crate) fn reserve(&mut self, nodes: &NodeTable) {
-        self.nodes.reserve_slots(nodes.slot_count());
+        self.nodes.reserve(nodes.len());
         let n = nodes.len();
         for list in [&mut self.pending, &mut self.spare] {
             list.reserve(n.saturating_sub(list.len()));
@@ -184,13 +181,12 @@ impl SendState {
 
     /// The client does not have the node (any more): no entries, no resync.
     pub(crate) fn hide(&mut self, key: NodeKey) {
-        if let Some(n) = self.nodes.get_mut(key) {
-            *n = NodeSend {
-                acked: 0,
-                hidden: true,
-                resync: None,
-            };
-        }
+        self.nodes.remove(key);
+    }
+
+    /// Forgets the nodes with the net ids `gone` (sorted), which left the node table.
+    pub(crate) fn forget(&mut self, gone: &[u32]) {
+        self.nodes.forget(gone);
     }
 
     /// The client has the node again from `tick` (its group was just sent): it owes a resync
@@ -207,7 +203,7 @@ impl SendState {
     pub(crate) fn owe_resync(&mut self, key: NodeKey, after: u32) {
         if let Some(n) = self.nodes.get_mut(key) {
             if n.resync.is_none() {
-                // (A node owed one already is pending, or hidden and not to be sent.)
+                // (A node owed one already is pending.)
                 self.incoming.push(key);
             }
             n.resync = Some(n.resync.map_or(after, |old| tick_max(old, after)));
@@ -245,6 +241,7 @@ impl SendState {
     }
 
     fn refresh_with(&mut self, changed: &[NodeKey], nodes: &NodeTable, peer: PeerId, seen: bool) {
+        self.nodes.settle();
         if self.cursor != 0 {
             self.scanning = true;
             // The walk over the table meets the nodes owed a resync by itself.
@@ -258,8 +255,9 @@ impl SendState {
             let acks = &self.nodes;
             self.pending.clear();
             let wanted = nodes.keys().iter().copied();
+            let mut at = 0;
             self.pending
-                .extend(wanted.filter(|&key| wants_key(nodes, acks, key, peer)));
+                .extend(wanted.filter(|&key| wants_key(nodes, acks, &mut at, key, peer)));
             self.full_at = (self.pending.len() == nodes.len()).then(|| nodes.version());
             return;
         }
@@ -287,11 +285,12 @@ impl SendState {
             return;
         }
         let acks = &self.nodes;
+        let mut at = 0;
         merge(
             &self.pending,
             changed,
             &mut self.spare,
-            |key, in_changed| (seen && in_changed) || wants_key(nodes, acks, key, peer),
+            |key, in_changed| (seen && in_changed) || wants_key(nodes, acks, &mut at, key, peer),
         );
         std::mem::swap(&mut self.pending, &mut self.spare);
         self.full_at = (self.pending.len() == nodes.len()).then(|| nodes.version());
@@ -304,7 +303,7 @@ impl SendState {
     pub(crate) fn pending_for<'a>(
         &'a self,
         nodes: &'a NodeTable,
-    ) -> (&'a [NodeKey], &'a PerSlot<NetNode, NodeSend>, u32) {
+    ) -> (&'a [NodeKey], &'a Known, u32) {
         let pending = match self.scanning {
             true => nodes.keys(),
             false => &self.pending,
@@ -355,7 +354,7 @@ impl SendState {
     }
 
     /// Applies an ack of `tick`: every node the snapshot of that tick carried is acknowledged
-    /// up to `tick` (a hidden node stays hidden), and a resync it carried (sent after the
+    /// up to `tick`, and a resync it carried (sent after the
     /// resync was asked for) is done, each found by its key without a search. Returns the
     /// round-trip sample, or `None` if the tick is no longer (or never was) in the ring, or was
     /// acknowledged already.
@@ -369,21 +368,17 @@ impl SendState {
         // refresh starts afresh, with the nodes still owed a resync.
         let settles = self.whole_at == Some(tick);
         self.settled |= settles;
-        // Little is done per key here: ask farther ahead than a snapshot's walk.
-        let mut ahead = entry.nodes.iter().skip(4 * PREFETCH_AHEAD);
+        // The carried keys are in net id order (from the snapshot's cursor, wrapping once):
+        // one walk along the client's nodes.
+        let mut at = 0;
         for &key in &entry.nodes {
-            if let Some(&next) = ahead.next() {
-                self.nodes.prefetch(next);
-            }
             // A node gone since (or a later node in its slot) does not answer to the key.
-            if let Some(n) = self.nodes.get_mut(key) {
-                if !n.hidden {
-                    n.acked = tick_max(n.acked, tick);
-                }
+            if let Some(n) = self.nodes.seek_mut(&mut at, key) {
+                n.acked = tick_max(n.acked, tick);
                 if n.resync.is_some_and(|after| tick_after(tick, after)) {
                     n.resync = None;
                 }
-                if settles && n.resync.is_some() && !n.hidden {
+                if settles && n.resync.is_some() {
                     self.incoming.push(key);
                 }
             }
@@ -405,8 +400,7 @@ impl SendState {
     /// `floor` (see [`age`](Self::age)).
     pub(crate) fn stale(&self, key: NodeKey, floor: u32) -> bool {
         self.nodes.get(key).is_some_and(|n| {
-            !n.hidden
-                && (tick_after(floor, n.acked) || n.resync.is_some_and(|t| tick_after(floor, t)))
+            tick_after(floor, n.acked) || n.resync.is_some_and(|t| tick_after(floor, t))
         })
     }
 
@@ -428,9 +422,6 @@ impl SendState {
         let Some(n) = self.nodes.get_mut(key) else {
             return;
         };
-        if n.hidden {
-            return;
-        }
         if let Some(after) = &mut n.resync {
             *after = clamp_to(*after, floor);
         }
@@ -445,14 +436,11 @@ impl SendState {
 }
 
 /// Whether the node `key` has something to send the client `peer` whose per-node state is
-/// `acks`: it is in the table and [`wants`] it.
-fn wants_key(
-    nodes: &NodeTable,
-    acks: &PerSlot<NetNode, NodeSend>,
-    key: NodeKey,
-    peer: PeerId,
-) -> bool {
-    matches!((nodes.get(key), acks.get(key)), (Some(node), Some(ack)) if wants(node, ack, peer))
+/// `acks`: it is in the table and [`wants`] it. For walks in net id order (`at`: see
+/// [`Known::seek`]).
+fn wants_key(nodes: &NodeTable, acks: &Known, at: &mut usize, key: NodeKey, peer: PeerId) -> bool {
+    let ack = acks.seek(at, key);
+    matches!((nodes.get(key), ack), (Some(node), Some(ack)) if wants(node, ack, peer))
 }
 
 /// Whether `node` has something to send the client `peer` that stands with it as `ack`: the
@@ -467,8 +455,7 @@ pub(crate) fn wants(node: &NetNode, ack: &NodeSend, peer: PeerId) -> bool {
 /// [`wants`], for a client receiving the node as `audience`.
 #[inline]
 pub(crate) fn wants_as(node: &NetNode, ack: &NodeSend, audience: Audience) -> bool {
-    !ack.hidden()
-        && node.has_state
+    node.has_state
         && ack.since().map_or(true, |since| {
             tick_after(node.last_changed_for(audience), since)
         })
@@ -567,6 +554,7 @@ mod tests {
         sent(&mut send, &table, 6, &[a, b]);
         // `b` is despawned and its slot taken by `c` (spawned at 0) before the ack arrives.
         table.retain(|n| n.net_id != 2);
+        send.forget(&[2]);
         let c = table.push(3, node(3, None, PeerId::SERVER));
         assert_eq!(c.slot(), b.slot());
         send.add(c, 0);
@@ -614,8 +602,7 @@ mod tests {
         send.owe_resync(a, 5);
         send.hide(a);
         send.ack(6, Duration::ZERO);
-        let n = *send.node(a).unwrap();
-        assert!(n.hidden() && n.resync.is_none());
+        assert!(send.node(a).is_none(), "hidden: no state, no resync");
         send.show(a, 7, true);
         let n = *send.node(a).unwrap();
         assert_eq!((n.acked, n.resync), (7, Some(7)));
@@ -660,7 +647,7 @@ mod tests {
         let n = |k: NodeKey| *send.node(k).unwrap();
         assert_eq!((n(keys[0]).acked, n(keys[0]).resync), (floor, None));
         assert_eq!((n(keys[1]).acked, n(keys[1]).resync), (floor, Some(tick)));
-        assert!(n(keys[2]).hidden());
+        assert!(send.node(keys[2]).is_none(), "hidden");
         // A resync asked for before the floor moves up to it.
         send.owe_resync(keys[0], 50);
         send.age(keys[0], table.get(keys[0]).unwrap(), floor, tick, PEER);

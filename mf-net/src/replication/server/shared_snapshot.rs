@@ -33,8 +33,7 @@ type Stand = Option<Option<u32>>;
 type Changes = (u32, u16);
 
 fn stand(ack: Option<&NodeSend>, (last, gap): Changes) -> Stand {
-    ack.filter(|a| !a.hidden())
-        .map(|a| since_class(a.since(), last, gap))
+    ack.map(|a| since_class(a.since(), last, gap))
 }
 
 /// This tick's shared snapshot (see the [module documentation](self)). Allocates nothing
@@ -116,8 +115,9 @@ impl SharedSnapshot {
         self.uses = 0;
         let (pending, acks, _) = client.send.pending_for(nodes);
         self.pending.extend_from_slice(pending);
+        let mut at = 0;
         for (position, &key) in (0u32..).zip(pending) {
-            let (ack, node) = (acks.get(key), nodes.get(key));
+            let (ack, node) = (acks.seek(&mut at, key), nodes.get(key));
             let changes = node.map_or((0, 0), |n| (n.last_changed.last[1], n.last_changed.gap[1]));
             self.changes.push(changes);
             self.stands.push(stand(ack, changes));
@@ -192,11 +192,12 @@ impl SharedSnapshot {
     /// standing the same with each.
     fn stands_as(&self, client: &ClientSlot, nodes: &NodeTable) -> bool {
         let (pending, acks, _) = client.send.pending_for(nodes);
+        let mut at = 0;
         pending == self.pending.as_slice()
             && pending
                 .iter()
                 .zip(self.stands.iter().zip(&self.changes))
-                .all(|(&key, (&s, &changes))| stand(acks.get(key), changes) == s)
+                .all(|(&key, (&s, &changes))| stand(acks.seek(&mut at, key), changes) == s)
     }
 
     /// How far the entries and carried nodes reach before the pending node at `position`.

@@ -10,6 +10,11 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+/// How many keys ahead of the one it reads a walk over scattered slots asks for the slot it
+/// will read (see [`prefetch`]): far enough that the line arrives in time, near enough that it
+/// is still cached.
+pub(crate) const PREFETCH_AHEAD: usize = 12;
+
 /// Hints the processor to bring `items[index]` into the cache (nothing if out of bounds, or off
 /// x86-64).
 #[inline]

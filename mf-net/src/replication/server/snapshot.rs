@@ -2,17 +2,20 @@
 //! cursor, each entry carrying what changed since the client's acknowledged tick for it, within
 //! the byte budget.
 
+use std::cell::Cell;
 use std::time::Duration;
 
 use crate::replication::server::client_slot::ClientSlot;
 use crate::replication::server::entry_cache::EntryCache;
 use crate::replication::server::group_vis::GroupVis;
+use crate::replication::server::known::Known;
 use crate::replication::server::node_states::NodeStates;
 use crate::replication::server::node_table::{
     Group, GroupKey, GroupTable, NetNode, NodeKey, NodeTable,
 };
-use crate::replication::server::per_slot::{PerSlot, PREFETCH_AHEAD};
-use crate::replication::server::send_state::{wants, NodeSend};
+use crate::replication::server::per_slot::PerSlot;
+use crate::replication::server::send_state::wants;
+use crate::replication::server::slot_table::PREFETCH_AHEAD;
 use crate::replication::shared::protocol::SNAPSHOT_TRUNCATED;
 use crate::replication::Audience;
 use crate::transport::PeerId;
@@ -76,6 +79,7 @@ pub(crate) fn write(
         nodes,
         groups,
         acks: out.acks,
+        at: Cell::new(0),
         peer: client.peer,
         tiers: client.tiered.then_some(&client.vis),
         tick,
@@ -164,6 +168,7 @@ pub(crate) fn prepare(
         nodes,
         groups,
         acks,
+        at: Cell::new(0),
         peer: client.peer,
         tiers: client.tiered.then_some(&client.vis),
         tick: at.tick,
@@ -200,7 +205,9 @@ struct Wanted<'a> {
 struct Walk<'a> {
     nodes: &'a NodeTable,
     groups: &'a GroupTable,
-    acks: &'a PerSlot<NetNode, NodeSend>,
+    acks: &'a Known,
+    /// Where the walk stands in `acks` (see [`Known::seek`]).
+    at: Cell<usize>,
     peer: PeerId,
     /// The client's update tiers, if it has any.
     tiers: Option<&'a PerSlot<Group, GroupVis>>,
@@ -211,7 +218,6 @@ impl<'a> Walk<'a> {
     /// Asks the processor for what [`entry`](Self::entry) will read of `key`.
     #[inline(always)]
     fn prefetch(&self, key: NodeKey) {
-        self.acks.prefetch(key);
         self.nodes.prefetch(key);
     }
 
@@ -220,7 +226,10 @@ impl<'a> Walk<'a> {
     /// send (a pending list the last refresh kept whole may hold it).
     #[inline(always)]
     fn entry(&self, key: NodeKey) -> Option<Wanted<'a>> {
-        let (node, ack) = (self.nodes.get(key)?, self.acks.get(key)?);
+        let mut at = self.at.get();
+        let ack = self.acks.seek(&mut at, key);
+        self.at.set(at);
+        let (node, ack) = (self.nodes.get(key)?, ack?);
         if let Some(vis) = self.tiers {
             if !due(self.groups, vis, node.group, self.tick) {
                 return None;

@@ -953,11 +953,11 @@ impl ServerState {
             }
         }
         // One pass over each table, not one removal per freed node (quadratic when many nodes
-        // go at once). Per-client state is kept by slot and checked against the record's id,
-        // so nothing else needs to follow.
+        // go at once); each client's send state then forgets the nodes in one pass too.
         let store = &*shared.store;
         let by_node = &self.by_node;
         let mut dropped = Vec::new();
+        let mut gone_ids = Vec::new();
         let groups = &self.groups;
         let (ids, tick) = (&mut self.ids, self.tick);
         self.nodes.retain(|n| {
@@ -965,6 +965,7 @@ impl ServerState {
             if !attached {
                 by_node.remove(n.node);
                 dropped.push((n.node, n.group));
+                gone_ids.push(n.net_id);
                 if groups.get(n.group).is_none() {
                     // Its group went before it: nothing names its id any more.
                     ids.free(n.net_id, 1, tick);
@@ -972,6 +973,9 @@ impl ServerState {
             }
             attached
         });
+        for client in &mut self.clients {
+            client.send.forget(&gone_ids);
+        }
         // Viewers count the nodes they see: those that left, then the groups that go.
         for &(_, g) in &dropped {
             if self

@@ -1,0 +1,318 @@
+//! [`Known`]: where one client stands with each node it has, kept dense and in net id order,
+//! so that the walks over a client's nodes (its refresh, snapshot and acks, all in net id
+//! order) read one small array front to back instead of one cache line per node of a per-slot
+//! table as large as the world.
+//!
+//! Nodes the client gains between two walks wait in a short sorted list and nodes it loses are
+//! marked; [`settle`](Known::settle) merges both into the array in one pass, once per tick.
+
+use crate::replication::server::node_table::NodeKey;
+use crate::replication::server::send_state::NodeSend;
+
+/// The per-node send state of one client's nodes (see the [module documentation](self)).
+#[derive(Default)]
+pub(crate) struct Known {
+    /// By net id, each id once. An entry marked `hidden` is one the client lost: it answers to
+    /// no key, and goes at the next [`settle`](Self::settle).
+    sorted: Vec<(NodeKey, NodeSend)>,
+    /// Entries added since the last settle, by net id (none of their ids is live in `sorted`).
+    arrived: Vec<(NodeKey, NodeSend)>,
+    /// How many entries of `sorted` are marked lost.
+    lost: usize,
+    /// The other buffer of `sorted`'s rebuild (its capacity is kept).
+    spare: Vec<(NodeKey, NodeSend)>,
+}
+
+/// How many arrivals wait before a [`set`](Known::set) settles them (at least; more on a
+/// client that has many nodes), so that an evaluation adding hundreds of nodes does not shift
+/// a long list for each.
+const ARRIVALS_BEFORE_SETTLING: usize = 64;
+
+impl Known {
+    /// Forgets every node (keeps the capacity).
+    pub(crate) fn clear(&mut self) {
+        self.sorted.clear();
+        self.arrived.clear();
+        self.lost = 0;
+    }
+
+    /// Makes room for `n` nodes, so that setting and settling them allocates nothing.
+    pub(crate) fn reserve(&mut self, n: usize) {
+        for list in [&mut self.sorted, &mut self.spare] {
+            list.reserve(n.saturating_sub(list.len()));
+        }
+        let arrivals = n.min(ARRIVALS_BEFORE_SETTLING.max(n / 8));
+        self.arrived
+            .reserve(arrivals.saturating_sub(self.arrived.len()));
+    }
+
+    /// The state of the node `key`, if the client has it.
+    pub(crate) fn get(&self, key: NodeKey) -> Option<&NodeSend> {
+        match find(&self.arrived, key) {
+            Some(at) => Some(&self.arrived[at].1),
+            None => find(&self.sorted, key).map(|at| &self.sorted[at].1),
+        }
+        .filter(|n| !n.hidden)
+    }
+
+    /// [`get`](Self::get), mutably.
+    pub(crate) fn get_mut(&mut self, key: NodeKey) -> Option<&mut NodeSend> {
+        let n = match find(&self.arrived, key) {
+            Some(at) => &mut self.arrived[at].1,
+            None => {
+                let at = find(&self.sorted, key)?;
+                &mut self.sorted[at].1
+            }
+        };
+        (!n.hidden).then_some(n)
+    }
+
+    /// The state of the node `key`, for a walk over keys in ascending net id order: `at` is
+    /// where the walk stands in the array (0 to begin with), moved up to `key`. A key below
+    /// `at` (a walk that wrapped around) is looked up from the start.
+    #[inline]
+    pub(crate) fn seek(&self, at: &mut usize, key: NodeKey) -> Option<&NodeSend> {
+        let found = seek_in(&self.sorted, at, key).map(|i| &self.sorted[i].1);
+        found
+            .or_else(|| find(&self.arrived, key).map(|i| &self.arrived[i].1))
+            .filter(|n| !n.hidden)
+    }
+
+    /// [`seek`](Self::seek), mutably.
+    #[inline]
+    pub(crate) fn seek_mut(&mut self, at: &mut usize, key: NodeKey) -> Option<&mut NodeSend> {
+        let n = match seek_in(&self.sorted, at, key) {
+            Some(i) => &mut self.sorted[i].1,
+            None => {
+                let i = find(&self.arrived, key)?;
+                &mut self.arrived[i].1
+            }
+        };
+        (!n.hidden).then_some(n)
+    }
+
+    /// Sets the state of the node `key` (a node the client now has), replacing whatever was
+    /// kept for its id.
+    pub(crate) fn set(&mut self, key: NodeKey, value: NodeSend) {
+        debug_assert!(!value.hidden, "a node the client has");
+        let id = key.id();
+        if let Ok(at) = self.sorted.binary_search_by_key(&id, |e| e.0.id()) {
+            let entry = &mut self.sorted[at];
+            self.lost -= usize::from(entry.1.hidden);
+            *entry = (key, value);
+            return;
+        }
+        match self.arrived.binary_search_by_key(&id, |e| e.0.id()) {
+            Ok(at) => self.arrived[at] = (key, value),
+            Err(at) => self.arrived.insert(at, (key, value)),
+        }
+        if self.arrived.len() >= ARRIVALS_BEFORE_SETTLING.max(self.sorted.len() / 8) {
+            self.settle();
+        }
+    }
+
+    /// The client no longer has the node `key` (nothing if it had no state for it).
+    pub(crate) fn remove(&mut self, key: NodeKey) {
+        if let Some(at) = find(&self.arrived, key) {
+            self.arrived.remove(at);
+        } else if let Some(at) = find(&self.sorted, key) {
+            let n = &mut self.sorted[at].1;
+            if !n.hidden {
+                n.hidden = true;
+                self.lost += 1;
+            }
+        }
+    }
+
+    /// Forgets the nodes with the net ids `gone` (sorted): nodes that left the node table.
+    pub(crate) fn forget(&mut self, gone: &[u32]) {
+        if gone.is_empty() {
+            return;
+        }
+        self.arrived
+            .retain(|e| gone.binary_search(&e.0.id()).is_err());
+        let mut mark = |n: &mut NodeSend| {
+            self.lost += usize::from(!n.hidden);
+            n.hidden = true;
+        };
+        if gone.len().saturating_mul(16) < self.sorted.len() {
+            for &id in gone {
+                if let Ok(at) = self.sorted.binary_search_by_key(&id, |e| e.0.id()) {
+                    mark(&mut self.sorted[at].1);
+                }
+            }
+        } else {
+            for entry in &mut self.sorted {
+                if gone.binary_search(&entry.0.id()).is_ok() {
+                    mark(&mut entry.1);
+                }
+            }
+        }
+    }
+
+    /// Merges the arrivals into the array and drops the lost entries: one pass, nothing when
+    /// there are neither.
+    pub(crate) fn settle(&mut self) {
+        if self.arrived.is_empty() && self.lost == 0 {
+            return;
+        }
+        self.spare.clear();
+        let mut arrived = self.arrived.drain(..).peekable();
+        for &entry in self.sorted.iter().filter(|e| !e.1.hidden) {
+            let id = entry.0.id();
+            while let Some(new) = arrived.next_if(|a| a.0.id() < id) {
+                self.spare.push(new);
+            }
+            self.spare.push(entry);
+        }
+        self.spare.extend(arrived);
+        std::mem::swap(&mut self.sorted, &mut self.spare);
+        self.lost = 0;
+    }
+
+    /// How many nodes the client has.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.sorted.len() - self.lost + self.arrived.len()
+    }
+}
+
+/// Where in `list` (by net id) the entry of `key` is, if it is there for that very key.
+#[inline]
+fn find(list: &[(NodeKey, NodeSend)], key: NodeKey) -> Option<usize> {
+    let at = list.binary_search_by_key(&key.id(), |e| e.0.id()).ok()?;
+    (list[at].0 == key).then_some(at)
+}
+
+/// [`find`] for ascending walks: reads on from `at` to where `key`'s id is or would be, and
+/// moves `at` there. A walk in net id order so reads the list once, front to back, which the
+/// processor streams in ahead of it; a search would wait on a cache line per step.
+#[inline]
+fn seek_in(list: &[(NodeKey, NodeSend)], at: &mut usize, key: NodeKey) -> Option<usize> {
+    let id = key.id();
+    // Every entry before `at` is below the last key looked up: only a key below that one
+    // (a walk that wrapped around) starts again from the first entry.
+    let from = match (*at).checked_sub(1).and_then(|i| list.get(i)) {
+        Some(e) if e.0.id() >= id => 0,
+        _ => (*at).min(list.len()),
+    };
+    let i = list[from..]
+        .iter()
+        .position(|e| e.0.id() >= id)
+        .map_or(list.len(), |i| from + i);
+    *at = i;
+    list.get(i).filter(|e| e.0 == key).map(|_| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Known;
+    use crate::replication::server::node_table::NodeKey;
+    use crate::replication::server::send_state::NodeSend;
+
+    fn key(slot: u32, id: u32) -> NodeKey {
+        NodeKey::new(slot, id)
+    }
+
+    fn at(acked: u32) -> NodeSend {
+        NodeSend {
+            acked,
+            ..NodeSend::default()
+        }
+    }
+
+    fn acked(known: &Known, k: NodeKey) -> Option<u32> {
+        known.get(k).map(|n| n.acked)
+    }
+
+    #[test]
+    fn a_state_answers_only_to_its_key_before_and_after_settling() {
+        let mut known = Known::default();
+        let (a, b, c) = (key(0, 5), key(1, 3), key(2, 9));
+        for (k, tick) in [(a, 50), (b, 30), (c, 90)] {
+            known.set(k, at(tick));
+        }
+        for settled in [false, true] {
+            if settled {
+                known.settle();
+            }
+            assert_eq!(acked(&known, a), Some(50));
+            assert_eq!(acked(&known, b), Some(30));
+            // Same id in another slot (a later node): nothing.
+            assert_eq!(acked(&known, key(7, 5)), None);
+            assert_eq!(acked(&known, key(0, 6)), None);
+            assert_eq!(known.len(), 3);
+        }
+        known.get_mut(c).unwrap().acked = 91;
+        assert_eq!(acked(&known, c), Some(91));
+    }
+
+    #[test]
+    fn removed_and_forgotten_nodes_answer_to_nothing_and_leave_at_settling() {
+        let mut known = Known::default();
+        let keys: Vec<NodeKey> = (1..=40).map(|id| key(id, id)).collect();
+        for &k in &keys {
+            known.set(k, at(k.id()));
+        }
+        known.settle();
+        known.remove(keys[3]);
+        known.remove(keys[3]);
+        known.forget(&[10, 11, 99]);
+        assert_eq!(known.len(), 37);
+        assert_eq!(acked(&known, keys[3]), None);
+        assert!(known.get_mut(keys[9]).is_none());
+        // Shown again before settling: it answers again.
+        known.set(keys[3], at(100));
+        assert_eq!(acked(&known, keys[3]), Some(100));
+        known.settle();
+        assert_eq!(known.len(), 38);
+        let mut i = 0;
+        let walked: Vec<u32> = keys
+            .iter()
+            .filter_map(|&k| known.seek(&mut i, k).map(|n| n.acked))
+            .collect();
+        let expected: Vec<u32> = (1..=40).filter(|id| ![10, 11].contains(id)).collect();
+        let expected: Vec<u32> = expected
+            .into_iter()
+            .map(|id| if id == 4 { 100 } else { id })
+            .collect();
+        assert_eq!(walked, expected);
+    }
+
+    #[test]
+    fn a_walk_finds_arrivals_and_wraps_around() {
+        let mut known = Known::default();
+        let keys: Vec<NodeKey> = (0..20).map(|i| key(i, 2 * i + 1)).collect();
+        for &k in &keys[..10] {
+            known.set(k, at(k.id()));
+        }
+        known.settle();
+        for &k in &keys[10..] {
+            known.set(k, at(k.id()));
+        }
+        // From the middle to the end, then from the start: every key found, others not.
+        let mut i = 0;
+        let order = keys[7..].iter().chain(&keys[..7]);
+        for &k in order {
+            assert_eq!(known.seek(&mut i, k).map(|n| n.acked), Some(k.id()));
+            assert!(known
+                .seek(&mut i, key(u32::try_from(k.slot()).unwrap(), k.id() + 1))
+                .is_none());
+        }
+        let mut i = 0;
+        known.seek_mut(&mut i, keys[15]).unwrap().acked = 7;
+        assert_eq!(acked(&known, keys[15]), Some(7));
+    }
+
+    #[test]
+    fn many_arrivals_settle_on_their_own() {
+        let mut known = Known::default();
+        for id in (1..=200).rev() {
+            known.set(key(id, id), at(id));
+        }
+        assert!(known.arrived.len() < 64);
+        assert_eq!(known.len(), 200);
+        let ids: Vec<u32> = known.sorted.iter().map(|e| e.0.id()).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    }
+}
