@@ -12,12 +12,12 @@ use crate::replication::server::send_state::NodeSend;
 /// The per-node send state of one client's nodes (see the [module documentation](self)).
 #[derive(Default)]
 pub(crate) struct Known {
-    /// By net id, each id once. An entry marked `hidden` is one the client lost: it answers to
-    /// no key, and goes at the next [`settle`](Self::settle).
+    /// By net id, each id once. An entry whose key is lost is one the client lost: it
+    /// answers to no key, and goes at the next [`settle`](Self::settle).
     sorted: Vec<(NodeKey, NodeSend)>,
     /// Entries added since the last settle, by net id (none of their ids is live in `sorted`).
     arrived: Vec<(NodeKey, NodeSend)>,
-    /// How many entries of `sorted` are marked lost.
+    /// How many entries of `sorted` are lost.
     lost: usize,
     /// The other buffer of `sorted`'s rebuild (its capacity is kept).
     spare: Vec<(NodeKey, NodeSend)>,
@@ -36,6 +36,14 @@ impl Known {
         self.lost = 0;
     }
 
+    /// Holds exactly the nodes `keys` (in net id order, as a table lists them), each with
+    /// `value`.
+    pub(crate) fn fill(&mut self, keys: &[NodeKey], value: NodeSend) {
+        self.clear();
+        self.sorted.extend(keys.iter().map(|&key| (key, value)));
+        debug_assert!(self.sorted.windows(2).all(|w| w[0].0.id() < w[1].0.id()));
+    }
+
     /// Makes room for `n` nodes, so that setting and settling them allocates nothing.
     pub(crate) fn reserve(&mut self, n: usize) {
         for list in [&mut self.sorted, &mut self.spare] {
@@ -52,53 +60,50 @@ impl Known {
             Some(at) => Some(&self.arrived[at].1),
             None => find(&self.sorted, key).map(|at| &self.sorted[at].1),
         }
-        .filter(|n| !n.hidden)
     }
 
     /// [`get`](Self::get), mutably.
     pub(crate) fn get_mut(&mut self, key: NodeKey) -> Option<&mut NodeSend> {
-        let n = match find(&self.arrived, key) {
-            Some(at) => &mut self.arrived[at].1,
+        match find(&self.arrived, key) {
+            Some(at) => Some(&mut self.arrived[at].1),
             None => {
                 let at = find(&self.sorted, key)?;
-                &mut self.sorted[at].1
+                Some(&mut self.sorted[at].1)
             }
-        };
-        (!n.hidden).then_some(n)
+        }
     }
 
     /// The state of the node `key`, for a walk over keys in ascending net id order: `at` is
-    /// where the walk stands in the array (0 to begin with), moved up to `key`. A key below
-    /// `at` (a walk that wrapped around) is looked up from the start.
-    #[inline]
+    /// where the walk stands in the array (0 to begin with), moved past `key`. A key below the
+    /// last one (a walk that wrapped around) is looked up from the start.
+    #[inline(always)]
     pub(crate) fn seek(&self, at: &mut usize, key: NodeKey) -> Option<&NodeSend> {
-        let found = seek_in(&self.sorted, at, key).map(|i| &self.sorted[i].1);
-        found
-            .or_else(|| find(&self.arrived, key).map(|i| &self.arrived[i].1))
-            .filter(|n| !n.hidden)
+        match seek_in(&self.sorted, at, key) {
+            Some(i) => Some(&self.sorted[i].1),
+            None if self.arrived.is_empty() => None,
+            None => find(&self.arrived, key).map(|i| &self.arrived[i].1),
+        }
     }
 
     /// [`seek`](Self::seek), mutably.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn seek_mut(&mut self, at: &mut usize, key: NodeKey) -> Option<&mut NodeSend> {
-        let n = match seek_in(&self.sorted, at, key) {
-            Some(i) => &mut self.sorted[i].1,
+        match seek_in(&self.sorted, at, key) {
+            Some(i) => Some(&mut self.sorted[i].1),
             None => {
                 let i = find(&self.arrived, key)?;
-                &mut self.arrived[i].1
+                Some(&mut self.arrived[i].1)
             }
-        };
-        (!n.hidden).then_some(n)
+        }
     }
 
     /// Sets the state of the node `key` (a node the client now has), replacing whatever was
     /// kept for its id.
     pub(crate) fn set(&mut self, key: NodeKey, value: NodeSend) {
-        debug_assert!(!value.hidden, "a node the client has");
         let id = key.id();
         if let Ok(at) = self.sorted.binary_search_by_key(&id, |e| e.0.id()) {
             let entry = &mut self.sorted[at];
-            self.lost -= usize::from(entry.1.hidden);
+            self.lost -= usize::from(lost(entry.0));
             *entry = (key, value);
             return;
         }
@@ -116,11 +121,8 @@ impl Known {
         if let Some(at) = find(&self.arrived, key) {
             self.arrived.remove(at);
         } else if let Some(at) = find(&self.sorted, key) {
-            let n = &mut self.sorted[at].1;
-            if !n.hidden {
-                n.hidden = true;
-                self.lost += 1;
-            }
+            self.sorted[at].0 = lost_key(key.id());
+            self.lost += 1;
         }
     }
 
@@ -131,20 +133,20 @@ impl Known {
         }
         self.arrived
             .retain(|e| gone.binary_search(&e.0.id()).is_err());
-        let mut mark = |n: &mut NodeSend| {
-            self.lost += usize::from(!n.hidden);
-            n.hidden = true;
+        let mut mark = |k: &mut NodeKey| {
+            self.lost += usize::from(!lost(*k));
+            *k = lost_key(k.id());
         };
         if gone.len().saturating_mul(16) < self.sorted.len() {
             for &id in gone {
                 if let Ok(at) = self.sorted.binary_search_by_key(&id, |e| e.0.id()) {
-                    mark(&mut self.sorted[at].1);
+                    mark(&mut self.sorted[at].0);
                 }
             }
         } else {
             for entry in &mut self.sorted {
                 if gone.binary_search(&entry.0.id()).is_ok() {
-                    mark(&mut entry.1);
+                    mark(&mut entry.0);
                 }
             }
         }
@@ -158,7 +160,7 @@ impl Known {
         }
         self.spare.clear();
         let mut arrived = self.arrived.drain(..).peekable();
-        for &entry in self.sorted.iter().filter(|e| !e.1.hidden) {
+        for &entry in self.sorted.iter().filter(|e| !lost(e.0)) {
             let id = entry.0.id();
             while let Some(new) = arrived.next_if(|a| a.0.id() < id) {
                 self.spare.push(new);
@@ -177,6 +179,21 @@ impl Known {
     }
 }
 
+/// The slot of a lost entry's key: one no record has, so the key answers to no other.
+const LOST_SLOT: u32 = u32::MAX;
+
+/// The key a lost entry of net id `id` keeps (its id keeps the list in order).
+#[inline]
+fn lost_key(id: u32) -> NodeKey {
+    NodeKey::new(LOST_SLOT, id)
+}
+
+/// Whether `key` marks a lost entry.
+#[inline]
+fn lost(key: NodeKey) -> bool {
+    key == lost_key(key.id())
+}
+
 /// Where in `list` (by net id) the entry of `key` is, if it is there for that very key.
 #[inline]
 fn find(list: &[(NodeKey, NodeSend)], key: NodeKey) -> Option<usize> {
@@ -184,14 +201,18 @@ fn find(list: &[(NodeKey, NodeSend)], key: NodeKey) -> Option<usize> {
     (list[at].0 == key).then_some(at)
 }
 
-/// [`find`] for ascending walks: reads on from `at` to where `key`'s id is or would be, and
-/// moves `at` there. A walk in net id order so reads the list once, front to back, which the
-/// processor streams in ahead of it; a search would wait on a cache line per step.
-#[inline]
+/// [`find`] for ascending walks: `at` is where the walk expects the next key (just past the
+/// last one found, or where the last one asked for would be). A walk in net id order so reads
+/// the list once, front to back, which the processor streams in ahead of it (a search would
+/// wait on a cache line per step); a key below the last one (a walk that wrapped around) looks
+/// again from the start.
+#[inline(always)]
 fn seek_in(list: &[(NodeKey, NodeSend)], at: &mut usize, key: NodeKey) -> Option<usize> {
+    if list.get(*at).is_some_and(|e| e.0 == key) {
+        *at += 1;
+        return Some(*at - 1);
+    }
     let id = key.id();
-    // Every entry before `at` is below the last key looked up: only a key below that one
-    // (a walk that wrapped around) starts again from the first entry.
     let from = match (*at).checked_sub(1).and_then(|i| list.get(i)) {
         Some(e) if e.0.id() >= id => 0,
         _ => (*at).min(list.len()),
@@ -200,8 +221,9 @@ fn seek_in(list: &[(NodeKey, NodeSend)], at: &mut usize, key: NodeKey) -> Option
         .iter()
         .position(|e| e.0.id() >= id)
         .map_or(list.len(), |i| from + i);
-    *at = i;
-    list.get(i).filter(|e| e.0 == key).map(|_| i)
+    let found = list.get(i).is_some_and(|e| e.0 == key);
+    *at = i + usize::from(found);
+    found.then_some(i)
 }
 
 #[cfg(test)]

@@ -27,9 +27,6 @@ pub(crate) struct NodeSend {
     /// The newest tick of an acknowledged snapshot that carried it (or from which the client
     /// has its state otherwise: its join, the group's spawn).
     pub(crate) acked: u32,
-    /// Whether the client lost the node: [`Known`]'s mark for an entry it drops at its next
-    /// settle. A state it hands out never has it set.
-    pub(crate) hidden: bool,
     /// A resync owed (its next entries carry everything the client receives): its authority
     /// moved to or from this client, so members of another owner condition became visible to
     /// it, or its group became relevant to the client again. Completed by an ack of a snapshot
@@ -135,12 +132,11 @@ impl SendState {
     /// The client joins at `tick`: it has every node in `nodes` as of `tick` (the spawns it was
     /// just sent), owing nothing.
     pub(crate) fn join(&mut self, nodes: &NodeTable, tick: u32) {
-        self.nodes.clear();
-        self.nodes.reserve(nodes.len());
-        for &key in nodes.keys() {
-            self.add(key, tick);
-        }
-        self.nodes.settle();
+        let joined = NodeSend {
+            acked: tick,
+            resync: None,
+        };
+        self.nodes.fill(nodes.keys(), joined);
         self.pending.clear();
         self.incoming.clear();
         self.full_at = None;
@@ -157,7 +153,6 @@ impl SendState {
             key,
             NodeSend {
                 acked,
-                hidden: false,
                 resync: None,
             },
         );
