@@ -9,7 +9,7 @@
 mod bit_reader;
 mod bit_writer;
 
-pub use bit_reader::BitReader;
+pub use bit_reader::{BitReader, BitWindow};
 pub use bit_writer::BitWriter;
 
 /// Longest zero prefix of a gamma code for a `u32` (`u32::MAX + 1 = 2^32`).
@@ -87,6 +87,65 @@ mod tests {
 
     fn finished(mut w: BitWriter) -> Vec<u8> {
         w.finish().to_vec()
+    }
+
+    #[test]
+    fn truncating_keeps_exactly_the_first_bits_flushed_or_not() {
+        let bits = pattern(200, 7);
+        for split in [0, 63, 64, 65, 128, 130] {
+            let written = split + 70;
+            for keep in [0, 1, 7, 8, 9, 63, 64, 65, 100, 129, 130].map(|k| k.min(written)) {
+                // Written in two runs (the first finished, so flushed bytes end mid-word).
+                let mut w = writer_of(&bits[..split]);
+                if split % 8 == 0 {
+                    w.finish();
+                }
+                bits[split..split + 70].iter().for_each(|&b| w.write_bit(b));
+                assert!(w.truncate_bits(keep), "split {split}, keep {keep}");
+                assert_eq!(w.bit_len(), keep);
+                // Later writes continue right after the kept bits.
+                w.write_bits(0b101, 3);
+                let mut expected = bits[..keep].to_vec();
+                expected.extend([true, false, true]);
+                assert_eq!(
+                    finished(w),
+                    finished(writer_of(&expected)),
+                    "split {split}, keep {keep}"
+                );
+            }
+        }
+        let mut w = writer_of(&bits[..10]);
+        assert!(!w.truncate_bits(11));
+        assert_eq!(w.bit_len(), 10);
+    }
+
+    #[test]
+    fn a_window_takes_fields_with_one_load_and_commits_only_what_it_held() {
+        let bytes = [0b1011_0110, 0xFF, 0x01];
+        let mut r = BitReader::new(&bytes);
+        assert_eq!(r.read_bits(1), Ok(0));
+        let mut window = r.window();
+        assert_eq!(
+            (window.take(3), window.take_bit(), window.take(4)),
+            (0b011, true, 0b1101)
+        );
+        assert!(window.fits(15) && !window.fits(16), "23 bits were left");
+        assert_eq!(r.commit(window), Ok(()));
+        assert_eq!(r.bit_position(), 9);
+        // Past the end: zeros, and a commit that refuses and moves nothing.
+        let mut window = r.window();
+        assert_eq!(window.take(20), 0xFF);
+        assert_eq!(window.take(64), 0);
+        assert_eq!(window.used(), 84);
+        assert_eq!(r.commit(window), Err(DecodeError::EndOfStream));
+        assert_eq!(r.bit_position(), 9);
+        // A window holds at least its minimum at any alignment.
+        let long = [0xAB; 16];
+        for start in 0..8 {
+            let mut r = BitReader::new(&long);
+            r.read_bits(start).unwrap();
+            assert!(r.window().fits(BitWindow::MIN_BITS), "at bit {start}");
+        }
     }
 
     #[test]

@@ -28,7 +28,7 @@ mod error;
 mod reader;
 mod writer;
 
-pub use bits::{gamma_bits, BitReader, BitWriter};
+pub use bits::{gamma_bits, BitReader, BitWindow, BitWriter};
 pub use error::{DecodeError, ProtocolViolation};
 pub use reader::NetReader;
 pub use writer::NetWriter;

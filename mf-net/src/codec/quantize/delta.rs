@@ -4,7 +4,7 @@
 //! The grammar is in the [`quantize` module documentation](super#deltas-at-the-bit-level).
 
 use crate::codec::quantize::{Buckets, Quantization, SMALLEST_THREE_BITS};
-use crate::wire::{unzigzag32, zigzag32, BitReader, BitWriter, DecodeError};
+use crate::wire::{unzigzag32, zigzag32, BitReader, BitWindow, BitWriter, DecodeError};
 
 /// The zig-zag widths of the delta classes 0, 1 and 2 of a vector; class 3 is absolute.
 const CLASS_WIDTHS: [u32; 3] = [3, 5, 8];
@@ -28,18 +28,34 @@ fn apply(base: u32, zz: u32) -> u32 {
 /// Whether `zz` fits `width` bits.
 #[inline]
 fn fits(zz: u32, width: u32) -> bool {
-    u64::from(zz) >> width == 0
+    fits_u64(u64::from(zz), width)
+}
+
+/// Whether `v` fits `width` bits (below 64).
+#[inline]
+fn fits_u64(v: u64, width: u32) -> bool {
+    v >> width == 0
 }
 
 impl Quantization {
     /// The narrowest delta class holding every difference `zz`, if one is narrower than the
     /// index itself.
     fn delta_class(&self, zz: &[u32]) -> Option<usize> {
-        let widest = zz.iter().copied().max().unwrap_or(0);
-        CLASS_WIDTHS
+        self.narrowest_class(zz.iter().copied().max().unwrap_or(0))
+    }
+
+    /// The narrowest delta class holding the difference `widest`, if one is narrower than the
+    /// index itself (without a branch on `widest`: it varies from value to value).
+    #[inline]
+    fn narrowest_class(&self, widest: u32) -> Option<usize> {
+        let class = CLASS_WIDTHS
             .iter()
-            .position(|&width| fits(widest, width))
-            .filter(|&class| CLASS_WIDTHS[class] < self.bits)
+            .map(|&width| usize::from(!fits(widest, width)))
+            .sum::<usize>();
+        CLASS_WIDTHS
+            .get(class)
+            .filter(|&&width| width < self.bits)
+            .map(|_| class)
     }
 
     /// Appends the first `components` (1 to 4) bucket indexes of `now` coded against `base`
@@ -66,7 +82,9 @@ impl Quantization {
 
     /// Reads what [`write_delta`](Self::write_delta) wrote against the same `base`, refusing
     /// an index past the last bucket ([`DecodeError::BadQuantized`]) and any form other than
-    /// the one the writer picks ([`DecodeError::NonCanonical`]).
+    /// the one the writer picks ([`DecodeError::NonCanonical`]). Fields that fit one load (every
+    /// delta, and absolute indexes up to 18 bits for three components) are taken from one
+    /// [window](BitReader::window), and a refused value leaves the position where it was.
     pub fn read_delta(
         &self,
         base: &Buckets,
@@ -74,30 +92,68 @@ impl Quantization {
         r: &mut BitReader<'_>,
     ) -> Result<Buckets, DecodeError> {
         let n = components.min(4);
-        let class = r.read_bits(2)?;
-        let mut now = Buckets::default();
-        let mut zz = [0u32; 4];
+        let mut window = r.window();
+        let class = window.take(2);
         #[allow(clippy::cast_possible_truncation)]
-        let width = CLASS_WIDTHS.get(class as usize).copied();
-        for ((k, d), &from) in now.0.iter_mut().zip(&mut zz).zip(&base.0).take(n) {
-            #[allow(clippy::cast_possible_truncation)]
-            match width {
-                None => {
-                    *k = r.read_bits(self.bits)? as u32;
-                    *d = difference(from, *k);
-                }
-                Some(width) => {
-                    *d = r.read_bits(width)? as u32;
-                    *k = apply(from, *d);
+        let field = CLASS_WIDTHS
+            .get(class as usize)
+            .copied()
+            .unwrap_or(self.bits);
+        let fields = field * n as u32;
+        let mut raw = [0u32; 4];
+        if window.fits(fields) {
+            for (i, v) in raw.iter_mut().enumerate() {
+                #[allow(clippy::cast_possible_truncation)]
+                if i < n {
+                    *v = window.take(field) as u32;
                 }
             }
+            let now = self.delta_value(base, n, class, raw)?;
+            r.commit(window)?;
+            return Ok(now);
         }
-        if now.0[..n].iter().any(|&index| index > self.max_index()) {
+        if 2 + fields <= BitWindow::MIN_BITS {
+            return Err(DecodeError::EndOfStream);
+        }
+        // Absolute indexes wider than one load holds.
+        r.read_bits(2)?;
+        for v in &mut raw[..n] {
+            #[allow(clippy::cast_possible_truncation)]
+            let index = r.read_bits(field)? as u32;
+            *v = index;
+        }
+        self.delta_value(base, n, class, raw)
+    }
+
+    /// The first `n` indexes of a vector delta of `class` whose fields are `raw` (differences,
+    /// or absolute indexes), against `base`, checked.
+    #[inline]
+    fn delta_value(
+        &self,
+        base: &Buckets,
+        n: usize,
+        class: u64,
+        raw: [u32; 4],
+    ) -> Result<Buckets, DecodeError> {
+        let absolute = class == ABSOLUTE;
+        let mut now = Buckets::default();
+        let mut widest = 0;
+        let mut past = false;
+        for ((k, &field), &from) in now.0.iter_mut().zip(&raw).zip(&base.0).take(n) {
+            let (index, zz) = match absolute {
+                true => (field, difference(from, field)),
+                false => (apply(from, field), field),
+            };
+            *k = index;
+            widest = widest.max(zz);
+            past |= index > self.max_index();
+        }
+        if past {
             return Err(DecodeError::BadQuantized);
         }
-        let canonical = match self.delta_class(&zz[..n]) {
+        let canonical = match self.narrowest_class(widest) {
             Some(narrowest) => narrowest as u64 == class,
-            None => class == ABSOLUTE,
+            None => absolute,
         };
         match canonical {
             true => Ok(now),
@@ -156,46 +212,60 @@ impl Quantization {
 
     /// Reads what [`write_rotation_delta`](Self::write_rotation_delta) wrote against the same
     /// `base`, refusing a component past the last bucket ([`DecodeError::BadQuantized`]) and
-    /// any form other than the one the writer picks ([`DecodeError::NonCanonical`]).
+    /// any form other than the one the writer picks ([`DecodeError::NonCanonical`]). Every
+    /// form fits one [window](BitReader::window); a refused value leaves the position where it
+    /// was.
     pub fn read_rotation_delta(
         &self,
         base: &Buckets,
         r: &mut BitReader<'_>,
     ) -> Result<Buckets, DecodeError> {
         let base = Rotation::of(self, base);
-        let delta = r.read_bit()?;
-        let now = match delta {
-            false => Rotation::of_packed(self, r.read_bits(2 + 3 * self.rotation_bits())?),
-            true => self.read_rotation_components(&base, r)?,
+        let mut window = r.window();
+        let delta = window.take_bit();
+        let (now, canonical) = match delta {
+            false => {
+                let now = Rotation::of_packed(self, window.take(2 + 3 * self.rotation_bits()));
+                (now, self.rotation_differences(&base, &now).is_none())
+            }
+            true => self.rotation_components(&base, &mut window),
         };
+        if !window.fits(0) {
+            return Err(DecodeError::EndOfStream);
+        }
         if now.components.iter().any(|&k| k > self.rotation_top()) {
             return Err(DecodeError::BadQuantized);
         }
-        if self.rotation_differences(&base, &now).is_some() != delta {
+        if !canonical {
             return Err(DecodeError::NonCanonical);
         }
+        r.commit(window)?;
         Ok(now.buckets(self))
     }
 
-    /// Reads the three component differences of a rotation delta from `base`.
-    fn read_rotation_components(
-        &self,
-        base: &Rotation,
-        r: &mut BitReader<'_>,
-    ) -> Result<Rotation, DecodeError> {
+    /// Takes the three component differences of a rotation delta from `base` out of
+    /// `window`; also whether each took the narrowest field that holds it.
+    fn rotation_components(&self, base: &Rotation, window: &mut BitWindow) -> (Rotation, bool) {
         let [short, long] = self.rotation_widths();
         let mut now = *base;
+        let mut canonical = true;
         for (k, &from) in now.components.iter_mut().zip(&base.components) {
-            let d = if !r.read_bit()? {
+            let d = if !window.take_bit() {
                 0
-            } else if !r.read_bit()? {
-                read_wider_than(r, short, 0)?
+            } else if !window.take_bit() {
+                let d = window.take(short);
+                canonical &= d != 0;
+                d
             } else {
-                read_wider_than(r, long, short)?
+                let d = window.take(long);
+                canonical &= !fits_u64(d, short);
+                d
             };
+            #[allow(clippy::cast_possible_truncation)]
+            let d = d as u32;
             *k = apply(from, d);
         }
-        Ok(now)
+        (now, canonical)
     }
 
     /// The largest component index of a smallest-three rotation, `2^bits − 2`.
@@ -203,17 +273,6 @@ impl Quantization {
         #[allow(clippy::cast_possible_truncation)]
         let top = (1u64 << self.rotation_bits()) - 2;
         top as u32
-    }
-}
-
-/// Reads a zig-zag difference of `width` bits that a narrower field (`narrower` bits, or the
-/// one-bit "unchanged" when 0) could not have held.
-fn read_wider_than(r: &mut BitReader<'_>, width: u32, narrower: u32) -> Result<u32, DecodeError> {
-    #[allow(clippy::cast_possible_truncation)]
-    let d = r.read_bits(width)? as u32;
-    match fits(d, narrower) {
-        true => Err(DecodeError::NonCanonical),
-        false => Ok(d),
     }
 }
 
@@ -372,8 +431,17 @@ mod tests {
                 "absolute for no change",
             ),
         ] {
-            let read = POSITION.read_delta(&base, 3, &mut BitReader::new(&form));
-            assert_eq!(read, Err(DecodeError::NonCanonical), "{why}");
+            let mut r = BitReader::new(&form);
+            assert_eq!(
+                POSITION.read_delta(&base, 3, &mut r),
+                Err(DecodeError::NonCanonical),
+                "{why}"
+            );
+            assert_eq!(
+                r.bit_position(),
+                0,
+                "{why}: a refused value is not read past"
+            );
         }
         let q = Quantization::new(0.0, 1.0, 5);
         let form = fields(&[(1, 2), (9, 5)]);
@@ -383,7 +451,23 @@ mod tests {
             Err(DecodeError::NonCanonical),
             "class 1 as wide as 5 bits"
         );
-        let read = POSITION.read_delta(&base, 3, &mut BitReader::new(&[0x10]));
+        let mut r = BitReader::new(&[0x10]);
+        assert_eq!(
+            POSITION.read_delta(&base, 3, &mut r),
+            Err(DecodeError::EndOfStream)
+        );
+        assert_eq!(r.bit_position(), 0);
+        // Absolute 32-bit indexes take more than one load: read field by field.
+        let wide = Quantization::new(0.0, 1.0, 32);
+        let far = b([7, u32::MAX, 1 << 31]);
+        let mut w = BitWriter::new();
+        wide.write_delta(&b([0, 0, 0]), &far, 3, &mut w);
+        assert_eq!(w.bit_len(), 2 + 3 * 32);
+        let bytes = w.finish().to_vec();
+        let mut r = BitReader::new(&bytes);
+        assert_eq!(wide.read_delta(&b([0, 0, 0]), 3, &mut r), Ok(far));
+        let cut = &bytes[..bytes.len() - 1];
+        let read = wide.read_delta(&b([0, 0, 0]), 3, &mut BitReader::new(cut));
         assert_eq!(read, Err(DecodeError::EndOfStream));
     }
 
@@ -411,8 +495,17 @@ mod tests {
     fn rotation_forms_the_writer_does_not_pick_are_refused() {
         let base = rot(3, [2047, 2047, 2047]);
         let refused = |form: Vec<u8>, error, why: &str| {
-            let read = ROTATION.read_rotation_delta(&base, &mut BitReader::new(&form));
-            assert_eq!(read, Err(error), "{why}");
+            let mut r = BitReader::new(&form);
+            assert_eq!(
+                ROTATION.read_rotation_delta(&base, &mut r),
+                Err(error),
+                "{why}"
+            );
+            assert_eq!(
+                r.bit_position(),
+                0,
+                "{why}: a refused value is not read past"
+            );
         };
         let nc = DecodeError::NonCanonical;
         refused(
@@ -441,6 +534,11 @@ mod tests {
             DecodeError::BadQuantized,
             "a component past the last bucket",
         );
+        let mut cut = fields(&[(0, 1), (3 | 7 << 2, 38)]);
+        cut.truncate(4);
+        refused(cut, DecodeError::EndOfStream, "an absolute form cut short");
+        let cut = fields(&[(1, 1), (0b11, 2), (15, 4)]);
+        refused(cut, DecodeError::EndOfStream, "a long field cut short");
     }
 
     proptest! {

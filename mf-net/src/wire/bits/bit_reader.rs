@@ -1,6 +1,50 @@
 use super::{load_bits, low_mask, GAMMA_MAX_PREFIX, LOAD_BITS};
 use crate::wire::{unzigzag32, DecodeError};
 
+/// The next stream bits of a [`BitReader`] in one word (at least 57 of them, fewer near the
+/// end): a decoder takes its fields from it without a check or a load per field, checks once
+/// that it took no more than the window held ([`fits`](Self::fits)), and
+/// [commits](BitReader::commit) it. Bits taken past the window read as zero.
+#[derive(Debug, Clone, Copy)]
+pub struct BitWindow {
+    word: u64,
+    /// Stream bits in `word`.
+    len: u32,
+    /// Bits taken so far.
+    used: u32,
+}
+
+impl BitWindow {
+    /// The least number of stream bits a window holds when that many are left.
+    pub const MIN_BITS: u32 = 57;
+
+    /// Takes the next `bits` bits (0 to 64) into the low bits of a `u64`.
+    #[inline]
+    pub fn take(&mut self, bits: u32) -> u64 {
+        let value = self.word.checked_shr(self.used).unwrap_or(0) & low_mask(bits);
+        self.used = self.used.saturating_add(bits);
+        value
+    }
+
+    /// Takes one bit.
+    #[inline]
+    pub fn take_bit(&mut self) -> bool {
+        self.take(1) == 1
+    }
+
+    /// Whether `bits` more bits are within the window.
+    #[inline]
+    pub fn fits(&self, bits: u32) -> bool {
+        self.used.saturating_add(bits) <= self.len
+    }
+
+    /// Bits taken so far.
+    #[inline]
+    pub fn used(&self) -> u32 {
+        self.used
+    }
+}
+
 /// A strict reader of bits packed by a [`BitWriter`](super::BitWriter) (see
 /// [the bit order](crate::wire#bit-level-io)).
 ///
@@ -117,6 +161,31 @@ impl<'a> BitReader<'a> {
                 self.pos = start;
                 Err(DecodeError::CountPastEnd)
             }
+        }
+    }
+
+    /// The next stream bits as one word, to take several short fields from with one load
+    /// (see [`BitWindow`]); [`commit`](Self::commit) then moves past what was taken.
+    #[inline]
+    pub fn window(&self) -> BitWindow {
+        let loaded = 64 - (self.pos % 8) as u32;
+        BitWindow {
+            word: load_bits(self.bytes, self.pos),
+            len: loaded.min(u32::try_from(self.remaining_bits()).unwrap_or(u32::MAX)),
+            used: 0,
+        }
+    }
+
+    /// Moves past the bits taken from `window` (from [`window`](Self::window), with nothing
+    /// read since): [`DecodeError::EndOfStream`], and no move, if it took more than it held.
+    #[inline]
+    pub fn commit(&mut self, window: BitWindow) -> Result<(), DecodeError> {
+        match window.used <= window.len {
+            true => {
+                self.pos += window.used as usize;
+                Ok(())
+            }
+            false => Err(DecodeError::EndOfStream),
         }
     }
 

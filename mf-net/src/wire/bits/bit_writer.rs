@@ -125,6 +125,29 @@ impl BitWriter {
         self.write_bits(0, pad);
     }
 
+    /// Drops every bit from bit `bits` on, as if only the first `bits` had been written (a
+    /// snapshot cut by its budget drops a half-written entry so). Returns `false`, changing
+    /// nothing, if fewer than `bits` bits were written.
+    pub fn truncate_bits(&mut self, bits: usize) -> bool {
+        let flushed = self.buf.len() * 8;
+        if bits > self.bit_len() {
+            return false;
+        }
+        if let Some(kept) = bits.checked_sub(flushed) {
+            #[allow(clippy::cast_possible_truncation)]
+            let kept = kept as u32;
+            self.acc &= low_mask(kept);
+            self.n = kept;
+        } else {
+            #[allow(clippy::cast_possible_truncation)]
+            let partial = bits % 8;
+            self.acc = u64::from(self.buf[bits / 8]) & low_mask(partial as u32);
+            self.n = partial as u32;
+            self.buf.truncate(bits / 8);
+        }
+        true
+    }
+
     /// [Aligns](Self::align) and returns every byte written so far.
     ///
     /// The writer stays usable: later writes continue after the padding.
