@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
 use mf_net::transport::simulated::{NetworkConditions, SimulatedTransport};
-use mf_net::transport::Transport;
+use mf_net::transport::{Channel, Transport, TransportEvent};
 use mf_net_tests::alloc_counter;
 use mf_net_tests::echo::round;
 
@@ -38,6 +38,47 @@ fn loopback_rounds_allocate_nothing() {
     assert_eq!(echoes, 1000 * CLIENTS * 2);
     // The clients' first round was refused: their Connected events were polled after it.
     assert_eq!(server.stats().packets_received, 1099 * CLIENTS as u64 * 2);
+}
+
+#[test]
+fn thousands_of_packets_in_flight_with_large_ones_allocate_nothing_once_warm() {
+    // A server's tick under heavy relevance churn: per client, hundreds of small spawns and
+    // despawns and one large snapshot, more than 4 096 packets in flight in all.
+    let network = LoopbackNetwork::new();
+    let (mut server, mut clients) = connect_all(&network);
+    let (small, large) = ([5u8; 40], vec![6u8; 12_000]);
+    let mut peers = Vec::new();
+    while let Some(event) = server.poll_event() {
+        if let TransportEvent::Connected { peer, .. } = event {
+            peers.push(peer);
+        }
+    }
+    assert_eq!(peers.len(), CLIENTS);
+    let tick = |server: &mut LoopbackTransport, clients: &mut [LoopbackTransport]| {
+        for &peer in &peers {
+            for _ in 0..700 {
+                server.send(peer, Channel::Reliable, &small).unwrap();
+            }
+            server.send(peer, Channel::Unreliable, &large).unwrap();
+        }
+        server.flush();
+        let mut received = 0;
+        for client in clients.iter_mut() {
+            while let Some(event) = client.poll_event() {
+                received += usize::from(matches!(event, TransportEvent::Received { .. }));
+            }
+        }
+        received
+    };
+    for _ in 0..3 {
+        tick(&mut server, &mut clients);
+    }
+    let received = alloc_counter::assert_no_alloc("10 ticks of 5 608 packets", || {
+        (0..10)
+            .map(|_| tick(&mut server, &mut clients))
+            .sum::<usize>()
+    });
+    assert_eq!(received, 10 * CLIENTS * 701);
 }
 
 #[test]
