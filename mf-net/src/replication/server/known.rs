@@ -172,6 +172,12 @@ impl Known {
         self.lost = 0;
     }
 
+    /// The nodes the client has, in net id order (after a [`settle`](Self::settle): before,
+    /// those added since are left out and those lost since are in).
+    pub(crate) fn keys(&self) -> impl Iterator<Item = NodeKey> + '_ {
+        self.sorted.iter().map(|e| e.0).filter(|&key| !lost(key))
+    }
+
     /// How many nodes the client has.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {

@@ -3,6 +3,7 @@
 //! the handshake, kicks and flood limits, and the per-client input buffer.
 
 pub(crate) mod asked;
+pub(crate) mod changed_marks;
 pub(crate) mod client_slot;
 pub(crate) mod entry_cache;
 pub(crate) mod flood;

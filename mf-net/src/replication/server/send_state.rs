@@ -205,6 +205,16 @@ impl SendState {
         }
     }
 
+    /// Appends to `out`, in net id order, the nodes the client has that `changed` accepts.
+    pub(crate) fn changed_known(
+        &mut self,
+        changed: impl Fn(NodeKey) -> bool,
+        out: &mut Vec<NodeKey>,
+    ) {
+        self.nodes.settle();
+        out.extend(self.nodes.keys().filter(|&key| changed(key)));
+    }
+
     /// The nodes with something to send, in net id order (as of the last
     /// [`refresh`](Self::refresh)).
     #[cfg(test)]

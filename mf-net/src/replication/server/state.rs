@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tracing::{debug, info, warn};
 
+use crate::replication::server::changed_marks::ChangedMarks;
 use crate::replication::server::client_slot::ClientSlot;
 use crate::replication::server::entry_cache::EntryCache;
 use crate::replication::server::group_vis::{next_slot, GroupVis, Vis};
@@ -98,6 +99,9 @@ pub(crate) struct ServerState {
     pub(crate) viewers: Viewers,
     /// Scratch for [`send_snapshots`](Self::send_snapshots): ready clients by view signature.
     by_view: Vec<(u64, usize)>,
+    /// This tick's changed nodes by slot, when most nodes changed (see
+    /// [`scatter_changes`](Self::scatter_changes)).
+    pub(crate) changed_marks: ChangedMarks,
     /// The rate limits of the server's own calls to itself (the host's, or singleplayer's).
     pub(crate) host_rpc: PeerRpcState,
 }
@@ -130,6 +134,7 @@ impl ServerState {
             shadows: Shadows::default(),
             viewers: Viewers::default(),
             by_view: Vec::new(),
+            changed_marks: ChangedMarks::default(),
             host_rpc: PeerRpcState::default(),
         }
     }

@@ -74,9 +74,25 @@ impl ServerState {
 
     /// Hands each of `changed` (in net id order) to the ready clients that see its group (every
     /// ready client, for a node whose group is gone), in `visible_changed`, in the same order.
+    ///
+    /// When a quarter of the nodes or more changed, each client instead walks the nodes it has
+    /// and picks the marked ones ([`ChangedMarks`](crate::replication::server::changed_marks::ChangedMarks)):
+    /// the same list (a client has exactly the nodes of the groups it sees, and a node whose
+    /// group is gone only if it had it), written one client at a time rather than a few keys
+    /// into every client's list per node.
     pub(crate) fn scatter_changes(&mut self, changed: &[NodeKey]) {
         for client in &mut self.clients {
             client.visible_changed.clear();
+        }
+        if changed.len() * 4 >= self.nodes.len() {
+            self.changed_marks.mark(changed, self.nodes.slot_count());
+            let marks = &self.changed_marks;
+            for client in self.clients.iter_mut().filter(|c| c.ready) {
+                client
+                    .send
+                    .changed_known(|key| marks.has(key), &mut client.visible_changed);
+            }
+            return;
         }
         let clients = &mut self.clients;
         for &key in changed {
