@@ -3,8 +3,9 @@
 //! despawns groups per client as relevance changes. The public API is on
 //! [`Multiplayer`](crate::replication::Multiplayer).
 //!
-//! A node of a group a client does not have is marked hidden for that client
-//! ([`NodeSend::hidden`](crate::replication::server::send_state::NodeSend::hidden)), so snapshots skip it at no cost. A group that becomes relevant is sent as a spawn
+//! A node of a group a client does not have is not in that client's list of nodes
+//! ([`Known`](crate::replication::server::known::Known)), so snapshots skip it at no cost. A
+//! group that becomes relevant is sent as a spawn
 //! with its state captured so far (like a late join); its nodes then travel as resyncs (their
 //! full state) in every snapshot until the client acknowledges one, sent after the spawn, that
 //! carried them (a snapshot from before the group left the client, delayed past the spawn, may

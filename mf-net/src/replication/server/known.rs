@@ -1,19 +1,44 @@
-//! [`Known`]: where one client stands with each node it has, kept dense and in net id order,
-//! so that the walks over a client's nodes (its refresh, snapshot and acks, all in net id
-//! order) read one small array front to back instead of one cache line per node of a per-slot
-//! table as large as the world.
+//! [`Known`]: where one client stands with each node it has ([`NodeSend`]), kept dense and in
+//! net id order, so that the walks over a client's nodes (its refresh, snapshot and acks, all
+//! in net id order) read one small array front to back instead of one cache line per node of a
+//! per-slot table as large as the world.
 //!
 //! Nodes the client gains between two walks wait in a short sorted list and nodes it loses are
 //! marked; [`settle`](Known::settle) merges both into the array in one pass, once per tick.
 
 use crate::replication::server::node_table::NodeKey;
-use crate::replication::server::send_state::NodeSend;
+
+/// One node as one client stands with it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct NodeSend {
+    /// The newest tick of an acknowledged snapshot that carried it (or from which the client
+    /// has its state otherwise: its join, the group's spawn).
+    pub(crate) acked: u32,
+    /// A resync owed (its next entries carry everything the client receives): its authority
+    /// moved to or from this client, so members of another owner condition became visible to
+    /// it, or its group became relevant to the client again. Completed by an ack of a snapshot
+    /// after this tick that carried it (a snapshot from before the group left the client may
+    /// still arrive after the spawn and be applied; a full entry repairs that).
+    pub(crate) resync: Option<u32>,
+}
+
+impl NodeSend {
+    /// The `since` its next entry is written with: `None` (everything) while a resync is owed.
+    #[inline]
+    pub(crate) fn since(&self) -> Option<u32> {
+        match self.resync {
+            Some(_) => None,
+            None => Some(self.acked),
+        }
+    }
+}
 
 /// The per-node send state of one client's nodes (see the [module documentation](self)).
 #[derive(Default)]
 pub(crate) struct Known {
-    /// By net id, each id once. An entry whose key is lost is one the client lost: it
-    /// answers to no key, and goes at the next [`settle`](Self::settle).
+    /// By net id, each id once. An entry of a node the client lost keeps its id under a key
+    /// no record has ([`lost_key`]): it answers to no key, and goes at the next
+    /// [`settle`](Self::settle).
     sorted: Vec<(NodeKey, NodeSend)>,
     /// Entries added since the last settle, by net id (none of their ids is live in `sorted`).
     arrived: Vec<(NodeKey, NodeSend)>,
@@ -235,8 +260,8 @@ fn seek_in(list: &[(NodeKey, NodeSend)], at: &mut usize, key: NodeKey) -> Option
 #[cfg(test)]
 mod tests {
     use super::Known;
+    use super::NodeSend;
     use crate::replication::server::node_table::NodeKey;
-    use crate::replication::server::send_state::NodeSend;
 
     fn key(slot: u32, id: u32) -> NodeKey {
         NodeKey::new(slot, id)

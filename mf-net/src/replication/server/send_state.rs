@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use crate::replication::server::known::Known;
+use crate::replication::server::known::{Known, NodeSend};
 use crate::replication::server::node_table::{NetNode, NodeKey, NodeTable};
 use crate::replication::Audience;
 use crate::tick::{clamp_to, tick_after, tick_max};
@@ -20,31 +20,6 @@ use crate::transport::PeerId;
 /// so that `tick % RING` stays consecutive across the tick's wrap.
 pub(crate) const RING: usize = 64;
 const _: () = assert!(RING.is_power_of_two() && RING <= 1 << 31);
-
-/// One node as one client stands with it.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct NodeSend {
-    /// The newest tick of an acknowledged snapshot that carried it (or from which the client
-    /// has its state otherwise: its join, the group's spawn).
-    pub(crate) acked: u32,
-    /// A resync owed (its next entries carry everything the client receives): its authority
-    /// moved to or from this client, so members of another owner condition became visible to
-    /// it, or its group became relevant to the client again. Completed by an ack of a snapshot
-    /// after this tick that carried it (a snapshot from before the group left the client may
-    /// still arrive after the spawn and be applied; a full entry repairs that).
-    pub(crate) resync: Option<u32>,
-}
-
-impl NodeSend {
-    /// The `since` its next entry is written with: `None` (everything) while a resync is owed.
-    #[inline]
-    pub(crate) fn since(&self) -> Option<u32> {
-        match self.resync {
-            Some(_) => None,
-            None => Some(self.acked),
-        }
-    }
-}
 
 /// One snapshot sent to a client: its tick, when it left, and which nodes it carried.
 #[derive(Debug, Default)]

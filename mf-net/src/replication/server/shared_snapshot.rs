@@ -15,9 +15,10 @@
 
 use crate::replication::server::client_slot::ClientSlot;
 use crate::replication::server::entry_cache::EntryCache;
+use crate::replication::server::known::NodeSend;
 use crate::replication::server::node_states::NodeStates;
 use crate::replication::server::node_table::{since_class, NetNode, NodeKey, NodeTable};
-use crate::replication::server::send_state::{wants, wants_as, NodeSend};
+use crate::replication::server::send_state::{wants, wants_as};
 use crate::replication::server::snapshot::{SnapshotAt, Written};
 use crate::replication::Audience;
 use crate::transport::PeerId;
