@@ -139,6 +139,20 @@ fn wander(i: usize, frame: usize, reach: f32, period: usize) -> (f32, f32) {
 
 #[test]
 fn views_are_exact_under_30_percent_loss_while_clients_and_bodies_cross_cells() {
+    // Every body moves every frame: most nodes change, and each client picks its changes
+    // from the nodes it has.
+    views_stay_exact_while_crossing_cells(|_, _| true);
+}
+
+#[test]
+fn views_are_exact_under_30_percent_loss_when_a_tenth_of_the_bodies_move_each_frame() {
+    // Few nodes change: each change is handed to the clients that see its group.
+    views_stay_exact_while_crossing_cells(|i, frame| i % 10 == frame % 10);
+}
+
+/// 4 clients walking across the world under 30 % loss among 80 wandering bodies (those that
+/// `moving(body, frame)` picks move), bodies coming and going: every view ends exact.
+fn views_stay_exact_while_crossing_cells(moving: impl Fn(usize, usize) -> bool) {
     let mut world = World::with(4, MultiplayerConfig::default(), Some(lossy()), 25, library);
     world
         .server
@@ -150,7 +164,7 @@ fn views_are_exact_under_30_percent_loss_while_clients_and_bodies_cross_cells() 
         .collect();
     let mut next = bodies.len();
     for frame in 0..450 {
-        for (i, &b) in bodies.iter().enumerate() {
+        for (i, &b) in bodies.iter().enumerate().filter(|&(i, _)| moving(i, frame)) {
             let (x, z) = wander(i, frame, 16.0, 90);
             place(&mut world, b, x, z);
             body(&mut world, b).hp = (frame + i) as i32;
