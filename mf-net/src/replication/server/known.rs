@@ -197,8 +197,8 @@ impl Known {
         self.lost = 0;
     }
 
-    /// The nodes the client has, in net id order (after a [`settle`](Self::settle): before,
-    /// those added since are left out and those lost since are in).
+    /// The nodes the client has, in net id order (after a [`settle`](Self::settle): before
+    /// one, those added since the last are left out).
     pub(crate) fn keys(&self) -> impl Iterator<Item = NodeKey> + '_ {
         self.sorted.iter().map(|e| e.0).filter(|&key| !lost(key))
     }
