@@ -20,15 +20,19 @@
 //! | [`NetRef<T>`](crate::scene::NetRef) | varint net id of the node, 0 for none (mapped to the receiver's node) |
 //!
 //! Replicated members can instead be sent quantized (`#[replicated(quantize(..))]`): see
-//! [`quantize`].
+//! [`quantize`]. For bit-packed formats, quantized values and integers ([`IntDelta`]) also code
+//! as differences from a baseline the receiver holds.
 
 mod collections;
 #[cfg(feature = "glam")]
 mod glam_impls;
+mod int_delta;
 mod primitives;
 pub mod quantize;
 pub(crate) mod skipped;
 mod tuples;
+
+pub use int_delta::IntDelta;
 
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
