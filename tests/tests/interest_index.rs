@@ -256,13 +256,23 @@ fn a_client_teleporting_across_the_world_sees_its_new_place_within_one_turn() {
     assert_eq!(count(&world, 0), 32, "its cluster and both players");
     // Client 0's player jumps to the other cluster.
     place(&mut world, players[0], 1005.0, 1005.0);
+    let sent = |world: &World| world.server.bus().unwrap().stats().messages_sent;
+    let (mut messages, mut spawns, mut despawns) = (0, 0, 0);
     let frames = (1..=every as usize + 2)
         .find(|_| {
+            let (before, stats) = (sent(&world), *world.server.stats());
             world.frame();
+            let after = *world.server.stats();
+            messages = sent(&world) - before;
+            spawns = after.relevance_spawns - stats.relevance_spawns;
+            despawns = after.relevance_despawns - stats.relevance_despawns;
             count(&world, 0) == 31
         })
         .unwrap();
     assert!(frames <= every as usize + 1, "{frames} frames");
+    // That frame: 30 spawns, 31 despawns in one message, a snapshot to each client.
+    assert_eq!((spawns, despawns), (30, 31));
+    assert_eq!(messages, spawns + 1 + 2, "one despawn message for the 31");
     assert_exact(&world, &players, 1, 1);
     // Client 1 stayed: it has its cluster and no longer client 0's player.
     assert_eq!(count(&world, 1), 31);

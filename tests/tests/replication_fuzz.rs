@@ -829,6 +829,13 @@ fn fuzz_client(seed: u64, corpus: &Corpus, packets: usize) -> usize {
         assert_eq!(client.scene().get(handle).unwrap().x, 99);
         assert_eq!(client.stats().snapshots_applied, applied + 1);
     }
+    // A despawn cut inside its second id is dropped whole: the first is not applied either.
+    let mut w = NetWriter::new();
+    w.write_var_u32(id);
+    w.write_u8(0x80);
+    raw.send(&packet(DESPAWN, 0, w.as_slice()), Channel::Reliable);
+    client_frame(&mut client, &mut raw);
+    assert!(client.node(NetId::new(id).unwrap()).is_some());
     let mut w = NetWriter::new();
     w.write_var_u32(id);
     raw.send(&packet(DESPAWN, 0, w.as_slice()), Channel::Reliable);

@@ -20,8 +20,13 @@ pub(crate) struct ClientSlot {
     pub(crate) connected_at: Duration,
     pub(crate) last_heard: Duration,
     pub(crate) last_progress: Duration,
-    /// What was sent to it and what it acknowledged, per node slot (once ready).
+    /// What was sent to it and what it acknowledged, per node it has (once ready).
     pub(crate) send: SendState,
+    /// The first net ids of the groups despawned for it and not sent yet: they go as one
+    /// despawn message before any other control message to it, and at the end of each pass
+    /// that queues them (see
+    /// [`flush_despawns`](crate::replication::server::state::ServerState::flush_despawns)).
+    pub(crate) despawns: Vec<u32>,
     pub(crate) stats: crate::replication::shared::stats::PeerNetworkStats,
     /// Whether the last snapshots that left the ring were acknowledged (feeds `stats`).
     pub(crate) ack_window: crate::replication::shared::stats::AckWindow,
@@ -92,6 +97,7 @@ impl ClientSlot {
             tiers_due: false,
             view: 0,
             visible_changed: Vec::new(),
+            despawns: Vec::new(),
             inputs: None,
         }
     }

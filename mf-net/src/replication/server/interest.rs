@@ -26,7 +26,7 @@ use crate::replication::server::node_table::{self, group_keys, group_nodes, Grou
 use crate::replication::server::state::ServerState;
 
 use crate::replication::shared::outbox::Outbox;
-use crate::replication::shared::protocol::{ParentRef, DESPAWN, SCENE_BIND};
+use crate::replication::shared::protocol::{ParentRef, SCENE_BIND};
 use crate::replication::shared::state::Shared;
 use crate::scene::NodeId;
 
@@ -238,6 +238,7 @@ impl ServerState {
             }
         }
         self.settle_interest();
+        self.flush_all_despawns(core, shared);
         self.drop_failed(core, shared);
     }
 
@@ -424,6 +425,7 @@ impl ServerState {
         let grace = self.grace();
         self.ask(core, shared, c, g, grace);
         self.settle_interest();
+        self.flush_despawns(core, shared, c);
         self.drop_failed(core, shared);
     }
 
@@ -463,10 +465,10 @@ impl ServerState {
                 let since = *vis.out_since.get_or_insert(now);
                 self.set_vis(c, g, vis);
                 if now.saturating_sub(since) >= grace {
-                    self.hide(core, shared, c, g, false);
+                    self.hide(shared, c, g, false);
                 }
             }
-            (Vis::Visible, Want::Hide { silent }) => self.hide(core, shared, c, g, silent),
+            (Vis::Visible, Want::Hide { silent }) => self.hide(shared, c, g, silent),
             (Vis::Dormant, Want::Hide { silent: true }) => {
                 // Its parent left the client, and the bound node with it.
                 self.set_vis(c, g, GroupVis::HIDDEN);
@@ -494,16 +496,10 @@ impl ServerState {
         true
     }
 
-    /// Group `g` stops being relevant to the client at `c`: despawned there (unless `silent`),
-    /// or kept dormant if bound.
-    fn hide(
-        &mut self,
-        core: &mut Outbox,
-        shared: &mut Shared,
-        c: usize,
-        g: GroupKey,
-        silent: bool,
-    ) {
+    /// Group `g` stops being relevant to the client at `c`: despawned there (unless `silent`;
+    /// the despawn is queued, see [`queue_despawn`](Self::queue_despawn)), or kept dormant if
+    /// bound.
+    fn hide(&mut self, shared: &mut Shared, c: usize, g: GroupKey, silent: bool) {
         let peer = self.clients[c].peer;
         let first = g.id();
         let bound = self.groups.get(g).is_some_and(|g| g.scene == SCENE_BIND);
@@ -519,7 +515,7 @@ impl ServerState {
         }
         self.set_vis(c, g, GroupVis::HIDDEN);
         if !silent {
-            self.send_control_at(core, shared, c, DESPAWN, |w| w.write_var_u32(first));
+            self.queue_despawn(c, first);
         }
         shared.stats.relevance_despawns += 1;
         self.clients[c].stats.relevance_despawns += 1;

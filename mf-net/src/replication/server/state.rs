@@ -106,6 +106,9 @@ pub(crate) struct ServerState {
     pub(crate) host_rpc: PeerRpcState,
 }
 
+/// The most despawns one despawn message carries (at most 5 bytes each).
+pub(crate) const MAX_DESPAWNS_PER_MESSAGE: usize = 1024;
+
 impl ServerState {
     /// A server at `tick` whose first spawn takes net id `first_net_id`, its tick clock
     /// starting at `clock_from` (the beginning of the current frame).
@@ -425,8 +428,66 @@ impl ServerState {
         self.send_control_to(core, shared, peer, Some(c), id, encode)
     }
 
-    /// [`send_control`](Self::send_control) to `peer`, whose slot is at `c` if it has one.
+    /// [`send_control`](Self::send_control) to `peer`, whose slot is at `c` if it has one
+    /// (after the despawns queued for it).
     fn send_control_to(
+        &mut self,
+        core: &mut Outbox,
+        shared: &mut Shared,
+        peer: PeerId,
+        c: Option<usize>,
+        id: u16,
+        encode: impl FnOnce(&mut NetWriter),
+    ) -> bool {
+        if let Some(c) = c {
+            self.flush_despawns(core, shared, c);
+        }
+        self.send_reliable_to(core, shared, peer, c, id, encode)
+    }
+
+    /// Queues the despawn of the group whose first net id is `first` for the client at `c`.
+    pub(crate) fn queue_despawn(&mut self, c: usize, first: u32) {
+        self.clients[c].despawns.push(first);
+    }
+
+    /// Sends the despawns queued for the client at `c`, as few messages as the per-message
+    /// limit allows ([`MAX_DESPAWNS_PER_MESSAGE`]): one despawn message per client and pass,
+    /// not one per group, so that a client walking into a new part of the world is not sent
+    /// hundreds of reliable messages. Called before any other control message to the client,
+    /// so the order of what it is sent stays the order of what was decided.
+    pub(crate) fn flush_despawns(&mut self, core: &mut Outbox, shared: &mut Shared, c: usize) {
+        let Some(client) = self.clients.get_mut(c) else {
+            return;
+        };
+        if client.despawns.is_empty() {
+            return;
+        }
+        let (peer, queued) = (client.peer, std::mem::take(&mut client.despawns));
+        for chunk in queued.chunks(MAX_DESPAWNS_PER_MESSAGE) {
+            let sent = self.send_reliable_to(core, shared, peer, Some(c), DESPAWN, |w| {
+                for &first in chunk {
+                    w.write_var_u32(first);
+                }
+            });
+            if !sent {
+                break;
+            }
+        }
+        let client = &mut self.clients[c];
+        client.despawns = queued;
+        client.despawns.clear();
+    }
+
+    /// [`flush_despawns`](Self::flush_despawns) for every client.
+    pub(crate) fn flush_all_despawns(&mut self, core: &mut Outbox, shared: &mut Shared) {
+        for c in 0..self.clients.len() {
+            self.flush_despawns(core, shared, c);
+        }
+    }
+
+    /// Sends a reliable control message to `peer` (slot `c`), counting its bytes; a refusal
+    /// marks the client failed.
+    fn send_reliable_to(
         &mut self,
         core: &mut Outbox,
         shared: &mut Shared,
@@ -592,6 +653,7 @@ impl ServerState {
         g: GroupKey,
         c: usize,
     ) -> bool {
+        self.flush_despawns(core, shared, c);
         let peer = self.clients[c].peer;
         let Some(group) = self.groups.get(g) else {
             return false;
@@ -948,14 +1010,16 @@ impl ServerState {
         for &id in &explicit {
             debug!(net_id = id, "despawn");
             shared.stats.despawns += 1;
-            if let Some(core) = core.as_deref_mut() {
+            if core.is_some() {
                 for c in 0..self.clients.len() {
                     if self.clients[c].ready && self.knows(c, id) {
-                        let peer = self.clients[c].peer;
-                        self.send_control(core, shared, peer, DESPAWN, |w| w.write_var_u32(id));
+                        self.queue_despawn(c, id);
                     }
                 }
             }
+        }
+        if let Some(core) = core.as_deref_mut() {
+            self.flush_all_despawns(core, shared);
         }
         // One pass over each table, not one removal per freed node (quadratic when many nodes
         // go at once); each client's send state then forgets the nodes in one pass too.

@@ -162,10 +162,14 @@ pub(crate) const MESSAGES: [Message; 12] = [
         ),
         2,
     ),
-    message(
-        DESPAWN,
-        "mf_net::replication::Despawn",
-        Kind::ToClient(ToClient::Despawn),
+    // Layout 2: the first net id of each group despawned, to the end of the message.
+    relaid(
+        message(
+            DESPAWN,
+            "mf_net::replication::Despawn",
+            Kind::ToClient(ToClient::Despawn),
+        ),
+        2,
     ),
     message(
         SNAPSHOT,
