@@ -1,8 +1,8 @@
 //! What the server sent one client and what the client acknowledged: per node it has (in net
-//! id order, [`Known`]) the newest acknowledged tick and any resync owed; the nodes with something to send (changed
-//! and not acknowledged since, or owed a resync), so that a snapshot walks only those; and the
-//! ring of the last [`RING`] snapshots sent, each with the keys of the nodes it carried, which
-//! an ack advances.
+//! id order, [`Known`]) the newest acknowledged tick and any resync owed; the nodes with
+//! something to send (changed and not acknowledged since, or owed a resync), so that a snapshot
+//! walks only those; and the ring of the last [`RING`] snapshots sent, each with the keys of
+//! the nodes it carried, which an ack advances.
 //!
 //! Ticks wrap: they are compared by serial-number arithmetic ([`crate::tick`]), and
 //! [`age`](SendState::age) keeps every stored tick within [`HORIZON`](crate::tick::HORIZON) of
