@@ -84,7 +84,7 @@ impl Quantization {
     /// an index past the last bucket ([`DecodeError::BadQuantized`]) and any form other than
     /// the one the writer picks ([`DecodeError::NonCanonical`]). Fields that fit one load (every
     /// delta, and absolute indexes up to 18 bits for three components) are taken from one
-    /// [window](BitReader::window), and a refused value leaves the position where it was.
+    /// [window](BitReader::window). A refused or cut value leaves the position where it was.
     pub fn read_delta(
         &self,
         base: &Buckets,
@@ -115,14 +115,17 @@ impl Quantization {
         if 2 + fields <= BitWindow::MIN_BITS {
             return Err(DecodeError::EndOfStream);
         }
-        // Absolute indexes wider than one load holds.
-        r.read_bits(2)?;
+        // Absolute indexes wider than one load holds: read on a copy, kept if accepted.
+        let mut ahead = r.clone();
+        ahead.read_bits(2)?;
         for v in &mut raw[..n] {
             #[allow(clippy::cast_possible_truncation)]
-            let index = r.read_bits(field)? as u32;
+            let index = ahead.read_bits(field)? as u32;
             *v = index;
         }
-        self.delta_value(base, n, class, raw)
+        let now = self.delta_value(base, n, class, raw)?;
+        *r = ahead;
+        Ok(now)
     }
 
     /// The first `n` indexes of a vector delta of `class` whose fields are `raw` (differences,
@@ -467,8 +470,12 @@ mod tests {
         let mut r = BitReader::new(&bytes);
         assert_eq!(wide.read_delta(&b([0, 0, 0]), 3, &mut r), Ok(far));
         let cut = &bytes[..bytes.len() - 1];
-        let read = wide.read_delta(&b([0, 0, 0]), 3, &mut BitReader::new(cut));
-        assert_eq!(read, Err(DecodeError::EndOfStream));
+        let mut r = BitReader::new(cut);
+        assert_eq!(
+            wide.read_delta(&b([0, 0, 0]), 3, &mut r),
+            Err(DecodeError::EndOfStream)
+        );
+        assert_eq!(r.bit_position(), 0);
     }
 
     #[test]

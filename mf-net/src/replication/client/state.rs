@@ -377,12 +377,11 @@ impl ClientState {
             Kind::ToClient(ToClient::Despawn) => {
                 // The first net id of each group despawned, to the end of the message (at least
                 // one). Every id is read before any is applied.
-                let ids = r.clone();
+                let mut ids = r.clone();
                 r.read_var_u32()?;
                 while r.remaining() > 0 {
                     r.read_var_u32()?;
                 }
-                let mut ids = ids;
                 while ids.remaining() > 0 {
                     let id = ids.read_var_u32()?;
                     self.on_despawn(shared, id);

@@ -48,10 +48,12 @@ pub(crate) struct Known {
     spare: Vec<(NodeKey, NodeSend)>,
 }
 
-/// How many arrivals wait before a [`set`](Known::set) settles them (at least; more on a
-/// client that has many nodes), so that an evaluation adding hundreds of nodes does not shift
-/// a long list for each.
-const ARRIVALS_BEFORE_SETTLING: usize = 64;
+/// How many arrivals wait before a [`set`](Known::set) settles them, for a client that has
+/// `nodes` nodes: at least 64, an eighth of its nodes on a client that has many, so that an
+/// evaluation adding hundreds of nodes does not shift a long list for each.
+fn arrivals_before_settling(nodes: usize) -> usize {
+    (nodes / 8).max(64)
+}
 
 impl Known {
     /// Forgets every node (keeps the capacity).
@@ -74,7 +76,7 @@ impl Known {
         for list in [&mut self.sorted, &mut self.spare] {
             list.reserve(n.saturating_sub(list.len()));
         }
-        let arrivals = n.min(ARRIVALS_BEFORE_SETTLING.max(n / 8));
+        let arrivals = n.min(arrivals_before_settling(n));
         self.arrived
             .reserve(arrivals.saturating_sub(self.arrived.len()));
     }
@@ -136,7 +138,7 @@ impl Known {
             Ok(at) => self.arrived[at] = (key, value),
             Err(at) => self.arrived.insert(at, (key, value)),
         }
-        if self.arrived.len() >= ARRIVALS_BEFORE_SETTLING.max(self.sorted.len() / 8) {
+        if self.arrived.len() >= arrivals_before_settling(self.sorted.len()) {
             self.settle();
         }
     }
