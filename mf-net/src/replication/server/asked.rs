@@ -45,20 +45,26 @@ impl Around<'_> {
 
     /// Appends the groups that changed cell from move number `seen` on and may get another
     /// answer: with bands and the focus in the same cell, those whose band changed; else those
-    /// now near the focus or without a cell, and those the client has.
+    /// now near the focus or without a cell, and those the client has. A group the client has
+    /// by the policy's answer was within reach of the focus cell of that answer, the last
+    /// evaluation's: its first move since starts there, so a move from beyond it is not one of
+    /// its (groups in their grace period are asked anyway, and the answers for the others do
+    /// not depend on cells); only moves from no cell need a look at what the client has.
     pub(crate) fn moves(&self, seen: u64, asked: &mut Vec<GroupKey>) {
         let steady = self.banded() && self.focus == self.old;
         let near = |cell: Cell| self.focus.is_some_and(|f| self.index.within(cell, f));
         for m in self.index.moves_since(seen) {
-            let ask = match (m.from, m.to, self.focus) {
-                (Some(from), Some(to), Some(f)) if steady => {
+            let ask = match (m.from, m.to, self.focus, self.old) {
+                (Some(from), Some(to), Some(f), _) if steady => {
                     // Beyond reach on both sides: one band, nothing to ask.
                     (near(from) || near(to)) && {
                         let visible = self.visible(m.group);
                         self.band(from, f, visible) != self.band(to, f, visible)
                     }
                 }
-                _ => m.to.map_or(true, near) || self.has(m.group),
+                _ if m.to.map_or(true, near) => true,
+                (Some(from), _, _, Some(old)) => self.index.within(from, old),
+                _ => self.has(m.group),
             };
             if ask {
                 asked.push(m.group);

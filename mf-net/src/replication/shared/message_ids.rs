@@ -13,7 +13,7 @@
 //! | 4081 | welcome | server → client | peer id `u64` · tick rate `u8` · server tick `u32` |
 //! | 4082 | refuse | server → client | text string (then the server disconnects with `ProtocolMismatch`) |
 //! | 4083 | spawn | server → client | first net id varint · scene varint i32 (index, −1 bind, −2 spawner, −3 typed) · parent net id varint (0: by path) · [parent path string] · name string · authority varint u64 · node count varint · [scene −2 only: spawner index varint · data length varint · data (the spawn data's `NetCodec` encoding)] · [scene −3 only, per node: schema hash `u64` · link varint (0 the root, 2j + 1 a child of node j, 2j + 2 beside node j)] · absent count varint · absent net ids varint… · per present node, in id order: its full state |
-//! | 4084 | despawn | server → client | net id varint |
+//! | 4084 | despawn | server → client | layout 2: the first net id varint of each group despawned, one or more, to the end of the message |
 //! | 4085 | snapshot | server → client | flags `u8` (bit 0: truncated) · entries `net id varint · length varint · state` · `0` |
 //! | 4086 | ack | client → server | snapshot tick varint |
 //! | 4087 | authority | server → client | net id varint · peer varint u64 · recursive bool |
