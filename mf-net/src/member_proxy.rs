@@ -20,6 +20,7 @@
 use std::marker::PhantomData;
 
 use crate::codec::quantize::{Buckets, Quantization, Quantize, QuantizeRotation};
+use crate::codec::state_bits::{MemberBits, StateLayout};
 use crate::interpolation::member::MemberInterpolate;
 use crate::interpolation::InterpolationBuffer;
 use crate::replicated::member::{MemberClone, MemberCodec, MemberEq};
@@ -68,6 +69,8 @@ impl<T: MemberCodec> Member<T> {
 
     /// [`MemberCodec::NODE_REFS`].
     pub const MEMBER_NODE_REFS: bool = T::NODE_REFS;
+    /// [`MemberCodec::BITS`].
+    pub const MEMBER_BITS: MemberBits = T::BITS;
 }
 
 impl<T: MemberEq> Member<T> {
@@ -150,6 +153,8 @@ pub trait MemberFallback<T> {
     const EXTRAPOLATE: bool = false;
     /// Stands in for [`Member::MEMBER_NODE_REFS`].
     const MEMBER_NODE_REFS: bool = false;
+    /// Stands in for [`Member::MEMBER_BITS`].
+    const MEMBER_BITS: MemberBits = MemberBits::Bool;
 
     /// Stands in for [`Member::encode_member`].
     fn encode_member(_value: &T, _w: &mut NetWriter) {}
@@ -256,9 +261,17 @@ macro_rules! quantized_items {
 quantized_items!(Quantized, Quantize);
 quantized_items!(Rotation, QuantizeRotation);
 
+impl<T: Quantize> Quantized<T> {
+    /// [`Quantize::COMPONENTS`].
+    pub const COMPONENTS: u8 = T::COMPONENTS;
+}
+
 /// The items of [`Quantized<T>`] and [`Rotation<T>`] for a `T` that lacks the trait; like
 /// [`MemberFallback`], never run.
 pub trait QuantizedFallback<T> {
+    /// Stands in for `COMPONENTS`.
+    const COMPONENTS: u8 = 1;
+
     /// Stands in for `to_wire`.
     fn to_wire(_value: &T, _q: &Quantization) -> Buckets {
         Buckets::default()
@@ -292,6 +305,8 @@ impl<T: Replicated> Base<T> {
     pub const INTERPOLATED: bool = T::INTERPOLATED;
     /// [`Replicated::PREDICTS`].
     pub const PREDICTS: bool = T::PREDICTS;
+    /// [`Replicated::LAYOUT`].
+    pub const LAYOUT: &'static StateLayout = T::LAYOUT;
 
     /// [`Capture::new_state`](crate::replicated::Capture::new_state).
     #[inline]
@@ -442,6 +457,8 @@ pub trait BaseFallback<T> {
     const INTERPOLATED: bool = false;
     /// Stands in for [`Base::PREDICTS`].
     const PREDICTS: bool = false;
+    /// Stands in for [`Base::LAYOUT`].
+    const LAYOUT: &'static StateLayout = &StateLayout::EMPTY;
 
     /// Stands in for [`Base::new_state`].
     fn new_state<S>(_value: &T, _tick: u32) -> S {

@@ -30,6 +30,7 @@ mod int_delta;
 mod primitives;
 pub mod quantize;
 pub(crate) mod skipped;
+pub mod state_bits;
 mod tuples;
 
 pub use int_delta::IntDelta;
@@ -83,6 +84,11 @@ pub trait NetCodec: Sized {
     /// values are mapped between peers' nodes as they travel (see the book's chapter on
     /// references). `#[derive(NetCodec)]` and the containers set it from their parts.
     const NODE_REFS: bool = false;
+
+    /// How the type travels in a replicated state's bit-packed form
+    /// ([`state_bits`]): its byte encoding (the default), or for
+    /// integers and `bool` a form of their own.
+    const BITS: state_bits::CodecBits = state_bits::CodecBits::Bytes;
 
     /// Appends the value's encoding.
     fn encode(&self, w: &mut NetWriter);

@@ -1,13 +1,15 @@
+use super::state_bits::CodecBits;
 use super::NetCodec;
 use crate::schema::hash_name;
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
 macro_rules! fixed {
-    ($($ty:ty, $name:literal, $size:literal, $write:ident, $read:ident, $same:ident;)*) => {$(
+    ($($ty:ty, $name:literal, $size:literal, $write:ident, $read:ident, $same:ident, $bits:expr;)*) => {$(
         impl NetCodec for $ty {
             const NAME: &'static str = $name;
             const SCHEMA_HASH: u64 = hash_name($name);
             const MIN_SIZE: usize = $size;
+            const BITS: CodecBits = $bits;
 
             #[inline]
             fn encode(&self, w: &mut NetWriter) {
@@ -38,19 +40,19 @@ macro_rules! same {
 }
 
 fixed! {
-    bool, "bool", 1, write_bool, read_bool, eq;
-    u8, "u8", 1, write_u8, read_u8, eq;
-    i8, "i8", 1, write_i8, read_i8, eq;
-    u16, "u16", 2, write_u16, read_u16, eq;
-    i16, "i16", 2, write_i16, read_i16, eq;
-    u32, "u32", 4, write_u32, read_u32, eq;
-    i32, "i32", 4, write_i32, read_i32, eq;
-    u64, "u64", 8, write_u64, read_u64, eq;
-    i64, "i64", 8, write_i64, read_i64, eq;
-    u128, "u128", 16, write_u128, read_u128, eq;
-    i128, "i128", 16, write_i128, read_i128, eq;
-    f32, "f32", 4, write_f32, read_f32, bits;
-    f64, "f64", 8, write_f64, read_f64, bits;
+    bool, "bool", 1, write_bool, read_bool, eq, CodecBits::Bool;
+    u8, "u8", 1, write_u8, read_u8, eq, CodecBits::Int { bytes: 1 };
+    i8, "i8", 1, write_i8, read_i8, eq, CodecBits::Int { bytes: 1 };
+    u16, "u16", 2, write_u16, read_u16, eq, CodecBits::Int { bytes: 2 };
+    i16, "i16", 2, write_i16, read_i16, eq, CodecBits::Int { bytes: 2 };
+    u32, "u32", 4, write_u32, read_u32, eq, CodecBits::Int { bytes: 4 };
+    i32, "i32", 4, write_i32, read_i32, eq, CodecBits::Int { bytes: 4 };
+    u64, "u64", 8, write_u64, read_u64, eq, CodecBits::Int { bytes: 8 };
+    i64, "i64", 8, write_i64, read_i64, eq, CodecBits::Int { bytes: 8 };
+    u128, "u128", 16, write_u128, read_u128, eq, CodecBits::Bytes;
+    i128, "i128", 16, write_i128, read_i128, eq, CodecBits::Bytes;
+    f32, "f32", 4, write_f32, read_f32, bits, CodecBits::Bytes;
+    f64, "f64", 8, write_f64, read_f64, bits, CodecBits::Bytes;
 }
 
 impl NetCodec for usize {

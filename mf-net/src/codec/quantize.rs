@@ -254,6 +254,58 @@ impl Buckets {
     fn packed_value(self) -> u64 {
         u64::from(self.0[0]) | u64::from(self.0[1]) << 32
     }
+
+    /// Reads `components` (1 to 4) bucket indexes as [`Quantize::encode_wire`] writes them,
+    /// refusing one past the last bucket.
+    pub(crate) fn read_indexes(
+        q: &Quantization,
+        components: usize,
+        r: &mut NetReader<'_>,
+    ) -> Result<Self, DecodeError> {
+        let mut wire = Self::default();
+        for slot in wire.0.iter_mut().take(components) {
+            *slot = q.read_index(r)?;
+        }
+        Ok(wire)
+    }
+
+    /// Appends the first `components` (1 to 4) bucket indexes as [`Quantize::encode_wire`] does.
+    pub(crate) fn write_indexes(&self, q: &Quantization, components: usize, w: &mut NetWriter) {
+        for &index in self.0.iter().take(components) {
+            q.write_index(index, w);
+        }
+    }
+
+    /// Reads a packed smallest-three encoding as [`QuantizeRotation::encode_wire`] writes it,
+    /// refusing set bits past the encoding's `2 + 3 × bits`.
+    pub(crate) fn read_rotation(
+        q: &Quantization,
+        r: &mut NetReader<'_>,
+    ) -> Result<Self, DecodeError> {
+        let src = r.read_bytes(q.bytes())?;
+        let mut bytes = [0u8; 8];
+        bytes[..src.len()].copy_from_slice(src);
+        let packed = u64::from_le_bytes(bytes);
+        if packed >> (2 + 3 * q.bits().min(20)) != 0 {
+            return Err(DecodeError::BadQuantized);
+        }
+        Ok(Self::packed(packed))
+    }
+
+    /// Appends the packed smallest-three encoding as [`QuantizeRotation::encode_wire`] does.
+    pub(crate) fn write_rotation(&self, q: &Quantization, w: &mut NetWriter) {
+        w.write_bytes(&self.packed_value().to_le_bytes()[..q.bytes()]);
+    }
+
+    /// An integer member's value kept as a baseline (in the first two slots).
+    pub(crate) fn from_low_u64(value: u64) -> Self {
+        Self::packed(value)
+    }
+
+    /// The integer [`from_low_u64`](Self::from_low_u64) stored.
+    pub(crate) fn low_u64(self) -> u64 {
+        self.packed_value()
+    }
 }
 
 /// A type that `#[replicated(quantize(..))]` can quantize: `f32`, `f64` and, with the `glam`
@@ -267,6 +319,8 @@ impl Buckets {
             to send the value in its `NetCodec` encoding"
 )]
 pub trait Quantize: Sized {
+    /// How many bucket indexes its wire form has (1 for a float, 2 to 4 for a vector).
+    const COMPONENTS: u8;
     /// The value's bucket indexes, its wire form ([`encode_wire`](Self::encode_wire) of them is
     /// [`encode_quantized`](Self::encode_quantized) of the value). The server's shadow state
     /// keeps a quantized member in this form, so quantizing happens once per capture and
@@ -284,6 +338,8 @@ pub trait Quantize: Sized {
 }
 
 impl Quantize for f64 {
+    const COMPONENTS: u8 = 1;
+
     #[inline]
     fn to_wire(&self, q: &Quantization) -> Buckets {
         Buckets([q.index(*self), 0, 0, 0])
@@ -311,6 +367,8 @@ impl Quantize for f64 {
 }
 
 impl Quantize for f32 {
+    const COMPONENTS: u8 = 1;
+
     #[inline]
     fn to_wire(&self, q: &Quantization) -> Buckets {
         Buckets([q.index(f64::from(*self)), 0, 0, 0])
@@ -342,6 +400,8 @@ impl Quantize for f32 {
 macro_rules! quantize_vector {
     ($($ty:ident, $n:literal;)*) => {$(
         impl Quantize for glam::$ty {
+            const COMPONENTS: u8 = $n;
+
             #[inline]
             fn to_wire(&self, q: &Quantization) -> Buckets {
                 let mut wire = Buckets::default();

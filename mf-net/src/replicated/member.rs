@@ -7,6 +7,7 @@
 //! `#[net(skip)]`). Each trait has a blanket implementation over the standard trait it stands
 //! for; nothing implements them by hand.
 
+use crate::codec::state_bits::MemberBits;
 use crate::codec::NetCodec;
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
@@ -27,6 +28,8 @@ pub trait MemberCodec: Sized {
     const SCHEMA_HASH: u64;
     /// [`NetCodec::NODE_REFS`].
     const NODE_REFS: bool;
+    /// Its form in a state's bit-packed form ([`NetCodec::BITS`]).
+    const BITS: MemberBits;
     /// [`NetCodec::encode`].
     fn encode_member(&self, w: &mut NetWriter);
     /// [`NetCodec::decode`].
@@ -39,6 +42,7 @@ impl<T: NetCodec> MemberCodec for T {
     const NAME: &'static str = T::NAME;
     const SCHEMA_HASH: u64 = T::SCHEMA_HASH;
     const NODE_REFS: bool = T::NODE_REFS;
+    const BITS: MemberBits = MemberBits::codec::<T>();
 
     #[inline]
     fn encode_member(&self, w: &mut NetWriter) {

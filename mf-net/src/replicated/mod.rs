@@ -12,6 +12,7 @@ pub mod registry;
 
 pub use entry::RegisteredType;
 
+use crate::codec::state_bits::StateLayout;
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
 /// Most members one declaring type may have: the change mask is a `u64`.
@@ -200,6 +201,10 @@ pub trait Replicated:
 
     /// Whether the chain (bases included) has an `#[replicated(on_change = ..)]` member.
     const ON_CHANGE: bool;
+
+    /// How its states travel in the bit-packed form: the flattened bases' layouts, then each
+    /// own member's form ([`state_bits`](crate::codec::state_bits)).
+    const LAYOUT: &'static StateLayout;
 
     /// Whether the chain (bases included) has an interpolated member; types without one need
     /// no [`Interp`](Self::Interp) state and are always [`read`](Apply::read).

@@ -57,6 +57,7 @@ fn replicated_impl(p: &TokenStream, ident: &Ident) -> TokenStream {
             const INTERPOLATED: bool = false;
             const PREDICTED: u64 = 0;
             const PREDICTS: bool = false;
+            const LAYOUT: &'static #p::StateLayout = &#p::StateLayout::EMPTY;
         }
     }
 }

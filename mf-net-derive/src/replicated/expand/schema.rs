@@ -8,7 +8,7 @@ use super::context::Ctx;
 use super::interp::Interp;
 use super::predict::Predict;
 use super::state;
-use super::tokens::{mask_of, path_text, quant_expr, spanned_item};
+use super::tokens::{mask_of, path_text, quant_const, quant_expr, spanned_item};
 use crate::replicated::parse::{Condition, Field, Member};
 
 /// The impl, with the interpolation and prediction items `interp` and `predict` add to it.
@@ -42,6 +42,7 @@ pub(super) fn replicated_impl(cx: &Ctx<'_>, interp: &Interp, predict: &Predict) 
         let n = cx.base_item(f, "STATE_COUNT");
         quote!(+ #n)
     });
+    let layout = layout(cx);
     let (interp_types, interp_consts) = (&interp.types, &interp.consts);
     let predict_consts = &predict.consts;
     quote! {
@@ -71,9 +72,39 @@ pub(super) fn replicated_impl(cx: &Ctx<'_>, interp: &Interp, predict: &Predict) 
 
             const NODE_REFS: bool = false #(#own_node_refs)* #(#base_node_refs)*;
 
+            const LAYOUT: &'static #p::StateLayout = #layout;
+
             #interp_consts
 
             #predict_consts
+        }
+    }
+}
+
+/// `LAYOUT`: each base's layout, then each own member's bit form: a quantized member's from its
+/// quantization, any other's from its codec.
+fn layout(cx: &Ctx<'_>) -> TokenStream {
+    let p = &cx.p;
+    let bases = cx.bases.iter().map(|f| cx.base_item(f, "LAYOUT"));
+    let members = cx
+        .members
+        .iter()
+        .map(|(i, f, member)| match member.quantize {
+            Some(q) if q.smallest_three => {
+                let q = quant_const(*i);
+                quote!(#p::MemberBits::Rotation { q: #q })
+            }
+            Some(_) => {
+                let q = quant_const(*i);
+                let components = spanned_item(p, &f.ty, "Quantize", "COMPONENTS");
+                quote!(#p::MemberBits::Quantized { q: #q, components: #components })
+            }
+            None => spanned_item(p, &f.ty, "MemberCodec", "MEMBER_BITS"),
+        });
+    quote! {
+        &#p::StateLayout {
+            bases: &[#(#bases),*],
+            members: &[#(#members),*],
         }
     }
 }
