@@ -10,6 +10,10 @@
 //! bitcode reference decoding the same boxes' plain values. Times are per box; the bits per box
 //! are printed once.
 //!
+//! `state_bits`: the same boxes as a derived type, each one's byte entry transcoded to its bit
+//! form against the previous tick (`codec::state_bits`), and back followed by the byte form's
+//! apply on a client copy; next to them, the byte form's apply alone. Times are per box.
+//!
 //! Run: `cargo bench -p mf-net-benches --bench wire`.
 
 use divan::counter::{BytesCount, ItemsCount};
@@ -243,6 +247,159 @@ mod bit_delta {
         bencher.counter(ItemsCount::new(BOXES)).bench_local(|| {
             let decoded: Vec<PlainBox> = buffer.decode(black_box(&bytes)).expect("valid bitcode");
             decoded
+        });
+    }
+}
+
+/// A state's bit form (`codec::state_bits`) of the quantized bench box, a derived type: the
+/// server's transcoding of each moved box's byte entry against the previous tick's values, and
+/// the client's transcoding back followed by the byte form's apply; next to them, the byte
+/// form's apply alone. Times are per box.
+#[divan::bench_group(sample_count = 1000, min_time = 0.5, max_time = 3)]
+mod state_bits {
+    use glam::{Quat, Vec3};
+    use mf_net::codec::quantize::Buckets;
+    use mf_net::codec::state_bits::{bits_to_bytes, bytes_to_bits};
+    use mf_net::replication::{Apply, Audience, Capture};
+    use mf_net::wire::{BitReader, BitWriter, NetReader, NetWriter};
+    use mf_net_benches::{spawn_boxes, step, Motion};
+
+    use super::*;
+
+    const BOXES: usize = 1000;
+
+    /// The bench box with quantized members (as issue 26 measures it).
+    #[derive(Replicated, Debug, Default, Clone, PartialEq)]
+    struct QuantizedBox {
+        #[replicated(quantize(min = -512.0, max = 512.0, bits = 16))]
+        position: Vec3,
+        #[replicated(quantize(smallest_three, bits = 12))]
+        rotation: Quat,
+        #[replicated]
+        health: i32,
+    }
+
+    /// Each box's byte entry at tick 11 (what changed since tick 10), the member values at
+    /// tick 10 (the baseline), and the client's copies.
+    struct Entries {
+        bytes: Vec<Vec<u8>>,
+        base: Vec<[Buckets; 3]>,
+        clients: Vec<QuantizedBox>,
+    }
+
+    fn entries() -> Entries {
+        let mut boxes = spawn_boxes(BOXES);
+        step(&mut boxes, 10, Motion::All);
+        let quantized = |b: &mf_net_benches::BoxEntity| QuantizedBox {
+            position: b.position,
+            rotation: b.rotation,
+            health: b.health,
+        };
+        let layout = <QuantizedBox as Replicated>::LAYOUT;
+        let mut states: Vec<_> = boxes.iter().map(|b| quantized(b).new_state(10)).collect();
+        let mut base = Vec::new();
+        let mut clients = Vec::new();
+        for state in &states {
+            let mut w = NetWriter::new();
+            <QuantizedBox as Capture<_>>::write_full_for(state, Audience::of(false), &mut w);
+            let mut bits = BitWriter::new();
+            bytes_to_bits(layout, &mut NetReader::new(w.as_slice()), &[], &mut bits)
+                .expect("the type's own bytes");
+            let (mut out, mut now) = (NetWriter::new(), [Buckets::default(); 3]);
+            let packed = bits.finish().to_vec();
+            bits_to_bytes(
+                layout,
+                &mut BitReader::new(&packed),
+                &[],
+                &mut out,
+                &mut now,
+            )
+            .expect("its own bits");
+            base.push(now);
+            let mut client = QuantizedBox::default();
+            client
+                .read(&mut NetReader::new(w.as_slice()))
+                .expect("its own bytes");
+            clients.push(client);
+        }
+        step(&mut boxes, 11, Motion::All);
+        let bytes = boxes
+            .iter()
+            .zip(&mut states)
+            .map(|(b, state)| {
+                quantized(b).capture(state, 11);
+                let mut w = NetWriter::new();
+                <QuantizedBox as Capture<_>>::write_since_for(
+                    state,
+                    Some(10),
+                    Audience::of(false),
+                    &mut w,
+                );
+                w.into_vec()
+            })
+            .collect();
+        Entries {
+            bytes,
+            base,
+            clients,
+        }
+    }
+
+    /// Every box's bit form, one after the other.
+    fn encode(e: &Entries, w: &mut BitWriter) {
+        w.clear();
+        let layout = <QuantizedBox as Replicated>::LAYOUT;
+        for (bytes, base) in e.bytes.iter().zip(&e.base) {
+            bytes_to_bits(layout, &mut NetReader::new(bytes), base, w).expect("valid bytes");
+        }
+    }
+
+    #[divan::bench]
+    fn encode_boxes(bencher: Bencher<'_, '_>) {
+        let e = entries();
+        let mut w = BitWriter::with_capacity(BOXES * 8);
+        encode(&e, &mut w);
+        #[allow(clippy::cast_precision_loss)]
+        let per_box = w.bit_len() as f64 / BOXES as f64;
+        println!("state_bits: {per_box:.1} bits of state per box");
+        bencher.counter(ItemsCount::new(BOXES)).bench_local(|| {
+            encode(black_box(&e), &mut w);
+            w.bit_len()
+        });
+    }
+
+    #[divan::bench]
+    fn decode_and_apply_boxes(bencher: Bencher<'_, '_>) {
+        let mut e = entries();
+        let mut w = BitWriter::new();
+        encode(&e, &mut w);
+        let packed = w.finish().to_vec();
+        let layout = <QuantizedBox as Replicated>::LAYOUT;
+        let mut out = NetWriter::with_capacity(64);
+        let mut now = [Buckets::default(); 3];
+        bencher.counter(ItemsCount::new(BOXES)).bench_local(|| {
+            let mut r = BitReader::new(black_box(&packed));
+            for (base, client) in e.base.iter().zip(&mut e.clients) {
+                out.clear();
+                bits_to_bytes(layout, &mut r, base, &mut out, &mut now).expect("valid bits");
+                client
+                    .read(&mut NetReader::new(out.as_slice()))
+                    .expect("valid bytes");
+            }
+            r.bit_position()
+        });
+    }
+
+    /// The byte form's apply alone, for comparison.
+    #[divan::bench]
+    fn apply_bytes_boxes(bencher: Bencher<'_, '_>) {
+        let mut e = entries();
+        bencher.counter(ItemsCount::new(BOXES)).bench_local(|| {
+            for (bytes, client) in e.bytes.iter().zip(&mut e.clients) {
+                client
+                    .read(&mut NetReader::new(black_box(bytes)))
+                    .expect("valid bytes");
+            }
         });
     }
 }
