@@ -557,90 +557,87 @@ mod tests {
     /// (differences 1, 2, 3 from zero, zig-zagged), `0 0 1 0 0` (gamma of 3: the string's byte
     /// encoding is its length and two bytes), those three bytes 8 bits each, and zero padding.
     const PINNED: &[u8] = &[225, 18, 209, 68, 32, 76, 12];
-}
 
-/// The bench box of issue 26 (`Vec3` at 16 bits over ±512, `Quat` smallest-three at 12 bits,
-/// an `i32`), moving as the benches move it: what its bit form costs.
-#[cfg(all(test, feature = "glam"))]
-#[allow(clippy::unwrap_used)]
-mod bench_box {
-    use glam::{Quat, Vec3};
+    /// The bench box of issue 26 (`Vec3` at 16 bits over ±512, `Quat` smallest-three at 12 bits,
+    /// an `i32`), moving as the benches move it: what its bit form costs.
+    #[cfg(feature = "glam")]
+    mod bench_box {
+        use glam::{Quat, Vec3};
 
-    use super::{bits_to_bytes, bytes_to_bits, MemberBits, StateLayout};
-    use crate::codec::quantize::{Buckets, Quantization, Quantize, QuantizeRotation};
-    use crate::wire::{BitReader, BitWriter, NetReader, NetWriter};
+        use super::super::{bits_to_bytes, bytes_to_bits, MemberBits, StateLayout};
+        use super::{POSITION, ROTATION};
+        use crate::codec::quantize::{Buckets, Quantize, QuantizeRotation};
+        use crate::wire::{BitReader, BitWriter, NetReader, NetWriter};
+        static BOX: StateLayout = StateLayout {
+            bases: &[],
+            members: &[
+                MemberBits::Quantized {
+                    q: POSITION,
+                    components: 3,
+                },
+                MemberBits::Rotation { q: ROTATION },
+                MemberBits::Int { bytes: 4 },
+            ],
+        };
 
-    const POSITION: Quantization = Quantization::new(-512.0, 512.0, 16);
-    const ROTATION: Quantization = Quantization::smallest_three(12);
-    static BOX: StateLayout = StateLayout {
-        bases: &[],
-        members: &[
-            MemberBits::Quantized {
-                q: POSITION,
-                components: 3,
-            },
-            MemberBits::Rotation { q: ROTATION },
-            MemberBits::Int { bytes: 4 },
-        ],
-    };
-
-    /// The benches' pose of box `index` at `frame`: bobbing around its home, turning about Y.
-    fn pose(index: usize, frame: u32) -> (Vec3, Quat) {
-        let home = Vec3::new((index % 100) as f32 * 2.0, 0.0, (index / 100) as f32 * 2.0);
-        let t = frame as f32 * 0.05 + index as f32 * 0.37;
-        let offset = Vec3::new(t.sin(), 0.5 * (t * 0.7).cos(), 0.25 * (t * 1.3).sin());
-        (home + offset, Quat::from_rotation_y(t))
-    }
-
-    /// The wire values of box `index` at `frame` (health 100).
-    fn wire(index: usize, frame: u32) -> [Buckets; 3] {
-        let (at, turn) = pose(index, frame);
-        [
-            Quantize::to_wire(&at, &POSITION),
-            QuantizeRotation::to_wire(&turn, &ROTATION),
-            Buckets::from_low_u64(100),
-        ]
-    }
-
-    /// The byte form of an entry carrying the moved position and rotation.
-    fn moved(now: &[Buckets; 3]) -> Vec<u8> {
-        let mut w = NetWriter::new();
-        w.write_var_u64(0b011);
-        <Vec3 as Quantize>::encode_wire(&now[0], &POSITION, &mut w);
-        <Quat as QuantizeRotation>::encode_wire(&now[1], &ROTATION, &mut w);
-        w.into_vec()
-    }
-
-    /// The mean bits of a moving box's state against the state `back` frames before.
-    fn mean_bits(back: u32) -> f64 {
-        let (boxes, frames) = (1000, 30);
-        let mut total = 0;
-        let mut w = BitWriter::new();
-        for frame in 10..10 + frames {
-            for index in 0..boxes {
-                let (base, now) = (wire(index, frame - back), wire(index, frame));
-                let bytes = moved(&now);
-                w.clear();
-                bytes_to_bits(&BOX, &mut NetReader::new(&bytes), &base, &mut w).unwrap();
-                total += w.bit_len();
-                // And back, exactly.
-                let (mut out, mut read) = (NetWriter::new(), [Buckets::default(); 3]);
-                let bits = w.finish().to_vec();
-                bits_to_bytes(&BOX, &mut BitReader::new(&bits), &base, &mut out, &mut read)
-                    .unwrap();
-                assert_eq!((out.as_slice(), read), (&bytes[..], now));
-            }
+        /// The benches' pose of box `index` at `frame`: bobbing around its home, turning about Y.
+        fn pose(index: usize, frame: u32) -> (Vec3, Quat) {
+            let home = Vec3::new((index % 100) as f32 * 2.0, 0.0, (index / 100) as f32 * 2.0);
+            let t = frame as f32 * 0.05 + index as f32 * 0.37;
+            let offset = Vec3::new(t.sin(), 0.5 * (t * 0.7).cos(), 0.25 * (t * 1.3).sin());
+            (home + offset, Quat::from_rotation_y(t))
         }
-        total as f64 / f64::from(boxes as u32 * frames)
-    }
 
-    #[test]
-    fn a_moving_box_state_is_under_4_bytes_at_a_one_tick_baseline() {
-        // Against the state one tick before (a client that acknowledged the last snapshot),
-        // and four ticks before (about 120 ms of round trip at 30 Hz); the byte form is 12
-        // bytes (mask, 6 bytes of position, 5 of rotation). Measured: 29.5 and 35.8 bits.
-        let (one, four) = (mean_bits(1), mean_bits(4));
-        assert!(one <= 30.0, "{one:.1} bits at a 1-tick baseline");
-        assert!(four <= 37.0, "{four:.1} bits at a 4-tick baseline");
+        /// The wire values of box `index` at `frame` (health 100).
+        fn wire(index: usize, frame: u32) -> [Buckets; 3] {
+            let (at, turn) = pose(index, frame);
+            [
+                Quantize::to_wire(&at, &POSITION),
+                QuantizeRotation::to_wire(&turn, &ROTATION),
+                Buckets::from_low_u64(100),
+            ]
+        }
+
+        /// The byte form of an entry carrying the moved position and rotation.
+        fn moved(now: &[Buckets; 3]) -> Vec<u8> {
+            let mut w = NetWriter::new();
+            w.write_var_u64(0b011);
+            <Vec3 as Quantize>::encode_wire(&now[0], &POSITION, &mut w);
+            <Quat as QuantizeRotation>::encode_wire(&now[1], &ROTATION, &mut w);
+            w.into_vec()
+        }
+
+        /// The mean bits of a moving box's state against the state `back` frames before.
+        fn mean_bits(back: u32) -> f64 {
+            let (boxes, frames) = (1000, 30);
+            let mut total = 0;
+            let mut w = BitWriter::new();
+            for frame in 10..10 + frames {
+                for index in 0..boxes {
+                    let (base, now) = (wire(index, frame - back), wire(index, frame));
+                    let bytes = moved(&now);
+                    w.clear();
+                    bytes_to_bits(&BOX, &mut NetReader::new(&bytes), &base, &mut w).unwrap();
+                    total += w.bit_len();
+                    // And back, exactly.
+                    let (mut out, mut read) = (NetWriter::new(), [Buckets::default(); 3]);
+                    let bits = w.finish().to_vec();
+                    bits_to_bytes(&BOX, &mut BitReader::new(&bits), &base, &mut out, &mut read)
+                        .unwrap();
+                    assert_eq!((out.as_slice(), read), (&bytes[..], now));
+                }
+            }
+            total as f64 / f64::from(boxes as u32 * frames)
+        }
+
+        #[test]
+        fn a_moving_box_state_is_under_4_bytes_at_a_one_tick_baseline() {
+            // Against the state one tick before (a client that acknowledged the last snapshot),
+            // and four ticks before (about 120 ms of round trip at 30 Hz); the byte form is 12
+            // bytes (mask, 6 bytes of position, 5 of rotation). Measured: 29.5 and 35.8 bits.
+            let (one, four) = (mean_bits(1), mean_bits(4));
+            assert!(one <= 30.0, "{one:.1} bits at a 1-tick baseline");
+            assert!(four <= 37.0, "{four:.1} bits at a 4-tick baseline");
+        }
     }
 }
