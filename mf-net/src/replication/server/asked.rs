@@ -3,10 +3,10 @@
 //! from it may now get another answer.
 
 use crate::replication::interest::{Cell, InterestPolicy};
-use crate::replication::server::group_vis::{GroupVis, Vis};
-use crate::replication::server::node_table::{Group, GroupKey};
-use crate::replication::server::per_slot::PerSlot;
+use crate::replication::server::group_vis::Vis;
+use crate::replication::server::node_table::GroupKey;
 use crate::replication::server::spatial_index::SpatialIndex;
+use crate::replication::server::vis_table::VisTable;
 
 /// One client's evaluation as the index sees it.
 pub(crate) struct Around<'a> {
@@ -16,7 +16,7 @@ pub(crate) struct Around<'a> {
     pub(crate) focus: Option<Cell>,
     pub(crate) old: Option<Cell>,
     /// Where it stands with each group.
-    pub(crate) vis: &'a PerSlot<Group, GroupVis>,
+    pub(crate) vis: &'a VisTable,
 }
 
 impl Around<'_> {
@@ -35,12 +35,12 @@ impl Around<'_> {
 
     /// Whether the client has group `g` and gets its changes.
     fn visible(&self, g: GroupKey) -> bool {
-        self.vis.get(g).is_some_and(|v| v.state == Vis::Visible)
+        self.vis.state(g) == Some(Vis::Visible)
     }
 
     /// Whether the client has group `g` (visible or dormant).
     fn has(&self, g: GroupKey) -> bool {
-        self.vis.get(g).is_some_and(|v| v.state != Vis::Hidden)
+        self.vis.state(g).is_some_and(|s| s != Vis::Hidden)
     }
 
     /// Appends the groups that changed cell from move number `seen` on and may get another

@@ -7,9 +7,9 @@ use crate::replication::interest::Cell;
 use crate::replication::multiplayer::rpc::limits::PeerRpcState;
 use crate::replication::server::flood::FloodWindow;
 use crate::replication::server::group_vis::{GroupVis, Vis};
-use crate::replication::server::node_table::{Group, GroupKey, GroupTable, NodeKey};
-use crate::replication::server::per_slot::PerSlot;
+use crate::replication::server::node_table::{GroupKey, GroupTable, NodeKey};
 use crate::replication::server::send_state::SendState;
+use crate::replication::server::vis_table::VisTable;
 use crate::scene::NodeId;
 use crate::transport::PeerId;
 
@@ -35,7 +35,7 @@ pub(crate) struct ClientSlot {
     /// Input flood window.
     pub(crate) input_flood: FloodWindow,
     /// Visibility of every group, per group slot (once ready).
-    pub(crate) vis: PerSlot<Group, GroupVis>,
+    pub(crate) vis: VisTable,
     /// The focus node interest policies measure from.
     pub(crate) focus: Option<NodeId>,
     /// Whether a visible group may have an update period above 1 (snapshots then check each
@@ -85,7 +85,7 @@ impl ClientSlot {
             ack_window: crate::replication::shared::stats::AckWindow::default(),
             rpc: PeerRpcState::default(),
             input_flood: FloodWindow::default(),
-            vis: PerSlot::default(),
+            vis: VisTable::default(),
             focus: None,
             tiered: false,
             tiered_groups: Vec::new(),
@@ -108,7 +108,7 @@ impl ClientSlot {
         self.tiered_groups.clear();
         self.tiered_groups.reserve(groups.len());
         for &g in groups.keys() {
-            if let Some(&vis) = self.vis.get(g) {
+            if let Some(vis) = self.vis.get(g) {
                 self.note_tier(g, vis);
             }
         }

@@ -109,10 +109,7 @@ impl ServerState {
         slot.stats.acknowledged_tick = tick;
         for i in 0..self.groups.len() {
             let g = self.groups.keys()[i];
-            let visible = self.clients[index]
-                .vis
-                .get(g)
-                .is_some_and(|v| v.state == Vis::Visible);
+            let visible = self.clients[index].vis.state(g) == Some(Vis::Visible);
             if !visible {
                 self.hide_nodes(index, g);
             }

@@ -64,7 +64,7 @@ impl ServerState {
     pub(crate) fn sees(&self, c: usize, net_id: u32) -> bool {
         let client = &self.clients[c];
         match self.group_of(net_id) {
-            Some(g) => client.vis.get(g).map_or(true, |v| v.state == Vis::Visible),
+            Some(g) => client.vis.state(g).map_or(true, |s| s == Vis::Visible),
             None => true,
         }
     }
@@ -83,7 +83,7 @@ impl ServerState {
     pub(crate) fn knows(&self, c: usize, net_id: u32) -> bool {
         let client = &self.clients[c];
         match self.group_of(net_id) {
-            Some(g) => client.vis.get(g).map_or(true, |v| v.state != Vis::Hidden),
+            Some(g) => client.vis.state(g) != Some(Vis::Hidden),
             None => true,
         }
     }
@@ -97,7 +97,7 @@ impl ServerState {
         let peer = self.clients[c].peer;
         if let ParentRef::Net(parent) = group.parent {
             if let Some(pg) = self.group_of(parent).filter(|&pg| pg != g) {
-                if self.clients[c].vis.get(pg).map(|v| v.state) == Some(Vis::Hidden) {
+                if self.clients[c].vis.state(pg) == Some(Vis::Hidden) {
                     return Want::Hide { silent: true };
                 }
             }
@@ -127,10 +127,7 @@ impl ServerState {
             }
         }
         let root = group.root;
-        let visible = self.clients[c]
-            .vis
-            .get(g)
-            .is_some_and(|v| v.state == Vis::Visible);
+        let visible = self.clients[c].vis.state(g) == Some(Vis::Visible);
         let focus = self.clients[c].focus;
         match self.interest.policy.as_mut() {
             None => EVERY_TICK,
@@ -342,7 +339,7 @@ impl ServerState {
                 .groups
                 .keys()
                 .iter()
-                .filter(|&&g| client.vis.get(g).is_some_and(|v| v.state != Vis::Hidden));
+                .filter(|&&g| client.vis.state(g).is_some_and(|s| s != Vis::Hidden));
             asked.extend(had);
             if let Some(focus) = focus {
                 index.near(focus, asked);
@@ -373,9 +370,9 @@ impl ServerState {
         {
             return;
         }
-        let before = self.clients[c].vis.get(g).map(|v| v.state);
+        let before = self.clients[c].vis.state(g);
         self.reconsider(core, shared, c, g, grace);
-        let after = self.clients[c].vis.get(g).map(|v| v.state);
+        let after = self.clients[c].vis.state(g);
         if before != after {
             let children = self.interest.nested.get(&g.id()).map_or(0, Vec::len);
             for i in 0..children {
@@ -440,7 +437,7 @@ impl ServerState {
         grace: Duration,
     ) {
         let want = self.want(shared, c, g);
-        let Some(mut vis) = self.clients[c].vis.get(g).copied() else {
+        let Some(mut vis) = self.clients[c].vis.get(g) else {
             return;
         };
         let now = shared.now;

@@ -11,6 +11,7 @@ pub(crate) mod group_vis;
 pub(crate) mod handshake;
 pub(crate) mod index_upkeep;
 pub(crate) mod input_buffer;
+pub(crate) mod int_hasher;
 pub(crate) mod interest;
 pub(crate) mod interest_state;
 pub(crate) mod kick;
@@ -31,5 +32,6 @@ pub(crate) mod state;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub(crate) mod viewers;
+pub(crate) mod vis_table;
 pub(crate) mod visibility;
 pub(crate) mod withheld;

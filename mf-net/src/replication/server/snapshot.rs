@@ -7,15 +7,12 @@ use std::time::Duration;
 
 use crate::replication::server::client_slot::ClientSlot;
 use crate::replication::server::entry_cache::EntryCache;
-use crate::replication::server::group_vis::GroupVis;
 use crate::replication::server::known::Known;
 use crate::replication::server::node_states::NodeStates;
-use crate::replication::server::node_table::{
-    Group, GroupKey, GroupTable, NetNode, NodeKey, NodeTable,
-};
-use crate::replication::server::per_slot::PerSlot;
+use crate::replication::server::node_table::{GroupKey, GroupTable, NetNode, NodeKey, NodeTable};
 use crate::replication::server::send_state::wants;
 use crate::replication::server::slot_table::PREFETCH_AHEAD;
+use crate::replication::server::vis_table::VisTable;
 use crate::replication::shared::protocol::SNAPSHOT_TRUNCATED;
 use crate::replication::Audience;
 use crate::transport::PeerId;
@@ -210,7 +207,7 @@ struct Walk<'a> {
     at: Cell<usize>,
     peer: PeerId,
     /// The client's update tiers, if it has any.
-    tiers: Option<&'a PerSlot<Group, GroupVis>>,
+    tiers: Option<&'a VisTable>,
     tick: u32,
 }
 
@@ -262,7 +259,7 @@ fn fits(budget: usize, len: usize, carried: &[NodeKey]) -> bool {
 
 /// Whether the nodes of group `g` go into a snapshot of `tick` (its update period; a node whose
 /// group is gone stands alone, and is due).
-fn due(groups: &GroupTable, vis: &PerSlot<Group, GroupVis>, g: GroupKey, tick: u32) -> bool {
+fn due(groups: &GroupTable, vis: &VisTable, g: GroupKey, tick: u32) -> bool {
     groups.get(g).is_none() || vis.get(g).map_or(true, |v| v.due(tick))
 }
 

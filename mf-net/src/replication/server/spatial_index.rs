@@ -4,9 +4,10 @@
 //! only about the groups near its focus and those that moved.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 
 use crate::replication::interest::Cell;
+use crate::replication::server::int_hasher::IntHasher;
 use crate::replication::server::node_table::{Group, GroupKey};
 use crate::replication::server::per_slot::PerSlot;
 
@@ -32,7 +33,7 @@ pub(crate) struct Move {
 /// state: a cell's list keeps its capacity when it empties.
 pub(crate) struct SpatialIndex {
     reach: u32,
-    cells: HashMap<Cell, Vec<GroupKey>, BuildHasherDefault<CellHasher>>,
+    cells: HashMap<Cell, Vec<GroupKey>, BuildHasherDefault<IntHasher>>,
     placed: PerSlot<Group, Placed>,
     unplaced: Vec<GroupKey>,
     /// The groups that changed cell, oldest first; `moves[0]` is move number `base`.
@@ -181,31 +182,6 @@ impl SpatialIndex {
 #[inline]
 pub(crate) fn distance(a: Cell, b: Cell) -> u64 {
     a.0.abs_diff(b.0).max(a.1.abs_diff(b.1))
-}
-
-/// A hasher for cells (two integers): multiply and rotate, no per-map seed (cells are the
-/// server's own numbers, not a peer's).
-#[derive(Default)]
-pub(crate) struct CellHasher(u64);
-
-impl Hasher for CellHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_i64(&mut self, n: i64) {
-        self.write_u64(n as u64);
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(26) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
 }
 
 #[cfg(test)]

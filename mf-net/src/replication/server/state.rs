@@ -1063,6 +1063,9 @@ impl ServerState {
             .collect();
         for (g, nodes) in leaving {
             self.forget_viewers(g, nodes);
+            for client in &mut self.clients {
+                client.vis.forget(g);
+            }
             self.forget_interest(g);
         }
         let mut gone = Vec::new();

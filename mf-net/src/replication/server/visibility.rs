@@ -21,7 +21,7 @@ impl ServerState {
     /// update period, for its tiers).
     pub(crate) fn set_vis(&mut self, c: usize, g: GroupKey, vis: GroupVis) {
         let client = &mut self.clients[c];
-        let old = client.vis.get(g).copied().unwrap_or_default();
+        let old = client.vis.get(g).unwrap_or_default();
         let was = old.state == Vis::Visible;
         let now = vis.state == Vis::Visible;
         client.vis.set(g, vis);
