@@ -85,6 +85,16 @@ impl<'a> BitReader<'a> {
         self.pos
     }
 
+    /// Moves past `bits` bits without reading them (an entry a reader cannot use). More than
+    /// are left is [`DecodeError::EndOfStream`], and the position stays.
+    pub fn skip_bits(&mut self, bits: usize) -> Result<(), DecodeError> {
+        if bits > self.remaining_bits() {
+            return Err(DecodeError::EndOfStream);
+        }
+        self.pos += bits;
+        Ok(())
+    }
+
     /// Reads `bits` bits (0 to 64) into the low bits of a `u64`.
     ///
     /// More than 64 bits is [`DecodeError::OutOfRange`]; more than are left is
