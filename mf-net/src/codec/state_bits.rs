@@ -639,6 +639,166 @@ mod tests {
         }
     }
 
+    /// A member of a random schema, with two values of it (a baseline and a state).
+    #[derive(Debug, Clone)]
+    enum Random {
+        Quantized(u32, u8, [[u32; 4]; 2]),
+        Rotation(u32, [(u64, [u64; 3]); 2]),
+        Int(u8, [u64; 2]),
+        Bool([bool; 2]),
+        Text([String; 2]),
+    }
+
+    impl Random {
+        fn form(&self) -> MemberBits {
+            match *self {
+                Random::Quantized(bits, components, _) => MemberBits::Quantized {
+                    q: Quantization::new(-1.0, 1.0, bits),
+                    components,
+                },
+                Random::Rotation(bits, _) => MemberBits::Rotation {
+                    q: Quantization::smallest_three(bits),
+                },
+                Random::Int(bytes, _) => MemberBits::Int { bytes },
+                Random::Bool(_) => MemberBits::Bool,
+                Random::Text(_) => MemberBits::Bytes { skip: skip_string },
+            }
+        }
+
+        /// Appends value `which` (0: the baseline, 1: the state) in the byte form.
+        fn write(&self, which: usize, w: &mut NetWriter) {
+            match self {
+                Random::Quantized(bits, components, v) => {
+                    let q = Quantization::new(-1.0, 1.0, *bits);
+                    for &i in &v[which][..usize::from(*components)] {
+                        q.write_index(i, w);
+                    }
+                }
+                Random::Rotation(bits, v) => {
+                    let (largest, c) = v[which];
+                    let n = u64::from(*bits);
+                    let packed = largest | c[0] << 2 | c[1] << (2 + n) | c[2] << (2 + 2 * n);
+                    let q = Quantization::smallest_three(*bits);
+                    w.write_bytes(&packed.to_le_bytes()[..q.bytes()]);
+                }
+                Random::Int(bytes, v) => {
+                    w.write_bytes(&v[which].to_le_bytes()[..usize::from(*bytes)])
+                }
+                Random::Bool(v) => w.write_bool(v[which]),
+                Random::Text(v) => v[which].encode(w),
+            }
+        }
+    }
+
+    fn random_member() -> impl Strategy<Value = Random> {
+        let indexes = |bits: u32| {
+            let top = if bits >= 32 {
+                u32::MAX
+            } else {
+                (1 << bits) - 1
+            };
+            [
+                [0..=top, 0..=top, 0..=top, 0..=top],
+                [0..=top, 0..=top, 0..=top, 0..=top],
+            ]
+        };
+        let rotation = |bits: u32| {
+            let top = (1u64 << bits) - 2;
+            let one = (0..4u64, [0..=top, 0..=top, 0..=top]);
+            [one.clone(), one]
+        };
+        prop_oneof![
+            (1..=32u32, 1..=4u8).prop_flat_map(move |(bits, components)| {
+                indexes(bits).prop_map(move |v| Random::Quantized(bits, components, v))
+            }),
+            (9..=16u32).prop_flat_map(move |bits| {
+                rotation(bits).prop_map(move |v| Random::Rotation(bits, v))
+            }),
+            (
+                prop_oneof![Just(1u8), Just(2), Just(4), Just(8)],
+                any::<[u64; 2]>()
+            )
+                .prop_map(|(bytes, v)| {
+                    let mask = if bytes == 8 {
+                        u64::MAX
+                    } else {
+                        (1 << (8 * bytes)) - 1
+                    };
+                    Random::Int(bytes, v.map(|x| x & mask))
+                }),
+            any::<[bool; 2]>().prop_map(Random::Bool),
+            ["[a-z]{0,6}", "[a-z]{0,6}"].prop_map(Random::Text),
+        ]
+    }
+
+    /// A random schema: a base's members and the own members, each with a baseline and a
+    /// state, and the masks of what the state carries.
+    fn random_schema() -> impl Strategy<Value = (Vec<Random>, Vec<Random>, u64, u64)> {
+        (
+            proptest::collection::vec(random_member(), 0..4),
+            proptest::collection::vec(random_member(), 1..7),
+            any::<u64>(),
+            any::<u64>(),
+        )
+    }
+
+    /// The byte form of value `which` of a schema (all members carried for the baseline).
+    fn schema_bytes(base: &[Random], own: &[Random], masks: [u64; 2], which: usize) -> Vec<u8> {
+        let mut w = NetWriter::new();
+        for (members, mask) in [(base, masks[0]), (own, masks[1])] {
+            let mask = mask & ((1u64 << members.len()) - 1);
+            w.write_var_u64(mask);
+            for (i, m) in members.iter().enumerate() {
+                if mask >> i & 1 == 1 {
+                    m.write(which, &mut w);
+                }
+            }
+        }
+        w.into_vec()
+    }
+
+    proptest! {
+        #[test]
+        fn random_schemas_read_back_exactly_against_their_baselines(
+            (base, own, base_mask, own_mask) in random_schema(),
+        ) {
+            let leak = |members: &[Random]| -> &'static [MemberBits] {
+                Box::leak(members.iter().map(Random::form).collect::<Vec<_>>().into_boxed_slice())
+            };
+            let base_layout: &'static StateLayout = Box::leak(Box::new(StateLayout {
+                bases: &[],
+                members: leak(&base),
+            }));
+            let bases: &'static [&'static StateLayout] = Box::leak(Box::new([base_layout]));
+            let layout = StateLayout { bases, members: leak(&own) };
+            // The baseline: every member's first value, read back from zero.
+            let full = schema_bytes(&base, &own, [u64::MAX, u64::MAX], 0);
+            let mut w = BitWriter::new();
+            bytes_to_bits(&layout, &mut NetReader::new(&full), &[], &mut w).unwrap();
+            let packed = w.finish().to_vec();
+            let mut baseline = vec![Buckets::default(); layout.slots()];
+            let mut out = NetWriter::new();
+            bits_to_bytes(&layout, &mut BitReader::new(&packed), &[], &mut out, &mut baseline)
+                .unwrap();
+            prop_assert_eq!(out.as_slice(), &full[..]);
+            // The state: the second values of what the masks carry, against the baseline.
+            let state = schema_bytes(&base, &own, [base_mask, own_mask], 1);
+            let mut w = BitWriter::new();
+            bytes_to_bits(&layout, &mut NetReader::new(&state), &baseline, &mut w).unwrap();
+            let bits = w.finish().to_vec();
+            let (mut out, mut now) = (NetWriter::new(), vec![Buckets::default(); layout.slots()]);
+            let mut r = BitReader::new(&bits);
+            bits_to_bytes(&layout, &mut r, &baseline, &mut out, &mut now).unwrap();
+            r.finish().unwrap();
+            prop_assert_eq!(out.as_slice(), &state[..]);
+            // And the bytes read back transcode to the same bits.
+            let mut again = BitWriter::new();
+            bytes_to_bits(&layout, &mut NetReader::new(out.as_slice()), &baseline, &mut again)
+                .unwrap();
+            prop_assert_eq!(again.finish(), &bits[..]);
+        }
+    }
+
     #[test]
     fn entry_headers_read_back_and_the_default_baseline_has_one_form() {
         use super::{end_entries, read_entry, write_entry, EntryHeader};
