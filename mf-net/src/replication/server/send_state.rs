@@ -77,6 +77,9 @@ pub(crate) struct SendState {
     /// That snapshot was acknowledged: every node pending then has nothing left to send but
     /// those in `incoming`, and the next refresh starts its list afresh.
     settled: bool,
+    /// Acknowledged ticks whose snapshots' nodes are not marked yet (see
+    /// [`receive_ack`](Self::receive_ack)).
+    deferred: Vec<u32>,
 }
 
 impl Default for SendState {
@@ -99,6 +102,7 @@ impl Default for SendState {
             scanning: false,
             whole_at: None,
             settled: false,
+            deferred: Vec::new(),
         }
     }
 }
@@ -118,6 +122,7 @@ impl SendState {
         self.scanning = false;
         self.whole_at = None;
         self.settled = false;
+        self.deferred.clear();
         self.reserve(nodes);
     }
 
@@ -222,6 +227,7 @@ impl SendState {
 
     fn refresh_with(&mut self, changed: &[NodeKey], nodes: &NodeTable, peer: PeerId, seen: bool) {
         self.nodes.settle();
+        self.apply_acks();
         if self.cursor != 0 {
             self.scanning = true;
             // The walk over the table meets the nodes owed a resync by itself.
@@ -334,18 +340,51 @@ impl SendState {
     }
 
     /// Applies an ack of `tick`: every node the snapshot of that tick carried is acknowledged
-    /// up to `tick`, and a resync it carried (sent after the
-    /// resync was asked for) is done, each found by its key without a search. Returns the
-    /// round-trip sample, or `None` if the tick is no longer (or never was) in the ring, or was
-    /// acknowledged already.
+    /// up to `tick`, and a resync it carried (sent after the resync was asked for) is done.
+    /// Returns the round-trip sample, or `None` if the tick is no longer (or never was) in the
+    /// ring, or was acknowledged already. ([`receive_ack`](Self::receive_ack), then
+    /// [`apply_acks`](Self::apply_acks).)
+    #[cfg(test)]
     pub(crate) fn ack(&mut self, tick: u32, now: Duration) -> Option<Duration> {
+        let rtt = self.receive_ack(tick, now);
+        self.apply_acks();
+        rtt
+    }
+
+    /// Takes an ack of `tick`: the round-trip sample, or `None` if the tick is no longer (or
+    /// never was) in the ring, or was acknowledged already. The nodes the snapshot carried are
+    /// marked at the client's next refresh ([`apply_acks`](Self::apply_acks)), right before
+    /// its next snapshot reads the same list: one walk over the client's nodes while they are
+    /// in the cache, where marking them on arrival read them cold, among every other client's
+    /// acks, a whole frame before.
+    pub(crate) fn receive_ack(&mut self, tick: u32, now: Duration) -> Option<Duration> {
         let entry = &mut self.ring[tick as usize % RING];
         if entry.tick != tick || entry.acked {
             return None;
         }
         entry.acked = true;
-        // The acknowledged snapshot is the last one and carried everything pending: the next
-        // refresh starts afresh, with the nodes still owed a resync.
+        self.deferred.push(tick);
+        Some(now.saturating_sub(entry.sent_at))
+    }
+
+    /// Marks the nodes of every snapshot acknowledged since the last call: each is
+    /// acknowledged up to the snapshot's tick, and a resync it carried is done. The snapshot
+    /// whose nodes were all that was pending settles the pending list (the next refresh starts
+    /// afresh, with the nodes still owed a resync).
+    pub(crate) fn apply_acks(&mut self) {
+        for i in 0..self.deferred.len() {
+            let tick = self.deferred[i];
+            self.apply_ack(tick);
+        }
+        self.deferred.clear();
+    }
+
+    /// Marks the nodes the snapshot of `tick` (acknowledged) carried.
+    fn apply_ack(&mut self, tick: u32) {
+        let entry = &self.ring[tick as usize % RING];
+        if entry.tick != tick {
+            return;
+        }
         let settles = self.whole_at == Some(tick);
         self.settled |= settles;
         // The carried keys are in net id order (from the snapshot's cursor, wrapping once):
@@ -363,7 +402,6 @@ impl SendState {
                 }
             }
         }
-        Some(now.saturating_sub(entry.sent_at))
     }
 
     /// The snapshot of `tick` just written walked every pending node and carried each that had
@@ -548,6 +586,27 @@ mod tests {
         // A duplicate ack, and an ack of a tick never sent, change nothing.
         assert_eq!(send.ack(6, Duration::from_millis(60)), None);
         assert_eq!(send.ack(7, Duration::from_millis(60)), None);
+    }
+
+    #[test]
+    fn an_ack_taken_in_marks_its_nodes_at_the_next_refresh() {
+        let (table, keys) = table(2);
+        let (a, b) = (keys[0], keys[1]);
+        let mut send = SendState::default();
+        send.join(&table, 5);
+        sent(&mut send, &table, 6, &[a]);
+        sent(&mut send, &table, 7, &[a, b]);
+        // Both acks are taken (their round trips counted) before any node is marked.
+        assert!(send.receive_ack(6, Duration::from_millis(60)).is_some());
+        assert!(send.receive_ack(7, Duration::from_millis(60)).is_some());
+        assert_eq!((acked(&send, a), acked(&send, b)), (Some(5), Some(5)));
+        assert_eq!(
+            send.receive_ack(7, Duration::from_millis(61)),
+            None,
+            "taken once"
+        );
+        send.refresh(&[], &table, PEER);
+        assert_eq!((acked(&send, a), acked(&send, b)), (Some(7), Some(7)));
     }
 
     #[test]

@@ -610,7 +610,7 @@ impl ServerState {
                     return Ok(true);
                 };
                 c.last_heard = now;
-                if let Some(rtt) = c.send.ack(tick, now) {
+                if let Some(rtt) = c.send.receive_ack(tick, now) {
                     c.stats.add_round_trip(rtt);
                     if crate::tick::tick_after(tick, c.stats.acknowledged_tick) {
                         c.stats.acknowledged_tick = tick;
