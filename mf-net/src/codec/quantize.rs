@@ -286,6 +286,8 @@ impl Buckets {
         let mut bytes = [0u8; 8];
         bytes[..src.len()].copy_from_slice(src);
         let packed = u64::from_le_bytes(bytes);
+        // At most 16 bits a component (`SMALLEST_THREE_BITS`); the bound keeps the shift in
+        // range for any `q`.
         if packed >> (2 + 3 * q.bits().min(20)) != 0 {
             return Err(DecodeError::BadQuantized);
         }

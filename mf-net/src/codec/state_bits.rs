@@ -105,7 +105,8 @@ fn skip_value<T: NetCodec>(r: &mut NetReader<'_>) -> Result<(), DecodeError> {
 }
 
 /// The members of a replicated type in the order its byte form writes them: the flattened
-/// bases' layouts, then the own members (at most 64).
+/// bases' layouts, then the own members (at most 64, as a change mask has 64 bits: a layout
+/// with more is refused, [`DecodeError::BadMask`]).
 #[derive(Debug)]
 pub struct StateLayout {
     /// Each flattened base's layout, in declaration order.
@@ -263,20 +264,27 @@ fn encode_state(
     for b in layout.bases {
         encode_state(b, r, base, slot, w)?;
     }
-    let count = layout.members.len();
+    let count = mask_bits(layout)?;
     let mask = r.read_var_u64()?;
     if count < 64 && mask >> count != 0 {
         return Err(DecodeError::BadMask);
     }
-    #[allow(clippy::cast_possible_truncation)]
-    w.write_bits(mask, count as u32);
+    w.write_bits(mask, count);
     for (i, member) in layout.members.iter().enumerate() {
         if mask >> i & 1 == 1 {
             encode_member(member, r, base_at(base, *slot + i), w)?;
         }
     }
-    *slot += count;
+    *slot += layout.members.len();
     Ok(())
+}
+
+/// How many change bits a state of `layout` has: one per own member, at most 64.
+fn mask_bits(layout: &StateLayout) -> Result<u32, DecodeError> {
+    u32::try_from(layout.members.len())
+        .ok()
+        .filter(|&n| n <= 64)
+        .ok_or(DecodeError::BadMask)
 }
 
 /// [`bits_to_bytes`] from slot `slot` on, advancing it past the state's members.
@@ -291,9 +299,8 @@ fn decode_state(
     for b in layout.bases {
         decode_state(b, r, base, slot, out, now)?;
     }
-    let count = layout.members.len();
-    #[allow(clippy::cast_possible_truncation)]
-    let mask = r.read_bits(count as u32)?;
+    let count = mask_bits(layout)?;
+    let mask = r.read_bits(count)?;
     out.write_var_u64(mask);
     for (i, member) in layout.members.iter().enumerate() {
         let base = base_at(base, *slot + i);
@@ -305,7 +312,7 @@ fn decode_state(
             *now = value;
         }
     }
-    *slot += count;
+    *slot += layout.members.len();
     Ok(())
 }
 
@@ -336,9 +343,8 @@ fn encode_member(
             let len = r.remaining() - ahead.remaining();
             let bytes = r.read_bytes(len)?;
             w.write_gamma(u32::try_from(len).map_err(|_| DecodeError::OutOfRange)?);
-            for &b in bytes {
-                w.write_bits(u64::from(b), 8);
-            }
+            let appended = w.append_bits(bytes, 0, 8 * len);
+            debug_assert!(appended, "the bytes just read");
         }
     }
     Ok(())
@@ -847,6 +853,22 @@ mod tests {
         let bytes = w.finish().to_vec();
         let refused = read_entry(&mut BitReader::new(&bytes), None, 1);
         assert_eq!(refused, Err(crate::wire::DecodeError::NonCanonical));
+    }
+
+    #[test]
+    fn a_layout_of_more_than_64_members_is_refused_both_ways() {
+        static WIDE: StateLayout = StateLayout {
+            bases: &[],
+            members: &[MemberBits::Bool; 65],
+        };
+        let mut w = BitWriter::new();
+        let bytes = [0u8; 16];
+        let refused = bytes_to_bits(&WIDE, &mut NetReader::new(&bytes), &[], &mut w);
+        assert_eq!(refused, Err(crate::wire::DecodeError::BadMask));
+        let (mut out, mut now) = (NetWriter::new(), [Buckets::default(); 65]);
+        let mut r = BitReader::new(&bytes);
+        let refused = bits_to_bytes(&WIDE, &mut r, &[], &mut out, &mut now);
+        assert_eq!(refused, Err(crate::wire::DecodeError::BadMask));
     }
 
     #[test]
