@@ -15,9 +15,12 @@
 //! purpose.
 
 use std::fmt::Write as _;
+use std::time::Duration;
 
 use glam::{Quat, Vec3};
 use mf_net::prelude::*;
+use mf_net::replication::SnapshotEncoding;
+use mf_net::transport::simulated::NetworkConditions;
 use mf_net_tests::harness::{Mp, World};
 
 /// The replicated box.
@@ -152,7 +155,15 @@ impl Run {
 }
 
 fn measure(boxes: usize) -> Report {
-    let mut world = World::new(1, library);
+    measure_with(boxes, SnapshotEncoding::Bytes)
+}
+
+fn measure_with(boxes: usize, snapshot_encoding: SnapshotEncoding) -> Report {
+    let config = MultiplayerConfig {
+        snapshot_encoding,
+        ..MultiplayerConfig::default()
+    };
+    let mut world = World::with(1, config, None, 0, library);
     assert_eq!(world.server.config().tick_rate, 30);
     assert_eq!(world.server.config().max_snapshot_bytes, 0);
     let root = world.root();
@@ -437,5 +448,130 @@ fn bandwidth_quantized_position() {
             second, expected,
             "pinned byte count changed ({boxes} boxes)"
         );
+    }
+}
+
+/// The default box's members have no bit form of their own (unquantized floats): bit-packed,
+/// each travels as its bytes with a gamma-coded length, and an entry's header (id difference,
+/// baseline, bit length) is about the byte format's (id, length, mask). Pinned beside the byte
+/// format's figures: bit-packing them costs a little more.
+#[test]
+fn bandwidth_report_bit_packed() {
+    let reports = [
+        measure_with(100, SnapshotEncoding::Bits),
+        measure_with(1000, SnapshotEncoding::Bits),
+    ];
+    println!("bit-packed snapshots\n{reports:#?}");
+    let pinned: Vec<_> = reports
+        .iter()
+        .map(|r| (r.all_snapshot, r.all_second, r.tenth_second, r.idle_second))
+        .collect();
+    assert_eq!(
+        pinned,
+        [(3335, 98_160, 10_602, 270), (33_263, 979_140, 103_770, 270)],
+        "pinned byte counts changed"
+    );
+}
+
+/// The benchmarks' box as games would send it: a 16-bit quantized position, a 12-bit
+/// smallest-three rotation and a rarely changing `i32`.
+#[derive(Replicated, Debug, Clone, PartialEq)]
+struct BenchBox {
+    #[replicated(quantize(min = -512.0, max = 512.0, bits = 16))]
+    position: Vec3,
+    #[replicated(quantize(smallest_three, bits = 12))]
+    rotation: Quat,
+    #[replicated]
+    health: i32,
+}
+
+fn bench_box_library() -> SceneLibrary {
+    let mut scenes = SceneLibrary::new();
+    scenes
+        .register("bench_box", |scene, root| {
+            scene.set_value(
+                root,
+                BenchBox {
+                    position: Vec3::ZERO,
+                    rotation: Quat::IDENTITY,
+                    health: 100,
+                },
+            )
+        })
+        .unwrap();
+    scenes
+}
+
+/// Snapshot bytes over one second (30 snapshots) with all `boxes` bench boxes moving as in
+/// [`pose`] (one in 100 losing a point of health each frame), after a warm-up, with
+/// `snapshot_encoding` and a link of `latency` each way; and the idle snapshot's size.
+fn measure_bench_box(
+    boxes: usize,
+    snapshot_encoding: SnapshotEncoding,
+    latency: Duration,
+) -> (u64, usize) {
+    let config = MultiplayerConfig {
+        snapshot_encoding,
+        ..MultiplayerConfig::default()
+    };
+    let conditions = NetworkConditions {
+        latency,
+        ..NetworkConditions::perfect()
+    };
+    let mut world = World::with(1, config, Some(conditions), 0, bench_box_library);
+    let root = world.root();
+    let handles: Vec<_> = (0..boxes)
+        .map(|_| {
+            let node = world.server.spawn(CRATE, root, PeerId::SERVER).unwrap();
+            world.server.scene().net_ref::<BenchBox>(node).unwrap()
+        })
+        .collect();
+    for _ in 0..40 {
+        world.frame();
+    }
+    let idle_snapshot = world.clients[0].stats().last_snapshot_bytes;
+    let frame = |world: &mut World, f: u32| {
+        for (i, &h) in handles.iter().enumerate() {
+            let (position, rotation) = pose(i, f);
+            let b = world.server.scene_mut().get_mut(h).unwrap();
+            b.position = position;
+            b.rotation = rotation;
+            if (i + f as usize) % 100 == 0 {
+                b.health -= 1;
+            }
+        }
+        world.frame();
+    };
+    for f in 1..=20 {
+        frame(&mut world, f);
+    }
+    let down = world.clients[0].stats().bytes_received;
+    for f in 21..=50 {
+        frame(&mut world, f);
+    }
+    let second = world.clients[0].stats().bytes_received - down;
+    for _ in 0..40 {
+        world.frame();
+    }
+    world.assert_converged();
+    (second, idle_snapshot)
+}
+
+#[test]
+fn bandwidth_bench_box_bit_packed() {
+    // The byte format: id (1–2 B) + length + mask + position (6 B) + rotation (4 B) = 13–14 B,
+    // + 4 B for a health change.
+    let (second, idle) = measure_bench_box(1000, SnapshotEncoding::Bytes, Duration::ZERO);
+    assert_eq!((second, idle), (447_660, 9), "pinned byte count changed");
+    // Bit-packed: each box coded against its state one tick before (loopback: every snapshot
+    // is acknowledged before the next goes out), then with 50 ms of latency each way (a
+    // baseline 3 to 4 ticks back). The targets: at most 6 and 8 B per moving box.
+    for (latency, expected, target) in [(0, 155_747, 6.0), (50, 191_706, 8.0)] {
+        let latency = Duration::from_millis(latency);
+        let (second, idle) = measure_bench_box(1000, SnapshotEncoding::Bits, latency);
+        let per_box = (second - 30 * idle as u64) as f64 / (30 * 1000) as f64;
+        println!("bit-packed, {latency:?} each way: {second} B/s, {per_box:.2} B per moving box");
+        assert_eq!((second, idle), (expected, 9), "pinned byte count changed");
+        assert!(per_box <= target, "{per_box:.2} B per moving box");
     }
 }

@@ -1043,6 +1043,7 @@ fn welcomed_pair(net: &LoopbackNetwork) -> (Mp, RawServer) {
     w.write_u64(2);
     w.write_u8(30);
     w.write_u32(100);
+    w.write_u8(0); // byte snapshots
     raw.send(&packet(WELCOME, 100, w.as_slice()), Channel::Reliable);
     client_frame(&mut client, &mut raw);
     assert_eq!(client.peers(), [PeerId::SERVER]);

@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use mf_net::prelude::*;
+use mf_net::replication::SnapshotEncoding;
 use mf_net::transport::simulated::NetworkConditions;
 mod replication_common;
 
@@ -30,7 +31,7 @@ fn churn(world: &mut World, frame: i32) {
     }
 }
 
-fn converges_under(loss: f32, seed: u64) {
+fn converges_under(loss: f32, seed: u64, snapshot_encoding: SnapshotEncoding) {
     let conditions = NetworkConditions {
         loss,
         duplication: 0.1,
@@ -38,13 +39,11 @@ fn converges_under(loss: f32, seed: u64) {
         jitter: Duration::from_millis(40),
         reorder: 0.1,
     };
-    let mut world = World::with(
-        3,
-        MultiplayerConfig::default(),
-        Some(conditions),
-        seed,
-        library,
-    );
+    let config = MultiplayerConfig {
+        snapshot_encoding,
+        ..MultiplayerConfig::default()
+    };
+    let mut world = World::with(3, config, Some(conditions), seed, library);
     assert_eq!(world.server.peers().len(), 3, "every client joined");
     let root = world.root();
     for _ in 0..200 {
@@ -96,17 +95,27 @@ fn converges_under(loss: f32, seed: u64) {
 
 #[test]
 fn converges_at_10_percent_loss() {
-    converges_under(0.1, 10);
+    converges_under(0.1, 10, SnapshotEncoding::Bytes);
 }
 
 #[test]
 fn converges_at_20_percent_loss() {
-    converges_under(0.2, 20);
+    converges_under(0.2, 20, SnapshotEncoding::Bytes);
 }
 
 #[test]
 fn converges_at_30_percent_loss() {
-    converges_under(0.3, 30);
+    converges_under(0.3, 30, SnapshotEncoding::Bytes);
+}
+
+#[test]
+fn bit_packed_snapshots_converge_at_10_percent_loss() {
+    converges_under(0.1, 11, SnapshotEncoding::Bits);
+}
+
+#[test]
+fn bit_packed_snapshots_converge_at_30_percent_loss() {
+    converges_under(0.3, 31, SnapshotEncoding::Bits);
 }
 
 #[test]

@@ -83,6 +83,7 @@ fn pinned_bytes_of_welcome_spawn_and_snapshots() {
     expected.extend_from_slice(&2u64.to_le_bytes()); // peer id 2 (loopback numbers from 2)
     expected.push(30); // tick rate
     expected.extend_from_slice(&tick.to_le_bytes()); // server tick
+    expected.push(0); // snapshot encoding: bytes
     assert_eq!(welcome, [expected]);
     assert_eq!(
         raw.take(protocol::SNAPSHOT).len(),

@@ -162,6 +162,20 @@ pub fn bits_to_bytes(
     decode_state(layout, r, base, &mut slot, out, now)
 }
 
+/// Reads the byte form of a state of `layout` from `r` and sets each slot of `now` (one per
+/// [slot](StateLayout::slots)) the state carries to the member's value, as a baseline: how the
+/// server keeps the values later states are coded against. Slots of members the state does not
+/// carry, and of members coded as [`MemberBits::Bool`] or [`MemberBits::Bytes`] (never coded
+/// against a baseline), are left as they are. Refuses what [`bytes_to_bits`] refuses.
+pub fn state_values(
+    layout: &StateLayout,
+    r: &mut NetReader<'_>,
+    now: &mut [Buckets],
+) -> Result<(), DecodeError> {
+    let mut slot = 0;
+    values_of_state(layout, r, &mut slot, now)
+}
+
 /// One entry of a bit-packed snapshot body, as its header says (see [`write_entry`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EntryHeader {
@@ -189,6 +203,26 @@ pub fn write_entry(
     default_back: u32,
     state: &BitWriter,
 ) {
+    write_entry_header(
+        w,
+        previous,
+        id,
+        baseline_back,
+        default_back,
+        state.bit_len(),
+    );
+    w.append(state);
+}
+
+/// Appends the header [`write_entry`] writes before a state of `bits` bits; the state follows.
+pub fn write_entry_header(
+    w: &mut BitWriter,
+    previous: Option<u32>,
+    id: u32,
+    baseline_back: u32,
+    default_back: u32,
+    bits: usize,
+) {
     w.write_bit(true);
     match previous {
         None => w.write_gamma(id),
@@ -201,8 +235,7 @@ pub fn write_entry(
         w.write_bit(false);
         w.write_gamma(baseline_back);
     }
-    w.write_gamma(u32::try_from(state.bit_len()).unwrap_or(u32::MAX));
-    w.append(state);
+    w.write_gamma(u32::try_from(bits).unwrap_or(u32::MAX));
 }
 
 /// Ends a snapshot body: a `0` where the next entry's `1` would be.
@@ -273,6 +306,48 @@ fn encode_state(
     for (i, member) in layout.members.iter().enumerate() {
         if mask >> i & 1 == 1 {
             encode_member(member, r, base_at(base, *slot + i), w)?;
+        }
+    }
+    *slot += layout.members.len();
+    Ok(())
+}
+
+/// [`state_values`] from slot `slot` on, advancing it past the state's members.
+fn values_of_state(
+    layout: &StateLayout,
+    r: &mut NetReader<'_>,
+    slot: &mut usize,
+    now: &mut [Buckets],
+) -> Result<(), DecodeError> {
+    for b in layout.bases {
+        values_of_state(b, r, slot, now)?;
+    }
+    let count = mask_bits(layout)?;
+    let mask = r.read_var_u64()?;
+    if count < 64 && mask >> count != 0 {
+        return Err(DecodeError::BadMask);
+    }
+    for (i, member) in layout.members.iter().enumerate() {
+        if mask >> i & 1 == 0 {
+            continue;
+        }
+        let value = match *member {
+            MemberBits::Quantized { q, components } => {
+                Buckets::read_indexes(&q, usize::from(components), r)?
+            }
+            MemberBits::Rotation { q } => Buckets::read_rotation(&q, r)?,
+            MemberBits::Int { bytes } => Buckets::from_low_u64(read_int(bytes, r)?),
+            MemberBits::Bool => {
+                r.read_bool()?;
+                continue;
+            }
+            MemberBits::Bytes { skip } => {
+                skip(r)?;
+                continue;
+            }
+        };
+        if let Some(slot) = now.get_mut(*slot + i) {
+            *slot = value;
         }
     }
     *slot += layout.members.len();

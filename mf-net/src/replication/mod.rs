@@ -28,7 +28,7 @@ pub use mf_net_derive::Replicated;
 pub use multiplayer::{
     connect_data, Handles, IntoTransport, LinkQuality, Misconfiguration, Multiplayer,
     MultiplayerConfig, MultiplayerError, MultiplayerEvent, NetId, NetworkStats, PeerNetworkStats,
-    Spawner, TickSource, LINK_WINDOW, PLAIN_WRITE_FRAMES, ZERO_DT_FRAMES,
+    SnapshotEncoding, Spawner, TickSource, LINK_WINDOW, PLAIN_WRITE_FRAMES, ZERO_DT_FRAMES,
 };
 pub use registry::{ReplicatedTypeId, ReplicationRegistry, ReplicationRegistryError};
 pub use shared::message_ids;

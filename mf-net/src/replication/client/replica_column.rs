@@ -6,6 +6,7 @@
 use super::entry::{EntryAt, EntryMisses, EntryRef};
 use super::interpolation::row::{BlendAt, RowInterp};
 use super::prediction::predicted::{self, ConfirmAt, Confirmation, RowPrediction};
+use crate::codec::state_bits::StateLayout;
 use crate::replicated::{Apply, Replicated};
 use crate::replication::shared::columns::RuntimeColumn;
 use crate::replication::shared::each_value::{each_value, Aligned, HintedRow};
@@ -280,6 +281,8 @@ pub(crate) trait ErasedReplicas: RuntimeColumn {
     fn check(&mut self, store: &mut dyn Store, tick: u32) -> Option<(NodeId, &'static str)>;
     /// One column of `Replicas::restore_history`.
     fn restore_history(&mut self, store: &mut dyn Store, tick: u32);
+    /// How the type's states travel bit-packed ([`Replicated::LAYOUT`]).
+    fn layout(&self) -> &'static StateLayout;
 }
 
 impl<T: Replicated> RuntimeColumn for ReplicaColumn<T> {
@@ -576,5 +579,9 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
         self.each_predicted(store, |_, value, pred| {
             predicted::restore_history(value, pred, tick);
         });
+    }
+
+    fn layout(&self) -> &'static StateLayout {
+        T::LAYOUT
     }
 }

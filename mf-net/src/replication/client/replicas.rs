@@ -8,6 +8,7 @@ use super::entry::EntryAt;
 use super::interpolation::row::BlendAt;
 use super::prediction::predicted::{ConfirmAt, Confirmation};
 use super::replica_column::{new_replicas, ErasedReplicas, NewReplicas};
+use crate::codec::state_bits::StateLayout;
 use crate::replicated::Replicated;
 use crate::replication::shared::columns::{make_column, Columns, ValueAt};
 use crate::store::{NodeId, Store};
@@ -119,6 +120,12 @@ impl Replicas {
         Ok(column
             .apply_entry(store, found.row, node, bytes, at, changed)?
             .then_some(found))
+    }
+
+    /// How `node`'s states travel bit-packed (`None`: it has no row).
+    pub(crate) fn layout_of(&self, node: NodeId) -> Option<&'static StateLayout> {
+        let found = self.columns.at(node)?;
+        Some(self.columns.get(found.column)?.layout())
     }
 
     /// Column `column` (snapshot entries are applied one column at a time).

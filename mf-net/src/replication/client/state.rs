@@ -9,6 +9,7 @@ use std::time::Duration;
 use tracing::{debug, info, warn};
 
 use crate::bus::MessageHeader;
+use crate::replication::client::bit_snapshot::{BitSnapshots, Known};
 use crate::replication::client::entry::EntryRef;
 use crate::replication::client::entry_batch::EntryBatch;
 use crate::replication::client::interpolation::ClientInterpolation;
@@ -158,6 +159,10 @@ pub(crate) struct ClientState {
     pub(crate) predict: ClientPrediction,
     /// The snapshot's entries, applied by column (scratch, capacity kept).
     batch: EntryBatch,
+    /// Whether the server's snapshots are bit-packed (told in the welcome).
+    bits: bool,
+    /// The reading of bit-packed snapshots, and the values they are coded against.
+    bit_snapshots: BitSnapshots,
     /// When the hello went out.
     hello_at: Duration,
     /// From the hello to the welcome: the first estimate of the round trip (a simulation's
@@ -196,6 +201,8 @@ impl ClientState {
             replicas: Replicas::default(),
             predict: ClientPrediction::default(),
             batch: EntryBatch::default(),
+            bits: false,
+            bit_snapshots: BitSnapshots::default(),
             hello_at: now,
             handshake_rtt: None,
         }
@@ -318,6 +325,7 @@ impl ClientState {
         self.named_by.clear();
         self.resend.clear();
         self.failed.clear();
+        self.bit_snapshots.clear();
         // Bound nodes stay, as plain nodes.
         self.replicas.clear();
         shared.stats.networked_nodes = 0;
@@ -341,12 +349,18 @@ impl ClientState {
                 let peer = PeerId(r.read_u64()?);
                 let rate = r.read_u8()?.max(1);
                 let tick = r.read_u32()?;
+                let bits = match r.read_u8()? {
+                    0 => false,
+                    1 => true,
+                    _ => return Err(DecodeError::OutOfRange),
+                };
                 r.finish()?;
                 if self.welcomed {
                     shared.stats.control_dropped += 1;
                     return Ok(true);
                 }
                 self.welcomed = true;
+                self.bits = bits;
                 self.handshake_rtt = Some(shared.now.saturating_sub(self.hello_at));
                 self.local_peer = peer;
                 self.tick_rate = rate;
@@ -753,6 +767,9 @@ impl ClientState {
             // The rest stay (their order only decides which is forgotten first).
             self.failed.drain(..dropped);
         }
+        for &gone in &self.removed {
+            self.bit_snapshots.forget(gone);
+        }
         let removed = &self.removed;
         self.groups
             .retain(|g| removed.binary_search(&g.first).is_err());
@@ -852,7 +869,41 @@ impl ClientState {
         {
             shared.stats.clock_snaps += 1;
         }
-        let mut complete = true;
+        if !self.bits {
+            return self.apply_entries(shared, tick, flags, r, (true, None));
+        }
+        let mut bits = std::mem::take(&mut self.bit_snapshots);
+        let transcoded = bits.transcode(r.rest(), tick, |id| self.known(id));
+        let mut entries = NetReader::new(bits.bytes());
+        let read = (transcoded.complete, transcoded.broken);
+        let applied = self.apply_entries(shared, tick, flags, &mut entries, read);
+        self.bit_snapshots = bits;
+        applied
+    }
+
+    /// What the client has of `net_id`, as a bit-packed entry needs it.
+    fn known(&self, net_id: u32) -> Known {
+        match self.locate(net_id) {
+            None => Known::Absent,
+            Some(l) => self
+                .replicas
+                .layout_of(l.node)
+                .map_or(Known::Stateless, Known::State),
+        }
+    }
+
+    /// Applies the snapshot entries of `r` (the byte form), and the snapshot of `tick` with
+    /// `flags`: acknowledges it if every entry could be applied and `complete` (a bit-packed
+    /// body whose every entry had its baseline). `broken`: the error that cut a bit-packed
+    /// body short (its entries before it are applied all the same).
+    fn apply_entries(
+        &mut self,
+        shared: &mut Shared,
+        tick: u32,
+        flags: u8,
+        r: &mut NetReader<'_>,
+        (mut complete, broken_bits): (bool, Option<DecodeError>),
+    ) -> Result<bool, DecodeError> {
         let snapshot = r.data();
         self.batch.clear();
         let mut broken = None;
@@ -891,7 +942,7 @@ impl ClientState {
         }
         // The entries read before a break in the framing are applied all the same.
         self.apply_batch(shared, snapshot, tick);
-        if let Some(error) = broken {
+        if let Some(error) = broken.or(broken_bits) {
             return Err(error);
         }
         r.finish()?;

@@ -102,8 +102,8 @@ pub mod rpc;
 mod spawner;
 
 pub use crate::replication::shared::config::{
-    MultiplayerConfig, MultiplayerError, TickSource, DEFAULT_INPUT_FLOOD_THRESHOLD,
-    DEFAULT_RPC_FLOOD_THRESHOLD,
+    MultiplayerConfig, MultiplayerError, SnapshotEncoding, TickSource,
+    DEFAULT_INPUT_FLOOD_THRESHOLD, DEFAULT_RPC_FLOOD_THRESHOLD,
 };
 pub use crate::replication::shared::events::{MultiplayerEvent, MAX_QUEUED_EVENTS};
 pub use crate::replication::shared::misconfiguration::{

@@ -41,6 +41,8 @@ pub(crate) struct ClientSlot {
     /// Whether a visible group may have an update period above 1 (snapshots then check each
     /// node's group; false skips that).
     pub(crate) tiered: bool,
+    /// Whether its snapshots are bit-packed (told in its welcome).
+    pub(crate) bits: bool,
     /// With `tiered`: every group that was visible with a period above 1 when visibility was
     /// last decided (a superset of those that are now), so that advancing the update slots of
     /// the groups due does not look at every group.
@@ -88,6 +90,7 @@ impl ClientSlot {
             vis: VisTable::default(),
             focus: None,
             tiered: false,
+            bits: false,
             tiered_groups: Vec::new(),
             turn_at: None,
             whole_due: true,

@@ -9,6 +9,7 @@ use tracing::{info, warn};
 use crate::replication::multiplayer::rpc::{check_hello_body, describe_refusal};
 use crate::replication::server::group_vis::{GroupVis, Vis};
 use crate::replication::server::state::ServerState;
+use crate::replication::shared::config::SnapshotEncoding;
 use crate::replication::shared::events::MultiplayerEvent;
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{REFUSE, WELCOME};
@@ -56,10 +57,13 @@ impl ServerState {
         }
         let tick = self.tick;
         let rate = shared.config.tick_rate.max(1);
+        let bits = shared.config.snapshot_encoding == SnapshotEncoding::Bits;
+        self.clients[index].bits = bits;
         self.send_control(core, shared, peer, WELCOME, |w| {
             w.write_u64(peer.0);
             w.write_u8(rate);
             w.write_u32(tick);
+            w.write_u8(u8::from(bits));
         });
         self.send_world(core, shared, index);
         if !self.failed.is_empty() {
@@ -104,6 +108,14 @@ impl ServerState {
         slot.ready = true;
         slot.stats.ready = true;
         slot.send.join(&self.nodes, tick);
+        if slot.bits {
+            // Its spawns are no baseline: entries carry whole states until one is acknowledged.
+            for &key in self.nodes.keys() {
+                if self.nodes.get(key).is_some_and(|n| n.has_state) {
+                    slot.send.owe_resync(key, tick);
+                }
+            }
+        }
         slot.last_heard = now;
         slot.last_progress = now;
         slot.stats.acknowledged_tick = tick;

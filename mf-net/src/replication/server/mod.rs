@@ -3,6 +3,7 @@
 //! the handshake, kicks and flood limits, and the per-client input buffer.
 
 pub(crate) mod asked;
+pub(crate) mod bit_entries;
 pub(crate) mod changed_marks;
 pub(crate) mod client_slot;
 pub(crate) mod entry_cache;
@@ -27,6 +28,7 @@ pub(crate) mod shadows;
 pub(crate) mod shared_snapshot;
 pub(crate) mod slot_table;
 pub(crate) mod snapshot;
+pub(crate) mod snapshot_bits;
 pub(crate) mod spatial_index;
 pub(crate) mod state;
 #[cfg(test)]

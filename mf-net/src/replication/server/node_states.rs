@@ -1,6 +1,7 @@
 //! [`NodeStates`]: where the server's snapshot writers read the nodes' states (the shadow
 //! states, or a test double).
 
+use crate::codec::state_bits::StateLayout;
 use crate::replication::server::node_table::NetNode;
 use crate::replication::server::shadow_column::{StateRequest, StateWritten};
 use crate::replication::server::shadows::Shadows;
@@ -33,6 +34,9 @@ pub(crate) trait NodeStates {
 
     /// How many columns there are.
     fn column_count(&self) -> usize;
+
+    /// How `node`'s states travel bit-packed.
+    fn layout_of(&self, node: &NetNode) -> &'static StateLayout;
 }
 
 impl NodeStates for Shadows {
@@ -61,5 +65,9 @@ impl NodeStates for Shadows {
 
     fn column_count(&self) -> usize {
         Shadows::column_count(self)
+    }
+
+    fn layout_of(&self, node: &NetNode) -> &'static StateLayout {
+        Shadows::layout_of(self, node.node)
     }
 }

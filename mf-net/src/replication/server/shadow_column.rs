@@ -7,6 +7,7 @@
 //! monomorphized. Capture borrows the engine's values of `T` for the pass
 //! ([`lend`]); the writes read the shadow states alone.
 
+use crate::codec::state_bits::StateLayout;
 use crate::replicated::{Audience, Capture, Replicated};
 use crate::replication::shared::columns::{RuntimeColumn, ValueAt};
 use crate::replication::shared::each_value::{each_value, Aligned, HintedRow};
@@ -184,6 +185,8 @@ pub(crate) trait ErasedShadows: RuntimeColumn {
     );
     /// A spawn's full state of `row` ([`Capture::write_full_for`]).
     fn write_full_for(&self, row: u32, audience: Audience, w: &mut NetWriter);
+    /// How the type's states travel bit-packed ([`Replicated::LAYOUT`]).
+    fn layout(&self) -> &'static StateLayout;
 }
 
 impl<T: Replicated> RuntimeColumn for ShadowColumn<T> {
@@ -330,5 +333,9 @@ impl<T: Replicated> ErasedShadows for ShadowColumn<T> {
         if let Some(row) = self.rows.get(row as usize) {
             T::write_full_for(&row.state, audience, w);
         }
+    }
+
+    fn layout(&self) -> &'static StateLayout {
+        T::LAYOUT
     }
 }

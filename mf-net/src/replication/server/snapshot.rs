@@ -90,6 +90,7 @@ pub(crate) fn write(
             node,
             since,
             audience,
+            ..
         }) = walk.entry(key)
         else {
             continue;
@@ -192,29 +193,32 @@ pub(crate) fn prepare(
 }
 
 /// What a snapshot entry of one node is written with.
-struct Wanted<'a> {
-    node: &'a NetNode,
-    since: Option<u32>,
-    audience: Audience,
+pub(super) struct Wanted<'a> {
+    pub(super) node: &'a NetNode,
+    /// The `since` of the client's class ([`NetNode::since_class`]).
+    pub(super) since: Option<u32>,
+    pub(super) audience: Audience,
+    /// The client's own `since` for the node ([`NodeSend::since`](super::known::NodeSend::since)).
+    pub(super) acked: Option<u32>,
 }
 
 /// What decides which nodes a client's snapshot of `tick` carries.
-struct Walk<'a> {
-    nodes: &'a NodeTable,
-    groups: &'a GroupTable,
-    acks: &'a Known,
+pub(super) struct Walk<'a> {
+    pub(super) nodes: &'a NodeTable,
+    pub(super) groups: &'a GroupTable,
+    pub(super) acks: &'a Known,
     /// Where the walk stands in `acks` (see [`Known::seek`]).
-    at: Cell<usize>,
-    peer: PeerId,
+    pub(super) at: Cell<usize>,
+    pub(super) peer: PeerId,
     /// The client's update tiers, if it has any.
-    tiers: Option<&'a VisTable>,
-    tick: u32,
+    pub(super) tiers: Option<&'a VisTable>,
+    pub(super) tick: u32,
 }
 
 impl<'a> Walk<'a> {
     /// Asks the processor for what [`entry`](Self::entry) will read of `key`.
     #[inline(always)]
-    fn prefetch(&self, key: NodeKey) {
+    pub(super) fn prefetch(&self, key: NodeKey) {
         self.nodes.prefetch(key);
     }
 
@@ -222,7 +226,7 @@ impl<'a> Walk<'a> {
     /// update period skips this tick (its changes wait for a later one), or it has nothing to
     /// send (a pending list the last refresh kept whole may hold it).
     #[inline(always)]
-    fn entry(&self, key: NodeKey) -> Option<Wanted<'a>> {
+    pub(super) fn entry(&self, key: NodeKey) -> Option<Wanted<'a>> {
         let mut at = self.at.get();
         let ack = self.acks.seek(&mut at, key);
         self.at.set(at);
@@ -245,6 +249,7 @@ impl<'a> Walk<'a> {
             node,
             since: node.since_class(ack.since(), audience),
             audience,
+            acked: ack.since(),
         })
     }
 }
@@ -253,7 +258,7 @@ impl<'a> Walk<'a> {
 /// `budget` (0: unlimited). An entry larger than the whole budget still goes out alone, or it
 /// would never be sent.
 #[inline]
-fn fits(budget: usize, len: usize, carried: &[NodeKey]) -> bool {
+pub(super) fn fits(budget: usize, len: usize, carried: &[NodeKey]) -> bool {
     budget == 0 || len < budget || carried.is_empty()
 }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tracing::{debug, info, warn};
 
+use crate::replication::server::bit_entries::BitEntries;
 use crate::replication::server::changed_marks::ChangedMarks;
 use crate::replication::server::client_slot::ClientSlot;
 use crate::replication::server::entry_cache::EntryCache;
@@ -19,10 +20,10 @@ use crate::replication::server::node_table::{
 use crate::replication::server::shadow_column::{Changed, LastChanged};
 use crate::replication::server::shadows::Shadows;
 use crate::replication::server::shared_snapshot::SharedSnapshot;
-use crate::replication::server::snapshot;
 use crate::replication::server::viewers::Viewers;
+use crate::replication::server::{snapshot, snapshot_bits};
 use crate::replication::shared::columns::ValueAt;
-use crate::replication::shared::config::{MultiplayerError, TickSource};
+use crate::replication::shared::config::{MultiplayerError, SnapshotEncoding, TickSource};
 use crate::replication::shared::events::MultiplayerEvent;
 use crate::replication::shared::instance::{as_scene, exists, instance_nodes, value_info};
 use crate::replication::shared::net_id::NetId;
@@ -38,7 +39,7 @@ use crate::scene::{NodeId, Scene};
 use crate::store::{Link, Store};
 use crate::tick::HORIZON;
 use crate::transport::{Channel, DisconnectReason, PeerId, SendError};
-use crate::wire::{DecodeError, NetReader, NetWriter};
+use crate::wire::{BitWriter, DecodeError, NetReader, NetWriter};
 
 /// A spawn made this frame, sent at the end of it.
 pub(crate) struct Pending {
@@ -76,6 +77,12 @@ pub(crate) struct ServerState {
     entries: EntryCache,
     /// This tick's snapshot sent to every client standing where it was written from.
     shared_snapshot: SharedSnapshot,
+    /// The nodes' recent values and this tick's bit-packed states.
+    bit_entries: BitEntries,
+    /// Whether `bit_entries` records every change (the configured encoding is bit-packed).
+    recording: bool,
+    /// Scratch: a bit-packed snapshot's body.
+    bit_body: BitWriter,
     pub(crate) pending: Vec<Pending>,
     pub(crate) by_node: NetIdMap,
     pub(crate) clients: Vec<ClientSlot>,
@@ -124,6 +131,9 @@ impl ServerState {
             changed: Vec::new(),
             entries: EntryCache::default(),
             shared_snapshot: SharedSnapshot::default(),
+            bit_entries: BitEntries::default(),
+            recording: false,
+            bit_body: BitWriter::new(),
             pending: Vec::new(),
             by_node: NetIdMap::default(),
             scratch: NetWriter::new(),
@@ -788,6 +798,7 @@ impl ServerState {
             &mut self.changed,
             &mut self.changed_rows,
         );
+        self.record_values(shared);
         self.age_some();
         if let Some(core) = core {
             core.set_tick(self.tick);
@@ -795,6 +806,25 @@ impl ServerState {
                 self.retry_withheld(core, shared);
             }
             self.send_snapshots(core, shared);
+        }
+    }
+
+    /// With the bit-packed encoding configured, records the values of every node that changed
+    /// at this tick's capture (from nothing when recording starts, so that no gap goes
+    /// unseen).
+    fn record_values(&mut self, shared: &Shared) {
+        let on = shared.config.snapshot_encoding == SnapshotEncoding::Bits;
+        if on != self.recording {
+            self.bit_entries.clear();
+            self.recording = on;
+        }
+        if !on {
+            return;
+        }
+        for &key in &self.changed {
+            if let Some(n) = self.nodes.get(key) {
+                self.bit_entries.record(&self.shadows, n, self.tick);
+            }
         }
     }
 
@@ -846,6 +876,7 @@ impl ServerState {
         let (tick, now) = (self.tick, shared.now);
         let readers = self.clients.iter().filter(|c| c.ready).count();
         self.entries.begin(self.nodes.slot_count(), readers > 1);
+        self.bit_entries.begin();
         let mut prepared = !self.entries.sharing();
         self.shared_snapshot.clear();
         // While something restricts what clients see, each walks only the changes it sees.
@@ -893,7 +924,11 @@ impl ServerState {
                 prepared = true;
             }
             let common = &mut self.shared_snapshot;
-            let shares = budget == 0 && !alone && entries.sharing() && SharedSnapshot::fits(client);
+            let shares = budget == 0
+                && !alone
+                && !client.bits
+                && entries.sharing()
+                && SharedSnapshot::fits(client);
             if shares && common.rewrite_for(client, nodes) {
                 shared.stats.snapshots_shared += common.take_shared();
                 common.build(scene, nodes, client, entries);
@@ -901,13 +936,16 @@ impl ServerState {
             let mut size = 0;
             let mut truncated = false;
             let mut copied = false;
+            let (bits, body) = (&mut self.bit_entries, &mut self.bit_body);
             let result = core.send_with(peer, protocol::SNAPSHOT, Channel::Unreliable, |w| {
-                let written = match common.write(w, scene, nodes, client, entries, at) {
-                    Some(written) => {
-                        copied = true;
-                        written
-                    }
-                    None => snapshot::write(w, scene, nodes, groups, client, entries, at),
+                let written = if client.bits {
+                    let tables = (scene, nodes, groups);
+                    snapshot_bits::write(w, body, tables, client, entries, bits, at)
+                } else if let Some(written) = common.write(w, scene, nodes, client, entries, at) {
+                    copied = true;
+                    written
+                } else {
+                    snapshot::write(w, scene, nodes, groups, client, entries, at)
                 };
                 truncated = written.truncated;
                 size = w.len();
@@ -934,6 +972,7 @@ impl ServerState {
         self.by_view = by_view;
         shared.stats.snapshots_shared += self.shared_snapshot.take_shared();
         shared.stats.entries_encoded += self.entries.encoded() as u64;
+        shared.stats.entries_encoded += self.bit_entries.encoded() as u64;
         for key in self.entries.take_refused() {
             if let Some(n) = self.nodes.get(key) {
                 shared.stats.states_over_limit += 1;
@@ -1044,6 +1083,9 @@ impl ServerState {
         });
         for client in &mut self.clients {
             client.send.forget(&gone_ids);
+        }
+        for &id in &gone_ids {
+            self.bit_entries.forget(id);
         }
         // Viewers count the nodes they see: those that left, then the groups that go.
         for &(_, g) in &dropped {
@@ -1183,8 +1225,17 @@ impl ServerState {
                 n.last_changed = last_changed;
                 n.value_at = at;
             }
+            let stateful = self.nodes.get(key).is_some_and(|n| n.has_state);
+            if let (true, Some(n)) = (self.recording, self.nodes.get(key)) {
+                self.bit_entries.record(&self.shadows, n, self.tick);
+            }
             for c in self.clients.iter_mut().filter(|c| c.ready) {
                 c.send.add(key, self.tick);
+                if c.bits && stateful {
+                    // Its spawn is no baseline: entries carry its whole state until one is
+                    // acknowledged.
+                    c.send.owe_resync(key, self.tick);
+                }
             }
         }
         g

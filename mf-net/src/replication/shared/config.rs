@@ -85,6 +85,10 @@ pub struct MultiplayerConfig {
     /// policy, the client's lead margin, prediction history, error smoothing and the
     /// determinism check. Used once a [`Simulation`](crate::prediction::Simulation) runs.
     pub prediction: PredictionConfig,
+    /// Server: how snapshots are encoded ([`SnapshotEncoding`]). Default
+    /// [`Bytes`](SnapshotEncoding::Bytes). The server tells each client in the handshake;
+    /// clients read either, whatever their own setting.
+    pub snapshot_encoding: SnapshotEncoding,
 }
 
 impl Default for MultiplayerConfig {
@@ -103,8 +107,24 @@ impl Default for MultiplayerConfig {
             interpolation: InterpolationConfig::default(),
             first_tick: 0,
             prediction: PredictionConfig::default(),
+            snapshot_encoding: SnapshotEncoding::default(),
         }
     }
+}
+
+/// How a server encodes its snapshots ([`MultiplayerConfig::snapshot_encoding`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum SnapshotEncoding {
+    /// Each changed member's full value in bytes, behind a byte change mask, per entry a net
+    /// id and a length (the source's format).
+    #[default]
+    Bytes,
+    /// Bit-packed: each entry coded against the state the client acknowledged
+    /// ([`state_bits`](crate::codec::state_bits)): quantized members and integers as
+    /// differences, ids as differences from the previous entry's. The server keeps each node's
+    /// recent values, and the client the values of its recent snapshots, to code against.
+    Bits,
 }
 
 /// What advances the server's network ticks ([`MultiplayerConfig::tick_source`]).

@@ -10,11 +10,11 @@
 //! | id | message | direction | payload |
 //! | --- | --- | --- | --- |
 //! | 4080 | hello | client → server | fingerprint `u64` · scene count varint · per scene: name string · node count varint · per node: type name string, schema hash `u64` |
-//! | 4081 | welcome | server → client | peer id `u64` · tick rate `u8` · server tick `u32` |
+//! | 4081 | welcome | server → client | layout 2: peer id `u64` · tick rate `u8` · server tick `u32` · snapshot encoding `u8` (0 bytes, 1 bits) |
 //! | 4082 | refuse | server → client | text string (then the server disconnects with `ProtocolMismatch`) |
 //! | 4083 | spawn | server → client | first net id varint · scene varint i32 (index, −1 bind, −2 spawner, −3 typed) · parent net id varint (0: by path) · [parent path string] · name string · authority varint u64 · node count varint · [scene −2 only: spawner index varint · data length varint · data (the spawn data's `NetCodec` encoding)] · [scene −3 only, per node: schema hash `u64` · link varint (0 the root, 2j + 1 a child of node j, 2j + 2 beside node j)] · absent count varint · absent net ids varint… · per present node, in id order: its full state |
 //! | 4084 | despawn | server → client | layout 2: the first net id varint of each group despawned, one or more, to the end of the message |
-//! | 4085 | snapshot | server → client | flags `u8` (bit 0: truncated) · entries `net id varint · length varint · state` · `0` |
+//! | 4085 | snapshot | server → client | flags `u8` (bit 0: truncated) · the byte encoding: entries `net id varint · length varint · state` · `0`; or the bit-packed one (see the book's wire-format chapter): default baseline gamma · entries · a `0` bit · zero bits to the byte |
 //! | 4086 | ack | client → server | snapshot tick varint |
 //! | 4087 | authority | server → client | net id varint · peer varint u64 · recursive bool |
 //! | 4088 | rpc | both | net id varint · RPC wire id varint · arguments (each parameter's `NetCodec` encoding); reliable or unreliable as the RPC is declared |
@@ -143,10 +143,14 @@ pub(crate) const MESSAGES: [Message; 12] = [
         "mf_net::replication::Hello",
         Kind::ToServer(ToServer::Hello),
     ),
-    message(
-        WELCOME,
-        "mf_net::replication::Welcome",
-        Kind::ToClient(ToClient::Welcome),
+    // Layout 2: the snapshot encoding.
+    relaid(
+        message(
+            WELCOME,
+            "mf_net::replication::Welcome",
+            Kind::ToClient(ToClient::Welcome),
+        ),
+        2,
     ),
     message(
         REFUSE,

@@ -1,0 +1,245 @@
+//! [`BitSnapshots`]: a client's reading of bit-packed snapshots
+//! ([`SnapshotEncoding::Bits`](crate::replication::SnapshotEncoding::Bits)): each entry's state
+//! decoded against the values its node had in the snapshot the entry names as its baseline,
+//! back into the byte form, which the client then applies as it applies byte snapshots.
+//!
+//! The values each decoded entry gives are kept by the snapshot's tick (the last
+//! [`DEPTH`](crate::replication::shared::value_history::DEPTH) per node), as later entries'
+//! baselines. An entry whose baseline is not kept (the client never decoded that tick's entry,
+//! or no longer holds it) is passed over and the snapshot left unacknowledged: the server
+//! goes on sending what the client lacks, against an older baseline or from zero once that one
+//! is too old.
+
+use std::collections::hash_map::RandomState;
+
+use crate::codec::quantize::Buckets;
+use crate::codec::state_bits::{self, StateLayout};
+use crate::replication::shared::protocol;
+use crate::replication::shared::value_history::ValueHistory;
+use crate::wire::{BitReader, DecodeError, NetWriter};
+
+/// What a client knows of a net id, as a bit-packed entry needs it.
+pub(crate) enum Known {
+    /// It does not have the node: the byte entry goes on (empty), for the byte reading to
+    /// decide whether the snapshot can be acknowledged.
+    Absent,
+    /// It has the node, which holds no replicated state: the entry is passed over.
+    Stateless,
+    /// It has the node, whose states have this layout.
+    State(&'static StateLayout),
+}
+
+/// How a bit-packed body read: whether every entry had its baseline, and the error that cut
+/// it short, if one did (the entries before it are in the byte form all the same).
+pub(crate) struct Transcoded {
+    pub(crate) complete: bool,
+    pub(crate) broken: Option<DecodeError>,
+}
+
+/// A client's bit-packed snapshot reading (see the [module documentation](self)). Allocates
+/// nothing once its buffers have grown, but for a node's first value record.
+#[derive(Default)]
+pub(crate) struct BitSnapshots {
+    history: ValueHistory<RandomState>,
+    /// The byte form of the last body read: entries and the terminating 0.
+    bytes: NetWriter,
+    /// Scratch: one state's bytes and values; the entry framing.
+    state: NetWriter,
+    values: Vec<Buckets>,
+    scratch: NetWriter,
+}
+
+impl BitSnapshots {
+    /// The byte form of the last body [`transcode`](Self::transcode) read.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        self.bytes.as_slice()
+    }
+
+    /// Forgets node `id` (despawned).
+    pub(crate) fn forget(&mut self, id: u32) {
+        self.history.forget(id);
+    }
+
+    /// Forgets every node.
+    pub(crate) fn clear(&mut self) {
+        self.history.clear();
+    }
+
+    /// Reads the bit-packed body `body` (after the flags) of the snapshot of `tick` into its
+    /// byte form ([`bytes`](Self::bytes)), `known` telling what the client has of each net id,
+    /// and keeps each decoded entry's values by `tick`.
+    pub(crate) fn transcode(
+        &mut self,
+        body: &[u8],
+        tick: u32,
+        known: impl Fn(u32) -> Known,
+    ) -> Transcoded {
+        self.bytes.clear();
+        let mut r = BitReader::new(body);
+        let mut complete = true;
+        let broken = self.entries(&mut r, tick, &known, &mut complete).err();
+        let broken = broken.or_else(|| r.finish().err());
+        self.bytes.write_var_u32(0);
+        Transcoded { complete, broken }
+    }
+
+    /// Reads every entry of `r` (see [`transcode`](Self::transcode)).
+    fn entries(
+        &mut self,
+        r: &mut BitReader<'_>,
+        tick: u32,
+        known: &impl Fn(u32) -> Known,
+        complete: &mut bool,
+    ) -> Result<(), DecodeError> {
+        let default_back = r.read_gamma()?;
+        let mut previous = None;
+        while let Some(entry) = state_bits::read_entry(r, previous, default_back)? {
+            previous = Some(entry.id);
+            let id = entry.id;
+            let layout = match known(id) {
+                Known::State(layout) => layout,
+                Known::Absent => {
+                    protocol::write_entry(&mut self.bytes, id, &mut self.scratch, |_| {});
+                    r.skip_bits(entry.bits)?;
+                    continue;
+                }
+                Known::Stateless => {
+                    r.skip_bits(entry.bits)?;
+                    continue;
+                }
+            };
+            let base = match entry.baseline_back {
+                0 => Some(&[][..]),
+                back => self.history.exact(id, tick.wrapping_sub(back)),
+            };
+            let Some(base) = base else {
+                *complete = false;
+                r.skip_bits(entry.bits)?;
+                continue;
+            };
+            let start = r.bit_position();
+            self.state.clear();
+            self.values.clear();
+            self.values.resize(layout.slots(), Buckets::default());
+            state_bits::bits_to_bytes(layout, r, base, &mut self.state, &mut self.values)?;
+            if r.bit_position() - start != entry.bits {
+                return Err(DecodeError::NonCanonical);
+            }
+            self.history.record(id, tick, &self.values);
+            let state = self.state.as_slice();
+            protocol::write_entry(&mut self.bytes, id, &mut self.scratch, |w| {
+                w.write_bytes(state);
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{BitSnapshots, Known};
+    use crate::codec::quantize::{Buckets, Quantization};
+    use crate::codec::state_bits::StateLayout;
+    use crate::codec::state_bits::{bytes_to_bits, end_entries, write_entry, MemberBits};
+    use crate::replication::shared::protocol;
+    use crate::wire::{BitWriter, NetReader, NetWriter};
+
+    static LAYOUT: StateLayout = StateLayout {
+        bases: &[],
+        members: &[
+            MemberBits::Quantized {
+                q: Quantization::new(-512.0, 512.0, 16),
+                components: 3,
+            },
+            MemberBits::Int { bytes: 4 },
+        ],
+    };
+
+    /// A state's byte form: both members, the position's indexes `x` each, the integer `hp`.
+    fn state(x: u16, hp: i32) -> Vec<u8> {
+        let mut w = NetWriter::new();
+        w.write_var_u64(0b11);
+        for _ in 0..3 {
+            w.write_u16(x);
+        }
+        w.write_i32(hp);
+        w.into_vec()
+    }
+
+    /// A body of one entry of node 7: `bytes` coded against `base`, `back` ticks back (the
+    /// default).
+    fn body(bytes: &[u8], base: &[Buckets], back: u32) -> Vec<u8> {
+        let mut coded = BitWriter::new();
+        bytes_to_bits(&LAYOUT, &mut NetReader::new(bytes), base, &mut coded).unwrap();
+        let mut w = BitWriter::new();
+        w.write_gamma(back);
+        write_entry(&mut w, None, 7, back, back, &coded);
+        end_entries(&mut w);
+        w.finish().to_vec()
+    }
+
+    /// The byte form of one entry of node 7 with `state`, terminated.
+    fn expected(state: &[u8]) -> Vec<u8> {
+        let mut w = NetWriter::new();
+        let mut scratch = NetWriter::new();
+        protocol::write_entry(&mut w, 7, &mut scratch, |w| w.write_bytes(state));
+        w.write_var_u32(0);
+        w.into_vec()
+    }
+
+    fn known(_: u32) -> Known {
+        Known::State(&LAYOUT)
+    }
+
+    #[test]
+    fn an_entry_reads_against_the_values_of_the_tick_it_names_and_not_without_them() {
+        let mut client = BitSnapshots::default();
+        let first = state(1000, 100);
+        let read = client.transcode(&body(&first, &[], 0), 10, known);
+        assert!(read.complete && read.broken.is_none());
+        assert_eq!(client.bytes(), expected(&first));
+        // Coded against tick 10's values, 3 ticks later.
+        let mut base = [Buckets::default(); 2];
+        crate::codec::state_bits::state_values(&LAYOUT, &mut NetReader::new(&first), &mut base)
+            .unwrap();
+        let second = state(1003, 99);
+        let read = client.transcode(&body(&second, &base, 3), 13, known);
+        assert!(read.complete && read.broken.is_none());
+        assert_eq!(client.bytes(), expected(&second));
+        // A baseline it never decoded (tick 11): passed over, the snapshot incomplete.
+        let read = client.transcode(&body(&second, &base, 3), 14, known);
+        assert!(!read.complete && read.broken.is_none());
+        assert_eq!(client.bytes(), [0]);
+        // Forgotten (despawned): no baseline either.
+        client.forget(7);
+        let read = client.transcode(&body(&second, &base, 3), 13, known);
+        assert!(!read.complete);
+    }
+
+    #[test]
+    fn a_node_the_client_lacks_goes_on_empty_and_a_stateless_one_is_passed_over() {
+        let mut client = BitSnapshots::default();
+        let bytes = body(&state(5, 5), &[], 0);
+        let read = client.transcode(&bytes, 1, |_| Known::Absent);
+        assert!(read.complete && read.broken.is_none());
+        assert_eq!(client.bytes(), expected(&[]));
+        let read = client.transcode(&bytes, 2, |_| Known::Stateless);
+        assert!(read.complete && read.broken.is_none());
+        assert_eq!(client.bytes(), [0]);
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_bodies_never_panic_and_always_end_the_byte_form(
+            bodies in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..64), 1..8),
+        ) {
+            let mut client = BitSnapshots::default();
+            for (tick, body) in (1u32..).zip(&bodies) {
+                let _ = client.transcode(body, tick, known);
+                prop_assert_eq!(client.bytes().last(), Some(&0));
+            }
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! [`ValueHistory`]: the recent member values of each node, by tick, as bit-packed snapshot
+//! entries are coded against them (see [`state_bits`](crate::codec::state_bits)).
+//!
+//! The server records a node's values at every tick it changes and asks for its values
+//! [as of](ValueHistory::as_of) a client's acknowledged tick; the client records the values
+//! each entry it decoded gave, by the snapshot's tick, and asks for [exactly](ValueHistory::exact)
+//! the tick an entry names. Each node keeps its last [`DEPTH`] records: a baseline older than
+//! that is not coded against (the server sends the whole state, from zero).
+
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+
+use crate::codec::quantize::Buckets;
+use crate::tick::tick_after;
+
+/// How many records each node keeps, and how many ticks back a baseline may be: a client holds
+/// a record for each of its last `DEPTH` ticks that carried the node, so one at most `DEPTH - 1`
+/// ticks before a snapshot is still there when the snapshot arrives.
+pub(crate) const DEPTH: usize = 32;
+
+/// One node's records: a ring of ticks and their values, `slots` values each.
+#[derive(Debug, Default)]
+struct NodeHistory {
+    ticks: [u32; DEPTH],
+    /// How many records it holds (up to [`DEPTH`]).
+    len: usize,
+    /// Where the next record goes.
+    next: usize,
+    /// Values per record.
+    slots: usize,
+    values: Vec<Buckets>,
+}
+
+impl NodeHistory {
+    /// Starts over with records of `slots` values.
+    fn reset(&mut self, slots: usize) {
+        self.len = 0;
+        self.next = 0;
+        self.slots = slots;
+        self.values.clear();
+        self.values.resize(slots * DEPTH, Buckets::default());
+    }
+
+    /// The values of the record at ring position `at`.
+    fn values_at(&self, at: usize) -> &[Buckets] {
+        &self.values[at * self.slots..(at + 1) * self.slots]
+    }
+
+    /// Ring positions of its records, newest first.
+    fn newest_first(&self) -> impl Iterator<Item = usize> + '_ {
+        (1..=self.len).map(move |back| (self.next + DEPTH - back) % DEPTH)
+    }
+}
+
+/// The recent values of many nodes, by net id (see the [module documentation](self)).
+/// Allocates for a node the first time it records, and never again for it; a forgotten node's
+/// buffers are kept for the next.
+pub(crate) struct ValueHistory<S> {
+    nodes: HashMap<u32, NodeHistory, S>,
+    /// Buffers of forgotten nodes.
+    spare: Vec<NodeHistory>,
+}
+
+impl<S: Default> Default for ValueHistory<S> {
+    fn default() -> Self {
+        Self {
+            nodes: HashMap::default(),
+            spare: Vec::new(),
+        }
+    }
+}
+
+impl<S: BuildHasher> ValueHistory<S> {
+    /// Records `values` as node `id`'s at `tick` (replacing a record of the same tick; the
+    /// oldest record goes once there are [`DEPTH`]). Ticks are recorded in increasing order: a
+    /// tick not after the newest record's starts the node over.
+    pub(crate) fn record(&mut self, id: u32, tick: u32, values: &[Buckets]) {
+        let spare = &mut self.spare;
+        let node = self.nodes.entry(id).or_insert_with(|| {
+            let mut fresh = spare.pop().unwrap_or_default();
+            fresh.reset(values.len());
+            fresh
+        });
+        let newest = node.newest_first().next().map(|at| (at, node.ticks[at]));
+        let at = match newest {
+            _ if node.slots != values.len() => {
+                node.reset(values.len());
+                0
+            }
+            Some((at, t)) if t == tick => at,
+            Some((_, t)) if !tick_after(tick, t) => {
+                node.reset(values.len());
+                0
+            }
+            _ => node.next,
+        };
+        if at == node.next {
+            node.next = (node.next + 1) % DEPTH;
+            node.len = (node.len + 1).min(DEPTH);
+        }
+        node.ticks[at] = tick;
+        let slots = node.slots;
+        node.values[at * slots..(at + 1) * slots].copy_from_slice(values);
+    }
+
+    /// Node `id`'s values as of `tick`: its newest record at or before `tick`, if it still
+    /// holds one (the server records every change, so that record is the value then).
+    pub(crate) fn as_of(&self, id: u32, tick: u32) -> Option<&[Buckets]> {
+        let node = self.nodes.get(&id)?;
+        let at = node
+            .newest_first()
+            .find(|&at| !tick_after(node.ticks[at], tick))?;
+        Some(node.values_at(at))
+    }
+
+    /// Node `id`'s values recorded at exactly `tick`.
+    pub(crate) fn exact(&self, id: u32, tick: u32) -> Option<&[Buckets]> {
+        let node = self.nodes.get(&id)?;
+        let at = node.newest_first().find(|&at| node.ticks[at] == tick)?;
+        Some(node.values_at(at))
+    }
+
+    /// Forgets node `id` (despawned).
+    pub(crate) fn forget(&mut self, id: u32) {
+        if let Some(node) = self.nodes.remove(&id) {
+            self.spare.push(node);
+        }
+    }
+
+    /// Forgets every node.
+    pub(crate) fn clear(&mut self) {
+        let spare = &mut self.spare;
+        spare.extend(self.nodes.drain().map(|(_, node)| node));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::hash_map::RandomState;
+
+    use super::{ValueHistory, DEPTH};
+    use crate::codec::quantize::Buckets;
+
+    fn value(v: u64) -> [Buckets; 2] {
+        [Buckets::from_low_u64(v), Buckets::from_low_u64(v + 1)]
+    }
+
+    #[test]
+    fn a_tick_between_two_records_reads_the_older_and_only_a_recorded_tick_reads_exactly() {
+        let mut h = ValueHistory::<RandomState>::default();
+        h.record(7, 10, &value(1));
+        h.record(7, 14, &value(2));
+        assert_eq!(h.as_of(7, 9), None);
+        assert_eq!(h.as_of(7, 10), Some(&value(1)[..]));
+        assert_eq!(h.as_of(7, 13), Some(&value(1)[..]));
+        assert_eq!(h.as_of(7, 20), Some(&value(2)[..]));
+        assert_eq!(h.exact(7, 14), Some(&value(2)[..]));
+        assert_eq!(h.exact(7, 13), None);
+        assert_eq!(h.exact(8, 14), None);
+    }
+
+    #[test]
+    fn the_oldest_record_goes_after_depth_and_a_same_tick_record_replaces() {
+        let mut h = ValueHistory::<RandomState>::default();
+        for t in 0..DEPTH as u32 + 3 {
+            h.record(1, 100 + t, &value(u64::from(t)));
+        }
+        assert_eq!(h.exact(1, 102), None);
+        assert_eq!(h.as_of(1, 102), None);
+        assert_eq!(h.exact(1, 103), Some(&value(3)[..]));
+        h.record(1, 134, &value(9));
+        assert_eq!(h.exact(1, 134), Some(&value(9)[..]));
+        assert_eq!(h.exact(1, 103), Some(&value(3)[..]), "nothing pushed out");
+    }
+
+    #[test]
+    fn a_tick_going_back_or_another_width_starts_over_and_forgotten_nodes_read_nothing() {
+        let mut h = ValueHistory::<RandomState>::default();
+        h.record(1, 50, &value(1));
+        h.record(1, 40, &value(2));
+        assert_eq!(h.exact(1, 50), None);
+        assert_eq!(h.exact(1, 40), Some(&value(2)[..]));
+        h.record(1, 41, &[Buckets::from_low_u64(5)]);
+        assert_eq!(h.exact(1, 40), None);
+        assert_eq!(h.exact(1, 41), Some(&[Buckets::from_low_u64(5)][..]));
+        h.forget(1);
+        assert_eq!(h.as_of(1, 41), None);
+        h.record(2, 1, &value(3));
+        assert_eq!(h.exact(2, 1), Some(&value(3)[..]));
+    }
+}
