@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use mf_net::prelude::*;
 use mf_net::replication::interest::GridInterest;
+use mf_net::replication::SnapshotEncoding;
 use mf_net::transport::simulated::NetworkConditions;
 use mf_net_tests::alloc_counter::{is_counting, measure};
 use mf_net_tests::harness::World;
@@ -141,19 +142,31 @@ fn wander(i: usize, frame: usize, reach: f32, period: usize) -> (f32, f32) {
 fn views_are_exact_under_30_percent_loss_while_clients_and_bodies_cross_cells() {
     // Every body moves every frame: most nodes change, and each client picks its changes
     // from the nodes it has.
-    views_stay_exact_while_crossing_cells(|_, _| true);
+    views_stay_exact_while_crossing_cells(|_, _| true, SnapshotEncoding::Bytes);
+}
+
+#[test]
+fn bit_packed_views_are_exact_under_30_percent_loss_while_clients_and_bodies_cross_cells() {
+    views_stay_exact_while_crossing_cells(|_, _| true, SnapshotEncoding::Bits);
 }
 
 #[test]
 fn views_are_exact_under_30_percent_loss_when_a_tenth_of_the_bodies_move_each_frame() {
     // Few nodes change: each change is handed to the clients that see its group.
-    views_stay_exact_while_crossing_cells(|i, frame| i % 10 == frame % 10);
+    views_stay_exact_while_crossing_cells(|i, frame| i % 10 == frame % 10, SnapshotEncoding::Bytes);
 }
 
 /// 4 clients walking across the world under 30 % loss among 80 wandering bodies (those that
 /// `moving(body, frame)` picks move), bodies coming and going: every view ends exact.
-fn views_stay_exact_while_crossing_cells(moving: impl Fn(usize, usize) -> bool) {
-    let mut world = World::with(4, MultiplayerConfig::default(), Some(lossy()), 25, library);
+fn views_stay_exact_while_crossing_cells(
+    moving: impl Fn(usize, usize) -> bool,
+    snapshot_encoding: SnapshotEncoding,
+) {
+    let config = MultiplayerConfig {
+        snapshot_encoding,
+        ..MultiplayerConfig::default()
+    };
+    let mut world = World::with(4, config, Some(lossy()), 25, library);
     world
         .server
         .set_interest_policy(grid(2, 1, Duration::from_millis(100)), 3)

@@ -508,11 +508,23 @@ fn a_client_whose_inputs_stop_runs_on_only_for_the_repeat_limit() {
 
 #[test]
 fn a_jittery_reordering_duplicating_link_still_converges_exactly() {
+    jittery_link_converges(MultiplayerConfig::default());
+}
+
+#[test]
+fn bit_packed_snapshots_over_a_jittery_link_still_converge_exactly() {
+    jittery_link_converges(MultiplayerConfig {
+        snapshot_encoding: mf_net::replication::SnapshotEncoding::Bits,
+        ..MultiplayerConfig::default()
+    });
+}
+
+fn jittery_link_converges(config: MultiplayerConfig) {
     let link = NetworkConditions::laggy(Duration::from_millis(60), Duration::from_millis(40))
         .with_loss(0.15)
         .with_duplication(0.05)
         .with_reorder(0.1);
-    let mut game = Game::new(MultiplayerConfig::default(), Some(link));
+    let mut game = Game::new(config, Some(link));
     let peer = game.client().local_peer_id();
     let before = game.world.server.peer_stats(peer).unwrap().inputs;
     // Thirty seconds of walking that changes direction at odd moments, then at rest.

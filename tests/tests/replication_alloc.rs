@@ -5,6 +5,7 @@
 //! decode, dispatch), 240 frames after warm-up: 0 bytes allocated.
 
 use mf_net::prelude::*;
+use mf_net::replication::SnapshotEncoding;
 use mf_net_tests::alloc_counter::assert_no_alloc;
 mod replication_common;
 
@@ -66,7 +67,20 @@ fn churn(world: &mut World, handles: &[NetRef<Body>], frame: i32) {
 
 #[test]
 fn hundred_changing_nodes_for_240_frames_allocate_nothing() {
-    let mut world = World::new(1, library);
+    hundred_changing_nodes_allocate_nothing(SnapshotEncoding::Bytes);
+}
+
+#[test]
+fn hundred_changing_nodes_in_bit_packed_snapshots_allocate_nothing() {
+    hundred_changing_nodes_allocate_nothing(SnapshotEncoding::Bits);
+}
+
+fn hundred_changing_nodes_allocate_nothing(snapshot_encoding: SnapshotEncoding) {
+    let config = MultiplayerConfig {
+        snapshot_encoding,
+        ..MultiplayerConfig::default()
+    };
+    let mut world = World::with(1, config, None, 0, library);
     let root = world.root();
     for _ in 0..100 {
         world.server.spawn(BODY, root, PeerId::SERVER).unwrap();

@@ -10,7 +10,7 @@ use mf_net::interpolation::InterpolationConfig;
 use mf_net::prelude::*;
 use mf_net::replication::{
     message_ids as protocol, Audience, MemberCondition, MultiplayerConfig, NetId,
-    ReplicationRegistry,
+    ReplicationRegistry, SnapshotEncoding,
 };
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
 use mf_net::transport::simulated::NetworkConditions;
@@ -422,6 +422,53 @@ fn authority_hand_over_survives_a_lossy_network() {
             6,
             "round {round}"
         );
+    }
+}
+
+/// Bit-packed snapshots code each entry against what its audience acknowledged: members of
+/// another owner condition become visible at each hand-over, with values changing every frame
+/// under loss, and each client ends with exactly what it may see.
+#[test]
+fn bit_packed_authority_hand_over_under_loss_with_changing_values() {
+    let conditions = NetworkConditions {
+        loss: 0.3,
+        duplication: 0.1,
+        latency: Duration::from_millis(20),
+        jitter: Duration::from_millis(30),
+        reorder: 0.1,
+    };
+    let config = MultiplayerConfig {
+        snapshot_encoding: SnapshotEncoding::Bits,
+        ..MultiplayerConfig::default()
+    };
+    let mut world = World::with(2, config, Some(conditions), 12, library);
+    let peers: Vec<PeerId> = world.clients.iter().map(|c| c.local_peer_id()).collect();
+    let (handle, id) = spawn_hero(&mut world, peers[0], hero(1, 40, 6, 0));
+    world.step(20);
+    for round in 0..6u16 {
+        let to = peers[usize::from(round % 2 == 0)];
+        world
+            .server
+            .set_authority(handle.node(), to, false)
+            .unwrap();
+        for frame in 0..25 {
+            let h = server_mut(&mut world, handle);
+            h.hp = i32::from(round) * 100 + frame;
+            h.ammo = 40 + round;
+            h.aim = frame - 12;
+            world.frame();
+        }
+        world.step(25);
+        let owner = usize::from(round % 2 == 0);
+        let (mine, theirs) = (
+            copy::<Hero>(&world.clients[owner], id),
+            copy::<Hero>(&world.clients[1 - owner], id),
+        );
+        assert_eq!(
+            (mine.hp, mine.ammo),
+            (i32::from(round) * 100 + 24, 40 + round)
+        );
+        assert_eq!((theirs.hp, theirs.aim), (i32::from(round) * 100 + 24, 12));
     }
 }
 

@@ -25,6 +25,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use mf_net::bus::BusStats;
+use mf_net::codec::state_bits::{bytes_to_bits, end_entries, write_entry};
 use mf_net::prediction::Simulation;
 use mf_net::prelude::*;
 use mf_net::replication::message_ids::{
@@ -33,6 +34,7 @@ use mf_net::replication::message_ids::{
 use mf_net::replication::NetId;
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
 use mf_net::transport::{SendError, TransportEvent};
+use mf_net::wire::BitWriter;
 use mf_net_tests::alloc_counter;
 use mf_net_tests::harness::{drain, messages, Dyn, Mp, World};
 use mf_net_tests::send_hook::SendHook;
@@ -1038,12 +1040,17 @@ fn hostile_counts_are_refused_before_allocating() {
 // ---------------------------------------------------------------------------------------------
 
 fn welcomed_pair(net: &LoopbackNetwork) -> (Mp, RawServer) {
+    welcomed_pair_with(net, 0)
+}
+
+/// A client welcomed by a raw server, told snapshot encoding `encoding` (0 bytes, 1 bits).
+fn welcomed_pair_with(net: &LoopbackNetwork, encoding: u8) -> (Mp, RawServer) {
     let (mut client, mut raw) = raw_pair(net);
     let mut w = NetWriter::new();
     w.write_u64(2);
     w.write_u8(30);
     w.write_u32(100);
-    w.write_u8(0); // byte snapshots
+    w.write_u8(encoding);
     raw.send(&packet(WELCOME, 100, w.as_slice()), Channel::Reliable);
     client_frame(&mut client, &mut raw);
     assert_eq!(client.peers(), [PeerId::SERVER]);
@@ -1433,4 +1440,71 @@ fn over_limit_lengths_in_every_message_kind_are_refused_and_the_victim_carries_o
     let handle = world.server.scene().net_ref::<Ship>(ship).unwrap();
     assert_eq!(world.server.scene().get(handle).unwrap().pokes, 0);
     assert!(!peer.gone, "one refused call is no reason to disconnect");
+}
+
+/// A bit-packed snapshot body of one entry of node `id` coded from zero, setting its `x`.
+fn bit_snapshot_setting_x(id: u32, x: i32) -> Vec<u8> {
+    let mut state = NetWriter::new();
+    state.write_var_u64(0b001);
+    state.write_i32(x);
+    let mut coded = BitWriter::new();
+    let layout = <Body as Replicated>::LAYOUT;
+    bytes_to_bits(
+        layout,
+        &mut NetReader::new(state.as_slice()),
+        &[],
+        &mut coded,
+    )
+    .unwrap();
+    let mut w = BitWriter::new();
+    w.write_gamma(1);
+    write_entry(&mut w, None, id, 0, 1, &coded);
+    end_entries(&mut w);
+    [&[0u8][..], w.finish()].concat()
+}
+
+/// A client told to expect bit-packed snapshots reads thousands of random and mutated ones
+/// without a panic, and still applies (and acknowledges) a well-formed one afterwards.
+#[test]
+fn hostile_bit_packed_snapshots_never_panic_and_a_good_one_still_applies() {
+    let net = LoopbackNetwork::new();
+    let (mut client, mut raw) = welcomed_pair_with(&net, 1);
+    raw.send(&body_spawn(1, "a", &Body::default()), Channel::Reliable);
+    client_frame(&mut client, &mut raw);
+    let good = bit_snapshot_setting_x(1, 7);
+    let mut rng = Rng(26);
+    let mut tick = client.tick();
+    for round in 0..3000 {
+        tick += 1;
+        let payload = match round % 3 {
+            0 => {
+                let n = rng.below(48);
+                rng.bytes(n)
+            }
+            // The good one with a few bits flipped, cut or extended.
+            1 => {
+                let mut p = good.clone();
+                let at = rng.below(p.len());
+                p[at] ^= 1 << rng.below(8);
+                p.truncate(p.len() - rng.below(2));
+                p
+            }
+            _ => {
+                let n = rng.below(4);
+                [good.as_slice(), &rng.bytes(n)].concat()
+            }
+        };
+        raw.send(&packet(SNAPSHOT, tick, &payload), Channel::Unreliable);
+        if round % 50 == 0 {
+            client_frame(&mut client, &mut raw);
+        }
+    }
+    client_frame(&mut client, &mut raw);
+    let applied = client.stats().snapshots_applied;
+    raw.send(&packet(SNAPSHOT, tick + 1, &good), Channel::Unreliable);
+    client_frame(&mut client, &mut raw);
+    assert_eq!(client.stats().snapshots_applied, applied + 1);
+    let node = client.node(NetId::new(1).unwrap()).unwrap();
+    let handle = client.scene().net_ref::<Body>(node).unwrap();
+    assert_eq!(client.scene().get(handle).unwrap().x, 7);
 }

@@ -13,6 +13,7 @@ use std::time::Duration;
 use mf_net::prelude::*;
 use mf_net::replication::interest::{GridInterest, InterestQuery};
 use mf_net::replication::MultiplayerEvent;
+use mf_net::replication::SnapshotEncoding;
 use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net::transport::simulated::NetworkConditions;
 use mf_net::transport::{
@@ -446,6 +447,15 @@ fn converges_with_moving_relevance(loss: f32, seed: u64) {
 }
 
 fn converges_with_moving_tiered_relevance(loss: f32, seed: u64, tiers: &'static [(u32, u32)]) {
+    converges_with_moving_relevance_as(loss, seed, tiers, SnapshotEncoding::Bytes);
+}
+
+fn converges_with_moving_relevance_as(
+    loss: f32,
+    seed: u64,
+    tiers: &'static [(u32, u32)],
+    snapshot_encoding: SnapshotEncoding,
+) {
     let conditions = NetworkConditions {
         loss,
         duplication: 0.05,
@@ -453,13 +463,11 @@ fn converges_with_moving_tiered_relevance(loss: f32, seed: u64, tiers: &'static 
         jitter: Duration::from_millis(30),
         reorder: 0.1,
     };
-    let mut world = World::with(
-        3,
-        MultiplayerConfig::default(),
-        Some(conditions),
-        seed,
-        library,
-    );
+    let config = MultiplayerConfig {
+        snapshot_encoding,
+        ..MultiplayerConfig::default()
+    };
+    let mut world = World::with(3, config, Some(conditions), seed, library);
     assert_eq!(world.server.peers().len(), 3);
     world
         .server
@@ -507,6 +515,12 @@ fn converges_with_update_tiers_while_nodes_move_at_25_percent_loss() {
     // Wide enough that most relevant groups are in the slower tiers, changing tier as they move.
     converges_with_moving_tiered_relevance(0.25, 13, &[(0, 1), (1, 3)]);
     converges_with_moving_tiered_relevance(0.1, 17, &[(0, 2), (1, 6)]);
+}
+
+#[test]
+fn bit_packed_snapshots_converge_while_nodes_move_in_and_out_of_range_and_tiers() {
+    converges_with_moving_relevance_as(0.25, 19, &[], SnapshotEncoding::Bits);
+    converges_with_moving_relevance_as(0.25, 23, &[(0, 1), (1, 3)], SnapshotEncoding::Bits);
 }
 
 #[test]
