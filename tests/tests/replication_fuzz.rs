@@ -25,7 +25,8 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use mf_net::bus::BusStats;
-use mf_net::codec::state_bits::{bytes_to_bits, end_entries, write_entry};
+use mf_net::codec::quantize::Buckets;
+use mf_net::codec::state_bits::{bytes_to_bits, end_entries, state_values, write_entry};
 use mf_net::prediction::Simulation;
 use mf_net::prelude::*;
 use mf_net::replication::message_ids::{
@@ -1444,23 +1445,89 @@ fn over_limit_lengths_in_every_message_kind_are_refused_and_the_victim_carries_o
 
 /// A bit-packed snapshot body of one entry of node `id` coded from zero, setting its `x`.
 fn bit_snapshot_setting_x(id: u32, x: i32) -> Vec<u8> {
-    let mut state = NetWriter::new();
-    state.write_var_u64(0b001);
-    state.write_i32(x);
-    let mut coded = BitWriter::new();
+    bit_snapshot_against(id, x, None)
+}
+
+/// A state of [`Body`] carrying only `x`.
+fn x_state(x: i32) -> Vec<u8> {
+    let mut w = NetWriter::new();
+    w.write_var_u64(0b001);
+    w.write_i32(x);
+    w.into_vec()
+}
+
+/// A bit-packed snapshot body of one entry of node `id` setting its `x`, coded against
+/// `base`: how many ticks back, and the `x` then (`None`: from zero).
+fn bit_snapshot_against(id: u32, x: i32, base: Option<(u32, i32)>) -> Vec<u8> {
     let layout = <Body as Replicated>::LAYOUT;
-    bytes_to_bits(
-        layout,
-        &mut NetReader::new(state.as_slice()),
-        &[],
-        &mut coded,
-    )
-    .unwrap();
+    let mut values = vec![Buckets::default(); layout.slots()];
+    let back = match base {
+        Some((back, x)) => {
+            state_values(layout, &mut NetReader::new(&x_state(x)), &mut values).unwrap();
+            back
+        }
+        None => 0,
+    };
+    let mut coded = BitWriter::new();
+    let state = x_state(x);
+    bytes_to_bits(layout, &mut NetReader::new(&state), &values, &mut coded).unwrap();
     let mut w = BitWriter::new();
-    w.write_gamma(1);
-    write_entry(&mut w, None, id, 0, 1, &coded);
+    w.write_gamma(back);
+    write_entry(&mut w, None, id, back, back, &coded);
     end_entries(&mut w);
     [&[0u8][..], w.finish()].concat()
+}
+
+/// A client sent an entry against a baseline it does not hold (a tick it never decoded) passes
+/// over the entry and leaves the snapshot unacknowledged; an entry from zero heals it, and the
+/// next entry against that one applies.
+#[test]
+fn a_client_lacking_a_baseline_leaves_the_snapshot_unacknowledged_and_heals() {
+    let net = LoopbackNetwork::new();
+    let (mut client, mut raw) = welcomed_pair_with(&net, 1);
+    raw.send(&body_spawn(1, "a", &Body::default()), Channel::Reliable);
+    client_frame(&mut client, &mut raw);
+    let x = |client: &Mp| {
+        let node = client.node(NetId::new(1).unwrap()).unwrap();
+        let handle = client.scene().net_ref::<Body>(node).unwrap();
+        client.scene().get(handle).unwrap().x
+    };
+    let tick = client.tick();
+    let mut acks = Vec::new();
+    let mut send = |client: &mut Mp, raw: &mut RawServer, tick: u32, payload: Vec<u8>| {
+        raw.send(&packet(SNAPSHOT, tick, &payload), Channel::Unreliable);
+        raw.pump();
+        client.begin_frame(DT);
+        client.end_frame();
+        raw.transport.flush();
+        while let Some(event) = raw.transport.poll_event() {
+            if let TransportEvent::Received { data, .. } = event {
+                if id_of(data) == protocol::ACK {
+                    acks.push(NetReader::new(&data[HEADER..]).read_var_u32().unwrap());
+                }
+            }
+        }
+    };
+    let partial = client.stats().snapshots_partial;
+    let lacking = bit_snapshot_against(1, 5, Some((3, 0)));
+    send(&mut client, &mut raw, tick + 5, lacking);
+    assert_eq!(x(&client), 0, "passed over");
+    assert_eq!(client.stats().snapshots_partial, partial + 1);
+    send(
+        &mut client,
+        &mut raw,
+        tick + 6,
+        bit_snapshot_setting_x(1, 9),
+    );
+    assert_eq!(x(&client), 9, "from zero");
+    let against = bit_snapshot_against(1, 12, Some((2, 9)));
+    send(&mut client, &mut raw, tick + 8, against);
+    assert_eq!(x(&client), 12, "against the tick it healed at");
+    assert!(!acks.contains(&(tick + 5)), "{acks:?}");
+    assert!(
+        acks.contains(&(tick + 6)) && acks.contains(&(tick + 8)),
+        "{acks:?}"
+    );
 }
 
 /// A client told to expect bit-packed snapshots reads thousands of random and mutated ones

@@ -182,3 +182,25 @@ impl BitEntries {
         Some(coded)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::BitEntries;
+    use crate::codec::quantize::Buckets;
+    use crate::replication::shared::value_history::DEPTH;
+
+    #[test]
+    fn a_baseline_is_coded_against_only_while_the_client_still_holds_it_and_its_values_are_known() {
+        let mut bits = BitEntries::default();
+        bits.history.record(3, 100, &[Buckets::default()]);
+        let depth = DEPTH as u32;
+        assert_eq!(bits.baseline(3, Some(100), 101), Some(100));
+        assert_eq!(bits.baseline(3, Some(100), 100 + depth - 1), Some(100));
+        assert_eq!(bits.baseline(3, Some(100), 100 + depth), None, "too old");
+        assert_eq!(bits.baseline(3, Some(99), 101), None, "values unknown then");
+        assert_eq!(bits.baseline(3, None, 101), None, "a resync");
+        assert_eq!(bits.baseline(4, Some(100), 101), None, "no values");
+        bits.forget(3);
+        assert_eq!(bits.baseline(3, Some(100), 101), None);
+    }
+}
