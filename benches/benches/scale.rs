@@ -29,6 +29,10 @@
 //!   `ack` of a ring entry of `boxes` net ids per client). Counted per entry acknowledged
 //!   (64 × boxes); per ack, divide the median by 64.
 //!
+//! - `encoding/<part>_<encoding>/1000`: the server's tick and the clients' frames with
+//!   quantized boxes, every box moving and no budget, in the byte and the bit-packed snapshot
+//!   encoding.
+//!
 //! Run: `cargo bench -p mf-net-benches --bench scale` (a few minutes: most of it is the setup
 //! of the 10 000-box worlds and the untimed part of each frame). Run as a test
 //! (`cargo test --benches`), each benchmark runs once in a world of two clients and 100 boxes.
@@ -37,9 +41,10 @@ use std::cell::RefCell;
 
 use divan::counter::ItemsCount;
 use divan::{AllocProfiler, Bencher};
+use mf_net::replication::SnapshotEncoding;
 use mf_net_benches::{
     running_as_test, BenchBox, BoxEntity, InterpBox, Motion, QuantBox, ScaleWorld, Stage,
-    SCALE_BOXES, SCALE_BUDGETS, SCALE_ROW,
+    SCALE_BOXES, SCALE_BUDGETS, SCALE_CLIENTS, SCALE_ROW,
 };
 
 #[global_allocator]
@@ -170,5 +175,59 @@ mod acks {
             .bench_local_values(|()| world.borrow_mut().server_begin());
         world.borrow_mut().advance_to(Stage::Move);
         assert!(world.borrow().acks_keep_up(), "every client acknowledged");
+    }
+}
+
+/// The two snapshot encodings side by side ([`SnapshotEncoding`]): quantized boxes
+/// ([`QuantBox`]), every box moving, no budget; `<part>_<encoding>/<boxes>`, timed as
+/// `server_tick` and `client_frames`.
+#[divan::bench_group(sample_count = 20, sample_size = 1)]
+mod encoding {
+    use super::*;
+
+    fn encoded(boxes: usize, encoding: SnapshotEncoding) -> RefCell<ScaleWorld<QuantBox>> {
+        RefCell::new(match running_as_test() {
+            true => ScaleWorld::encoded(SCALE_ROW, Motion::All, encoding, 2),
+            false => ScaleWorld::encoded(boxes, Motion::All, encoding, SCALE_CLIENTS),
+        })
+    }
+
+    fn server(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding) {
+        let world = encoded(boxes, encoding);
+        bencher
+            .counter(items(&world))
+            .with_inputs(|| world.borrow_mut().advance_to(Stage::ServerBegin))
+            .bench_local_values(|()| world.borrow_mut().server_tick());
+        assert!(world.borrow().acks_keep_up(), "every client acknowledged");
+    }
+
+    fn clients(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding) {
+        let world = encoded(boxes, encoding);
+        bencher
+            .counter(items(&world))
+            .with_inputs(|| world.borrow_mut().advance_to(Stage::Clients))
+            .bench_local_values(|()| world.borrow_mut().client_frames());
+        world.borrow_mut().advance_to(Stage::Move);
+        assert!(world.borrow().acks_keep_up(), "every client acknowledged");
+    }
+
+    #[divan::bench(args = [1000])]
+    fn server_tick_bytes(bencher: Bencher<'_, '_>, boxes: usize) {
+        server(bencher, boxes, SnapshotEncoding::Bytes);
+    }
+
+    #[divan::bench(args = [1000])]
+    fn server_tick_bits(bencher: Bencher<'_, '_>, boxes: usize) {
+        server(bencher, boxes, SnapshotEncoding::Bits);
+    }
+
+    #[divan::bench(args = [1000])]
+    fn client_frames_bytes(bencher: Bencher<'_, '_>, boxes: usize) {
+        clients(bencher, boxes, SnapshotEncoding::Bytes);
+    }
+
+    #[divan::bench(args = [1000])]
+    fn client_frames_bits(bencher: Bencher<'_, '_>, boxes: usize) {
+        clients(bencher, boxes, SnapshotEncoding::Bits);
     }
 }

@@ -52,7 +52,7 @@ use glam::{Quat, Vec3};
 use mf_net::__private as entry;
 use mf_net::bus::{MessageBus, MessageRegistry};
 use mf_net::prelude::*;
-use mf_net::replication::message_ids;
+use mf_net::replication::{message_ids, SnapshotEncoding};
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
 use mf_net::transport::{TransportEvent, TransportStats};
 use mf_net::wire::ProtocolViolation;
@@ -970,13 +970,42 @@ impl<T: BenchBox> ScaleWorld<T> {
         Self::spawned_with(boxes, motion, budget, SCALE_CLIENTS)
     }
 
+    /// [`new`](Self::new) with snapshots in `encoding`, no budget, and `clients` clients (and
+    /// the short warm-up of [`with_clients`](Self::with_clients) when `clients` is not
+    /// [`SCALE_CLIENTS`]).
+    ///
+    /// # Panics
+    /// As [`new`](Self::new).
+    pub fn encoded(
+        boxes: usize,
+        motion: Motion,
+        encoding: SnapshotEncoding,
+        clients: usize,
+    ) -> Self {
+        let config = MultiplayerConfig {
+            snapshot_encoding: encoding,
+            ..MultiplayerConfig::default()
+        };
+        let mut world = Self::spawned_as(boxes, motion, config, clients);
+        let warm_up = match clients {
+            SCALE_CLIENTS => SCALE_WARM_UP_FRAMES,
+            _ => 4,
+        };
+        world.run_frames(warm_up);
+        world
+    }
+
     fn spawned_with(boxes: usize, motion: Motion, budget: usize, clients: usize) -> Self {
-        let net = LoopbackNetwork::new();
-        let messages = MessageRegistry::new(1);
         let config = MultiplayerConfig {
             max_snapshot_bytes: budget,
             ..MultiplayerConfig::default()
         };
+        Self::spawned_as(boxes, motion, config, clients)
+    }
+
+    fn spawned_as(boxes: usize, motion: Motion, config: MultiplayerConfig, clients: usize) -> Self {
+        let net = LoopbackNetwork::new();
+        let messages = MessageRegistry::new(1);
         let dt = Duration::from_secs(1) / u32::from(config.tick_rate.max(1));
         assert_eq!(boxes % SCALE_ROW, 0, "boxes come in rows of {SCALE_ROW}");
         let mut server = ScaleMultiplayer::new(row_library::<T>(), config);
