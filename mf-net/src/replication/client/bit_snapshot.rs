@@ -108,9 +108,10 @@ impl BitSnapshots {
                     continue;
                 }
             };
+            let node = self.history.node(id, layout.slots());
             let base = match entry.baseline_back {
                 0 => Some(&[][..]),
-                back => self.history.exact(id, tick.wrapping_sub(back)),
+                back => node.exact(tick.wrapping_sub(back)),
             };
             let Some(base) = base else {
                 *complete = false;
@@ -125,7 +126,7 @@ impl BitSnapshots {
             if r.bit_position() - start != entry.bits {
                 return Err(DecodeError::NonCanonical);
             }
-            self.history.record(id, tick, &self.values);
+            node.push(tick, &self.values);
             let state = self.state.as_slice();
             protocol::write_entry(&mut self.bytes, id, &mut self.scratch, |w| {
                 w.write_bytes(state);

@@ -103,28 +103,38 @@ impl BitEntries {
         (back > 0 && (back as usize) < DEPTH && self.history.as_of(id, a).is_some()).then_some(a)
     }
 
-    /// Appends to `body` the entry of `node` (the node `key`) for `audience`, coded against
-    /// `baseline` (from [`baseline`](Self::baseline)), after the entry of net id `previous`,
-    /// in a snapshot of `tick` whose default baseline is `default_back` ticks back. The state
-    /// is coded on the first request this tick, found on every later one. Returns `false`,
+    /// Appends to `body` the entry of `node` (the node `key`) for `audience`, for a client
+    /// whose `since` for it is `acked` (coded against the [`baseline`](Self::baseline) that
+    /// gives), after the entry of net id `previous`, in a snapshot of `tick` whose default
+    /// baseline is `default_back` ticks back. The state is coded on the first request this
+    /// tick, found on every later one (with its baseline checked once). Returns `false`,
     /// writing nothing, if the node's state is too large for any client (see
     /// [`EntryCache::refuse`]).
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn append(
         &mut self,
         body: &mut BitWriter,
         (states, entries): (&impl NodeStates, &mut EntryCache),
         (key, node, audience): (NodeKey, &NetNode, Audience),
-        baseline: Option<u32>,
+        acked: Option<u32>,
         previous: Option<u32>,
         (tick, default_back): (u32, u32),
     ) -> bool {
-        let Some(coded) = self.coded(states, entries, (key, node, audience), baseline) else {
-            return false;
+        let id = key.id();
+        let found = acked.and_then(|a| Some((Some(a), *self.coded.get(&(id, Some(a), audience))?)));
+        let (baseline, coded) = match found {
+            Some(found) => found,
+            None => {
+                let baseline = self.baseline(id, acked, tick);
+                let which = (key, node, audience);
+                match self.coded(states, entries, which, baseline) {
+                    Some(coded) => (baseline, coded),
+                    None => return false,
+                }
+            }
         };
         let back = baseline.map_or(0, |b| tick.wrapping_sub(b));
         let bits = coded.bits as usize;
-        write_entry_header(body, previous, key.id(), back, default_back, bits);
+        write_entry_header(body, previous, id, back, default_back, bits);
         let bytes = self.states_bytes();
         let appended = body.append_bits(bytes, coded.byte as usize * 8, bits);
         debug_assert!(appended, "a coded state lies in the coded states");

@@ -63,17 +63,10 @@ pub(crate) fn write(
             continue;
         };
         let node = wanted.node;
-        let baseline = bits.baseline(key.id(), wanted.acked, tick);
         let mark = body.bit_len();
         let which = (key, node, wanted.audience);
-        if !bits.append(
-            body,
-            (states, entries),
-            which,
-            baseline,
-            previous,
-            (tick, default_back),
-        ) {
+        let at = (tick, default_back);
+        if !bits.append(body, (states, entries), which, wanted.acked, previous, at) {
             entries.refuse(node, key);
             refused = true;
             continue;

@@ -20,7 +20,7 @@ pub(crate) const DEPTH: usize = 32;
 
 /// One node's records: a ring of ticks and their values, `slots` values each.
 #[derive(Debug, Default)]
-struct NodeHistory {
+pub(crate) struct NodeHistory {
     ticks: [u32; DEPTH],
     /// How many records it holds (up to [`DEPTH`]).
     len: usize,
@@ -50,6 +50,35 @@ impl NodeHistory {
     fn newest_first(&self) -> impl Iterator<Item = usize> + '_ {
         (1..=self.len).map(move |back| (self.next + DEPTH - back) % DEPTH)
     }
+
+    /// Records `values` (as many as its width) at `tick`, replacing a record of the same
+    /// tick; the oldest record goes once there are [`DEPTH`]. Ticks are recorded in increasing
+    /// order: a tick not after the newest record's starts it over.
+    pub(crate) fn push(&mut self, tick: u32, values: &[Buckets]) {
+        let newest = self.newest_first().next().map(|at| (at, self.ticks[at]));
+        let at = match newest {
+            Some((at, t)) if t == tick => at,
+            Some((_, t)) if !tick_after(tick, t) => {
+                self.reset(self.slots);
+                0
+            }
+            _ => self.next,
+        };
+        if at == self.next {
+            self.next = (self.next + 1) % DEPTH;
+            self.len = (self.len + 1).min(DEPTH);
+        }
+        self.ticks[at] = tick;
+        let slots = self.slots;
+        let n = slots.min(values.len());
+        self.values[at * slots..at * slots + n].copy_from_slice(&values[..n]);
+    }
+
+    /// Its values recorded at exactly `tick`.
+    pub(crate) fn exact(&self, tick: u32) -> Option<&[Buckets]> {
+        let at = self.newest_first().find(|&at| self.ticks[at] == tick)?;
+        Some(self.values_at(at))
+    }
 }
 
 /// The recent values of many nodes, by net id (see the [module documentation](self)).
@@ -71,36 +100,24 @@ impl<S: Default> Default for ValueHistory<S> {
 }
 
 impl<S: BuildHasher> ValueHistory<S> {
-    /// Records `values` as node `id`'s at `tick` (replacing a record of the same tick; the
-    /// oldest record goes once there are [`DEPTH`]). Ticks are recorded in increasing order: a
-    /// tick not after the newest record's starts the node over.
+    /// Records `values` as node `id`'s at `tick` (see [`NodeHistory::push`]).
     pub(crate) fn record(&mut self, id: u32, tick: u32, values: &[Buckets]) {
+        self.node(id, values.len()).push(tick, values);
+    }
+
+    /// Node `id`'s records (of `slots` values each: made empty if it has none, or records of
+    /// another width), for a lookup and a record with one search.
+    pub(crate) fn node(&mut self, id: u32, slots: usize) -> &mut NodeHistory {
         let spare = &mut self.spare;
         let node = self.nodes.entry(id).or_insert_with(|| {
             let mut fresh = spare.pop().unwrap_or_default();
-            fresh.reset(values.len());
+            fresh.reset(slots);
             fresh
         });
-        let newest = node.newest_first().next().map(|at| (at, node.ticks[at]));
-        let at = match newest {
-            _ if node.slots != values.len() => {
-                node.reset(values.len());
-                0
-            }
-            Some((at, t)) if t == tick => at,
-            Some((_, t)) if !tick_after(tick, t) => {
-                node.reset(values.len());
-                0
-            }
-            _ => node.next,
-        };
-        if at == node.next {
-            node.next = (node.next + 1) % DEPTH;
-            node.len = (node.len + 1).min(DEPTH);
+        if node.slots != slots {
+            node.reset(slots);
         }
-        node.ticks[at] = tick;
-        let slots = node.slots;
-        node.values[at * slots..(at + 1) * slots].copy_from_slice(values);
+        node
     }
 
     /// Node `id`'s values as of `tick`: its newest record at or before `tick`, if it still
@@ -114,10 +131,9 @@ impl<S: BuildHasher> ValueHistory<S> {
     }
 
     /// Node `id`'s values recorded at exactly `tick`.
+    #[cfg(test)]
     pub(crate) fn exact(&self, id: u32, tick: u32) -> Option<&[Buckets]> {
-        let node = self.nodes.get(&id)?;
-        let at = node.newest_first().find(|&at| node.ticks[at] == tick)?;
-        Some(node.values_at(at))
+        self.nodes.get(&id)?.exact(tick)
     }
 
     /// Forgets node `id` (despawned).
