@@ -3,7 +3,7 @@
 //!
 //! The server records a node's values at every tick it changes and asks for its values
 //! [as of](ValueHistory::as_of) a client's acknowledged tick; the client records the values
-//! each entry it decoded gave, by the snapshot's tick, and asks for [exactly](ValueHistory::exact)
+//! each entry it decoded gave, by the snapshot's tick, and asks for [exactly](NodeHistory::exact)
 //! the tick an entry names. Each node keeps its last [`DEPTH`] records: a baseline older than
 //! that is not coded against (the server sends the whole state, from zero).
 
