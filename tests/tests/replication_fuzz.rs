@@ -1273,16 +1273,7 @@ fn a_snapshot_entry_that_does_not_read_is_skipped_and_the_rest_applied() {
     raw.pump();
     let mut acks = Vec::new();
     for _ in 0..5 {
-        client.begin_frame(DT);
-        client.end_frame();
-        raw.transport.flush();
-        while let Some(event) = raw.transport.poll_event() {
-            if let TransportEvent::Received { data, .. } = event {
-                if id_of(data) == protocol::ACK {
-                    acks.push(NetReader::new(&data[HEADER..]).read_var_u32().unwrap());
-                }
-            }
-        }
+        frame_taking_acks(&mut client, &mut raw, &mut acks);
     }
     assert_eq!(
         body(&client, 1),
@@ -1443,6 +1434,20 @@ fn over_limit_lengths_in_every_message_kind_are_refused_and_the_victim_carries_o
     assert!(!peer.gone, "one refused call is no reason to disconnect");
 }
 
+/// One client frame; the snapshot ticks the client acknowledged in it go to `acks`.
+fn frame_taking_acks(client: &mut Mp, raw: &mut RawServer, acks: &mut Vec<u32>) {
+    client.begin_frame(DT);
+    client.end_frame();
+    raw.transport.flush();
+    while let Some(event) = raw.transport.poll_event() {
+        if let TransportEvent::Received { data, .. } = event {
+            if id_of(data) == protocol::ACK {
+                acks.push(NetReader::new(&data[HEADER..]).read_var_u32().unwrap());
+            }
+        }
+    }
+}
+
 /// A bit-packed snapshot body of one entry of node `id` coded from zero, setting its `x`.
 fn bit_snapshot_setting_x(id: u32, x: i32) -> Vec<u8> {
     bit_snapshot_against(id, x, None)
@@ -1497,16 +1502,7 @@ fn a_client_lacking_a_baseline_leaves_the_snapshot_unacknowledged_and_heals() {
     let mut send = |client: &mut Mp, raw: &mut RawServer, tick: u32, payload: Vec<u8>| {
         raw.send(&packet(SNAPSHOT, tick, &payload), Channel::Unreliable);
         raw.pump();
-        client.begin_frame(DT);
-        client.end_frame();
-        raw.transport.flush();
-        while let Some(event) = raw.transport.poll_event() {
-            if let TransportEvent::Received { data, .. } = event {
-                if id_of(data) == protocol::ACK {
-                    acks.push(NetReader::new(&data[HEADER..]).read_var_u32().unwrap());
-                }
-            }
-        }
+        frame_taking_acks(client, raw, &mut acks);
     };
     let partial = client.stats().snapshots_partial;
     let lacking = bit_snapshot_against(1, 5, Some((3, 0)));

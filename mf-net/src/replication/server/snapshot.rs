@@ -72,15 +72,8 @@ pub(crate) fn write(
     let mut truncated = false;
     let mut refused = false;
     let mut cursor = 0;
-    let walk = Walk {
-        nodes,
-        groups,
-        acks: out.acks,
-        at: Cell::new(0),
-        peer: client.peer,
-        tiers: client.tiered.then_some(&client.vis),
-        tick,
-    };
+    let tiers = client.tiered.then_some(&client.vis);
+    let walk = Walk::new((nodes, groups), out.acks, client.peer, tiers, tick);
     let mut ahead = after.iter().chain(before).skip(PREFETCH_AHEAD);
     for &key in after.iter().chain(before) {
         if let Some(&next) = ahead.next() {
@@ -162,15 +155,8 @@ pub(crate) fn prepare(
     at: SnapshotAt,
 ) {
     let (pending, acks, cursor) = client.send.pending_for(nodes);
-    let walk = Walk {
-        nodes,
-        groups,
-        acks,
-        at: Cell::new(0),
-        peer: client.peer,
-        tiers: client.tiered.then_some(&client.vis),
-        tick: at.tick,
-    };
+    let tiers = client.tiered.then_some(&client.vis);
+    let walk = Walk::new((nodes, groups), acks, client.peer, tiers, at.tick);
     let (before, after) = pending.split_at(pending.partition_point(|k| k.id() < cursor));
     let per_pass = match at.budget {
         0 => PREPARED_PER_PASS,
@@ -204,18 +190,38 @@ pub(super) struct Wanted<'a> {
 
 /// What decides which nodes a client's snapshot of `tick` carries.
 pub(super) struct Walk<'a> {
-    pub(super) nodes: &'a NodeTable,
-    pub(super) groups: &'a GroupTable,
-    pub(super) acks: &'a Known,
+    nodes: &'a NodeTable,
+    groups: &'a GroupTable,
+    acks: &'a Known,
     /// Where the walk stands in `acks` (see [`Known::seek`]).
-    pub(super) at: Cell<usize>,
-    pub(super) peer: PeerId,
+    at: Cell<usize>,
+    peer: PeerId,
     /// The client's update tiers, if it has any.
-    pub(super) tiers: Option<&'a VisTable>,
-    pub(super) tick: u32,
+    tiers: Option<&'a VisTable>,
+    tick: u32,
 }
 
 impl<'a> Walk<'a> {
+    /// A walk over `acks` (the client's nodes) for `peer`, with its update `tiers` if it has
+    /// any, for a snapshot of `tick`.
+    pub(super) fn new(
+        (nodes, groups): (&'a NodeTable, &'a GroupTable),
+        acks: &'a Known,
+        peer: PeerId,
+        tiers: Option<&'a VisTable>,
+        tick: u32,
+    ) -> Self {
+        Self {
+            nodes,
+            groups,
+            acks,
+            at: Cell::new(0),
+            peer,
+            tiers,
+            tick,
+        }
+    }
+
     /// Asks the processor for what [`entry`](Self::entry) will read of `key`.
     #[inline(always)]
     pub(super) fn prefetch(&self, key: NodeKey) {

@@ -7,8 +7,6 @@
 //! snapshot's, gamma coded), the entries ([`state_bits::write_entry`]), the end bit, zero bits
 //! to the byte.
 
-use std::cell::Cell;
-
 use crate::codec::state_bits;
 use crate::replication::server::bit_entries::BitEntries;
 use crate::replication::server::client_slot::ClientSlot;
@@ -49,15 +47,8 @@ pub(crate) fn write(
     let (mut truncated, mut refused) = (false, false);
     let mut cursor = 0;
     let mut previous = None;
-    let walk = Walk {
-        nodes,
-        groups,
-        acks: out.acks,
-        at: Cell::new(0),
-        peer: client.peer,
-        tiers: client.tiered.then_some(&client.vis),
-        tick,
-    };
+    let tiers = client.tiered.then_some(&client.vis);
+    let walk = Walk::new((nodes, groups), out.acks, client.peer, tiers, tick);
     for &key in after.iter().chain(before) {
         let Some(wanted) = walk.entry(key) else {
             continue;
