@@ -204,3 +204,31 @@ fn clients_that_all_stand_apart_share_nothing() {
         assert_eq!(client.scene().iter::<Body>().count(), BODIES - 1);
     }
 }
+
+/// Bit-packed snapshots: clients that acknowledged the same ticks get one body, written once
+/// and copied; one that stands apart (it joined later, so it owes resyncs) gets its own.
+#[test]
+fn bit_packed_clients_that_acknowledged_alike_share_one_body() {
+    let config = MultiplayerConfig {
+        snapshot_encoding: mf_net::replication::SnapshotEncoding::Bits,
+        ..MultiplayerConfig::default()
+    };
+    let mut world = World::with(CLIENTS, config, None, 7, library);
+    let root = world.root();
+    for _ in 0..BODIES {
+        world.server.spawn(BODY, root, PeerId::SERVER).unwrap();
+    }
+    world.step(10);
+    let (sent, shared, _) = over_moving_frames(&mut world, 30);
+    assert_eq!(sent, 30 * CLIENTS as u64);
+    assert_eq!(shared, sent, "every snapshot is the tick's one body");
+    world.connect_client();
+    while world.server.peers().len() <= CLIENTS {
+        world.frame();
+    }
+    let (sent, shared, _) = over_moving_frames(&mut world, 1);
+    assert_eq!(sent, CLIENTS as u64 + 1);
+    assert_eq!(shared, CLIENTS as u64, "the late client's body is its own");
+    world.step(10);
+    world.assert_converged();
+}

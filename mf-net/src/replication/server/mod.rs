@@ -25,6 +25,7 @@ pub(crate) mod resend;
 pub(crate) mod send_state;
 pub(crate) mod shadow_column;
 pub(crate) mod shadows;
+pub(crate) mod shared_body;
 pub(crate) mod shared_snapshot;
 pub(crate) mod slot_table;
 pub(crate) mod snapshot;

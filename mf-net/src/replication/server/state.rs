@@ -19,6 +19,7 @@ use crate::replication::server::node_table::{
 };
 use crate::replication::server::shadow_column::{Changed, LastChanged};
 use crate::replication::server::shadows::Shadows;
+use crate::replication::server::shared_body::SharedBody;
 use crate::replication::server::shared_snapshot::SharedSnapshot;
 use crate::replication::server::viewers::Viewers;
 use crate::replication::server::{snapshot, snapshot_bits};
@@ -81,8 +82,9 @@ pub(crate) struct ServerState {
     bit_entries: BitEntries,
     /// Whether `bit_entries` records every change (the configured encoding is bit-packed).
     recording: bool,
-    /// Scratch: a bit-packed snapshot's body.
+    /// Scratch: a bit-packed snapshot's body; and the last one kept this tick.
     bit_body: BitWriter,
+    shared_body: SharedBody,
     pub(crate) pending: Vec<Pending>,
     pub(crate) by_node: NetIdMap,
     pub(crate) clients: Vec<ClientSlot>,
@@ -134,6 +136,7 @@ impl ServerState {
             bit_entries: BitEntries::default(),
             recording: false,
             bit_body: BitWriter::new(),
+            shared_body: SharedBody::default(),
             pending: Vec::new(),
             by_node: NetIdMap::default(),
             scratch: NetWriter::new(),
@@ -936,7 +939,8 @@ impl ServerState {
             let mut size = 0;
             let mut truncated = false;
             let mut copied = false;
-            let (bits, body) = (&mut self.bit_entries, &mut self.bit_body);
+            let bits = &mut self.bit_entries;
+            let body = (&mut self.bit_body, &mut self.shared_body);
             let result = core.send_with(peer, protocol::SNAPSHOT, Channel::Unreliable, |w| {
                 let written = if client.bits {
                     let tables = (scene, nodes, groups);
@@ -971,6 +975,7 @@ impl ServerState {
         }
         self.by_view = by_view;
         shared.stats.snapshots_shared += self.shared_snapshot.take_shared();
+        shared.stats.snapshots_shared += self.shared_body.take_shared();
         shared.stats.entries_encoded += self.entries.encoded() as u64;
         shared.stats.entries_encoded += self.bit_entries.encoded() as u64;
         for key in self.entries.take_refused() {

@@ -1,0 +1,98 @@
+//! [`SharedBody`]: the last bit-packed snapshot body written this tick, copied whole into the
+//! next client's snapshot when that client is owed the same entries against the same
+//! baselines.
+//!
+//! A bit-packed body is a function of the snapshot's tick, its default baseline and the list of
+//! entries it carries, each a node, the client's `since` for it and the audience: clients that
+//! acknowledged the same snapshots, as clients at the same distance from the server mostly
+//! do, are owed the same body. Only bodies under no byte budget, with no entry refused, are
+//! kept.
+
+use crate::replication::server::node_table::NodeKey;
+use crate::replication::Audience;
+
+/// One entry of a bit-packed body: the node, the client's `since` for it (the baseline it
+/// selects) and the audience.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BodyEntry {
+    pub(crate) key: NodeKey,
+    pub(crate) acked: Option<u32>,
+    pub(crate) audience: Audience,
+}
+
+/// The last body kept this tick (see the [module documentation](self)). Allocates nothing
+/// once its buffers have grown.
+#[derive(Default)]
+pub(crate) struct SharedBody {
+    /// The tick and default baseline it was written for (`None`: nothing kept).
+    kept: Option<(u32, u32)>,
+    entries: Vec<BodyEntry>,
+    /// The body's bytes (after the flags byte).
+    bytes: Vec<u8>,
+    /// Scratch for the next snapshot's entries.
+    next: Vec<BodyEntry>,
+    /// How many snapshots were copies of the kept body.
+    copies: u64,
+    /// Snapshots that shared a body (each copy, and each body copied), not yet taken.
+    shared: u64,
+}
+
+impl SharedBody {
+    /// A list to collect a snapshot's entries in (empty; hand it back with
+    /// [`keep`](Self::keep) or [`give_back`](Self::give_back)).
+    pub(crate) fn take_list(&mut self) -> Vec<BodyEntry> {
+        let mut list = std::mem::take(&mut self.next);
+        list.clear();
+        list
+    }
+
+    /// The body kept for a snapshot of `tick` with default baseline `default_back` carrying
+    /// exactly `entries`, if there is one; counted as copied.
+    pub(crate) fn copy(
+        &mut self,
+        tick: u32,
+        default_back: u32,
+        entries: &[BodyEntry],
+    ) -> Option<&[u8]> {
+        if self.kept != Some((tick, default_back)) || self.entries != entries {
+            return None;
+        }
+        self.copies += 1;
+        Some(&self.bytes)
+    }
+
+    /// How many snapshots shared a body since the last call: each copy, and each body copied
+    /// at least once. Call it after a tick's last snapshot.
+    pub(crate) fn take_shared(&mut self) -> u64 {
+        self.settle();
+        std::mem::take(&mut self.shared)
+    }
+
+    /// Counts the kept body's copies.
+    fn settle(&mut self) {
+        if self.copies > 0 {
+            self.shared += self.copies + 1;
+        }
+        self.copies = 0;
+    }
+
+    /// Keeps `bytes`, the body of a snapshot of `tick` with default baseline `default_back`
+    /// carrying `entries` (a list from [`take_list`](Self::take_list)).
+    pub(crate) fn keep(
+        &mut self,
+        (tick, default_back): (u32, u32),
+        entries: Vec<BodyEntry>,
+        bytes: &[u8],
+    ) {
+        self.settle();
+        self.kept = Some((tick, default_back));
+        self.next = std::mem::replace(&mut self.entries, entries);
+        self.bytes.clear();
+        self.bytes.extend_from_slice(bytes);
+    }
+
+    /// Hands back a list from [`take_list`](Self::take_list) that is not kept.
+    pub(crate) fn give_back(&mut self, entries: Vec<BodyEntry>) {
+        self.next = entries;
+    }
+}
