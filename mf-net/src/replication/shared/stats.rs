@@ -22,8 +22,9 @@ pub struct NetworkStats {
     pub snapshots_truncated: u64,
     /// Server: snapshots sent as a copy of their tick's shared snapshot that at least one other
     /// client's snapshot of the tick was a copy of too (clients that stand alike: the same
-    /// unacknowledged nodes, each owed the same entry). A snapshot written from a client
-    /// that no other client stood like is not counted.
+    /// unacknowledged nodes, each owed the same entry); bit-packed, snapshots whose body was
+    /// written once for several clients. A snapshot written from a client that no other client
+    /// stood like is not counted.
     pub snapshots_shared: u64,
     /// Server: snapshot entries encoded; each distinct entry of a tick is encoded once, however
     /// many snapshots carry it.
