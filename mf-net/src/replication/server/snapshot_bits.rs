@@ -12,7 +12,7 @@ use crate::replication::server::bit_entries::BitEntries;
 use crate::replication::server::client_slot::ClientSlot;
 use crate::replication::server::entry_cache::EntryCache;
 use crate::replication::server::node_states::NodeStates;
-use crate::replication::server::node_table::{GroupTable, NodeTable};
+use crate::replication::server::node_table::{GroupTable, NodeKey, NodeTable};
 use crate::replication::server::shared_body::{BodyEntry, SharedBody};
 use crate::replication::server::snapshot::{fits, SnapshotAt, Walk, Written};
 use crate::replication::shared::protocol::SNAPSHOT_TRUNCATED;
@@ -46,64 +46,48 @@ pub(crate) fn write(
     let (before, after) = keys.split_at(keys.partition_point(|k| k.id() < *out.cursor));
     let tiers = client.tiered.then_some(&client.vis);
     let walk = Walk::new((nodes, groups), out.acks, client.peer, tiers, tick);
-    let mut list = shared.take_list();
-    list.extend(after.iter().chain(before).filter_map(|&key| {
+    let order = after.iter().chain(before).filter_map(|&key| {
         let wanted = walk.entry(key)?;
         Some(BodyEntry {
             key,
             acked: wanted.acked,
             audience: wanted.audience,
         })
-    }));
-    let copied = match budget {
-        0 => shared.copy(tick, default_back, &list),
-        _ => None,
+    });
+    let coder = Coder {
+        states,
+        nodes,
+        tick,
+        default_back,
+        budget,
+        // The flags byte, then the body.
+        before: w.len(),
     };
-    if let Some(bytes) = copied {
-        w.write_bytes(bytes);
-        out.carried.extend(list.iter().map(|e| e.key));
-        shared.give_back(list);
-        *out.cursor = 0;
-        if !client.tiered {
-            client.send.walked_whole(tick);
+    let (truncated, refused, cursor);
+    if budget == 0 {
+        // Whole snapshots: the entries first, to find a body written for another client.
+        let mut list = shared.take_list();
+        list.extend(order);
+        if let Some(bytes) = shared.copy(tick, default_back, &list) {
+            w.write_bytes(bytes);
+            out.carried.extend(list.iter().map(|e| e.key));
+            shared.give_back(list);
+            *out.cursor = 0;
+            if !client.tiered {
+                client.send.walked_whole(tick);
+            }
+            return Written { truncated: false };
         }
-        return Written { truncated: false };
-    }
-    body.clear();
-    body.write_gamma(default_back);
-    let (mut truncated, mut refused) = (false, false);
-    let mut cursor = 0;
-    let mut previous = None;
-    for e in &list {
-        let Some(node) = nodes.get(e.key) else {
-            continue;
-        };
-        let mark = body.bit_len();
-        let which = (e.key, node, e.audience);
-        let at = (tick, default_back);
-        if !bits.append(body, (states, entries), which, e.acked, previous, at) {
-            entries.refuse(node, e.key);
-            refused = true;
-            continue;
+        (truncated, refused, cursor) =
+            coder.code(list.iter().copied(), body, (entries, bits), out.carried);
+        match refused {
+            false => shared.keep((tick, default_back), list, body.finish()),
+            true => shared.give_back(list),
         }
-        // The flags, the body so far, its end bit and padding.
-        if !fits(budget, w.len() + (body.bit_len() + 8) / 8, out.carried) {
-            let _ = body.truncate_bits(mark);
-            truncated = true;
-            cursor = node.net_id;
-            break;
-        }
-        previous = Some(e.key.id());
-        EntryCache::accept(node);
-        out.carried.push(e.key);
+    } else {
+        (truncated, refused, cursor) = coder.code(order, body, (entries, bits), out.carried);
     }
-    state_bits::end_entries(body);
-    let bytes = body.finish();
-    w.write_bytes(bytes);
-    match budget == 0 && !refused {
-        true => shared.keep((tick, default_back), list, bytes),
-        false => shared.give_back(list),
-    }
+    w.write_bytes(body.finish());
     if truncated {
         w.patch(flags_at, &[SNAPSHOT_TRUNCATED]);
     }
@@ -112,4 +96,59 @@ pub(crate) fn write(
         client.send.walked_whole(tick);
     }
     Written { truncated }
+}
+
+/// What codes one snapshot's body.
+struct Coder<'a, S> {
+    states: &'a S,
+    nodes: &'a NodeTable,
+    tick: u32,
+    default_back: u32,
+    budget: usize,
+    /// The packet's length before the body.
+    before: usize,
+}
+
+impl<S: NodeStates> Coder<'_, S> {
+    /// Codes into `body` (the default baseline, each entry of `order` as far as the budget
+    /// reaches, the end bit), recording each entry carried in `carried`. Returns whether the
+    /// budget cut it short, whether an entry was refused (too large for any client), and the
+    /// net id to continue from (0: none).
+    fn code(
+        &self,
+        order: impl Iterator<Item = BodyEntry>,
+        body: &mut BitWriter,
+        (entries, bits): (&mut EntryCache, &mut BitEntries),
+        carried: &mut Vec<NodeKey>,
+    ) -> (bool, bool, u32) {
+        body.clear();
+        body.write_gamma(self.default_back);
+        let (mut truncated, mut refused, mut cursor) = (false, false, 0);
+        let mut previous = None;
+        for e in order {
+            let Some(node) = self.nodes.get(e.key) else {
+                continue;
+            };
+            let mark = body.bit_len();
+            let which = (e.key, node, e.audience);
+            let at = (self.tick, self.default_back);
+            if !bits.append(body, (self.states, entries), which, e.acked, previous, at) {
+                entries.refuse(node, e.key);
+                refused = true;
+                continue;
+            }
+            // The packet so far, the body so far, its end bit and padding.
+            if !fits(self.budget, self.before + (body.bit_len() + 8) / 8, carried) {
+                let _ = body.truncate_bits(mark);
+                truncated = true;
+                cursor = node.net_id;
+                break;
+            }
+            previous = Some(e.key.id());
+            EntryCache::accept(node);
+            carried.push(e.key);
+        }
+        state_bits::end_entries(body);
+        (truncated, refused, cursor)
+    }
 }
