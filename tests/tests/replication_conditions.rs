@@ -385,15 +385,20 @@ fn authority_hand_over_delivers_what_became_visible() {
     }
 }
 
-#[test]
-fn authority_hand_over_survives_a_lossy_network() {
-    let conditions = NetworkConditions {
+/// The link of the hand-over tests: 30 % loss, duplication, jitter and reordering.
+fn hand_over_link() -> NetworkConditions {
+    NetworkConditions {
         loss: 0.3,
         duplication: 0.1,
         latency: Duration::from_millis(20),
         jitter: Duration::from_millis(30),
         reorder: 0.1,
-    };
+    }
+}
+
+#[test]
+fn authority_hand_over_survives_a_lossy_network() {
+    let conditions = hand_over_link();
     let mut world = World::with(
         2,
         MultiplayerConfig::default(),
@@ -430,13 +435,7 @@ fn authority_hand_over_survives_a_lossy_network() {
 /// under loss, and each client ends with exactly what it may see.
 #[test]
 fn bit_packed_authority_hand_over_under_loss_with_changing_values() {
-    let conditions = NetworkConditions {
-        loss: 0.3,
-        duplication: 0.1,
-        latency: Duration::from_millis(20),
-        jitter: Duration::from_millis(30),
-        reorder: 0.1,
-    };
+    let conditions = hand_over_link();
     let config = MultiplayerConfig {
         snapshot_encoding: SnapshotEncoding::Bits,
         ..MultiplayerConfig::default()

@@ -7,8 +7,8 @@
 //! [`DEPTH`](crate::replication::shared::value_history::DEPTH) per node), as later entries'
 //! baselines. An entry whose baseline is not kept (the client never decoded that tick's entry,
 //! or no longer holds it) is passed over and the snapshot left unacknowledged: the server
-//! goes on sending what the client lacks, against an older baseline or from zero once that one
-//! is too old.
+//! goes on sending what the client lacks against the baseline it last knew acknowledged, and
+//! from zero once that one is too old.
 
 use std::collections::hash_map::RandomState;
 

@@ -97,7 +97,7 @@ impl BitEntries {
     /// The baseline a snapshot of `tick` codes the node `id` against, for a client whose
     /// `since` for it is `acked`: that tick, if it is less than [`DEPTH`] ticks back (the
     /// client still holds its values) and the node's values then are known; else none.
-    pub(crate) fn baseline(&self, id: u32, acked: Option<u32>, tick: u32) -> Option<u32> {
+    fn baseline(&self, id: u32, acked: Option<u32>, tick: u32) -> Option<u32> {
         let a = acked?;
         let back = tick.wrapping_sub(a);
         (back > 0 && (back as usize) < DEPTH && self.history.as_of(id, a).is_some()).then_some(a)

@@ -23,7 +23,6 @@ use crate::wire::{BitWriter, NetWriter};
 /// would carry, in the same order and under the same budget, with `body` as the scratch bit
 /// buffer; a copy of the body `shared` kept, when the client is owed the same one (see
 /// [`SharedBody`]). Allocates nothing once the buffers have grown.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn write(
     w: &mut NetWriter,
     (body, shared): (&mut BitWriter, &mut SharedBody),
