@@ -1,5 +1,6 @@
 use glam::{Quat, Vec2, Vec3, Vec4};
 
+use super::state_bits::CodecBits;
 use super::NetCodec;
 use crate::schema::hash_name;
 use crate::wire::{DecodeError, NetReader, NetWriter};
@@ -10,6 +11,7 @@ macro_rules! float_vector {
             const NAME: &'static str = $name;
             const SCHEMA_HASH: u64 = hash_name($name);
             const MIN_SIZE: usize = 4 * $n;
+            const BITS: CodecBits = CodecBits::Floats { components: $n };
 
             #[inline]
             fn encode(&self, w: &mut NetWriter) {

@@ -24,6 +24,7 @@
 //! as differences from a baseline the receiver holds.
 
 mod collections;
+mod float_delta;
 #[cfg(feature = "glam")]
 mod glam_impls;
 mod int_delta;

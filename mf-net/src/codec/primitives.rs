@@ -51,7 +51,7 @@ fixed! {
     i64, "i64", 8, write_i64, read_i64, eq, CodecBits::Int { bytes: 8 };
     u128, "u128", 16, write_u128, read_u128, eq, CodecBits::Bytes;
     i128, "i128", 16, write_i128, read_i128, eq, CodecBits::Bytes;
-    f32, "f32", 4, write_f32, read_f32, bits, CodecBits::Bytes;
+    f32, "f32", 4, write_f32, read_f32, bits, CodecBits::Floats { components: 1 };
     f64, "f64", 8, write_f64, read_f64, bits, CodecBits::Bytes;
 }
 

@@ -308,6 +308,34 @@ impl Buckets {
     pub(crate) fn low_u64(self) -> u64 {
         self.packed_value()
     }
+
+    /// Reads `components` (1 to 4) little-endian 32-bit words (an unquantized `f32` vector's
+    /// bits), kept as a baseline one per slot.
+    pub(crate) fn read_words(components: usize, r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+        let mut words = Self::default();
+        for slot in words.0.iter_mut().take(components) {
+            *slot = r.read_u32()?;
+        }
+        Ok(words)
+    }
+
+    /// Appends the first `components` (1 to 4) words as [`read_words`](Self::read_words) reads
+    /// them.
+    pub(crate) fn write_words(&self, components: usize, w: &mut NetWriter) {
+        for &word in self.0.iter().take(components) {
+            w.write_u32(word);
+        }
+    }
+
+    /// Its four slots.
+    pub(crate) fn words(self) -> [u32; 4] {
+        self.0
+    }
+
+    /// A value of these four slots.
+    pub(crate) fn from_words(words: [u32; 4]) -> Self {
+        Self(words)
+    }
 }
 
 /// A type that `#[replicated(quantize(..))]` can quantize: `f32`, `f64` and, with the `glam`

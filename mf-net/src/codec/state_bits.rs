@@ -16,6 +16,10 @@
 //!   ([`Quantization::write_rotation_delta`]);
 //! - [`MemberBits::Int`]: its value against the baseline's ([`IntDelta`], the width's
 //!   unsigned type: differences wrap alike whatever the sign);
+//! - [`MemberBits::Floats`]: each component's IEEE 754 bits against the baseline's, as
+//!   integers: `0` for the same bits, else `1`, the bit length `n` of the zig-zag difference
+//!   less one in 5 bits, and its `n − 1` bits below the top one (a float that moved by a few
+//!   thousand representable values takes under 20 bits);
 //! - [`MemberBits::Bool`]: one bit;
 //! - [`MemberBits::Bytes`]: the length of its byte encoding (Elias gamma) and its bytes, 8 bits
 //!   each.
@@ -33,6 +37,7 @@
 //! state's bit form, ended by a `0` ([`end_entries`]). The length lets a reader pass over an
 //! entry it cannot use (a node it does not have, a baseline it no longer holds).
 
+use crate::codec::float_delta::{read_float_delta, write_float_delta};
 use crate::codec::int_delta::IntDelta;
 use crate::codec::quantize::{Buckets, Quantization};
 use crate::codec::NetCodec;
@@ -55,6 +60,12 @@ pub enum MemberBits {
     Rotation {
         /// The member's quantization.
         q: Quantization,
+    },
+    /// Unquantized `f32` components (1 to 4: an `f32`, or with the `glam` feature a `Vec2`,
+    /// `Vec3`, `Vec4` or `Quat`), each 4 little-endian bytes in the byte form.
+    Floats {
+        /// How many components it has.
+        components: u8,
     },
     /// An integer of `bytes` little-endian bytes (1, 2, 4 or 8), signed or not.
     Int {
@@ -80,6 +91,7 @@ impl MemberBits {
                 skip: skip_value::<T>,
             },
             CodecBits::Int { bytes } => Self::Int { bytes },
+            CodecBits::Floats { components } => Self::Floats { components },
             CodecBits::Bool => Self::Bool,
         }
     }
@@ -94,6 +106,11 @@ pub enum CodecBits {
     Int {
         /// Its width in bytes.
         bytes: u8,
+    },
+    /// `components` (1 to 4) `f32`s, each 4 little-endian bytes.
+    Floats {
+        /// How many components.
+        components: u8,
     },
     /// A `bool`: one byte, 0 or 1.
     Bool,
@@ -337,6 +354,7 @@ fn values_of_state(
             }
             MemberBits::Rotation { q } => Buckets::read_rotation(&q, r)?,
             MemberBits::Int { bytes } => Buckets::from_low_u64(read_int(bytes, r)?),
+            MemberBits::Floats { components } => read_floats(components, r)?,
             MemberBits::Bool => {
                 r.read_bool()?;
                 continue;
@@ -411,6 +429,12 @@ fn encode_member(
             let now = read_int(bytes, r)?;
             write_int_delta(bytes, base.low_u64(), now, w);
         }
+        MemberBits::Floats { components } => {
+            let now = read_floats(components, r)?.words();
+            for (&b, &v) in base.words().iter().zip(&now).take(usize::from(components)) {
+                write_float_delta(b, v, w);
+            }
+        }
         MemberBits::Bool => w.write_bit(r.read_bool()?),
         MemberBits::Bytes { skip } => {
             let mut ahead = r.clone();
@@ -449,6 +473,16 @@ fn decode_member(
             out.write_bytes(&now.to_le_bytes()[..usize::from(bytes)]);
             Ok(Buckets::from_low_u64(now))
         }
+        MemberBits::Floats { components } => {
+            let n = float_components(components)?;
+            let (base, mut now) = (base.words(), [0; 4]);
+            for (v, &b) in now[..n].iter_mut().zip(&base) {
+                *v = read_float_delta(b, r)?;
+            }
+            let now = Buckets::from_words(now);
+            now.write_words(n, out);
+            Ok(now)
+        }
         MemberBits::Bool => {
             out.write_bool(r.read_bit()?);
             Ok(base)
@@ -469,6 +503,19 @@ fn decode_member(
             Ok(base)
         }
     }
+}
+
+/// Checks a [`MemberBits::Floats`] member's component count (1 to 4).
+fn float_components(components: u8) -> Result<usize, DecodeError> {
+    match components {
+        1..=4 => Ok(usize::from(components)),
+        _ => Err(DecodeError::OutOfRange),
+    }
+}
+
+/// Reads `components` (1 to 4; another count is refused) little-endian `f32` bits.
+fn read_floats(components: u8, r: &mut NetReader<'_>) -> Result<Buckets, DecodeError> {
+    Buckets::read_words(float_components(components)?, r)
 }
 
 /// Reads an integer of `bytes` little-endian bytes (1, 2, 4 or 8; another width is refused).
@@ -726,6 +773,7 @@ mod tests {
         Quantized(u32, u8, [[u32; 4]; 2]),
         Rotation(u32, [(u64, [u64; 3]); 2]),
         Int(u8, [u64; 2]),
+        Floats(u8, [[u32; 4]; 2]),
         Bool([bool; 2]),
         Text([String; 2]),
     }
@@ -741,6 +789,7 @@ mod tests {
                     q: Quantization::smallest_three(bits),
                 },
                 Random::Int(bytes, _) => MemberBits::Int { bytes },
+                Random::Floats(components, _) => MemberBits::Floats { components },
                 Random::Bool(_) => MemberBits::Bool,
                 Random::Text(_) => MemberBits::Bytes { skip: skip_string },
             }
@@ -764,6 +813,11 @@ mod tests {
                 }
                 Random::Int(bytes, v) => {
                     w.write_bytes(&v[which].to_le_bytes()[..usize::from(*bytes)])
+                }
+                Random::Floats(components, v) => {
+                    for &bits in &v[which][..usize::from(*components)] {
+                        w.write_u32(bits);
+                    }
                 }
                 Random::Bool(v) => w.write_bool(v[which]),
                 Random::Text(v) => v[which].encode(w),
@@ -807,6 +861,13 @@ mod tests {
                     };
                     Random::Int(bytes, v.map(|x| x & mask))
                 }),
+            (1..=4u8, any::<[[u32; 4]; 2]>(), any::<[u32; 4]>()).prop_map(|(n, mut v, near)| {
+                // Half the components a few representable values from the baseline's.
+                for (i, d) in near.iter().enumerate().filter(|(_, d)| *d & 1 == 0) {
+                    v[1][i] = v[0][i].wrapping_add(d >> 20);
+                }
+                Random::Floats(n, v)
+            }),
             any::<[bool; 2]>().prop_map(Random::Bool),
             ["[a-z]{0,6}", "[a-z]{0,6}"].prop_map(Random::Text),
         ]
