@@ -6,7 +6,9 @@
 
 use mf_net::prelude::*;
 use mf_net::replication::interest::InterestQuery;
-use mf_net::replication::{MultiplayerError, MultiplayerEvent, NetId, MAX_NAME_BYTES};
+use mf_net::replication::{
+    MultiplayerError, MultiplayerEvent, NetId, SnapshotEncoding, MAX_NAME_BYTES,
+};
 use mf_net::wire::MAX_STRING_BYTES;
 use mf_net_tests::harness::{drain, Mp, World};
 
@@ -74,8 +76,15 @@ fn over_limit_events(mp: &mut Mp) -> Vec<NodeId> {
 }
 
 /// Two signs on a server with `clients` clients, converged.
-fn two_signs(clients: usize) -> (World, NodeId, NodeId) {
-    let mut world = World::new(clients, library);
+/// Both snapshot encodings: a state over the limit stays off the wire in each.
+const ENCODINGS: [SnapshotEncoding; 2] = [SnapshotEncoding::Bytes, SnapshotEncoding::Bits];
+
+fn two_signs(clients: usize, encoding: SnapshotEncoding) -> (World, NodeId, NodeId) {
+    let config = MultiplayerConfig {
+        snapshot_encoding: encoding,
+        ..MultiplayerConfig::default()
+    };
+    let mut world = World::with(clients, config, None, 0, library);
     let root = world.root();
     let a = world.server.spawn(SIGN, root, PeerId::SERVER).unwrap();
     let b = world.server.spawn(SIGN, root, PeerId::SERVER).unwrap();
@@ -87,8 +96,8 @@ fn two_signs(clients: usize) -> (World, NodeId, NodeId) {
 
 #[test]
 fn an_over_long_string_member_stays_off_the_wire_and_everything_else_carries_on() {
-    for clients in [1, 3] {
-        let (mut world, a, b) = two_signs(clients);
+    for (clients, encoding) in [1, 3].into_iter().flat_map(|c| ENCODINGS.map(|e| (c, e))) {
+        let (mut world, a, b) = two_signs(clients, encoding);
         sign(&mut world.server, a).text = too_long();
         sign(&mut world.server, a).n = 5;
         sign(&mut world.server, b).n = 7;
@@ -98,7 +107,7 @@ fn an_over_long_string_member_stays_off_the_wire_and_everything_else_carries_on(
         assert_eq!(
             over_limit_events(&mut world.server),
             [a],
-            "{clients} clients"
+            "{clients} clients, {encoding:?}"
         );
         assert_eq!(world.server.stats().states_over_limit, 1);
         assert_eq!(world.server.peers().len(), clients);
@@ -129,12 +138,13 @@ fn an_over_long_string_member_stays_off_the_wire_and_everything_else_carries_on(
 
 #[test]
 fn a_string_exactly_at_the_limit_is_sent() {
-    let (mut world, a, _) = two_signs(2);
-    sign(&mut world.server, a).text = "y".repeat(MAX_STRING_BYTES);
-    world.step(3);
-    world.assert_converged();
-    assert!(over_limit_events(&mut world.server).is_empty());
-    assert_eq!(copy(&mut world.clients[1], 1).text.len(), MAX_STRING_BYTES);
+    for encoding in ENCODINGS {
+        let (mut world, a, _) = two_signs(2, encoding);
+        sign(&mut world.server, a).text = "y".repeat(MAX_STRING_BYTES);
+        world.step(3);
+        world.assert_converged();
+        assert!(over_limit_events(&mut world.server).is_empty());
+    }
 }
 
 #[test]
@@ -178,7 +188,7 @@ fn a_spawn_whose_name_or_parent_path_clients_cannot_read_is_refused() {
 
 #[test]
 fn an_rpc_argument_over_the_limit_is_an_error_for_the_sender() {
-    let (mut world, a, _) = two_signs(2);
+    let (mut world, a, _) = two_signs(2, SnapshotEncoding::default());
     let handle = world.server.scene().net_ref::<Sign>(a).unwrap();
     assert_eq!(
         world.server.rpc(handle).write(too_long()),
@@ -198,7 +208,11 @@ fn an_rpc_argument_over_the_limit_is_an_error_for_the_sender() {
 
 #[test]
 fn a_spawn_whose_state_clients_cannot_read_is_refused_or_withheld() {
-    let (mut world, _, _) = two_signs(2);
+    ENCODINGS.map(a_spawn_whose_state_clients_cannot_read_is_refused_or_withheld_as);
+}
+
+fn a_spawn_whose_state_clients_cannot_read_is_refused_or_withheld_as(encoding: SnapshotEncoding) {
+    let (mut world, _, _) = two_signs(2, encoding);
     let root = world.root();
     let children = world.server.scene().children(root).len();
     // Built over the limit: refused, and nothing is left of it.
@@ -228,7 +242,11 @@ fn a_spawn_whose_state_clients_cannot_read_is_refused_or_withheld() {
 
 #[test]
 fn a_late_joiner_is_not_sent_a_state_it_cannot_read() {
-    let (mut world, a, b) = two_signs(1);
+    ENCODINGS.map(a_late_joiner_is_not_sent_a_state_it_cannot_read_as);
+}
+
+fn a_late_joiner_is_not_sent_a_state_it_cannot_read_as(encoding: SnapshotEncoding) {
+    let (mut world, a, b) = two_signs(1, encoding);
     sign(&mut world.server, a).text = too_long();
     world.step(2);
     assert_eq!(over_limit_events(&mut world.server), [a]);
@@ -244,9 +262,9 @@ fn a_late_joiner_is_not_sent_a_state_it_cannot_read() {
 
 /// A spawn withheld from connected clients (a member over the limit) reaches them with the
 /// next snapshot once the member fits: `policy` sets an interest policy (everything relevant,
-/// evaluated rarely, so that its evaluation does not deliver it).
-fn a_withheld_spawn_is_delivered_once_it_fits(policy: bool) {
-    let (mut world, _, _) = two_signs(2);
+/// evaluated rarely, so that its evaluation does not deliver it), in either encoding.
+fn a_withheld_spawn_is_delivered_once_it_fits(policy: bool, encoding: SnapshotEncoding) {
+    let (mut world, _, _) = two_signs(2, encoding);
     if policy {
         world
             .server
@@ -286,10 +304,10 @@ fn a_withheld_spawn_is_delivered_once_it_fits(policy: bool) {
 
 #[test]
 fn a_withheld_spawn_is_delivered_once_it_fits_without_a_policy() {
-    a_withheld_spawn_is_delivered_once_it_fits(false);
+    ENCODINGS.map(|e| a_withheld_spawn_is_delivered_once_it_fits(false, e));
 }
 
 #[test]
 fn a_withheld_spawn_is_delivered_once_it_fits_with_a_policy() {
-    a_withheld_spawn_is_delivered_once_it_fits(true);
+    ENCODINGS.map(|e| a_withheld_spawn_is_delivered_once_it_fits(true, e));
 }

@@ -311,7 +311,10 @@ impl Buckets {
 
     /// Reads `components` (1 to 4) little-endian 32-bit words (an unquantized `f32` vector's
     /// bits), kept as a baseline one per slot.
-    pub(crate) fn read_words(components: usize, r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
+    pub(crate) fn read_words(
+        components: usize,
+        r: &mut NetReader<'_>,
+    ) -> Result<Self, DecodeError> {
         let mut words = Self::default();
         for slot in words.0.iter_mut().take(components) {
             *slot = r.read_u32()?;

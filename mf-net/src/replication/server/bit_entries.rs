@@ -74,11 +74,14 @@ impl BitEntries {
         self.values.clear();
         self.values.resize(layout.slots(), Buckets::default());
         let mut r = NetReader::new(self.scratch.as_slice());
-        if state_bits::state_values(layout, &mut r, &mut self.values).is_ok() {
+        // A state holding a string over the limit does not read back (and is not sent: see
+        // `StateOverLimit`): its values are forgotten, and the entries after it coded from
+        // zero.
+        let read = !self.scratch.over_limit()
+            && state_bits::state_values(layout, &mut r, &mut self.values).is_ok();
+        if read {
             self.history.record(node.net_id, tick, &self.values);
         } else {
-            // Our own bytes read back: never; if they did not, nothing is coded against them.
-            debug_assert!(false, "a captured state that does not read");
             self.history.forget(node.net_id);
         }
     }
