@@ -84,16 +84,23 @@ impl NodeHistory {
 /// The recent values of many nodes, by net id (see the [module documentation](self)).
 /// Allocates for a node the first time it records, and never again for it; a forgotten node's
 /// buffers are kept for the next.
+///
+/// The map holds only each node's place among the records (8 bytes a node), not the records
+/// themselves (some hundred bytes each): it is read once per entry, and spawn churn that makes
+/// it grow (tombstones filling its spare room) moves little memory.
 pub(crate) struct ValueHistory<S> {
-    nodes: HashMap<u32, NodeHistory, S>,
-    /// Buffers of forgotten nodes.
-    spare: Vec<NodeHistory>,
+    /// Each node's place in `records`.
+    index: HashMap<u32, u32, S>,
+    records: Vec<NodeHistory>,
+    /// Places in `records` of forgotten nodes, kept for the next.
+    spare: Vec<u32>,
 }
 
 impl<S: Default> Default for ValueHistory<S> {
     fn default() -> Self {
         Self {
-            nodes: HashMap::default(),
+            index: HashMap::default(),
+            records: Vec::new(),
             spare: Vec::new(),
         }
     }
@@ -108,22 +115,33 @@ impl<S: BuildHasher> ValueHistory<S> {
     /// Node `id`'s records (of `slots` values each: made empty if it has none, or records of
     /// another width), for a lookup and a record with one search.
     pub(crate) fn node(&mut self, id: u32, slots: usize) -> &mut NodeHistory {
-        let spare = &mut self.spare;
-        let node = self.nodes.entry(id).or_insert_with(|| {
-            let mut fresh = spare.pop().unwrap_or_default();
-            fresh.reset(slots);
-            fresh
+        let (records, spare) = (&mut self.records, &mut self.spare);
+        let at = *self.index.entry(id).or_insert_with(|| {
+            let at = spare.pop().unwrap_or_else(|| {
+                records.push(NodeHistory::default());
+                u32::try_from(records.len() - 1).unwrap_or(u32::MAX)
+            });
+            if let Some(fresh) = records.get_mut(at as usize) {
+                fresh.reset(slots);
+            }
+            at
         });
+        let node = &mut self.records[at as usize];
         if node.slots != slots {
             node.reset(slots);
         }
         node
     }
 
+    /// Node `id`'s records, if it has any.
+    fn get(&self, id: u32) -> Option<&NodeHistory> {
+        self.records.get(*self.index.get(&id)? as usize)
+    }
+
     /// Node `id`'s values as of `tick`: its newest record at or before `tick`, if it still
     /// holds one (the server records every change, so that record is the value then).
     pub(crate) fn as_of(&self, id: u32, tick: u32) -> Option<&[Buckets]> {
-        let node = self.nodes.get(&id)?;
+        let node = self.get(id)?;
         let at = node
             .newest_first()
             .find(|&at| !tick_after(node.ticks[at], tick))?;
@@ -133,20 +151,20 @@ impl<S: BuildHasher> ValueHistory<S> {
     /// Node `id`'s values recorded at exactly `tick`.
     #[cfg(test)]
     pub(crate) fn exact(&self, id: u32, tick: u32) -> Option<&[Buckets]> {
-        self.nodes.get(&id)?.exact(tick)
+        self.get(id)?.exact(tick)
     }
 
     /// Forgets node `id` (despawned).
     pub(crate) fn forget(&mut self, id: u32) {
-        if let Some(node) = self.nodes.remove(&id) {
-            self.spare.push(node);
+        if let Some(at) = self.index.remove(&id) {
+            self.spare.push(at);
         }
     }
 
     /// Forgets every node.
     pub(crate) fn clear(&mut self) {
         let spare = &mut self.spare;
-        spare.extend(self.nodes.drain().map(|(_, node)| node));
+        spare.extend(self.index.drain().map(|(_, at)| at));
     }
 }
 
