@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use mf_net::bus::MessageRegistry;
 use mf_net::prelude::*;
-use mf_net::replication::{MultiplayerEvent, NetId};
+use mf_net::replication::{MultiplayerEvent, NetId, SnapshotEncoding};
 use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net::transport::simulated::{NetworkConditions, SimulatedTransport};
 use mf_net::wire::NetWriter;
@@ -48,6 +48,20 @@ impl World {
     /// peer registers the spawnable scenes `library` builds.
     pub fn new(clients: usize, library: fn() -> SceneLibrary) -> Self {
         Self::with(clients, MultiplayerConfig::default(), None, 0, library)
+    }
+
+    /// [`new`](Self::new) with the server's snapshots in `encoding` (for tests that pin one
+    /// encoding's sizes).
+    pub fn with_encoding(
+        clients: usize,
+        encoding: SnapshotEncoding,
+        library: fn() -> SceneLibrary,
+    ) -> Self {
+        let config = MultiplayerConfig {
+            snapshot_encoding: encoding,
+            ..MultiplayerConfig::default()
+        };
+        Self::with(clients, config, None, 0, library)
     }
 
     /// A world with every setting given. With `conditions`, every endpoint (server and clients)

@@ -208,7 +208,9 @@ fn an_rpc_argument_over_the_limit_is_an_error_for_the_sender() {
 
 #[test]
 fn a_spawn_whose_state_clients_cannot_read_is_refused_or_withheld() {
-    ENCODINGS.map(a_spawn_whose_state_clients_cannot_read_is_refused_or_withheld_as);
+    for encoding in ENCODINGS {
+        a_spawn_whose_state_clients_cannot_read_is_refused_or_withheld_as(encoding);
+    }
 }
 
 fn a_spawn_whose_state_clients_cannot_read_is_refused_or_withheld_as(encoding: SnapshotEncoding) {
@@ -242,7 +244,9 @@ fn a_spawn_whose_state_clients_cannot_read_is_refused_or_withheld_as(encoding: S
 
 #[test]
 fn a_late_joiner_is_not_sent_a_state_it_cannot_read() {
-    ENCODINGS.map(a_late_joiner_is_not_sent_a_state_it_cannot_read_as);
+    for encoding in ENCODINGS {
+        a_late_joiner_is_not_sent_a_state_it_cannot_read_as(encoding);
+    }
 }
 
 fn a_late_joiner_is_not_sent_a_state_it_cannot_read_as(encoding: SnapshotEncoding) {
@@ -304,10 +308,14 @@ fn a_withheld_spawn_is_delivered_once_it_fits(policy: bool, encoding: SnapshotEn
 
 #[test]
 fn a_withheld_spawn_is_delivered_once_it_fits_without_a_policy() {
-    ENCODINGS.map(|e| a_withheld_spawn_is_delivered_once_it_fits(false, e));
+    for encoding in ENCODINGS {
+        a_withheld_spawn_is_delivered_once_it_fits(false, encoding);
+    }
 }
 
 #[test]
 fn a_withheld_spawn_is_delivered_once_it_fits_with_a_policy() {
-    ENCODINGS.map(|e| a_withheld_spawn_is_delivered_once_it_fits(true, e));
+    for encoding in ENCODINGS {
+        a_withheld_spawn_is_delivered_once_it_fits(true, encoding);
+    }
 }

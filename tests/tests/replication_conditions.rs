@@ -525,7 +525,17 @@ impl Raw {
 
 #[test]
 fn pinned_bytes_of_filtered_masks() {
-    let world = World::new(0, library);
+    // The byte format's masks, pinned.
+    let world = World::with(
+        0,
+        MultiplayerConfig {
+            snapshot_encoding: SnapshotEncoding::Bytes,
+            ..MultiplayerConfig::default()
+        },
+        None,
+        0,
+        library,
+    );
     let net = world.net;
     let mut server = world.server;
     let mut raw = Raw::join(&net, &mut server);

@@ -32,7 +32,7 @@ use mf_net::prelude::*;
 use mf_net::replication::message_ids::{
     self as protocol, AUTHORITY, DESPAWN, HELLO, INPUT, INPUT_ACK, RPC, SNAPSHOT, SPAWN, WELCOME,
 };
-use mf_net::replication::NetId;
+use mf_net::replication::{NetId, SnapshotEncoding};
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
 use mf_net::transport::{SendError, TransportEvent};
 use mf_net::wire::BitWriter;
@@ -358,9 +358,18 @@ fn step_all(mps: &mut [&mut Mp], frames: usize) {
 }
 
 fn record_session() -> Corpus {
+    record_session_as(SnapshotEncoding::default())
+}
+
+/// [`record_session`] with the server's snapshots in `encoding`.
+fn record_session_as(encoding: SnapshotEncoding) -> Corpus {
     let net = LoopbackNetwork::new();
     let (server_log, client_log) = (Log::default(), Log::default());
-    let mut server = Mp::new(library(), MultiplayerConfig::default());
+    let config = MultiplayerConfig {
+        snapshot_encoding: encoding,
+        ..MultiplayerConfig::default()
+    };
+    let mut server = Mp::new(library(), config);
     setup(&mut server);
     let listen = recording(net.listen("game", 8).unwrap(), &server_log);
     server.start_server(listen, messages()).unwrap();
@@ -716,7 +725,9 @@ fn with_first_varint(p: &[u8], id: u32) -> Vec<u8> {
     [&p[..HEADER], w.as_slice(), &payload[end..]].concat()
 }
 
-fn fuzz_client(seed: u64, corpus: &Corpus, packets: usize) -> usize {
+/// Fuzzes a client with packets made from `corpus`, recorded from a server sending snapshots
+/// in `encoding`.
+fn fuzz_client(seed: u64, corpus: &Corpus, encoding: SnapshotEncoding, packets: usize) -> usize {
     let mut rng = Rng(seed);
     let net = LoopbackNetwork::new();
     let (mut client, mut raw) = raw_pair(&net);
@@ -817,17 +828,21 @@ fn fuzz_client(seed: u64, corpus: &Corpus, packets: usize) -> usize {
     let tick = client.tick();
     if tick < u32::MAX {
         let applied = client.stats().snapshots_applied;
-        let mut w = NetWriter::new();
-        w.write_u8(0);
-        w.write_var_u32(id);
-        w.write_len(5);
-        w.write_var_u32(0b001);
-        w.write_bytes(&99i32.to_le_bytes());
-        w.write_var_u32(0);
-        raw.send(
-            &packet(SNAPSHOT, tick + 1, w.as_slice()),
-            Channel::Unreliable,
-        );
+        // In the encoding the corpus's welcome told.
+        let body = match encoding {
+            SnapshotEncoding::Bytes => {
+                let mut w = NetWriter::new();
+                w.write_u8(0);
+                w.write_var_u32(id);
+                w.write_len(5);
+                w.write_var_u32(0b001);
+                w.write_bytes(&99i32.to_le_bytes());
+                w.write_var_u32(0);
+                w.into_vec()
+            }
+            _ => bit_snapshot_setting_x(id, 99),
+        };
+        raw.send(&packet(SNAPSHOT, tick + 1, &body), Channel::Unreliable);
         client_frame(&mut client, &mut raw);
         assert_eq!(client.scene().get(handle).unwrap().x, 99);
         assert_eq!(client.stats().snapshots_applied, applied + 1);
@@ -850,12 +865,14 @@ fn fuzz_client(seed: u64, corpus: &Corpus, packets: usize) -> usize {
 
 #[test]
 fn a_client_survives_thousands_of_hostile_packets_before_and_after_its_welcome() {
-    let corpus = record_session();
-    let mut total = 0;
-    for seed in 1..=SEEDS {
-        total += fuzz_client(seed, &corpus, PACKETS_PER_SEED);
+    for encoding in [SnapshotEncoding::Bytes, SnapshotEncoding::Bits] {
+        let corpus = record_session_as(encoding);
+        let mut total = 0;
+        for seed in 1..=SEEDS {
+            total += fuzz_client(seed, &corpus, encoding, PACKETS_PER_SEED);
+        }
+        assert!(total >= SEEDS as usize * PACKETS_PER_SEED);
     }
-    assert!(total >= SEEDS as usize * PACKETS_PER_SEED);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -341,7 +341,8 @@ fn owned_groups_are_always_relevant_to_their_owner() {
 
 #[test]
 fn snapshots_carry_only_relevant_nodes() {
-    let mut world = World::new(2, library);
+    // The byte format, whose entries of equal changes have equal sizes.
+    let mut world = World::with_encoding(2, SnapshotEncoding::Bytes, library);
     let (p0, p1) = (peer(&world, 0), peer(&world, 1));
     world.step(2);
     let idle = world.server.peer_stats(p1).unwrap().last_snapshot_bytes;
@@ -816,7 +817,8 @@ fn change_all(world: &mut World, units: &[NodeId], hp: i32) -> Vec<bool> {
 
 #[test]
 fn far_groups_are_carried_only_every_n_ticks_and_near_ones_every_tick() {
-    let mut world = World::new(1, library);
+    // The byte format, whose entries of equal changes have equal sizes.
+    let mut world = World::with_encoding(1, SnapshotEncoding::Bytes, library);
     let p0 = peer(&world, 0);
     world.step(2);
     let idle = world.server.peer_stats(p0).unwrap().last_snapshot_bytes;

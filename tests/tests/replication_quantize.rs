@@ -8,7 +8,7 @@ use glam::{Quat, Vec3};
 use mf_net::codec::quantize::{Quantization, Quantize, QuantizeRotation};
 use mf_net::codec::NetCodec;
 use mf_net::prelude::*;
-use mf_net::replication::{MemberInfo, ReplicationRegistry};
+use mf_net::replication::{MemberInfo, ReplicationRegistry, SnapshotEncoding};
 use mf_net_tests::alloc_counter::assert_no_alloc;
 use mf_net_tests::harness::World;
 use proptest::prelude::*;
@@ -315,7 +315,8 @@ fn a_client_converges_to_the_quantized_values() {
 
 #[test]
 fn sub_step_changes_keep_the_snapshot_idle() {
-    let mut world = World::new(1, library);
+    // The byte format's sizes (the bit-packed idle snapshot is the same 9 bytes).
+    let mut world = World::with_encoding(1, SnapshotEncoding::Bytes, library);
     let (drone, drone_copy) = spawn::<Drone>(&mut world, DRONE);
     let centre = POS.value(12_345) as f32;
     let step = POS.step() as f32;
@@ -636,7 +637,8 @@ fn smallest_three_client_converges_and_slerps() {
 
 #[test]
 fn smallest_three_sub_step_changes_keep_the_snapshot_idle() {
-    let mut world = World::new(1, turret_library);
+    // The byte format's sizes (the bit-packed idle snapshot is the same 9 bytes).
+    let mut world = World::with_encoding(1, SnapshotEncoding::Bytes, turret_library);
     let (turret, copy) = spawn::<Turret>(&mut world, TURRET);
     let aim = centred_rotation(&ROT12);
     world.server.scene_mut().get_mut(turret).unwrap().aim = aim;

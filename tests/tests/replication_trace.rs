@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use mf_net::prelude::*;
 use mf_net::replication::interest::GridInterest;
+use mf_net::replication::SnapshotEncoding;
 use mf_net::scene::SceneError;
 use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net::transport::simulated::{NetworkConditions, SimulatedTransport};
@@ -277,9 +278,9 @@ impl Session {
     }
 }
 
-/// Runs the session (with the grid policy if `grid`) and returns the digest of everything the
-/// server sent.
-fn run(seed: u64, grid: bool) -> Digest {
+/// Runs the session (with the grid policy if `grid`, snapshots in `encoding`) and returns the
+/// digest of everything the server sent.
+fn run(seed: u64, grid: bool, encoding: SnapshotEncoding) -> Digest {
     let digest = Rc::new(RefCell::new(Digest::default()));
     let conditions = NetworkConditions {
         loss: 0.15,
@@ -304,6 +305,7 @@ fn run(seed: u64, grid: bool) -> Digest {
     let transport: Dyn = Box::new(SimulatedTransport::new(hooked, conditions, seed));
     let config = MultiplayerConfig {
         max_snapshot_bytes: 700,
+        snapshot_encoding: encoding,
         ..MultiplayerConfig::default()
     };
     let mut server = Mp::new(library(), config);
@@ -363,7 +365,7 @@ fn run(seed: u64, grid: bool) -> Digest {
 
 #[test]
 fn the_server_sends_the_same_bytes_as_before() {
-    let pinned = [
+    let bytes = [
         // Since despawns went one message per client and pass (was 18 507, 14 238 and 21 111
         // packets): fewer packets, and the simulator's draws, one per packet, differ after.
         // Since the welcome tells the snapshot encoding: one byte more per welcome.
@@ -371,12 +373,21 @@ fn the_server_sends_the_same_bytes_as_before() {
         (8, false, 0xc9ea_896c_3df9_0c7a, 14_067, 2_647_227),
         (9, true, 0xa2b2_bee1_72b2_6af5, 19_173, 2_062_147),
     ];
-    for (seed, grid, hash, packets, bytes) in pinned {
-        let d = run(seed, grid);
+    // Bit-packed (the default since it passed every suite): the same packets, fewer bytes
+    // (the 700-byte budget bounds most snapshots either way).
+    let bits = [
+        (7, true, 0x7a23_2011_66c6_6631, 17_379, 1_560_916),
+        (8, false, 0xfbc6_1f34_84cc_091f, 14_067, 2_544_247),
+        (9, true, 0x4aa1_b932_6be1_c8cb, 19_173, 1_903_193),
+    ];
+    let pinned = (bytes.map(|p| (SnapshotEncoding::Bytes, p)).into_iter())
+        .chain(bits.map(|p| (SnapshotEncoding::Bits, p)));
+    for (encoding, (seed, grid, hash, packets, bytes)) in pinned {
+        let d = run(seed, grid, encoding);
         assert_eq!(
             (d.hash, d.packets, d.bytes),
             (hash, packets, bytes),
-            "seed {seed}: got {:#018x}, {}, {}",
+            "seed {seed}, {encoding:?}: got {:#018x}, {}, {}",
             d.hash,
             d.packets,
             d.bytes

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use mf_net::prelude::*;
 use mf_net::replication::message_ids as protocol;
+use mf_net::replication::SnapshotEncoding;
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
 use mf_net::transport::TransportEvent;
 mod replication_common;
@@ -63,7 +64,17 @@ fn frame(server: &mut Mp, raw: &mut Raw) {
 
 #[test]
 fn pinned_bytes_of_welcome_spawn_and_snapshots() {
-    let world = World::new(0, library);
+    // The byte format (the source's), pinned.
+    let world = World::with(
+        0,
+        MultiplayerConfig {
+            snapshot_encoding: SnapshotEncoding::Bytes,
+            ..MultiplayerConfig::default()
+        },
+        None,
+        0,
+        library,
+    );
     let net = world.net;
     let mut server = world.server;
     let mut raw = Raw::connect(&net);

@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used)]
 //! The bit-packed form of derived types' states (`mf_net::codec::state_bits`), driven by the
 //! layout the derive emits: every member kind (a quantized vector and rotation, integers, a
-//! `bool`, a float and a string in their byte encodings), a flattened base and an `owner_only`
+//! `bool`, unquantized floats and vectors, a string in its byte encoding), a flattened base and an `owner_only`
 //! member. The bits read back as exactly the bytes the type wrote, chained over ticks, each
 //! state coded against the last; the bytes apply to the client's copy as the byte form does.
 
@@ -35,18 +35,26 @@ struct Unit {
     ammo: u16,
     #[replicated]
     mass: f32,
+    #[replicated]
+    velocity: Vec3,
 }
 
 #[test]
 fn the_derive_lays_out_each_member_by_its_kind() {
     let layout = <Unit as Replicated>::LAYOUT;
-    assert_eq!(layout.slots(), 7);
+    assert_eq!(layout.slots(), 8);
     let base: Vec<String> = layout.bases[0].members.iter().map(kind).collect();
     assert_eq!(base, ["int 4", "bool", "bytes"]);
     let own: Vec<String> = layout.members.iter().map(kind).collect();
     assert_eq!(
         own,
-        ["quantized 3 of 16 bits", "rotation", "int 2", "bytes"]
+        [
+            "quantized 3 of 16 bits",
+            "rotation",
+            "int 2",
+            "floats 1",
+            "floats 3"
+        ]
     );
 }
 
@@ -57,6 +65,7 @@ fn kind(m: &MemberBits) -> String {
         }
         MemberBits::Rotation { .. } => "rotation".into(),
         MemberBits::Int { bytes } => format!("int {bytes}"),
+        MemberBits::Floats { components } => format!("floats {components}"),
         MemberBits::Bool => "bool".into(),
         MemberBits::Bytes { .. } => "bytes".into(),
     }
@@ -67,6 +76,7 @@ fn step(unit: &mut Unit, rng: &mut Rng) {
     let small = |rng: &mut Rng| (rng.below(200) as f32 - 100.0) / 100.0;
     if rng.below(10) < 9 {
         unit.position += Vec3::new(small(rng), small(rng), small(rng));
+        unit.velocity = Vec3::new(small(rng), 0.0, small(rng)) * 3.0;
     }
     if rng.below(10) < 8 {
         unit.rotation = (unit.rotation * Quat::from_rotation_y(small(rng))).normalize();
@@ -111,6 +121,7 @@ fn states_chained_over_ticks_read_back_as_their_bytes_and_apply_alike() {
             rotation: Quat::from_rotation_y(0.3),
             ammo: 30,
             mass: 80.0,
+            velocity: Vec3::ZERO,
         };
         let audience = Audience::of(owner);
         let mut state = unit.new_state(1);

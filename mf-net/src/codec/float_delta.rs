@@ -73,12 +73,11 @@ mod tests {
         assert_eq!(coded(1.5, up).0, 7);
         let (_, bytes) = coded(1.5, up);
         let mut r = BitReader::new(&bytes);
-        assert_eq!(
-            r.read_bits(7).unwrap(),
-            0b0_00001_1,
-            "flag, length, bits: first to last"
-        );
-        // A box bobbing at 150 by 0.05: about 3300 values, 17 bits instead of 32.
+        // First to last: the flag, the length 00001 (least significant first), the bit 0.
+        assert_eq!(r.read_bits(1).unwrap(), 1);
+        assert_eq!(r.read_bits(5).unwrap(), 1);
+        assert_eq!(r.read_bits(1).unwrap(), 0);
+        // A box bobbing at 150 by 0.05: about 3300 values, 18 bits instead of 32.
         assert_eq!(coded(150.0, 150.05).0, 18);
         // From zero to a positive float: the whole bits doubled, 32 significant bits.
         assert_eq!(coded(0.0, 150.0).0, 37);

@@ -976,8 +976,12 @@ impl ServerState {
         self.by_view = by_view;
         shared.stats.snapshots_shared += self.shared_snapshot.take_shared();
         shared.stats.snapshots_shared += self.shared_body.take_shared();
-        shared.stats.entries_encoded += self.entries.encoded() as u64;
-        shared.stats.entries_encoded += self.bit_entries.encoded() as u64;
+        // Bit-packed, the states coded: the byte entries they are transcoded from are a step
+        // of that coding, not entries of their own.
+        shared.stats.entries_encoded += match self.recording {
+            true => self.bit_entries.encoded(),
+            false => self.entries.encoded(),
+        } as u64;
         for key in self.entries.take_refused() {
             if let Some(n) = self.nodes.get(key) {
                 shared.stats.states_over_limit += 1;
