@@ -3,19 +3,16 @@
 //! decoded against the values its node had in the snapshot the entry names as its baseline,
 //! back into the byte form, which the client then applies as it applies byte snapshots.
 //!
-//! The values each decoded entry gives are kept by the snapshot's tick (the last
-//! [`DEPTH`](crate::replication::shared::value_history::DEPTH) per node), as later entries'
-//! baselines. An entry whose baseline is not kept (the client never decoded that tick's entry,
+//! The values each decoded entry gives are kept by the snapshot's tick ([`Baselines`]), as
+//! later entries' baselines. An entry whose baseline is not kept (the client never decoded that tick's entry,
 //! or no longer holds it) is passed over and the snapshot left unacknowledged: the server
 //! goes on sending what the client lacks against the baseline it last knew acknowledged, and
 //! from zero once that one is too old.
 
-use std::collections::hash_map::RandomState;
-
 use crate::codec::quantize::Buckets;
 use crate::codec::state_bits::{self, StateLayout};
+use crate::replication::client::baselines::Baselines;
 use crate::replication::shared::protocol;
-use crate::replication::shared::value_history::ValueHistory;
 use crate::wire::{BitReader, DecodeError, NetWriter};
 
 /// What a client knows of a net id, as a bit-packed entry needs it.
@@ -40,11 +37,12 @@ pub(crate) struct Transcoded {
 /// nothing once its buffers have grown, but for a node's first value record.
 #[derive(Default)]
 pub(crate) struct BitSnapshots {
-    history: ValueHistory<RandomState>,
+    history: Baselines,
     /// The byte form of the last body read: entries and the terminating 0.
     bytes: NetWriter,
     /// Scratch: one state's bytes and values; the entry framing.
     state: NetWriter,
+    base: Vec<Buckets>,
     values: Vec<Buckets>,
     scratch: NetWriter,
 }
@@ -53,11 +51,6 @@ impl BitSnapshots {
     /// The byte form of the last body [`transcode`](Self::transcode) read.
     pub(crate) fn bytes(&self) -> &[u8] {
         self.bytes.as_slice()
-    }
-
-    /// Forgets node `id` (despawned).
-    pub(crate) fn forget(&mut self, id: u32) {
-        self.history.forget(id);
     }
 
     /// Forgets every node.
@@ -77,7 +70,9 @@ impl BitSnapshots {
         self.bytes.clear();
         let mut r = BitReader::new(body);
         let mut complete = true;
+        self.history.begin(tick);
         let broken = self.entries(&mut r, tick, &known, &mut complete).err();
+        self.history.end();
         let broken = broken.or_else(|| r.finish().err());
         self.bytes.write_var_u32(0);
         Transcoded { complete, broken }
@@ -108,25 +103,26 @@ impl BitSnapshots {
                     continue;
                 }
             };
-            let node = self.history.node(id, layout.slots());
-            let base = match entry.baseline_back {
-                0 => Some(&[][..]),
-                back => node.exact(tick.wrapping_sub(back)),
-            };
-            let Some(base) = base else {
-                *complete = false;
-                r.skip_bits(entry.bits)?;
-                continue;
-            };
+            let slots = layout.slots();
+            self.base.clear();
+            if entry.baseline_back != 0 {
+                let at = tick.wrapping_sub(entry.baseline_back);
+                let Some(found) = self.history.find(at, id, slots) else {
+                    *complete = false;
+                    r.skip_bits(entry.bits)?;
+                    continue;
+                };
+                self.base.extend_from_slice(found);
+            }
             let start = r.bit_position();
             self.state.clear();
             self.values.clear();
             self.values.resize(layout.slots(), Buckets::default());
-            state_bits::bits_to_bytes(layout, r, base, &mut self.state, &mut self.values)?;
+            state_bits::bits_to_bytes(layout, r, &self.base, &mut self.state, &mut self.values)?;
             if r.bit_position() - start != entry.bits {
                 return Err(DecodeError::NonCanonical);
             }
-            node.push(tick, &self.values);
+            self.history.push(id, &self.values);
             let state = self.state.as_slice();
             protocol::write_entry(&mut self.bytes, id, &mut self.scratch, |w| {
                 w.write_bytes(state);
@@ -213,10 +209,14 @@ mod tests {
         let read = client.transcode(&body(&second, &base, 3), 14, known);
         assert!(!read.complete && read.broken.is_none());
         assert_eq!(client.bytes(), [0]);
-        // Forgotten (despawned): no baseline either.
-        client.forget(7);
-        let read = client.transcode(&body(&second, &base, 3), 13, known);
-        assert!(!read.complete);
+        // Tick 13's own entry is a baseline once its snapshot is read: 2 ticks later.
+        let mut now = [Buckets::default(); 2];
+        crate::codec::state_bits::state_values(&LAYOUT, &mut NetReader::new(&second), &mut now)
+            .unwrap();
+        let third = state(1004, 99);
+        let read = client.transcode(&body(&third, &now, 2), 15, known);
+        assert!(read.complete && read.broken.is_none());
+        assert_eq!(client.bytes(), expected(&third));
     }
 
     #[test]

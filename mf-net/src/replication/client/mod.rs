@@ -1,6 +1,7 @@
 //! The client's half of the runtime: applying spawns and snapshots, interpolation, and
 //! prediction (the simulation clock, the prediction state of each row and its rollback passes).
 
+mod baselines;
 pub(crate) mod bit_snapshot;
 pub(crate) mod entry;
 pub(crate) mod entry_batch;

@@ -767,9 +767,6 @@ impl ClientState {
             // The rest stay (their order only decides which is forgotten first).
             self.failed.drain(..dropped);
         }
-        for &gone in &self.removed {
-            self.bit_snapshots.forget(gone);
-        }
         let removed = &self.removed;
         self.groups
             .retain(|g| removed.binary_search(&g.first).is_err());

@@ -2,10 +2,10 @@
 //! entries are coded against them (see [`state_bits`](crate::codec::state_bits)).
 //!
 //! The server records a node's values at every tick it changes and asks for its values
-//! [as of](ValueHistory::as_of) a client's acknowledged tick; the client records the values
-//! each entry it decoded gave, by the snapshot's tick, and asks for [exactly](NodeHistory::exact)
-//! the tick an entry names. Each node keeps its last [`DEPTH`] records: a baseline older than
-//! that is not coded against (the server sends the whole state, from zero).
+//! [as of](ValueHistory::as_of) a client's acknowledged tick. Each node keeps its last
+//! [`DEPTH`] records: a baseline older than that is not coded against (the server sends the
+//! whole state, from zero). The client keeps the values of the ticks it decoded in its own
+//! form, a record per tick modulo [`DEPTH`] (`client::baselines`).
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -75,7 +75,8 @@ impl NodeHistory {
     }
 
     /// Its values recorded at exactly `tick`.
-    pub(crate) fn exact(&self, tick: u32) -> Option<&[Buckets]> {
+    #[cfg(test)]
+    fn exact(&self, tick: u32) -> Option<&[Buckets]> {
         let at = self.newest_first().find(|&at| self.ticks[at] == tick)?;
         Some(self.values_at(at))
     }
@@ -113,8 +114,8 @@ impl<S: BuildHasher> ValueHistory<S> {
     }
 
     /// Node `id`'s records (of `slots` values each: made empty if it has none, or records of
-    /// another width), for a lookup and a record with one search.
-    pub(crate) fn node(&mut self, id: u32, slots: usize) -> &mut NodeHistory {
+    /// another width).
+    fn node(&mut self, id: u32, slots: usize) -> &mut NodeHistory {
         let (records, spare) = (&mut self.records, &mut self.spare);
         let at = *self.index.entry(id).or_insert_with(|| {
             let at = spare.pop().unwrap_or_else(|| {
