@@ -237,3 +237,34 @@ fn bit_packed_clients_that_acknowledged_alike_share_one_body() {
     world.step(10);
     world.assert_converged();
 }
+
+/// Bit-packed snapshots to owners of nodes with owner conditions: clients that stand alike
+/// with every node still get their own bodies where one of them owns a pending node, each
+/// owner its own avatar's owner-only member and no other's.
+#[test]
+fn bit_packed_owners_of_nodes_with_owner_conditions_get_their_own_members() {
+    let config = MultiplayerConfig {
+        snapshot_encoding: SnapshotEncoding::Bits,
+        ..MultiplayerConfig::default()
+    };
+    let mut world = World::with(CLIENTS, config, None, 7, library);
+    let root = world.root();
+    for _ in 0..BODIES {
+        world.server.spawn(BODY, root, PeerId::SERVER).unwrap();
+    }
+    let owners: Vec<PeerId> = world.clients.iter().map(|c| c.local_peer_id()).collect();
+    for &owner in &owners {
+        world.server.spawn(AVATAR, root, owner).unwrap();
+    }
+    world.step(10);
+    let (sent, _, _) = over_moving_frames(&mut world, 30);
+    assert_eq!(sent, 30 * CLIENTS as u64);
+    world.step(10);
+    for (client, &me) in world.clients.iter().zip(&owners) {
+        for (h, avatar) in client.scene().iter::<Avatar>() {
+            let mine = client.authority(h.node()) == me;
+            let ammo = if mine { 30 } else { 0 };
+            assert_eq!((avatar.x, avatar.ammo), (30, ammo), "owned: {mine}");
+        }
+    }
+}

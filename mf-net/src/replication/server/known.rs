@@ -9,7 +9,7 @@
 use crate::replication::server::node_table::NodeKey;
 
 /// One node as one client stands with it.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct NodeSend {
     /// The newest tick of an acknowledged snapshot that carried it (or from which the client
     /// has its state otherwise: its join, the group's spawn).
@@ -56,6 +56,12 @@ fn arrivals_before_settling(nodes: usize) -> usize {
 }
 
 impl Known {
+    /// Every node, in net id order, if none arrived since the last settle (lost ones under
+    /// their lost keys): two clients whose lists are equal stand alike with every node.
+    pub(crate) fn settled(&self) -> Option<&[(NodeKey, NodeSend)]> {
+        self.arrived.is_empty().then_some(self.sorted.as_slice())
+    }
+
     /// Forgets every node (keeps the capacity).
     pub(crate) fn clear(&mut self) {
         self.sorted.clear();

@@ -7,7 +7,13 @@
 //! acknowledged the same snapshots, as clients at the same distance from the server mostly
 //! do, are owed the same body. Only bodies under no byte budget, with no entry refused, are
 //! kept.
+//!
+//! A client is owed the kept body without walking its nodes when it stands exactly as the
+//! client the body was written for: the same pending nodes, and the same standing with every
+//! node it has (compared as two arrays), where no pending node's entry depends on who receives
+//! it (owner conditions on a node a client has authority over).
 
+use crate::replication::server::known::NodeSend;
 use crate::replication::server::node_table::NodeKey;
 use crate::replication::Audience;
 
@@ -31,6 +37,11 @@ pub(crate) struct SharedBody {
     bytes: Vec<u8>,
     /// Scratch for the next snapshot's entries.
     next: Vec<BodyEntry>,
+    /// Where the client the body was written for stood, if a client standing alike is owed
+    /// it whoever it is: its pending nodes and its standing with each node it has.
+    standing: bool,
+    pending: Vec<NodeKey>,
+    acks: Vec<(NodeKey, NodeSend)>,
     /// How many snapshots were copies of the kept body.
     copies: u64,
     /// Snapshots that shared a body (each copy, and each body copied), not yet taken.
@@ -61,6 +72,47 @@ impl SharedBody {
         Some(&self.bytes)
     }
 
+    /// The kept body and its entries, for a snapshot of `tick` with default baseline
+    /// `default_back` to a client with `pending` nodes standing `acks` with its nodes, if the
+    /// body was written for a client that stood alike (see the
+    /// [module documentation](self)); counted as copied.
+    pub(crate) fn copy_standing(
+        &mut self,
+        (tick, default_back): (u32, u32),
+        pending: &[NodeKey],
+        acks: Option<&[(NodeKey, NodeSend)]>,
+    ) -> Option<(&[u8], &[BodyEntry])> {
+        let alike = self.standing
+            && self.kept == Some((tick, default_back))
+            && acks == Some(self.acks.as_slice())
+            && pending == self.pending.as_slice();
+        if !alike {
+            return None;
+        }
+        self.copies += 1;
+        Some((&self.bytes, &self.entries))
+    }
+
+    /// Notes where the client the body just [kept](Self::keep) was written for stood: its
+    /// `pending` nodes and its standing `acks`, when a client standing alike is owed the body
+    /// whoever it is (`any_client`); else nothing.
+    pub(crate) fn keep_stand(
+        &mut self,
+        pending: &[NodeKey],
+        acks: Option<&[(NodeKey, NodeSend)]>,
+        any_client: bool,
+    ) {
+        self.standing = false;
+        let Some(acks) = acks.filter(|_| any_client) else {
+            return;
+        };
+        self.pending.clear();
+        self.pending.extend_from_slice(pending);
+        self.acks.clear();
+        self.acks.extend_from_slice(acks);
+        self.standing = true;
+    }
+
     /// How many snapshots shared a body since the last call: each copy, and each body copied
     /// at least once. Call it after a tick's last snapshot.
     pub(crate) fn take_shared(&mut self) -> u64 {
@@ -85,6 +137,7 @@ impl SharedBody {
         bytes: &[u8],
     ) {
         self.settle();
+        self.standing = false;
         self.kept = Some((tick, default_back));
         self.next = std::mem::replace(&mut self.entries, entries);
         self.bytes.clear();

@@ -241,7 +241,7 @@ const PIECE: usize = 2048;
 /// `rep movsb`, which some processors run several times slower than vector moves when the
 /// source and destination are differently aligned (as a packet's entries, after its header,
 /// are to this buffer's); pieces this size are copied with vector moves.
-fn copy(w: &mut NetWriter, bytes: &[u8]) {
+pub(crate) fn copy(w: &mut NetWriter, bytes: &[u8]) {
     for piece in bytes.chunks(PIECE) {
         w.write_bytes(piece);
     }

@@ -14,8 +14,10 @@ use crate::replication::server::entry_cache::EntryCache;
 use crate::replication::server::node_states::NodeStates;
 use crate::replication::server::node_table::{GroupTable, NodeKey, NodeTable};
 use crate::replication::server::shared_body::{BodyEntry, SharedBody};
+use crate::replication::server::shared_snapshot::copy;
 use crate::replication::server::snapshot::{fits, SnapshotAt, Walk, Written};
 use crate::replication::shared::protocol::SNAPSHOT_TRUNCATED;
+use crate::transport::PeerId;
 use crate::wire::{BitWriter, NetWriter};
 
 /// Appends `client`'s snapshot of `at.tick` in the bit-packed encoding to `w` (which holds the
@@ -42,6 +44,17 @@ pub(crate) fn write(
     let flags_at = w.len();
     w.write_u8(0);
     let keys = out.pending;
+    // Whole snapshots walked from the first node can be another client's.
+    let whole = budget == 0 && *out.cursor == 0 && !client.tiered;
+    if whole {
+        let (at, acks) = ((tick, default_back), out.acks.settled());
+        if let Some((bytes, list)) = shared.copy_standing(at, keys, acks) {
+            copy(w, bytes);
+            out.carried.extend(list.iter().map(|e| e.key));
+            client.send.walked_whole(tick);
+            return Written { truncated: false };
+        }
+    }
     let (before, after) = keys.split_at(keys.partition_point(|k| k.id() < *out.cursor));
     let tiers = client.tiered.then_some(&client.vis);
     let walk = Walk::new((nodes, groups), out.acks, client.peer, tiers, tick);
@@ -68,7 +81,7 @@ pub(crate) fn write(
         let mut list = shared.take_list();
         list.extend(order);
         if let Some(bytes) = shared.copy(tick, default_back, &list) {
-            w.write_bytes(bytes);
+            copy(w, bytes);
             out.carried.extend(list.iter().map(|e| e.key));
             shared.give_back(list);
             *out.cursor = 0;
@@ -80,13 +93,17 @@ pub(crate) fn write(
         (truncated, refused, cursor) =
             coder.code(list.iter().copied(), body, (entries, bits), out.carried);
         match refused {
-            false => shared.keep((tick, default_back), list, body.finish()),
+            false => {
+                shared.keep((tick, default_back), list, body.finish());
+                let any_client = whole && !keys.iter().any(|&k| owned_by_a_client(nodes, k));
+                shared.keep_stand(keys, out.acks.settled(), any_client);
+            }
             true => shared.give_back(list),
         }
     } else {
         (truncated, refused, cursor) = coder.code(order, body, (entries, bits), out.carried);
     }
-    w.write_bytes(body.finish());
+    copy(w, body.finish());
     if truncated {
         w.patch(flags_at, &[SNAPSHOT_TRUNCATED]);
     }
@@ -95,6 +112,14 @@ pub(crate) fn write(
         client.send.walked_whole(tick);
     }
     Written { truncated }
+}
+
+/// Whether node `key`'s entries depend on the client they go to: it has owner conditions and
+/// a client has authority over it.
+fn owned_by_a_client(nodes: &NodeTable, key: NodeKey) -> bool {
+    nodes
+        .get(key)
+        .is_some_and(|n| n.owner_conditions && n.authority != PeerId::SERVER)
 }
 
 /// What codes one snapshot's body.
