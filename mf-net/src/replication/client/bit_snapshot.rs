@@ -40,9 +40,7 @@ pub(crate) struct BitSnapshots {
     history: Baselines,
     /// The byte form of the last body read: entries and the terminating 0.
     bytes: NetWriter,
-    /// Scratch: one state's bytes and values; the entry framing.
-    state: NetWriter,
-    base: Vec<Buckets>,
+    /// Scratch: one state's values; the entry framing.
     values: Vec<Buckets>,
     scratch: NetWriter,
 }
@@ -104,29 +102,35 @@ impl BitSnapshots {
                 }
             };
             let slots = layout.slots();
-            self.base.clear();
-            if entry.baseline_back != 0 {
-                let at = tick.wrapping_sub(entry.baseline_back);
-                let Some(found) = self.history.find(at, id, slots) else {
-                    *complete = false;
-                    r.skip_bits(entry.bits)?;
-                    continue;
-                };
-                self.base.extend_from_slice(found);
-            }
+            let base = match entry.baseline_back {
+                0 => &[][..],
+                back => match self.history.find(tick.wrapping_sub(back), id, slots) {
+                    Some(found) => found,
+                    None => {
+                        *complete = false;
+                        r.skip_bits(entry.bits)?;
+                        continue;
+                    }
+                },
+            };
             let start = r.bit_position();
-            self.state.clear();
             self.values.clear();
-            self.values.resize(layout.slots(), Buckets::default());
-            state_bits::bits_to_bytes(layout, r, &self.base, &mut self.state, &mut self.values)?;
-            if r.bit_position() - start != entry.bits {
-                return Err(DecodeError::NonCanonical);
+            self.values.resize(slots, Buckets::default());
+            // Straight into the byte form, taken back if it does not read.
+            let (mark, values) = (self.bytes.len(), &mut self.values);
+            let mut read = Ok(());
+            protocol::write_entry(&mut self.bytes, id, &mut self.scratch, |w| {
+                read = state_bits::bits_to_bytes(layout, r, base, w, values);
+            });
+            let read = read.and_then(|()| match r.bit_position() - start == entry.bits {
+                true => Ok(()),
+                false => Err(DecodeError::NonCanonical),
+            });
+            if let Err(error) = read {
+                self.bytes.truncate(mark);
+                return Err(error);
             }
             self.history.push(id, &self.values);
-            let state = self.state.as_slice();
-            protocol::write_entry(&mut self.bytes, id, &mut self.scratch, |w| {
-                w.write_bytes(state);
-            });
         }
         Ok(())
     }
