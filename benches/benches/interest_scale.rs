@@ -18,15 +18,17 @@
 //!   client sees as much as before) and prints how the median changed.
 //! - Each load first runs 70 ticks untimed: its first ticks fill every client's ring of 64 sent
 //!   snapshots with lists of a new size, touching fresh memory.
-//! - Each run prints, per tick, the relevance spawns and despawns and the bytes sent: walking
-//!   into a new cell, a client gets the bodies of a new row of cells and loses those of an old
-//!   one, so relevance changes every tick somewhere.
+//! - Each run prints, per tick, the relevance spawns and despawns, the bytes sent and the
+//!   entries encoded: walking into a new cell, a client gets the bodies of a new row of cells
+//!   and loses those of an old one, so relevance changes every tick somewhere.
 //!
 //! Run: `cargo bench -p mf-net-benches --bench interest_scale` (about four minutes); `-- quick`,
-//! or run as a test, for 32 clients and 2000 bodies; `ONLY_LOAD=100` (or `10`) in the
-//! environment runs only that load of the first world, for profiles and A/B runs (the server's
-//! frame is the out-of-line `server_frame`, so a profile tells it from the clients'). Nothing
-//! here is asserted: the figures go to `benches/README.md`.
+//! or run as a test, for 32 clients and 2000 bodies. In the environment, `BITS=1` sends
+//! bit-packed snapshots (the default encoding; issue 25's figures are the byte format's, which
+//! this runs otherwise), and `ONLY_LOAD=100` (or `10`) runs only that load of the first world,
+//! for profiles and A/B runs (the server's frame is the out-of-line `server_frame`, so a
+//! profile tells it from the clients'). Nothing here is asserted: the figures go to
+//! `benches/README.md`.
 
 use std::time::{Duration, Instant};
 
@@ -108,10 +110,14 @@ impl World {
     fn new(clients: usize, bodies: usize, every_ticks: u32) -> Self {
         let side = SIDE * (bodies as f32 / 10_000.0).sqrt();
         let net = LoopbackNetwork::new();
-        // The byte format, as this scenario has been measured since it was written (issue 25);
-        // the bit-packed one's cost is measured by `scale -- encoding`.
+        // The byte format, as this scenario has been measured since it was written (issue 25),
+        // unless `BITS` is set.
+        let snapshot_encoding = match std::env::var_os("BITS") {
+            Some(_) => SnapshotEncoding::Bits,
+            None => SnapshotEncoding::Bytes,
+        };
         let config = MultiplayerConfig {
-            snapshot_encoding: SnapshotEncoding::Bytes,
+            snapshot_encoding,
             ..MultiplayerConfig::default()
         };
         let dt = Duration::from_secs(1) / u32::from(config.tick_rate);
@@ -286,10 +292,11 @@ fn run(clients: usize, bodies: usize, every: u32, ticks: usize) -> [Duration; 2]
         let after = *world.server.stats();
         let per_tick = |a: u64, b: u64| (a - b) as f64 / ticks as f64;
         println!(
-            "    per tick: {:.0} relevance spawns, {:.0} despawns, {:.0} kB sent",
+            "    per tick: {:.0} relevance spawns, {:.0} despawns, {:.0} kB sent, {:.0} entries encoded",
             per_tick(after.relevance_spawns, before.relevance_spawns),
             per_tick(after.relevance_despawns, before.relevance_despawns),
             per_tick(after.bytes_sent, before.bytes_sent) / 1000.0,
+            per_tick(after.entries_encoded, before.entries_encoded),
         );
         median
     })

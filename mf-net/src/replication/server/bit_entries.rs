@@ -7,7 +7,6 @@
 //! the same members), and is coded against the node's values as of the baseline. Clients that
 //! acknowledged the same tick for a node get the same bits.
 
-use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
 use crate::codec::quantize::Buckets;
@@ -31,16 +30,47 @@ struct Coded {
     bits: u32,
 }
 
-/// What a state is coded for: the node's net id, the baseline tick (`None`: from zero, the
-/// whole state) and the audience.
-type CodedKey = (u32, Option<u32>, Audience);
+/// No record (the end of a slot's list).
+const NONE: u32 = u32::MAX;
+
+/// One state coded this tick: what for (the baseline tick, `None`: from zero, the whole state;
+/// the audience), and where.
+#[derive(Debug, Clone, Copy)]
+struct Record {
+    baseline: Option<u32>,
+    audience: Audience,
+    coded: Coded,
+    /// The node's previous record this tick ([`NONE`]: none).
+    next: u32,
+}
+
+/// Where a node slot's records of this tick start.
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    /// The tick's epoch when it was set (another epoch: no records).
+    epoch: u32,
+    /// The node's net id (its key's check).
+    id: u32,
+    /// Its newest record.
+    record: u32,
+}
+
+const EMPTY: Head = Head {
+    epoch: 0,
+    id: 0,
+    record: NONE,
+};
 
 /// The server's bit-packed snapshot state (see the [module documentation](self)). Allocates
 /// nothing once its buffers have grown, but for a node's first value record.
 #[derive(Default)]
 pub(crate) struct BitEntries {
     history: ValueHistory<Hashed>,
-    coded: HashMap<CodedKey, Coded, Hashed>,
+    /// Counts ticks (from 1; heads of another epoch are empty).
+    epoch: u32,
+    /// This tick's coded states, by node slot.
+    heads: Vec<Head>,
+    records: Vec<Record>,
     /// This tick's coded states, each from a byte boundary.
     states: BitWriter,
     /// How many states were coded this tick.
@@ -51,11 +81,63 @@ pub(crate) struct BitEntries {
 }
 
 impl BitEntries {
-    /// A new tick: forgets the states coded in the last one.
-    pub(crate) fn begin(&mut self) {
-        self.coded.clear();
+    /// A new tick, of a node table of `slots` slots: forgets the states coded in the last one.
+    pub(crate) fn begin(&mut self, slots: usize) {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            // Wrapped: old heads could pass for this epoch's.
+            self.heads.fill(EMPTY);
+            self.epoch = 1;
+        }
+        if self.heads.len() < slots {
+            self.heads.resize(slots, EMPTY);
+        }
+        self.records.clear();
         self.states.clear();
         self.encoded = 0;
+    }
+
+    /// The state of the node `key` coded this tick against `baseline` for `audience`, if it
+    /// was.
+    fn find(&self, key: NodeKey, baseline: Option<u32>, audience: Audience) -> Option<Coded> {
+        let head = self.heads.get(key.slot())?;
+        let mut at = match head.epoch == self.epoch && head.id == key.id() {
+            true => head.record,
+            false => NONE,
+        };
+        while let Some(r) = self.records.get(at as usize) {
+            if r.baseline == baseline && r.audience == audience {
+                return Some(r.coded);
+            }
+            at = r.next;
+        }
+        None
+    }
+
+    /// Notes `coded` as the state of the node `key` coded this tick against `baseline` for
+    /// `audience`.
+    fn note(&mut self, key: NodeKey, baseline: Option<u32>, audience: Audience, coded: Coded) {
+        let slot = key.slot();
+        if slot >= self.heads.len() {
+            self.heads.resize(slot + 1, EMPTY);
+        }
+        let head = self.heads[slot];
+        let next = match head.epoch == self.epoch && head.id == key.id() {
+            true => head.record,
+            false => NONE,
+        };
+        let index = u32::try_from(self.records.len()).unwrap_or(NONE);
+        self.heads[slot] = Head {
+            epoch: self.epoch,
+            id: key.id(),
+            record: index,
+        };
+        self.records.push(Record {
+            baseline,
+            audience,
+            coded,
+            next,
+        });
     }
 
     /// How many states were coded this tick.
@@ -94,7 +176,7 @@ impl BitEntries {
     /// Forgets every node (the server stopped).
     pub(crate) fn clear(&mut self) {
         self.history.clear();
-        self.begin();
+        self.begin(0);
     }
 
     /// The baseline a snapshot of `tick` codes the node `id` against, for a client whose
@@ -123,7 +205,7 @@ impl BitEntries {
         (tick, default_back): (u32, u32),
     ) -> bool {
         let id = key.id();
-        let found = acked.and_then(|a| Some((Some(a), *self.coded.get(&(id, Some(a), audience))?)));
+        let found = acked.and_then(|a| Some((Some(a), self.find(key, Some(a), audience)?)));
         let (baseline, coded) = match found {
             Some(found) => found,
             None => {
@@ -159,7 +241,7 @@ impl BitEntries {
         baseline: Option<u32>,
     ) -> Option<Coded> {
         let id = key.id();
-        if let Some(&coded) = self.coded.get(&(id, baseline, audience)) {
+        if let Some(coded) = self.find(key, baseline, audience) {
             return Some(coded);
         }
         let since = baseline.and_then(|b| node.since_class(Some(b), audience));
@@ -190,7 +272,7 @@ impl BitEntries {
             byte: u32::try_from(start).unwrap_or(u32::MAX),
             bits: u32::try_from(self.states.bit_len() - start * 8).unwrap_or(u32::MAX),
         };
-        self.coded.insert((id, baseline, audience), coded);
+        self.note(key, baseline, audience, coded);
         self.encoded += 1;
         Some(coded)
     }

@@ -24,7 +24,8 @@ use crate::wire::{BitWriter, NetWriter};
 /// header already): what [`snapshot::write`](crate::replication::server::snapshot::write)
 /// would carry, in the same order and under the same budget, with `body` as the scratch bit
 /// buffer; a copy of the body `shared` kept, when the client is owed the same one (see
-/// [`SharedBody`]). Allocates nothing once the buffers have grown.
+/// [`SharedBody`]), unless it is `alone` (no other client sees what it sees: it walks its
+/// nodes once, coding as it goes). Allocates nothing once the buffers have grown.
 pub(crate) fn write(
     w: &mut NetWriter,
     (body, shared): (&mut BitWriter, &mut SharedBody),
@@ -32,7 +33,7 @@ pub(crate) fn write(
     client: &mut ClientSlot,
     entries: &mut EntryCache,
     bits: &mut BitEntries,
-    at: SnapshotAt,
+    (at, alone): (SnapshotAt, bool),
 ) -> Written {
     let SnapshotAt { budget, tick, now } = at;
     // Most entries are coded against the newest snapshot the client acknowledged.
@@ -45,7 +46,7 @@ pub(crate) fn write(
     w.write_u8(0);
     let keys = out.pending;
     // Whole snapshots walked from the first node can be another client's.
-    let whole = budget == 0 && *out.cursor == 0 && !client.tiered;
+    let whole = budget == 0 && *out.cursor == 0 && !client.tiered && !alone;
     if whole {
         let (at, acks) = ((tick, default_back), out.acks.settled());
         if let Some((bytes, list)) = shared.copy_standing(at, keys, acks) {
@@ -76,7 +77,7 @@ pub(crate) fn write(
         before: w.len(),
     };
     let (truncated, refused, cursor);
-    if budget == 0 {
+    if budget == 0 && !alone {
         // Whole snapshots: the entries first, to find a body written for another client.
         let mut list = shared.take_list();
         list.extend(order);

@@ -879,7 +879,7 @@ impl ServerState {
         let (tick, now) = (self.tick, shared.now);
         let readers = self.clients.iter().filter(|c| c.ready).count();
         self.entries.begin(self.nodes.slot_count(), readers > 1);
-        self.bit_entries.begin();
+        self.bit_entries.begin(self.nodes.slot_count());
         let mut prepared = !self.entries.sharing();
         self.shared_snapshot.clear();
         // While something restricts what clients see, each walks only the changes it sees.
@@ -944,7 +944,7 @@ impl ServerState {
             let result = core.send_with(peer, protocol::SNAPSHOT, Channel::Unreliable, |w| {
                 let written = if client.bits {
                     let tables = (scene, nodes, groups);
-                    snapshot_bits::write(w, body, tables, client, entries, bits, at)
+                    snapshot_bits::write(w, body, tables, client, entries, bits, (at, alone))
                 } else if let Some(written) = common.write(w, scene, nodes, client, entries, at) {
                     copied = true;
                     written
