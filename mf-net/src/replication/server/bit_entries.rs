@@ -15,6 +15,7 @@ use crate::replication::server::entry_cache::EntryCache;
 use crate::replication::server::int_hasher::IntHasher;
 use crate::replication::server::node_states::NodeStates;
 use crate::replication::server::node_table::{NetNode, NodeKey};
+use crate::replication::server::slot_records::SlotRecords;
 use crate::replication::shared::protocol;
 use crate::replication::shared::value_history::{ValueHistory, DEPTH};
 use crate::replication::Audience;
@@ -30,9 +31,6 @@ struct Coded {
     bits: u32,
 }
 
-/// No record (the end of a slot's list).
-const NONE: u32 = u32::MAX;
-
 /// One state coded this tick: what for (the baseline tick, `None`: from zero, the whole state;
 /// the audience), and where.
 #[derive(Debug, Clone, Copy)]
@@ -40,37 +38,15 @@ struct Record {
     baseline: Option<u32>,
     audience: Audience,
     coded: Coded,
-    /// The node's previous record this tick ([`NONE`]: none).
-    next: u32,
 }
-
-/// Where a node slot's records of this tick start.
-#[derive(Debug, Clone, Copy)]
-struct Head {
-    /// The tick's epoch when it was set (another epoch: no records).
-    epoch: u32,
-    /// The node's net id (its key's check).
-    id: u32,
-    /// Its newest record.
-    record: u32,
-}
-
-const EMPTY: Head = Head {
-    epoch: 0,
-    id: 0,
-    record: NONE,
-};
 
 /// The server's bit-packed snapshot state (see the [module documentation](self)). Allocates
 /// nothing once its buffers have grown, but for a node's first value record.
 #[derive(Default)]
 pub(crate) struct BitEntries {
     history: ValueHistory<Hashed>,
-    /// Counts ticks (from 1; heads of another epoch are empty).
-    epoch: u32,
     /// This tick's coded states, by node slot.
-    heads: Vec<Head>,
-    records: Vec<Record>,
+    records: SlotRecords<Record>,
     /// This tick's coded states, each from a byte boundary.
     states: BitWriter,
     /// How many states were coded this tick.
@@ -83,16 +59,7 @@ pub(crate) struct BitEntries {
 impl BitEntries {
     /// A new tick, of a node table of `slots` slots: forgets the states coded in the last one.
     pub(crate) fn begin(&mut self, slots: usize) {
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            // Wrapped: old heads could pass for this epoch's.
-            self.heads.fill(EMPTY);
-            self.epoch = 1;
-        }
-        if self.heads.len() < slots {
-            self.heads.resize(slots, EMPTY);
-        }
-        self.records.clear();
+        self.records.begin(slots);
         self.states.clear();
         self.encoded = 0;
     }
@@ -100,44 +67,9 @@ impl BitEntries {
     /// The state of the node `key` coded this tick against `baseline` for `audience`, if it
     /// was.
     fn find(&self, key: NodeKey, baseline: Option<u32>, audience: Audience) -> Option<Coded> {
-        let head = self.heads.get(key.slot())?;
-        let mut at = match head.epoch == self.epoch && head.id == key.id() {
-            true => head.record,
-            false => NONE,
-        };
-        while let Some(r) = self.records.get(at as usize) {
-            if r.baseline == baseline && r.audience == audience {
-                return Some(r.coded);
-            }
-            at = r.next;
-        }
-        None
-    }
-
-    /// Notes `coded` as the state of the node `key` coded this tick against `baseline` for
-    /// `audience`.
-    fn note(&mut self, key: NodeKey, baseline: Option<u32>, audience: Audience, coded: Coded) {
-        let slot = key.slot();
-        if slot >= self.heads.len() {
-            self.heads.resize(slot + 1, EMPTY);
-        }
-        let head = self.heads[slot];
-        let next = match head.epoch == self.epoch && head.id == key.id() {
-            true => head.record,
-            false => NONE,
-        };
-        let index = u32::try_from(self.records.len()).unwrap_or(NONE);
-        self.heads[slot] = Head {
-            epoch: self.epoch,
-            id: key.id(),
-            record: index,
-        };
-        self.records.push(Record {
-            baseline,
-            audience,
-            coded,
-            next,
-        });
+        self.records
+            .find(key, |r| r.baseline == baseline && r.audience == audience)
+            .map(|r| r.coded)
     }
 
     /// How many states were coded this tick.
@@ -272,7 +204,12 @@ impl BitEntries {
             byte: u32::try_from(start).unwrap_or(u32::MAX),
             bits: u32::try_from(self.states.bit_len() - start * 8).unwrap_or(u32::MAX),
         };
-        self.note(key, baseline, audience, coded);
+        let record = Record {
+            baseline,
+            audience,
+            coded,
+        };
+        self.records.push(key, record);
         self.encoded += 1;
         Some(coded)
     }

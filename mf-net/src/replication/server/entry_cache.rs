@@ -14,13 +14,11 @@ use std::ops::Range;
 use crate::replication::server::node_states::NodeStates;
 use crate::replication::server::node_table::{NetNode, NodeKey};
 use crate::replication::server::shadow_column::{StateRequest, StateWritten};
+use crate::replication::server::slot_records::SlotRecords;
 use crate::replication::shared::by_column::ByColumn;
 use crate::replication::shared::protocol;
 use crate::replication::Audience;
 use crate::wire::NetWriter;
-
-/// No record (the end of a slot's list).
-const NONE: u32 = u32::MAX;
 
 /// One entry encoded this tick.
 #[derive(Debug, Clone, Copy)]
@@ -30,35 +28,13 @@ struct Record {
     /// Its bytes in [`EntryCache::bytes`].
     start: u32,
     end: u32,
-    /// The node's previous record this tick ([`NONE`]: none).
-    next: u32,
 }
-
-/// Where a node slot's records of this tick start.
-#[derive(Debug, Clone, Copy)]
-struct Head {
-    /// The tick's epoch when it was set (another epoch: no records).
-    epoch: u32,
-    /// The node's net id (its key's check).
-    id: u32,
-    /// Its newest record.
-    record: u32,
-}
-
-const EMPTY: Head = Head {
-    epoch: 0,
-    id: 0,
-    record: NONE,
-};
 
 /// The entries encoded this tick, shared by every client's snapshot (see the
 /// [module documentation](self)). Allocates nothing once its buffers have grown.
 pub(crate) struct EntryCache {
-    /// Counts ticks (from 1; heads of another epoch are empty).
-    epoch: u32,
-    /// By node slot.
-    heads: Vec<Head>,
-    records: Vec<Record>,
+    /// This tick's entries, by node slot.
+    records: SlotRecords<Record>,
     /// Every record's bytes, back to back.
     bytes: NetWriter,
     /// Makes room for the length of states of 128 bytes or more.
@@ -83,9 +59,7 @@ pub(crate) struct EntryCache {
 impl Default for EntryCache {
     fn default() -> Self {
         Self {
-            epoch: 1,
-            heads: Vec::new(),
-            records: Vec::new(),
+            records: SlotRecords::default(),
             bytes: NetWriter::with_capacity(1024),
             scratch: NetWriter::with_capacity(256),
             sharing: true,
@@ -106,16 +80,7 @@ impl EntryCache {
     /// [`write_direct`](Self::write_direct).
     pub(crate) fn begin(&mut self, slots: usize, sharing: bool) {
         self.sharing = sharing;
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            // Wrapped: old heads could pass for this epoch's.
-            self.heads.fill(EMPTY);
-            self.epoch = 1;
-        }
-        if self.heads.len() < slots {
-            self.heads.resize(slots, EMPTY);
-        }
-        self.records.clear();
+        self.records.begin(slots);
         self.bytes.clear();
         self.direct = 0;
     }
@@ -212,26 +177,11 @@ impl EntryCache {
         self.refused.drain(..)
     }
 
-    /// The newest record of `key`'s slot this tick ([`NONE`]: none).
-    #[inline]
-    fn newest(&self, key: NodeKey) -> u32 {
-        match self.heads.get(key.slot()) {
-            Some(head) if head.epoch == self.epoch && head.id == key.id() => head.record,
-            _ => NONE,
-        }
-    }
-
     /// The record of `key` written with `since` for `audience` this tick.
     #[inline]
     fn find(&self, key: NodeKey, since: Option<u32>, audience: Audience) -> Option<Record> {
-        let mut at = self.newest(key);
-        while let Some(&r) = self.records.get(at as usize) {
-            if r.since == since && r.audience == audience {
-                return Some(r);
-            }
-            at = r.next;
-        }
-        None
+        self.records
+            .find(key, |r| r.since == since && r.audience == audience)
     }
 
     /// Records the entry encoded at `start..end` as the newest of `key`'s slot, and returns
@@ -244,25 +194,13 @@ impl EntryCache {
         start: usize,
         end: usize,
     ) -> Record {
-        let next = self.newest(key);
-        let slot = key.slot();
-        if slot >= self.heads.len() {
-            self.heads.resize(slot + 1, EMPTY);
-        }
-        let index = u32::try_from(self.records.len()).unwrap_or(NONE);
-        self.heads[slot] = Head {
-            epoch: self.epoch,
-            id: key.id(),
-            record: index,
-        };
         let record = Record {
             since,
             audience,
             start: u32::try_from(start).unwrap_or(u32::MAX),
             end: u32::try_from(end).unwrap_or(u32::MAX),
-            next,
         };
-        self.records.push(record);
+        self.records.push(key, record);
         record
     }
 

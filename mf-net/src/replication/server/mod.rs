@@ -27,6 +27,7 @@ pub(crate) mod shadow_column;
 pub(crate) mod shadows;
 pub(crate) mod shared_body;
 pub(crate) mod shared_snapshot;
+pub(crate) mod slot_records;
 pub(crate) mod slot_table;
 pub(crate) mod snapshot;
 pub(crate) mod snapshot_bits;
