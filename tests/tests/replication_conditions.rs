@@ -526,16 +526,7 @@ impl Raw {
 #[test]
 fn pinned_bytes_of_filtered_masks() {
     // The byte format's masks, pinned.
-    let world = World::with(
-        0,
-        MultiplayerConfig {
-            snapshot_encoding: SnapshotEncoding::Bytes,
-            ..MultiplayerConfig::default()
-        },
-        None,
-        0,
-        library,
-    );
+    let world = World::with_encoding(0, SnapshotEncoding::Bytes, library);
     let net = world.net;
     let mut server = world.server;
     let mut raw = Raw::join(&net, &mut server);

@@ -65,16 +65,7 @@ fn frame(server: &mut Mp, raw: &mut Raw) {
 #[test]
 fn pinned_bytes_of_welcome_spawn_and_snapshots() {
     // The byte format (the source's), pinned.
-    let world = World::with(
-        0,
-        MultiplayerConfig {
-            snapshot_encoding: SnapshotEncoding::Bytes,
-            ..MultiplayerConfig::default()
-        },
-        None,
-        0,
-        library,
-    );
+    let world = World::with_encoding(0, SnapshotEncoding::Bytes, library);
     let net = world.net;
     let mut server = world.server;
     let mut raw = Raw::connect(&net);

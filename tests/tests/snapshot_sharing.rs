@@ -210,10 +210,8 @@ fn clients_that_all_stand_apart_share_nothing() {
     }
 }
 
-/// Bit-packed snapshots: clients that acknowledged the same ticks get one body, written once
-/// and copied; one that stands apart (it joined later, so it owes resyncs) gets its own.
-#[test]
-fn bit_packed_clients_that_acknowledged_alike_share_one_body() {
+/// `CLIENTS` clients over a perfect loopback, bit-packed, and `BODIES` bodies spawned.
+fn bit_packed_world() -> World {
     let config = MultiplayerConfig {
         snapshot_encoding: SnapshotEncoding::Bits,
         ..MultiplayerConfig::default()
@@ -223,6 +221,14 @@ fn bit_packed_clients_that_acknowledged_alike_share_one_body() {
     for _ in 0..BODIES {
         world.server.spawn(BODY, root, PeerId::SERVER).unwrap();
     }
+    world
+}
+
+/// Bit-packed snapshots: clients that acknowledged the same ticks get one body, written once
+/// and copied; one that stands apart (it joined later, so it owes resyncs) gets its own.
+#[test]
+fn bit_packed_clients_that_acknowledged_alike_share_one_body() {
+    let mut world = bit_packed_world();
     world.step(10);
     let (sent, shared, _) = over_moving_frames(&mut world, 30);
     assert_eq!(sent, 30 * CLIENTS as u64);
@@ -243,15 +249,8 @@ fn bit_packed_clients_that_acknowledged_alike_share_one_body() {
 /// owner its own avatar's owner-only member and no other's.
 #[test]
 fn bit_packed_owners_of_nodes_with_owner_conditions_get_their_own_members() {
-    let config = MultiplayerConfig {
-        snapshot_encoding: SnapshotEncoding::Bits,
-        ..MultiplayerConfig::default()
-    };
-    let mut world = World::with(CLIENTS, config, None, 7, library);
+    let mut world = bit_packed_world();
     let root = world.root();
-    for _ in 0..BODIES {
-        world.server.spawn(BODY, root, PeerId::SERVER).unwrap();
-    }
     let owners: Vec<PeerId> = world.clients.iter().map(|c| c.local_peer_id()).collect();
     for &owner in &owners {
         world.server.spawn(AVATAR, root, owner).unwrap();
