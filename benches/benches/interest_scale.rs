@@ -25,8 +25,8 @@
 //! Run: `cargo bench -p mf-net-benches --bench interest_scale` (about four minutes); `-- quick`,
 //! or run as a test, for 32 clients and 2000 bodies. In the environment, `BITS=1` sends
 //! bit-packed snapshots (the default encoding; issue 25's figures are the byte format's, which
-//! this runs otherwise), and `ONLY_LOAD=100` (or `10`) runs only that load of the first world,
-//! for profiles and A/B runs (the server's frame is the out-of-line `server_frame`, so a
+//! this runs otherwise), and `ONLY_LOAD=100` (or `10`) runs only that load of the first world
+//! (with `WORLD=2`, of the doubled world), for profiles and A/B runs (the server's frame is the out-of-line `server_frame`, so a
 //! profile tells it from the clients'). Nothing here is asserted: the figures go to
 //! `benches/README.md`.
 
@@ -320,10 +320,17 @@ fn main() {
     } else {
         (256, 10_000, 150)
     };
-    let base = run(clients, bodies, 30, ticks);
     if only_load().is_some() {
+        // `WORLD=2`: the doubled world's load instead.
+        let times = if std::env::var_os("WORLD").is_some() {
+            2
+        } else {
+            1
+        };
+        run(clients, bodies * times, 30, ticks);
         return;
     }
+    let base = run(clients, bodies, 30, ticks);
     run(clients, bodies, 3, ticks);
     // Twice the world at the same density: each client sees as much as before.
     let doubled = run(clients, bodies * 2, 30, ticks);
