@@ -1588,3 +1588,53 @@ fn hostile_bit_packed_snapshots_never_panic_and_a_good_one_still_applies() {
     let handle = client.scene().net_ref::<Body>(node).unwrap();
     assert_eq!(client.scene().get(handle).unwrap().x, 7);
 }
+
+/// A hostile server repeating one node's entry hundreds of times in every bit-packed snapshot
+/// cannot make the client keep more than its nodes' worth of baselines: each tick's table holds
+/// at most as many entries as the client has nodes (here one), so 40 such snapshots leave the
+/// live heap as it was after the first few (it grew by 670 KB before the limit).
+#[test]
+fn repeated_bit_packed_entries_keep_no_more_baselines_than_the_client_has_nodes() {
+    let net = LoopbackNetwork::new();
+    let (mut client, mut raw) = welcomed_pair_with(&net, 1);
+    raw.send(&body_spawn(1, "a", &Body::default()), Channel::Reliable);
+    client_frame(&mut client, &mut raw);
+    let layout = <Body as Replicated>::LAYOUT;
+    let mut coded = BitWriter::new();
+    bytes_to_bits(layout, &mut NetReader::new(&x_state(5)), &[], &mut coded).unwrap();
+    let mut w = BitWriter::new();
+    w.write_gamma(0);
+    let mut previous = None;
+    while w.bit_len() < 1100 * 8 {
+        write_entry(&mut w, previous, 1, 0, 0, &coded);
+        previous = Some(1);
+    }
+    end_entries(&mut w);
+    let body = [&[0u8][..], w.finish()].concat();
+    let mut tick = client.tick();
+    let mut send = |client: &mut Mp, raw: &mut RawServer| {
+        tick += 1;
+        raw.send(&packet(SNAPSHOT, tick, &body), Channel::Unreliable);
+        client_frame(client, raw);
+    };
+    for _ in 0..4 {
+        send(&mut client, &mut raw);
+    }
+    let ((), info) = alloc_counter::measure(|| {
+        for _ in 0..40 {
+            send(&mut client, &mut raw);
+        }
+    });
+    assert!(
+        info.bytes_current < ALLOWANCE as i64,
+        "the live heap grew by {} bytes",
+        info.bytes_current
+    );
+    let node = client.node(NetId::new(1).unwrap()).unwrap();
+    let handle = client.scene().net_ref::<Body>(node).unwrap();
+    assert_eq!(
+        client.scene().get(handle).unwrap().x,
+        5,
+        "the entries applied"
+    );
+}

@@ -68,7 +68,10 @@ impl TickTable {
 /// A client's baselines (see the [module documentation](self)). Allocates nothing once every
 /// table has been begun after the largest snapshot so far: each table is made as large as
 /// that one when it is begun (snapshots whose sizes vary in a cycle, as update tiers make
-/// them, would otherwise have each table wait for the largest to land on it).
+/// them, would otherwise have each table wait for the largest to land on it). A table keeps
+/// at most as many entries as the client has nodes (a hostile server repeating one entry
+/// cannot make them larger), so they hold at most `DEPTH` values of each node, as a record per
+/// node would.
 #[derive(Default)]
 pub(crate) struct Baselines {
     tables: Vec<TickTable>,
@@ -76,11 +79,15 @@ pub(crate) struct Baselines {
     writing: Option<u32>,
     /// The most rows and values one table has held.
     largest: (usize, usize),
+    /// The most rows the table being written keeps.
+    limit: usize,
 }
 
 impl Baselines {
-    /// Starts the table of the snapshot of `tick`, in place of the one `DEPTH` ticks before.
-    pub(crate) fn begin(&mut self, tick: u32) {
+    /// Starts the table of the snapshot of `tick`, in place of the one `DEPTH` ticks before,
+    /// to keep at most `limit` entries (the client's node count).
+    pub(crate) fn begin(&mut self, tick: u32, limit: usize) {
+        self.limit = limit;
         if self.tables.is_empty() {
             self.tables.resize_with(DEPTH, TickTable::default);
         }
@@ -121,6 +128,9 @@ impl Baselines {
         ) else {
             return;
         };
+        if table.rows.len() >= self.limit {
+            return;
+        }
         if table.rows.last().is_some_and(|last| last.id >= id) {
             table.sorted = false;
         }
@@ -161,7 +171,7 @@ mod tests {
     }
 
     fn snapshot(b: &mut Baselines, tick: u32, entries: &[(u32, u64)]) {
-        b.begin(tick);
+        b.begin(tick, 100);
         for &(id, v) in entries {
             b.push(id, &value(v));
         }
@@ -189,6 +199,20 @@ mod tests {
     }
 
     #[test]
+    fn a_table_keeps_no_more_entries_than_the_client_has_nodes() {
+        let mut b = Baselines::default();
+        b.begin(3, 2);
+        for _ in 0..1000 {
+            b.push(7, &value(70));
+        }
+        b.push(8, &value(80));
+        b.end();
+        assert_eq!(b.tables[3].rows.len(), 2, "a hostile repeat keeps two");
+        assert_eq!(b.find(3, 7, 2), Some(&value(70)[..]));
+        assert_eq!(b.find(3, 8, 2), None, "past the limit: no baseline");
+    }
+
+    #[test]
     fn entries_out_of_order_are_found_once_their_snapshot_ends() {
         let mut b = Baselines::default();
         snapshot(&mut b, 5, &[(8, 80), (9, 90), (2, 20), (4, 40)]);
@@ -196,7 +220,7 @@ mod tests {
             assert_eq!(b.find(5, id, 2), Some(&value(v)[..]), "node {id}");
         }
         // The table being written is not a baseline yet.
-        b.begin(6);
+        b.begin(6, 100);
         b.push(1, &value(1));
         assert_eq!(b.find(6, 1, 2), None);
         b.end();

@@ -4,10 +4,10 @@
 //! back into the byte form, which the client then applies as it applies byte snapshots.
 //!
 //! The values each decoded entry gives are kept by the snapshot's tick ([`Baselines`]), as
-//! later entries' baselines. An entry whose baseline is not kept (the client never decoded that tick's entry,
-//! or no longer holds it) is passed over and the snapshot left unacknowledged: the server
-//! goes on sending what the client lacks against the baseline it last knew acknowledged, and
-//! from zero once that one is too old.
+//! later entries' baselines. An entry whose baseline is not kept (the client never decoded
+//! that tick's entry, or no longer holds it) is passed over and the snapshot left
+//! unacknowledged: the server goes on sending what the client lacks against the baseline it
+//! last knew acknowledged, and from zero once that one is too old.
 
 use crate::codec::quantize::Buckets;
 use crate::codec::state_bits::{self, StateLayout};
@@ -34,7 +34,7 @@ pub(crate) struct Transcoded {
 }
 
 /// A client's bit-packed snapshot reading (see the [module documentation](self)). Allocates
-/// nothing once its buffers have grown, but for a node's first value record.
+/// nothing once its buffers have grown.
 #[derive(Default)]
 pub(crate) struct BitSnapshots {
     history: Baselines,
@@ -58,17 +58,17 @@ impl BitSnapshots {
 
     /// Reads the bit-packed body `body` (after the flags) of the snapshot of `tick` into its
     /// byte form ([`bytes`](Self::bytes)), `known` telling what the client has of each net id,
-    /// and keeps each decoded entry's values by `tick`.
+    /// and keeps each decoded entry's values by `tick` (at most `nodes`, the client's node
+    /// count).
     pub(crate) fn transcode(
         &mut self,
-        body: &[u8],
-        tick: u32,
+        (body, tick, nodes): (&[u8], u32, usize),
         known: impl Fn(u32) -> Known,
     ) -> Transcoded {
         self.bytes.clear();
         let mut r = BitReader::new(body);
         let mut complete = true;
-        self.history.begin(tick);
+        self.history.begin(tick, nodes);
         let broken = self.entries(&mut r, tick, &known, &mut complete).err();
         self.history.end();
         let broken = broken.or_else(|| r.finish().err());
@@ -198,7 +198,7 @@ mod tests {
     fn an_entry_reads_against_the_values_of_the_tick_it_names_and_not_without_them() {
         let mut client = BitSnapshots::default();
         let first = state(1000, 100);
-        let read = client.transcode(&body(&first, &[], 0), 10, known);
+        let read = client.transcode((&body(&first, &[], 0), 10, 10), known);
         assert!(read.complete && read.broken.is_none());
         assert_eq!(client.bytes(), expected(&first));
         // Coded against tick 10's values, 3 ticks later.
@@ -206,11 +206,11 @@ mod tests {
         crate::codec::state_bits::state_values(&LAYOUT, &mut NetReader::new(&first), &mut base)
             .unwrap();
         let second = state(1003, 99);
-        let read = client.transcode(&body(&second, &base, 3), 13, known);
+        let read = client.transcode((&body(&second, &base, 3), 13, 10), known);
         assert!(read.complete && read.broken.is_none());
         assert_eq!(client.bytes(), expected(&second));
         // A baseline it never decoded (tick 11): passed over, the snapshot incomplete.
-        let read = client.transcode(&body(&second, &base, 3), 14, known);
+        let read = client.transcode((&body(&second, &base, 3), 14, 10), known);
         assert!(!read.complete && read.broken.is_none());
         assert_eq!(client.bytes(), [0]);
         // Tick 13's own entry is a baseline once its snapshot is read: 2 ticks later.
@@ -218,7 +218,7 @@ mod tests {
         crate::codec::state_bits::state_values(&LAYOUT, &mut NetReader::new(&second), &mut now)
             .unwrap();
         let third = state(1004, 99);
-        let read = client.transcode(&body(&third, &now, 2), 15, known);
+        let read = client.transcode((&body(&third, &now, 2), 15, 10), known);
         assert!(read.complete && read.broken.is_none());
         assert_eq!(client.bytes(), expected(&third));
     }
@@ -227,10 +227,10 @@ mod tests {
     fn a_node_the_client_lacks_goes_on_empty_and_a_stateless_one_is_passed_over() {
         let mut client = BitSnapshots::default();
         let bytes = body(&state(5, 5), &[], 0);
-        let read = client.transcode(&bytes, 1, |_| Known::Absent);
+        let read = client.transcode((&bytes, 1, 10), |_| Known::Absent);
         assert!(read.complete && read.broken.is_none());
         assert_eq!(client.bytes(), expected(&[]));
-        let read = client.transcode(&bytes, 2, |_| Known::Stateless);
+        let read = client.transcode((&bytes, 2, 10), |_| Known::Stateless);
         assert!(read.complete && read.broken.is_none());
         assert_eq!(client.bytes(), [0]);
     }
@@ -242,7 +242,7 @@ mod tests {
         ) {
             let mut client = BitSnapshots::default();
             for (tick, body) in (1u32..).zip(&bodies) {
-                let _ = client.transcode(body, tick, known);
+                let _ = client.transcode((body, tick, 10), known);
                 prop_assert_eq!(client.bytes().last(), Some(&0));
             }
         }

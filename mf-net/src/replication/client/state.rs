@@ -870,7 +870,8 @@ impl ClientState {
             return self.apply_entries(shared, tick, flags, r, (true, None));
         }
         let mut bits = std::mem::take(&mut self.bit_snapshots);
-        let transcoded = bits.transcode(r.rest(), tick, |id| self.known(id));
+        let body = (r.rest(), tick, self.nodes.len());
+        let transcoded = bits.transcode(body, |id| self.known(id));
         let mut entries = NetReader::new(bits.bytes());
         let read = (transcoded.complete, transcoded.broken);
         let applied = self.apply_entries(shared, tick, flags, &mut entries, read);
