@@ -15,6 +15,7 @@ use crate::replication::server::node_states::NodeStates;
 use crate::replication::server::node_table::{GroupTable, NodeKey, NodeTable};
 use crate::replication::server::shared_body::{BodyEntry, SharedBody};
 use crate::replication::server::shared_snapshot::copy;
+use crate::replication::server::slot_table::PREFETCH_AHEAD;
 use crate::replication::server::snapshot::{fits, SnapshotAt, Walk, Written};
 use crate::replication::shared::protocol::SNAPSHOT_TRUNCATED;
 use crate::transport::PeerId;
@@ -59,7 +60,12 @@ pub(crate) fn write(
     let (before, after) = keys.split_at(keys.partition_point(|k| k.id() < *out.cursor));
     let tiers = client.tiered.then_some(&client.vis);
     let walk = Walk::new((nodes, groups), out.acks, client.peer, tiers, tick);
+    // As the byte writer does: each node's record asked for a few keys before it is read.
+    let mut ahead = after.iter().chain(before).skip(PREFETCH_AHEAD);
     let order = after.iter().chain(before).filter_map(|&key| {
+        if let Some(&next) = ahead.next() {
+            walk.prefetch(next);
+        }
         let wanted = walk.entry(key)?;
         Some(BodyEntry {
             key,
