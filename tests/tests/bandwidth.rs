@@ -387,11 +387,7 @@ fn quantized_library() -> SceneLibrary {
 /// [`pose`], after a warm-up; and the idle snapshot's size. In the byte format (the bench box
 /// below has the bit-packed figures).
 fn measure_quantized(boxes: usize) -> (u64, usize) {
-    let config = MultiplayerConfig {
-        snapshot_encoding: SnapshotEncoding::Bytes,
-        ..MultiplayerConfig::default()
-    };
-    let mut world = World::with(1, config, None, 0, quantized_library);
+    let mut world = World::with_encoding(1, SnapshotEncoding::Bytes, quantized_library);
     let root = world.root();
     let mut handles = Vec::with_capacity(boxes);
     for i in 0..boxes {

@@ -80,11 +80,7 @@ fn over_limit_events(mp: &mut Mp) -> Vec<NodeId> {
 const ENCODINGS: [SnapshotEncoding; 2] = [SnapshotEncoding::Bytes, SnapshotEncoding::Bits];
 
 fn two_signs(clients: usize, encoding: SnapshotEncoding) -> (World, NodeId, NodeId) {
-    let config = MultiplayerConfig {
-        snapshot_encoding: encoding,
-        ..MultiplayerConfig::default()
-    };
-    let mut world = World::with(clients, config, None, 0, library);
+    let mut world = World::with_encoding(clients, encoding, library);
     let root = world.root();
     let a = world.server.spawn(SIGN, root, PeerId::SERVER).unwrap();
     let b = world.server.spawn(SIGN, root, PeerId::SERVER).unwrap();

@@ -50,11 +50,7 @@ fn spawn_churn_keeps_the_heap_flat() {
     assert!(is_counting(), "the counting allocator is not installed");
     // Bit-packed: the encoding that keeps the most per node (each node's recent values on
     // both ends, kept for the next node once it is despawned).
-    let config = MultiplayerConfig {
-        snapshot_encoding: SnapshotEncoding::Bits,
-        ..MultiplayerConfig::default()
-    };
-    let mut world = World::with(1, config, None, 0, library);
+    let mut world = World::with_encoding(1, SnapshotEncoding::Bits, library);
     assert_eq!(world.server.tick_rate(), 30, "the default tick rate");
     let root = world.root();
     let mut live: Vec<NodeId> = (0..LIVE)

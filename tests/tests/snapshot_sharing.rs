@@ -121,14 +121,32 @@ fn clients_acknowledging_at_different_times_share_entries_and_snapshots() {
     world.assert_converged();
 }
 
-#[test]
-fn owners_of_nodes_with_owner_conditions_share_the_rest_of_the_snapshot() {
-    let mut world = world();
+/// Spawns an avatar owned by each client; returns the owners, in client order.
+fn spawn_avatars(world: &mut World) -> Vec<PeerId> {
     let root = world.root();
     let owners: Vec<PeerId> = world.clients.iter().map(|c| c.local_peer_id()).collect();
     for &owner in &owners {
         world.server.spawn(AVATAR, root, owner).unwrap();
     }
+    owners
+}
+
+/// Every client holds every avatar at `x == frame`, with the owner-only `ammo` (`frame`) on
+/// its own alone.
+fn assert_own_ammo(world: &World, owners: &[PeerId], frame: i32) {
+    for (client, &me) in world.clients.iter().zip(owners) {
+        for (h, avatar) in client.scene().iter::<Avatar>() {
+            let mine = client.authority(h.node()) == me;
+            let ammo = if mine { frame as u16 } else { 0 };
+            assert_eq!((avatar.x, avatar.ammo), (frame, ammo), "owned: {mine}");
+        }
+    }
+}
+
+#[test]
+fn owners_of_nodes_with_owner_conditions_share_the_rest_of_the_snapshot() {
+    let mut world = world();
+    let owners = spawn_avatars(&mut world);
     world.step(30);
     let (sent, shared, encoded) = over_moving_frames(&mut world, 150);
     assert_eq!(
@@ -141,14 +159,7 @@ fn owners_of_nodes_with_owner_conditions_share_the_rest_of_the_snapshot() {
     let server = world.server.scene();
     let on_server: Vec<_> = server.iter::<Avatar>().map(|(_, a)| a.clone()).collect();
     assert!(on_server.iter().all(|a| a.x == 150 && a.ammo == 150));
-    for (client, &me) in world.clients.iter().zip(&owners) {
-        for (h, avatar) in client.scene().iter::<Avatar>() {
-            let node = h.node();
-            let mine = client.authority(node) == me;
-            let ammo = if mine { 150 } else { 0 };
-            assert_eq!((avatar.x, avatar.ammo), (150, ammo), "owned: {mine}");
-        }
-    }
+    assert_own_ammo(&world, &owners, 150);
 }
 
 #[test]
@@ -250,20 +261,10 @@ fn bit_packed_clients_that_acknowledged_alike_share_one_body() {
 #[test]
 fn bit_packed_owners_of_nodes_with_owner_conditions_get_their_own_members() {
     let mut world = bit_packed_world();
-    let root = world.root();
-    let owners: Vec<PeerId> = world.clients.iter().map(|c| c.local_peer_id()).collect();
-    for &owner in &owners {
-        world.server.spawn(AVATAR, root, owner).unwrap();
-    }
+    let owners = spawn_avatars(&mut world);
     world.step(10);
     let (sent, _, _) = over_moving_frames(&mut world, 30);
     assert_eq!(sent, 30 * CLIENTS as u64);
     world.step(10);
-    for (client, &me) in world.clients.iter().zip(&owners) {
-        for (h, avatar) in client.scene().iter::<Avatar>() {
-            let mine = client.authority(h.node()) == me;
-            let ammo = if mine { 30 } else { 0 };
-            assert_eq!((avatar.x, avatar.ammo), (30, ammo), "owned: {mine}");
-        }
-    }
+    assert_own_ammo(&world, &owners, 30);
 }

@@ -20,8 +20,9 @@
 //! | [`NetRef<T>`](crate::scene::NetRef) | varint net id of the node, 0 for none (mapped to the receiver's node) |
 //!
 //! Replicated members can instead be sent quantized (`#[replicated(quantize(..))]`): see
-//! [`quantize`]. For bit-packed formats, quantized values and integers ([`IntDelta`]) also code
-//! as differences from a baseline the receiver holds.
+//! [`quantize`]. For bit-packed formats, quantized values, integers ([`IntDelta`]) and `f32`
+//! components (their bits, as integers) also code as differences from a baseline the receiver
+//! holds.
 
 mod collections;
 mod float_delta;
@@ -88,7 +89,8 @@ pub trait NetCodec: Sized {
 
     /// How the type travels in a replicated state's bit-packed form
     /// ([`state_bits`]): its byte encoding (the default), or for
-    /// integers and `bool` a form of their own.
+    /// integers, `bool`, `f32` and (feature `glam`) `f32` vectors and quaternions a form of
+    /// their own.
     const BITS: state_bits::CodecBits = state_bits::CodecBits::Bytes;
 
     /// Appends the value's encoding.
