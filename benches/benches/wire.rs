@@ -303,8 +303,14 @@ mod state_bits {
             let mut w = NetWriter::new();
             <QuantizedBox as Capture<_>>::write_full_for(state, Audience::of(false), &mut w);
             let mut bits = BitWriter::new();
-            bytes_to_bits(layout, &mut NetReader::new(w.as_slice()), &[], &mut bits)
-                .expect("the type's own bytes");
+            bytes_to_bits(
+                layout,
+                &mut NetReader::new(w.as_slice()),
+                &[],
+                &mut bits,
+                &mut [],
+            )
+            .expect("the type's own bytes");
             let (mut out, mut now) = (NetWriter::new(), [Buckets::default(); 3]);
             let packed = bits.finish().to_vec();
             bits_to_bytes(
@@ -350,7 +356,8 @@ mod state_bits {
         w.clear();
         let layout = <QuantizedBox as Replicated>::LAYOUT;
         for (bytes, base) in e.bytes.iter().zip(&e.base) {
-            bytes_to_bits(layout, &mut NetReader::new(bytes), base, w).expect("valid bytes");
+            bytes_to_bits(layout, &mut NetReader::new(bytes), base, w, &mut [])
+                .expect("valid bytes");
         }
     }
 

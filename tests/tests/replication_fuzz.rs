@@ -1492,7 +1492,14 @@ fn bit_snapshot_against(id: u32, x: i32, base: Option<(u32, i32)>) -> Vec<u8> {
     };
     let mut coded = BitWriter::new();
     let state = x_state(x);
-    bytes_to_bits(layout, &mut NetReader::new(&state), &values, &mut coded).unwrap();
+    bytes_to_bits(
+        layout,
+        &mut NetReader::new(&state),
+        &values,
+        &mut coded,
+        &mut [],
+    )
+    .unwrap();
     let mut w = BitWriter::new();
     w.write_gamma(back);
     write_entry(&mut w, None, id, back, back, &coded);
@@ -1601,7 +1608,14 @@ fn repeated_bit_packed_entries_keep_no_more_baselines_than_the_client_has_nodes(
     client_frame(&mut client, &mut raw);
     let layout = <Body as Replicated>::LAYOUT;
     let mut coded = BitWriter::new();
-    bytes_to_bits(layout, &mut NetReader::new(&x_state(5)), &[], &mut coded).unwrap();
+    bytes_to_bits(
+        layout,
+        &mut NetReader::new(&x_state(5)),
+        &[],
+        &mut coded,
+        &mut [],
+    )
+    .unwrap();
     let mut w = BitWriter::new();
     w.write_gamma(0);
     let mut previous = None;

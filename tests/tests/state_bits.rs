@@ -96,7 +96,8 @@ fn step(unit: &mut Unit, rng: &mut Rng) {
 fn transcode(bytes: &[u8], base: &[Buckets]) -> (usize, Vec<u8>, Vec<Buckets>) {
     let layout = <Unit as Replicated>::LAYOUT;
     let mut w = BitWriter::new();
-    bytes_to_bits(layout, &mut NetReader::new(bytes), base, &mut w).unwrap();
+    let mut sent = vec![Buckets::default(); layout.slots()];
+    bytes_to_bits(layout, &mut NetReader::new(bytes), base, &mut w, &mut sent).unwrap();
     let bits = w.bit_len();
     let packed = w.finish().to_vec();
     let mut out = NetWriter::new();
@@ -104,6 +105,7 @@ fn transcode(bytes: &[u8], base: &[Buckets]) -> (usize, Vec<u8>, Vec<Buckets>) {
     let mut r = BitReader::new(&packed);
     bits_to_bytes(layout, &mut r, base, &mut out, &mut now).unwrap();
     r.finish().unwrap();
+    assert_eq!(sent, now, "both ends hold the same values after it");
     (bits, out.into_vec(), now)
 }
 

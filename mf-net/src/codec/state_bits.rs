@@ -149,7 +149,12 @@ impl StateLayout {
 /// `base` (one value per [slot](StateLayout::slots); zeros for none) to `w`. Refuses a byte
 /// form the type would refuse to read: a mask with bits past the last member
 /// ([`DecodeError::BadMask`]), a bucket index past the last bucket, a `bool` other than 0 or 1,
-/// a value `skip` refuses, a cut one.
+/// a value `skip` refuses, a cut one. Each slot of `now` (up to as many as the layout has)
+/// takes the member's value in this state as [`bits_to_bytes`] gives it on the other end:
+/// read, or the baseline's for a member the state does not carry (and for a
+/// [`MemberBits::Bool`] or [`MemberBits::Bytes`] member, never coded against a baseline). The
+/// server keeps that as the node's values: a state coded against the node's values at the
+/// baseline with every member changed since gives the node's values now.
 ///
 /// # Panics
 ///
@@ -159,9 +164,10 @@ pub fn bytes_to_bits(
     r: &mut NetReader<'_>,
     base: &[Buckets],
     w: &mut BitWriter,
+    now: &mut [Buckets],
 ) -> Result<(), DecodeError> {
     let mut slot = 0;
-    encode_state(layout, r, base, &mut slot, w)
+    encode_state(layout, r, base, &mut slot, w, now)
 }
 
 /// Reads a bit form written by [`bytes_to_bits`] against the same `base` from `r` and appends
@@ -310,9 +316,10 @@ fn encode_state(
     base: &[Buckets],
     slot: &mut usize,
     w: &mut BitWriter,
+    now: &mut [Buckets],
 ) -> Result<(), DecodeError> {
     for b in layout.bases {
-        encode_state(b, r, base, slot, w)?;
+        encode_state(b, r, base, slot, w, now)?;
     }
     let count = mask_bits(layout)?;
     let mask = r.read_var_u64()?;
@@ -321,8 +328,13 @@ fn encode_state(
     }
     w.write_bits(mask, count);
     for (i, member) in layout.members.iter().enumerate() {
-        if mask >> i & 1 == 1 {
-            encode_member(member, r, base_at(base, *slot + i), w)?;
+        let base = base_at(base, *slot + i);
+        let value = match mask >> i & 1 == 1 {
+            true => encode_member(member, r, base, w)?,
+            false => base,
+        };
+        if let Some(now) = now.get_mut(*slot + i) {
+            *now = value;
         }
     }
     *slot += layout.members.len();
@@ -409,33 +421,46 @@ fn decode_state(
     Ok(())
 }
 
-/// Transcodes one member's byte form from `r` to its bit form against `base`.
+/// Transcodes one member's byte form from `r` to its bit form against `base`; returns its
+/// value as a baseline (as [`decode_member`] does).
 fn encode_member(
     member: &MemberBits,
     r: &mut NetReader<'_>,
     base: Buckets,
     w: &mut BitWriter,
-) -> Result<(), DecodeError> {
-    match *member {
+) -> Result<Buckets, DecodeError> {
+    let value = match *member {
         MemberBits::Quantized { q, components } => {
             let now = Buckets::read_indexes(&q, usize::from(components), r)?;
             q.write_delta(&base, &now, usize::from(components), w);
+            now
         }
         MemberBits::Rotation { q } => {
             let now = Buckets::read_rotation(&q, r)?;
             q.write_rotation_delta(&base, &now, w);
+            now
         }
         MemberBits::Int { bytes } => {
             let now = read_int(bytes, r)?;
             write_int_delta(bytes, base.low_u64(), now, w);
+            Buckets::from_low_u64(now)
         }
         MemberBits::Floats { components } => {
-            let now = read_floats(components, r)?.words();
-            for (&b, &v) in base.words().iter().zip(&now).take(usize::from(components)) {
+            let now = read_floats(components, r)?;
+            for (&b, &v) in base
+                .words()
+                .iter()
+                .zip(&now.words())
+                .take(usize::from(components))
+            {
                 write_float_delta(b, v, w);
             }
+            now
         }
-        MemberBits::Bool => w.write_bit(r.read_bool()?),
+        MemberBits::Bool => {
+            w.write_bit(r.read_bool()?);
+            base
+        }
         MemberBits::Bytes { skip } => {
             let mut ahead = r.clone();
             skip(&mut ahead)?;
@@ -444,9 +469,10 @@ fn encode_member(
             w.write_gamma(u32::try_from(len).map_err(|_| DecodeError::OutOfRange)?);
             let appended = w.append_bits(bytes, 0, 8 * len);
             debug_assert!(appended, "the bytes just read");
+            base
         }
-    }
-    Ok(())
+    };
+    Ok(value)
 }
 
 /// Transcodes one member's bit form from `r` (against `base`) to its byte form; returns its
@@ -697,7 +723,7 @@ mod tests {
     fn round_trip(s: &State, base: &[Buckets]) -> (Vec<u8>, Vec<u8>, Vec<Buckets>) {
         let bytes = s.bytes();
         let mut w = BitWriter::new();
-        bytes_to_bits(&LAYOUT, &mut NetReader::new(&bytes), base, &mut w).unwrap();
+        bytes_to_bits(&LAYOUT, &mut NetReader::new(&bytes), base, &mut w, &mut []).unwrap();
         let bits = w.finish().to_vec();
         let mut out = NetWriter::new();
         let mut now = vec![Buckets::default(); LAYOUT.slots()];
@@ -757,7 +783,7 @@ mod tests {
             if bits_to_bytes(&LAYOUT, &mut r, &base, &mut out, &mut now).is_ok() {
                 let mut w = BitWriter::new();
                 let mut from = NetReader::new(out.as_slice());
-                bytes_to_bits(&LAYOUT, &mut from, &base, &mut w).unwrap();
+                bytes_to_bits(&LAYOUT, &mut from, &base, &mut w, &mut []).unwrap();
                 let read = r.bit_position();
                 prop_assert_eq!(w.bit_len(), read);
                 let ours = w.finish();
@@ -916,7 +942,7 @@ mod tests {
             // The baseline: every member's first value, read back from zero.
             let full = schema_bytes(&base, &own, [u64::MAX, u64::MAX], 0);
             let mut w = BitWriter::new();
-            bytes_to_bits(&layout, &mut NetReader::new(&full), &[], &mut w).unwrap();
+            bytes_to_bits(&layout, &mut NetReader::new(&full), &[], &mut w, &mut []).unwrap();
             let packed = w.finish().to_vec();
             let mut baseline = vec![Buckets::default(); layout.slots()];
             let mut out = NetWriter::new();
@@ -926,17 +952,21 @@ mod tests {
             // The state: the second values of what the masks carry, against the baseline.
             let state = schema_bytes(&base, &own, [base_mask, own_mask], 1);
             let mut w = BitWriter::new();
-            bytes_to_bits(&layout, &mut NetReader::new(&state), &baseline, &mut w).unwrap();
+            let mut sent = vec![Buckets::default(); layout.slots()];
+            bytes_to_bits(&layout, &mut NetReader::new(&state), &baseline, &mut w, &mut sent)
+                .unwrap();
             let bits = w.finish().to_vec();
             let (mut out, mut now) = (NetWriter::new(), vec![Buckets::default(); layout.slots()]);
             let mut r = BitReader::new(&bits);
             bits_to_bytes(&layout, &mut r, &baseline, &mut out, &mut now).unwrap();
             r.finish().unwrap();
             prop_assert_eq!(out.as_slice(), &state[..]);
+            // Both ends hold the same values after it: the next state's baseline.
+            prop_assert_eq!(&sent, &now);
             // And the bytes read back transcode to the same bits.
             let mut again = BitWriter::new();
-            bytes_to_bits(&layout, &mut NetReader::new(out.as_slice()), &baseline, &mut again)
-                .unwrap();
+            let mut from = NetReader::new(out.as_slice());
+            bytes_to_bits(&layout, &mut from, &baseline, &mut again, &mut []).unwrap();
             prop_assert_eq!(again.finish(), &bits[..]);
         }
     }
@@ -999,7 +1029,7 @@ mod tests {
         };
         let mut w = BitWriter::new();
         let bytes = [0u8; 16];
-        let refused = bytes_to_bits(&WIDE, &mut NetReader::new(&bytes), &[], &mut w);
+        let refused = bytes_to_bits(&WIDE, &mut NetReader::new(&bytes), &[], &mut w, &mut []);
         assert_eq!(refused, Err(crate::wire::DecodeError::BadMask));
         let (mut out, mut now) = (NetWriter::new(), [Buckets::default(); 65]);
         let mut r = BitReader::new(&bytes);
@@ -1090,7 +1120,8 @@ mod tests {
                     let (base, now) = (wire(index, frame - back), wire(index, frame));
                     let bytes = moved(&now);
                     w.clear();
-                    bytes_to_bits(&BOX, &mut NetReader::new(&bytes), &base, &mut w).unwrap();
+                    bytes_to_bits(&BOX, &mut NetReader::new(&bytes), &base, &mut w, &mut [])
+                        .unwrap();
                     total += w.bit_len();
                     // And back, exactly.
                     let (mut out, mut read) = (NetWriter::new(), [Buckets::default(); 3]);
@@ -1118,7 +1149,14 @@ mod tests {
                     let (base, now) = (wire(index, frame - back), wire(index, frame));
                     state.clear();
                     let bytes = moved(&now);
-                    bytes_to_bits(&BOX, &mut NetReader::new(&bytes), &base, &mut state).unwrap();
+                    bytes_to_bits(
+                        &BOX,
+                        &mut NetReader::new(&bytes),
+                        &base,
+                        &mut state,
+                        &mut [],
+                    )
+                    .unwrap();
                     let id = 1 + index as u32;
                     write_entry(&mut body, previous, id, back, back, &state);
                     previous = Some(id);

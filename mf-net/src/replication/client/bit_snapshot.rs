@@ -173,7 +173,14 @@ mod tests {
     /// default).
     fn body(bytes: &[u8], base: &[Buckets], back: u32) -> Vec<u8> {
         let mut coded = BitWriter::new();
-        bytes_to_bits(&LAYOUT, &mut NetReader::new(bytes), base, &mut coded).unwrap();
+        bytes_to_bits(
+            &LAYOUT,
+            &mut NetReader::new(bytes),
+            base,
+            &mut coded,
+            &mut [],
+        )
+        .unwrap();
         let mut w = BitWriter::new();
         w.write_gamma(back);
         write_entry(&mut w, None, 7, back, back, &coded);

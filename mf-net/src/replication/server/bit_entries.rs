@@ -6,6 +6,13 @@
 //! from the tick's [`EntryCache`] (written with the since class of the baseline, which selects
 //! the same members), and is coded against the node's values as of the baseline. Clients that
 //! acknowledged the same tick for a node get the same bits.
+//!
+//! A node that changed at a tick's capture has its values recorded as of that tick. Coding
+//! its whole state for every client (the [`Audience::All`]) gives those values on the way
+//! ([`state_bits::bytes_to_bits`]), as does coding it for any client if its type has no owner
+//! conditions; so the first such coding of the tick records them; the
+//! nodes no snapshot coded that way are recorded after the tick's snapshots, from their whole
+//! byte form.
 
 use std::hash::BuildHasherDefault;
 
@@ -14,7 +21,7 @@ use crate::codec::state_bits::{self, write_entry_header};
 use crate::replication::server::entry_cache::EntryCache;
 use crate::replication::server::int_hasher::IntHasher;
 use crate::replication::server::node_states::NodeStates;
-use crate::replication::server::node_table::{NetNode, NodeKey};
+use crate::replication::server::node_table::{NetNode, NodeKey, NodeTable};
 use crate::replication::server::slot_records::SlotRecords;
 use crate::replication::shared::protocol;
 use crate::replication::shared::value_history::{ValueHistory, DEPTH};
@@ -54,6 +61,9 @@ pub(crate) struct BitEntries {
     /// Scratch: a whole state's bytes, and its values.
     scratch: NetWriter,
     values: Vec<Buckets>,
+    /// By node slot, a bit per node whose values changed at this tick's capture and are not
+    /// recorded yet.
+    owed: Vec<u64>,
 }
 
 impl BitEntries {
@@ -75,6 +85,46 @@ impl BitEntries {
     /// How many states were coded this tick.
     pub(crate) fn encoded(&self) -> usize {
         self.encoded
+    }
+
+    /// Notes that the values of the node `key` changed at this tick's capture: they are
+    /// recorded by the first coding of its whole state for every client this tick, else by
+    /// [`record_owed`](Self::record_owed).
+    pub(crate) fn owe(&mut self, key: NodeKey) {
+        let (word, bit) = (key.slot() / 64, key.slot() % 64);
+        if word >= self.owed.len() {
+            self.owed.resize(word + 1, 0);
+        }
+        self.owed[word] |= 1 << bit;
+    }
+
+    /// Takes the note [`owe`](Self::owe) left for the node `key`: whether it was there.
+    fn take_owed(&mut self, key: NodeKey) -> bool {
+        let (word, bit) = (key.slot() / 64, key.slot() % 64);
+        let Some(w) = self.owed.get_mut(word) else {
+            return false;
+        };
+        let owed = *w >> bit & 1 == 1;
+        *w &= !(1 << bit);
+        owed
+    }
+
+    /// After the tick's snapshots: records the values of the nodes `changed` at its capture
+    /// (`tick`) that no snapshot recorded.
+    pub(crate) fn record_owed(
+        &mut self,
+        states: &impl NodeStates,
+        nodes: &NodeTable,
+        changed: &[NodeKey],
+        tick: u32,
+    ) {
+        for &key in changed {
+            if self.take_owed(key) {
+                if let Some(n) = nodes.get(key) {
+                    self.record(states, n, tick);
+                }
+            }
+        }
     }
 
     /// Records `node`'s values (the state captured at `tick`) as its values from `tick` on.
@@ -108,6 +158,7 @@ impl BitEntries {
     /// Forgets every node (the server stopped).
     pub(crate) fn clear(&mut self) {
         self.history.clear();
+        self.owed.fill(0);
         self.begin(0);
     }
 
@@ -143,7 +194,7 @@ impl BitEntries {
             None => {
                 let baseline = self.baseline(id, acked, tick);
                 let which = (key, node, audience);
-                match self.coded(states, entries, which, baseline) {
+                match self.coded(states, entries, which, (baseline, tick)) {
                     Some(coded) => (baseline, coded),
                     None => return false,
                 }
@@ -164,13 +215,14 @@ impl BitEntries {
     }
 
     /// The state of `node` for `audience` coded against `baseline`, coded now if it was not
-    /// this tick; `None` if its byte entry was refused.
+    /// this tick (of `tick`; recording the node's values if they are owed and this is its
+    /// whole state); `None` if its byte entry was refused.
     fn coded(
         &mut self,
         states: &impl NodeStates,
         entries: &mut EntryCache,
         (key, node, audience): (NodeKey, &NetNode, Audience),
-        baseline: Option<u32>,
+        (baseline, tick): (Option<u32>, u32),
     ) -> Option<Coded> {
         let id = key.id();
         if let Some(coded) = self.find(key, baseline, audience) {
@@ -188,17 +240,28 @@ impl BitEntries {
             return None;
         };
         let base = match baseline {
-            Some(b) => self.history.as_of(id, b).unwrap_or_default(),
-            None => &[],
+            Some(b) => self.history.as_of(id, b),
+            None => None,
         };
+        // The values now, if the state leaves no member out for its audience: every member
+        // changed since the baseline is in the state, and every other one has the baseline's
+        // value (none: the state is whole).
+        let every_member = audience == Audience::All || !node.owner_conditions;
+        let whole = every_member && (since.is_none() || base.is_some());
         let start = self.states.finish().len();
         let layout = states.layout_of(node);
-        if state_bits::bytes_to_bits(layout, &mut NetReader::new(state), base, &mut self.states)
-            .is_err()
-        {
+        self.values.clear();
+        self.values.resize(layout.slots(), Buckets::default());
+        let mut r = NetReader::new(state);
+        let base = base.unwrap_or_default();
+        let (w, now) = (&mut self.states, &mut self.values);
+        if state_bits::bytes_to_bits(layout, &mut r, base, w, now).is_err() {
             debug_assert!(false, "a state just written reads");
             let _ = self.states.truncate_bits(start * 8);
             return None;
+        }
+        if whole && self.take_owed(key) {
+            self.history.record(id, tick, &self.values);
         }
         let coded = Coded {
             byte: u32::try_from(start).unwrap_or(u32::MAX),

@@ -810,11 +810,17 @@ impl ServerState {
             }
             self.send_snapshots(core, shared);
         }
+        if self.recording {
+            let changed = &self.changed;
+            let (states, nodes) = (&self.shadows, &self.nodes);
+            self.bit_entries
+                .record_owed(states, nodes, changed, self.tick);
+        }
     }
 
-    /// With the bit-packed encoding configured, records the values of every node that changed
-    /// at this tick's capture (from nothing when recording starts, so that no gap goes
-    /// unseen).
+    /// With the bit-packed encoding configured, notes that the values of every node that
+    /// changed at this tick's capture are to be recorded, by the tick's snapshots or after them
+    /// (from nothing when recording starts, so that no gap goes unseen).
     fn record_values(&mut self, shared: &Shared) {
         let on = shared.config.snapshot_encoding == SnapshotEncoding::Bits;
         if on != self.recording {
@@ -825,8 +831,8 @@ impl ServerState {
             return;
         }
         for &key in &self.changed {
-            if let Some(n) = self.nodes.get(key) {
-                self.bit_entries.record(&self.shadows, n, self.tick);
+            if self.nodes.get(key).is_some_and(|n| n.has_state) {
+                self.bit_entries.owe(key);
             }
         }
     }
