@@ -14,8 +14,10 @@
 //!   capture, relevance for the clients whose turn it is, the snapshots), then the clients run
 //!   untimed.
 //! - Each client is evaluated every 30 ticks (`set_interest_policy(.., 30)`), and every 3 in a
-//!   second run; a third run doubles the world (20 000 bodies on a side √2 longer, so each
-//!   client sees as much as before) and prints how the median changed.
+//!   second run; a third run builds the world again beside one twice as large (20 000 bodies
+//!   on a side √2 longer, so each client sees as much as before), times one tick of each in
+//!   turn, and prints how the median changed: taken in turn, both worlds are measured in the
+//!   same phase of a machine whose speed drifts by up to 2× from minute to minute.
 //! - Each load first runs 70 ticks untimed: its first ticks fill every client's ring of 64 sent
 //!   snapshots with lists of a new size, touching fresh memory.
 //! - Each run prints, per tick, the relevance spawns and despawns, the bytes sent and the
@@ -36,7 +38,7 @@ use glam::{Quat, Vec3};
 use mf_net::bus::MessageRegistry;
 use mf_net::prelude::*;
 use mf_net::replication::interest::GridInterest;
-use mf_net::replication::SnapshotEncoding;
+use mf_net::replication::{NetworkStats, SnapshotEncoding};
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
 use mf_net_benches::{running_as_test, BoxEntity};
 
@@ -259,11 +261,14 @@ fn report(label: &str, mut ticks: Vec<Duration>) -> Duration {
     at(0.5)
 }
 
-/// Runs `ticks` ticks of each load on a world of `bodies` bodies with relevance every `every`
-/// ticks; returns the median ticks (100 % moving, 10 % moving).
-fn run(clients: usize, bodies: usize, every: u32, ticks: usize) -> [Duration; 2] {
+/// The loads: 100 % of the bodies moving each tick, or a tenth.
+const LOADS: [(&str, bool); 2] = [("100 % moving", true), ("10 % moving", false)];
+
+/// Builds a world of `clients` clients and `bodies` bodies with relevance every `every` ticks,
+/// and says so.
+fn build(clients: usize, bodies: usize, every: u32) -> World {
     let start = Instant::now();
-    let mut world = World::new(clients, bodies, every);
+    let world = World::new(clients, bodies, every);
     let seen: usize = world
         .clients
         .iter()
@@ -276,8 +281,15 @@ fn run(clients: usize, bodies: usize, every: u32, ticks: usize) -> [Duration; 2]
         start.elapsed().as_secs_f64(),
         seen / clients
     );
+    world
+}
+
+/// Runs `ticks` ticks of each load on a world of `bodies` bodies with relevance every `every`
+/// ticks; returns the median ticks (100 % moving, 10 % moving).
+fn run(clients: usize, bodies: usize, every: u32, ticks: usize) -> [Duration; 2] {
+    let mut world = build(clients, bodies, every);
     let only = only_load();
-    [("100 % moving", true), ("10 % moving", false)].map(|(label, all)| {
+    LOADS.map(|(label, all)| {
         if only.is_some_and(|o| o != all) {
             return Duration::ZERO;
         }
@@ -289,16 +301,45 @@ fn run(clients: usize, bodies: usize, every: u32, ticks: usize) -> [Duration; 2]
         let before = *world.server.stats();
         let times: Vec<Duration> = (0..ticks).map(|_| world.tick(all)).collect();
         let median = report(&format!("  {label}"), times);
-        let after = *world.server.stats();
-        let per_tick = |a: u64, b: u64| (a - b) as f64 / ticks as f64;
-        println!(
-            "    per tick: {:.0} relevance spawns, {:.0} despawns, {:.0} kB sent, {:.0} entries encoded",
-            per_tick(after.relevance_spawns, before.relevance_spawns),
-            per_tick(after.relevance_despawns, before.relevance_despawns),
-            per_tick(after.bytes_sent, before.bytes_sent) / 1000.0,
-            per_tick(after.entries_encoded, before.entries_encoded),
-        );
+        per_tick(&before, world.server.stats(), ticks);
         median
+    })
+}
+
+/// Prints what the server did per tick over `ticks` ticks, from its stats `before` to `after`.
+fn per_tick(before: &NetworkStats, after: &NetworkStats, ticks: usize) {
+    let per_tick = |a: u64, b: u64| (a - b) as f64 / ticks as f64;
+    println!(
+        "    per tick: {:.0} relevance spawns, {:.0} despawns, {:.0} kB sent, {:.0} entries encoded",
+        per_tick(after.relevance_spawns, before.relevance_spawns),
+        per_tick(after.relevance_despawns, before.relevance_despawns),
+        per_tick(after.bytes_sent, before.bytes_sent) / 1000.0,
+        per_tick(after.entries_encoded, before.entries_encoded),
+    );
+}
+
+/// Runs each load on a world of `bodies` bodies and on one twice as large at the same density
+/// (relevance every 30 ticks), one tick of each in turn, so that both are measured in the same
+/// phase of a machine whose speed drifts from minute to minute; returns how many times the
+/// first world's median tick the second's is (100 % moving, 10 % moving).
+fn run_doubled(clients: usize, bodies: usize, ticks: usize) -> [f64; 2] {
+    let mut worlds = [build(clients, bodies, 30), build(clients, bodies * 2, 30)];
+    LOADS.map(|(label, all)| {
+        for world in &mut worlds {
+            for _ in 0..WARM_UP {
+                world.tick(all);
+            }
+        }
+        let mut times = [Vec::new(), Vec::new()];
+        for _ in 0..ticks {
+            for (world, times) in worlds.iter_mut().zip(&mut times) {
+                times.push(world.tick(all));
+            }
+        }
+        let [first, doubled] = times;
+        let first = report(&format!("  {label}, {bodies} bodies"), first);
+        let doubled = report(&format!("  {label}, {} bodies", bodies * 2), doubled);
+        doubled.as_secs_f64() / first.as_secs_f64()
     })
 }
 
@@ -330,14 +371,13 @@ fn main() {
         run(clients, bodies * times, 30, ticks);
         return;
     }
-    let base = run(clients, bodies, 30, ticks);
+    run(clients, bodies, 30, ticks);
     run(clients, bodies, 3, ticks);
     // Twice the world at the same density: each client sees as much as before.
-    let doubled = run(clients, bodies * 2, 30, ticks);
-    let ratio = |i: usize| doubled[i].as_secs_f64() / base[i].as_secs_f64();
+    let ratio = run_doubled(clients, bodies, ticks);
     println!(
-        "twice the world: median x{:.2} at 100 % moving, x{:.2} at 10 %",
-        ratio(0),
-        ratio(1)
+        "twice the world: median x{:.2} at 100 % moving, x{:.2} at 10 % (the two worlds' ticks \
+         taken in turn)",
+        ratio[0], ratio[1]
     );
 }
