@@ -7,7 +7,6 @@
 //! marked; [`settle`](Known::settle) merges both into the array in one pass, once per tick.
 
 use crate::replication::server::node_table::NodeKey;
-use crate::replication::server::slot_table::same_by;
 
 /// One node as one client stands with it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -24,14 +23,6 @@ pub(crate) struct NodeSend {
 }
 
 impl NodeSend {
-    /// Zero exactly when `other` is the same standing (for [`same_standing`]).
-    #[inline(always)]
-    fn diff(&self, other: &Self) -> u32 {
-        let words = |r: Option<u32>| (u32::from(r.is_some()), r.unwrap_or(0));
-        let (a, b) = (words(self.resync), words(other.resync));
-        (self.acked ^ other.acked) | (a.0 ^ b.0) | (a.1 ^ b.1)
-    }
-
     /// The `since` its next entry is written with: `None` (everything) while a resync is owed.
     #[inline]
     pub(crate) fn since(&self) -> Option<u32> {
@@ -55,12 +46,6 @@ pub(crate) struct Known {
     lost: usize,
     /// The other buffer of `sorted`'s rebuild (its capacity is kept).
     spare: Vec<(NodeKey, NodeSend)>,
-}
-
-/// Whether two clients' [settled](Known::settled) lists are equal (they stand alike with every
-/// node), compared without a branch per entry ([`same_by`]).
-pub(crate) fn same_standing(a: &[(NodeKey, NodeSend)], b: &[(NodeKey, NodeSend)]) -> bool {
-    same_by(a, b, |p, q| p.0.diff(q.0) | p.1.diff(&q.1))
 }
 
 /// How many arrivals wait before a [`set`](Known::set) settles them, for a client that has

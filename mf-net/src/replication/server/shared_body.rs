@@ -13,9 +13,8 @@
 //! node it has (compared as two arrays), where no pending node's entry depends on who receives
 //! it (owner conditions on a node a client has authority over).
 
-use crate::replication::server::known::{same_standing, NodeSend};
+use crate::replication::server::known::NodeSend;
 use crate::replication::server::node_table::NodeKey;
-use crate::replication::server::slot_table::same_by;
 use crate::replication::Audience;
 
 /// One entry of a bit-packed body: the node, the client's `since` for it (the baseline it
@@ -85,8 +84,8 @@ impl SharedBody {
     ) -> Option<(&[u8], &[BodyEntry])> {
         let alike = self.standing
             && self.kept == Some((tick, default_back))
-            && acks.is_some_and(|acks| same_standing(acks, &self.acks))
-            && same_by(pending, &self.pending, |a, b| a.diff(*b));
+            && acks == Some(self.acks.as_slice())
+            && pending == self.pending.as_slice();
         if !alike {
             return None;
         }

@@ -55,24 +55,6 @@ impl<T> Key<T> {
     pub(crate) const fn id(self) -> u32 {
         self.id
     }
-
-    /// Zero exactly when `other` is the same key (for [`same_by`]).
-    #[inline(always)]
-    pub(crate) const fn diff(self, other: Self) -> u32 {
-        (self.slot ^ other.slot) | (self.id ^ other.id)
-    }
-}
-
-/// Whether `a` and `b` are equal element for element, `diff` giving zero exactly for equal
-/// elements: `a == b`, compared a chunk at a time with no branch per element, which the
-/// compiler turns into vector compares (a derived `==` stops at each field of each element).
-#[inline]
-pub(crate) fn same_by<E>(a: &[E], b: &[E], diff: impl Fn(&E, &E) -> u32) -> bool {
-    const CHUNK: usize = 64;
-    a.len() == b.len()
-        && a.chunks(CHUNK)
-            .zip(b.chunks(CHUNK))
-            .all(|(x, y)| x.iter().zip(y).fold(0, |d, (p, q)| d | diff(p, q)) == 0)
 }
 
 impl<T> Clone for Key<T> {
