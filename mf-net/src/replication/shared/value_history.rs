@@ -209,6 +209,25 @@ mod tests {
     }
 
     #[test]
+    fn ticks_in_a_row_and_across_gaps_read_the_newest_record_at_or_before_them() {
+        let mut h = ValueHistory::<RandomState>::default();
+        for t in [10, 11, 12, 20, 21, 22] {
+            h.record(3, t, &value(u64::from(t)));
+        }
+        assert_eq!(h.as_of(3, 21), Some(&value(21)[..]));
+        assert_eq!(h.as_of(3, 22), Some(&value(22)[..]));
+        assert_eq!(h.as_of(3, 12), Some(&value(12)[..]));
+        assert_eq!(
+            h.as_of(3, 19),
+            Some(&value(12)[..]),
+            "the newest before a gap"
+        );
+        assert_eq!(h.as_of(3, 11), Some(&value(11)[..]));
+        assert_eq!(h.as_of(3, 9), None);
+        assert_eq!(h.as_of(3, 30), Some(&value(22)[..]), "after the newest");
+    }
+
+    #[test]
     fn the_oldest_record_goes_after_depth_and_a_same_tick_record_replaces() {
         let mut h = ValueHistory::<RandomState>::default();
         for t in 0..DEPTH as u32 + 3 {
