@@ -7,12 +7,11 @@
 //! the same members), and is coded against the node's values as of the baseline. Clients that
 //! acknowledged the same tick for a node get the same bits.
 //!
-//! A node that changed at a tick's capture has its values recorded as of that tick. Coding
-//! its whole state for every client (the [`Audience::All`]) gives those values on the way
-//! ([`state_bits::bytes_to_bits`]), as does coding it for any client if its type has no owner
-//! conditions; so the first such coding of the tick records them; the
-//! nodes no snapshot coded that way are recorded after the tick's snapshots, from their whole
-//! byte form.
+//! A node that changed at a tick's capture has its values recorded as of that tick. A coding
+//! that leaves no member out (for [`Audience::All`], or for any audience of a type without
+//! owner conditions) gives those values on the way ([`state_bits::bytes_to_bits`]), so the
+//! first such coding in the tick records them. The nodes no snapshot coded that way are
+//! recorded after the tick's snapshots, from their whole byte form.
 
 use std::hash::BuildHasherDefault;
 
