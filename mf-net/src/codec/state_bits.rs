@@ -41,7 +41,7 @@ use crate::codec::float_delta::{read_float_delta, write_float_delta};
 use crate::codec::int_delta::IntDelta;
 use crate::codec::quantize::{Buckets, Quantization};
 use crate::codec::NetCodec;
-use crate::wire::{BitReader, BitWriter, DecodeError, NetReader, NetWriter};
+use crate::wire::{unzigzag32, BitReader, BitWriter, DecodeError, NetReader, NetWriter};
 
 /// How one member of a replicated state travels in the bit form (see the
 /// [module documentation](self)).
@@ -276,6 +276,18 @@ pub fn read_entry(
     previous: Option<u32>,
     default_back: u32,
 ) -> Result<Option<EntryHeader>, DecodeError> {
+    match read_entry_at_once(r, previous, default_back) {
+        Some(read) => Ok(read),
+        None => read_entry_checked(r, previous, default_back),
+    }
+}
+
+/// [`read_entry`] one checked read per field.
+fn read_entry_checked(
+    r: &mut BitReader<'_>,
+    previous: Option<u32>,
+    default_back: u32,
+) -> Result<Option<EntryHeader>, DecodeError> {
     if !r.read_bit()? {
         return Ok(None);
     }
@@ -298,6 +310,44 @@ pub fn read_entry(
         return Err(DecodeError::EndOfStream);
     }
     Ok(Some(EntryHeader {
+        id,
+        baseline_back,
+        bits,
+    }))
+}
+
+/// [`read_entry`] from one load ([`BitReader::window`]): the header of an entry, or `Some(None)`
+/// at the end bit, if the header lies whole in the window, reads as [`read_entry_checked`]
+/// accepts it, and its state lies within the body; else `None`, having read nothing, for the
+/// checked reads to decide (and to name what is wrong).
+#[inline]
+fn read_entry_at_once(
+    r: &mut BitReader<'_>,
+    previous: Option<u32>,
+    default_back: u32,
+) -> Option<Option<EntryHeader>> {
+    let mut w = r.window();
+    if !w.take_bit_within()? {
+        r.commit(w).ok()?;
+        return Some(None);
+    }
+    let id = match previous {
+        None => w.take_gamma_within()?,
+        #[allow(clippy::cast_sign_loss)]
+        Some(p) => p
+            .wrapping_add(1)
+            .wrapping_add(unzigzag32(w.take_gamma_within()?) as u32),
+    };
+    let baseline_back = match w.take_bit_within()? {
+        true => default_back,
+        false => Some(w.take_gamma_within()?).filter(|&back| back != default_back)?,
+    };
+    let bits = w.take_gamma_within()? as usize;
+    if bits > r.remaining_bits() - w.used() as usize {
+        return None;
+    }
+    r.commit(w).ok()?;
+    Some(Some(EntryHeader {
         id,
         baseline_back,
         bits,
@@ -1019,6 +1069,50 @@ mod tests {
         let bytes = w.finish().to_vec();
         let refused = read_entry(&mut BitReader::new(&bytes), None, 1);
         assert_eq!(refused, Err(crate::wire::DecodeError::NonCanonical));
+    }
+
+    proptest! {
+        #[test]
+        fn a_header_read_at_once_reads_as_the_checked_reads_do(
+            bytes in proptest::collection::vec(any::<u8>(), 0..12),
+            skip in 0usize..8,
+            previous in proptest::option::of(any::<u32>()),
+            default_back in 0u32..40,
+        ) {
+            use super::{read_entry, read_entry_checked};
+            // Any bytes, from any bit: both give the same header or error, and leave the
+            // reader at the same place.
+            let mut fast = BitReader::new(&bytes);
+            let mut checked = BitReader::new(&bytes);
+            if fast.skip_bits(skip).is_ok() {
+                checked.skip_bits(skip).unwrap();
+            }
+            let read = read_entry(&mut fast, previous, default_back);
+            let expected = read_entry_checked(&mut checked, previous, default_back);
+            prop_assert_eq!(read, expected);
+            prop_assert_eq!(fast.bit_position(), checked.bit_position());
+        }
+
+        #[test]
+        fn written_headers_read_back_at_once(
+            id in any::<u32>(),
+            previous in proptest::option::of(any::<u32>()),
+            back in 0u32..40,
+            default_back in 0u32..40,
+            len in 0usize..200,
+        ) {
+            use super::{read_entry, write_entry, EntryHeader};
+            let mut state = BitWriter::new();
+            for _ in 0..len {
+                state.write_bit(true);
+            }
+            let mut w = BitWriter::new();
+            write_entry(&mut w, previous, id, back, default_back, &state);
+            let bytes = w.finish().to_vec();
+            let header = read_entry(&mut BitReader::new(&bytes), previous, default_back);
+            let expected = EntryHeader { id, baseline_back: back, bits: len };
+            prop_assert_eq!(header, Ok(Some(expected)));
+        }
     }
 
     #[test]

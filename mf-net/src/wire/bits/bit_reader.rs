@@ -32,6 +32,29 @@ impl BitWindow {
         self.take(1) == 1
     }
 
+    /// Takes one bit, if the window holds one more.
+    #[inline]
+    pub fn take_bit_within(&mut self) -> Option<bool> {
+        self.fits(1).then(|| self.take_bit())
+    }
+
+    /// Takes a gamma-coded value (see [`BitReader::read_gamma`]) if its whole code lies within
+    /// the window and its prefix is under 32 zeros (its value fits a `u32` whatever its bits);
+    /// else takes nothing and gives `None`, leaving the code to the checked reads.
+    #[inline]
+    pub fn take_gamma_within(&mut self) -> Option<u32> {
+        let rest = self.word.checked_shr(self.used).unwrap_or(0);
+        let zeros = rest.trailing_zeros();
+        if zeros >= 32 || !self.fits(2 * zeros + 1) {
+            return None;
+        }
+        let low = (rest >> (zeros + 1)) & low_mask(zeros);
+        self.used += 2 * zeros + 1;
+        // Under 2^32 - 1 with a prefix under 32.
+        #[allow(clippy::cast_possible_truncation)]
+        Some(((1 << zeros | low) - 1) as u32)
+    }
+
     /// Whether `bits` more bits are within the window.
     #[inline]
     pub fn fits(&self, bits: u32) -> bool {
