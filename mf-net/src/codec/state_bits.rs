@@ -282,6 +282,16 @@ pub fn read_entry(
     }
 }
 
+/// The id an entry header's id code names: the code itself for a body's first entry, else the
+/// previous id plus one plus the code's zig-zag value.
+fn entry_id(previous: Option<u32>, code: u32) -> u32 {
+    match previous {
+        None => code,
+        #[allow(clippy::cast_sign_loss)]
+        Some(p) => p.wrapping_add(1).wrapping_add(unzigzag32(code) as u32),
+    }
+}
+
 /// [`read_entry`] one checked read per field.
 fn read_entry_checked(
     r: &mut BitReader<'_>,
@@ -291,13 +301,7 @@ fn read_entry_checked(
     if !r.read_bit()? {
         return Ok(None);
     }
-    let id = match previous {
-        None => r.read_gamma()?,
-        #[allow(clippy::cast_sign_loss)]
-        Some(p) => p
-            .wrapping_add(1)
-            .wrapping_add(r.read_zigzag_gamma()? as u32),
-    };
+    let id = entry_id(previous, r.read_gamma()?);
     let baseline_back = match r.read_bit()? {
         true => default_back,
         false => match r.read_gamma()? {
@@ -331,13 +335,7 @@ fn read_entry_at_once(
         r.commit(w).ok()?;
         return Some(None);
     }
-    let id = match previous {
-        None => w.take_gamma_within()?,
-        #[allow(clippy::cast_sign_loss)]
-        Some(p) => p
-            .wrapping_add(1)
-            .wrapping_add(unzigzag32(w.take_gamma_within()?) as u32),
-    };
+    let id = entry_id(previous, w.take_gamma_within()?);
     let baseline_back = match w.take_bit_within()? {
         true => default_back,
         false => Some(w.take_gamma_within()?).filter(|&back| back != default_back)?,
