@@ -31,7 +31,9 @@
 //!
 //! - `encoding/<part>_<encoding>/1000`: the server's tick and the clients' frames with
 //!   quantized boxes, every box moving and no budget, in the byte and the bit-packed snapshot
-//!   encoding.
+//!   encoding; `server_tick_evicted_<encoding>`, the server's tick with the caches emptied
+//!   before it, in the untimed part (the clients' frames leave different data in them in the
+//!   two encodings, which a server on its own machine does not share).
 //!
 //! Run: `cargo bench -p mf-net-benches --bench scale` (a few minutes: most of it is the setup
 //! of the 10 000-box worlds and the untimed part of each frame). Run as a test
@@ -192,13 +194,50 @@ mod encoding {
         })
     }
 
-    fn server(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding) {
+    /// The server's tick after the clients' frames; `evicted`, with the caches emptied of
+    /// what those frames and the tick before left there (see [`Eviction`]).
+    fn server(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding, evicted: bool) {
         let world = encoded(boxes, encoding);
+        let mut eviction = evicted.then(Eviction::new);
         bencher
             .counter(items(&world))
-            .with_inputs(|| world.borrow_mut().advance_to(Stage::ServerBegin))
+            .with_inputs(|| {
+                world.borrow_mut().advance_to(Stage::ServerBegin);
+                if let Some(eviction) = &mut eviction {
+                    eviction.run();
+                }
+            })
             .bench_local_values(|()| world.borrow_mut().server_tick());
         assert!(world.borrow().acks_keep_up(), "every client acknowledged");
+    }
+
+    /// Reads a buffer twice the size of this machine's last-level cache (32 MiB), a byte per
+    /// cache line, so that whatever was cached before is gone, and the lines that replace it
+    /// are clean (their eviction costs the timed tick no write-back). The 64 clients run in
+    /// the benchmark's process between two server ticks, and what they leave in the caches
+    /// depends on the encoding (bit-packed, each client also keeps its baselines' values);
+    /// a server on its own machine shares its caches with no client. Evicting before each
+    /// tick starts both encodings' ticks alike: from memory.
+    struct Eviction {
+        buffer: Vec<u8>,
+    }
+
+    impl Eviction {
+        fn new() -> Self {
+            let size = if running_as_test() { 1 << 16 } else { 64 << 20 };
+            Self {
+                buffer: (0..size).map(|i| i as u8).collect(),
+            }
+        }
+
+        fn run(&mut self) {
+            let sum = self
+                .buffer
+                .iter()
+                .step_by(64)
+                .fold(0u8, |sum, &b| sum.wrapping_add(b));
+            divan::black_box(sum);
+        }
     }
 
     fn clients(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding) {
@@ -213,12 +252,22 @@ mod encoding {
 
     #[divan::bench(args = [1000])]
     fn server_tick_bytes(bencher: Bencher<'_, '_>, boxes: usize) {
-        server(bencher, boxes, SnapshotEncoding::Bytes);
+        server(bencher, boxes, SnapshotEncoding::Bytes, false);
+    }
+
+    #[divan::bench(args = [1000])]
+    fn server_tick_evicted_bytes(bencher: Bencher<'_, '_>, boxes: usize) {
+        server(bencher, boxes, SnapshotEncoding::Bytes, true);
     }
 
     #[divan::bench(args = [1000])]
     fn server_tick_bits(bencher: Bencher<'_, '_>, boxes: usize) {
-        server(bencher, boxes, SnapshotEncoding::Bits);
+        server(bencher, boxes, SnapshotEncoding::Bits, false);
+    }
+
+    #[divan::bench(args = [1000])]
+    fn server_tick_evicted_bits(bencher: Bencher<'_, '_>, boxes: usize) {
+        server(bencher, boxes, SnapshotEncoding::Bits, true);
     }
 
     #[divan::bench(args = [1000])]
