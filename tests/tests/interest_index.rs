@@ -347,6 +347,58 @@ fn the_server_allocates_nothing_while_groups_enter_and_leave_views() {
     assert_exact(&world, &players, 1, 0);
 }
 
+/// The bytes the server allocates over the first 20 frames of a world where `clients`
+/// clients' players stand together, each seeing its cell and one more (30 bodies and the
+/// players), with `far` bodies out of every client's sight.
+fn server_bytes_with(clients: usize, far: usize) -> u64 {
+    let mut world = World::new(clients, library);
+    world
+        .server
+        .set_interest_policy(grid(1, 0, Duration::ZERO), 2)
+        .unwrap();
+    players(&mut world, |_| (5.0, 5.0));
+    for i in 0..30 {
+        spawn(&mut world, 15.0, i as f32 / 4.0, PeerId::SERVER);
+    }
+    for i in 0..far {
+        let (x, z) = ((i % 40) as f32 * 5.0, (i / 40) as f32 * 5.0);
+        spawn(&mut world, 1000.0 + x, 1000.0 + z, PeerId::SERVER);
+    }
+    let mut bytes = 0;
+    for _ in 0..20 {
+        let ((), server) = measure(|| {
+            world.server.begin_frame(world.dt);
+            world.server.end_frame();
+        });
+        bytes += server.bytes_total;
+        for client in &mut world.clients {
+            client.begin_frame(world.dt);
+            client.end_frame();
+        }
+    }
+    assert_eq!(
+        world.clients[0].scene().iter::<Body>().count(),
+        30 + clients
+    );
+    bytes
+}
+
+#[test]
+fn a_client_costs_the_server_memory_for_what_it_sees_not_for_the_world() {
+    assert!(is_counting());
+    // What the server allocates for each client beyond the first.
+    let each = |far| (server_bytes_with(9, far) - server_bytes_with(1, far)) / 8;
+    let (few, many) = (each(500), each(2500));
+    // A client's standing with each group is a byte (and the groups' viewers a bit); what is
+    // kept per node it has (its send state, the lists of the snapshots it was sent) grows
+    // with the 39 it sees, not with the bodies it does not. Those lists were sized for every
+    // node of the world: 2000 more bodies cost each client 1 MB more.
+    assert!(
+        many < few + 2000 * 4,
+        "{few} bytes a client, {many} with 2000 more bodies"
+    );
+}
+
 #[test]
 fn a_group_nested_under_another_comes_and_goes_with_it() {
     let mut world = World::new(2, library);

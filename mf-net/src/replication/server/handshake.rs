@@ -8,6 +8,7 @@ use tracing::{info, warn};
 
 use crate::replication::multiplayer::rpc::{check_hello_body, describe_refusal};
 use crate::replication::server::group_vis::{GroupVis, Vis};
+use crate::replication::server::node_table::group_keys;
 use crate::replication::server::state::ServerState;
 use crate::replication::shared::config::SnapshotEncoding;
 use crate::replication::shared::events::MultiplayerEvent;
@@ -107,24 +108,24 @@ impl ServerState {
         let slot = &mut self.clients[index];
         slot.ready = true;
         slot.stats.ready = true;
-        slot.send.join(&self.nodes, tick);
+        let (nodes, groups, vis) = (&self.nodes, &self.groups, &slot.vis);
+        let visible = groups
+            .keys()
+            .iter()
+            .filter(|&&g| vis.state(g) == Some(Vis::Visible))
+            .filter_map(|&g| groups.get(g))
+            .flat_map(|group| group_keys(nodes, group).iter().copied());
+        slot.send.join(visible, tick);
         if slot.bits {
             // Its spawns are no baseline: entries carry whole states until one is acknowledged.
-            for &key in self.nodes.keys() {
-                if self.nodes.get(key).is_some_and(|n| n.has_state) {
-                    slot.send.owe_resync(key, tick);
-                }
+            let stateful = |key| nodes.get(key).is_some_and(|n| n.has_state);
+            let owed: Vec<_> = slot.send.keys().filter(|&key| stateful(key)).collect();
+            for key in owed {
+                slot.send.owe_resync(key, tick);
             }
         }
         slot.last_heard = now;
         slot.last_progress = now;
         slot.stats.acknowledged_tick = tick;
-        for i in 0..self.groups.len() {
-            let g = self.groups.keys()[i];
-            let visible = self.clients[index].vis.state(g) == Some(Vis::Visible);
-            if !visible {
-                self.hide_nodes(index, g);
-            }
-        }
     }
 }

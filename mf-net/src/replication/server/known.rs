@@ -71,9 +71,9 @@ impl Known {
 
     /// Holds exactly the nodes `keys` (in net id order, as a table lists them), each with
     /// `value`.
-    pub(crate) fn fill(&mut self, keys: &[NodeKey], value: NodeSend) {
+    pub(crate) fn fill(&mut self, keys: impl IntoIterator<Item = NodeKey>, value: NodeSend) {
         self.clear();
-        self.sorted.extend(keys.iter().map(|&key| (key, value)));
+        self.sorted.extend(keys.into_iter().map(|key| (key, value)));
         debug_assert!(self.sorted.windows(2).all(|w| w[0].0.id() < w[1].0.id()));
     }
 
@@ -212,7 +212,6 @@ impl Known {
     }
 
     /// How many nodes the client has.
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.sorted.len() - self.lost + self.arrived.len()
     }
@@ -398,7 +397,7 @@ mod tests {
             .filter(|i| i % 3 != 0)
             .map(|i| key(i, i))
             .collect();
-        known.fill(&keys, at(1));
+        known.fill(keys.iter().copied(), at(1));
         let mut rng = fastrand::Rng::with_seed(25);
         for _ in 0..200 {
             let mut asked: Vec<u32> = (0..rng.usize(1..80)).map(|_| rng.u32(0..3100)).collect();

@@ -80,6 +80,8 @@ pub(crate) struct SendState {
     /// Acknowledged ticks whose snapshots' nodes are not marked yet (see
     /// [`receive_ack`](Self::receive_ack)).
     deferred: Vec<u32>,
+    /// How many nodes the lists have room for (see [`fit`](Self::fit)).
+    room: usize,
 }
 
 impl Default for SendState {
@@ -103,19 +105,20 @@ impl Default for SendState {
             whole_at: None,
             settled: false,
             deferred: Vec::new(),
+            room: 0,
         }
     }
 }
 
 impl SendState {
-    /// The client joins at `tick`: it has every node in `nodes` as of `tick` (the spawns it was
-    /// just sent), owing nothing.
-    pub(crate) fn join(&mut self, nodes: &NodeTable, tick: u32) {
+    /// The client joins at `tick`: it has the nodes `keys` (in net id order) as of `tick` (the
+    /// spawns it was just sent), owing nothing.
+    pub(crate) fn join(&mut self, keys: impl IntoIterator<Item = NodeKey>, tick: u32) {
         let joined = NodeSend {
             acked: tick,
             resync: None,
         };
-        self.nodes.fill(nodes.keys(), joined);
+        self.nodes.fill(keys, joined);
         self.pending.clear();
         self.incoming.clear();
         self.full_at = None;
@@ -123,7 +126,11 @@ impl SendState {
         self.whole_at = None;
         self.settled = false;
         self.deferred.clear();
-        self.reserve(nodes);
+    }
+
+    /// The nodes the client has, in net id order.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = NodeKey> + '_ {
+        self.nodes.keys()
     }
 
     /// A node the client has from `acked` on (a spawn just sent: the server's tick), owing
@@ -138,19 +145,27 @@ impl SendState {
         );
     }
 
-    /// Makes room for every node of `nodes` in the per-node state, the pending lists and each
-    /// ring entry's list, so that snapshots and acks allocate nothing.
-    pub(crate) fn reserve(&mut self, nodes: &NodeTable) {
-        self.nodes.reserve(nodes.len());
-        let n = nodes.len();
+    /// Makes room in the per-node state, the pending lists and each ring entry's list for
+    /// half as many nodes again as the client has, once it has more than they have room for,
+    /// so that snapshots and acks allocate nothing while its view stays within what it has
+    /// been. Sized by what the client has, not by the world: a client that sees a few of many
+    /// nodes costs the server memory for those few.
+    fn fit(&mut self) {
+        let n = self.nodes.len();
+        if n <= self.room {
+            return;
+        }
+        let room = n + n / 2 + 16;
+        self.room = room;
+        self.nodes.reserve(room);
         for list in [&mut self.pending, &mut self.spare] {
-            list.reserve(n.saturating_sub(list.len()));
+            list.reserve(room.saturating_sub(list.len()));
         }
         // Resyncs owed, and those a settling ack hands on (see `ack`).
         self.incoming
-            .reserve((2 * n).saturating_sub(self.incoming.len()));
+            .reserve((2 * room).saturating_sub(self.incoming.len()));
         for entry in &mut self.ring {
-            entry.nodes.reserve(n.saturating_sub(entry.nodes.len()));
+            entry.nodes.reserve(room.saturating_sub(entry.nodes.len()));
         }
     }
 
@@ -226,6 +241,7 @@ impl SendState {
     }
 
     fn refresh_with(&mut self, changed: &[NodeKey], nodes: &NodeTable, peer: PeerId, seen: bool) {
+        self.fit();
         self.nodes.settle();
         self.apply_acks();
         if self.cursor != 0 {
@@ -568,7 +584,7 @@ mod tests {
         let (mut table, keys) = table(2);
         let (a, b) = (keys[0], keys[1]);
         let mut send = SendState::default();
-        send.join(&table, 5);
+        send.join(table.keys().iter().copied(), 5);
         sent(&mut send, &table, 6, &[a, b]);
         // `b` is despawned and its slot taken by `c` (spawned at 0) before the ack arrives.
         table.retain(|n| n.net_id != 2);
@@ -593,7 +609,7 @@ mod tests {
         let (table, keys) = table(2);
         let (a, b) = (keys[0], keys[1]);
         let mut send = SendState::default();
-        send.join(&table, 5);
+        send.join(table.keys().iter().copied(), 5);
         sent(&mut send, &table, 6, &[a]);
         sent(&mut send, &table, 7, &[a, b]);
         // Both acks are taken (their round trips counted) before any node is marked.
@@ -614,7 +630,7 @@ mod tests {
         let (table, keys) = table(2);
         let (a, b) = (keys[0], keys[1]);
         let mut send = SendState::default();
-        send.join(&table, 5);
+        send.join(table.keys().iter().copied(), 5);
         send.owe_resync(a, 8);
         // Owing again moves the tick forward, never back.
         send.owe_resync(a, 7);
@@ -636,7 +652,7 @@ mod tests {
         let (table, keys) = table(1);
         let a = keys[0];
         let mut send = SendState::default();
-        send.join(&table, 5);
+        send.join(table.keys().iter().copied(), 5);
         sent(&mut send, &table, 6, &[a]);
         send.owe_resync(a, 5);
         send.hide(a);
@@ -656,7 +672,7 @@ mod tests {
         let (table, keys) = table(1);
         let a = keys[0];
         let mut send = SendState::default();
-        send.join(&table, u32::MAX - 2);
+        send.join(table.keys().iter().copied(), u32::MAX - 2);
         for tick in [u32::MAX - 1, u32::MAX, 0, 1] {
             sent(&mut send, &table, tick, &[a]);
         }
@@ -672,7 +688,7 @@ mod tests {
     fn aging_moves_old_ticks_up_and_owes_a_resync_for_an_unacknowledged_change() {
         let (mut table, keys) = table(3);
         let mut send = SendState::default();
-        send.join(&table, 10);
+        send.join(table.keys().iter().copied(), 10);
         // Node 1 has nothing to send; node 2 changed at 20, unacknowledged; node 3 is hidden.
         touch(&mut table, keys[1], 20, true, true);
         send.hide(keys[2]);
@@ -698,7 +714,7 @@ mod tests {
         let (mut table, keys) = table(3);
         let (a, b, c) = (keys[0], keys[1], keys[2]);
         let mut send = SendState::default();
-        send.join(&table, 5);
+        send.join(table.keys().iter().copied(), 5);
         // `a` owes a resync that only a snapshot after tick 8 completes; `b` changed at 6.
         send.owe_resync(a, 8);
         touch(&mut table, b, 6, true, true);
@@ -724,7 +740,7 @@ mod tests {
     fn an_idle_tick_walks_nothing_and_a_change_is_pending_until_acknowledged() {
         let (mut table, keys) = table(1000);
         let mut send = SendState::default();
-        send.join(&table, 5);
+        send.join(table.keys().iter().copied(), 5);
         send.refresh(&[], &table, PEER);
         assert!(send.pending().is_empty());
         // Node 10 changed at tick 6: pending (alone) until an ack of a snapshot carrying it.
@@ -745,7 +761,7 @@ mod tests {
     fn pending_nodes_stay_sorted_and_leave_when_nothing_is_left_to_send() {
         let (mut table, keys) = table(10);
         let mut send = SendState::default();
-        send.join(&table, 5);
+        send.join(table.keys().iter().copied(), 5);
         // Changed for others only (an `owner_only` member, say): not pending for the owner.
         for &k in &keys[2..4] {
             touch(&mut table, k, 6, false, true);

@@ -290,7 +290,7 @@ mod tests {
             .map(|peer| {
                 let mut c = ClientSlot::new(PeerId(peer), Duration::ZERO);
                 c.ready = true;
-                c.send.join(table, 5);
+                c.send.join(table.keys().iter().copied(), 5);
                 c.send.refresh(keys, table, c.peer);
                 c
             })
@@ -374,7 +374,7 @@ mod tests {
             .map(|(peer, joined)| {
                 let mut c = ClientSlot::new(PeerId(peer), Duration::ZERO);
                 c.ready = true;
-                c.send.join(&table, joined);
+                c.send.join(table.keys().iter().copied(), joined);
                 c.send.refresh(&keys, &table, c.peer);
                 c
             })

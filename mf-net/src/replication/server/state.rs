@@ -15,7 +15,7 @@ use crate::replication::server::group_vis::{next_slot, GroupVis, Vis};
 use crate::replication::server::interest_state::Interest;
 use crate::replication::server::net_ids::NetIds;
 use crate::replication::server::node_table::{
-    self, group_nodes, Group, GroupKey, GroupTable, NetNode, NodeKey, NodeTable,
+    self, group_keys, group_nodes, Group, GroupKey, GroupTable, NetNode, NodeKey, NodeTable,
 };
 use crate::replication::server::shadow_column::{Changed, LastChanged};
 use crate::replication::server::shadows::Shadows;
@@ -1116,7 +1116,7 @@ impl ServerState {
             .groups
             .iter()
             .filter(|(_, g)| !store.alive(g.root))
-            .map(|(k, g)| (k, node_table::group_keys(&self.nodes, g).len()))
+            .map(|(k, g)| (k, group_keys(&self.nodes, g).len()))
             .collect();
         for (g, nodes) in leaving {
             self.forget_viewers(g, nodes);
@@ -1180,16 +1180,13 @@ impl ServerState {
                 let vis = self.initially_visible(shared, c, g);
                 self.set_vis(c, g, vis.unwrap_or(GroupVis::HIDDEN));
                 if vis.is_none() {
-                    self.hide_nodes(c, g);
                     continue;
                 }
+                self.give_group(c, g);
                 if let Some(core) = core.as_deref_mut() {
                     self.send_group(core, shared, g, c);
                 }
             }
-        }
-        for c in &mut self.clients {
-            c.send.reserve(&self.nodes);
         }
         let n = self.nodes.len();
         self.changed.reserve(n.saturating_sub(self.changed.len()));
@@ -1199,8 +1196,7 @@ impl ServerState {
     }
 
     /// Adds the pending spawn `p` to the group and node tables (its nodes still attached, each
-    /// with a shadow state captured now, stamped with the current tick, and had from that tick
-    /// by every ready client),
+    /// with a shadow state captured now, stamped with the current tick),
     /// and returns the group's key.
     fn network_group(&mut self, shared: &mut Shared, p: Pending) -> GroupKey {
         let Pending { mut group, nodes } = p;
@@ -1240,20 +1236,28 @@ impl ServerState {
                 n.last_changed = last_changed;
                 n.value_at = at;
             }
-            let stateful = self.nodes.get(key).is_some_and(|n| n.has_state);
             if let (true, Some(n)) = (self.recording, self.nodes.get(key)) {
                 self.bit_entries.record(&self.shadows, n, self.tick);
             }
-            for c in self.clients.iter_mut().filter(|c| c.ready) {
-                c.send.add(key, self.tick);
-                if c.bits && stateful {
-                    // Its spawn is no baseline: entries carry its whole state until one is
-                    // acknowledged.
-                    c.send.owe_resync(key, self.tick);
-                }
-            }
         }
         g
+    }
+
+    /// The client at `c` has the nodes of the group `g`, whose spawn goes to it now, from the
+    /// current tick.
+    fn give_group(&mut self, c: usize, g: GroupKey) {
+        let Some(group) = self.groups.get(g) else {
+            return;
+        };
+        let client = &mut self.clients[c];
+        for &key in group_keys(&self.nodes, group) {
+            client.send.add(key, self.tick);
+            if client.bits && self.nodes.get(key).is_some_and(|n| n.has_state) {
+                // Its spawn is no baseline: entries carry its whole state until one is
+                // acknowledged.
+                client.send.owe_resync(key, self.tick);
+            }
+        }
     }
 }
 
