@@ -80,7 +80,7 @@ impl Known {
     /// Makes room for `n` nodes, so that setting and settling them allocates nothing.
     pub(crate) fn reserve(&mut self, n: usize) {
         for list in [&mut self.sorted, &mut self.spare] {
-            list.reserve(n.saturating_sub(list.len()));
+            list.reserve_exact(n.saturating_sub(list.len()));
         }
         let arrivals = n.min(arrivals_before_settling(n));
         self.arrived

@@ -159,13 +159,15 @@ impl SendState {
         self.room = room;
         self.nodes.reserve(room);
         for list in [&mut self.pending, &mut self.spare] {
-            list.reserve(room.saturating_sub(list.len()));
+            list.reserve_exact(room.saturating_sub(list.len()));
         }
         // Resyncs owed, and those a settling ack hands on (see `ack`).
         self.incoming
-            .reserve((2 * room).saturating_sub(self.incoming.len()));
+            .reserve_exact((2 * room).saturating_sub(self.incoming.len()));
         for entry in &mut self.ring {
-            entry.nodes.reserve(room.saturating_sub(entry.nodes.len()));
+            entry
+                .nodes
+                .reserve_exact(room.saturating_sub(entry.nodes.len()));
         }
     }
 
