@@ -1,18 +1,18 @@
 //! [`Baselines`]: the values each bit-packed entry a client decoded gave its node, by the
 //! snapshot's tick, as later entries' baselines.
 //!
-//! One table per tick of the last [`DEPTH`] (a ring indexed by tick modulo `DEPTH`): the
+//! One table per tick of the last [`BASELINE_DEPTH`] (a ring indexed by tick modulo `BASELINE_DEPTH`): the
 //! entries of that tick's snapshot in the order it carried them, each its net id and its
 //! values. A snapshot is written into its table as it is read, front to back; and since a
 //! snapshot's entries come in net id order and most are coded against one baseline tick, the
 //! entries it looks up in a baseline's table come in that table's order too: each lookup first
 //! tries the entry after the last one found, and only then searches. So both ends of the work
 //! walk memory in order, as a snapshot does, rather than a node's records scattered in a map.
-//! An entry names its baseline at most `DEPTH - 1` ticks back (the server's rule), so a table
+//! An entry names its baseline at most `BASELINE_DEPTH - 1` ticks back (the server's rule), so a table
 //! is overwritten only once it can no longer be named.
 
 use crate::codec::quantize::Buckets;
-use crate::replication::shared::value_history::DEPTH;
+use crate::replication::shared::protocol::BASELINE_DEPTH;
 
 /// One entry of a [`TickTable`]: its node, and where its values are.
 #[derive(Debug, Clone, Copy)]
@@ -70,7 +70,7 @@ impl TickTable {
 /// that one when it is begun (snapshots whose sizes vary in a cycle, as update tiers make
 /// them, would otherwise have each table wait for the largest to land on it). A table keeps
 /// at most as many entries as the client has nodes (a hostile server repeating one entry
-/// cannot make them larger), so they hold at most `DEPTH` values of each node, as a record per
+/// cannot make them larger), so they hold at most `BASELINE_DEPTH` values of each node, as a record per
 /// node would.
 #[derive(Default)]
 pub(crate) struct Baselines {
@@ -84,17 +84,17 @@ pub(crate) struct Baselines {
 }
 
 impl Baselines {
-    /// Starts the table of the snapshot of `tick`, in place of the one `DEPTH` ticks before,
+    /// Starts the table of the snapshot of `tick`, in place of the one `BASELINE_DEPTH` ticks before,
     /// to keep at most `limit` entries (the client's node count).
     pub(crate) fn begin(&mut self, tick: u32, limit: usize) {
         self.limit = limit;
         if self.tables.is_empty() {
-            self.tables.resize_with(DEPTH, TickTable::default);
+            self.tables.resize_with(BASELINE_DEPTH, TickTable::default);
         }
         for table in &mut self.tables {
             table.cursor = 0;
         }
-        let table = &mut self.tables[tick as usize % DEPTH];
+        let table = &mut self.tables[tick as usize % BASELINE_DEPTH];
         table.tick = Some(tick);
         table.rows.clear();
         table.values.clear();
@@ -105,9 +105,9 @@ impl Baselines {
     }
 
     /// Node `id`'s values in the snapshot of `tick`, if this client decoded an entry for it
-    /// there with `slots` values (and has not written `DEPTH` ticks since).
+    /// there with `slots` values (and has not written `BASELINE_DEPTH` ticks since).
     pub(crate) fn find(&mut self, tick: u32, id: u32, slots: usize) -> Option<&[Buckets]> {
-        let table = self.tables.get_mut(tick as usize % DEPTH)?;
+        let table = self.tables.get_mut(tick as usize % BASELINE_DEPTH)?;
         if table.tick != Some(tick) || self.writing == Some(tick) {
             return None;
         }
@@ -119,7 +119,7 @@ impl Baselines {
         let Some(tick) = self.writing else {
             return;
         };
-        let Some(table) = self.tables.get_mut(tick as usize % DEPTH) else {
+        let Some(table) = self.tables.get_mut(tick as usize % BASELINE_DEPTH) else {
             return;
         };
         let (Ok(start), Ok(slots)) = (
@@ -143,7 +143,7 @@ impl Baselines {
         let Some(tick) = self.writing.take() else {
             return;
         };
-        if let Some(table) = self.tables.get_mut(tick as usize % DEPTH) {
+        if let Some(table) = self.tables.get_mut(tick as usize % BASELINE_DEPTH) {
             if !table.sorted {
                 table.rows.sort_unstable_by_key(|r| r.id);
             }
@@ -163,7 +163,7 @@ impl Baselines {
 
 #[cfg(test)]
 mod tests {
-    use super::{Baselines, DEPTH};
+    use super::{Baselines, BASELINE_DEPTH};
     use crate::codec::quantize::Buckets;
 
     fn value(v: u64) -> [Buckets; 2] {
@@ -190,10 +190,17 @@ mod tests {
         assert_eq!(b.find(14, 3, 2), None, "not carried then");
         assert_eq!(b.find(13, 7, 2), None, "never decoded");
         assert_eq!(b.find(10, 7, 1), None, "another width");
-        assert_eq!(b.find(10 + DEPTH as u32, 7, 2), None, "not that tick");
-        snapshot(&mut b, 10 + DEPTH as u32, &[(7, 72)]);
+        assert_eq!(
+            b.find(10 + BASELINE_DEPTH as u32, 7, 2),
+            None,
+            "not that tick"
+        );
+        snapshot(&mut b, 10 + BASELINE_DEPTH as u32, &[(7, 72)]);
         assert_eq!(b.find(10, 7, 2), None, "overwritten");
-        assert_eq!(b.find(10 + DEPTH as u32, 7, 2), Some(&value(72)[..]));
+        assert_eq!(
+            b.find(10 + BASELINE_DEPTH as u32, 7, 2),
+            Some(&value(72)[..])
+        );
         b.clear();
         assert_eq!(b.find(14, 7, 2), None, "cleared");
     }

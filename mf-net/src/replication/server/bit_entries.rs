@@ -13,21 +13,17 @@
 //! first such coding in the tick records them. The nodes no snapshot coded that way are
 //! recorded after the tick's snapshots, from their whole byte form.
 
-use std::hash::BuildHasherDefault;
-
 use crate::codec::quantize::Buckets;
 use crate::codec::state_bits::{self, write_entry_header};
 use crate::replication::server::entry_cache::EntryCache;
-use crate::replication::server::int_hasher::IntHasher;
 use crate::replication::server::node_states::NodeStates;
 use crate::replication::server::node_table::{NetNode, NodeKey, NodeTable};
 use crate::replication::server::slot_records::SlotRecords;
+use crate::replication::server::value_history::ValueHistory;
 use crate::replication::shared::protocol;
-use crate::replication::shared::value_history::{ValueHistory, DEPTH};
+use crate::replication::shared::protocol::BASELINE_DEPTH;
 use crate::replication::Audience;
 use crate::wire::{BitWriter, NetReader, NetWriter};
-
-type Hashed = BuildHasherDefault<IntHasher>;
 
 /// A state coded this tick: where its bits start in [`BitEntries::states`] (a byte boundary)
 /// and how many there are.
@@ -50,7 +46,7 @@ struct Record {
 /// nothing once its buffers have grown, but for a node's first value record.
 #[derive(Default)]
 pub(crate) struct BitEntries {
-    history: ValueHistory<Hashed>,
+    history: ValueHistory,
     /// This tick's coded states, by node slot.
     records: SlotRecords<Record>,
     /// This tick's coded states, each from a byte boundary.
@@ -120,14 +116,21 @@ impl BitEntries {
         for &key in changed {
             if self.take_owed(key) {
                 if let Some(n) = nodes.get(key) {
-                    self.record(states, n, tick);
+                    self.record(states, key, n, tick);
                 }
             }
         }
     }
 
-    /// Records `node`'s values (the state captured at `tick`) as its values from `tick` on.
-    pub(crate) fn record(&mut self, states: &impl NodeStates, node: &NetNode, tick: u32) {
+    /// Records the values of `node` (the node `key`: the state captured at `tick`) as its
+    /// values from `tick` on.
+    pub(crate) fn record(
+        &mut self,
+        states: &impl NodeStates,
+        key: NodeKey,
+        node: &NetNode,
+        tick: u32,
+    ) {
         if !node.has_state {
             return;
         }
@@ -143,15 +146,15 @@ impl BitEntries {
         let read = !self.scratch.over_limit()
             && state_bits::state_values(layout, &mut r, &mut self.values).is_ok();
         if read {
-            self.history.record(node.net_id, tick, &self.values);
+            self.history.record(key, tick, &self.values);
         } else {
-            self.history.forget(node.net_id);
+            self.history.forget(key);
         }
     }
 
-    /// Forgets node `id` (despawned).
-    pub(crate) fn forget(&mut self, id: u32) {
-        self.history.forget(id);
+    /// Forgets node `key` (despawned).
+    pub(crate) fn forget(&mut self, key: NodeKey) {
+        self.history.forget(key);
     }
 
     /// Forgets every node (the server stopped).
@@ -161,17 +164,8 @@ impl BitEntries {
         self.begin(0);
     }
 
-    /// The baseline a snapshot of `tick` codes the node `id` against, for a client whose
-    /// `since` for it is `acked`: that tick, if it is less than [`DEPTH`] ticks back (the
-    /// client still holds its values) and the node's values then are known; else none.
-    fn baseline(&self, id: u32, acked: Option<u32>, tick: u32) -> Option<u32> {
-        let a = acked?;
-        let back = tick.wrapping_sub(a);
-        (back > 0 && (back as usize) < DEPTH && self.history.as_of(id, a).is_some()).then_some(a)
-    }
-
     /// Appends to `body` the entry of `node` (the node `key`) for `audience`, for a client
-    /// whose `since` for it is `acked` (coded against the [`baseline`](Self::baseline) that
+    /// whose `since` for it is `acked` (coded against the [`baseline`] that
     /// gives), after the entry of net id `previous`, in a snapshot of `tick` whose default
     /// baseline is `default_back` ticks back. The state is coded on the first request this
     /// tick, found on every later one (with its baseline checked once). Returns `false`,
@@ -186,22 +180,17 @@ impl BitEntries {
         previous: Option<u32>,
         (tick, default_back): (u32, u32),
     ) -> bool {
-        let id = key.id();
         let found = acked.and_then(|a| Some((Some(a), self.find(key, Some(a), audience)?)));
         let (baseline, coded) = match found {
             Some(found) => found,
-            None => {
-                let baseline = self.baseline(id, acked, tick);
-                let which = (key, node, audience);
-                match self.coded(states, entries, which, (baseline, tick)) {
-                    Some(coded) => (baseline, coded),
-                    None => return false,
-                }
-            }
+            None => match self.coded(states, entries, (key, node, audience), (acked, tick)) {
+                Some(found) => found,
+                None => return false,
+            },
         };
         let back = baseline.map_or(0, |b| tick.wrapping_sub(b));
         let bits = coded.bits as usize;
-        write_entry_header(body, previous, id, back, default_back, bits);
+        write_entry_header(body, previous, key.id(), back, default_back, bits);
         let bytes = self.states_bytes();
         let appended = body.append_bits(bytes, coded.byte as usize * 8, bits);
         debug_assert!(appended, "a coded state lies in the coded states");
@@ -213,19 +202,21 @@ impl BitEntries {
         self.states.finish()
     }
 
-    /// The state of `node` for `audience` coded against `baseline`, coded now if it was not
-    /// this tick (of `tick`; recording the node's values if they are owed and this is its
-    /// whole state); `None` if its byte entry was refused.
+    /// The state of `node` for `audience`, for a client whose `since` for it is `acked`, coded
+    /// against the [`baseline`] that gives, with that baseline: found if this
+    /// tick (of `tick`) coded it so, else coded now (recording the node's values if they are
+    /// owed and this is its whole state); `None` if its byte entry was refused.
     fn coded(
         &mut self,
         states: &impl NodeStates,
         entries: &mut EntryCache,
         (key, node, audience): (NodeKey, &NetNode, Audience),
-        (baseline, tick): (Option<u32>, u32),
-    ) -> Option<Coded> {
-        let id = key.id();
+        (acked, tick): (Option<u32>, u32),
+    ) -> Option<(Option<u32>, Coded)> {
+        let base = baseline(&self.history, key, acked, tick);
+        let baseline = base.map(|(b, _)| b);
         if let Some(coded) = self.find(key, baseline, audience) {
-            return Some(coded);
+            return Some((baseline, coded));
         }
         let since = baseline.and_then(|b| node.since_class(Some(b), audience));
         let state = |w: &mut NetWriter| states.write_since_for(node, since, audience, w);
@@ -238,10 +229,6 @@ impl BitEntries {
             debug_assert!(false, "an entry just written reads");
             return None;
         };
-        let base = match baseline {
-            Some(b) => self.history.as_of(id, b),
-            None => None,
-        };
         // The values now, if the state leaves no member out for its audience: every member
         // changed since the baseline is in the state, and every other one has the baseline's
         // value (none: the state is whole).
@@ -252,7 +239,7 @@ impl BitEntries {
         self.values.clear();
         self.values.resize(layout.slots(), Buckets::default());
         let mut r = NetReader::new(state);
-        let base = base.unwrap_or_default();
+        let base = base.map_or(&[][..], |(_, values)| values);
         let (w, now) = (&mut self.states, &mut self.values);
         if state_bits::bytes_to_bits(layout, &mut r, base, w, now).is_err() {
             debug_assert!(false, "a state just written reads");
@@ -260,7 +247,7 @@ impl BitEntries {
             return None;
         }
         if whole && self.take_owed(key) {
-            self.history.record(id, tick, &self.values);
+            self.history.record(key, tick, &self.values);
         }
         let coded = Coded {
             byte: u32::try_from(start).unwrap_or(u32::MAX),
@@ -273,28 +260,57 @@ impl BitEntries {
         };
         self.records.push(key, record);
         self.encoded += 1;
-        Some(coded)
+        Some((baseline, coded))
     }
+}
+
+/// The baseline a snapshot of `tick` codes the node `key` against, for a client whose `since`
+/// for it is `acked`: that tick, if it is less than [`BASELINE_DEPTH`] ticks back (the client
+/// still holds its values) and the node's values then are known in `history`; else none. With
+/// the node's values then.
+fn baseline(
+    history: &ValueHistory,
+    key: NodeKey,
+    acked: Option<u32>,
+    tick: u32,
+) -> Option<(u32, &[Buckets])> {
+    let a = acked?;
+    let back = tick.wrapping_sub(a);
+    if back == 0 || back as usize >= BASELINE_DEPTH {
+        return None;
+    }
+    Some((a, history.as_of(key, a)?))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::BitEntries;
+    use super::{baseline, BitEntries};
     use crate::codec::quantize::Buckets;
-    use crate::replication::shared::value_history::DEPTH;
+    use crate::replication::server::node_table::NodeKey;
+    use crate::replication::shared::protocol::BASELINE_DEPTH;
 
     #[test]
     fn a_baseline_is_coded_against_only_while_the_client_still_holds_it_and_its_values_are_known() {
         let mut bits = BitEntries::default();
-        bits.history.record(3, 100, &[Buckets::default()]);
-        let depth = DEPTH as u32;
-        assert_eq!(bits.baseline(3, Some(100), 101), Some(100));
-        assert_eq!(bits.baseline(3, Some(100), 100 + depth - 1), Some(100));
-        assert_eq!(bits.baseline(3, Some(100), 100 + depth), None, "too old");
-        assert_eq!(bits.baseline(3, Some(99), 101), None, "values unknown then");
-        assert_eq!(bits.baseline(3, None, 101), None, "a resync");
-        assert_eq!(bits.baseline(4, Some(100), 101), None, "no values");
-        bits.forget(3);
-        assert_eq!(bits.baseline(3, Some(100), 101), None);
+        let (node, other) = (NodeKey::new(0, 3), NodeKey::new(1, 4));
+        bits.history.record(node, 100, &[Buckets::default()]);
+        let depth = BASELINE_DEPTH as u32;
+        let at = |bits: &BitEntries, key, acked, tick| {
+            baseline(&bits.history, key, acked, tick).map(|(b, _)| b)
+        };
+        assert_eq!(at(&bits, node, Some(100), 101), Some(100));
+        assert_eq!(at(&bits, node, Some(100), 100 + depth - 1), Some(100));
+        assert_eq!(at(&bits, node, Some(100), 100 + depth), None, "too old");
+        assert_eq!(at(&bits, node, Some(99), 101), None, "values unknown then");
+        assert_eq!(at(&bits, node, None, 101), None, "a resync");
+        assert_eq!(at(&bits, other, Some(100), 101), None, "no values");
+        let later = NodeKey::new(0, 9);
+        assert_eq!(
+            at(&bits, later, Some(100), 101),
+            None,
+            "another node in its slot"
+        );
+        bits.forget(node);
+        assert_eq!(at(&bits, node, Some(100), 101), None);
     }
 }

@@ -396,7 +396,7 @@ mod tests {
         let first = cache.range(a, Some(0), Audience::Owner, write(1));
         let first = cache.bytes(first).to_vec();
         // Next tick: the node's slot now holds another node, whose entry is its own.
-        table.retain(|_| false);
+        table.retain(|_, _| false);
         let b = table.push(2, node(2, None, PeerId(2)));
         assert_eq!(b.slot(), a.slot());
         cache.begin(table.slot_count(), true);

@@ -35,6 +35,7 @@ pub(crate) mod spatial_index;
 pub(crate) mod state;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub(crate) mod value_history;
 pub(crate) mod viewers;
 pub(crate) mod vis_table;
 pub(crate) mod visibility;

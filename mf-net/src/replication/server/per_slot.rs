@@ -64,7 +64,7 @@ mod tests {
         let mut acked: PerSlot<(), u32> = PerSlot::default();
         acked.set(a, 10);
         acked.set(b, 20);
-        table.retain(|_| false);
+        table.retain(|_, _| false);
         let c = table.push(3, ());
         assert_eq!(c.slot(), b.slot());
         // Until it is set, the new record in the reused slot has no value, and the old

@@ -589,7 +589,7 @@ mod tests {
         send.join(table.keys().iter().copied(), 5);
         sent(&mut send, &table, 6, &[a, b]);
         // `b` is despawned and its slot taken by `c` (spawned at 0) before the ack arrives.
-        table.retain(|n| n.net_id != 2);
+        table.retain(|_, n| n.net_id != 2);
         send.forget(&[2]);
         let c = table.push(3, node(3, None, PeerId::SERVER));
         assert_eq!(c.slot(), b.slot());
@@ -780,7 +780,7 @@ mod tests {
         send.refresh(&changed, &table, PEER);
         assert_eq!(send.pending(), [keys[0], keys[5], keys[7], keys[8]]);
         // A node gone since is dropped; one whose slot a new node took is not confused with it.
-        table.retain(|n| n.net_id != 6);
+        table.retain(|_, n| n.net_id != 6);
         let new = table.push(11, node(11, Some(FakeState::new(&[0], 1, false)), PEER));
         assert_eq!(new.slot(), keys[5].slot());
         send.add(new, 0);

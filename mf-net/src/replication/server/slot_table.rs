@@ -249,12 +249,12 @@ impl<T> SlotTable<T> {
 
     /// Removes every record for which `keep` is false (one pass), freeing their slots for
     /// later records; the removed records' keys name nothing afterwards.
-    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&T) -> bool) {
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(Key<T>, &T) -> bool) {
         self.version += 1;
         let (slots, free) = (&mut self.slots, &mut self.free);
-        self.order.retain(|key| {
+        self.order.retain(|&key| {
             let slot = &mut slots[key.slot()];
-            if slot.value.as_ref().is_some_and(&mut keep) {
+            if slot.value.as_ref().is_some_and(|value| keep(key, value)) {
                 return true;
             }
             slot.value = None;
@@ -274,7 +274,7 @@ mod tests {
         let a = table.push(1, "a");
         let b = table.push(2, "b");
         let c = table.push(3, "c");
-        table.retain(|&v| v != "b");
+        table.retain(|_, &v| v != "b");
         assert_eq!(table.get(b), None);
         assert_eq!(table.find(2), None);
         // The freed slot is reused by the next record; the old key still names nothing.

@@ -1082,13 +1082,14 @@ impl ServerState {
         let mut dropped = Vec::new();
         let mut gone_ids = Vec::new();
         let groups = &self.groups;
-        let (ids, tick) = (&mut self.ids, self.tick);
-        self.nodes.retain(|n| {
+        let (ids, tick, bits) = (&mut self.ids, self.tick, &mut self.bit_entries);
+        self.nodes.retain(|key, n| {
             let attached = store.alive(n.node);
             if !attached {
                 by_node.remove(n.node);
                 dropped.push((n.node, n.group));
                 gone_ids.push(n.net_id);
+                bits.forget(key);
                 if groups.get(n.group).is_none() {
                     // Its group went before it: nothing names its id any more.
                     ids.free(n.net_id, 1, tick);
@@ -1098,9 +1099,6 @@ impl ServerState {
         });
         for client in &mut self.clients {
             client.send.forget(&gone_ids);
-        }
-        for &id in &gone_ids {
-            self.bit_entries.forget(id);
         }
         // Viewers count the nodes they see: those that left, then the groups that go.
         for &(_, g) in &dropped {
@@ -1126,7 +1124,7 @@ impl ServerState {
             self.forget_interest(g);
         }
         let mut gone = Vec::new();
-        self.groups.retain(|g| {
+        self.groups.retain(|_, g| {
             let attached = store.alive(g.root);
             if !attached {
                 gone.push((g.first, g.end()));
@@ -1237,7 +1235,7 @@ impl ServerState {
                 n.value_at = at;
             }
             if let (true, Some(n)) = (self.recording, self.nodes.get(key)) {
-                self.bit_entries.record(&self.shadows, n, self.tick);
+                self.bit_entries.record(&self.shadows, key, n, self.tick);
             }
         }
         g

@@ -22,5 +22,4 @@ pub(crate) mod rpc_state;
 pub(crate) mod spawners;
 pub(crate) mod state;
 pub(crate) mod stats;
-pub(crate) mod value_history;
 pub(crate) mod write_value;

@@ -8,6 +8,11 @@ use crate::schema;
 use crate::store::Link;
 use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
 
+/// How many ticks back a bit-packed entry's baseline may be, and how many records of each
+/// node's values the server keeps: a client holds a record for each of its last
+/// `BASELINE_DEPTH` ticks that carried the node, so one at most `BASELINE_DEPTH - 1` ticks
+/// before a snapshot is still there when the snapshot arrives.
+pub(crate) const BASELINE_DEPTH: usize = 32;
 /// Scene index of a spawn message that binds a node every peer loads.
 pub(crate) const SCENE_BIND: i32 = -1;
 /// Scene index of a spawn message made by a spawner.
