@@ -118,16 +118,21 @@ impl Known {
         }
     }
 
-    /// [`seek`](Self::seek), mutably.
+    /// [`seek`](Self::seek) by net id, mutably: the node with `id` the client has (not one it
+    /// lost), with its key.
     #[inline(always)]
-    pub(crate) fn seek_mut(&mut self, at: &mut usize, key: NodeKey) -> Option<&mut NodeSend> {
-        match seek_in(&self.sorted, at, key) {
-            Some(i) => Some(&mut self.sorted[i].1),
-            None => {
-                let i = find(&self.arrived, key)?;
-                Some(&mut self.arrived[i].1)
-            }
-        }
+    pub(crate) fn seek_id_mut(
+        &mut self,
+        at: &mut usize,
+        id: u32,
+    ) -> Option<(NodeKey, &mut NodeSend)> {
+        let i = match seek_id_in(&self.sorted, at, id) {
+            Some(i) => Some((&mut self.sorted, i)),
+            None => find_id(&self.arrived, id).map(|i| (&mut self.arrived, i)),
+        };
+        let (list, i) = i?;
+        let (key, send) = &mut list[i];
+        (!lost(*key)).then_some((*key, send))
     }
 
     /// Sets the state of the node `key` (a node the client now has), replacing whatever was
@@ -235,8 +240,14 @@ fn lost(key: NodeKey) -> bool {
 /// Where in `list` (by net id) the entry of `key` is, if it is there for that very key.
 #[inline]
 fn find(list: &[(NodeKey, NodeSend)], key: NodeKey) -> Option<usize> {
-    let at = list.binary_search_by_key(&key.id(), |e| e.0.id()).ok()?;
+    let at = find_id(list, key.id())?;
     (list[at].0 == key).then_some(at)
+}
+
+/// Where in `list` (by net id) the entry of net id `id` is.
+#[inline]
+fn find_id(list: &[(NodeKey, NodeSend)], id: u32) -> Option<usize> {
+    list.binary_search_by_key(&id, |e| e.0.id()).ok()
 }
 
 /// [`find`] for ascending walks: `at` is where the walk expects the next key (just past the
@@ -248,17 +259,22 @@ fn find(list: &[(NodeKey, NodeSend)], key: NodeKey) -> Option<usize> {
 /// the start.
 #[inline(always)]
 fn seek_in(list: &[(NodeKey, NodeSend)], at: &mut usize, key: NodeKey) -> Option<usize> {
-    if list.get(*at).is_some_and(|e| e.0 == key) {
+    seek_id_in(list, at, key.id()).filter(|&i| list[i].0 == key)
+}
+
+/// [`seek_in`] by net id: the entry of `id`, whatever its key.
+#[inline(always)]
+fn seek_id_in(list: &[(NodeKey, NodeSend)], at: &mut usize, id: u32) -> Option<usize> {
+    if list.get(*at).is_some_and(|e| e.0.id() == id) {
         *at += 1;
         return Some(*at - 1);
     }
-    let id = key.id();
     let from = match (*at).checked_sub(1).and_then(|i| list.get(i)) {
         Some(e) if e.0.id() >= id => 0,
         _ => (*at).min(list.len()),
     };
     let i = from + first_from(&list[from..], id);
-    let found = list.get(i).is_some_and(|e| e.0 == key);
+    let found = list.get(i).is_some_and(|e| e.0.id() == id);
     *at = i + usize::from(found);
     found.then_some(i)
 }
@@ -384,8 +400,16 @@ mod tests {
                 .is_none());
         }
         let mut i = 0;
-        known.seek_mut(&mut i, keys[15]).unwrap().acked = 7;
+        let (found, send) = known.seek_id_mut(&mut i, keys[15].id()).unwrap();
+        assert_eq!(found, keys[15]);
+        send.acked = 7;
         assert_eq!(acked(&known, keys[15]), Some(7));
+        // A node the client lost (settled, or arrived since) does not answer to its id.
+        known.remove(keys[5]);
+        known.remove(keys[16]);
+        assert!(known.seek_id_mut(&mut 0, keys[5].id()).is_none());
+        assert!(known.seek_id_mut(&mut 0, keys[16].id()).is_none());
+        assert!(known.seek_id_mut(&mut 0, keys[6].id()).is_some());
     }
 
     #[test]

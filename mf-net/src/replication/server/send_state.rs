@@ -31,8 +31,10 @@ pub(crate) struct SentSnapshot {
     /// Whether a snapshot was sent in this entry (a fresh ring's entries were not), so that its
     /// leaving the ring counts in the client's unacknowledged window.
     pub(crate) used: bool,
-    /// Keys of the nodes it carried; the capacity is kept between uses.
-    pub(crate) nodes: Vec<NodeKey>,
+    /// Net ids of the nodes it carried (an id names one node while a snapshot that carried it
+    /// can still be acknowledged: [`NetIds`](crate::replication::server::net_ids::NetIds));
+    /// the capacity is kept between uses.
+    pub(crate) nodes: Vec<u32>,
 }
 
 /// A snapshot being written (see [`SendState::start_snapshot`]).
@@ -42,8 +44,9 @@ pub(crate) struct Outgoing<'a> {
     pub(crate) pending: &'a [NodeKey],
     /// Where the client stands with each node.
     pub(crate) acks: &'a Known,
-    /// The ring entry's list of the nodes the snapshot carries (empty to begin with).
-    pub(crate) carried: &'a mut Vec<NodeKey>,
+    /// The ring entry's list of the net ids of the nodes the snapshot carries (empty to begin
+    /// with).
+    pub(crate) carried: &'a mut Vec<u32>,
     /// Net id the snapshot starts at; set to where the next one starts (0: the first node).
     pub(crate) cursor: &'a mut u32,
 }
@@ -408,9 +411,9 @@ impl SendState {
         // The carried keys are in net id order (from the snapshot's cursor, wrapping once):
         // one walk along the client's nodes.
         let mut at = 0;
-        for &key in &entry.nodes {
-            // A node gone since (or a later node in its slot) does not answer to the key.
-            if let Some(n) = self.nodes.seek_mut(&mut at, key) {
+        for &id in &entry.nodes {
+            // A node gone since, or lost to the client, does not answer to its id.
+            if let Some((key, n)) = self.nodes.seek_id_mut(&mut at, id) {
                 n.acked = tick_max(n.acked, tick);
                 if n.resync.is_some_and(|after| tick_after(tick, after)) {
                     n.resync = None;
@@ -574,7 +577,7 @@ mod tests {
         send.start_snapshot(tick, at, table)
             .1
             .carried
-            .extend_from_slice(keys);
+            .extend(keys.iter().map(|k| k.id()));
     }
 
     fn acked(send: &SendState, key: NodeKey) -> Option<u32> {

@@ -58,7 +58,8 @@ pub(crate) struct SharedSnapshot {
     owned: Vec<(u32, PeerId)>,
     /// The entries, back to back, and the nodes they are for.
     entries: NetWriter,
-    carried: Vec<NodeKey>,
+    /// Their net ids.
+    carried: Vec<u32>,
 }
 
 impl SharedSnapshot {
@@ -221,7 +222,7 @@ fn append(
     cache: &mut EntryCache,
     (key, node, since, audience): (NodeKey, &NetNode, Option<u32>, Audience),
     w: &mut NetWriter,
-    carried: &mut Vec<NodeKey>,
+    carried: &mut Vec<u32>,
 ) {
     let state = |w: &mut NetWriter| states.write_since_for(node, since, audience, w);
     let range = cache.range(key, since, audience, state);
@@ -230,7 +231,7 @@ fn append(
     } else {
         EntryCache::accept(node);
         w.write_bytes(cache.bytes(range));
-        carried.push(key);
+        carried.push(key.id());
     }
 }
 
@@ -404,7 +405,7 @@ mod tests {
         cache.begin(table.slot_count(), true);
         // Client 3 acknowledged node 1 at tick 6 already: its entry would carry less.
         let (_, out) = c[1].send.start_snapshot(6, Duration::ZERO, &table);
-        out.carried.push(keys[0]);
+        out.carried.push(keys[0].id());
         c[1].send.ack(6, Duration::ZERO);
         c[1].send.refresh(&keys, &table, PeerId(3));
         shared.build(&states, &table, &c[0], &mut cache);

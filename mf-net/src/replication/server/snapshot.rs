@@ -120,7 +120,7 @@ pub(crate) fn write(
             break;
         }
         EntryCache::accept(node);
-        out.carried.push(key);
+        out.carried.push(key.id());
     }
     w.write_var_u32(0);
     if truncated {
@@ -264,7 +264,7 @@ impl<'a> Walk<'a> {
 /// `budget` (0: unlimited). An entry larger than the whole budget still goes out alone, or it
 /// would never be sent.
 #[inline]
-pub(super) fn fits(budget: usize, len: usize, carried: &[NodeKey]) -> bool {
+pub(super) fn fits(budget: usize, len: usize, carried: &[u32]) -> bool {
     budget == 0 || len < budget || carried.is_empty()
 }
 

@@ -52,7 +52,7 @@ pub(crate) fn write(
         let (at, acks) = ((tick, default_back), out.acks.settled());
         if let Some((bytes, list)) = shared.copy_standing(at, keys, acks) {
             copy(w, bytes);
-            out.carried.extend(list.iter().map(|e| e.key));
+            out.carried.extend(list.iter().map(|e| e.key.id()));
             client.send.walked_whole(tick);
             return Written { truncated: false };
         }
@@ -89,7 +89,7 @@ pub(crate) fn write(
         list.extend(order);
         if let Some(bytes) = shared.copy(tick, default_back, &list) {
             copy(w, bytes);
-            out.carried.extend(list.iter().map(|e| e.key));
+            out.carried.extend(list.iter().map(|e| e.key.id()));
             shared.give_back(list);
             *out.cursor = 0;
             if !client.tiered {
@@ -150,7 +150,7 @@ impl<S: NodeStates> Coder<'_, S> {
         order: impl Iterator<Item = BodyEntry>,
         body: &mut BitWriter,
         (entries, bits): (&mut EntryCache, &mut BitEntries),
-        carried: &mut Vec<NodeKey>,
+        carried: &mut Vec<u32>,
     ) -> (bool, bool, u32) {
         body.clear();
         body.write_gamma(self.default_back);
@@ -177,7 +177,7 @@ impl<S: NodeStates> Coder<'_, S> {
             }
             previous = Some(e.key.id());
             EntryCache::accept(node);
-            carried.push(e.key);
+            carried.push(e.key.id());
         }
         state_bits::end_entries(body);
         (truncated, refused, cursor)
