@@ -1,15 +1,15 @@
 //! [`Baselines`]: the values each bit-packed entry a client decoded gave its node, by the
 //! snapshot's tick, as later entries' baselines.
 //!
-//! One table per tick of the last [`BASELINE_DEPTH`] (a ring indexed by tick modulo `BASELINE_DEPTH`): the
-//! entries of that tick's snapshot in the order it carried them, each its net id and its
+//! One table per tick of the last [`BASELINE_DEPTH`] (a ring indexed by tick modulo
+//! `BASELINE_DEPTH`): the entries of that tick's snapshot in the order it carried them, each its net id and its
 //! values. A snapshot is written into its table as it is read, front to back; and since a
 //! snapshot's entries come in net id order and most are coded against one baseline tick, the
 //! entries it looks up in a baseline's table come in that table's order too: each lookup first
 //! tries the entry after the last one found, and only then searches. So both ends of the work
 //! walk memory in order, as a snapshot does, rather than a node's records scattered in a map.
-//! An entry names its baseline at most `BASELINE_DEPTH - 1` ticks back (the server's rule), so a table
-//! is overwritten only once it can no longer be named.
+//! An entry names its baseline at most `BASELINE_DEPTH - 1` ticks back (the server's rule), so
+//! a table is overwritten only once it can no longer be named.
 
 use crate::codec::quantize::Buckets;
 use crate::replication::shared::protocol::BASELINE_DEPTH;
@@ -70,8 +70,8 @@ impl TickTable {
 /// that one when it is begun (snapshots whose sizes vary in a cycle, as update tiers make
 /// them, would otherwise have each table wait for the largest to land on it). A table keeps
 /// at most as many entries as the client has nodes (a hostile server repeating one entry
-/// cannot make them larger), so they hold at most `BASELINE_DEPTH` values of each node, as a record per
-/// node would.
+/// cannot make them larger), so they hold at most `BASELINE_DEPTH` values of each node, as a
+/// record per node would.
 #[derive(Default)]
 pub(crate) struct Baselines {
     tables: Vec<TickTable>,
@@ -84,8 +84,8 @@ pub(crate) struct Baselines {
 }
 
 impl Baselines {
-    /// Starts the table of the snapshot of `tick`, in place of the one `BASELINE_DEPTH` ticks before,
-    /// to keep at most `limit` entries (the client's node count).
+    /// Starts the table of the snapshot of `tick`, in place of the one `BASELINE_DEPTH` ticks
+    /// before, to keep at most `limit` entries (the client's node count).
     pub(crate) fn begin(&mut self, tick: u32, limit: usize) {
         self.limit = limit;
         if self.tables.is_empty() {

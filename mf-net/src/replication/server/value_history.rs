@@ -3,8 +3,8 @@
 //!
 //! The server records a node's values at every tick it changes and asks for its values
 //! [as of](ValueHistory::as_of) a client's acknowledged tick. Each node keeps its last
-//! [`BASELINE_DEPTH`] records: a baseline older than that is not coded against (the server sends the
-//! whole state, from zero). The client keeps the values of the ticks it decoded in its own
+//! [`BASELINE_DEPTH`] records: a baseline older than that is not coded against (the server
+//! sends the whole state, from zero). The client keeps the values of the ticks it decoded in its own
 //! form, a record per tick modulo [`BASELINE_DEPTH`] (`client::baselines`).
 
 use crate::codec::quantize::Buckets;
@@ -63,8 +63,8 @@ impl NodeHistory {
     }
 
     /// Records `values` (as many as its width) at `tick`, replacing a record of the same
-    /// tick; the oldest record goes once there are [`BASELINE_DEPTH`]. Ticks are recorded in increasing
-    /// order: a tick not after the newest record's starts it over.
+    /// tick; the oldest record goes once there are [`BASELINE_DEPTH`]. Ticks are recorded in
+    /// increasing order: a tick not after the newest record's starts it over.
     pub(crate) fn push(&mut self, tick: u32, values: &[Buckets]) {
         let newest = self.newest_first().next().map(|at| (at, self.tick_at(at)));
         let at = match newest {
@@ -167,8 +167,9 @@ impl ValueHistory {
 
     /// Forgets node `key` (despawned).
     pub(crate) fn forget(&mut self, key: NodeKey) {
-        if let Some(node) = self.get(key).is_some().then(|| self.places[key.slot()]) {
-            if let Some(node) = self.records.get_mut(node as usize) {
+        let place = self.places.get(key.slot()).copied().unwrap_or(NONE);
+        if let Some(node) = self.records.get_mut(place as usize) {
+            if node.id == key.id() {
                 node.len = 0;
             }
         }
