@@ -4,8 +4,10 @@
 //! acknowledge), 1000 boxes all moving every frame, one network tick per frame. After the
 //! fixture's warm-up (more frames than the server's ring of 64 snapshots per client), 30 frames
 //! — the motion, the server's frame (64 acks, capture, 64 snapshots of every box) and every
-//! client's frame (apply, ack) — allocate nothing, on the server or any client.
+//! client's frame (apply, ack) — allocate nothing, on the server or any client; in the byte
+//! format and in bit-packed snapshots (value histories, baselines, shared bodies).
 
+use mf_net::replication::SnapshotEncoding;
 use mf_net_benches::{BenchBox, BoxEntity, Motion, QuantBox, ScaleWorld, SCALE_CLIENTS};
 use mf_net_tests::alloc_counter::assert_no_alloc;
 
@@ -57,4 +59,35 @@ fn sixty_four_clients_under_a_byte_budget_allocate_nothing() {
     let stats = world.server.stats();
     assert!(stats.largest_snapshot_bytes <= 1200);
     assert!(stats.snapshots_truncated > 0);
+}
+
+#[test]
+fn sixty_four_clients_on_bit_packed_snapshots_allocate_nothing() {
+    let mut world =
+        ScaleWorld::<QuantBox>::encoded(1000, Motion::All, SnapshotEncoding::Bits, SCALE_CLIENTS);
+    assert_steady_state_allocates_nothing(&mut world, "64 clients, 1000 boxes, bit-packed");
+    // Every snapshot carried every box, delta-coded against the tick before (about 5 B a box).
+    let bytes = world.server.stats().last_snapshot_bytes;
+    assert!((4_000..7_000).contains(&bytes), "{bytes} B");
+    // The clients rebuilt the same quantized values, each the server's within half a step.
+    let values = |mp: &mf_net_benches::ScaleMultiplayer| -> Vec<QuantBox> {
+        mp.scene()
+            .iter::<QuantBox>()
+            .map(|(_, b)| b.clone())
+            .collect()
+    };
+    let server = values(&world.server);
+    let first = values(&world.clients[0]);
+    assert!(world.clients.iter().all(|c| values(c) == first));
+    for (s, c) in server.iter().zip(&first) {
+        assert!(
+            s.position.distance(c.position) < 0.03,
+            "{s:?} against {c:?}"
+        );
+        assert!(
+            s.rotation.dot(c.rotation).abs() > 0.999,
+            "{s:?} against {c:?}"
+        );
+        assert_eq!(s.health, c.health);
+    }
 }
