@@ -44,11 +44,12 @@ fn load_bits(bytes: &[u8], bit: usize) -> u64 {
     let rest = bytes.get(bit / 8..).unwrap_or_default();
     let word = match rest.first_chunk::<8>() {
         Some(chunk) => u64::from_le_bytes(*chunk),
-        None => {
-            let mut padded = [0u8; 8];
-            padded[..rest.len()].copy_from_slice(rest);
-            u64::from_le_bytes(padded)
-        }
+        // The stream's last bytes, byte by byte: a copy into a padded word would be a call to
+        // `memcpy`, and every stream's end takes this path.
+        None => rest
+            .iter()
+            .enumerate()
+            .fold(0, |word, (i, &b)| word | u64::from(b) << (8 * i)),
     };
     word >> (bit % 8)
 }
