@@ -246,12 +246,28 @@ pub fn write_entry_header(
     default_back: u32,
     bits: usize,
 ) {
+    write_entry_id(w, previous, id);
+    write_entry_baseline(w, baseline_back, default_back, bits);
+}
+
+/// The first part of [`write_entry_header`]: the entry's `1` and its id.
+pub(crate) fn write_entry_id(w: &mut BitWriter, previous: Option<u32>, id: u32) {
     w.write_bit(true);
     match previous {
         None => w.write_gamma(id),
         #[allow(clippy::cast_possible_wrap)]
         Some(p) => w.write_zigzag_gamma(id.wrapping_sub(p).wrapping_sub(1) as i32),
     }
+}
+
+/// The rest of [`write_entry_header`]: the baseline and the state's length in bits. It does
+/// not depend on the entries before: a server may write it once with a state and copy both.
+pub(crate) fn write_entry_baseline(
+    w: &mut BitWriter,
+    baseline_back: u32,
+    default_back: u32,
+    bits: usize,
+) {
     if baseline_back == default_back {
         w.write_bit(true);
     } else {

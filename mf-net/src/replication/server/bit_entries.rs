@@ -14,7 +14,7 @@
 //! recorded after the tick's snapshots, from their whole byte form.
 
 use crate::codec::quantize::Buckets;
-use crate::codec::state_bits::{self, write_entry_header};
+use crate::codec::state_bits::{self, write_entry_baseline, write_entry_id};
 use crate::replication::server::entry_cache::EntryCache;
 use crate::replication::server::node_states::NodeStates;
 use crate::replication::server::node_table::{NetNode, NodeKey, NodeTable};
@@ -25,11 +25,14 @@ use crate::replication::shared::protocol::BASELINE_DEPTH;
 use crate::replication::Audience;
 use crate::wire::{BitWriter, NetReader, NetWriter};
 
-/// A state coded this tick: where its bits start in [`BitEntries::states`] (a byte boundary)
-/// and how many there are.
+/// A state coded this tick: where it lies in [`BitEntries::states`], behind the rest of its
+/// entry header for the default baseline (a `1` and the state's length, `head` bits), which
+/// starts on a byte boundary; and how many bits the state has. An entry whose baseline is the
+/// snapshot's default copies header and state at once.
 #[derive(Debug, Clone, Copy)]
 struct Coded {
     byte: u32,
+    head: u32,
     bits: u32,
 }
 
@@ -53,8 +56,9 @@ pub(crate) struct BitEntries {
     states: BitWriter,
     /// How many states were coded this tick.
     encoded: usize,
-    /// Scratch: a whole state's bytes, and its values.
+    /// Scratch: a whole state's bytes, a state's bits, and its values.
     scratch: NetWriter,
+    coding: BitWriter,
     values: Vec<Buckets>,
     /// By node slot, a bit per node whose values changed at this tick's capture and are not
     /// recorded yet.
@@ -189,10 +193,21 @@ impl BitEntries {
             },
         };
         let back = baseline.map_or(0, |b| tick.wrapping_sub(b));
-        let bits = coded.bits as usize;
-        write_entry_header(body, previous, key.id(), back, default_back, bits);
+        let (from, head, bits) = (
+            coded.byte as usize * 8,
+            coded.head as usize,
+            coded.bits as usize,
+        );
+        write_entry_id(body, previous, key.id());
+        let (from, bits) = match back == default_back {
+            true => (from, head + bits),
+            false => {
+                write_entry_baseline(body, back, default_back, bits);
+                (from + head, bits)
+            }
+        };
         let bytes = self.states_bytes();
-        let appended = body.append_bits(bytes, coded.byte as usize * 8, bits);
+        let appended = body.append_bits(bytes, from, bits);
         debug_assert!(appended, "a coded state lies in the coded states");
         true
     }
@@ -234,24 +249,30 @@ impl BitEntries {
         // value (none: the state is whole).
         let every_member = audience == Audience::All || !node.owner_conditions;
         let whole = every_member && (since.is_none() || base.is_some());
-        let start = self.states.finish().len();
         let layout = states.layout_of(node);
         self.values.clear();
         self.values.resize(layout.slots(), Buckets::default());
         let mut r = NetReader::new(state);
         let base = base.map_or(&[][..], |(_, values)| values);
-        let (w, now) = (&mut self.states, &mut self.values);
+        self.coding.clear();
+        let (w, now) = (&mut self.coding, &mut self.values);
         if state_bits::bytes_to_bits(layout, &mut r, base, w, now).is_err() {
             debug_assert!(false, "a state just written reads");
-            let _ = self.states.truncate_bits(start * 8);
             return None;
         }
         if whole && self.take_owed(key) {
             self.history.record(key, tick, &self.values);
         }
+        let start = self.states.finish().len();
+        let bits = self.coding.bit_len();
+        // The header's rest as an entry coded against the snapshot's default baseline has it.
+        write_entry_baseline(&mut self.states, 1, 1, bits);
+        let head = self.states.bit_len() - start * 8;
+        self.states.append(&self.coding);
         let coded = Coded {
             byte: u32::try_from(start).unwrap_or(u32::MAX),
-            bits: u32::try_from(self.states.bit_len() - start * 8).unwrap_or(u32::MAX),
+            head: u32::try_from(head).unwrap_or(u32::MAX),
+            bits: u32::try_from(bits).unwrap_or(u32::MAX),
         };
         let record = Record {
             baseline,
