@@ -12,173 +12,178 @@ use crate::replication::server::node_table::NodeKey;
 use crate::replication::shared::protocol::BASELINE_DEPTH;
 use crate::tick::tick_after;
 
-/// One node's records: a ring of records, each its tick (in the first word of a `Buckets`)
-/// then its `slots` values, side by side, so that reading the newest record (the usual
-/// baseline) reads one or two cache lines.
-#[derive(Debug, Default)]
-pub(crate) struct NodeHistory {
+/// No region in [`ValueHistory::values`].
+const NONE: u32 = u32::MAX;
+
+/// One node slot's records: a ring of [`BASELINE_DEPTH`] records in its region of
+/// [`ValueHistory::values`], each its tick (in the first word of a `Buckets`) then its `slots`
+/// values, side by side, so that reading the newest record (the usual baseline) reads one or
+/// two cache lines.
+#[derive(Debug, Clone, Copy)]
+struct Ring {
     /// The net id of the node whose records these are.
     id: u32,
-    /// How many records it holds (up to [`BASELINE_DEPTH`]).
-    len: usize,
-    /// Where the next record goes.
-    next: usize,
-    /// Values per record.
-    slots: usize,
-    records: Vec<Buckets>,
+    /// Where its region starts ([`NONE`]: it has none yet).
+    start: u32,
+    /// Values per record, and the most its region has room for.
+    slots: u32,
+    room: u32,
+    /// How many records it holds (up to [`BASELINE_DEPTH`]), and where the next one goes.
+    len: u8,
+    next: u8,
 }
 
-impl NodeHistory {
-    /// Starts over as node `id`'s, with records of `slots` values.
-    fn reset(&mut self, id: u32, slots: usize) {
-        self.id = id;
-        self.len = 0;
-        self.next = 0;
-        self.slots = slots;
-        self.records.clear();
-        self.records
-            .resize((1 + slots) * BASELINE_DEPTH, Buckets::default());
-    }
+impl Ring {
+    const EMPTY: Self = Self {
+        id: 0,
+        start: NONE,
+        slots: 0,
+        room: 0,
+        len: 0,
+        next: 0,
+    };
 
-    /// The record at ring position `at`: its tick and its values.
-    fn record_at(&self, at: usize) -> (u32, &[Buckets]) {
-        let stride = 1 + self.slots;
-        let record = &self.records[at * stride..(at + 1) * stride];
-        (record[0].words()[0], &record[1..])
-    }
-
-    /// The tick of the record at ring position `at`.
-    fn tick_at(&self, at: usize) -> u32 {
-        self.record_at(at).0
-    }
-
-    /// The values of the record at ring position `at`.
-    fn values_at(&self, at: usize) -> &[Buckets] {
-        self.record_at(at).1
+    /// Where the record at ring position `at` starts in the values, and its length.
+    fn record(&self, at: usize) -> (usize, usize) {
+        let stride = 1 + self.slots as usize;
+        (self.start as usize + at * stride, stride)
     }
 
     /// Ring positions of its records, newest first.
-    fn newest_first(&self) -> impl Iterator<Item = usize> + '_ {
-        (1..=self.len).map(move |back| (self.next + BASELINE_DEPTH - back) % BASELINE_DEPTH)
-    }
-
-    /// Records `values` (as many as its width) at `tick`, replacing a record of the same
-    /// tick; the oldest record goes once there are [`BASELINE_DEPTH`]. Ticks are recorded in
-    /// increasing order: a tick not after the newest record's starts it over.
-    pub(crate) fn push(&mut self, tick: u32, values: &[Buckets]) {
-        let newest = self.newest_first().next().map(|at| (at, self.tick_at(at)));
-        let at = match newest {
-            Some((at, t)) if t == tick => at,
-            Some((_, t)) if !tick_after(tick, t) => {
-                self.reset(self.id, self.slots);
-                0
-            }
-            _ => self.next,
-        };
-        if at == self.next {
-            self.next = (self.next + 1) % BASELINE_DEPTH;
-            self.len = (self.len + 1).min(BASELINE_DEPTH);
-        }
-        let stride = 1 + self.slots;
-        let record = &mut self.records[at * stride..(at + 1) * stride];
-        record[0] = Buckets::from_words([tick, 0, 0, 0]);
-        let n = self.slots.min(values.len());
-        record[1..1 + n].copy_from_slice(&values[..n]);
-    }
-
-    /// Its values as of `tick`: its newest record at or before `tick`.
-    fn as_of(&self, tick: u32) -> Option<&[Buckets]> {
-        let at = self
-            .newest_first()
-            .find(|&at| !tick_after(self.tick_at(at), tick))?;
-        Some(self.values_at(at))
-    }
-
-    /// Its values recorded at exactly `tick`.
-    #[cfg(test)]
-    fn exact(&self, tick: u32) -> Option<&[Buckets]> {
-        let at = self.newest_first().find(|&at| self.tick_at(at) == tick)?;
-        Some(self.values_at(at))
+    fn newest_first(&self) -> impl Iterator<Item = usize> {
+        let (next, len) = (usize::from(self.next), usize::from(self.len));
+        (1..=len).map(move |back| (next + BASELINE_DEPTH - back) % BASELINE_DEPTH)
     }
 }
-
-/// No place in [`ValueHistory::records`].
-const NONE: u32 = u32::MAX;
 
 /// The recent values of many nodes, by node slot (see the [module documentation](self)).
 /// Allocates for a node slot the first time a node in it records, and never again for it but
 /// to make a record wider.
 ///
-/// Each slot keeps only its place among the records (4 bytes a slot), not the records
-/// themselves (some hundred bytes each), and the records know their node's id: a record of a
-/// node gone from the slot is never read for the node after it.
+/// Each slot's ring (20 bytes) sits in one table in slot order, and every ring's records in
+/// one buffer: finding a node's newest record reads its ring and then the record, with
+/// nothing between. A ring knows its node's id: a record of a node gone from the slot is
+/// never read for the node after it.
 #[derive(Default)]
 pub(crate) struct ValueHistory {
-    /// Each node slot's place in `records` ([`NONE`]: none).
-    places: Vec<u32>,
-    records: Vec<NodeHistory>,
+    /// Each node slot's ring.
+    rings: Vec<Ring>,
+    /// Every ring's records.
+    values: Vec<Buckets>,
 }
 
 impl ValueHistory {
-    /// Records `values` as node `key`'s at `tick` (see [`NodeHistory::push`]).
+    /// Records `values` as node `key`'s at `tick`, replacing a record of the same tick; the
+    /// oldest record goes once there are [`BASELINE_DEPTH`]. Ticks are recorded in increasing
+    /// order: a tick not after the newest record's starts the node's records over.
     pub(crate) fn record(&mut self, key: NodeKey, tick: u32, values: &[Buckets]) {
-        self.node(key, values.len()).push(tick, values);
+        let Some(ring) = self.ring_for(key, values.len()) else {
+            return self.forget(key);
+        };
+        let newest = ring.newest_first().next();
+        let newest = newest.map(|at| (at, self.tick_at(&ring, at)));
+        let mut ring = ring;
+        let at = match newest {
+            Some((at, t)) if t == tick => at,
+            Some((_, t)) if !tick_after(tick, t) => {
+                (ring.len, ring.next) = (0, 0);
+                0
+            }
+            _ => usize::from(ring.next),
+        };
+        if at == usize::from(ring.next) {
+            // Below `BASELINE_DEPTH`, which fits a byte.
+            #[allow(clippy::cast_possible_truncation)]
+            {
+                ring.next = ((at + 1) % BASELINE_DEPTH) as u8;
+                ring.len = (usize::from(ring.len) + 1).min(BASELINE_DEPTH) as u8;
+            }
+        }
+        self.rings[key.slot()] = ring;
+        let (start, stride) = ring.record(at);
+        let record = &mut self.values[start..start + stride];
+        record[0] = Buckets::from_words([tick, 0, 0, 0]);
+        record[1..].copy_from_slice(values);
     }
 
-    /// Node `key`'s records (of `slots` values each: made empty if it has none, or records of
-    /// another node or another width).
-    fn node(&mut self, key: NodeKey, slots: usize) -> &mut NodeHistory {
-        if key.slot() >= self.places.len() {
-            self.places.resize(key.slot() + 1, NONE);
+    /// Node `key`'s ring, made its own (with no records) if it held another node's or
+    /// records of another width, with a region of room for `slots` values a record; `None`
+    /// if the buffer cannot be indexed past its length.
+    fn ring_for(&mut self, key: NodeKey, slots: usize) -> Option<Ring> {
+        if key.slot() >= self.rings.len() {
+            self.rings.resize(key.slot() + 1, Ring::EMPTY);
         }
-        let place = &mut self.places[key.slot()];
-        if *place == NONE {
-            *place = u32::try_from(self.records.len()).unwrap_or(NONE);
-            let mut fresh = NodeHistory::default();
-            fresh.reset(key.id(), slots);
-            self.records.push(fresh);
+        let slots = u32::try_from(slots).ok()?;
+        let mut ring = self.rings[key.slot()];
+        if ring.start == NONE || slots > ring.room {
+            let region = (1 + slots as usize) * BASELINE_DEPTH;
+            // Every index of the region fits a `u32` (so its start is not `NONE`).
+            let end = self.values.len().checked_add(region)?;
+            u32::try_from(end).ok()?;
+            ring.start = u32::try_from(self.values.len()).ok()?;
+            self.values
+                .resize(self.values.len() + region, Buckets::default());
+            ring.room = slots;
+            ring.len = 0;
         }
-        let node = &mut self.records[*place as usize];
-        if node.id != key.id() || node.slots != slots {
-            node.reset(key.id(), slots);
+        if ring.id != key.id() || ring.slots != slots {
+            (ring.id, ring.slots, ring.len, ring.next) = (key.id(), slots, 0, 0);
         }
-        node
+        self.rings[key.slot()] = ring;
+        Some(ring)
     }
 
-    /// Node `key`'s records, if it has any.
-    fn get(&self, key: NodeKey) -> Option<&NodeHistory> {
-        let place = *self.places.get(key.slot())?;
-        self.records
-            .get(place as usize)
-            .filter(|node| node.id == key.id() && node.len > 0)
+    /// Node `key`'s ring, if it holds records of it.
+    fn get(&self, key: NodeKey) -> Option<&Ring> {
+        self.rings
+            .get(key.slot())
+            .filter(|ring| ring.id == key.id() && ring.len > 0)
+    }
+
+    /// The tick of `ring`'s record at ring position `at`.
+    fn tick_at(&self, ring: &Ring, at: usize) -> u32 {
+        self.values[ring.record(at).0].words()[0]
+    }
+
+    /// The values of `ring`'s record at ring position `at`.
+    fn values_at(&self, ring: &Ring, at: usize) -> &[Buckets] {
+        let (start, stride) = ring.record(at);
+        &self.values[start + 1..start + stride]
     }
 
     /// Node `key`'s values as of `tick`: its newest record at or before `tick`, if it still
     /// holds one (the server records every change, so that record is the value then).
     pub(crate) fn as_of(&self, key: NodeKey, tick: u32) -> Option<&[Buckets]> {
-        self.get(key)?.as_of(tick)
+        let ring = self.get(key)?;
+        let at = ring
+            .newest_first()
+            .find(|&at| !tick_after(self.tick_at(ring, at), tick))?;
+        Some(self.values_at(ring, at))
     }
 
     /// Node `key`'s values recorded at exactly `tick`.
     #[cfg(test)]
     pub(crate) fn exact(&self, key: NodeKey, tick: u32) -> Option<&[Buckets]> {
-        self.get(key)?.exact(tick)
+        let ring = self.get(key)?;
+        let at = ring
+            .newest_first()
+            .find(|&at| self.tick_at(ring, at) == tick)?;
+        Some(self.values_at(ring, at))
     }
 
     /// Forgets node `key` (despawned).
     pub(crate) fn forget(&mut self, key: NodeKey) {
-        let place = self.places.get(key.slot()).copied().unwrap_or(NONE);
-        if let Some(node) = self.records.get_mut(place as usize) {
-            if node.id == key.id() {
-                node.len = 0;
+        if let Some(ring) = self.rings.get_mut(key.slot()) {
+            if ring.id == key.id() {
+                ring.len = 0;
             }
         }
     }
 
     /// Forgets every node.
     pub(crate) fn clear(&mut self) {
-        for node in &mut self.records {
-            node.len = 0;
+        for ring in &mut self.rings {
+            ring.len = 0;
         }
     }
 }
@@ -267,5 +272,22 @@ mod tests {
         assert_eq!(h.as_of(key(1), 41), None);
         h.record(key(2), 1, &value(3));
         assert_eq!(h.exact(key(2), 1), Some(&value(3)[..]));
+    }
+
+    #[test]
+    fn a_node_taking_a_slot_reads_only_its_own_records_at_any_width() {
+        let mut h = ValueHistory::default();
+        let (old, new) = (NodeKey::new(1, 4), NodeKey::new(1, 9));
+        h.record(old, 10, &value(1));
+        h.record(new, 11, &[Buckets::from_low_u64(7)]);
+        assert_eq!(h.as_of(old, 10), None, "the slot's old node");
+        assert_eq!(h.as_of(new, 11), Some(&[Buckets::from_low_u64(7)][..]));
+        // Wider than the slot's room: a new region, the other slots' records untouched.
+        h.record(key(2), 11, &value(5));
+        let wide = [Buckets::from_low_u64(1); 5];
+        h.record(new, 12, &wide);
+        assert_eq!(h.as_of(new, 12), Some(&wide[..]));
+        assert_eq!(h.as_of(new, 11), None, "records of the narrower width");
+        assert_eq!(h.as_of(key(2), 11), Some(&value(5)[..]));
     }
 }
