@@ -206,15 +206,9 @@ impl BitEntries {
                 (from + head, bits)
             }
         };
-        let bytes = self.states_bytes();
-        let appended = body.append_bits(bytes, from, bits);
+        let appended = body.append_bits(self.states.flushed(), from, bits);
         debug_assert!(appended, "a coded state lies in the coded states");
         true
-    }
-
-    /// The coded states' bytes (each state starts on a byte boundary, and is flushed whole).
-    fn states_bytes(&mut self) -> &[u8] {
-        self.states.finish()
     }
 
     /// The state of `node` for `audience`, for a client whose `since` for it is `acked`, coded
@@ -269,6 +263,8 @@ impl BitEntries {
         write_entry_baseline(&mut self.states, 1, 1, bits);
         let head = self.states.bit_len() - start * 8;
         self.states.append(&self.coding);
+        // Flushed whole, so that every coded state lies in the flushed bytes.
+        self.states.finish();
         let coded = Coded {
             byte: u32::try_from(start).unwrap_or(u32::MAX),
             head: u32::try_from(head).unwrap_or(u32::MAX),

@@ -51,6 +51,13 @@ impl BitWriter {
         self.buf.len() * 8 + self.n as usize
     }
 
+    /// The whole bytes flushed so far: every bit written, right after
+    /// [`finish`](Self::finish) (until the next write).
+    #[inline]
+    pub(crate) fn flushed(&self) -> &[u8] {
+        &self.buf
+    }
+
     /// Whether nothing has been written since the last [`clear`](Self::clear).
     #[inline]
     pub fn is_empty(&self) -> bool {
