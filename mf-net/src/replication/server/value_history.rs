@@ -77,12 +77,11 @@ impl ValueHistory {
     /// oldest record goes once there are [`BASELINE_DEPTH`]. Ticks are recorded in increasing
     /// order: a tick not after the newest record's starts the node's records over.
     pub(crate) fn record(&mut self, key: NodeKey, tick: u32, values: &[Buckets]) {
-        let Some(ring) = self.ring_for(key, values.len()) else {
+        let Some(mut ring) = self.ring_for(key, values.len()) else {
             return self.forget(key);
         };
         let newest = ring.newest_first().next();
         let newest = newest.map(|at| (at, self.tick_at(&ring, at)));
-        let mut ring = ring;
         let at = match newest {
             Some((at, t)) if t == tick => at,
             Some((_, t)) if !tick_after(tick, t) => {
@@ -123,8 +122,7 @@ impl ValueHistory {
             ring.start = u32::try_from(self.values.len()).ok()?;
             self.values
                 .resize(self.values.len() + region, Buckets::default());
-            ring.room = slots;
-            ring.len = 0;
+            (ring.room, ring.len, ring.next) = (slots, 0, 0);
         }
         if ring.id != key.id() || ring.slots != slots {
             (ring.id, ring.slots, ring.len, ring.next) = (key.id(), slots, 0, 0);
