@@ -17,20 +17,23 @@
 //!   second run; a third run builds the world again beside one twice as large (20 000 bodies
 //!   on a side √2 longer, so each client sees as much as before), times one tick of each in
 //!   turn, and prints how the median changed: taken in turn, both worlds are measured in the
-//!   same phase of a machine whose speed drifts by up to 2× from minute to minute.
+//!   same phase of a machine whose speed drifts by up to 2× from minute to minute; a fourth
+//!   run does the same with two worlds of 10 000 bodies, one sending byte-format snapshots and
+//!   one bit-packed (the default encoding), and prints how many times the byte format's median
+//!   the bit-packed one's is.
 //! - Each load first runs 70 ticks untimed: its first ticks fill every client's ring of 64 sent
 //!   snapshots with lists of a new size, touching fresh memory.
 //! - Each run prints, per tick, the relevance spawns and despawns, the bytes sent and the
 //!   entries encoded: walking into a new cell, a client gets the bodies of a new row of cells
 //!   and loses those of an old one, so relevance changes every tick somewhere.
 //!
-//! Run: `cargo bench -p mf-net-benches --bench interest_scale` (about a minute here); `-- quick`,
+//! Run: `cargo bench -p mf-net-benches --bench interest_scale` (a few minutes here); `-- quick`,
 //! or run as a test, for 32 clients and 2000 bodies. In the environment, `BITS=1` sends
-//! bit-packed snapshots (the default encoding; issue 25's figures are the byte format's, which
-//! this runs otherwise), and `ONLY_LOAD=100` (or `10`) runs only that load of the first world
-//! (with `WORLD=2`, of the doubled world), for profiles and A/B runs (the server's frame is the out-of-line `server_frame`, so a
-//! profile tells it from the clients'). Nothing here is asserted: the figures go to
-//! `benches/README.md`.
+//! bit-packed snapshots in the first three runs (issue 25's figures are the byte format's,
+//! which they send otherwise), and `ONLY_LOAD=100` (or `10`) runs only that load of the first
+//! world (with `WORLD=2`, of the doubled world), for profiles and A/B runs (the server's frame
+//! is the out-of-line `server_frame`, so a profile tells it from the clients'). Nothing here is
+//! asserted: the figures go to `benches/README.md`.
 
 use std::time::{Duration, Instant};
 
@@ -109,15 +112,14 @@ struct World {
 }
 
 impl World {
-    fn new(clients: usize, bodies: usize, every_ticks: u32) -> Self {
+    fn new(
+        clients: usize,
+        bodies: usize,
+        every_ticks: u32,
+        snapshot_encoding: SnapshotEncoding,
+    ) -> Self {
         let side = SIDE * (bodies as f32 / 10_000.0).sqrt();
         let net = LoopbackNetwork::new();
-        // The byte format, as this scenario has been measured since it was written (issue 25),
-        // unless `BITS` is set.
-        let snapshot_encoding = match std::env::var_os("BITS") {
-            Some(_) => SnapshotEncoding::Bits,
-            None => SnapshotEncoding::Bytes,
-        };
         let config = MultiplayerConfig {
             snapshot_encoding,
             ..MultiplayerConfig::default()
@@ -264,19 +266,28 @@ fn report(label: &str, mut ticks: Vec<Duration>) -> Duration {
 /// The loads: 100 % of the bodies moving each tick, or a tenth.
 const LOADS: [(&str, bool); 2] = [("100 % moving", true), ("10 % moving", false)];
 
+/// The encoding of every run but [`run_encodings`]: the byte format, as this scenario has been
+/// measured since it was written (issue 25), unless `BITS` is set.
+fn encoding() -> SnapshotEncoding {
+    match std::env::var_os("BITS") {
+        Some(_) => SnapshotEncoding::Bits,
+        None => SnapshotEncoding::Bytes,
+    }
+}
+
 /// Builds a world of `clients` clients and `bodies` bodies with relevance every `every` ticks,
-/// and says so.
-fn build(clients: usize, bodies: usize, every: u32) -> World {
+/// snapshots in `encoding`, and says so.
+fn build(clients: usize, bodies: usize, every: u32, encoding: SnapshotEncoding) -> World {
     let start = Instant::now();
-    let world = World::new(clients, bodies, every);
+    let world = World::new(clients, bodies, every, encoding);
     let seen: usize = world
         .clients
         .iter()
         .map(|c| c.stats().networked_nodes)
         .sum();
     println!(
-        "{clients} clients x {bodies} bodies (side {:.0}), relevance every {every} ticks: set up \
-         in {:.0} s, a client sees {} nodes on average",
+        "{clients} clients x {bodies} bodies (side {:.0}), relevance every {every} ticks, \
+         {encoding:?}: set up in {:.0} s, a client sees {} nodes on average",
         world.side,
         start.elapsed().as_secs_f64(),
         seen / clients
@@ -287,7 +298,7 @@ fn build(clients: usize, bodies: usize, every: u32) -> World {
 /// Runs `ticks` ticks of each load on a world of `bodies` bodies with relevance every `every`
 /// ticks.
 fn run(clients: usize, bodies: usize, every: u32, ticks: usize) {
-    let mut world = build(clients, bodies, every);
+    let mut world = build(clients, bodies, every, encoding());
     let only = only_load();
     for (label, all) in LOADS {
         if only.is_some_and(|o| o != all) {
@@ -322,8 +333,29 @@ fn per_tick(before: &NetworkStats, after: &NetworkStats, ticks: usize) {
 /// phase of a machine whose speed drifts from minute to minute; returns how many times the
 /// first world's median tick the second's is (100 % moving, 10 % moving).
 fn run_doubled(clients: usize, bodies: usize, ticks: usize) -> [f64; 2] {
-    let mut worlds = [build(clients, bodies, 30), build(clients, bodies * 2, 30)];
-    LOADS.map(|(label, all)| {
+    let worlds = [
+        build(clients, bodies, 30, encoding()),
+        build(clients, bodies * 2, 30, encoding()),
+    ];
+    let labels = [format!("{bodies} bodies"), format!("{} bodies", bodies * 2)];
+    in_turn(worlds, labels, ticks)
+}
+
+/// Runs each load on two worlds of `bodies` bodies (relevance every 30 ticks), one sending
+/// byte-format snapshots and one bit-packed, one tick of each in turn (as [`run_doubled`]);
+/// returns how many times the byte format's median tick the bit-packed one's is (100 %
+/// moving, 10 % moving).
+fn run_encodings(clients: usize, bodies: usize, ticks: usize) -> [f64; 2] {
+    let encodings = [SnapshotEncoding::Bytes, SnapshotEncoding::Bits];
+    let worlds = encodings.map(|e| build(clients, bodies, 30, e));
+    in_turn(worlds, encodings.map(|e| format!("{e:?}")), ticks)
+}
+
+/// Runs each load on both `worlds`, one tick of each in turn after both warmed up; reports
+/// each world's ticks under its label and returns how many times the first world's median
+/// tick the second's is (100 % moving, 10 % moving).
+fn in_turn(mut worlds: [World; 2], labels: [String; 2], ticks: usize) -> [f64; 2] {
+    LOADS.map(|(load, all)| {
         for world in &mut worlds {
             for _ in 0..WARM_UP {
                 world.tick(all);
@@ -335,10 +367,10 @@ fn run_doubled(clients: usize, bodies: usize, ticks: usize) -> [f64; 2] {
                 times.push(world.tick(all));
             }
         }
-        let [first, doubled] = times;
-        let first = report(&format!("  {label}, {bodies} bodies"), first);
-        let doubled = report(&format!("  {label}, {} bodies", bodies * 2), doubled);
-        doubled.as_secs_f64() / first.as_secs_f64()
+        let [first, second] = times;
+        let first = report(&format!("  {load}, {}", labels[0]), first);
+        let second = report(&format!("  {load}, {}", labels[1]), second);
+        second.as_secs_f64() / first.as_secs_f64()
     })
 }
 
@@ -377,6 +409,13 @@ fn main() {
     println!(
         "twice the world: median x{:.2} at 100 % moving, x{:.2} at 10 % (the two worlds' ticks \
          taken in turn)",
+        ratio[0], ratio[1]
+    );
+    // The two encodings on the same world, taken in turn.
+    let ratio = run_encodings(clients, bodies, ticks);
+    println!(
+        "bit-packed against the byte format: median x{:.2} at 100 % moving, x{:.2} at 10 % (the \
+         two worlds' ticks taken in turn)",
         ratio[0], ratio[1]
     );
 }
