@@ -252,6 +252,11 @@ pub fn write_entry_header(
 
 /// The first part of [`write_entry_header`]: the entry's `1` and its id.
 pub(crate) fn write_entry_id(w: &mut BitWriter, previous: Option<u32>, id: u32) {
+    if previous.is_some_and(|p| id == p.wrapping_add(1)) {
+        // The usual case, the id after the previous one: the `1`, then the gamma code of a
+        // difference of 0 (a `1`).
+        return w.write_bits(0b11, 2);
+    }
     w.write_bit(true);
     match previous {
         None => w.write_gamma(id),

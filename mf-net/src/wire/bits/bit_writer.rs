@@ -181,6 +181,16 @@ impl BitWriter {
     /// Returns `false`, and writes nothing, if the range runs past the end of `src`.
     #[must_use = "false means nothing was appended"]
     pub fn append_bits(&mut self, src: &[u8], start_bit: usize, bits: usize) -> bool {
+        // At most one load's worth with 8 bytes to load: in range, and one write.
+        let word = src.get(start_bit / 8..).and_then(<[u8]>::first_chunk::<8>);
+        if let (Some(word), true) = (word, bits <= LOAD_BITS as usize) {
+            let word = u64::from_le_bytes(*word) >> (start_bit % 8);
+            // `bits` ≤ 56 here.
+            #[allow(clippy::cast_possible_truncation)]
+            let bits = bits as u32;
+            self.write_bits(word & low_mask(bits), bits);
+            return true;
+        }
         let in_range = start_bit
             .checked_add(bits)
             .is_some_and(|end| end <= src.len().saturating_mul(8));
