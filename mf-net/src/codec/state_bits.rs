@@ -41,7 +41,7 @@ use crate::codec::float_delta::{read_float_delta, write_float_delta};
 use crate::codec::int_delta::IntDelta;
 use crate::codec::quantize::{Buckets, Quantization};
 use crate::codec::NetCodec;
-use crate::wire::{unzigzag32, BitReader, BitWriter, DecodeError, NetReader, NetWriter};
+use crate::wire::{unzigzag32, zigzag32, BitReader, BitWriter, DecodeError, NetReader, NetWriter};
 
 /// How one member of a replicated state travels in the bit form (see the
 /// [module documentation](self)).
@@ -252,17 +252,12 @@ pub fn write_entry_header(
 
 /// The first part of [`write_entry_header`]: the entry's `1` and its id.
 pub(crate) fn write_entry_id(w: &mut BitWriter, previous: Option<u32>, id: u32) {
-    if previous.is_some_and(|p| id == p.wrapping_add(1)) {
-        // The usual case, the id after the previous one: the `1`, then the gamma code of a
-        // difference of 0 (a `1`).
-        return w.write_bits(0b11, 2);
-    }
-    w.write_bit(true);
-    match previous {
-        None => w.write_gamma(id),
-        #[allow(clippy::cast_possible_wrap)]
-        Some(p) => w.write_zigzag_gamma(id.wrapping_sub(p).wrapping_sub(1) as i32),
-    }
+    #[allow(clippy::cast_possible_wrap)]
+    let code = match previous {
+        None => id,
+        Some(p) => zigzag32(id.wrapping_sub(p).wrapping_sub(1) as i32),
+    };
+    w.write_one_then_gamma(code);
 }
 
 /// The rest of [`write_entry_header`]: the baseline and the state's length in bits. It does

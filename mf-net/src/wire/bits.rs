@@ -269,6 +269,22 @@ mod tests {
     }
 
     #[test]
+    fn a_one_then_a_gamma_code_in_one_write_is_the_two_writes() {
+        let edges = [0, 1, 2, 3, 1 << 29, (1 << 30) - 2, (1 << 30) - 1, 1 << 30, u32::MAX];
+        for v in edges.into_iter().chain(0..300) {
+            for prefix in [0, 5, 63] {
+                let mut one = writer_of(&pattern(prefix, 3));
+                one.write_one_then_gamma(v);
+                let mut two = writer_of(&pattern(prefix, 3));
+                two.write_bit(true);
+                two.write_gamma(v);
+                assert_eq!(one.bit_len(), two.bit_len(), "{v}");
+                assert_eq!(finished(one), finished(two), "{v} after {prefix} bits");
+            }
+        }
+    }
+
+    #[test]
     fn append_at_every_misalignment() {
         for dst_offset in 0..8 {
             for src_offset in 0..8 {

@@ -118,6 +118,20 @@ impl BitWriter {
         }
     }
 
+    /// Writes a `1` bit, then `v` as [`write_gamma`](Self::write_gamma) does: a flag and a
+    /// count in one write, for any `v` below 2³⁰.
+    #[inline]
+    pub(crate) fn write_one_then_gamma(&mut self, v: u32) {
+        let x = u64::from(v) + 1;
+        let n = 63 - x.leading_zeros();
+        if n < 31 {
+            let code = ((x ^ (1 << n)) << 1) | 1;
+            return self.write_bits((code << n) << 1 | 1, 2 * n + 2);
+        }
+        self.write_bit(true);
+        self.write_gamma(v);
+    }
+
     /// Writes a signed integer as the gamma code of its zig-zag mapping
     /// ([`zigzag32`]): 0, -1, 1, -2 … take 1, 3, 3, 5 … bits.
     #[inline]
