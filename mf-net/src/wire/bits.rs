@@ -270,7 +270,17 @@ mod tests {
 
     #[test]
     fn a_one_then_a_gamma_code_in_one_write_is_the_two_writes() {
-        let edges = [0, 1, 2, 3, 1 << 29, (1 << 30) - 2, (1 << 30) - 1, 1 << 30, u32::MAX];
+        let edges = [
+            0,
+            1,
+            2,
+            3,
+            1 << 29,
+            (1 << 30) - 2,
+            (1 << 30) - 1,
+            1 << 30,
+            u32::MAX,
+        ];
         for v in edges.into_iter().chain(0..300) {
             for prefix in [0, 5, 63] {
                 let mut one = writer_of(&pattern(prefix, 3));
