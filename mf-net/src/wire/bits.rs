@@ -298,7 +298,7 @@ mod tests {
     fn append_at_every_misalignment() {
         for dst_offset in 0..8 {
             for src_offset in 0..8 {
-                for len in [0, 1, 7, 8, 9, 55, 56, 57, 64, 130] {
+                for len in [0, 1, 7, 8, 9, 55, 56, 57, 64, 130, 255, 256, 300] {
                     let src_bits = pattern(src_offset + len + 5, len as u64);
                     let src = finished(writer_of(&src_bits));
                     let prefix = pattern(dst_offset, 99);
