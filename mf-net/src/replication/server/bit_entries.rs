@@ -214,7 +214,9 @@ impl BitEntries {
     /// The state of `node` for `audience`, for a client whose `since` for it is `acked`, coded
     /// against the [`baseline`] that gives, with that baseline: found if this
     /// tick (of `tick`) coded it so, else coded now (recording the node's values if they are
-    /// owed and this is its whole state); `None` if its byte entry was refused.
+    /// owed and this is its whole state); `None` if its byte entry was refused. Out of line:
+    /// most appends find their state coded, and stay small without it.
+    #[inline(never)]
     fn coded(
         &mut self,
         states: &impl NodeStates,
