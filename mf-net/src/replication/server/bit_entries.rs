@@ -259,7 +259,9 @@ impl BitEntries {
         if whole && self.take_owed(key) {
             self.history.record(key, tick, &self.values);
         }
-        let start = self.states.finish().len();
+        // Every coding ends flushed (and a tick begins empty): the state starts at a byte.
+        debug_assert_eq!(self.states.bit_len(), self.states.flushed().len() * 8);
+        let start = self.states.flushed().len();
         let bits = self.coding.bit_len();
         // The header's rest as an entry coded against the snapshot's default baseline has it.
         write_entry_baseline(&mut self.states, 1, 1, bits);
