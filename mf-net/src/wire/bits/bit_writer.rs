@@ -119,7 +119,7 @@ impl BitWriter {
     }
 
     /// Writes a `1` bit, then `v` as [`write_gamma`](Self::write_gamma) does: a flag and a
-    /// count in one write, for any `v` below 2³⁰.
+    /// count in one write, for any `v` below 2³¹ − 1 (a code of at most 62 bits).
     #[inline]
     pub(crate) fn write_one_then_gamma(&mut self, v: u32) {
         let x = u64::from(v) + 1;
