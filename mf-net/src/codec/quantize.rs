@@ -218,18 +218,16 @@ impl Quantization {
     /// Appends bucket `index` in [`bytes`](Self::bytes) little-endian bytes.
     #[inline]
     pub fn write_index(&self, index: u32, w: &mut NetWriter) {
-        let bytes = index.to_le_bytes();
-        w.write_bytes(&bytes[..self.bytes()]);
+        w.write_le(u64::from(index), self.bytes().min(4));
     }
 
     /// Reads a bucket index written by [`write_index`](Self::write_index), refusing one past
     /// the last bucket.
     #[inline]
     pub fn read_index(&self, r: &mut NetReader<'_>) -> Result<u32, DecodeError> {
-        let src = r.read_bytes(self.bytes())?;
-        let mut bytes = [0u8; 4];
-        bytes[..src.len()].copy_from_slice(src);
-        let index = u32::from_le_bytes(bytes);
+        // At most 4 bytes: the value fits.
+        #[allow(clippy::cast_possible_truncation)]
+        let index = r.read_le(self.bytes().min(4))? as u32;
         if index > self.max_index() {
             return Err(DecodeError::BadQuantized);
         }
@@ -282,10 +280,7 @@ impl Buckets {
         q: &Quantization,
         r: &mut NetReader<'_>,
     ) -> Result<Self, DecodeError> {
-        let src = r.read_bytes(q.bytes())?;
-        let mut bytes = [0u8; 8];
-        bytes[..src.len()].copy_from_slice(src);
-        let packed = u64::from_le_bytes(bytes);
+        let packed = r.read_le(q.bytes())?;
         // At most 16 bits a component (`SMALLEST_THREE_BITS`); the bound keeps the shift in
         // range for any `q`.
         if packed >> (2 + 3 * q.bits().min(20)) != 0 {
@@ -296,7 +291,7 @@ impl Buckets {
 
     /// Appends the packed smallest-three encoding as [`QuantizeRotation::encode_wire`] does.
     pub(crate) fn write_rotation(&self, q: &Quantization, w: &mut NetWriter) {
-        w.write_bytes(&self.packed_value().to_le_bytes()[..q.bytes()]);
+        w.write_le(self.packed_value(), q.bytes());
     }
 
     /// An integer member's value kept as a baseline (in the first two slots).
@@ -446,13 +441,9 @@ macro_rules! quantize_vector {
 
             #[inline]
             fn encode_wire(wire: &Buckets, q: &Quantization, w: &mut NetWriter) {
-                // One append for all components (same bytes as one `write_index` each).
-                let n = q.bytes();
-                let mut bytes = [0u8; 4 * $n];
-                for (i, index) in wire.0[..$n].iter().enumerate() {
-                    bytes[i * n..(i + 1) * n].copy_from_slice(&index.to_le_bytes()[..n]);
+                for &index in &wire.0[..$n] {
+                    q.write_index(index, w);
                 }
-                w.write_bytes(&bytes[..n * $n]);
             }
 
             #[inline]
@@ -616,7 +607,7 @@ impl QuantizeRotation for glam::Quat {
 
     #[inline]
     fn encode_wire(wire: &Buckets, q: &Quantization, w: &mut NetWriter) {
-        w.write_bytes(&wire.packed_value().to_le_bytes()[..q.bytes()]);
+        w.write_le(wire.packed_value(), q.bytes());
     }
 
     #[inline]
@@ -626,10 +617,7 @@ impl QuantizeRotation for glam::Quat {
 
     #[inline]
     fn decode_quantized(q: &Quantization, r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
-        let src = r.read_bytes(q.bytes())?;
-        let mut bytes = [0u8; 8];
-        bytes[..src.len()].copy_from_slice(src);
-        let c = unpack_smallest_three(q.bits(), u64::from_le_bytes(bytes))?;
+        let c = unpack_smallest_three(q.bits(), r.read_le(q.bytes())?)?;
         Ok(Self::from_array(c))
     }
 

@@ -560,7 +560,7 @@ fn decode_member(
         }
         MemberBits::Int { bytes } => {
             let now = read_int_delta(bytes, base.low_u64(), r)?;
-            out.write_bytes(&now.to_le_bytes()[..usize::from(bytes)]);
+            out.write_le(now, usize::from(bytes));
             Ok(Buckets::from_low_u64(now))
         }
         MemberBits::Floats { components } => {
@@ -613,10 +613,7 @@ fn read_int(bytes: u8, r: &mut NetReader<'_>) -> Result<u64, DecodeError> {
     if !matches!(bytes, 1 | 2 | 4 | 8) {
         return Err(DecodeError::OutOfRange);
     }
-    let src = r.read_bytes(usize::from(bytes))?;
-    let mut le = [0u8; 8];
-    le[..src.len()].copy_from_slice(src);
-    Ok(u64::from_le_bytes(le))
+    r.read_le(usize::from(bytes))
 }
 
 /// Appends `now` against `base`, both integers of `bytes` bytes, with [`IntDelta`].

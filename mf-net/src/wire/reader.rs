@@ -63,6 +63,14 @@ impl<'a> NetReader<'a> {
         Ok(bytes)
     }
 
+    /// Consumes `n` bytes (at most 8) as the low bytes of a little-endian integer, gathered
+    /// byte by byte: a copy of a length known only at run time would be a call to `memcpy`.
+    #[inline]
+    pub(crate) fn read_le(&mut self, n: usize) -> Result<u64, DecodeError> {
+        let src = self.read_bytes(n.min(8))?;
+        Ok(src.iter().rev().fold(0, |v, &b| v << 8 | u64::from(b)))
+    }
+
     /// Skips `n` bytes.
     #[inline]
     pub fn skip(&mut self, n: usize) -> Result<(), DecodeError> {
@@ -257,5 +265,30 @@ impl<'a> NetReader<'a> {
         }
         let bytes = self.read_bytes(len)?;
         std::str::from_utf8(bytes).map_err(|_| DecodeError::InvalidUtf8)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::wire::{DecodeError, NetReader, NetWriter};
+
+    #[test]
+    fn little_endian_runs_of_0_to_8_bytes_read_back_and_a_short_one_is_refused() {
+        let v = 0x0807_0605_0403_0201_u64;
+        for n in 0..=8 {
+            let mut w = NetWriter::new();
+            w.write_u8(0xAA);
+            w.write_le(v, n);
+            w.write_u8(0xBB);
+            let bytes = w.into_vec();
+            assert_eq!(bytes.len(), n + 2, "{n}");
+            assert_eq!(&bytes[1..=n], &v.to_le_bytes()[..n], "{n}");
+            let mut r = NetReader::new(&bytes[1..]);
+            let low = v & u64::MAX.checked_shr(64 - 8 * n as u32).unwrap_or(0);
+            assert_eq!(r.read_le(n), Ok(low), "{n}");
+            assert_eq!(r.read_u8(), Ok(0xBB));
+        }
+        let mut r = NetReader::new(&[1, 2]);
+        assert_eq!(r.read_le(3), Err(DecodeError::EndOfStream));
     }
 }

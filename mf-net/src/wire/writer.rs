@@ -107,6 +107,16 @@ impl NetWriter {
         self.buf.extend_from_slice(bytes);
     }
 
+    /// Writes the low `n` bytes (at most 8) of `v`, little-endian: all eight stored at once,
+    /// then the length cut back (a copy of a length known only at run time would be a call to
+    /// `memcpy`).
+    #[inline]
+    pub(crate) fn write_le(&mut self, v: u64, n: usize) {
+        let len = self.buf.len();
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self.buf.truncate(len + n.min(8));
+    }
+
     /// Writes one byte.
     #[inline]
     pub fn write_u8(&mut self, v: u8) {
