@@ -44,12 +44,8 @@ fn load_bits(bytes: &[u8], bit: usize) -> u64 {
     let rest = bytes.get(bit / 8..).unwrap_or_default();
     let word = match rest.first_chunk::<8>() {
         Some(chunk) => u64::from_le_bytes(*chunk),
-        // The stream's last bytes, byte by byte: a copy into a padded word would be a call to
-        // `memcpy`, and every stream's end takes this path.
-        None => rest
-            .iter()
-            .enumerate()
-            .fold(0, |word, (i, &b)| word | u64::from(b) << (8 * i)),
+        // The stream's last bytes (every stream's end takes this path).
+        None => super::le_u64(rest),
     };
     word >> (bit % 8)
 }

@@ -38,6 +38,18 @@ pub use writer::NetWriter;
 /// Use [`NetReader::read_str_max`] for a different limit.
 pub const MAX_STRING_BYTES: usize = 64 * 1024;
 
+/// The little-endian integer of `bytes` (at most 8; more are ignored), gathered byte by byte: a
+/// copy of a length known only at run time would be a call to `memcpy`.
+#[inline]
+fn le_u64(bytes: &[u8]) -> u64 {
+    debug_assert!(bytes.len() <= 8, "{} bytes for a u64", bytes.len());
+    bytes
+        .iter()
+        .take(8)
+        .enumerate()
+        .fold(0, |word, (i, &b)| word | u64::from(b) << (8 * i))
+}
+
 /// Maps a signed 32-bit integer onto an unsigned one so small magnitudes stay small (zig-zag).
 #[inline]
 pub const fn zigzag32(v: i32) -> u32 {

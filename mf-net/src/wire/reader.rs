@@ -63,12 +63,12 @@ impl<'a> NetReader<'a> {
         Ok(bytes)
     }
 
-    /// Consumes `n` bytes (at most 8) as the low bytes of a little-endian integer, gathered
-    /// byte by byte: a copy of a length known only at run time would be a call to `memcpy`.
+    /// Consumes `n` bytes (at most 8) as the low bytes of a little-endian integer, without a
+    /// `memcpy` call for their run-time length.
     #[inline]
     pub(crate) fn read_le(&mut self, n: usize) -> Result<u64, DecodeError> {
-        let src = self.read_bytes(n.min(8))?;
-        Ok(src.iter().rev().fold(0, |v, &b| v << 8 | u64::from(b)))
+        debug_assert!(n <= 8, "read_le of {n} bytes (at most 8)");
+        self.read_bytes(n.min(8)).map(super::le_u64)
     }
 
     /// Skips `n` bytes.

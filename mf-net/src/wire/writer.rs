@@ -112,6 +112,7 @@ impl NetWriter {
     /// `memcpy`).
     #[inline]
     pub(crate) fn write_le(&mut self, v: u64, n: usize) {
+        debug_assert!(n <= 8, "write_le of {n} bytes (at most 8)");
         let len = self.buf.len();
         self.buf.extend_from_slice(&v.to_le_bytes());
         self.buf.truncate(len + n.min(8));
