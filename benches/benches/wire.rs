@@ -252,12 +252,14 @@ mod bit_delta {
 }
 
 /// A state's bit form (`codec::state_bits`) of the quantized bench box, a derived type: the
-/// server's transcoding of each moved box's byte entry against the previous tick's values, and
+/// server's transcoding of each moved box's byte entry against the previous tick's values (and
+/// its coding straight from the shadow state, which replaced it), and
 /// the client's transcoding back followed by the byte form's apply; next to them, the byte
 /// form's apply alone. Times are per box.
 #[divan::bench_group(sample_count = 1000, min_time = 0.5, max_time = 3)]
 mod state_bits {
     use glam::{Quat, Vec3};
+    use mf_net::__private::Coding;
     use mf_net::codec::quantize::Buckets;
     use mf_net::codec::state_bits::{bits_to_bytes, bytes_to_bits};
     use mf_net::replication::{Apply, Audience, Capture};
@@ -279,10 +281,11 @@ mod state_bits {
         health: i32,
     }
 
-    /// Each box's byte entry at tick 11 (what changed since tick 10), the member values at
-    /// tick 10 (the baseline), and the client's copies.
+    /// Each box's byte entry at tick 11 (what changed since tick 10), its shadow state then,
+    /// the member values at tick 10 (the baseline), and the client's copies.
     struct Entries {
         bytes: Vec<Vec<u8>>,
+        states: Vec<<QuantizedBox as Replicated>::State>,
         base: Vec<[Buckets; 3]>,
         clients: Vec<QuantizedBox>,
     }
@@ -346,6 +349,7 @@ mod state_bits {
             .collect();
         Entries {
             bytes,
+            states,
             base,
             clients,
         }
@@ -372,6 +376,23 @@ mod state_bits {
         bencher.counter(ItemsCount::new(BOXES)).bench_local(|| {
             encode(black_box(&e), &mut w);
             w.bit_len()
+        });
+    }
+
+    /// The server's coding since it codes from the shadow state (`Capture::write_bits_since_for`,
+    /// the same bits as `encode_boxes`), with each box's values kept as a later baseline.
+    #[divan::bench]
+    fn code_boxes(bencher: Bencher<'_, '_>) {
+        let e = entries();
+        let mut coding = Coding::default();
+        let which = (Some(10), Audience::of(false));
+        bencher.counter(ItemsCount::new(BOXES)).bench_local(|| {
+            let mut bits = 0;
+            for (state, base) in black_box(&e.states).iter().zip(&e.base) {
+                coding.code_state::<QuantizedBox>(state, which, base);
+                bits += coding.bit_len();
+            }
+            bits
         });
     }
 

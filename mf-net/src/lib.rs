@@ -75,6 +75,7 @@ pub mod __private {
     pub use crate::codec::quantize::{Buckets, Quantization, Quantize, QuantizeRotation};
     pub use crate::codec::skipped::SkippedField;
     pub use crate::codec::state_bits::{MemberBits, StateLayout};
+    pub use crate::codec::state_coder::{Coding, StateCoder};
     pub use crate::codec::{all_same, NetCodec};
     pub use crate::interpolation::member::MemberInterpolate;
     pub use crate::interpolation::InterpolationBuffer;

@@ -21,6 +21,7 @@ use std::marker::PhantomData;
 
 use crate::codec::quantize::{Buckets, Quantization, Quantize, QuantizeRotation};
 use crate::codec::state_bits::{MemberBits, StateLayout};
+use crate::codec::state_coder::StateCoder;
 use crate::interpolation::member::MemberInterpolate;
 use crate::interpolation::InterpolationBuffer;
 use crate::replicated::member::{MemberClone, MemberCodec, MemberEq};
@@ -355,6 +356,17 @@ impl<T: Replicated> Base<T> {
         T::write_since_for(state, since, audience, w);
     }
 
+    /// [`Capture::write_bits_since_for`](crate::replicated::Capture::write_bits_since_for).
+    #[inline]
+    pub fn write_bits_since_for(
+        state: &T::State,
+        since: Option<u32>,
+        audience: Audience,
+        coder: &mut StateCoder<'_>,
+    ) {
+        T::write_bits_since_for(state, since, audience, coder);
+    }
+
     /// [`Capture::write_full_for`](crate::replicated::Capture::write_full_for).
     #[inline]
     pub fn write_full_for(state: &T::State, audience: Audience, w: &mut NetWriter) {
@@ -494,6 +506,15 @@ pub trait BaseFallback<T> {
         _since: Option<u32>,
         _audience: Audience,
         _w: &mut NetWriter,
+    ) {
+    }
+
+    /// Stands in for [`Base::write_bits_since_for`].
+    fn write_bits_since_for<S>(
+        _state: &S,
+        _since: Option<u32>,
+        _audience: Audience,
+        _coder: &mut StateCoder<'_>,
     ) {
     }
 

@@ -33,6 +33,7 @@ mod primitives;
 pub mod quantize;
 pub(crate) mod skipped;
 pub mod state_bits;
+pub(crate) mod state_coder;
 mod tuples;
 
 pub use int_delta::IntDelta;

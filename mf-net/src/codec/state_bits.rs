@@ -1,9 +1,13 @@
-//! A replicated state's bit-packed form, as a transcoding of its byte form: the server turns
-//! the bytes it encodes for a snapshot entry (a state's change mask and changed members, see
-//! [`Capture::write_since_for`](crate::replicated::Capture::write_since_for)) into bits coded
-//! against the member values of a baseline the client holds, and the client turns those bits
-//! back into the same bytes, which it applies as it applies the byte form. One table per type
-//! ([`StateLayout`]) drives both directions, in code that is not generic over the type.
+//! A replicated state's bit-packed form, as a transcoding of its byte form: the bytes of a
+//! snapshot entry's state (a change mask and the changed members, see
+//! [`Capture::write_since_for`](crate::replicated::Capture::write_since_for)) turn into bits
+//! coded against the member values of a baseline the client holds ([`bytes_to_bits`]), and the
+//! client turns those bits back into the same bytes ([`bits_to_bytes`]), which it applies as it
+//! applies the byte form. One table per type ([`StateLayout`]) drives both directions, in code
+//! that is not generic over the type. The server writes the same bits straight from its shadow
+//! state, with no byte form in between
+//! ([`Capture::write_bits_since_for`](crate::replicated::Capture::write_bits_since_for)); a
+//! property test holds the two to the same bits.
 //!
 //! # The bit form
 //!
@@ -487,7 +491,7 @@ fn decode_state(
 
 /// Transcodes one member's byte form from `r` to its bit form against `base`; returns its
 /// value as a baseline (as [`decode_member`] does).
-fn encode_member(
+pub(crate) fn encode_member(
     member: &MemberBits,
     r: &mut NetReader<'_>,
     base: Buckets,

@@ -13,6 +13,7 @@ pub mod registry;
 pub use entry::RegisteredType;
 
 use crate::codec::state_bits::StateLayout;
+use crate::codec::state_coder::StateCoder;
 use crate::wire::{DecodeError, NetReader, NetWriter};
 
 /// Most members one declaring type may have: the change mask is a `u64`.
@@ -272,6 +273,17 @@ pub trait Capture<S>: Sized + 'static {
     /// A spawn's full state for `audience`: every member of every state except those
     /// `audience` does not receive (`initial_only` members included).
     fn write_full_for(state: &S, audience: Audience, w: &mut NetWriter);
+
+    /// The bit-packed form of the state [`write_since_for`](Self::write_since_for) writes
+    /// (the same members): for every state in the chain, its change bits, then each member it
+    /// carries coded by `coder` against the baseline `coder` holds
+    /// ([`state_bits`](crate::codec::state_bits) describes the form).
+    fn write_bits_since_for(
+        state: &S,
+        since: Option<u32>,
+        audience: Audience,
+        coder: &mut StateCoder<'_>,
+    );
 
     /// [`write_since_for`](Self::write_since_for) of `Some(since)` for [`Audience::All`]: the
     /// members stamped after `since`, except `initial_only` ones.

@@ -21,6 +21,7 @@ pub(super) fn capture_impl(cx: &Ctx<'_>) -> TokenStream {
     let last_changed_for = write::last_changed_for(cx);
     let write_since_for = write::write_since_for(cx);
     let write_full_for = write::write_full_for(cx);
+    let write_bits_since_for = write::write_bits_since_for(cx);
     quote! {
         #[automatically_derived]
         impl #p::Capture<<#ident as #p::Replicated>::State> for #ident {
@@ -39,6 +40,8 @@ pub(super) fn capture_impl(cx: &Ctx<'_>) -> TokenStream {
             #write_since_for
 
             #write_full_for
+
+            #write_bits_since_for
         }
     }
 }

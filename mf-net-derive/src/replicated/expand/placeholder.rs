@@ -96,6 +96,14 @@ fn capture_impl(p: &TokenStream, ident: &Ident) -> TokenStream {
             }
 
             fn write_full_for(_: &(), _: #p::Audience, _: &mut #p::NetWriter) {}
+
+            fn write_bits_since_for(
+                _: &(),
+                _: #p::Option<u32>,
+                _: #p::Audience,
+                _: &mut #p::StateCoder<'_>,
+            ) {
+            }
         }
     }
 }

@@ -224,6 +224,35 @@ pub(super) fn encode_value(
     }
 }
 
+/// The statement that hands member `index`'s shadow `value` to the state coder `coder`: for
+/// `quantize(..)` members the bucket indexes the shadow keeps, for any other its form and its
+/// `NetCodec` encoding.
+pub(super) fn code_value(
+    p: &TokenStream,
+    index: usize,
+    f: &Field,
+    member: &Member,
+    value: &TokenStream,
+    coder: &Ident,
+) -> TokenStream {
+    let q = quant_const(index);
+    match member.quantize {
+        Some(q_opts) if q_opts.smallest_three => {
+            quote!(#p::StateCoder::rotation(#coder, &#q, #value);)
+        }
+        Some(_) => {
+            let components = spanned_item(p, &f.ty, "Quantize", "COMPONENTS");
+            quote!(#p::StateCoder::quantized(#coder, &#q, #components, #value);)
+        }
+        None => {
+            let bits = spanned_item(p, &f.ty, "MemberCodec", "MEMBER_BITS");
+            let encode = spanned_item(p, &f.ty, "MemberCodec", "encode_member");
+            let w = local("__bw");
+            quote!(#p::StateCoder::encoded(#coder, #bits, |#w| #encode(#value, #w));)
+        }
+    }
+}
+
 /// The expression (a `Result`) that reads member `index`'s value from `r`.
 pub(super) fn decode_value(
     p: &TokenStream,

@@ -6,7 +6,7 @@ use quote::{quote, quote_spanned};
 
 use super::context::Ctx;
 use super::state;
-use super::tokens::{all_bits, bit, encode_value};
+use super::tokens::{all_bits, bit, code_value, encode_value};
 
 /// The members a snapshot for `__aud` leaves out.
 fn snapshot_excluded(cx: &Ctx<'_>) -> TokenStream {
@@ -116,18 +116,12 @@ fn write_values(cx: &Ctx<'_>) -> Vec<TokenStream> {
         .collect()
 }
 
-/// `write_since_for`: the bases' changes, then the own members stamped after `since` (all of
-/// them without `since`) that a snapshot for the audience carries.
-pub(super) fn write_since_for(cx: &Ctx<'_>) -> TokenStream {
+/// The statements that set `__mask` to the own members stamped after `__since` (all of them
+/// without `since`) that a snapshot for the audience carries.
+fn since_mask(cx: &Ctx<'_>) -> TokenStream {
     let p = &cx.p;
-    let (s, w, since, aud, mask) = (&cx.l.s, &cx.l.w, &cx.l.since, &cx.l.aud, &cx.l.mask);
+    let (s, since, mask) = (&cx.l.s, &cx.l.since, &cx.l.mask);
     let ticks = state::ticks();
-    let since_bases = cx.each_base(|b| {
-        let field = &b.field;
-        let (s, w, since, aud) = (&b.l.s, &b.l.w, &b.l.since, &b.l.aud);
-        let write_since_for = b.item("write_since_for");
-        quote_spanned!(b.span=> #write_since_for(&#s.#field, #since, #aud, #w);)
-    });
     let since_mask = cx.members.iter().map(|(i, _, _)| {
         let index = Literal::usize_unsuffixed(*i);
         let bit = bit(*i);
@@ -139,6 +133,29 @@ pub(super) fn write_since_for(cx: &Ctx<'_>) -> TokenStream {
     });
     let all = all_bits(cx.members.len());
     let excluded = snapshot_excluded(cx);
+    quote! {
+        let mut #mask: u64 = 0;
+        if let #p::Option::Some(#since) = #since {
+            #(#since_mask)*
+        } else {
+            #mask = #all;
+        }
+        #mask &= !#excluded;
+    }
+}
+
+/// `write_since_for`: the bases' changes, then the own members stamped after `since` (all of
+/// them without `since`) that a snapshot for the audience carries.
+pub(super) fn write_since_for(cx: &Ctx<'_>) -> TokenStream {
+    let p = &cx.p;
+    let (s, w, since, aud, mask) = (&cx.l.s, &cx.l.w, &cx.l.since, &cx.l.aud, &cx.l.mask);
+    let since_bases = cx.each_base(|b| {
+        let field = &b.field;
+        let (s, w, since, aud) = (&b.l.s, &b.l.w, &b.l.since, &b.l.aud);
+        let write_since_for = b.item("write_since_for");
+        quote_spanned!(b.span=> #write_since_for(&#s.#field, #since, #aud, #w);)
+    });
+    let since_mask = since_mask(cx);
     let values = write_values(cx);
     quote! {
         #[inline]
@@ -149,14 +166,49 @@ pub(super) fn write_since_for(cx: &Ctx<'_>) -> TokenStream {
             #w: &mut #p::NetWriter,
         ) {
             #(#since_bases)*
-            let mut #mask: u64 = 0;
-            if let #p::Option::Some(#since) = #since {
-                #(#since_mask)*
-            } else {
-                #mask = #all;
-            }
-            #mask &= !#excluded;
+            #since_mask
             #p::NetWriter::write_var_u64(#w, #mask);
+            #(#values)*
+        }
+    }
+}
+
+/// `write_bits_since_for`: what `write_since_for` writes, in the bit form: the bases' states,
+/// then the own change bits and each own member, carried or not, handed to the coder.
+pub(super) fn write_bits_since_for(cx: &Ctx<'_>) -> TokenStream {
+    let p = &cx.p;
+    let (s, w, since, aud, mask) = (&cx.l.s, &cx.l.w, &cx.l.since, &cx.l.aud, &cx.l.mask);
+    let since_bases = cx.each_base(|b| {
+        let field = &b.field;
+        let (s, w, since, aud) = (&b.l.s, &b.l.w, &b.l.since, &b.l.aud);
+        let write_bits_since_for = b.item("write_bits_since_for");
+        quote_spanned!(b.span=> #write_bits_since_for(&#s.#field, #since, #aud, #w);)
+    });
+    let since_mask = since_mask(cx);
+    let count = Literal::u32_unsuffixed(u32::try_from(cx.members.len()).unwrap_or(u32::MAX));
+    let values = cx.members.iter().map(|(i, f, member)| {
+        let field = &f.ident;
+        let bit = bit(*i);
+        let code = code_value(p, *i, f, member, &quote!(&#s.#field), w);
+        quote! {
+            if #mask & #bit != 0 {
+                #code
+            } else {
+                #p::StateCoder::unchanged(#w);
+            }
+        }
+    });
+    quote! {
+        #[inline]
+        fn write_bits_since_for(
+            #s: &<Self as #p::Replicated>::State,
+            #since: #p::Option<u32>,
+            #aud: #p::Audience,
+            #w: &mut #p::StateCoder<'_>,
+        ) {
+            #(#since_bases)*
+            #since_mask
+            #p::StateCoder::mask(#w, #mask, #count);
             #(#values)*
         }
     }

@@ -2,25 +2,25 @@
 //! entries are coded against), and the states coded this tick, once per node, baseline and
 //! audience, lent to every snapshot that carries them.
 //!
-//! A state's bit form is a transcoding of its byte form ([`state_bits`]): the byte entry comes
-//! from the tick's [`EntryCache`] (written with the since class of the baseline, which selects
-//! the same members), and is coded against the node's values as of the baseline. Clients that
-//! acknowledged the same tick for a node get the same bits.
+//! A state is coded straight from the node's shadow state
+//! ([`Capture::write_bits_since_for`](crate::replicated::Capture::write_bits_since_for), with
+//! the since class of the baseline, which selects the members changed since), against the
+//! node's values as of the baseline: the bits [`state_bits::bytes_to_bits`] would make of its
+//! byte entry. Clients that acknowledged the same tick for a node get the same bits.
 //!
 //! A node that changed at a tick's capture has its values recorded as of that tick. A coding
 //! that leaves no member out (for [`Audience::All`], or for any audience of a type without
-//! owner conditions) gives those values on the way ([`state_bits::bytes_to_bits`]), so the
-//! first such coding in the tick records them. The nodes no snapshot coded that way are
-//! recorded after the tick's snapshots, from their whole byte form.
+//! owner conditions) gives those values on the way, so the first such coding in the tick
+//! records them. The nodes no snapshot coded that way are recorded after the tick's snapshots,
+//! from their whole byte form.
 
 use crate::codec::quantize::Buckets;
 use crate::codec::state_bits::{self, write_entry_baseline, write_entry_id};
-use crate::replication::server::entry_cache::EntryCache;
+use crate::codec::state_coder::Coding;
 use crate::replication::server::node_states::NodeStates;
 use crate::replication::server::node_table::{NetNode, NodeKey, NodeTable};
 use crate::replication::server::slot_records::SlotRecords;
 use crate::replication::server::value_history::ValueHistory;
-use crate::replication::shared::protocol;
 use crate::replication::shared::protocol::BASELINE_DEPTH;
 use crate::replication::Audience;
 use crate::wire::{BitWriter, NetReader, NetWriter};
@@ -56,10 +56,10 @@ pub(crate) struct BitEntries {
     states: BitWriter,
     /// How many states were coded this tick.
     encoded: usize,
-    /// Scratch: a whole state's bytes, a state's bits, and its values.
+    /// Scratch: a whole state's bytes and its values; one coding.
     scratch: NetWriter,
-    coding: BitWriter,
     values: Vec<Buckets>,
+    coding: Coding,
     /// By node slot, a bit per node whose values changed at this tick's capture and are not
     /// recorded yet.
     owed: Vec<u64>,
@@ -173,12 +173,12 @@ impl BitEntries {
     /// gives), after the entry of net id `previous`, in a snapshot of `tick` whose default
     /// baseline is `default_back` ticks back. The state is coded on the first request this
     /// tick, found on every later one (with its baseline checked once). Returns `false`,
-    /// writing nothing, if the node's state is too large for any client (see
-    /// [`EntryCache::refuse`]).
+    /// writing nothing, if no client could read the node's state (a member over a limit: see
+    /// [`EntryCache::refuse`](crate::replication::server::entry_cache::EntryCache::refuse)).
     pub(crate) fn append(
         &mut self,
         body: &mut BitWriter,
-        (states, entries): (&impl NodeStates, &mut EntryCache),
+        states: &impl NodeStates,
         (key, node, audience): (NodeKey, &NetNode, Audience),
         acked: Option<u32>,
         previous: Option<u32>,
@@ -187,7 +187,7 @@ impl BitEntries {
         let found = acked.and_then(|a| Some((Some(a), self.find(key, Some(a), audience)?)));
         let (baseline, coded) = match found {
             Some(found) => found,
-            None => match self.coded(states, entries, (key, node, audience), (acked, tick)) {
+            None => match self.coded(states, (key, node, audience), (acked, tick)) {
                 Some(found) => found,
                 None => return false,
             },
@@ -212,15 +212,15 @@ impl BitEntries {
     }
 
     /// The state of `node` for `audience`, for a client whose `since` for it is `acked`, coded
-    /// against the [`baseline`] that gives, with that baseline: found if this
-    /// tick (of `tick`) coded it so, else coded now (recording the node's values if they are
-    /// owed and this is its whole state); `None` if its byte entry was refused. Out of line:
-    /// most appends find their state coded, and stay small without it.
+    /// against the [`baseline`] that gives, with that baseline: found if this tick (of `tick`)
+    /// coded it so, else coded now, straight from the node's shadow state (recording the
+    /// node's values if they are owed and this is its whole state); `None` if no client could
+    /// read it (a member over a limit). Out of line: most appends find their state coded, and
+    /// stay small without it.
     #[inline(never)]
     fn coded(
         &mut self,
         states: &impl NodeStates,
-        entries: &mut EntryCache,
         (key, node, audience): (NodeKey, &NetNode, Audience),
         (acked, tick): (Option<u32>, u32),
     ) -> Option<(Option<u32>, Coded)> {
@@ -229,51 +229,22 @@ impl BitEntries {
         if let Some(coded) = self.find(key, baseline, audience) {
             return Some((baseline, coded));
         }
+        // The since class selects the members changed since the baseline, as for the byte
+        // form's entry.
         let since = baseline.and_then(|b| node.since_class(Some(b), audience));
-        let state = |w: &mut NetWriter| states.write_since_for(node, since, audience, w);
-        let range = entries.range(key, since, audience, state);
-        if range.is_empty() {
-            return None;
-        }
-        let mut entry = NetReader::new(entries.bytes(range));
-        let Ok(Some((_, state))) = protocol::read_entry(&mut entry) else {
-            debug_assert!(false, "an entry just written reads");
-            return None;
-        };
         // The values now, if the state leaves no member out for its audience: every member
         // changed since the baseline is in the state, and every other one has the baseline's
         // value (none: the state is whole).
         let every_member = audience == Audience::All || !node.owner_conditions;
         let whole = every_member && (since.is_none() || base.is_some());
-        let layout = states.layout_of(node);
-        self.values.clear();
-        self.values.resize(layout.slots(), Buckets::default());
-        let mut r = NetReader::new(state);
         let base = base.map_or(&[][..], |(_, values)| values);
-        self.coding.clear();
-        let (w, now) = (&mut self.coding, &mut self.values);
-        if state_bits::bytes_to_bits(layout, &mut r, base, w, now).is_err() {
-            debug_assert!(false, "a state just written reads");
+        if !states.write_bits_since_for(node, (since, audience), base, &mut self.coding)? {
             return None;
         }
         if whole && self.take_owed(key) {
-            self.history.record(key, tick, &self.values);
+            self.history.record(key, tick, &self.coding.values);
         }
-        // Every coding ends flushed (and a tick begins empty): the state starts at a byte.
-        debug_assert_eq!(self.states.bit_len(), self.states.flushed().len() * 8);
-        let start = self.states.flushed().len();
-        let bits = self.coding.bit_len();
-        // The header's rest as an entry coded against the snapshot's default baseline has it.
-        write_entry_baseline(&mut self.states, 1, 1, bits);
-        let head = self.states.bit_len() - start * 8;
-        self.states.append(&self.coding);
-        // Flushed whole, so that every coded state lies in the flushed bytes.
-        self.states.finish();
-        let coded = Coded {
-            byte: u32::try_from(start).unwrap_or(u32::MAX),
-            head: u32::try_from(head).unwrap_or(u32::MAX),
-            bits: u32::try_from(bits).unwrap_or(u32::MAX),
-        };
+        let coded = self.keep_coded();
         let record = Record {
             baseline,
             audience,
@@ -282,6 +253,26 @@ impl BitEntries {
         self.records.push(key, record);
         self.encoded += 1;
         Some((baseline, coded))
+    }
+
+    /// Appends the state just coded to this tick's coded states, behind the rest of its entry
+    /// header for the snapshot's default baseline; returns where it lies.
+    fn keep_coded(&mut self) -> Coded {
+        // Every coding ends flushed (and a tick begins empty): the state starts at a byte.
+        debug_assert_eq!(self.states.bit_len(), self.states.flushed().len() * 8);
+        let start = self.states.flushed().len();
+        let bits = self.coding.bits.bit_len();
+        // The header's rest as an entry coded against the snapshot's default baseline has it.
+        write_entry_baseline(&mut self.states, 1, 1, bits);
+        let head = self.states.bit_len() - start * 8;
+        self.states.append(&self.coding.bits);
+        // Flushed whole, so that every coded state lies in the flushed bytes.
+        self.states.finish();
+        Coded {
+            byte: u32::try_from(start).unwrap_or(u32::MAX),
+            head: u32::try_from(head).unwrap_or(u32::MAX),
+            bits: u32::try_from(bits).unwrap_or(u32::MAX),
+        }
     }
 }
 

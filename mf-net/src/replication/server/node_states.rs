@@ -1,7 +1,9 @@
 //! [`NodeStates`]: where the server's snapshot writers read the nodes' states (the shadow
 //! states, or a test double).
 
+use crate::codec::quantize::Buckets;
 use crate::codec::state_bits::StateLayout;
+use crate::codec::state_coder::Coding;
 use crate::replication::server::node_table::NetNode;
 use crate::replication::server::shadow_column::{StateRequest, StateWritten};
 use crate::replication::server::shadows::Shadows;
@@ -20,6 +22,17 @@ pub(crate) trait NodeStates {
         audience: Audience,
         w: &mut NetWriter,
     );
+
+    /// Codes the state [`write_since_for`](Self::write_since_for) appends in its bit form
+    /// against `base` into `coding`: whether it can be sent (no member over a limit); `None`
+    /// if the node has no state.
+    fn write_bits_since_for(
+        &self,
+        node: &NetNode,
+        which: (Option<u32>, Audience),
+        base: &[Buckets],
+        coding: &mut Coding,
+    ) -> Option<bool>;
 
     /// Appends the snapshot entries `requests`, all of rows of column `column`, to `w` in one
     /// pass, and what came of each to `written` (see [`Shadows::write_states`]).
@@ -49,6 +62,18 @@ impl NodeStates for Shadows {
         w: &mut NetWriter,
     ) {
         Shadows::write_since_for(self, node.value_at, node.node, since, audience, w);
+    }
+
+    #[inline]
+    fn write_bits_since_for(
+        &self,
+        node: &NetNode,
+        which: (Option<u32>, Audience),
+        base: &[Buckets],
+        coding: &mut Coding,
+    ) -> Option<bool> {
+        let at = (node.value_at, node.node);
+        Shadows::write_bits_since_for(self, at, which, base, coding)
     }
 
     #[inline]

@@ -7,7 +7,9 @@
 //! monomorphized. Capture borrows the engine's values of `T` for the pass
 //! ([`lend`]); the writes read the shadow states alone.
 
+use crate::codec::quantize::Buckets;
 use crate::codec::state_bits::StateLayout;
+use crate::codec::state_coder::Coding;
 use crate::replicated::{Audience, Capture, Replicated};
 use crate::replication::shared::columns::{RuntimeColumn, ValueAt};
 use crate::replication::shared::each_value::{each_value, Aligned, HintedRow};
@@ -174,6 +176,15 @@ pub(crate) trait ErasedShadows: RuntimeColumn {
         audience: Audience,
         w: &mut NetWriter,
     ) -> bool;
+    /// The bit form of that state ([`Capture::write_bits_since_for`]) against `base`, into
+    /// `coding`, if `row` is `node`'s: whether it can be sent (no member over a limit).
+    fn write_bits_since_for(
+        &self,
+        at: (u32, NodeId),
+        which: (Option<u32>, Audience),
+        base: &[Buckets],
+        coding: &mut Coding,
+    ) -> Option<bool>;
     /// Writes the snapshot entries `requests` (framed with their tags) to `w` in one pass,
     /// and what came of each to `written`; `scratch` is for the framing.
     fn write_states(
@@ -299,6 +310,20 @@ impl<T: Replicated> ErasedShadows for ShadowColumn<T> {
             }
             _ => false,
         }
+    }
+
+    #[inline]
+    fn write_bits_since_for(
+        &self,
+        (row, node): (u32, NodeId),
+        (since, audience): (Option<u32>, Audience),
+        base: &[Buckets],
+        coding: &mut Coding,
+    ) -> Option<bool> {
+        let r = self.rows.get(row as usize).filter(|r| r.node == node)?;
+        Some(coding.code(T::LAYOUT, base, |coder| {
+            T::write_bits_since_for(&r.state, since, audience, coder);
+        }))
     }
 
     fn write_states(

@@ -7,7 +7,9 @@ use std::any::TypeId;
 use super::shadow_column::{
     new_shadows, Changed, ErasedShadows, LastChanged, NewShadows, StateRequest, StateWritten,
 };
+use crate::codec::quantize::Buckets;
 use crate::codec::state_bits::StateLayout;
+use crate::codec::state_coder::Coding;
 use crate::replicated::Audience;
 use crate::replication::shared::columns::{make_column, Columns, ValueAt};
 use crate::store::{NodeId, Store};
@@ -99,6 +101,27 @@ impl Shadows {
         if let Some((column, row)) = self.columns.row_of(node) {
             column.write_since_for(row, node, since, audience, w);
         }
+    }
+
+    /// The bit form of `node`'s snapshot entry state against `base`, into `coding` (see
+    /// [`Capture::write_bits_since_for`](crate::replication::Capture::write_bits_since_for)),
+    /// read at `hint` when it is still the node's row, else found again: whether it can be
+    /// sent; `None` if the node has no shadow state.
+    pub(crate) fn write_bits_since_for(
+        &self,
+        (hint, node): (ValueAt, NodeId),
+        which: (Option<u32>, Audience),
+        base: &[Buckets],
+        coding: &mut Coding,
+    ) -> Option<bool> {
+        let column = self.columns.get(hint.column);
+        if let Some(sent) =
+            column.and_then(|c| c.write_bits_since_for((hint.row, node), which, base, coding))
+        {
+            return Some(sent);
+        }
+        let (column, row) = self.columns.row_of(node)?;
+        column.write_bits_since_for((row, node), which, base, coding)
     }
 
     /// Writes the snapshot entries `requests` of rows of column `column` to `w`, in one pass;

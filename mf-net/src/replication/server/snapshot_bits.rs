@@ -163,7 +163,7 @@ impl<S: NodeStates> Coder<'_, S> {
             let mark = body.bit_len();
             let which = (e.key, node, e.audience);
             let at = (self.tick, self.default_back);
-            if !bits.append(body, (self.states, entries), which, e.acked, previous, at) {
+            if !bits.append(body, self.states, which, e.acked, previous, at) {
                 entries.refuse(node, e.key);
                 refused = true;
                 continue;

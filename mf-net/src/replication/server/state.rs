@@ -982,8 +982,7 @@ impl ServerState {
         self.by_view = by_view;
         shared.stats.snapshots_shared += self.shared_snapshot.take_shared();
         shared.stats.snapshots_shared += self.shared_body.take_shared();
-        // Bit-packed, the states coded: the byte entries they are transcoded from are a step
-        // of that coding, not entries of their own.
+        // Bit-packed, the states coded (no byte entries are written for them).
         shared.stats.entries_encoded += match self.recording {
             true => self.bit_entries.encoded(),
             false => self.entries.encoded(),

@@ -130,6 +130,19 @@ impl NodeStates for FakeStates {
         }
     }
 
+    /// Its states' layout is empty: the bit form of every state is no bits.
+    fn write_bits_since_for(
+        &self,
+        node: &NetNode,
+        _which: (Option<u32>, Audience),
+        base: &[crate::codec::quantize::Buckets],
+        coding: &mut crate::codec::state_coder::Coding,
+    ) -> Option<bool> {
+        let _ = self.0.get(&node.net_id)?;
+        let empty = &crate::codec::state_bits::StateLayout::EMPTY;
+        Some(coding.code(empty, base, |coder| coder.mask(0, 0)))
+    }
+
     fn write_states(
         &self,
         _column: u32,
