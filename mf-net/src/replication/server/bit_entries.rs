@@ -1,12 +1,19 @@
 //! [`BitEntries`]: the server's side of bit-packed snapshots: each node's recent values (what
-//! entries are coded against), and the states coded this tick, once per node, baseline and
-//! audience, lent to every snapshot that carries them.
+//! entries are coded against), and the states coded this tick, once per node, baseline values
+//! and audience, lent to every snapshot that carries them.
 //!
 //! A state is coded straight from the node's shadow state
 //! ([`Capture::write_bits_since_for`](crate::replicated::Capture::write_bits_since_for), with
 //! the since class of the baseline, which selects the members changed since), against the
 //! node's values as of the baseline: the bits [`state_bits::bytes_to_bits`] would make of its
-//! byte entry. Clients that acknowledged the same tick for a node get the same bits.
+//! byte entry. Clients that acknowledged the same tick for a node get the same bits, and so do
+//! clients that hold the node as of different ticks with no change between them (each entry's
+//! header names its client's own baseline tick).
+//!
+//! Before the snapshots, the tick's changed nodes are coded against the tick most clients
+//! acknowledged, in the order of the capture ([`precode`](BitEntries::precode)): the value
+//! history is read in that order, as a stream, not one cache miss a node as the clients'
+//! walks ask for them. A walk codes what it finds no coding for.
 //!
 //! A node that changed at a tick's capture has its values recorded as of that tick. A coding
 //! that leaves no member out (for [`Audience::All`], or for any audience of a type without
@@ -23,6 +30,7 @@ use crate::replication::server::slot_records::SlotRecords;
 use crate::replication::server::value_history::ValueHistory;
 use crate::replication::shared::protocol::BASELINE_DEPTH;
 use crate::replication::Audience;
+use crate::tick::tick_after;
 use crate::wire::{BitWriter, NetReader, NetWriter};
 
 /// A state coded this tick: where it lies in [`BitEntries::states`], behind the rest of its
@@ -36,13 +44,42 @@ struct Coded {
     bits: u32,
 }
 
-/// One state coded this tick: what for (the baseline tick, `None`: from zero, the whole state;
-/// the audience), and where.
+/// One state coded this tick: what for (the audience; the baseline tick, `None`: from zero,
+/// the whole state), what with (the tick of the values it was coded against, the since class
+/// that chose its members), and where.
 #[derive(Debug, Clone, Copy)]
 struct Record {
-    baseline: Option<u32>,
     audience: Audience,
+    baseline: Option<u32>,
+    from: u32,
+    since: Option<u32>,
     coded: Coded,
+}
+
+impl Record {
+    /// Whether this is the state a snapshot of `tick` codes for `audience`, for a client whose
+    /// `since` for the node is `acked`: it was coded for that baseline, or for a later one
+    /// with the same values (no record of the node between `acked` and it) and the same
+    /// members (`since_of(acked)`, the since class, is its own).
+    fn serves(
+        &self,
+        (audience, acked, tick): (Audience, Option<u32>, u32),
+        since_of: impl Fn(u32) -> Option<u32>,
+    ) -> bool {
+        if self.audience != audience {
+            return false;
+        }
+        if self.baseline == acked {
+            return true;
+        }
+        let (Some(b), Some(a)) = (self.baseline, acked) else {
+            return false;
+        };
+        in_reach(a, tick)
+            && !tick_after(self.from, a)
+            && !tick_after(a, b)
+            && since_of(a) == self.since
+    }
 }
 
 /// The server's bit-packed snapshot state (see the [module documentation](self)). Allocates
@@ -73,11 +110,17 @@ impl BitEntries {
         self.encoded = 0;
     }
 
-    /// The state of the node `key` coded this tick against `baseline` for `audience`, if it
-    /// was.
-    fn find(&self, key: NodeKey, baseline: Option<u32>, audience: Audience) -> Option<Coded> {
+    /// The state of `node` (the node `key`) coded this tick (`tick`) for `audience` that
+    /// serves a client whose `since` for it is `acked`, if one was (see [`Record::serves`]).
+    fn find(
+        &self,
+        (key, node, audience): (NodeKey, &NetNode, Audience),
+        acked: Option<u32>,
+        tick: u32,
+    ) -> Option<Coded> {
+        let since_of = |a| node.since_class(Some(a), audience);
         self.records
-            .find(key, |r| r.baseline == baseline && r.audience == audience)
+            .find(key, |r| r.serves((audience, acked, tick), since_of))
             .map(|r| r.coded)
     }
 
@@ -168,6 +211,31 @@ impl BitEntries {
         self.begin(0);
     }
 
+    /// Before a tick's snapshots: codes the state of each node `changed` at its capture that
+    /// `seen` says a client sees, for a client whose `since` for it is `acked` (the tick most
+    /// clients acknowledged), as [`append`](Self::append) would code it the first time a
+    /// snapshot asks. In the order of the capture, which is the order of the value history,
+    /// so that the baselines' values are read in a stream rather than one cache miss each as
+    /// the clients' walks ask for them. Nodes whose entries depend on the client (owner
+    /// conditions) are left to the walks.
+    pub(crate) fn precode(
+        &mut self,
+        states: &impl NodeStates,
+        (nodes, changed): (&NodeTable, &[NodeKey]),
+        (acked, tick): (u32, u32),
+        seen: impl Fn(&NetNode) -> bool,
+    ) {
+        for &key in changed {
+            let Some(node) = nodes.get(key) else {
+                continue;
+            };
+            if node.has_state && !node.owner_conditions && seen(node) {
+                let which = (key, node, Audience::NonOwner);
+                let _ = self.coded(states, which, (Some(acked), tick));
+            }
+        }
+    }
+
     /// Appends to `body` the entry of `node` (the node `key`) for `audience`, for a client
     /// whose `since` for it is `acked` (coded against the [`baseline`] that
     /// gives), after the entry of net id `previous`, in a snapshot of `tick` whose default
@@ -184,7 +252,8 @@ impl BitEntries {
         previous: Option<u32>,
         (tick, default_back): (u32, u32),
     ) -> bool {
-        let found = acked.and_then(|a| Some((Some(a), self.find(key, Some(a), audience)?)));
+        let which = (key, node, audience);
+        let found = acked.and_then(|a| Some((Some(a), self.find(which, Some(a), tick)?)));
         let (baseline, coded) = match found {
             Some(found) => found,
             None => match self.coded(states, (key, node, audience), (acked, tick)) {
@@ -225,8 +294,8 @@ impl BitEntries {
         (acked, tick): (Option<u32>, u32),
     ) -> Option<(Option<u32>, Coded)> {
         let base = baseline(&self.history, key, acked, tick);
-        let baseline = base.map(|(b, _)| b);
-        if let Some(coded) = self.find(key, baseline, audience) {
+        let baseline = base.map(|b| b.tick);
+        if let Some(coded) = self.find((key, node, audience), baseline, tick) {
             return Some((baseline, coded));
         }
         // The since class selects the members changed since the baseline, as for the byte
@@ -237,7 +306,8 @@ impl BitEntries {
         // value (none: the state is whole).
         let every_member = audience == Audience::All || !node.owner_conditions;
         let whole = every_member && (since.is_none() || base.is_some());
-        let base = base.map_or(&[][..], |(_, values)| values);
+        let from = base.map_or(0, |b| b.from);
+        let base = base.map_or(&[][..], |b| b.values);
         if !states.write_bits_since_for(node, (since, audience), base, &mut self.coding)? {
             return None;
         }
@@ -246,8 +316,10 @@ impl BitEntries {
         }
         let coded = self.keep_coded();
         let record = Record {
-            baseline,
             audience,
+            baseline,
+            from,
+            since,
             coded,
         };
         self.records.push(key, record);
@@ -276,30 +348,47 @@ impl BitEntries {
     }
 }
 
+/// A baseline: the tick a client acknowledged, and the node's values then (recorded at
+/// `from`, the newest record at or before it).
+#[derive(Clone, Copy)]
+struct Baseline<'a> {
+    tick: u32,
+    from: u32,
+    values: &'a [Buckets],
+}
+
+/// Whether a snapshot of `tick` can code against the values of tick `acked`: it is less than
+/// [`BASELINE_DEPTH`] ticks back (the client still holds them), and not `tick` itself.
+fn in_reach(acked: u32, tick: u32) -> bool {
+    let back = tick.wrapping_sub(acked);
+    back != 0 && (back as usize) < BASELINE_DEPTH
+}
+
 /// The baseline a snapshot of `tick` codes the node `key` against, for a client whose `since`
-/// for it is `acked`: that tick, if it is less than [`BASELINE_DEPTH`] ticks back (the client
-/// still holds its values) and the node's values then are known in `history`; else none. With
-/// the node's values then.
+/// for it is `acked`: that tick, if it is [in reach](in_reach) and the node's values then are
+/// known in `history`; else none.
 fn baseline(
     history: &ValueHistory,
     key: NodeKey,
     acked: Option<u32>,
     tick: u32,
-) -> Option<(u32, &[Buckets])> {
-    let a = acked?;
-    let back = tick.wrapping_sub(a);
-    if back == 0 || back as usize >= BASELINE_DEPTH {
-        return None;
-    }
-    Some((a, history.as_of(key, a)?))
+) -> Option<Baseline<'_>> {
+    let a = acked.filter(|&a| in_reach(a, tick))?;
+    let (from, values) = history.as_of(key, a)?;
+    Some(Baseline {
+        tick: a,
+        from,
+        values,
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{baseline, BitEntries};
+    use super::{baseline, BitEntries, Coded, Record};
     use crate::codec::quantize::Buckets;
     use crate::replication::server::node_table::NodeKey;
     use crate::replication::shared::protocol::BASELINE_DEPTH;
+    use crate::replication::Audience;
 
     #[test]
     fn a_baseline_is_coded_against_only_while_the_client_still_holds_it_and_its_values_are_known() {
@@ -308,7 +397,7 @@ mod tests {
         bits.history.record(node, 100, &[Buckets::default()]);
         let depth = BASELINE_DEPTH as u32;
         let at = |bits: &BitEntries, key, acked, tick| {
-            baseline(&bits.history, key, acked, tick).map(|(b, _)| b)
+            baseline(&bits.history, key, acked, tick).map(|b| b.tick)
         };
         assert_eq!(at(&bits, node, Some(100), 101), Some(100));
         assert_eq!(at(&bits, node, Some(100), 100 + depth - 1), Some(100));
@@ -324,5 +413,46 @@ mod tests {
         );
         bits.forget(node);
         assert_eq!(at(&bits, node, Some(100), 101), None);
+    }
+
+    #[test]
+    fn a_coded_state_serves_the_baselines_with_its_values_and_members_and_only_those() {
+        let depth = BASELINE_DEPTH as u32;
+        // Coded at tick 200 against tick 199, whose values were recorded at 190, with the
+        // since class 190.
+        let record = Record {
+            audience: Audience::NonOwner,
+            baseline: Some(199),
+            from: 190,
+            since: Some(190),
+            coded: Coded {
+                byte: 0,
+                head: 0,
+                bits: 0,
+            },
+        };
+        let class = |a: u32| Some(190).filter(|_| a >= 190);
+        let serves = |audience, acked, tick| record.serves((audience, acked, tick), class);
+        let other = Audience::NonOwner;
+        assert!(serves(other, Some(199), 200), "its own baseline");
+        assert!(serves(other, Some(190), 200), "the values' own tick");
+        assert!(serves(other, Some(195), 200), "a tick between");
+        assert!(!serves(other, Some(189), 200), "older values");
+        assert!(!serves(other, Some(200), 200), "not a baseline");
+        assert!(!serves(other, None, 200), "from zero");
+        assert!(!serves(Audience::Owner, Some(199), 200), "another audience");
+        assert!(!serves(other, Some(190), 190 + depth), "out of reach");
+        let from_zero = Record {
+            baseline: None,
+            ..record
+        };
+        assert!(from_zero.serves((other, None, 200), class));
+        assert!(!from_zero.serves((other, Some(199), 200), class));
+        let other_class = |_| Some(180);
+        assert!(!record.serves((other, Some(195), 200), other_class));
+        assert!(
+            record.serves((other, Some(199), 200), other_class),
+            "coded so"
+        );
     }
 }

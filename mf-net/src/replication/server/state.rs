@@ -183,6 +183,38 @@ impl ServerState {
         self.ids.name_number()
     }
 
+    /// Bit-packed: codes this tick's changed states against the tick most bit-packed clients
+    /// acknowledged, before their snapshots ask (see [`BitEntries::precode`]); with `scatter`,
+    /// only those of groups some client sees.
+    fn precode_changes(&mut self, scatter: bool) {
+        let Some(acked) = self.most_acknowledged() else {
+            return;
+        };
+        let (groups, viewers) = (&self.groups, &self.viewers);
+        let seen = |n: &NetNode| !scatter || groups.get(n.group).is_none() || viewers.any(n.group);
+        let tables = (&self.nodes, &self.changed[..]);
+        let states = &self.shadows;
+        self.bit_entries
+            .precode(states, tables, (acked, self.tick), seen);
+    }
+
+    /// The tick the most ready bit-packed clients acknowledged last (among the first few
+    /// distinct ones), if any is ready.
+    fn most_acknowledged(&self) -> Option<u32> {
+        let mut seen = [(0u32, 0usize); 4];
+        for c in self.clients.iter().filter(|c| c.ready && c.bits) {
+            let tick = c.stats.acknowledged_tick;
+            match seen.iter_mut().find(|(t, n)| *n == 0 || *t == tick) {
+                Some(entry) => *entry = (tick, entry.1 + 1),
+                None => continue,
+            }
+        }
+        seen.iter()
+            .filter(|(_, n)| *n > 0)
+            .max_by_key(|(_, n)| *n)
+            .map(|&(t, _)| t)
+    }
+
     /// The oldest tick every ready client has acknowledged (the current tick without any).
     fn acked_by_all(&self) -> u32 {
         let ready = self.clients.iter().filter(|c| c.ready);
@@ -894,6 +926,9 @@ impl ServerState {
             let changed = std::mem::take(&mut self.changed);
             self.scatter_changes(&changed);
             self.changed = changed;
+        }
+        if self.recording {
+            self.precode_changes(scatter);
         }
         // Clients that see the same groups one after the other, so that they can share a
         // snapshot; one that sees what no other does does not try.

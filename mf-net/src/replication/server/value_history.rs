@@ -150,13 +150,15 @@ impl ValueHistory {
     }
 
     /// Node `key`'s values as of `tick`: its newest record at or before `tick`, if it still
-    /// holds one (the server records every change, so that record is the value then).
-    pub(crate) fn as_of(&self, key: NodeKey, tick: u32) -> Option<&[Buckets]> {
+    /// holds one (the server records every change, so that record is the value then), with
+    /// the tick of that record.
+    pub(crate) fn as_of(&self, key: NodeKey, tick: u32) -> Option<(u32, &[Buckets])> {
         let ring = self.get(key)?;
-        let at = ring
+        let (at, recorded) = ring
             .newest_first()
-            .find(|&at| !tick_after(self.tick_at(ring, at), tick))?;
-        Some(self.values_at(ring, at))
+            .map(|at| (at, self.tick_at(ring, at)))
+            .find(|&(_, t)| !tick_after(t, tick))?;
+        Some((recorded, self.values_at(ring, at)))
     }
 
     /// Node `key`'s values recorded at exactly `tick`.
@@ -197,6 +199,11 @@ mod tests {
         NodeKey::new(id, id)
     }
 
+    /// The values `as_of` gives.
+    fn as_of(h: &ValueHistory, key: NodeKey, tick: u32) -> Option<&[Buckets]> {
+        h.as_of(key, tick).map(|(_, values)| values)
+    }
+
     fn value(v: u64) -> [Buckets; 2] {
         [Buckets::from_low_u64(v), Buckets::from_low_u64(v + 1)]
     }
@@ -206,10 +213,15 @@ mod tests {
         let mut h = ValueHistory::default();
         h.record(key(7), 10, &value(1));
         h.record(key(7), 14, &value(2));
-        assert_eq!(h.as_of(key(7), 9), None);
-        assert_eq!(h.as_of(key(7), 10), Some(&value(1)[..]));
-        assert_eq!(h.as_of(key(7), 13), Some(&value(1)[..]));
-        assert_eq!(h.as_of(key(7), 20), Some(&value(2)[..]));
+        assert_eq!(as_of(&h, key(7), 9), None);
+        assert_eq!(as_of(&h, key(7), 10), Some(&value(1)[..]));
+        assert_eq!(as_of(&h, key(7), 13), Some(&value(1)[..]));
+        assert_eq!(as_of(&h, key(7), 20), Some(&value(2)[..]));
+        assert_eq!(
+            h.as_of(key(7), 13).map(|(t, _)| t),
+            Some(10),
+            "the record's tick"
+        );
         assert_eq!(h.exact(key(7), 14), Some(&value(2)[..]));
         assert_eq!(h.exact(key(7), 13), None);
         assert_eq!(h.exact(key(8), 14), None);
@@ -221,18 +233,18 @@ mod tests {
         for t in [10, 11, 12, 20, 21, 22] {
             h.record(key(3), t, &value(u64::from(t)));
         }
-        assert_eq!(h.as_of(key(3), 21), Some(&value(21)[..]));
-        assert_eq!(h.as_of(key(3), 22), Some(&value(22)[..]));
-        assert_eq!(h.as_of(key(3), 12), Some(&value(12)[..]));
+        assert_eq!(as_of(&h, key(3), 21), Some(&value(21)[..]));
+        assert_eq!(as_of(&h, key(3), 22), Some(&value(22)[..]));
+        assert_eq!(as_of(&h, key(3), 12), Some(&value(12)[..]));
         assert_eq!(
-            h.as_of(key(3), 19),
+            as_of(&h, key(3), 19),
             Some(&value(12)[..]),
             "the newest before a gap"
         );
-        assert_eq!(h.as_of(key(3), 11), Some(&value(11)[..]));
-        assert_eq!(h.as_of(key(3), 9), None);
+        assert_eq!(as_of(&h, key(3), 11), Some(&value(11)[..]));
+        assert_eq!(as_of(&h, key(3), 9), None);
         assert_eq!(
-            h.as_of(key(3), 30),
+            as_of(&h, key(3), 30),
             Some(&value(22)[..]),
             "after the newest"
         );
@@ -245,7 +257,7 @@ mod tests {
             h.record(key(1), 100 + t, &value(u64::from(t)));
         }
         assert_eq!(h.exact(key(1), 102), None);
-        assert_eq!(h.as_of(key(1), 102), None);
+        assert_eq!(as_of(&h, key(1), 102), None);
         assert_eq!(h.exact(key(1), 103), Some(&value(3)[..]));
         h.record(key(1), 134, &value(9));
         assert_eq!(h.exact(key(1), 134), Some(&value(9)[..]));
@@ -267,7 +279,7 @@ mod tests {
         assert_eq!(h.exact(key(1), 40), None);
         assert_eq!(h.exact(key(1), 41), Some(&[Buckets::from_low_u64(5)][..]));
         h.forget(key(1));
-        assert_eq!(h.as_of(key(1), 41), None);
+        assert_eq!(as_of(&h, key(1), 41), None);
         h.record(key(2), 1, &value(3));
         assert_eq!(h.exact(key(2), 1), Some(&value(3)[..]));
     }
@@ -278,14 +290,14 @@ mod tests {
         let (old, new) = (NodeKey::new(1, 4), NodeKey::new(1, 9));
         h.record(old, 10, &value(1));
         h.record(new, 11, &[Buckets::from_low_u64(7)]);
-        assert_eq!(h.as_of(old, 10), None, "the slot's old node");
-        assert_eq!(h.as_of(new, 11), Some(&[Buckets::from_low_u64(7)][..]));
+        assert_eq!(as_of(&h, old, 10), None, "the slot's old node");
+        assert_eq!(as_of(&h, new, 11), Some(&[Buckets::from_low_u64(7)][..]));
         // Wider than the slot's room: a new region, the other slots' records untouched.
         h.record(key(2), 11, &value(5));
         let wide = [Buckets::from_low_u64(1); 5];
         h.record(new, 12, &wide);
-        assert_eq!(h.as_of(new, 12), Some(&wide[..]));
-        assert_eq!(h.as_of(new, 11), None, "records of the narrower width");
-        assert_eq!(h.as_of(key(2), 11), Some(&value(5)[..]));
+        assert_eq!(as_of(&h, new, 12), Some(&wide[..]));
+        assert_eq!(as_of(&h, new, 11), None, "records of the narrower width");
+        assert_eq!(as_of(&h, key(2), 11), Some(&value(5)[..]));
     }
 }

@@ -26,6 +26,15 @@ impl Viewers {
             && self.bits[slot * self.words + word] & (1 << bit) != 0
     }
 
+    /// Whether any client has group `g`.
+    pub(crate) fn any(&self, g: GroupKey) -> bool {
+        let slot = g.slot();
+        self.ids.get(slot) == Some(&g.id())
+            && self.bits[slot * self.words..(slot + 1) * self.words]
+                .iter()
+                .any(|&w| w != 0)
+    }
+
     /// Records whether the client at index `client` has group `g`.
     pub(crate) fn set(&mut self, g: GroupKey, client: usize, on: bool) {
         let (slot, word, bit) = (g.slot(), client / 64, client % 64);
