@@ -11,9 +11,9 @@
 //! header names its client's own baseline tick).
 //!
 //! Before the snapshots, the tick's changed nodes are coded against the tick most clients
-//! acknowledged, in the order of the capture ([`precode`](BitEntries::precode)): the value
-//! history is read in that order, as a stream, not one cache miss a node as the clients'
-//! walks ask for them. A walk codes what it finds no coding for.
+//! acknowledged, in the order of the capture ([`precode`](BitEntries::precode)), the order
+//! their values were recorded in: the value history is read as a stream, not one cache miss a
+//! node as the clients' walks ask for them. A walk codes what it finds no coding for.
 //!
 //! A node that changed at a tick's capture has its values recorded as of that tick. A coding
 //! that leaves no member out (for [`Audience::All`], or for any audience of a type without
