@@ -214,8 +214,8 @@ impl BitEntries {
     /// Before a tick's snapshots: codes the state of each node `changed` at its capture that
     /// `seen` says a client sees, for a client whose `since` for it is `acked` (the tick most
     /// clients acknowledged), as [`append`](Self::append) would code it the first time a
-    /// snapshot asks. In the order of the capture, which is the order of the value history,
-    /// so that the baselines' values are read in a stream rather than one cache miss each as
+    /// snapshot asks. In the order of the capture, the order their values were recorded in, so
+    /// that the baselines' values are read in a stream rather than one cache miss each as
     /// the clients' walks ask for them. Nodes whose entries depend on the client (owner
     /// conditions) are left to the walks.
     pub(crate) fn precode(
