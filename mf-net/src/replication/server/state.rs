@@ -191,7 +191,7 @@ impl ServerState {
             return;
         };
         let (groups, viewers) = (&self.groups, &self.viewers);
-        let seen = |n: &NetNode| !scatter || groups.get(n.group).is_none() || viewers.any(n.group);
+        let seen = |n: &NetNode| !scatter || viewers.any(n.group) || groups.get(n.group).is_none();
         let tables = (&self.nodes, &self.changed[..]);
         let states = &self.shadows;
         self.bit_entries
