@@ -389,7 +389,9 @@ mod state_bits {
         bencher.counter(ItemsCount::new(BOXES)).bench_local(|| {
             let mut bits = 0;
             for (state, base) in black_box(&e.states).iter().zip(&e.base) {
-                coding.code_state::<QuantizedBox>(state, which, base);
+                coding.code(QuantizedBox::LAYOUT, base, |c| {
+                    QuantizedBox::write_bits_since_for(state, which.0, which.1, c);
+                });
                 bits += coding.bit_len();
             }
             bits

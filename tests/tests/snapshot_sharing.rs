@@ -52,12 +52,16 @@ fn jitter() -> NetworkConditions {
     }
 }
 
-/// `CLIENTS` clients over `jitter` and `BODIES` bodies, joined and spawned.
-/// Clients over jittery links, in the byte format (its shared snapshots and entries are what
-/// these tests count; the bit-packed shared bodies are the last test's).
+/// [`jittery_world`] in the byte format (its shared snapshots and entries are what most of
+/// these tests count; the bit-packed ones are the last tests').
 fn world() -> World {
+    jittery_world(SnapshotEncoding::Bytes)
+}
+
+/// `CLIENTS` clients over `jitter` in `encoding` and `BODIES` bodies, joined and spawned.
+fn jittery_world(encoding: SnapshotEncoding) -> World {
     let config = MultiplayerConfig {
-        snapshot_encoding: SnapshotEncoding::Bytes,
+        snapshot_encoding: encoding,
         ..MultiplayerConfig::default()
     };
     let mut world = World::with_split(CLIENTS, config, None, Some(jitter()), 7, library);
@@ -275,16 +279,7 @@ fn bit_packed_owners_of_nodes_with_owner_conditions_get_their_own_members() {
 /// body, not one per tick the clients hold; a body no client sees is not coded.
 #[test]
 fn bit_packed_clients_holding_the_same_values_as_of_different_ticks_share_one_coding() {
-    let config = MultiplayerConfig {
-        snapshot_encoding: SnapshotEncoding::Bits,
-        ..MultiplayerConfig::default()
-    };
-    let mut world = World::with_split(CLIENTS, config, None, Some(jitter()), 7, library);
-    let root = world.root();
-    for _ in 0..BODIES {
-        world.server.spawn(BODY, root, PeerId::SERVER).unwrap();
-    }
-    world.step(30);
+    let mut world = jittery_world(SnapshotEncoding::Bits);
     let (_, _, encoded) = over_moving_frames(&mut world, 1);
     assert!(encoded >= BODIES as u64, "moved, and coded");
     // One body no client sees: not coded at all.

@@ -9,12 +9,11 @@
 
 use crate::codec::quantize::{Buckets, Quantization};
 use crate::codec::state_bits::{self, MemberBits, StateLayout};
-use crate::replicated::{Audience, Replicated};
 use crate::wire::{BitWriter, NetReader, NetWriter};
 
 /// The buffers one coding fills: the state's bits and values, and a member's bytes. Allocates
 /// nothing once they have grown. The server keeps one; tests and benchmarks reach it through
-/// the runtime's private module ([`code_state`](Self::code_state)).
+/// the runtime's private module.
 #[derive(Default)]
 pub struct Coding {
     /// The last coding's bits.
@@ -28,10 +27,11 @@ impl Coding {
     /// Codes a state of `layout` against `base` with `code` (which hands the coder each
     /// member, as [`Capture::write_bits_since_for`] does) into [`bits`](Self::bits) and
     /// [`values`](Self::values). Returns `false` if a member's encoding went over a limit: no
-    /// client could read that state.
+    /// client could read that state. For a `T`'s shadow state `state`: `code(T::LAYOUT, base,
+    /// |coder| T::write_bits_since_for(state, since, audience, coder))`.
     ///
     /// [`Capture::write_bits_since_for`]: crate::replicated::Capture::write_bits_since_for
-    pub(crate) fn code(
+    pub fn code(
         &mut self,
         layout: &StateLayout,
         base: &[Buckets],
@@ -50,23 +50,6 @@ impl Coding {
         };
         code(&mut coder);
         !coder.over_limit
-    }
-
-    /// Codes `state` (a `T`'s shadow state) as a snapshot for `audience` of a client whose
-    /// copy is as of `since` carries it ([`Capture::write_bits_since_for`]), against `base`
-    /// (one value per slot of [`T::LAYOUT`](Replicated::LAYOUT); none: from zero), as the
-    /// server does. Returns `false` if a member's encoding went over a limit.
-    ///
-    /// [`Capture::write_bits_since_for`]: crate::replicated::Capture::write_bits_since_for
-    pub fn code_state<T: Replicated>(
-        &mut self,
-        state: &T::State,
-        (since, audience): (Option<u32>, Audience),
-        base: &[Buckets],
-    ) -> bool {
-        self.code(T::LAYOUT, base, |coder| {
-            T::write_bits_since_for(state, since, audience, coder);
-        })
     }
 
     /// The last coding's bits, padded with zero bits to a whole byte.

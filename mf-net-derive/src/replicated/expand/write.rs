@@ -144,17 +144,23 @@ fn since_mask(cx: &Ctx<'_>) -> TokenStream {
     }
 }
 
+/// The calls of each base's `method` (`write_since_for` or `write_bits_since_for`) on its
+/// state, with the same `since`, audience and writer.
+fn since_bases(cx: &Ctx<'_>, method: &str) -> Vec<TokenStream> {
+    cx.each_base(|b| {
+        let field = &b.field;
+        let (s, w, since, aud) = (&b.l.s, &b.l.w, &b.l.since, &b.l.aud);
+        let method = b.item(method);
+        quote_spanned!(b.span=> #method(&#s.#field, #since, #aud, #w);)
+    })
+}
+
 /// `write_since_for`: the bases' changes, then the own members stamped after `since` (all of
 /// them without `since`) that a snapshot for the audience carries.
 pub(super) fn write_since_for(cx: &Ctx<'_>) -> TokenStream {
     let p = &cx.p;
     let (s, w, since, aud, mask) = (&cx.l.s, &cx.l.w, &cx.l.since, &cx.l.aud, &cx.l.mask);
-    let since_bases = cx.each_base(|b| {
-        let field = &b.field;
-        let (s, w, since, aud) = (&b.l.s, &b.l.w, &b.l.since, &b.l.aud);
-        let write_since_for = b.item("write_since_for");
-        quote_spanned!(b.span=> #write_since_for(&#s.#field, #since, #aud, #w);)
-    });
+    let since_bases = since_bases(cx, "write_since_for");
     let since_mask = since_mask(cx);
     let values = write_values(cx);
     quote! {
@@ -178,12 +184,7 @@ pub(super) fn write_since_for(cx: &Ctx<'_>) -> TokenStream {
 pub(super) fn write_bits_since_for(cx: &Ctx<'_>) -> TokenStream {
     let p = &cx.p;
     let (s, w, since, aud, mask) = (&cx.l.s, &cx.l.w, &cx.l.since, &cx.l.aud, &cx.l.mask);
-    let since_bases = cx.each_base(|b| {
-        let field = &b.field;
-        let (s, w, since, aud) = (&b.l.s, &b.l.w, &b.l.since, &b.l.aud);
-        let write_bits_since_for = b.item("write_bits_since_for");
-        quote_spanned!(b.span=> #write_bits_since_for(&#s.#field, #since, #aud, #w);)
-    });
+    let since_bases = since_bases(cx, "write_bits_since_for");
     let since_mask = since_mask(cx);
     let count = Literal::u32_unsuffixed(u32::try_from(cx.members.len()).unwrap_or(u32::MAX));
     let values = cx.members.iter().map(|(i, f, member)| {
