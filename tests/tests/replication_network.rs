@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used)]
 //! `Multiplayer` over seeded bad networks and under a byte budget: 200 nodes changing every
-//! frame converge at 10, 20 and 30 % loss with duplication, jitter and reordering; a 1000-node
+//! frame (or, bit-packed, each every 1 to 13 frames) converge at 10, 20 and 30 % loss with
+//! duplication, jitter and reordering; a 1000-node
 //! burst under `max_snapshot_bytes = 1200` arrives over several ticks without a snapshot over
 //! budget and without losing anything; under a budget below every tick's changes, each
 //! snapshot continues where the last one stopped, so every node is kept up to date in turn.
@@ -31,7 +32,35 @@ fn churn(world: &mut World, frame: i32) {
     }
 }
 
+/// Each body changes every 1 to 13 frames (its own period): the clients hold each body as of
+/// a different tick, many ticks back, and entries are coded against those.
+fn churn_now_and_then(world: &mut World, frame: i32) {
+    let handles: Vec<_> = world
+        .server
+        .scene()
+        .iter::<Body>()
+        .map(|(h, _)| h)
+        .collect();
+    for (i, h) in handles.into_iter().enumerate() {
+        let i = i as i32;
+        if (frame + i) % (1 + i % 13) == 0 {
+            let b = world.server.scene_mut().get_mut(h).unwrap();
+            b.x = frame * 3 + i;
+            b.hp = b.hp.wrapping_add(u8::from(i % 2 == 0));
+        }
+    }
+}
+
 fn converges_under(loss: f32, seed: u64, snapshot_encoding: SnapshotEncoding) {
+    converges_with(churn, loss, seed, snapshot_encoding);
+}
+
+fn converges_with(
+    churn: fn(&mut World, i32),
+    loss: f32,
+    seed: u64,
+    snapshot_encoding: SnapshotEncoding,
+) {
     let conditions = NetworkConditions {
         loss,
         duplication: 0.1,
@@ -116,6 +145,13 @@ fn bit_packed_snapshots_converge_at_10_percent_loss() {
 #[test]
 fn bit_packed_snapshots_converge_at_30_percent_loss() {
     converges_under(0.3, 31, SnapshotEncoding::Bits);
+}
+
+#[test]
+fn bit_packed_bodies_changing_now_and_then_converge_at_30_percent_loss() {
+    for seed in [32, 33] {
+        converges_with(churn_now_and_then, 0.3, seed, SnapshotEncoding::Bits);
+    }
 }
 
 #[test]
