@@ -16,39 +16,38 @@ mod replication_common;
 use mf_net_tests::harness::{differences, networked, World};
 use replication_common::{library, Body, BODY};
 
-fn churn(world: &mut World, frame: i32) {
+/// Calls `change` with each body's index and value on the server.
+fn each_body(world: &mut World, mut change: impl FnMut(i32, &mut Body)) {
     let handles: Vec<_> = world
         .server
         .scene()
         .iter::<Body>()
         .map(|(h, _)| h)
         .collect();
-    for (i, h) in handles.into_iter().enumerate() {
-        let b = world.server.scene_mut().get_mut(h).unwrap();
-        b.x = frame * 3 + i as i32;
-        if (frame + i as i32) % 7 == 0 {
+    for (i, h) in (0..).zip(handles) {
+        change(i, world.server.scene_mut().get_mut(h).unwrap());
+    }
+}
+
+/// Every body moves every frame; its `hp` changes every 7.
+fn churn(world: &mut World, frame: i32) {
+    each_body(world, |i, b| {
+        b.x = frame * 3 + i;
+        if (frame + i) % 7 == 0 {
             b.hp = b.hp.wrapping_add(1);
         }
-    }
+    });
 }
 
 /// Each body changes every 1 to 13 frames (its own period): the clients hold each body as of
 /// a different tick, many ticks back, and entries are coded against those.
 fn churn_now_and_then(world: &mut World, frame: i32) {
-    let handles: Vec<_> = world
-        .server
-        .scene()
-        .iter::<Body>()
-        .map(|(h, _)| h)
-        .collect();
-    for (i, h) in handles.into_iter().enumerate() {
-        let i = i as i32;
+    each_body(world, |i, b| {
         if (frame + i) % (1 + i % 13) == 0 {
-            let b = world.server.scene_mut().get_mut(h).unwrap();
             b.x = frame * 3 + i;
             b.hp = b.hp.wrapping_add(u8::from(i % 2 == 0));
         }
-    }
+    });
 }
 
 fn converges_under(loss: f32, seed: u64, snapshot_encoding: SnapshotEncoding) {
