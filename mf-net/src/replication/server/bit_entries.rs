@@ -5,7 +5,8 @@
 //! A state is coded straight from the node's shadow state
 //! ([`Capture::write_bits_since_for`](crate::replicated::Capture::write_bits_since_for), with
 //! the since class of the baseline, which selects the members changed since), against the
-//! node's values as of the baseline: the bits [`state_bits::bytes_to_bits`] would make of its
+//! node's values as of the baseline: the bits
+//! [`state_bits::bytes_to_bits`](crate::codec::state_bits::bytes_to_bits) would make of its
 //! byte entry. Clients that acknowledged the same tick for a node get the same bits, and so do
 //! clients that hold the node as of different ticks with no change between them (each entry's
 //! header names its client's own baseline tick).
@@ -19,10 +20,10 @@
 //! that leaves no member out (for [`Audience::All`], or for any audience of a type without
 //! owner conditions) gives those values on the way, so the first such coding in the tick
 //! records them. The nodes no snapshot coded that way are recorded after the tick's snapshots,
-//! from their whole byte form.
+//! by a coding of their whole state.
 
 use crate::codec::quantize::Buckets;
-use crate::codec::state_bits::{self, write_entry_baseline, write_entry_id};
+use crate::codec::state_bits::{write_entry_baseline, write_entry_id};
 use crate::codec::state_coder::Coding;
 use crate::replication::server::node_states::NodeStates;
 use crate::replication::server::node_table::{NetNode, NodeKey, NodeTable};
@@ -31,7 +32,7 @@ use crate::replication::server::value_history::ValueHistory;
 use crate::replication::shared::protocol::BASELINE_DEPTH;
 use crate::replication::Audience;
 use crate::tick::tick_after;
-use crate::wire::{BitWriter, NetReader, NetWriter};
+use crate::wire::BitWriter;
 
 /// A state coded this tick: where it lies in [`BitEntries::states`], behind the rest of its
 /// entry header for the default baseline (a `1` and the state's length, `head` bits), which
@@ -93,9 +94,7 @@ pub(crate) struct BitEntries {
     states: BitWriter,
     /// How many states were coded this tick.
     encoded: usize,
-    /// Scratch: a whole state's bytes and its values; one coding.
-    scratch: NetWriter,
-    values: Vec<Buckets>,
+    /// Scratch: one coding.
     coding: Coding,
     /// By node slot, a bit per node whose values changed at this tick's capture and are not
     /// recorded yet.
@@ -181,21 +180,12 @@ impl BitEntries {
         if !node.has_state {
             return;
         }
-        self.scratch.clear();
-        states.write_since_for(node, None, Audience::All, &mut self.scratch);
-        let layout = states.layout_of(node);
-        self.values.clear();
-        self.values.resize(layout.slots(), Buckets::default());
-        let mut r = NetReader::new(self.scratch.as_slice());
-        // A state holding a string over the limit does not read back (and is not sent: see
-        // `StateOverLimit`): its values are forgotten, and the entries after it coded from
-        // zero.
-        let read = !self.scratch.over_limit()
-            && state_bits::state_values(layout, &mut r, &mut self.values).is_ok();
-        if read {
-            self.history.record(key, tick, &self.values);
-        } else {
-            self.history.forget(key);
+        // A state holding a string over the limit is not sent (see `StateOverLimit`): its
+        // values are forgotten, and the entries after it coded from zero.
+        let whole = (None, Audience::All);
+        match states.write_bits_since_for(node, whole, &[], &mut self.coding) {
+            Some(true) => self.history.record(key, tick, &self.coding.values),
+            _ => self.history.forget(key),
         }
     }
 

@@ -2,7 +2,6 @@
 //! states, or a test double).
 
 use crate::codec::quantize::Buckets;
-use crate::codec::state_bits::StateLayout;
 use crate::codec::state_coder::Coding;
 use crate::replication::server::node_table::NetNode;
 use crate::replication::server::shadow_column::{StateRequest, StateWritten};
@@ -47,9 +46,6 @@ pub(crate) trait NodeStates {
 
     /// How many columns there are.
     fn column_count(&self) -> usize;
-
-    /// How `node`'s states travel bit-packed.
-    fn layout_of(&self, node: &NetNode) -> &'static StateLayout;
 }
 
 impl NodeStates for Shadows {
@@ -90,9 +86,5 @@ impl NodeStates for Shadows {
 
     fn column_count(&self) -> usize {
         Shadows::column_count(self)
-    }
-
-    fn layout_of(&self, node: &NetNode) -> &'static StateLayout {
-        Shadows::layout_of(self, node.node)
     }
 }

@@ -8,7 +8,6 @@
 //! ([`lend`]); the writes read the shadow states alone.
 
 use crate::codec::quantize::Buckets;
-use crate::codec::state_bits::StateLayout;
 use crate::codec::state_coder::Coding;
 use crate::replicated::{Audience, Capture, Replicated};
 use crate::replication::shared::columns::{RuntimeColumn, ValueAt};
@@ -196,8 +195,6 @@ pub(crate) trait ErasedShadows: RuntimeColumn {
     );
     /// A spawn's full state of `row` ([`Capture::write_full_for`]).
     fn write_full_for(&self, row: u32, audience: Audience, w: &mut NetWriter);
-    /// How the type's states travel bit-packed ([`Replicated::LAYOUT`]).
-    fn layout(&self) -> &'static StateLayout;
 }
 
 impl<T: Replicated> RuntimeColumn for ShadowColumn<T> {
@@ -358,9 +355,5 @@ impl<T: Replicated> ErasedShadows for ShadowColumn<T> {
         if let Some(row) = self.rows.get(row as usize) {
             T::write_full_for(&row.state, audience, w);
         }
-    }
-
-    fn layout(&self) -> &'static StateLayout {
-        T::LAYOUT
     }
 }

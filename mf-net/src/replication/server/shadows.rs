@@ -8,7 +8,6 @@ use super::shadow_column::{
     new_shadows, Changed, ErasedShadows, LastChanged, NewShadows, StateRequest, StateWritten,
 };
 use crate::codec::quantize::Buckets;
-use crate::codec::state_bits::StateLayout;
 use crate::codec::state_coder::Coding;
 use crate::replicated::Audience;
 use crate::replication::shared::columns::{make_column, Columns, ValueAt};
@@ -143,13 +142,6 @@ impl Shadows {
     /// How many columns there are.
     pub(crate) fn column_count(&self) -> usize {
         self.columns.len()
-    }
-
-    /// How `node`'s states travel bit-packed (an empty layout if it has no shadow state).
-    pub(crate) fn layout_of(&self, node: NodeId) -> &'static StateLayout {
-        self.columns
-            .row_of(node)
-            .map_or(&StateLayout::EMPTY, |(column, _)| column.layout())
     }
 
     /// `node`'s spawn state (see

@@ -167,8 +167,4 @@ impl NodeStates for FakeStates {
     fn column_count(&self) -> usize {
         1
     }
-
-    fn layout_of(&self, _node: &NetNode) -> &'static crate::codec::state_bits::StateLayout {
-        &crate::codec::state_bits::StateLayout::EMPTY
-    }
 }
