@@ -118,6 +118,10 @@ pub(crate) struct Group {
     /// Whether a client has (or had) authority over one of its nodes (if not, no client owns
     /// any, and interest need not look).
     pub(crate) client_owned: bool,
+    /// A group of one node, while that node is in the node table: its key, which
+    /// [`group_keys`] gives without a search (players, projectiles and pickups are groups of
+    /// one, and interest asks for their keys at every change of relevance).
+    pub(crate) single: Option<NodeKey>,
 }
 
 impl Group {
@@ -135,14 +139,20 @@ impl Group {
 }
 
 /// The keys of `group`'s nodes that are still in `nodes`, in net id order.
-pub(crate) fn group_keys<'a>(nodes: &'a NodeTable, group: &Group) -> &'a [NodeKey] {
-    nodes.keys_in(group.first, group.end())
+pub(crate) fn group_keys<'a>(nodes: &'a NodeTable, group: &'a Group) -> &'a [NodeKey] {
+    match &group.single {
+        Some(key) => {
+            debug_assert_eq!(nodes.keys_in(group.first, group.end()), [*key]);
+            std::slice::from_ref(key)
+        }
+        None => nodes.keys_in(group.first, group.end()),
+    }
 }
 
 /// The records of `group`'s nodes that are still in `nodes`, in net id order.
 pub(crate) fn group_nodes<'a>(
     nodes: &'a NodeTable,
-    group: &Group,
+    group: &'a Group,
 ) -> impl Iterator<Item = &'a NetNode> + Clone + 'a {
     group_keys(nodes, group)
         .iter()

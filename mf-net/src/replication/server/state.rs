@@ -321,6 +321,7 @@ impl ServerState {
                 spawner: None,
                 typed,
                 client_owned: false,
+                single: None,
             },
             nodes: entries,
         });
@@ -1121,7 +1122,7 @@ impl ServerState {
             let attached = store.alive(n.node);
             if !attached {
                 by_node.remove(n.node);
-                dropped.push((n.node, n.group));
+                dropped.push((key, n.node, n.group));
                 gone_ids.push(n.net_id);
                 bits.forget(key);
                 if groups.get(n.group).is_none() {
@@ -1134,8 +1135,14 @@ impl ServerState {
         for client in &mut self.clients {
             client.send.forget(&gone_ids);
         }
+        // A group of one whose node left has none: its keys are searched for (and none found).
+        for &(key, _, g) in &dropped {
+            if let Some(group) = self.groups.get_mut(g).filter(|g| g.single == Some(key)) {
+                group.single = None;
+            }
+        }
         // Viewers count the nodes they see: those that left, then the groups that go.
-        for &(_, g) in &dropped {
+        for &(_, _, g) in &dropped {
             if self
                 .groups
                 .get(g)
@@ -1177,7 +1184,7 @@ impl ServerState {
             self.ids.free(run, end - run, tick);
         }
         // A detached node stays in the scene as a plain node: it is no longer captured.
-        for (node, _) in dropped {
+        for (_, node, _) in dropped {
             self.shadows.stop(node);
         }
         if let Some(core) = core {
@@ -1258,6 +1265,9 @@ impl ServerState {
                 over_limit: Default::default(),
             };
             let key = self.nodes.push(net_id, record);
+            if let Some(group) = self.groups.get_mut(g).filter(|g| g.count == 1) {
+                group.single = Some(key);
+            }
             // The shadow's tag is the record's slot: capture names changed nodes by it.
             let tag = u32::try_from(key.slot()).unwrap_or(u32::MAX);
             if let (Some((last_changed, at)), Some(n)) = (
