@@ -255,6 +255,7 @@ pub fn write_entry_header(
 }
 
 /// The first part of [`write_entry_header`]: the entry's `1` and its id.
+#[inline]
 pub(crate) fn write_entry_id(w: &mut BitWriter, previous: Option<u32>, id: u32) {
     #[allow(clippy::cast_possible_wrap)]
     let code = match previous {

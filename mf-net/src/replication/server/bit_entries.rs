@@ -111,6 +111,7 @@ impl BitEntries {
 
     /// The state of `node` (the node `key`) coded this tick (`tick`) for `audience` that
     /// serves a client whose `since` for it is `acked`, if one was (see [`Record::serves`]).
+    #[inline]
     fn find(
         &self,
         (key, node, audience): (NodeKey, &NetNode, Audience),
@@ -233,6 +234,7 @@ impl BitEntries {
     /// tick, found on every later one (with its baseline checked once). Returns `false`,
     /// writing nothing, if no client could read the node's state (a member over a limit: see
     /// [`EntryCache::refuse`](crate::replication::server::entry_cache::EntryCache::refuse)).
+    #[inline(always)]
     pub(crate) fn append(
         &mut self,
         body: &mut BitWriter,

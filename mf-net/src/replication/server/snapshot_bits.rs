@@ -7,6 +7,9 @@
 //! snapshot's, gamma coded), the entries ([`state_bits::write_entry`]), the end bit, zero bits
 //! to the byte.
 
+use std::iter::{Chain, Skip};
+use std::slice::Iter;
+
 use crate::codec::state_bits;
 use crate::replication::server::bit_entries::BitEntries;
 use crate::replication::server::client_slot::ClientSlot;
@@ -60,19 +63,11 @@ pub(crate) fn write(
     let (before, after) = keys.split_at(keys.partition_point(|k| k.id() < *out.cursor));
     let tiers = client.tiered.then_some(&client.vis);
     let walk = Walk::new((nodes, groups), out.acks, client.peer, tiers, tick);
-    // As the byte writer does: each node's record asked for a few keys before it is read.
-    let mut ahead = after.iter().chain(before).skip(PREFETCH_AHEAD);
-    let order = after.iter().chain(before).filter_map(|&key| {
-        if let Some(&next) = ahead.next() {
-            walk.prefetch(next);
-        }
-        let wanted = walk.entry(key)?;
-        Some(BodyEntry {
-            key,
-            acked: wanted.acked,
-            audience: wanted.audience,
-        })
-    });
+    let order = Order {
+        keys: after.iter().chain(before),
+        ahead: after.iter().chain(before).skip(PREFETCH_AHEAD),
+        walk: &walk,
+    };
     let coder = Coder {
         states,
         nodes,
@@ -127,6 +122,37 @@ fn owned_by_a_client(nodes: &NodeTable, key: NodeKey) -> bool {
     nodes
         .get(key)
         .is_some_and(|n| n.owner_conditions && n.authority != PeerId::SERVER)
+}
+
+/// The entries of a snapshot's walk: each pending key, from the cursor on (wrapping), that the
+/// client is owed an entry for; as the byte writer does, each node's record is asked for a few
+/// keys before it is read. A type of its own rather than a closure, so that the walk's every
+/// step is inlined where the body is coded.
+struct Order<'w, 'a> {
+    keys: Chain<Iter<'w, NodeKey>, Iter<'w, NodeKey>>,
+    ahead: Skip<Chain<Iter<'w, NodeKey>, Iter<'w, NodeKey>>>,
+    walk: &'w Walk<'a>,
+}
+
+impl Iterator for Order<'_, '_> {
+    type Item = BodyEntry;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<BodyEntry> {
+        for &key in self.keys.by_ref() {
+            if let Some(&next) = self.ahead.next() {
+                self.walk.prefetch(next);
+            }
+            if let Some(wanted) = self.walk.entry(key) {
+                return Some(BodyEntry {
+                    key,
+                    acked: wanted.acked,
+                    audience: wanted.audience,
+                });
+            }
+        }
+        None
+    }
 }
 
 /// What codes one snapshot's body.

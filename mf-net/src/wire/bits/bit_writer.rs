@@ -120,7 +120,7 @@ impl BitWriter {
 
     /// Writes a `1` bit, then `v` as [`write_gamma`](Self::write_gamma) does: a flag and a
     /// count in one write, for any `v` below 2³¹ − 1 (a code of at most 62 bits).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn write_one_then_gamma(&mut self, v: u32) {
         let x = u64::from(v) + 1;
         let n = 63 - x.leading_zeros();
@@ -194,6 +194,7 @@ impl BitWriter {
     ///
     /// Returns `false`, and writes nothing, if the range runs past the end of `src`.
     #[must_use = "false means nothing was appended"]
+    #[inline]
     pub fn append_bits(&mut self, src: &[u8], start_bit: usize, bits: usize) -> bool {
         // At most one load's worth with 8 bytes to load: in range, and one write.
         let word = src.get(start_bit / 8..).and_then(<[u8]>::first_chunk::<8>);
@@ -205,6 +206,13 @@ impl BitWriter {
             self.write_bits(word & low_mask(bits), bits);
             return true;
         }
+        self.append_long(src, start_bit, bits)
+    }
+
+    /// [`append_bits`](Self::append_bits) past one load: out of line, so that the short
+    /// copies most appends are stay small where they are inlined.
+    #[inline(never)]
+    fn append_long(&mut self, src: &[u8], start_bit: usize, bits: usize) -> bool {
         let in_range = start_bit
             .checked_add(bits)
             .is_some_and(|end| end <= src.len().saturating_mul(8));
