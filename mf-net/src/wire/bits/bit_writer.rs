@@ -209,8 +209,8 @@ impl BitWriter {
         self.append_long(src, start_bit, bits)
     }
 
-    /// [`append_bits`](Self::append_bits) past one load: out of line, so that the short
-    /// copies most appends are stay small where they are inlined.
+    /// [`append_bits`](Self::append_bits) past one load: out of line, so that where it is
+    /// inlined, the short copy (most appends) stays small.
     #[inline(never)]
     fn append_long(&mut self, src: &[u8], start_bit: usize, bits: usize) -> bool {
         let in_range = start_bit
