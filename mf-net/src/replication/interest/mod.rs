@@ -164,6 +164,20 @@ impl<F: FnMut(&InterestQuery<'_>) -> bool> InterestPolicy for F {
     }
 }
 
+/// `q.floor() as i64` (saturating; a NaN is 0) without a call to the C library's `floorf`,
+/// which the baseline x86-64 target makes of `f32::floor`: interest asks for two cells per
+/// question.
+#[inline]
+fn floor(q: f32) -> i64 {
+    // Towards zero, saturating; one less where that rounded a negative value up.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+    let (t, up) = (q as i64, (q as i64) as f32 > q);
+    match up {
+        true => t.saturating_sub(1),
+        false => t,
+    }
+}
+
 /// A node's position for [`GridInterest`]: `None` for a node that has none.
 pub type PositionFn = fn(&Scene, NodeId) -> Option<[f32; 3]>;
 
@@ -224,10 +238,7 @@ impl GridInterest {
         } else {
             1.0
         };
-        (
-            (position[0] / size).floor() as i64,
-            (position[2] / size).floor() as i64,
-        )
+        (floor(position[0] / size), floor(position[2] / size))
     }
 
     /// The Chebyshev distance in cells between two positions.
@@ -326,6 +337,43 @@ mod tests {
             grace: Duration::ZERO,
             position: |_, _| None,
             tiers: &[],
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_cell_coordinate_is_the_floor_of_any_float(bits in proptest::prelude::any::<u32>()) {
+            let q = f32::from_bits(bits);
+            #[allow(clippy::cast_possible_truncation)]
+            let expected = q.floor() as i64;
+            proptest::prop_assert_eq!(floor(q), expected, "{}", q);
+        }
+    }
+
+    #[test]
+    fn a_cell_coordinate_is_the_floor_at_the_edges() {
+        for q in [
+            0.0,
+            -0.0,
+            -0.5,
+            0.5,
+            -1.0,
+            -1.000_001,
+            1.999_999,
+            -8_388_609.0,
+            9.223_372e18,
+            -9.223_372e18,
+            -1e30,
+            1e30,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MIN_POSITIVE,
+            -f32::MIN_POSITIVE,
+        ] {
+            #[allow(clippy::cast_possible_truncation)]
+            let expected = q.floor() as i64;
+            assert_eq!(floor(q), expected, "{q}");
         }
     }
 
