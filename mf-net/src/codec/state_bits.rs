@@ -514,18 +514,7 @@ pub(crate) fn encode_member(
             write_int_delta(bytes, base.low_u64(), now, w);
             Buckets::from_low_u64(now)
         }
-        MemberBits::Floats { components } => {
-            let now = read_floats(components, r)?;
-            for (&b, &v) in base
-                .words()
-                .iter()
-                .zip(&now.words())
-                .take(usize::from(components))
-            {
-                write_float_delta(b, v, w);
-            }
-            now
-        }
+        MemberBits::Floats { components } => encode_floats(components, r, base, w)?,
         MemberBits::Bool => {
             w.write_bit(r.read_bool()?);
             base
@@ -542,6 +531,24 @@ pub(crate) fn encode_member(
         }
     };
     Ok(value)
+}
+
+/// [`encode_member`] of a [`MemberBits::Floats`] member of `components` components: each
+/// component's bits coded against `base`'s. In line, so that the state coder, which knows a
+/// member's form where it is handed over, codes floats without the walk over every form.
+#[inline(always)]
+pub(crate) fn encode_floats(
+    components: u8,
+    r: &mut NetReader<'_>,
+    base: Buckets,
+    w: &mut BitWriter,
+) -> Result<Buckets, DecodeError> {
+    let now = read_floats(components, r)?;
+    let n = usize::from(components);
+    for (&b, &v) in base.words().iter().zip(&now.words()).take(n) {
+        write_float_delta(b, v, w);
+    }
+    Ok(now)
 }
 
 /// Transcodes one member's bit form from `r` (against `base`) to its byte form; returns its

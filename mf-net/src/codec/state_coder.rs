@@ -7,7 +7,6 @@
 //! the byte form: a quantized member's bucket indexes (the shadow keeps them) are coded as they
 //! are; any other member goes through its byte encoding, one member at a time.
 
-use crate::codec::float_delta::write_float_delta;
 use crate::codec::quantize::{Buckets, Quantization};
 use crate::codec::state_bits::{self, MemberBits, StateLayout};
 use crate::wire::{BitWriter, NetReader, NetWriter};
@@ -124,18 +123,16 @@ impl StateCoder<'_> {
         encode(self.scratch);
         self.over_limit |= self.scratch.over_limit();
         let base = self.base();
-        // Floats (every `f32` and `glam` member), the common case, without the table's walk.
-        if let MemberBits::Floats { components } = bits {
-            if let Some(now) = float_words(self.scratch.as_slice(), components) {
-                let n = usize::from(components);
-                for (&b, &v) in base.words().iter().zip(&now.words()).take(n) {
-                    write_float_delta(b, v, self.w);
-                }
-                return self.keep(now);
-            }
-        }
         let mut r = NetReader::new(self.scratch.as_slice());
-        match state_bits::encode_member(&bits, &mut r, base, self.w) {
+        // Floats (every `f32` and `glam` member), the common case, without the walk over
+        // every form.
+        let coded = match bits {
+            MemberBits::Floats { components } => {
+                state_bits::encode_floats(components, &mut r, base, self.w)
+            }
+            _ => state_bits::encode_member(&bits, &mut r, base, self.w),
+        };
+        match coded {
             Ok(value) => self.keep(value),
             // What the member's own encoding wrote reads back; a value over a limit may not,
             // and the state is refused whole.
@@ -160,19 +157,4 @@ impl StateCoder<'_> {
         }
         self.slot += 1;
     }
-}
-
-/// The words of a float member's byte encoding (`components` little-endian `f32`s, 1 to 4),
-/// if `bytes` is exactly that; otherwise the table's walk reads (and refuses) it.
-#[inline]
-fn float_words(bytes: &[u8], components: u8) -> Option<Buckets> {
-    let n = usize::from(components);
-    if !(1..=4).contains(&n) || bytes.len() != 4 * n {
-        return None;
-    }
-    let mut words = [0u32; 4];
-    for (w, b) in words.iter_mut().zip(bytes.chunks_exact(4)) {
-        *w = u32::from_le_bytes(b.try_into().ok()?);
-    }
-    Some(Buckets::from_words(words))
 }

@@ -66,8 +66,9 @@ impl<R: Copy> SlotRecords<R> {
         self.records.len()
     }
 
-    /// The newest record of the node `key` this tick that `matches` accepts.
-    #[inline]
+    /// The newest record of the node `key` this tick that `matches` accepts (always in line:
+    /// the snapshot walks ask it once an entry).
+    #[inline(always)]
     pub(crate) fn find(&self, key: NodeKey, matches: impl Fn(&R) -> bool) -> Option<R> {
         let mut at = self.newest(key);
         while let Some(&(record, next)) = self.records.get(at as usize) {

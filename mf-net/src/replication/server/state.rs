@@ -1135,14 +1135,12 @@ impl ServerState {
         for client in &mut self.clients {
             client.send.forget(&gone_ids);
         }
-        // A group of one whose node left has none: its keys are searched for (and none found).
+        // Viewers count the nodes they see: those that left, then the groups that go. A group
+        // of one whose node left has none: its keys are searched for (and none found).
         for &(key, _, g) in &dropped {
             if let Some(group) = self.groups.get_mut(g).filter(|g| g.single == Some(key)) {
                 group.single = None;
             }
-        }
-        // Viewers count the nodes they see: those that left, then the groups that go.
-        for &(_, _, g) in &dropped {
             if self
                 .groups
                 .get(g)
