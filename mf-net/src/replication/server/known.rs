@@ -1,7 +1,8 @@
 //! [`Known`]: where one client stands with each node it has ([`NodeSend`]), kept dense and in
 //! net id order, so that the walks over a client's nodes (its refresh, snapshot and acks, all
 //! in net id order) read one small array front to back instead of one cache line per node of a
-//! per-slot table as large as the world.
+//! per-slot table as large as the world. The walks search a second array of the net ids alone
+//! (sixteen to a cache line), a block at a time, and read an entry only where they stop.
 //!
 //! Nodes the client gains between two walks wait in a short sorted list and nodes it loses are
 //! marked; [`settle`](Known::settle) merges both into the array in one pass, once per tick.
@@ -40,12 +41,16 @@ pub(crate) struct Known {
     /// no record has ([`lost_key`]): it answers to no key, and goes at the next
     /// [`settle`](Self::settle).
     sorted: Vec<(NodeKey, NodeSend)>,
+    /// The net id of each entry of `sorted`, in the same order: what searches read.
+    ids: Vec<u32>,
     /// Entries added since the last settle, by net id (none of their ids is live in `sorted`).
     arrived: Vec<(NodeKey, NodeSend)>,
     /// How many entries of `sorted` are lost.
     lost: usize,
     /// The other buffer of `sorted`'s rebuild (its capacity is kept).
     spare: Vec<(NodeKey, NodeSend)>,
+    /// The other buffer of `ids`'s rebuild.
+    spare_ids: Vec<u32>,
 }
 
 /// How many arrivals wait before a [`set`](Known::set) settles them, for a client that has
@@ -65,6 +70,7 @@ impl Known {
     /// Forgets every node (keeps the capacity).
     pub(crate) fn clear(&mut self) {
         self.sorted.clear();
+        self.ids.clear();
         self.arrived.clear();
         self.lost = 0;
     }
@@ -74,12 +80,16 @@ impl Known {
     pub(crate) fn fill(&mut self, keys: impl IntoIterator<Item = NodeKey>, value: NodeSend) {
         self.clear();
         self.sorted.extend(keys.into_iter().map(|key| (key, value)));
-        debug_assert!(self.sorted.windows(2).all(|w| w[0].0.id() < w[1].0.id()));
+        self.ids.extend(self.sorted.iter().map(|e| e.0.id()));
+        debug_assert!(self.ids.windows(2).all(|w| w[0] < w[1]));
     }
 
     /// Makes room for `n` nodes, so that setting and settling them allocates nothing.
     pub(crate) fn reserve(&mut self, n: usize) {
         for list in [&mut self.sorted, &mut self.spare] {
+            list.reserve_exact(n.saturating_sub(list.len()));
+        }
+        for list in [&mut self.ids, &mut self.spare_ids] {
             list.reserve_exact(n.saturating_sub(list.len()));
         }
         let arrivals = n.min(arrivals_before_settling(n));
@@ -91,7 +101,7 @@ impl Known {
     pub(crate) fn get(&self, key: NodeKey) -> Option<&NodeSend> {
         match find(&self.arrived, key) {
             Some(at) => Some(&self.arrived[at].1),
-            None => find(&self.sorted, key).map(|at| &self.sorted[at].1),
+            None => self.find_sorted(key).map(|at| &self.sorted[at].1),
         }
     }
 
@@ -100,7 +110,7 @@ impl Known {
         match find(&self.arrived, key) {
             Some(at) => Some(&mut self.arrived[at].1),
             None => {
-                let at = find(&self.sorted, key)?;
+                let at = self.find_sorted(key)?;
                 Some(&mut self.sorted[at].1)
             }
         }
@@ -111,7 +121,7 @@ impl Known {
     /// last one (a walk that wrapped around) is looked up from the start.
     #[inline(always)]
     pub(crate) fn seek(&self, at: &mut usize, key: NodeKey) -> Option<&NodeSend> {
-        match seek_in(&self.sorted, at, key) {
+        match seek_id_in(&self.ids, at, key.id()).filter(|&i| self.sorted[i].0 == key) {
             Some(i) => Some(&self.sorted[i].1),
             None if self.arrived.is_empty() => None,
             None => find(&self.arrived, key).map(|i| &self.arrived[i].1),
@@ -126,7 +136,7 @@ impl Known {
         at: &mut usize,
         id: u32,
     ) -> Option<(NodeKey, &mut NodeSend)> {
-        let i = match seek_id_in(&self.sorted, at, id) {
+        let i = match seek_id_in(&self.ids, at, id) {
             Some(i) => Some((&mut self.sorted, i)),
             None => find_id(&self.arrived, id).map(|i| (&mut self.arrived, i)),
         };
@@ -139,7 +149,7 @@ impl Known {
     /// kept for its id.
     pub(crate) fn set(&mut self, key: NodeKey, value: NodeSend) {
         let id = key.id();
-        if let Ok(at) = self.sorted.binary_search_by_key(&id, |e| e.0.id()) {
+        if let Ok(at) = self.ids.binary_search(&id) {
             let entry = &mut self.sorted[at];
             self.lost -= usize::from(lost(entry.0));
             *entry = (key, value);
@@ -158,7 +168,7 @@ impl Known {
     pub(crate) fn remove(&mut self, key: NodeKey) {
         if let Some(at) = find(&self.arrived, key) {
             self.arrived.remove(at);
-        } else if let Some(at) = find(&self.sorted, key) {
+        } else if let Some(at) = self.find_sorted(key) {
             self.sorted[at].0 = lost_key(key.id());
             self.lost += 1;
         }
@@ -177,7 +187,7 @@ impl Known {
         };
         if gone.len().saturating_mul(16) < self.sorted.len() {
             for &id in gone {
-                if let Ok(at) = self.sorted.binary_search_by_key(&id, |e| e.0.id()) {
+                if let Ok(at) = self.ids.binary_search(&id) {
                     mark(&mut self.sorted[at].0);
                 }
             }
@@ -190,6 +200,12 @@ impl Known {
         }
     }
 
+    /// Where in `sorted` the entry of `key` is, if it is there for that very key.
+    fn find_sorted(&self, key: NodeKey) -> Option<usize> {
+        let at = self.ids.binary_search(&key.id()).ok()?;
+        (self.sorted[at].0 == key).then_some(at)
+    }
+
     /// Merges the arrivals into the array and drops the lost entries: one pass, nothing when
     /// there are neither.
     pub(crate) fn settle(&mut self) {
@@ -197,17 +213,29 @@ impl Known {
             return;
         }
         self.spare.clear();
+        self.spare_ids.clear();
         let mut arrived = self.arrived.drain(..).peekable();
         for &entry in self.sorted.iter().filter(|e| !lost(e.0)) {
             let id = entry.0.id();
             while let Some(new) = arrived.next_if(|a| a.0.id() < id) {
                 self.spare.push(new);
+                self.spare_ids.push(new.0.id());
             }
             self.spare.push(entry);
+            self.spare_ids.push(id);
         }
-        self.spare.extend(arrived);
+        for new in arrived {
+            self.spare.push(new);
+            self.spare_ids.push(new.0.id());
+        }
         std::mem::swap(&mut self.sorted, &mut self.spare);
+        std::mem::swap(&mut self.ids, &mut self.spare_ids);
         self.lost = 0;
+        debug_assert!(self
+            .ids
+            .iter()
+            .copied()
+            .eq(self.sorted.iter().map(|e| e.0.id())));
     }
 
     /// The nodes the client has, in net id order (after a [`settle`](Self::settle): before
@@ -250,62 +278,80 @@ fn find_id(list: &[(NodeKey, NodeSend)], id: u32) -> Option<usize> {
     list.binary_search_by_key(&id, |e| e.0.id()).ok()
 }
 
-/// [`find`] for ascending walks: `at` is where the walk expects the next key (just past the
-/// last one found, or where the last one asked for would be). A walk that asks for most of the
-/// list reads it once, front to back, which the processor streams in ahead of it (a binary
-/// search would wait on a cache line per step); one that asks for a few keys of a long list
-/// (the acks of a snapshot that carried a tenth of a client's nodes) gallops over the gaps
-/// ([`first_from`]). A key below the last one (a walk that wrapped around) looks again from
-/// the start.
+/// Where in `ids` (ascending net ids) the id `id` is, for ascending walks: `at` is where the
+/// walk expects the next id (just past the last one found, or where the last one asked for
+/// would be). A walk that asks for most of the list reads it once, front to back, which the
+/// processor streams in ahead of it (a binary search would wait on a cache line per step); one
+/// that asks for a few ids of a long list (the acks of a snapshot that carried a tenth of a
+/// client's nodes) skips the gaps a block at a time, and gallops over long ones
+/// ([`first_from`]). An id below the last one (a walk that wrapped around) looks again from the
+/// start.
 #[inline(always)]
-fn seek_in(list: &[(NodeKey, NodeSend)], at: &mut usize, key: NodeKey) -> Option<usize> {
-    seek_id_in(list, at, key.id()).filter(|&i| list[i].0 == key)
-}
-
-/// [`seek_in`] by net id: the entry of `id`, whatever its key.
-#[inline(always)]
-fn seek_id_in(list: &[(NodeKey, NodeSend)], at: &mut usize, id: u32) -> Option<usize> {
-    if list.get(*at).is_some_and(|e| e.0.id() == id) {
+fn seek_id_in(ids: &[u32], at: &mut usize, id: u32) -> Option<usize> {
+    if ids.get(*at) == Some(&id) {
         *at += 1;
         return Some(*at - 1);
     }
-    let from = match (*at).checked_sub(1).and_then(|i| list.get(i)) {
-        Some(e) if e.0.id() >= id => 0,
-        _ => (*at).min(list.len()),
+    let from = match (*at).checked_sub(1).and_then(|i| ids.get(i)) {
+        Some(&before) if before >= id => 0,
+        _ => (*at).min(ids.len()),
     };
-    let i = from + first_from(&list[from..], id);
-    let found = list.get(i).is_some_and(|e| e.0.id() == id);
+    let i = from + first_from(&ids[from..], id);
+    let found = ids.get(i) == Some(&id);
     *at = i + usize::from(found);
     found.then_some(i)
 }
 
-/// How many entries a [`seek_in`] reads one by one before it gallops.
-const LINEAR_STEPS: usize = 8;
+/// How many ids [`first_from`] compares at once: a cache line of them.
+const BLOCK: usize = 16;
 
-/// The index of the first entry of `list` (in net id order) whose id is `id` or more
-/// (`list.len()` if none): the first [`LINEAR_STEPS`] entries one by one, then steps doubling
-/// from there until one passes `id`, then a binary search of the last step. A gap of `n`
-/// entries costs about `2 log n` reads, not `n`.
-fn first_from(list: &[(NodeKey, NodeSend)], id: u32) -> usize {
-    let ahead = list.len().min(LINEAR_STEPS);
-    if let Some(i) = list[..ahead].iter().position(|e| e.0.id() >= id) {
-        return i;
+/// How many blocks [`first_from`] reads one after the other before it gallops.
+const LINEAR_BLOCKS: usize = 2;
+
+/// How many of `block`'s ids are below `id` (without a branch: the compiler compares them
+/// all at once).
+#[inline(always)]
+fn below(block: &[u32], id: u32) -> usize {
+    block.iter().map(|&x| u32::from(x < id)).sum::<u32>() as usize
+}
+
+/// The index of the first id of `ids` (ascending) that is `id` or more (`ids.len()` if none):
+/// the first [`LINEAR_BLOCKS`] blocks of [`BLOCK`] ids each, compared whole, then steps
+/// doubling from there until one passes `id`, then a binary search of the last step. A gap of
+/// `n` ids costs about `2 log n` reads, not `n`.
+#[inline(always)]
+fn first_from(ids: &[u32], id: u32) -> usize {
+    let mut low = 0;
+    for block in ids.chunks_exact(BLOCK).take(LINEAR_BLOCKS) {
+        let n = below(block, id);
+        if n < BLOCK {
+            return low + n;
+        }
+        low += BLOCK;
     }
-    // Every entry before `low` is below `id`.
-    let (mut low, mut step) = (ahead, LINEAR_STEPS);
-    while low < list.len() {
-        let high = (low + step).min(list.len());
-        if high == list.len() || list[high].0.id() >= id {
-            return low + list[low..high].partition_point(|e| e.0.id() < id);
+    if ids.len() - low < BLOCK {
+        return low + below(&ids[low..], id);
+    }
+    gallop(ids, low, id)
+}
+
+/// [`first_from`] past its blocks: every id before `low` is below `id`.
+fn gallop(ids: &[u32], mut low: usize, id: u32) -> usize {
+    let mut step = BLOCK;
+    while low < ids.len() {
+        let high = (low + step).min(ids.len());
+        if high == ids.len() || ids[high] >= id {
+            return low + ids[low..high].partition_point(|&x| x < id);
         }
         low = high + 1;
         step = step.saturating_mul(2);
     }
-    list.len()
+    ids.len()
 }
 
 #[cfg(test)]
 mod tests {
+    use super::first_from;
     use super::Known;
     use super::NodeSend;
     use crate::replication::server::node_table::NodeKey;
@@ -437,6 +483,21 @@ mod tests {
                 // The same id under another slot answers to nothing.
                 let mut j = 0;
                 assert!(known.seek(&mut j, key(id + 1, id)).is_none());
+            }
+        }
+    }
+
+    #[test]
+    fn a_block_scan_finds_what_a_binary_search_finds() {
+        // Lists shorter than a block, of whole blocks and past them (the gallop), every id
+        // asked from every start.
+        for len in 0..70u32 {
+            let ids: Vec<u32> = (0..len).map(|i| 3 * i + 1).collect();
+            for from in 0..=ids.len() {
+                for id in 0..3 * len + 3 {
+                    let expected = ids[from..].partition_point(|&x| x < id);
+                    assert_eq!(first_from(&ids[from..], id), expected, "{len} {from} {id}");
+                }
             }
         }
     }
