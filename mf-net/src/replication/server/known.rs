@@ -213,29 +213,22 @@ impl Known {
             return;
         }
         self.spare.clear();
-        self.spare_ids.clear();
-        let mut arrived = self.arrived.drain(..).peekable();
-        for &entry in self.sorted.iter().filter(|e| !lost(e.0)) {
-            let id = entry.0.id();
-            while let Some(new) = arrived.next_if(|a| a.0.id() < id) {
-                self.spare.push(new);
-                self.spare_ids.push(new.0.id());
-            }
-            self.spare.push(entry);
-            self.spare_ids.push(id);
-        }
-        for new in arrived {
+        // The runs of entries between two arrivals, copied whole (no arrival's id is in
+        // `sorted`, lost or not).
+        let mut from = 0;
+        for &new in &self.arrived {
+            let to = from + first_from(&self.ids[from..], new.0.id());
+            keep(&self.sorted[from..to], self.lost, &mut self.spare);
             self.spare.push(new);
-            self.spare_ids.push(new.0.id());
+            from = to;
         }
+        keep(&self.sorted[from..], self.lost, &mut self.spare);
+        self.arrived.clear();
+        self.spare_ids.clear();
+        self.spare_ids.extend(self.spare.iter().map(|e| e.0.id()));
         std::mem::swap(&mut self.sorted, &mut self.spare);
         std::mem::swap(&mut self.ids, &mut self.spare_ids);
         self.lost = 0;
-        debug_assert!(self
-            .ids
-            .iter()
-            .copied()
-            .eq(self.sorted.iter().map(|e| e.0.id())));
     }
 
     /// The nodes the client has, in net id order (after a [`settle`](Self::settle): before
@@ -247,6 +240,16 @@ impl Known {
     /// How many nodes the client has.
     pub(crate) fn len(&self) -> usize {
         self.sorted.len() - self.lost + self.arrived.len()
+    }
+}
+
+/// Appends to `out` the entries of `run` that are not lost (`lost_any`: how many entries of the
+/// whole list are).
+#[inline]
+fn keep(run: &[(NodeKey, NodeSend)], lost_any: usize, out: &mut Vec<(NodeKey, NodeSend)>) {
+    match lost_any {
+        0 => out.extend_from_slice(run),
+        _ => out.extend(run.iter().filter(|e| !lost(e.0))),
     }
 }
 
