@@ -714,7 +714,12 @@ impl ServerState {
             spawner: group.spawner.as_ref(),
             typed: &group.typed,
         };
-        let (group_authority, span) = (group.authority, self.nodes.span(group.first, group.end()));
+        // A group of one node knows its key: no search of the node table's ids.
+        let (group_authority, single) = (group.authority, group.single);
+        let span = match single {
+            Some(_) => 0..1,
+            None => self.nodes.span(group.first, group.end()),
+        };
         let nodes = group_nodes(&self.nodes, group);
         let (store, shadows) = (&*shared.store, &self.shadows);
         let before = core.stats().bytes_sent;
@@ -736,7 +741,8 @@ impl ServerState {
         }
         self.clients[c].stats.bytes_sent += sent;
         for i in span {
-            let Some(n) = self.nodes.get(self.nodes.keys()[i]) else {
+            let key = single.unwrap_or_else(|| self.nodes.keys()[i]);
+            let Some(n) = self.nodes.get(key) else {
                 continue;
             };
             if n.authority != group_authority && exists(&*shared.store, n.node) {
