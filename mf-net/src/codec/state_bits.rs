@@ -267,19 +267,40 @@ pub(crate) fn write_entry_id(w: &mut BitWriter, previous: Option<u32>, id: u32) 
 
 /// The rest of [`write_entry_header`]: the baseline and the state's length in bits. It does
 /// not depend on the entries before: a server may write it once with a state and copy both.
+#[inline(always)]
 pub(crate) fn write_entry_baseline(
     w: &mut BitWriter,
     baseline_back: u32,
     default_back: u32,
     bits: usize,
 ) {
+    let bits = u32::try_from(bits).unwrap_or(u32::MAX);
+    // Short codes (each value below 2¹⁵ − 1, as nearly all are): the flag and both codes in
+    // one write of at most 59 bits.
+    if let (Some((back, back_len)), Some((len, len_len))) =
+        (short_gamma(baseline_back), short_gamma(bits))
+    {
+        return match baseline_back == default_back {
+            true => w.write_bits(1 | len << 1, 1 + len_len),
+            false => w.write_bits(back << 1 | len << (1 + back_len), 1 + back_len + len_len),
+        };
+    }
     if baseline_back == default_back {
         w.write_bit(true);
     } else {
         w.write_bit(false);
         w.write_gamma(baseline_back);
     }
-    w.write_gamma(u32::try_from(bits).unwrap_or(u32::MAX));
+    w.write_gamma(bits);
+}
+
+/// The gamma code of `v` as [`BitWriter::write_gamma`] writes it (least significant bit
+/// first) and its length, if `v` is below 2¹⁵ − 1 (a code of at most 29 bits).
+#[inline(always)]
+fn short_gamma(v: u32) -> Option<(u64, u32)> {
+    let x = u64::from(v) + 1;
+    let n = 63 - x.leading_zeros();
+    (n < 15).then(|| ((((x ^ (1 << n)) << 1) | 1) << n, 2 * n + 1))
 }
 
 /// Ends a snapshot body: a `0` where the next entry's `1` would be.
@@ -656,7 +677,7 @@ fn read_int_delta(bytes: u8, base: u64, r: &mut BitReader<'_>) -> Result<u64, De
 mod tests {
     use proptest::prelude::*;
 
-    use super::{bits_to_bytes, bytes_to_bits, MemberBits, StateLayout};
+    use super::{bits_to_bytes, bytes_to_bits, write_entry_baseline, MemberBits, StateLayout};
     use crate::codec::quantize::{Buckets, Quantization};
     use crate::codec::NetCodec;
     use crate::wire::{BitReader, BitWriter, NetReader, NetWriter};
@@ -1315,6 +1336,31 @@ mod tests {
             let (one, four) = (mean_bits(1), mean_bits(4));
             assert!(one <= 30.0, "{one:.1} bits at a 1-tick baseline");
             assert!(four <= 37.0, "{four:.1} bits at a 4-tick baseline");
+        }
+    }
+
+    proptest! {
+        /// The entry header's baseline and length, written in one piece where the codes are
+        /// short, are the bits of the flag and the two gamma codes written one by one.
+        #[test]
+        fn an_entry_baseline_is_its_flag_and_codes_one_by_one(
+            back in prop_oneof![0u32..40, any::<u32>()],
+            default in 1u32..5,
+            bits in prop_oneof![0usize..40_000, any::<u32>().prop_map(|b| b as usize)],
+            offset in 0u32..64,
+        ) {
+            let (mut fused, mut one_by_one) = (BitWriter::new(), BitWriter::new());
+            for w in [&mut fused, &mut one_by_one] {
+                w.write_bits(0, offset);
+            }
+            write_entry_baseline(&mut fused, back, default, bits);
+            one_by_one.write_bit(back == default);
+            if back != default {
+                one_by_one.write_gamma(back);
+            }
+            one_by_one.write_gamma(u32::try_from(bits).unwrap_or(u32::MAX));
+            prop_assert_eq!(fused.bit_len(), one_by_one.bit_len());
+            prop_assert_eq!(fused.finish(), one_by_one.finish());
         }
     }
 }
