@@ -243,11 +243,11 @@ impl Known {
     }
 }
 
-/// Appends to `out` the entries of `run` that are not lost (`lost_any`: how many entries of the
+/// Appends to `out` the entries of `run` that are not lost (`lost_count`: how many entries of the
 /// whole list are).
 #[inline]
-fn keep(run: &[(NodeKey, NodeSend)], lost_any: usize, out: &mut Vec<(NodeKey, NodeSend)>) {
-    match lost_any {
+fn keep(run: &[(NodeKey, NodeSend)], lost_count: usize, out: &mut Vec<(NodeKey, NodeSend)>) {
+    match lost_count {
         0 => out.extend_from_slice(run),
         _ => out.extend(run.iter().filter(|e| !lost(e.0))),
     }

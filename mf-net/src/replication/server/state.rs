@@ -714,7 +714,8 @@ impl ServerState {
             spawner: group.spawner.as_ref(),
             typed: &group.typed,
         };
-        // A group of one node knows its key: no search of the node table's ids.
+        // A group of one node knows its key (the loop below runs once, with it); the keys of
+        // the others are found by their span of the node table's ids.
         let (group_authority, single) = (group.authority, group.single);
         let span = match single {
             Some(_) => 0..1,
