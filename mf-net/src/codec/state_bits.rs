@@ -277,9 +277,8 @@ pub(crate) fn write_entry_baseline(
     let bits = u32::try_from(bits).unwrap_or(u32::MAX);
     // Short codes (each value below 2¹⁵ − 1, as nearly all are): the flag and both codes in
     // one write of at most 59 bits.
-    if let (Some((back, back_len)), Some((len, len_len))) =
-        (short_gamma(baseline_back), short_gamma(bits))
-    {
+    let short = |v| BitWriter::gamma_code(v, 29);
+    if let (Some((back, back_len)), Some((len, len_len))) = (short(baseline_back), short(bits)) {
         return match baseline_back == default_back {
             true => w.write_bits(1 | len << 1, 1 + len_len),
             false => w.write_bits(back << 1 | len << (1 + back_len), 1 + back_len + len_len),
@@ -292,15 +291,6 @@ pub(crate) fn write_entry_baseline(
         w.write_gamma(baseline_back);
     }
     w.write_gamma(bits);
-}
-
-/// The gamma code of `v` as [`BitWriter::write_gamma`] writes it (least significant bit
-/// first) and its length, if `v` is below 2¹⁵ − 1 (a code of at most 29 bits).
-#[inline(always)]
-fn short_gamma(v: u32) -> Option<(u64, u32)> {
-    let x = u64::from(v) + 1;
-    let n = 63 - x.leading_zeros();
-    (n < 15).then(|| ((((x ^ (1 << n)) << 1) | 1) << n, 2 * n + 1))
 }
 
 /// Ends a snapshot body: a `0` where the next entry's `1` would be.

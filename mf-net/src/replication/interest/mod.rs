@@ -170,8 +170,10 @@ impl<F: FnMut(&InterestQuery<'_>) -> bool> InterestPolicy for F {
 #[inline]
 fn floor(q: f32) -> i64 {
     // Towards zero, saturating; one less where that rounded a negative value up.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
-    let (t, up) = (q as i64, (q as i64) as f32 > q);
+    #[allow(clippy::cast_possible_truncation)]
+    let t = q as i64;
+    #[allow(clippy::cast_precision_loss)]
+    let up = t as f32 > q;
     match up {
         true => t.saturating_sub(1),
         false => t,

@@ -106,27 +106,34 @@ impl BitWriter {
     /// [the encoding](crate::wire#bit-level-io)): 1 bit for 0, 65 bits for `u32::MAX`.
     #[inline]
     pub fn write_gamma(&mut self, v: u32) {
+        if let Some((code, len)) = Self::gamma_code(v, 2 * GAMMA_MAX_PREFIX - 1) {
+            return self.write_bits(code, len);
+        }
+        // The code of `u32::MAX`: 65 bits, its zero prefix first.
         let x = u64::from(v) + 1;
         let n = 63 - x.leading_zeros();
-        // A one bit, then the n bits of x below its leading one.
-        let code = ((x ^ (1 << n)) << 1) | 1;
-        if n < GAMMA_MAX_PREFIX {
-            self.write_bits(code << n, 2 * n + 1);
-        } else {
-            self.write_bits(0, n);
-            self.write_bits(code, n + 1);
-        }
+        self.write_bits(0, n);
+        self.write_bits(((x ^ (1 << n)) << 1) | 1, n + 1);
+    }
+
+    /// The gamma code [`write_gamma`](Self::write_gamma) writes for `v` (as one value to write
+    /// least significant bit first) and its length, if that is at most `max_len` bits (at most
+    /// 63): for writers that join it with other fields in one write.
+    #[inline(always)]
+    pub(crate) fn gamma_code(v: u32, max_len: u32) -> Option<(u64, u32)> {
+        let x = u64::from(v) + 1;
+        let n = 63 - x.leading_zeros();
+        let len = 2 * n + 1;
+        // n zero bits, a one bit, then the n bits of x below its leading one.
+        (len <= max_len.min(63)).then(|| ((((x ^ (1 << n)) << 1) | 1) << n, len))
     }
 
     /// Writes a `1` bit, then `v` as [`write_gamma`](Self::write_gamma) does: a flag and a
     /// count in one write, for any `v` below 2³¹ − 1 (a code of at most 62 bits).
     #[inline(always)]
     pub(crate) fn write_one_then_gamma(&mut self, v: u32) {
-        let x = u64::from(v) + 1;
-        let n = 63 - x.leading_zeros();
-        if n < 31 {
-            let code = ((x ^ (1 << n)) << 1) | 1;
-            return self.write_bits((code << n) << 1 | 1, 2 * n + 2);
+        if let Some((code, len)) = Self::gamma_code(v, 61) {
+            return self.write_bits(code << 1 | 1, len + 1);
         }
         self.write_bit(true);
         self.write_gamma(v);
