@@ -143,9 +143,14 @@ impl StateLayout {
         members: &[],
     };
 
-    /// How many baseline values a state of this layout has: one per member, bases' first.
+    /// How many baseline values a state of this layout has: one per member, bases' first. In
+    /// line: asked once a coded or decoded state, and most types have no bases.
+    #[inline]
     pub fn slots(&self) -> usize {
-        self.bases.iter().map(|b| b.slots()).sum::<usize>() + self.members.len()
+        match self.bases {
+            [] => self.members.len(),
+            bases => bases.iter().map(|b| b.slots()).sum::<usize>() + self.members.len(),
+        }
     }
 }
 

@@ -28,6 +28,7 @@ use crate::codec::state_coder::Coding;
 use crate::replication::server::node_states::NodeStates;
 use crate::replication::server::node_table::{NetNode, NodeKey, NodeTable};
 use crate::replication::server::slot_records::SlotRecords;
+use crate::replication::server::slot_table::PREFETCH_AHEAD;
 use crate::replication::server::value_history::ValueHistory;
 use crate::replication::shared::protocol::BASELINE_DEPTH;
 use crate::replication::Audience;
@@ -208,7 +209,9 @@ impl BitEntries {
     /// snapshot asks. In the order of the capture, the order their values were recorded in, so
     /// that the baselines' values are read in a stream rather than one cache miss each as
     /// the clients' walks ask for them. Nodes whose entries depend on the client (owner
-    /// conditions) are left to the walks.
+    /// conditions) are left to the walks. Each node's value records (the baseline read, the
+    /// record written) are asked for a few nodes ahead: written cold, the records stalled
+    /// the loop for most of its time.
     pub(crate) fn precode(
         &mut self,
         states: &impl NodeStates,
@@ -216,7 +219,13 @@ impl BitEntries {
         (acked, tick): (u32, u32),
         seen: impl Fn(&NetNode) -> bool,
     ) {
-        for &key in changed {
+        for (at, &key) in changed.iter().enumerate() {
+            if let Some(&ahead) = changed.get(at + 2 * PREFETCH_AHEAD) {
+                self.history.prefetch_ring(ahead);
+            }
+            if let Some(&ahead) = changed.get(at + PREFETCH_AHEAD) {
+                self.history.prefetch_next(ahead);
+            }
             let Some(node) = nodes.get(key) else {
                 continue;
             };

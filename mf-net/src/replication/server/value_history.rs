@@ -9,6 +9,7 @@
 
 use crate::codec::quantize::Buckets;
 use crate::replication::server::node_table::NodeKey;
+use crate::replication::server::slot_table::prefetch;
 use crate::replication::shared::protocol::BASELINE_DEPTH;
 use crate::tick::tick_after;
 
@@ -129,6 +130,32 @@ impl ValueHistory {
         }
         self.rings[key.slot()] = ring;
         Some(ring)
+    }
+
+    /// Hints the processor to bring `key`'s ring into the cache, ahead of
+    /// [`prefetch_next`](Self::prefetch_next).
+    #[inline]
+    pub(crate) fn prefetch_ring(&self, key: NodeKey) {
+        prefetch(&self.rings, key.slot());
+    }
+
+    /// Hints the processor to bring the record `key`'s next [`record`](Self::record) writes
+    /// into the cache (its first and last values), and the newest one it holds.
+    #[inline]
+    pub(crate) fn prefetch_next(&self, key: NodeKey) {
+        let Some(ring) = self.rings.get(key.slot()) else {
+            return;
+        };
+        if ring.start == NONE {
+            return;
+        }
+        let next = usize::from(ring.next);
+        let newest = (next + BASELINE_DEPTH - 1) % BASELINE_DEPTH;
+        for at in [next, newest] {
+            let (start, stride) = ring.record(at);
+            prefetch(&self.values, start);
+            prefetch(&self.values, start + stride - 1);
+        }
     }
 
     /// Node `key`'s ring, if it holds records of it.
