@@ -35,6 +35,7 @@
 //! run by the test suite.
 
 pub mod bus;
+mod cache_hint;
 pub mod codec;
 pub mod interpolation;
 mod member_proxy;

@@ -50,6 +50,7 @@ use std::any::TypeId;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::cache_hint::prefetch_ref;
 #[cfg(doc)]
 use crate::replicated::Replicated;
 
@@ -208,6 +209,15 @@ impl Scene {
             slot.node.as_mut()
         } else {
             None
+        }
+    }
+
+    /// Asks the processor for `node`'s slot (both ends: the slot is longer than most lines'
+    /// remainders), ahead of reading it ([`Store::prefetch`](crate::store::Store::prefetch)).
+    pub(crate) fn prefetch(&self, node: NodeId) {
+        if let Some(slot) = self.slots.get(node.index as usize) {
+            prefetch_ref(slot);
+            prefetch_ref(&slot.generation);
         }
     }
 

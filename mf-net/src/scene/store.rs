@@ -40,6 +40,10 @@ impl Store for Scene {
         self.removals
     }
 
+    fn prefetch(&self, node: NodeId) {
+        Scene::prefetch(self, node);
+    }
+
     fn value_mut(&mut self, node: NodeId) -> Option<&mut dyn Any> {
         self.value_any_mut(node)
     }

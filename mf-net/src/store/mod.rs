@@ -194,6 +194,14 @@ pub trait Store: Any {
     /// a process-wide counter, as the built-in scene does.
     fn removals(&self) -> u64;
 
+    /// A hint that `node` is about to be read (whether it is alive, its value): a storage may
+    /// ask the processor to bring it into the cache. The server gives it a few reads ahead
+    /// where it reads many scattered nodes in a row (interest's questions). By default,
+    /// nothing.
+    fn prefetch(&self, node: NodeId) {
+        let _ = node;
+    }
+
     /// `node`'s value, type-erased and mutable: what an RPC is dispatched to.
     fn value_mut(&mut self, node: NodeId) -> Option<&mut dyn Any>;
 

@@ -23,6 +23,7 @@ use crate::replication::interest::InterestQuery;
 use crate::replication::server::asked::Around;
 use crate::replication::server::group_vis::{next_slot, GroupVis, Vis};
 use crate::replication::server::node_table::{self, group_keys, group_nodes, GroupKey};
+use crate::replication::server::slot_table::PREFETCH_AHEAD;
 use crate::replication::server::state::ServerState;
 
 use crate::replication::shared::outbox::Outbox;
@@ -295,7 +296,18 @@ impl ServerState {
         asked.extend_from_slice(&self.clients[c].grace);
         asked.sort_unstable_by_key(|g| g.id());
         asked.dedup();
-        for &g in &asked {
+        for (at, &g) in asked.iter().enumerate() {
+            // Each question reads its group's slot, then its root in the store: asked for
+            // two dozen questions ahead, then (the slot read by then) a dozen.
+            if let Some(&ahead) = asked.get(at + 2 * PREFETCH_AHEAD) {
+                self.groups.prefetch(ahead);
+            }
+            if let Some(group) = asked
+                .get(at + PREFETCH_AHEAD)
+                .and_then(|&a| self.groups.get(a))
+            {
+                shared.store.prefetch(group.root);
+            }
             self.ask(core, shared, c, g, grace);
         }
         self.interest.asked = asked;

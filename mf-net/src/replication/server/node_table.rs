@@ -101,20 +101,23 @@ pub(crate) fn since_class(since: Option<u32>, last: u32, gap: u16) -> Option<u32
 }
 
 /// A spawned (or bound) instance, kept for late joiners.
+///
+/// Laid out in declaration order (`repr(C)`), what a spawn's header alone reads first and what
+/// interest reads at every question last: a [`GroupTable`] slot keeps its id after the group,
+/// so the id, the root and the span lie in the slot's last line, which
+/// [`SlotTable::prefetch`] asks for with the first.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub(crate) struct Group {
-    pub(crate) first: u32,
-    pub(crate) count: u32,
-    pub(crate) scene: i32,
     pub(crate) parent: ParentRef,
     pub(crate) name: String,
-    pub(crate) authority: PeerId,
-    pub(crate) root: NodeId,
     /// A spawner spawn's spawner and data (scene index −2), kept for late joiners.
     pub(crate) spawner: Option<SpawnerPayload>,
     /// A typed spawn's nodes: each one's type, by its schema hash, and place (none for other
     /// kinds).
     pub(crate) typed: Vec<TypedNode>,
+    pub(crate) authority: PeerId,
+    pub(crate) scene: i32,
     /// Whether a client has (or had) authority over one of its nodes (if not, no client owns
     /// any, and interest need not look).
     pub(crate) client_owned: bool,
@@ -122,6 +125,9 @@ pub(crate) struct Group {
     /// [`group_keys`] gives without a search (players, projectiles and pickups are groups of
     /// one, and interest asks for their keys at every change of relevance).
     pub(crate) single: Option<NodeKey>,
+    pub(crate) first: u32,
+    pub(crate) count: u32,
+    pub(crate) root: NodeId,
 }
 
 impl Group {

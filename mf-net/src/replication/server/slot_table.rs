@@ -10,22 +10,12 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+use crate::cache_hint::prefetch_ref;
+
 /// How many keys ahead of the one it reads a walk over scattered slots asks for the slot it
-/// will read (see [`prefetch`]): far enough that the line arrives in time, near enough that it
+/// will read (see [`SlotTable::prefetch`]): far enough that the line arrives in time, near enough that it
 /// is still cached.
 pub(crate) const PREFETCH_AHEAD: usize = 12;
-
-/// Hints the processor to bring `items[index]` into the cache (nothing if out of bounds, or off
-/// x86-64).
-#[inline]
-pub(crate) fn prefetch<I>(items: &[I], index: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(item) = items.get(index) {
-        safe_arch::prefetch_t0(item);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (items, index);
-}
 
 /// Names one record of a [`SlotTable<T>`]: its slot and its id.
 pub(crate) struct Key<T> {
@@ -79,10 +69,13 @@ impl<T> fmt::Debug for Key<T> {
     }
 }
 
-/// One slot: the id of the record it holds (or last held) and the record.
+/// One slot: the record it holds (or none) and the id of that record (or of the last). In
+/// this order (`repr(C)`): the id ends the slot, so that [`SlotTable::prefetch`] asks for
+/// its first and last lines.
+#[repr(C)]
 struct Slot<T> {
-    id: u32,
     value: Option<T>,
+    id: u32,
 }
 
 /// Records in stable slots (freed slots are reused), with their keys also kept in id order.
@@ -168,10 +161,15 @@ impl<T> SlotTable<T> {
         }
     }
 
-    /// Hints the processor to bring `key`'s slot into the cache (see [`prefetch`]).
+    /// Hints the processor to bring `key`'s slot into the cache (see [`prefetch_ref`]): the line
+    /// it starts in and the line of its id, which the compiler may place at its end (a slot
+    /// is rarely aligned to a line, and may be longer than one).
     #[inline]
     pub(crate) fn prefetch(&self, key: Key<T>) {
-        prefetch(&self.slots, key.slot());
+        if let Some(slot) = self.slots.get(key.slot()) {
+            prefetch_ref(slot);
+            prefetch_ref(&slot.id);
+        }
     }
 
     /// [`get`](Self::get), mutably.

@@ -7,9 +7,9 @@
 //! sends the whole state, from zero). The client keeps the values of the ticks it decoded in its own
 //! form, a record per tick modulo [`BASELINE_DEPTH`] (`client::baselines`).
 
+use crate::cache_hint::prefetch;
 use crate::codec::quantize::Buckets;
 use crate::replication::server::node_table::NodeKey;
-use crate::replication::server::slot_table::prefetch;
 use crate::replication::shared::protocol::BASELINE_DEPTH;
 use crate::tick::tick_after;
 
