@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use tracing::debug;
 
+use crate::cache_hint::prefetch_ref;
 use crate::replication::interest::InterestQuery;
 use crate::replication::server::asked::Around;
 use crate::replication::server::group_vis::{next_slot, GroupVis, Vis};
@@ -307,6 +308,18 @@ impl ServerState {
                 .and_then(|&a| self.groups.get(a))
             {
                 shared.store.prefetch(group.root);
+                // A question that shows the group sends its spawn, which copies its name and
+                // its parent's path.
+                let path = match &group.parent {
+                    ParentRef::Path(path) => path.as_bytes(),
+                    ParentRef::Net(_) => &[],
+                };
+                for first in [group.name.as_bytes(), path]
+                    .iter()
+                    .filter_map(|s| s.first())
+                {
+                    prefetch_ref(first);
+                }
             }
             self.ask(core, shared, c, g, grace);
         }
