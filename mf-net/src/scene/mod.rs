@@ -212,8 +212,9 @@ impl Scene {
         }
     }
 
-    /// Asks the processor for `node`'s slot (both ends: the slot is longer than most lines'
-    /// remainders), ahead of reading it ([`Store::prefetch`](crate::store::Store::prefetch)).
+    /// Asks the processor for `node`'s slot, ahead of reading it
+    /// ([`Store::prefetch`](crate::store::Store::prefetch)): its first line and the line of its
+    /// generation, at its end (a slot rarely lies in one line).
     pub(crate) fn prefetch(&self, node: NodeId) {
         if let Some(slot) = self.slots.get(node.index as usize) {
             prefetch_ref(slot);

@@ -31,6 +31,7 @@ use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{ParentRef, SCENE_BIND};
 use crate::replication::shared::state::Shared;
 use crate::scene::NodeId;
+use crate::store::Store;
 
 /// What a group should become for a client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -298,29 +299,7 @@ impl ServerState {
         asked.sort_unstable_by_key(|g| g.id());
         asked.dedup();
         for (at, &g) in asked.iter().enumerate() {
-            // Each question reads its group's slot, then its root in the store: asked for
-            // two dozen questions ahead, then (the slot read by then) a dozen.
-            if let Some(&ahead) = asked.get(at + 2 * PREFETCH_AHEAD) {
-                self.groups.prefetch(ahead);
-            }
-            if let Some(group) = asked
-                .get(at + PREFETCH_AHEAD)
-                .and_then(|&a| self.groups.get(a))
-            {
-                shared.store.prefetch(group.root);
-                // A question that shows the group sends its spawn, which copies its name and
-                // its parent's path.
-                let path = match &group.parent {
-                    ParentRef::Path(path) => path.as_bytes(),
-                    ParentRef::Net(_) => &[],
-                };
-                for first in [group.name.as_bytes(), path]
-                    .iter()
-                    .filter_map(|s| s.first())
-                {
-                    prefetch_ref(first);
-                }
-            }
+            self.prefetch_questions(&*shared.store, &asked[at..]);
             self.ask(core, shared, c, g, grace);
         }
         self.interest.asked = asked;
@@ -333,6 +312,31 @@ impl ServerState {
             true => self.tick.wrapping_sub(phase),
             false => self.tick,
         });
+    }
+
+    /// Before the first question of `asked`: asks the processor for what later ones read, each
+    /// a cold line otherwise (see [`crate::cache_hint`]). A question reads its group's slot,
+    /// then its root in the store; one that shows the group sends its spawn, which copies the
+    /// group's name and its parent's path. The slot is asked for two dozen questions ahead;
+    /// the rest a dozen ahead, the slot read by then.
+    fn prefetch_questions(&self, store: &dyn Store, asked: &[GroupKey]) {
+        if let Some(&far) = asked.get(2 * PREFETCH_AHEAD) {
+            self.groups.prefetch(far);
+        }
+        let Some(group) = asked.get(PREFETCH_AHEAD).and_then(|&g| self.groups.get(g)) else {
+            return;
+        };
+        store.prefetch(group.root);
+        let path = match &group.parent {
+            ParentRef::Path(path) => path.as_bytes(),
+            ParentRef::Net(_) => &[],
+        };
+        for first in [group.name.as_bytes(), path]
+            .iter()
+            .filter_map(|s| s.first())
+        {
+            prefetch_ref(first);
+        }
     }
 
     /// Appends to `asked` the groups the evaluation of the client at `c` asks about, but for

@@ -13,8 +13,8 @@ use std::marker::PhantomData;
 use crate::cache_hint::prefetch_ref;
 
 /// How many keys ahead of the one it reads a walk over scattered slots asks for the slot it
-/// will read (see [`SlotTable::prefetch`]): far enough that the line arrives in time, near enough that it
-/// is still cached.
+/// will read (see [`SlotTable::prefetch`]): far enough that the line arrives in time, near
+/// enough that it is still cached.
 pub(crate) const PREFETCH_AHEAD: usize = 12;
 
 /// Names one record of a [`SlotTable<T>`]: its slot and its id.
