@@ -114,7 +114,8 @@ impl BitSnapshots {
                 },
             };
             let start = r.bit_position();
-            self.values.clear();
+            // Every slot is written by the decoding (read, or the baseline's): the last entry's
+            // values are not cleared first.
             self.values.resize(slots, Buckets::default());
             // Straight into the byte form, taken back if it does not read.
             let (mark, values) = (self.bytes.len(), &mut self.values);
