@@ -180,9 +180,10 @@ pub fn bytes_to_bits(
 }
 
 /// Reads a bit form written by [`bytes_to_bits`] against the same `base` from `r` and appends
-/// the byte form it came from to `out`. Each slot of `now` (as many as `base`) takes the
-/// member's value in this state: read, or the baseline's for a member the state does not
-/// carry: the baseline a later state coded against this one would use.
+/// the byte form it came from to `out`. Each slot of `now` up to the layout's
+/// [slots](StateLayout::slots) takes the member's value in this state (every one of them, once
+/// the state reads whole): read, or the baseline's for a member the state does not carry
+/// (zero past the end of `base`): the baseline a later state coded against this one would use.
 pub fn bits_to_bytes(
     layout: &StateLayout,
     r: &mut BitReader<'_>,

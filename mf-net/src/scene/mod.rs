@@ -88,9 +88,13 @@ struct Node {
     attached: bool,
 }
 
+/// One slot of the arena: its node (none while free) and the generation that names it. In
+/// this order (`repr(C)`): the generation ends the slot, so that [`Scene::prefetch`] asks
+/// for its first and last lines.
+#[repr(C)]
 struct Slot {
-    generation: u32,
     node: Option<Node>,
+    generation: u32,
 }
 
 /// The node `id` names in `slots`, if it is still there (on the slots alone, so that other
@@ -214,7 +218,7 @@ impl Scene {
 
     /// Asks the processor for `node`'s slot, ahead of reading it
     /// ([`Store::prefetch`](crate::store::Store::prefetch)): its first line and the line of its
-    /// generation, at its end (a slot rarely lies in one line).
+    /// generation, which ends it (a slot rarely lies in one line).
     pub(crate) fn prefetch(&self, node: NodeId) {
         if let Some(slot) = self.slots.get(node.index as usize) {
             prefetch_ref(slot);

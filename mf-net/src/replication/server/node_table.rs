@@ -102,10 +102,10 @@ pub(crate) fn since_class(since: Option<u32>, last: u32, gap: u16) -> Option<u32
 
 /// A spawned (or bound) instance, kept for late joiners.
 ///
-/// Laid out in declaration order (`repr(C)`), what a spawn's header alone reads first and what
-/// interest reads at every question last: a [`GroupTable`] slot keeps its id after the group,
-/// so the id, the root and the span lie in the slot's last line, which
-/// [`SlotTable::prefetch`] asks for with the first.
+/// Laid out in declaration order (`repr(C)`): what only a spawn reads (parent, name, spawner
+/// and typed nodes) first, what interest reads at every question last. A [`GroupTable`] slot
+/// keeps its id after the group, so the id, the root and the span lie in the slot's last line,
+/// which [`SlotTable::prefetch`] asks for with the first.
 #[derive(Debug, Clone)]
 #[repr(C)]
 pub(crate) struct Group {

@@ -162,8 +162,8 @@ impl<T> SlotTable<T> {
     }
 
     /// Hints the processor to bring `key`'s slot into the cache (see [`prefetch_ref`]): the line
-    /// it starts in and the line of its id, which the compiler may place at its end (a slot
-    /// is rarely aligned to a line, and may be longer than one).
+    /// it starts in and the line of its id, which ends it (a slot is rarely aligned to a line,
+    /// and may be longer than one).
     #[inline]
     pub(crate) fn prefetch(&self, key: Key<T>) {
         if let Some(slot) = self.slots.get(key.slot()) {
