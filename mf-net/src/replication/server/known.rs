@@ -6,8 +6,14 @@
 //!
 //! Nodes the client gains between two walks wait in a short sorted list and nodes it loses are
 //! marked; [`settle`](Known::settle) merges both into the array in one pass, once per tick.
+//!
+//! An acknowledged snapshot that carried every node the client had is not marked node by node:
+//! the list keeps its tick ([`acknowledge_all`](Known::acknowledge_all)) and every entry is
+//! read through it ([`NodeSend::with_all_acked`]), so that a client whose snapshots carry all
+//! it has (every node moving, every node relevant) costs no walk over its nodes per ack.
 
 use crate::replication::server::node_table::NodeKey;
+use crate::tick::{tick_after, tick_max};
 
 /// One node as one client stands with it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -24,6 +30,20 @@ pub(crate) struct NodeSend {
 }
 
 impl NodeSend {
+    /// The state as it stands once the snapshot of tick `all` (which carried this node) is
+    /// acknowledged: acknowledged up to `all` at least, and a resync asked for before `all`
+    /// done.
+    #[inline(always)]
+    pub(crate) fn with_all_acked(self, all: Option<u32>) -> NodeSend {
+        let Some(all) = all else {
+            return self;
+        };
+        NodeSend {
+            acked: tick_max(self.acked, all),
+            resync: self.resync.filter(|&after| !tick_after(all, after)),
+        }
+    }
+
     /// The `since` its next entry is written with: `None` (everything) while a resync is owed.
     #[inline]
     pub(crate) fn since(&self) -> Option<u32> {
@@ -51,6 +71,21 @@ pub(crate) struct Known {
     spare: Vec<(NodeKey, NodeSend)>,
     /// The other buffer of `ids`'s rebuild.
     spare_ids: Vec<u32>,
+    /// The newest tick of an acknowledged snapshot that carried every node the client had when
+    /// it was written: each entry stands as [`NodeSend::with_all_acked`] of it says. (A node
+    /// added since has an acknowledged tick of its own from its spawn on, the server's tick
+    /// then, which is not before it.)
+    all_acked: Option<u32>,
+}
+
+/// What two clients' snapshots depend on of their [`Known`] lists (see
+/// [`Known::standing`]): equal for two clients that stand alike with every node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Standing<'a> {
+    /// Every entry, as stored.
+    pub(crate) entries: &'a [(NodeKey, NodeSend)],
+    /// The tick of the last acknowledged snapshot that carried them all.
+    pub(crate) all_acked: Option<u32>,
 }
 
 /// How many arrivals wait before a [`set`](Known::set) settles them, for a client that has
@@ -61,10 +96,14 @@ fn arrivals_before_settling(nodes: usize) -> usize {
 }
 
 impl Known {
-    /// Every node, in net id order, if none arrived since the last settle (lost ones under
-    /// their lost keys): two clients whose lists are equal stand alike with every node.
-    pub(crate) fn settled(&self) -> Option<&[(NodeKey, NodeSend)]> {
-        self.arrived.is_empty().then_some(self.sorted.as_slice())
+    /// Every node, in net id order, as stored, and what they are read through, if none arrived
+    /// since the last settle (lost ones under their lost keys): two clients whose standings
+    /// are equal stand alike with every node.
+    pub(crate) fn standing(&self) -> Option<Standing<'_>> {
+        self.arrived.is_empty().then_some(Standing {
+            entries: self.sorted.as_slice(),
+            all_acked: self.all_acked,
+        })
     }
 
     /// Forgets every node (keeps the capacity).
@@ -73,6 +112,27 @@ impl Known {
         self.ids.clear();
         self.arrived.clear();
         self.lost = 0;
+        self.all_acked = None;
+    }
+
+    /// A snapshot of `tick` that carried every node the client had when it was written is
+    /// acknowledged: each of those nodes is acknowledged up to `tick`, and each resync asked for
+    /// before `tick` is done. Costs nothing per node.
+    pub(crate) fn acknowledge_all(&mut self, tick: u32) {
+        self.all_acked = Some(self.all_acked.map_or(tick, |t| tick_max(t, tick)));
+    }
+
+    /// Keeps the tick of [`acknowledge_all`](Self::acknowledge_all) within
+    /// [`HORIZON`](crate::tick::HORIZON): once it is before `floor`, it goes into every entry
+    /// (which the server's sweep then ages as any other).
+    pub(crate) fn age_all_acked(&mut self, floor: u32) {
+        let Some(all) = self.all_acked.filter(|&t| tick_after(floor, t)) else {
+            return;
+        };
+        self.all_acked = None;
+        for entry in self.sorted.iter_mut().chain(&mut self.arrived) {
+            entry.1 = entry.1.with_all_acked(Some(all));
+        }
     }
 
     /// Holds exactly the nodes `keys` (in net id order, as a table lists them), each with
@@ -98,7 +158,14 @@ impl Known {
     }
 
     /// The state of the node `key`, if the client has it.
-    pub(crate) fn get(&self, key: NodeKey) -> Option<&NodeSend> {
+    pub(crate) fn get(&self, key: NodeKey) -> Option<NodeSend> {
+        self.get_stored(key)
+            .map(|n| n.with_all_acked(self.all_acked))
+    }
+
+    /// The state of the node `key` as stored (not read through the last snapshot acknowledged
+    /// whole): what the server's sweep keeps within [`HORIZON`](crate::tick::HORIZON).
+    pub(crate) fn get_stored(&self, key: NodeKey) -> Option<&NodeSend> {
         match find(&self.arrived, key) {
             Some(at) => Some(&self.arrived[at].1),
             None => self.find_sorted(key).map(|at| &self.sorted[at].1),
@@ -107,25 +174,29 @@ impl Known {
 
     /// [`get`](Self::get), mutably.
     pub(crate) fn get_mut(&mut self, key: NodeKey) -> Option<&mut NodeSend> {
-        match find(&self.arrived, key) {
-            Some(at) => Some(&mut self.arrived[at].1),
+        let all = self.all_acked;
+        let n = match find(&self.arrived, key) {
+            Some(at) => &mut self.arrived[at].1,
             None => {
                 let at = self.find_sorted(key)?;
-                Some(&mut self.sorted[at].1)
+                &mut self.sorted[at].1
             }
-        }
+        };
+        *n = n.with_all_acked(all);
+        Some(n)
     }
 
     /// The state of the node `key`, for a walk over keys in ascending net id order: `at` is
     /// where the walk stands in the array (0 to begin with), moved past `key`. A key below the
     /// last one (a walk that wrapped around) is looked up from the start.
     #[inline(always)]
-    pub(crate) fn seek(&self, at: &mut usize, key: NodeKey) -> Option<&NodeSend> {
-        match seek_id_in(&self.ids, at, key.id()).filter(|&i| self.sorted[i].0 == key) {
-            Some(i) => Some(&self.sorted[i].1),
-            None if self.arrived.is_empty() => None,
-            None => find(&self.arrived, key).map(|i| &self.arrived[i].1),
-        }
+    pub(crate) fn seek(&self, at: &mut usize, key: NodeKey) -> Option<NodeSend> {
+        let n = match seek_id_in(&self.ids, at, key.id()).filter(|&i| self.sorted[i].0 == key) {
+            Some(i) => &self.sorted[i].1,
+            None if self.arrived.is_empty() => return None,
+            None => &find(&self.arrived, key).map(|i| &self.arrived[i])?.1,
+        };
+        Some(n.with_all_acked(self.all_acked))
     }
 
     /// [`seek`](Self::seek) by net id, mutably: the node with `id` the client has (not one it
@@ -142,12 +213,17 @@ impl Known {
         };
         let (list, i) = i?;
         let (key, send) = &mut list[i];
+        *send = send.with_all_acked(self.all_acked);
         (!lost(*key)).then_some((*key, send))
     }
 
     /// Sets the state of the node `key` (a node the client now has), replacing whatever was
     /// kept for its id.
     pub(crate) fn set(&mut self, key: NodeKey, value: NodeSend) {
+        debug_assert!(
+            self.all_acked.map_or(true, |all| !tick_after(all, value.acked)),
+            "a node set from before the last snapshot acknowledged whole would read as carried by it"
+        );
         let id = key.id();
         if let Ok(at) = self.ids.binary_search(&id) {
             let entry = &mut self.sorted[at];
@@ -207,7 +283,7 @@ impl Known {
     }
 
     /// Merges the arrivals into the array and drops the lost entries: one pass, nothing when
-    /// there are neither.
+    /// there are neither. The entries take the tick acknowledged whole, if any.
     pub(crate) fn settle(&mut self) {
         if self.arrived.is_empty() && self.lost == 0 {
             return;
@@ -223,6 +299,13 @@ impl Known {
             from = to;
         }
         keep(&self.sorted[from..], self.lost, &mut self.spare);
+        // Every entry is rewritten anyway: it takes the tick acknowledged whole, and reads
+        // need not apply it until the next.
+        if let Some(all) = self.all_acked.take() {
+            for entry in &mut self.spare {
+                entry.1 = entry.1.with_all_acked(Some(all));
+            }
+        }
         self.arrived.clear();
         self.spare_ids.clear();
         self.spare_ids.extend(self.spare.iter().map(|e| e.0.id()));

@@ -2,7 +2,8 @@
 //! id order, [`Known`]) the newest acknowledged tick and any resync owed; the nodes with
 //! something to send (changed and not acknowledged since, or owed a resync), so that a snapshot
 //! walks only those; and the ring of the last [`RING`] snapshots sent, each with the keys of
-//! the nodes it carried, which an ack advances.
+//! the nodes it carried, which an ack advances (all at once, if it carried every node the
+//! client had: [`Known::acknowledge_all`]).
 //!
 //! Ticks wrap: they are compared by serial-number arithmetic ([`crate::tick`]), and
 //! [`age`](SendState::age) keeps every stored tick within [`HORIZON`](crate::tick::HORIZON) of
@@ -35,6 +36,9 @@ pub(crate) struct SentSnapshot {
     /// can still be acknowledged: [`NetIds`](crate::replication::server::net_ids::NetIds));
     /// the capacity is kept between uses.
     pub(crate) nodes: Vec<u32>,
+    /// How many nodes the client had when it was written: if it carried as many (it carries
+    /// each at most once, and only nodes the client has), it carried them all.
+    pub(crate) listed: usize,
 }
 
 /// A snapshot being written (see [`SendState::start_snapshot`]).
@@ -326,7 +330,7 @@ impl SendState {
 
     /// Where the client stands with the node `key`.
     #[cfg(test)]
-    pub(crate) fn node(&self, key: NodeKey) -> Option<&NodeSend> {
+    pub(crate) fn node(&self, key: NodeKey) -> Option<NodeSend> {
         self.nodes.get(key)
     }
 
@@ -348,6 +352,7 @@ impl SendState {
         entry.acked = false;
         entry.used = true;
         entry.nodes.clear();
+        entry.listed = self.nodes.len();
         let outgoing = Outgoing {
             pending: match self.scanning {
                 true => nodes.keys(),
@@ -400,10 +405,16 @@ impl SendState {
         self.deferred.clear();
     }
 
-    /// Marks the nodes the snapshot of `tick` (acknowledged) carried.
+    /// Marks the nodes the snapshot of `tick` (acknowledged) carried: one by one, or, if it
+    /// carried every node the client had, all at once ([`Known::acknowledge_all`]; the pending
+    /// list is then not settled: the next refresh drops what has nothing left to send).
     fn apply_ack(&mut self, tick: u32) {
         let entry = &self.ring[tick as usize % RING];
         if entry.tick != tick {
+            return;
+        }
+        if entry.nodes.len() == entry.listed {
+            self.nodes.acknowledge_all(tick);
             return;
         }
         let settles = self.whole_at == Some(tick);
@@ -435,10 +446,17 @@ impl SendState {
 }
 
 impl SendState {
+    /// Keeps the tick of the last snapshot acknowledged whole within
+    /// [`HORIZON`](crate::tick::HORIZON) of the server's ([`Known::age_all_acked`]): call it
+    /// once per capture, before [`stale`](Self::stale) and [`age`](Self::age).
+    pub(crate) fn age_all_acked(&mut self, floor: u32) {
+        self.nodes.age_all_acked(floor);
+    }
+
     /// Whether a tick stored for the node `key` (its acknowledged tick, a resync's) is before
     /// `floor` (see [`age`](Self::age)).
     pub(crate) fn stale(&self, key: NodeKey, floor: u32) -> bool {
-        self.nodes.get(key).is_some_and(|n| {
+        self.nodes.get_stored(key).is_some_and(|n| {
             tick_after(floor, n.acked) || n.resync.is_some_and(|t| tick_after(floor, t))
         })
     }
@@ -479,7 +497,7 @@ impl SendState {
 /// [`Known::seek`]).
 fn wants_key(nodes: &NodeTable, acks: &Known, at: &mut usize, key: NodeKey, peer: PeerId) -> bool {
     let ack = acks.seek(at, key);
-    matches!((nodes.get(key), ack), (Some(node), Some(ack)) if wants(node, ack, peer))
+    matches!((nodes.get(key), ack), (Some(node), Some(ack)) if wants(node, &ack, peer))
 }
 
 /// Whether `node` has something to send the client `peer` that stands with it as `ack`: the
@@ -541,6 +559,7 @@ mod tests {
     use std::time::Duration;
 
     use super::SendState;
+    use crate::replication::server::known::NodeSend;
     use crate::replication::server::node_table::{NodeKey, NodeTable};
     use crate::replication::server::test_support::{node, FakeState};
     use crate::transport::PeerId;
@@ -586,15 +605,16 @@ mod tests {
 
     #[test]
     fn an_ack_never_advances_a_later_node_in_a_reused_slot() {
-        let (mut table, keys) = table(2);
+        let (mut table, keys) = table(3);
         let (a, b) = (keys[0], keys[1]);
         let mut send = SendState::default();
         send.join(table.keys().iter().copied(), 5);
+        // Not every node: the ack marks the nodes it carried one by one.
         sent(&mut send, &table, 6, &[a, b]);
-        // `b` is despawned and its slot taken by `c` (spawned at 0) before the ack arrives.
+        // `b` is despawned and its slot taken by `d` (spawned at 0) before the ack arrives.
         table.retain(|_, n| n.net_id != 2);
         send.forget(&[2]);
-        let c = table.push(3, node(3, None, PeerId::SERVER));
+        let c = table.push(4, node(4, None, PeerId::SERVER));
         assert_eq!(c.slot(), b.slot());
         send.add(c, 0);
         assert_eq!(
@@ -664,7 +684,7 @@ mod tests {
         send.ack(6, Duration::ZERO);
         assert!(send.node(a).is_none(), "hidden: no state, no resync");
         send.show(a, 7, true);
-        let n = *send.node(a).unwrap();
+        let n = send.node(a).unwrap();
         assert_eq!((n.acked, n.resync), (7, Some(7)));
         // A snapshot from before the group came back does not complete the resync.
         sent(&mut send, &table, 7, &[a]);
@@ -685,7 +705,7 @@ mod tests {
         for tick in [u32::MAX, 1, 0, u32::MAX - 1] {
             assert!(send.ack(tick, Duration::ZERO).is_some(), "{tick}");
         }
-        let n = *send.node(a).unwrap();
+        let n = send.node(a).unwrap();
         assert_eq!((n.acked, n.resync), (1, None));
     }
 
@@ -704,7 +724,7 @@ mod tests {
             send.age(key, node, floor, tick, PEER);
             assert!(!send.stale(key, floor));
         }
-        let n = |k: NodeKey| *send.node(k).unwrap();
+        let n = |k: NodeKey| send.node(k).unwrap();
         assert_eq!((n(keys[0]).acked, n(keys[0]).resync), (floor, None));
         assert_eq!((n(keys[1]).acked, n(keys[1]).resync), (floor, Some(tick)));
         assert!(send.node(keys[2]).is_none(), "hidden");
@@ -793,5 +813,84 @@ mod tests {
         send.show(keys[6], 7, true);
         send.refresh(&[], &table, PEER);
         assert_eq!(send.pending(), [keys[0], keys[6], keys[7], keys[8]]);
+    }
+
+    #[test]
+    fn an_ack_of_a_snapshot_that_carried_every_node_marks_them_all_at_once() {
+        let (table, keys) = table(4);
+        let mut send = SendState::default();
+        send.join(table.keys().iter().copied(), 5);
+        send.owe_resync(keys[0], 4);
+        send.owe_resync(keys[1], 6);
+        sent(&mut send, &table, 6, &keys);
+        // Shown after the snapshot was written (at the server's tick, 6 or later).
+        send.hide(keys[3]);
+        send.show(keys[3], 7, true);
+        send.ack(6, Duration::from_millis(60));
+        // No node was marked: the list reads every entry through the tick acknowledged whole.
+        let stored = send.nodes.standing().unwrap().entries;
+        assert!(stored[..3].iter().all(|e| e.1.acked == 5));
+        let n = |k: NodeKey| send.node(k).unwrap();
+        assert_eq!((n(keys[0]).acked, n(keys[0]).resync), (6, None));
+        // A resync asked for at the snapshot's tick needs a later one.
+        assert_eq!((n(keys[1]).acked, n(keys[1]).resync), (6, Some(6)));
+        assert_eq!((n(keys[2]).acked, n(keys[2]).resync), (6, None));
+        assert_eq!((n(keys[3]).acked, n(keys[3]).resync), (7, Some(7)));
+        // What is left to send: the resyncs still owed.
+        send.refresh(&[], &table, PEER);
+        assert_eq!(send.pending(), [keys[1], keys[3]]);
+        // The next snapshot carries three of four: marked one by one, read through both.
+        sent(&mut send, &table, 7, &keys[1..]);
+        send.ack(7, Duration::from_millis(70));
+        let n = |k: NodeKey| send.node(k).unwrap();
+        assert_eq!((n(keys[0]).acked, n(keys[0]).resync), (6, None));
+        assert_eq!((n(keys[1]).acked, n(keys[1]).resync), (7, None));
+        assert_eq!((n(keys[3]).acked, n(keys[3]).resync), (7, Some(7)));
+        // Another snapshot of every node, acknowledged before the one before it: the newest
+        // counts.
+        sent(&mut send, &table, 8, &keys);
+        send.ack(8, Duration::from_millis(80));
+        assert_eq!(
+            send.node(keys[3]).unwrap(),
+            NodeSend {
+                acked: 8,
+                resync: None
+            }
+        );
+        assert_eq!(
+            send.node(keys[0]).unwrap(),
+            NodeSend {
+                acked: 8,
+                resync: None
+            }
+        );
+    }
+
+    #[test]
+    fn a_tick_acknowledged_whole_goes_into_every_entry_before_it_grows_too_old() {
+        let (table, keys) = table(2);
+        let mut send = SendState::default();
+        send.join(table.keys().iter().copied(), 5);
+        sent(&mut send, &table, 6, &keys);
+        send.ack(6, Duration::from_millis(60));
+        let stored = |send: &SendState| {
+            let standing = send.nodes.standing().unwrap();
+            let acked: Vec<u32> = standing.entries.iter().map(|e| e.1.acked).collect();
+            (acked, standing.all_acked)
+        };
+        // Within the horizon: kept apart from the entries.
+        send.age_all_acked(6);
+        assert_eq!(stored(&send), (vec![5, 5], Some(6)));
+        // Before the floor: every entry takes it (then the sweep ages them as any other).
+        send.age_all_acked(7);
+        assert_eq!(stored(&send), (vec![6, 6], None));
+        assert_eq!(
+            send.node(keys[0]).unwrap(),
+            NodeSend {
+                acked: 6,
+                resync: None
+            }
+        );
+        assert!(send.stale(keys[1], 7) && !send.stale(keys[1], 6));
     }
 }

@@ -13,7 +13,7 @@
 //! node it has (compared as two arrays), where no pending node's entry depends on who receives
 //! it (owner conditions on a node a client has authority over).
 
-use crate::replication::server::known::NodeSend;
+use crate::replication::server::known::{NodeSend, Standing};
 use crate::replication::server::node_table::NodeKey;
 use crate::replication::Audience;
 
@@ -42,6 +42,7 @@ pub(crate) struct SharedBody {
     standing: bool,
     pending: Vec<NodeKey>,
     acks: Vec<(NodeKey, NodeSend)>,
+    all_acked: Option<u32>,
     /// How many snapshots were copies of the kept body.
     copies: u64,
     /// Snapshots that shared a body (each copy, and each body copied), not yet taken.
@@ -80,11 +81,15 @@ impl SharedBody {
         &mut self,
         (tick, default_back): (u32, u32),
         pending: &[NodeKey],
-        acks: Option<&[(NodeKey, NodeSend)]>,
+        acks: Option<Standing<'_>>,
     ) -> Option<(&[u8], &[BodyEntry])> {
+        let kept = Standing {
+            entries: &self.acks,
+            all_acked: self.all_acked,
+        };
         let alike = self.standing
             && self.kept == Some((tick, default_back))
-            && acks == Some(self.acks.as_slice())
+            && acks == Some(kept)
             && pending == self.pending.as_slice();
         if !alike {
             return None;
@@ -99,7 +104,7 @@ impl SharedBody {
     pub(crate) fn keep_stand(
         &mut self,
         pending: &[NodeKey],
-        acks: Option<&[(NodeKey, NodeSend)]>,
+        acks: Option<Standing<'_>>,
         any_client: bool,
     ) {
         self.standing = false;
@@ -109,7 +114,8 @@ impl SharedBody {
         self.pending.clear();
         self.pending.extend_from_slice(pending);
         self.acks.clear();
-        self.acks.extend_from_slice(acks);
+        self.acks.extend_from_slice(acks.entries);
+        self.all_acked = acks.all_acked;
         self.standing = true;
     }
 

@@ -33,7 +33,7 @@ type Stand = Option<Option<u32>>;
 /// the one before is (see [`since_class`]).
 type Changes = (u32, u16);
 
-fn stand(ack: Option<&NodeSend>, (last, gap): Changes) -> Stand {
+fn stand(ack: Option<NodeSend>, (last, gap): Changes) -> Stand {
     ack.map(|a| since_class(a.since(), last, gap))
 }
 
@@ -128,7 +128,7 @@ impl SharedSnapshot {
                     self.owned.push((position, node.authority));
                 }
                 let audience = Audience::NonOwner;
-                if wants_as(node, ack, audience) {
+                if wants_as(node, &ack, audience) {
                     let since = node.since_class(ack.since(), audience);
                     let (w, carried) = (&mut self.entries, &mut self.carried);
                     append(states, cache, (key, node, since, audience), w, carried);
@@ -173,7 +173,7 @@ impl SharedSnapshot {
             // The client's own node: its entry for its owner.
             let key = self.pending[position as usize];
             if let (Some(node), Some(ack)) = (nodes.get(key), out.acks.get(key)) {
-                if wants(node, ack, peer) {
+                if wants(node, &ack, peer) {
                     let audience = Audience::Owner;
                     let since = node.since_class(ack.since(), audience);
                     append(states, cache, (key, node, since, audience), w, out.carried);

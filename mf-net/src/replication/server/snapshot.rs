@@ -242,7 +242,7 @@ impl<'a> Walk<'a> {
                 return None;
             }
         }
-        if !wants(node, ack, self.peer) {
+        if !wants(node, &ack, self.peer) {
             return None;
         }
         // A type without owner conditions writes the same bytes for every audience: one entry

@@ -52,7 +52,7 @@ pub(crate) fn write(
     // Whole snapshots walked from the first node can be another client's.
     let whole = budget == 0 && *out.cursor == 0 && !client.tiered && !alone;
     if whole {
-        let (at, acks) = ((tick, default_back), out.acks.settled());
+        let (at, acks) = ((tick, default_back), out.acks.standing());
         if let Some((bytes, list)) = shared.copy_standing(at, keys, acks) {
             copy(w, bytes);
             out.carried.extend(list.iter().map(|e| e.key.id()));
@@ -98,7 +98,7 @@ pub(crate) fn write(
             false => {
                 shared.keep((tick, default_back), list, body.finish());
                 let any_client = whole && !keys.iter().any(|&k| owned_by_a_client(nodes, k));
-                shared.keep_stand(keys, out.acks.settled(), any_client);
+                shared.keep_stand(keys, out.acks.standing(), any_client);
             }
             true => shared.give_back(list),
         }

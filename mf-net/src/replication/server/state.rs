@@ -887,6 +887,9 @@ impl ServerState {
     /// nothing.
     fn age_some(&mut self) {
         let floor = self.tick.wrapping_sub(HORIZON);
+        for c in self.clients.iter_mut().filter(|c| c.ready) {
+            c.send.age_all_acked(floor);
+        }
         let len = self.nodes.keys().len();
         for _ in 0..AGED_PER_TICK.min(len) {
             if self.age_cursor >= len {
