@@ -10,8 +10,11 @@
 //!
 //! A client is owed the kept body without walking its nodes when it stands exactly as the
 //! client the body was written for: the same pending nodes, and the same standing with every
-//! node it has (compared as two arrays), where no pending node's entry depends on who receives
-//! it (owner conditions on a node a client has authority over).
+//! node it has, where no pending node's entry depends on who receives it (owner conditions on
+//! a node a client has authority over). The standings are compared as two arrays once; a
+//! client's list then remembers that it equals the kept copy until either changes, so that
+//! clients whose lists only take acknowledgements of whole snapshots (every node moving)
+//! compare them once, not every tick.
 
 use crate::replication::server::known::{NodeSend, Standing};
 use crate::replication::server::node_table::NodeKey;
@@ -43,6 +46,9 @@ pub(crate) struct SharedBody {
     pending: Vec<NodeKey>,
     acks: Vec<(NodeKey, NodeSend)>,
     all_acked: Option<u32>,
+    /// The number of the copy `acks` holds (0: none yet; each new copy takes the next), by
+    /// which a list remembers it equals it ([`Standing::is_copy`]).
+    acks_copy: u64,
     /// How many snapshots were copies of the kept body.
     copies: u64,
     /// Snapshots that shared a body (each copy, and each body copied), not yet taken.
@@ -83,14 +89,12 @@ impl SharedBody {
         pending: &[NodeKey],
         acks: Option<Standing<'_>>,
     ) -> Option<(&[u8], &[BodyEntry])> {
-        let kept = Standing {
-            entries: &self.acks,
-            all_acked: self.all_acked,
-        };
         let alike = self.standing
             && self.kept == Some((tick, default_back))
-            && acks == Some(kept)
-            && pending == self.pending.as_slice();
+            && pending == self.pending.as_slice()
+            && acks.is_some_and(|a| {
+                a.all_acked == self.all_acked && a.is_copy(self.acks_copy, &self.acks)
+            });
         if !alike {
             return None;
         }
@@ -113,8 +117,12 @@ impl SharedBody {
         };
         self.pending.clear();
         self.pending.extend_from_slice(pending);
-        self.acks.clear();
-        self.acks.extend_from_slice(acks.entries);
+        if self.acks_copy == 0 || !acks.remembers(self.acks_copy) {
+            self.acks.clear();
+            self.acks.extend_from_slice(acks.entries);
+            self.acks_copy += 1;
+            acks.copied_as(self.acks_copy);
+        }
         self.all_acked = acks.all_acked;
         self.standing = true;
     }
@@ -153,5 +161,53 @@ impl SharedBody {
     /// Hands back a list from [`take_list`](Self::take_list) that is not kept.
     pub(crate) fn give_back(&mut self, entries: Vec<BodyEntry>) {
         self.next = entries;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SharedBody;
+    use crate::replication::server::known::{Known, NodeSend};
+    use crate::replication::server::node_table::NodeKey;
+
+    /// A client's list of nodes 1 to 50, each acknowledged at 5.
+    fn list() -> Known {
+        let mut known = Known::default();
+        let keys = (1..=50).map(|id| NodeKey::new(id, id));
+        known.fill(
+            keys,
+            NodeSend {
+                acked: 5,
+                resync: None,
+            },
+        );
+        known
+    }
+
+    #[test]
+    fn a_list_is_owed_the_kept_body_only_while_it_stands_as_the_one_it_was_written_for() {
+        let (mut a, mut b) = (list(), list());
+        let pending: Vec<NodeKey> = a.keys().collect();
+        let mut body = SharedBody::default();
+        let at = (6, 1);
+        let copied = |body: &mut SharedBody, known: &Known| {
+            body.copy_standing(at, &pending, known.standing()).is_some()
+        };
+        body.keep(at, Vec::new(), &[1, 2, 3]);
+        body.keep_stand(&pending, a.standing(), true);
+        assert!(copied(&mut body, &b));
+        // Found alike, then changed: compared again, and not alike.
+        let key = NodeKey::new(7, 7);
+        b.get_mut(key).unwrap().acked = 6;
+        assert!(!copied(&mut body, &b));
+        // Alike again (the same change where the body was written from, kept again).
+        a.get_mut(key).unwrap().acked = 6;
+        body.keep(at, Vec::new(), &[1, 2, 3]);
+        body.keep_stand(&pending, a.standing(), true);
+        assert!(copied(&mut body, &b));
+        assert!(copied(&mut body, &b));
+        // The tick every node was acknowledged at counts too.
+        b.acknowledge_all(6);
+        assert!(!copied(&mut body, &b));
     }
 }
