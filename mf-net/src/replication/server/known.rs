@@ -12,8 +12,7 @@
 //! read through it ([`NodeSend::with_all_acked`]), so that a client whose snapshots carry all
 //! it has (every node moving, every node relevant) costs no walk over its nodes per ack.
 
-use std::cell::Cell;
-
+use crate::replication::server::alike::Alike;
 use crate::replication::server::node_table::NodeKey;
 use crate::tick::{tick_after, tick_max};
 
@@ -78,11 +77,8 @@ pub(crate) struct Known {
     /// added since has an acknowledged tick of its own from its spawn on, the server's tick
     /// then, which is not before it.)
     all_acked: Option<u32>,
-    /// Counts the changes to the entries as stored: equal revisions, equal entries.
-    revision: u64,
-    /// A copy of another list (its id, see [`Standing::alike`]) that the entries were found
-    /// equal to, and the revision they were found equal at.
-    alike: Cell<Option<(u64, u64)>>,
+    /// The entries as stored: their changes, and the copy they were last found equal to.
+    alike: Alike,
 }
 
 /// What two clients' snapshots depend on of their [`Known`] lists (see
@@ -93,37 +89,8 @@ pub(crate) struct Standing<'a> {
     pub(crate) entries: &'a [(NodeKey, NodeSend)],
     /// The tick of the last acknowledged snapshot that carried them all.
     pub(crate) all_acked: Option<u32>,
-    /// The entries' revision: they have not changed while it stays.
-    revision: u64,
-    /// The list's memory of a copy it equals (see [`is_copy`](Self::is_copy)).
-    alike: &'a Cell<Option<(u64, u64)>>,
-}
-
-impl Standing<'_> {
-    /// Whether the entries equal the copy of entries numbered `copy` (`entries`): remembered
-    /// from the last time they were found equal, while neither changed (a copy's number is
-    /// never reused for other entries), else compared.
-    pub(crate) fn is_copy(&self, copy: u64, entries: &[(NodeKey, NodeSend)]) -> bool {
-        if self.remembers(copy) {
-            return true;
-        }
-        let equal = self.entries == entries;
-        if equal {
-            self.alike.set(Some((copy, self.revision)));
-        }
-        equal
-    }
-
-    /// Whether the entries were found equal to the copy numbered `copy` and have not changed
-    /// since (no comparison).
-    pub(crate) fn remembers(&self, copy: u64) -> bool {
-        self.alike.get() == Some((copy, self.revision))
-    }
-
-    /// The entries were just copied as the copy numbered `copy`.
-    pub(crate) fn copied_as(&self, copy: u64) {
-        self.alike.set(Some((copy, self.revision)));
-    }
+    /// The entries' memory of a copy they equal.
+    pub(crate) alike: &'a Alike,
 }
 
 /// How many arrivals wait before a [`set`](Known::set) settles them, for a client that has
@@ -141,14 +108,13 @@ impl Known {
         self.arrived.is_empty().then_some(Standing {
             entries: self.sorted.as_slice(),
             all_acked: self.all_acked,
-            revision: self.revision,
             alike: &self.alike,
         })
     }
 
     /// Forgets every node (keeps the capacity).
     pub(crate) fn clear(&mut self) {
-        self.revision += 1;
+        self.alike.changed();
         self.sorted.clear();
         self.ids.clear();
         self.arrived.clear();
@@ -171,7 +137,7 @@ impl Known {
             return;
         };
         self.all_acked = None;
-        self.revision += 1;
+        self.alike.changed();
         for entry in self.sorted.iter_mut().chain(&mut self.arrived) {
             entry.1 = entry.1.with_all_acked(Some(all));
         }
@@ -216,7 +182,7 @@ impl Known {
 
     /// [`get`](Self::get), mutably.
     pub(crate) fn get_mut(&mut self, key: NodeKey) -> Option<&mut NodeSend> {
-        self.revision += 1;
+        self.alike.changed();
         let all = self.all_acked;
         let n = match find(&self.arrived, key) {
             Some(at) => &mut self.arrived[at].1,
@@ -250,7 +216,7 @@ impl Known {
         at: &mut usize,
         id: u32,
     ) -> Option<(NodeKey, &mut NodeSend)> {
-        self.revision += 1;
+        self.alike.changed();
         let i = match seek_id_in(&self.ids, at, id) {
             Some(i) => Some((&mut self.sorted, i)),
             None => find_id(&self.arrived, id).map(|i| (&mut self.arrived, i)),
@@ -268,7 +234,7 @@ impl Known {
             self.all_acked.map_or(true, |all| !tick_after(all, value.acked)),
             "a node set from before the last snapshot acknowledged whole would read as carried by it"
         );
-        self.revision += 1;
+        self.alike.changed();
         let id = key.id();
         if let Ok(at) = self.ids.binary_search(&id) {
             let entry = &mut self.sorted[at];
@@ -287,7 +253,7 @@ impl Known {
 
     /// The client no longer has the node `key` (nothing if it had no state for it).
     pub(crate) fn remove(&mut self, key: NodeKey) {
-        self.revision += 1;
+        self.alike.changed();
         if let Some(at) = find(&self.arrived, key) {
             self.arrived.remove(at);
         } else if let Some(at) = self.find_sorted(key) {
@@ -301,7 +267,7 @@ impl Known {
         if gone.is_empty() {
             return;
         }
-        self.revision += 1;
+        self.alike.changed();
         self.arrived
             .retain(|e| gone.binary_search(&e.0.id()).is_err());
         let mut mark = |k: &mut NodeKey| {
@@ -335,7 +301,7 @@ impl Known {
         if self.arrived.is_empty() && self.lost == 0 {
             return;
         }
-        self.revision += 1;
+        self.alike.changed();
         self.spare.clear();
         // The runs of entries between two arrivals, copied whole (no arrival's id is in
         // `sorted`, lost or not).

@@ -2,6 +2,7 @@
 //! snapshots (entry cache, shared snapshots, per-client send state), interest, acknowledgements,
 //! the handshake, kicks and flood limits, and the per-client input buffer.
 
+pub(crate) mod alike;
 pub(crate) mod asked;
 pub(crate) mod bit_entries;
 pub(crate) mod changed_marks;

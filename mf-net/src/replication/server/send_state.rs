@@ -11,8 +11,10 @@
 
 use std::time::Duration;
 
+use crate::replication::server::alike::Alike;
 use crate::replication::server::known::{Known, NodeSend};
 use crate::replication::server::node_table::{NetNode, NodeKey, NodeTable};
+use crate::replication::server::shared_body::ClientStand;
 use crate::replication::Audience;
 use crate::tick::{clamp_to, tick_after, tick_max};
 use crate::transport::PeerId;
@@ -39,6 +41,8 @@ pub(crate) struct SentSnapshot {
     /// How many nodes the client had when it was written: if it carried as many (it carries
     /// each at most once, and only nodes the client has), it carried them all.
     pub(crate) listed: usize,
+    /// It carried every node the client had, and `nodes` was left empty.
+    pub(crate) carried_all: bool,
 }
 
 /// A snapshot being written (see [`SendState::start_snapshot`]).
@@ -51,8 +55,34 @@ pub(crate) struct Outgoing<'a> {
     /// The ring entry's list of the net ids of the nodes the snapshot carries (empty to begin
     /// with).
     pub(crate) carried: &'a mut Vec<u32>,
+    /// The pending list's memory of a copy it equals (`None` while the client is behind).
+    pending_alike: Option<&'a Alike>,
+    /// How many nodes the client has, and where to note that the snapshot carried them all
+    /// instead of listing them ([`carried_all`](Self::carried_all)).
+    listed: usize,
+    all: &'a mut bool,
     /// Net id the snapshot starts at; set to where the next one starts (0: the first node).
     pub(crate) cursor: &'a mut u32,
+}
+
+impl Outgoing<'_> {
+    /// Where the client stands, if its snapshot can be a copy of a kept body: not behind, and
+    /// no node arrived since the last settle.
+    pub(crate) fn stand(&self) -> Option<ClientStand<'_>> {
+        Some(ClientStand {
+            pending: self.pending,
+            pending_alike: self.pending_alike?,
+            acks: self.acks.standing()?,
+        })
+    }
+
+    /// The snapshot carries `count` nodes, each once and each one the client has; if that is
+    /// every node it has, noted as such, without their ids (returns `true`), else not
+    /// (`false`: list them in [`carried`](Self::carried)).
+    pub(crate) fn carried_all(&mut self, count: usize) -> bool {
+        *self.all = count == self.listed && self.carried.is_empty();
+        *self.all
+    }
 }
 
 /// A client's send state (see the [module documentation](self)).
@@ -72,6 +102,8 @@ pub(crate) struct SendState {
     incoming: Vec<NodeKey>,
     /// The other buffer of `pending`'s rebuild (its capacity is kept).
     spare: Vec<NodeKey>,
+    /// `pending`'s changes, and the copy it was last found equal to.
+    pending_alike: Alike,
     /// The node table's [`version`](crate::replication::server::slot_table::SlotTable::version) when `pending`
     /// was last found to hold every node of it (`None`: not then).
     full_at: Option<u64>,
@@ -107,6 +139,7 @@ impl Default for SendState {
             pending: Vec::new(),
             incoming: Vec::new(),
             spare: Vec::new(),
+            pending_alike: Alike::default(),
             full_at: None,
             scanning: false,
             whole_at: None,
@@ -127,6 +160,7 @@ impl SendState {
         };
         self.nodes.fill(keys, joined);
         self.pending.clear();
+        self.pending_alike.changed();
         self.incoming.clear();
         self.full_at = None;
         self.scanning = false;
@@ -265,6 +299,7 @@ impl SendState {
             self.incoming.clear();
             let acks = &self.nodes;
             self.pending.clear();
+            self.pending_alike.changed();
             let wanted = nodes.keys().iter().copied();
             let mut at = 0;
             self.pending
@@ -283,6 +318,7 @@ impl SendState {
             // is what changed since and what is owed (in `incoming`), found without a look at
             // each node that was pending.
             self.pending.clear();
+            self.pending_alike.changed();
             self.full_at = None;
         }
         if !self.incoming.is_empty() {
@@ -290,6 +326,7 @@ impl SendState {
             self.incoming.dedup();
             merge(&self.pending, &self.incoming, &mut self.spare, |_, _| true);
             std::mem::swap(&mut self.pending, &mut self.spare);
+            self.pending_alike.changed();
             self.incoming.clear();
         }
         if self.pending.is_empty() && changed.is_empty() {
@@ -304,6 +341,7 @@ impl SendState {
             |key, in_changed| (seen && in_changed) || wants_key(nodes, acks, &mut at, key, peer),
         );
         std::mem::swap(&mut self.pending, &mut self.spare);
+        self.pending_alike.changed();
         self.full_at = (self.pending.len() == nodes.len()).then(|| nodes.version());
     }
 
@@ -353,6 +391,7 @@ impl SendState {
         entry.used = true;
         entry.nodes.clear();
         entry.listed = self.nodes.len();
+        entry.carried_all = false;
         let outgoing = Outgoing {
             pending: match self.scanning {
                 true => nodes.keys(),
@@ -361,6 +400,9 @@ impl SendState {
             acks: &self.nodes,
             carried: &mut entry.nodes,
             cursor: &mut self.cursor,
+            pending_alike: (!self.scanning).then_some(&self.pending_alike),
+            listed: entry.listed,
+            all: &mut entry.carried_all,
         };
         (left, outgoing)
     }
@@ -413,7 +455,7 @@ impl SendState {
         if entry.tick != tick {
             return;
         }
-        if entry.nodes.len() == entry.listed {
+        if entry.carried_all || entry.nodes.len() == entry.listed {
             self.nodes.acknowledge_all(tick);
             return;
         }
@@ -892,5 +934,18 @@ mod tests {
             }
         );
         assert!(send.stale(keys[1], 7) && !send.stale(keys[1], 6));
+    }
+
+    #[test]
+    fn a_snapshot_noted_as_carrying_every_node_is_acknowledged_for_all_without_its_list() {
+        let (table, keys) = table(3);
+        let mut send = SendState::default();
+        send.join(table.keys().iter().copied(), 5);
+        let (_, mut out) = send.start_snapshot(6, Duration::ZERO, &table);
+        assert!(!out.carried_all(2), "two of three is not all");
+        assert!(out.carried_all(3));
+        assert!(out.carried.is_empty());
+        send.ack(6, Duration::ZERO);
+        assert!(keys.iter().all(|&k| acked(&send, k) == Some(6)));
     }
 }

@@ -16,6 +16,7 @@
 //! clients whose lists only take acknowledgements of whole snapshots (every node moving)
 //! compare them once, not every tick.
 
+use crate::replication::server::alike::Alike;
 use crate::replication::server::known::{NodeSend, Standing};
 use crate::replication::server::node_table::NodeKey;
 use crate::replication::Audience;
@@ -27,6 +28,15 @@ pub(crate) struct BodyEntry {
     pub(crate) key: NodeKey,
     pub(crate) acked: Option<u32>,
     pub(crate) audience: Audience,
+}
+
+/// Where a client stands, as far as a kept body goes: its pending nodes and its standing with
+/// each node it has, each with its memory of the copy it equals.
+#[derive(Clone, Copy)]
+pub(crate) struct ClientStand<'a> {
+    pub(crate) pending: &'a [NodeKey],
+    pub(crate) pending_alike: &'a Alike,
+    pub(crate) acks: Standing<'a>,
 }
 
 /// The last body kept this tick (see the [module documentation](self)). Allocates nothing
@@ -46,9 +56,12 @@ pub(crate) struct SharedBody {
     pending: Vec<NodeKey>,
     acks: Vec<(NodeKey, NodeSend)>,
     all_acked: Option<u32>,
-    /// The number of the copy `acks` holds (0: none yet; each new copy takes the next), by
-    /// which a list remembers it equals it ([`Standing::is_copy`]).
+    /// The numbers of the copies `pending` and `acks` hold (0: none yet), by which a client's
+    /// lists remember they equal them ([`Alike`]).
+    pending_copy: u64,
     acks_copy: u64,
+    /// The last number given to a copy.
+    numbered: u64,
     /// How many snapshots were copies of the kept body.
     copies: u64,
     /// Snapshots that shared a body (each copy, and each body copied), not yet taken.
@@ -80,20 +93,22 @@ impl SharedBody {
     }
 
     /// The kept body and its entries, for a snapshot of `tick` with default baseline
-    /// `default_back` to a client with `pending` nodes standing `acks` with its nodes, if the
-    /// body was written for a client that stood alike (see the
-    /// [module documentation](self)); counted as copied.
+    /// `default_back` to a client standing at `stand`, if the body was written for a client
+    /// that stood alike (see the [module documentation](self)); counted as copied.
     pub(crate) fn copy_standing(
         &mut self,
         (tick, default_back): (u32, u32),
-        pending: &[NodeKey],
-        acks: Option<Standing<'_>>,
+        stand: Option<ClientStand<'_>>,
     ) -> Option<(&[u8], &[BodyEntry])> {
         let alike = self.standing
             && self.kept == Some((tick, default_back))
-            && pending == self.pending.as_slice()
-            && acks.is_some_and(|a| {
-                a.all_acked == self.all_acked && a.is_copy(self.acks_copy, &self.acks)
+            && stand.is_some_and(|s| {
+                s.acks.all_acked == self.all_acked
+                    && s.pending_alike
+                        .is_copy(s.pending, self.pending_copy, &self.pending)
+                    && s.acks
+                        .alike
+                        .is_copy(s.acks.entries, self.acks_copy, &self.acks)
             });
         if !alike {
             return None;
@@ -102,28 +117,33 @@ impl SharedBody {
         Some((&self.bytes, &self.entries))
     }
 
-    /// Notes where the client the body just [kept](Self::keep) was written for stood: its
-    /// `pending` nodes and its standing `acks`, when a client standing alike is owed the body
-    /// whoever it is (`any_client`); else nothing.
-    pub(crate) fn keep_stand(
-        &mut self,
-        pending: &[NodeKey],
-        acks: Option<Standing<'_>>,
-        any_client: bool,
-    ) {
+    /// Notes where the client the body just [kept](Self::keep) was written for stood
+    /// (`stand`), when a client standing alike is owed the body whoever it is (`any_client`);
+    /// else nothing. A list kept already as it is is not copied again.
+    pub(crate) fn keep_stand(&mut self, stand: Option<ClientStand<'_>>, any_client: bool) {
         self.standing = false;
-        let Some(acks) = acks.filter(|_| any_client) else {
+        let Some(stand) = stand.filter(|_| any_client) else {
             return;
         };
-        self.pending.clear();
-        self.pending.extend_from_slice(pending);
-        if self.acks_copy == 0 || !acks.remembers(self.acks_copy) {
-            self.acks.clear();
-            self.acks.extend_from_slice(acks.entries);
-            self.acks_copy += 1;
-            acks.copied_as(self.acks_copy);
+        let numbered = &mut self.numbered;
+        let mut keep = |list_alike: &Alike, copy: &mut u64| {
+            let fresh = *copy == 0 || !list_alike.remembers(*copy);
+            if fresh {
+                *numbered += 1;
+                *copy = *numbered;
+                list_alike.copied_as(*copy);
+            }
+            fresh
+        };
+        if keep(stand.pending_alike, &mut self.pending_copy) {
+            self.pending.clear();
+            self.pending.extend_from_slice(stand.pending);
         }
-        self.all_acked = acks.all_acked;
+        if keep(stand.acks.alike, &mut self.acks_copy) {
+            self.acks.clear();
+            self.acks.extend_from_slice(stand.acks.entries);
+        }
+        self.all_acked = stand.acks.all_acked;
         self.standing = true;
     }
 
@@ -166,7 +186,8 @@ impl SharedBody {
 
 #[cfg(test)]
 mod tests {
-    use super::SharedBody;
+    use super::{ClientStand, SharedBody};
+    use crate::replication::server::alike::Alike;
     use crate::replication::server::known::{Known, NodeSend};
     use crate::replication::server::node_table::NodeKey;
 
@@ -184,30 +205,45 @@ mod tests {
         known
     }
 
+    fn stand<'a>(pending: &'a [NodeKey], alike: &'a Alike, known: &'a Known) -> ClientStand<'a> {
+        ClientStand {
+            pending,
+            pending_alike: alike,
+            acks: known.standing().unwrap(),
+        }
+    }
+
     #[test]
-    fn a_list_is_owed_the_kept_body_only_while_it_stands_as_the_one_it_was_written_for() {
+    fn a_client_is_owed_the_kept_body_only_while_it_stands_as_the_one_it_was_written_for() {
         let (mut a, mut b) = (list(), list());
         let pending: Vec<NodeKey> = a.keys().collect();
+        let (a_pending, mut b_pending) = (Alike::default(), Alike::default());
         let mut body = SharedBody::default();
         let at = (6, 1);
-        let copied = |body: &mut SharedBody, known: &Known| {
-            body.copy_standing(at, &pending, known.standing()).is_some()
-        };
         body.keep(at, Vec::new(), &[1, 2, 3]);
-        body.keep_stand(&pending, a.standing(), true);
-        assert!(copied(&mut body, &b));
+        body.keep_stand(Some(stand(&pending, &a_pending, &a)), true);
+        let copied = |body: &mut SharedBody, pending: &[NodeKey], alike: &Alike, b: &Known| {
+            body.copy_standing(at, Some(stand(pending, alike, b)))
+                .is_some()
+        };
+        assert!(copied(&mut body, &pending, &b_pending, &b));
         // Found alike, then changed: compared again, and not alike.
         let key = NodeKey::new(7, 7);
         b.get_mut(key).unwrap().acked = 6;
-        assert!(!copied(&mut body, &b));
+        assert!(!copied(&mut body, &pending, &b_pending, &b));
         // Alike again (the same change where the body was written from, kept again).
         a.get_mut(key).unwrap().acked = 6;
         body.keep(at, Vec::new(), &[1, 2, 3]);
-        body.keep_stand(&pending, a.standing(), true);
-        assert!(copied(&mut body, &b));
-        assert!(copied(&mut body, &b));
+        body.keep_stand(Some(stand(&pending, &a_pending, &a)), true);
+        assert!(copied(&mut body, &pending, &b_pending, &b));
+        assert!(copied(&mut body, &pending, &b_pending, &b));
+        // Other pending nodes (the list changed, and says so): not alike.
+        let fewer = &pending[1..];
+        b_pending.changed();
+        assert!(!copied(&mut body, fewer, &b_pending, &b));
+        assert!(copied(&mut body, &pending, &b_pending, &b));
         // The tick every node was acknowledged at counts too.
         b.acknowledge_all(6);
-        assert!(!copied(&mut body, &b));
+        assert!(!copied(&mut body, &pending, &b_pending, &b));
     }
 }

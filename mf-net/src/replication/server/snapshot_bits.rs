@@ -42,7 +42,7 @@ pub(crate) fn write(
     let SnapshotAt { budget, tick, now } = at;
     // Most entries are coded against the newest snapshot the client acknowledged.
     let default_back = tick.wrapping_sub(client.stats.acknowledged_tick);
-    let (left, out) = client.send.start_snapshot(tick, now, nodes);
+    let (left, mut out) = client.send.start_snapshot(tick, now, nodes);
     if let Some(acknowledged) = left {
         client.ack_window.record(acknowledged, &mut client.stats);
     }
@@ -52,10 +52,11 @@ pub(crate) fn write(
     // Whole snapshots walked from the first node can be another client's.
     let whole = budget == 0 && *out.cursor == 0 && !client.tiered && !alone;
     if whole {
-        let (at, acks) = ((tick, default_back), out.acks.standing());
-        if let Some((bytes, list)) = shared.copy_standing(at, keys, acks) {
+        if let Some((bytes, list)) = shared.copy_standing((tick, default_back), out.stand()) {
             copy(w, bytes);
-            out.carried.extend(list.iter().map(|e| e.key.id()));
+            if !out.carried_all(list.len()) {
+                out.carried.extend(list.iter().map(|e| e.key.id()));
+            }
             client.send.walked_whole(tick);
             return Written { truncated: false };
         }
@@ -84,7 +85,9 @@ pub(crate) fn write(
         list.extend(order);
         if let Some(bytes) = shared.copy(tick, default_back, &list) {
             copy(w, bytes);
-            out.carried.extend(list.iter().map(|e| e.key.id()));
+            if !out.carried_all(list.len()) {
+                out.carried.extend(list.iter().map(|e| e.key.id()));
+            }
             shared.give_back(list);
             *out.cursor = 0;
             if !client.tiered {
@@ -98,7 +101,7 @@ pub(crate) fn write(
             false => {
                 shared.keep((tick, default_back), list, body.finish());
                 let any_client = whole && !keys.iter().any(|&k| owned_by_a_client(nodes, k));
-                shared.keep_stand(keys, out.acks.standing(), any_client);
+                shared.keep_stand(out.stand(), any_client);
             }
             true => shared.give_back(list),
         }

@@ -1,0 +1,75 @@
+//! [`Alike`]: a list's memory that it equals a numbered copy of another list, kept while the
+//! list does not change, so that two lists compared every tick are compared once while they
+//! stay as they were.
+//!
+//! The copy is numbered by whoever keeps it, a new number for every new copy (numbers are never
+//! reused for other contents); the list counts its own changes. Equal (copy number, list
+//! revision) pairs mean equal contents, without a look at either.
+
+use std::cell::Cell;
+
+/// One list's revision and the copy it was last found equal to (see the
+/// [module documentation](self)).
+#[derive(Debug, Default)]
+pub(crate) struct Alike {
+    /// Counts the list's changes: equal revisions, equal contents.
+    revision: u64,
+    /// The copy the list was found equal to, and the list's revision then.
+    copy: Cell<Option<(u64, u64)>>,
+}
+
+impl Alike {
+    /// The list changed (call it at every change: a missed one would take a changed list for
+    /// the copy it was).
+    #[inline]
+    pub(crate) fn changed(&mut self) {
+        self.revision += 1;
+    }
+
+    /// Whether the list was found equal to copy number `copy` and has not changed since.
+    #[inline]
+    pub(crate) fn remembers(&self, copy: u64) -> bool {
+        self.copy.get() == Some((copy, self.revision))
+    }
+
+    /// Whether `list` (the list this belongs to) equals `kept`, copy number `copy`: remembered,
+    /// or else compared (and remembered if equal).
+    pub(crate) fn is_copy<T: PartialEq>(&self, list: &[T], copy: u64, kept: &[T]) -> bool {
+        if self.remembers(copy) {
+            return true;
+        }
+        let equal = list == kept;
+        if equal {
+            self.copied_as(copy);
+        }
+        equal
+    }
+
+    /// The list was just copied as copy number `copy`.
+    #[inline]
+    pub(crate) fn copied_as(&self, copy: u64) {
+        self.copy.set(Some((copy, self.revision)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Alike;
+
+    #[test]
+    fn a_list_is_taken_for_a_copy_only_while_neither_changes() {
+        let mut alike = Alike::default();
+        let (mut list, kept) = (vec![1, 2, 3], vec![1, 2, 3]);
+        assert!(!alike.remembers(1));
+        assert!(alike.is_copy(&list, 1, &kept));
+        assert!(alike.remembers(1));
+        // Another copy (another number), even with the same contents: compared again.
+        assert!(!alike.remembers(2));
+        list[0] = 9;
+        alike.changed();
+        assert!(!alike.remembers(1));
+        assert!(!alike.is_copy(&list, 1, &kept));
+        alike.copied_as(3);
+        assert!(alike.remembers(3));
+    }
+}
