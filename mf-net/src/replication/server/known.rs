@@ -79,6 +79,12 @@ pub(crate) struct Known {
     all_acked: Option<u32>,
     /// The entries as stored: their changes, and the copy they were last found equal to.
     alike: Alike,
+    /// No tick stored in a live entry (acknowledged, resync) is before it (`None`: none
+    /// stored): the server's sweep asks a client about a node only once a floor passed it.
+    oldest: Option<u32>,
+    /// A floor passed `oldest` once: from then on (a client kept 2³⁰ ticks) the sweep asks
+    /// about every node, as `oldest` itself may grow too old to compare.
+    outlived: bool,
 }
 
 /// What two clients' snapshots depend on of their [`Known`] lists (see
@@ -115,6 +121,8 @@ impl Known {
     /// Forgets every node (keeps the capacity).
     pub(crate) fn clear(&mut self) {
         self.alike.changed();
+        self.oldest = None;
+        self.outlived = false;
         self.sorted.clear();
         self.ids.clear();
         self.arrived.clear();
@@ -131,8 +139,11 @@ impl Known {
 
     /// Keeps the tick of [`acknowledge_all`](Self::acknowledge_all) within
     /// [`HORIZON`](crate::tick::HORIZON): once it is before `floor`, it goes into every entry
-    /// (which the server's sweep then ages as any other).
+    /// (which the server's sweep then ages as any other). Notes, once a floor passes the oldest
+    /// tick stored, that entries may hold ticks before floors from then on
+    /// ([`may_hold_before`](Self::may_hold_before)). Call it once per capture, before the sweep.
     pub(crate) fn age_all_acked(&mut self, floor: u32) {
+        self.outlived |= self.oldest.is_some_and(|t| tick_after(floor, t));
         let Some(all) = self.all_acked.filter(|&t| tick_after(floor, t)) else {
             return;
         };
@@ -149,6 +160,9 @@ impl Known {
         self.clear();
         self.sorted.extend(keys.into_iter().map(|key| (key, value)));
         self.ids.extend(self.sorted.iter().map(|e| e.0.id()));
+        if !self.sorted.is_empty() {
+            self.lower_oldest(value);
+        }
         debug_assert!(self.ids.windows(2).all(|w| w[0] < w[1]));
     }
 
@@ -180,8 +194,13 @@ impl Known {
         }
     }
 
-    /// [`get`](Self::get), mutably.
-    pub(crate) fn get_mut(&mut self, key: NodeKey) -> Option<&mut NodeSend> {
+    /// Changes the state of the node `key` with `f` (as [`get`](Self::get) reads it), if the
+    /// client has it; returns what `f` returns.
+    pub(crate) fn update<R>(
+        &mut self,
+        key: NodeKey,
+        f: impl FnOnce(&mut NodeSend) -> R,
+    ) -> Option<R> {
         self.alike.changed();
         let all = self.all_acked;
         let n = match find(&self.arrived, key) {
@@ -192,7 +211,25 @@ impl Known {
             }
         };
         *n = n.with_all_acked(all);
-        Some(n)
+        let out = f(n);
+        let now = *n;
+        self.lower_oldest(now);
+        Some(out)
+    }
+
+    /// Whether an entry may hold a tick before `floor` (see [`age_all_acked`](Self::age_all_acked)).
+    pub(crate) fn may_hold_before(&self, floor: u32) -> bool {
+        self.outlived || self.oldest.is_some_and(|t| tick_after(floor, t))
+    }
+
+    /// Keeps [`oldest`](Self::may_hold_before) a bound of the ticks stored with `n`'s.
+    fn lower_oldest(&mut self, n: NodeSend) {
+        for t in std::iter::once(n.acked).chain(n.resync) {
+            self.oldest = Some(match self.oldest {
+                Some(old) if !tick_after(old, t) => old,
+                _ => t,
+            });
+        }
     }
 
     /// The state of the node `key`, for a walk over keys in ascending net id order: `at` is
@@ -235,6 +272,7 @@ impl Known {
             "a node set from before the last snapshot acknowledged whole would read as carried by it"
         );
         self.alike.changed();
+        self.lower_oldest(value);
         let id = key.id();
         if let Ok(at) = self.ids.binary_search(&id) {
             let entry = &mut self.sorted[at];
@@ -489,7 +527,7 @@ mod tests {
             assert_eq!(acked(&known, key(0, 6)), None);
             assert_eq!(known.len(), 3);
         }
-        known.get_mut(c).unwrap().acked = 91;
+        known.update(c, |n| n.acked = 91).unwrap();
         assert_eq!(acked(&known, c), Some(91));
     }
 
@@ -506,7 +544,7 @@ mod tests {
         known.forget(&[10, 11, 99]);
         assert_eq!(known.len(), 37);
         assert_eq!(acked(&known, keys[3]), None);
-        assert!(known.get_mut(keys[9]).is_none());
+        assert!(known.update(keys[9], |_| ()).is_none());
         // Shown again before settling: it answers again.
         known.set(keys[3], at(100));
         assert_eq!(acked(&known, keys[3]), Some(100));

@@ -234,12 +234,14 @@ impl SendState {
     /// Owes the node a resync, completed only by an ack of a snapshot after `after` (a node
     /// owed one already moves its tick there).
     pub(crate) fn owe_resync(&mut self, key: NodeKey, after: u32) {
-        if let Some(n) = self.nodes.get_mut(key) {
-            if n.resync.is_none() {
-                // (A node owed one already is pending.)
-                self.incoming.push(key);
-            }
+        let owed_none = self.nodes.update(key, |n| {
+            let none = n.resync.is_none();
             n.resync = Some(n.resync.map_or(after, |old| tick_max(old, after)));
+            none
+        });
+        if owed_none == Some(true) {
+            // (A node owed one already is pending.)
+            self.incoming.push(key);
         }
     }
 
@@ -498,6 +500,9 @@ impl SendState {
     /// Whether a tick stored for the node `key` (its acknowledged tick, a resync's) is before
     /// `floor` (see [`age`](Self::age)).
     pub(crate) fn stale(&self, key: NodeKey, floor: u32) -> bool {
+        if !self.nodes.may_hold_before(floor) {
+            return false;
+        }
         self.nodes.get_stored(key).is_some_and(|n| {
             tick_after(floor, n.acked) || n.resync.is_some_and(|t| tick_after(floor, t))
         })
@@ -518,18 +523,16 @@ impl SendState {
         tick: u32,
         peer: PeerId,
     ) {
-        let Some(n) = self.nodes.get_mut(key) else {
-            return;
-        };
-        if let Some(after) = &mut n.resync {
-            *after = clamp_to(*after, floor);
-        }
-        if tick_after(floor, n.acked) {
-            let wanted = wants(node, n, peer);
-            n.acked = floor;
-            if wanted {
-                self.owe_resync(key, tick);
+        let wanted = self.nodes.update(key, |n| {
+            if let Some(after) = &mut n.resync {
+                *after = clamp_to(*after, floor);
             }
+            let wanted = tick_after(floor, n.acked) && wants(node, n, peer);
+            n.acked = clamp_to(n.acked, floor);
+            wanted
+        });
+        if wanted == Some(true) {
+            self.owe_resync(key, tick);
         }
     }
 }
@@ -947,5 +950,24 @@ mod tests {
         assert!(out.carried.is_empty());
         send.ack(6, Duration::ZERO);
         assert!(keys.iter().all(|&k| acked(&send, k) == Some(6)));
+    }
+
+    #[test]
+    fn only_a_client_holding_a_tick_before_the_floor_is_searched_for_stale_ones() {
+        let (table, keys) = table(3);
+        let mut send = SendState::default();
+        send.join(table.keys().iter().copied(), 1000);
+        send.age_all_acked(500);
+        assert!(!send.nodes.may_hold_before(500));
+        assert!(!send.nodes.may_hold_before(1000));
+        assert!(send.nodes.may_hold_before(1001));
+        // A tick stored before the floor: found.
+        send.owe_resync(keys[1], 400);
+        assert!(send.stale(keys[1], 500) && !send.stale(keys[0], 500));
+        send.age(keys[1], table.get(keys[1]).unwrap(), 500, 1000, PEER);
+        assert!(!send.stale(keys[1], 500));
+        // Once a floor passed the oldest tick, every later sweep searches.
+        send.age_all_acked(450);
+        assert!(send.nodes.may_hold_before(300));
     }
 }

@@ -229,10 +229,10 @@ mod tests {
         assert!(copied(&mut body, &pending, &b_pending, &b));
         // Found alike, then changed: compared again, and not alike.
         let key = NodeKey::new(7, 7);
-        b.get_mut(key).unwrap().acked = 6;
+        b.update(key, |n| n.acked = 6);
         assert!(!copied(&mut body, &pending, &b_pending, &b));
         // Alike again (the same change where the body was written from, kept again).
-        a.get_mut(key).unwrap().acked = 6;
+        a.update(key, |n| n.acked = 6);
         body.keep(at, Vec::new(), &[1, 2, 3]);
         body.keep_stand(Some(stand(&pending, &a_pending, &a)), true);
         assert!(copied(&mut body, &pending, &b_pending, &b));
