@@ -16,6 +16,7 @@ pub(crate) mod input_buffer;
 pub(crate) mod int_hasher;
 pub(crate) mod interest;
 pub(crate) mod interest_state;
+pub(crate) mod kept_stand;
 pub(crate) mod kick;
 pub(crate) mod known;
 pub(crate) mod net_ids;

@@ -12,9 +12,9 @@
 use std::time::Duration;
 
 use crate::replication::server::alike::Alike;
+use crate::replication::server::kept_stand::ClientStand;
 use crate::replication::server::known::{Known, NodeSend};
 use crate::replication::server::node_table::{NetNode, NodeKey, NodeTable};
-use crate::replication::server::shared_body::ClientStand;
 use crate::replication::Audience;
 use crate::tick::{clamp_to, tick_after, tick_max};
 use crate::transport::PeerId;
@@ -360,6 +360,16 @@ impl SendState {
             false => &self.pending,
         };
         (pending, &self.nodes, self.cursor)
+    }
+
+    /// Where the client stands (its pending nodes and per-node states), if it is not behind
+    /// and no node arrived since the last settle: what a shared snapshot compares.
+    pub(crate) fn stand(&self) -> Option<ClientStand<'_>> {
+        Some(ClientStand {
+            pending: (!self.scanning).then_some(self.pending.as_slice())?,
+            pending_alike: &self.pending_alike,
+            acks: self.nodes.standing()?,
+        })
     }
 
     /// Whether the next snapshot walks the pending nodes from the first (the byte budget does

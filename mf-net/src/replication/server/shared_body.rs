@@ -16,8 +16,7 @@
 //! clients whose lists only take acknowledgements of whole snapshots (every node moving)
 //! compare them once, not every tick.
 
-use crate::replication::server::alike::Alike;
-use crate::replication::server::known::{NodeSend, Standing};
+use crate::replication::server::kept_stand::{ClientStand, KeptStand};
 use crate::replication::server::node_table::NodeKey;
 use crate::replication::Audience;
 
@@ -28,15 +27,6 @@ pub(crate) struct BodyEntry {
     pub(crate) key: NodeKey,
     pub(crate) acked: Option<u32>,
     pub(crate) audience: Audience,
-}
-
-/// Where a client stands, as far as a kept body goes: its pending nodes and its standing with
-/// each node it has, each with its memory of the copy it equals.
-#[derive(Clone, Copy)]
-pub(crate) struct ClientStand<'a> {
-    pub(crate) pending: &'a [NodeKey],
-    pub(crate) pending_alike: &'a Alike,
-    pub(crate) acks: Standing<'a>,
 }
 
 /// The last body kept this tick (see the [module documentation](self)). Allocates nothing
@@ -53,15 +43,7 @@ pub(crate) struct SharedBody {
     /// Where the client the body was written for stood, if a client standing alike is owed
     /// it whoever it is: its pending nodes and its standing with each node it has.
     standing: bool,
-    pending: Vec<NodeKey>,
-    acks: Vec<(NodeKey, NodeSend)>,
-    all_acked: Option<u32>,
-    /// The numbers of the copies `pending` and `acks` hold (0: none yet), by which a client's
-    /// lists remember they equal them ([`Alike`]).
-    pending_copy: u64,
-    acks_copy: u64,
-    /// The last number given to a copy.
-    numbered: u64,
+    stand: KeptStand,
     /// How many snapshots were copies of the kept body.
     copies: u64,
     /// Snapshots that shared a body (each copy, and each body copied), not yet taken.
@@ -102,14 +84,7 @@ impl SharedBody {
     ) -> Option<(&[u8], &[BodyEntry])> {
         let alike = self.standing
             && self.kept == Some((tick, default_back))
-            && stand.is_some_and(|s| {
-                s.acks.all_acked == self.all_acked
-                    && s.pending_alike
-                        .is_copy(s.pending, self.pending_copy, &self.pending)
-                    && s.acks
-                        .alike
-                        .is_copy(s.acks.entries, self.acks_copy, &self.acks)
-            });
+            && stand.is_some_and(|s| self.stand.matches(s, true));
         if !alike {
             return None;
         }
@@ -125,25 +100,7 @@ impl SharedBody {
         let Some(stand) = stand.filter(|_| any_client) else {
             return;
         };
-        let numbered = &mut self.numbered;
-        let mut keep = |list_alike: &Alike, copy: &mut u64| {
-            let fresh = *copy == 0 || !list_alike.remembers(*copy);
-            if fresh {
-                *numbered += 1;
-                *copy = *numbered;
-                list_alike.copied_as(*copy);
-            }
-            fresh
-        };
-        if keep(stand.pending_alike, &mut self.pending_copy) {
-            self.pending.clear();
-            self.pending.extend_from_slice(stand.pending);
-        }
-        if keep(stand.acks.alike, &mut self.acks_copy) {
-            self.acks.clear();
-            self.acks.extend_from_slice(stand.acks.entries);
-        }
-        self.all_acked = stand.acks.all_acked;
+        self.stand.keep(stand);
         self.standing = true;
     }
 
@@ -186,8 +143,9 @@ impl SharedBody {
 
 #[cfg(test)]
 mod tests {
-    use super::{ClientStand, SharedBody};
+    use super::SharedBody;
     use crate::replication::server::alike::Alike;
+    use crate::replication::server::kept_stand::ClientStand;
     use crate::replication::server::known::{Known, NodeSend};
     use crate::replication::server::node_table::NodeKey;
 

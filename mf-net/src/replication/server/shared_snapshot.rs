@@ -15,6 +15,7 @@
 
 use crate::replication::server::client_slot::ClientSlot;
 use crate::replication::server::entry_cache::EntryCache;
+use crate::replication::server::kept_stand::KeptStand;
 use crate::replication::server::known::NodeSend;
 use crate::replication::server::node_states::NodeStates;
 use crate::replication::server::node_table::{since_class, NetNode, NodeKey, NodeTable};
@@ -49,6 +50,10 @@ pub(crate) struct SharedSnapshot {
     sent: u32,
     /// The pending nodes it was written from, and how the client stood with each.
     pending: Vec<NodeKey>,
+    /// That client's lists, if it had a stand to keep: a client whose lists equal them
+    /// stands alike without a look at each node.
+    stand: KeptStand,
+    stand_kept: bool,
     stands: Vec<Stand>,
     changes: Vec<Changes>,
     /// After each pending node: how far `entries` and `carried` reach.
@@ -117,6 +122,11 @@ impl SharedSnapshot {
         self.uses = 0;
         let (pending, acks, _) = client.send.pending_for(nodes);
         self.pending.extend_from_slice(pending);
+        let lists = client.send.stand();
+        self.stand_kept = lists.is_some();
+        if let Some(lists) = lists {
+            self.stand.keep(lists);
+        }
         let mut at = 0;
         for (position, &key) in (0u32..).zip(pending) {
             let (ack, node) = (acks.seek(&mut at, key), nodes.get(key));
@@ -193,6 +203,10 @@ impl SharedSnapshot {
     /// Whether `client` has the same pending nodes as the shared snapshot was written from,
     /// standing the same with each.
     fn stands_as(&self, client: &ClientSlot, nodes: &NodeTable) -> bool {
+        let kept = |lists| self.stand_kept && self.stand.matches(lists, true);
+        if client.send.stand().is_some_and(kept) {
+            return true;
+        }
         let (pending, acks, _) = client.send.pending_for(nodes);
         let mut at = 0;
         pending == self.pending.as_slice()
@@ -433,5 +447,26 @@ mod tests {
             at(7, 0),
         );
         assert!(unbudgeted.1);
+    }
+
+    #[test]
+    fn a_client_found_alike_that_then_acknowledges_otherwise_gets_its_own_snapshot() {
+        let (table, states, keys) = world();
+        let mut c = clients(&table, &keys);
+        let mut cache = EntryCache::default();
+        let mut shared = SharedSnapshot::default();
+        cache.begin(table.slot_count(), true);
+        shared.build(&states, &table, &c[0], &mut cache);
+        let tables = (&table, &states);
+        assert!(shared_or_own(tables, &mut shared, &mut c[1], &mut cache, at(6, 0)).1);
+        // Client 3 acknowledges that snapshot (every node at tick 6), client 2 nothing.
+        c[1].send.ack(6, Duration::ZERO);
+        c[1].send.refresh(&[], &table, PeerId(3));
+        shared.clear();
+        cache.begin(table.slot_count(), true);
+        shared.build(&states, &table, &c[0], &mut cache);
+        assert!(!shared_or_own(tables, &mut shared, &mut c[1], &mut cache, at(7, 0)).1);
+        // Client 4, whose lists have not changed, still stands alike.
+        assert!(shared_or_own(tables, &mut shared, &mut c[2], &mut cache, at(7, 0)).1);
     }
 }
