@@ -2,11 +2,21 @@
 //! list does not change, so that two lists compared every tick are compared once while they
 //! stay as they were.
 //!
-//! The copy is numbered by whoever keeps it, a new number for every new copy (numbers are never
-//! reused for other contents); the list counts its own changes. Equal (copy number, list
-//! revision) pairs mean equal contents, without a look at either.
+//! Every copy takes a new number ([`new_copy`]: unique in the process, so that lists compared
+//! with copies kept in different places never mistake one for another); the list counts its
+//! own changes. Equal (copy number, list revision) pairs mean equal contents, without a look at
+//! either.
 
 use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The last copy number given.
+static COPIES: AtomicU64 = AtomicU64::new(0);
+
+/// A number for a new copy, never given before (never 0).
+pub(crate) fn new_copy() -> u64 {
+    COPIES.fetch_add(1, Ordering::Relaxed) + 1
+}
 
 /// One list's revision and the copy it was last found equal to (see the
 /// [module documentation](self)).

@@ -8,7 +8,7 @@
 //! from tick to tick (every node moving, every snapshot acknowledged whole) compare them once,
 //! and the kept copy is not taken again from a list that has not changed.
 
-use crate::replication::server::alike::Alike;
+use crate::replication::server::alike::{new_copy, Alike};
 use crate::replication::server::known::{NodeSend, Standing};
 use crate::replication::server::node_table::NodeKey;
 
@@ -31,19 +31,15 @@ pub(crate) struct KeptStand {
     /// The numbers of the copies `pending` and `acks` hold (0: none yet).
     pending_copy: u64,
     acks_copy: u64,
-    /// The last number given to a copy.
-    numbered: u64,
 }
 
 impl KeptStand {
     /// Keeps `stand` (a list kept already as it is is not copied again).
     pub(crate) fn keep(&mut self, stand: ClientStand<'_>) {
-        let numbered = &mut self.numbered;
-        let mut fresh = |list_alike: &Alike, copy: &mut u64| {
+        let fresh = |list_alike: &Alike, copy: &mut u64| {
             let fresh = *copy == 0 || !list_alike.remembers(*copy);
             if fresh {
-                *numbered += 1;
-                *copy = *numbered;
+                *copy = new_copy();
                 list_alike.copied_as(*copy);
             }
             fresh
