@@ -115,7 +115,7 @@ impl ServerState {
             .filter(|&&g| vis.state(g) == Some(Vis::Visible))
             .filter_map(|&g| groups.get(g))
             .flat_map(|group| group_keys(nodes, group).iter().copied());
-        slot.send.join(visible, tick);
+        slot.send.join(visible, tick, nodes);
         if slot.bits {
             // Its spawns are no baseline: entries carry whole states until one is acknowledged.
             let stateful = |key| nodes.get(key).is_some_and(|n| n.has_state);

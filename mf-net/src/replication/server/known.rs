@@ -68,6 +68,9 @@ pub(crate) struct Known {
     arrived: Vec<(NodeKey, NodeSend)>,
     /// How many entries of `sorted` are lost.
     lost: usize,
+    /// The net ids of the nodes the client has that have no state (fixed at their spawn: no
+    /// snapshot carries them), sorted; mostly none.
+    stateless: Vec<u32>,
     /// The other buffer of `sorted`'s rebuild (its capacity is kept).
     spare: Vec<(NodeKey, NodeSend)>,
     /// The other buffer of `ids`'s rebuild.
@@ -127,6 +130,7 @@ impl Known {
         self.ids.clear();
         self.arrived.clear();
         self.lost = 0;
+        self.stateless.clear();
         self.all_acked = None;
     }
 
@@ -155,11 +159,22 @@ impl Known {
     }
 
     /// Holds exactly the nodes `keys` (in net id order, as a table lists them), each with
-    /// `value`.
-    pub(crate) fn fill(&mut self, keys: impl IntoIterator<Item = NodeKey>, value: NodeSend) {
+    /// `value`, marked stateless where `stateless` says so.
+    pub(crate) fn fill(
+        &mut self,
+        keys: impl IntoIterator<Item = NodeKey>,
+        value: NodeSend,
+        stateless: impl Fn(NodeKey) -> bool,
+    ) {
         self.clear();
         self.sorted.extend(keys.into_iter().map(|key| (key, value)));
         self.ids.extend(self.sorted.iter().map(|e| e.0.id()));
+        let bare = self
+            .sorted
+            .iter()
+            .map(|e| e.0)
+            .filter(|&key| stateless(key));
+        self.stateless.extend(bare.map(NodeKey::id));
         if !self.sorted.is_empty() {
             self.lower_oldest(value);
         }
@@ -264,9 +279,9 @@ impl Known {
         (!lost(*key)).then_some((*key, send))
     }
 
-    /// Sets the state of the node `key` (a node the client now has), replacing whatever was
-    /// kept for its id.
-    pub(crate) fn set(&mut self, key: NodeKey, value: NodeSend) {
+    /// Sets the state of the node `key` (a node the client now has, `stateless` if it has no
+    /// state), replacing whatever was kept for its id.
+    pub(crate) fn set(&mut self, key: NodeKey, value: NodeSend, stateless: bool) {
         debug_assert!(
             self.all_acked.map_or(true, |all| !tick_after(all, value.acked)),
             "a node set from before the last snapshot acknowledged whole would read as carried by it"
@@ -274,6 +289,13 @@ impl Known {
         self.alike.changed();
         self.lower_oldest(value);
         let id = key.id();
+        match (self.stateless.binary_search(&id), stateless) {
+            (Err(at), true) => self.stateless.insert(at, id),
+            (Ok(at), false) => {
+                self.stateless.remove(at);
+            }
+            _ => {}
+        }
         if let Ok(at) = self.ids.binary_search(&id) {
             let entry = &mut self.sorted[at];
             self.lost -= usize::from(lost(entry.0));
@@ -297,6 +319,11 @@ impl Known {
         } else if let Some(at) = self.find_sorted(key) {
             self.sorted[at].0 = lost_key(key.id());
             self.lost += 1;
+        } else {
+            return;
+        }
+        if let Ok(at) = self.stateless.binary_search(&key.id()) {
+            self.stateless.remove(at);
         }
     }
 
@@ -308,6 +335,9 @@ impl Known {
         self.alike.changed();
         self.arrived
             .retain(|e| gone.binary_search(&e.0.id()).is_err());
+        if !self.stateless.is_empty() {
+            self.stateless.retain(|id| gone.binary_search(id).is_err());
+        }
         let mut mark = |k: &mut NodeKey| {
             self.lost += usize::from(!lost(*k));
             *k = lost_key(k.id());
@@ -375,6 +405,11 @@ impl Known {
     /// How many nodes the client has.
     pub(crate) fn len(&self) -> usize {
         self.sorted.len() - self.lost + self.arrived.len()
+    }
+
+    /// How many nodes with state the client has: those a snapshot can carry.
+    pub(crate) fn len_with_state(&self) -> usize {
+        self.len() - self.stateless.len()
     }
 }
 
@@ -514,7 +549,7 @@ mod tests {
         let mut known = Known::default();
         let (a, b, c) = (key(0, 5), key(1, 3), key(2, 9));
         for (k, tick) in [(a, 50), (b, 30), (c, 90)] {
-            known.set(k, at(tick));
+            known.set(k, at(tick), false);
         }
         for settled in [false, true] {
             if settled {
@@ -536,7 +571,7 @@ mod tests {
         let mut known = Known::default();
         let keys: Vec<NodeKey> = (1..=40).map(|id| key(id, id)).collect();
         for &k in &keys {
-            known.set(k, at(k.id()));
+            known.set(k, at(k.id()), false);
         }
         known.settle();
         known.remove(keys[3]);
@@ -546,7 +581,7 @@ mod tests {
         assert_eq!(acked(&known, keys[3]), None);
         assert!(known.update(keys[9], |_| ()).is_none());
         // Shown again before settling: it answers again.
-        known.set(keys[3], at(100));
+        known.set(keys[3], at(100), false);
         assert_eq!(acked(&known, keys[3]), Some(100));
         known.settle();
         assert_eq!(known.len(), 38);
@@ -568,11 +603,11 @@ mod tests {
         let mut known = Known::default();
         let keys: Vec<NodeKey> = (0..20).map(|i| key(i, 2 * i + 1)).collect();
         for &k in &keys[..10] {
-            known.set(k, at(k.id()));
+            known.set(k, at(k.id()), false);
         }
         known.settle();
         for &k in &keys[10..] {
-            known.set(k, at(k.id()));
+            known.set(k, at(k.id()), false);
         }
         // From the middle to the end, then from the start: every key found, others not.
         let mut i = 0;
@@ -605,7 +640,7 @@ mod tests {
             .filter(|i| i % 3 != 0)
             .map(|i| key(i, i))
             .collect();
-        known.fill(keys.iter().copied(), at(1));
+        known.fill(keys.iter().copied(), at(1), |_| false);
         let mut rng = fastrand::Rng::with_seed(25);
         for _ in 0..200 {
             let mut asked: Vec<u32> = (0..rng.usize(1..80)).map(|_| rng.u32(0..3100)).collect();
@@ -644,11 +679,57 @@ mod tests {
     fn many_arrivals_settle_on_their_own() {
         let mut known = Known::default();
         for id in (1..=200).rev() {
-            known.set(key(id, id), at(id));
+            known.set(key(id, id), at(id), false);
         }
         assert!(known.arrived.len() < 64);
         assert_eq!(known.len(), 200);
         let ids: Vec<u32> = known.sorted.iter().map(|e| e.0.id()).collect();
         assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn the_count_of_nodes_with_state_follows_every_change_of_the_list() {
+        let mut rng = fastrand::Rng::with_seed(26);
+        let mut known = Known::default();
+        // What the list should hold: by net id, the key and whether it has no state.
+        let mut model = std::collections::BTreeMap::new();
+        for _ in 0..3000 {
+            // Keys in few slots and ids, so that ids and slots are reused.
+            let id = rng.u32(1..60);
+            let k = key(rng.u32(0..3) * 100 + id, id);
+            match rng.u32(0..10) {
+                0..=4 => {
+                    let bare = rng.bool();
+                    known.set(k, at(1), bare);
+                    model.insert(id, (k, bare));
+                }
+                5 | 6 => {
+                    known.remove(k);
+                    if model.get(&id).is_some_and(|e| e.0 == k) {
+                        model.remove(&id);
+                    }
+                }
+                7 => {
+                    let mut gone: Vec<u32> = (0..rng.usize(0..8)).map(|_| rng.u32(1..60)).collect();
+                    gone.sort_unstable();
+                    gone.dedup();
+                    known.forget(&gone);
+                    model.retain(|id, _| gone.binary_search(id).is_err());
+                }
+                8 => known.settle(),
+                _ if rng.u32(0..20) == 0 => {
+                    let keys: Vec<NodeKey> = (1..rng.u32(1..60)).map(|i| key(i, i)).collect();
+                    known.fill(keys.iter().copied(), at(1), |k| k.id() % 3 == 0);
+                    model = keys
+                        .iter()
+                        .map(|&k| (k.id(), (k, k.id() % 3 == 0)))
+                        .collect();
+                }
+                _ => {}
+            }
+            assert_eq!(known.len(), model.len());
+            let with_state = model.values().filter(|e| !e.1).count();
+            assert_eq!(known.len_with_state(), with_state);
+        }
     }
 }

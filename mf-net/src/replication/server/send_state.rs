@@ -38,8 +38,9 @@ pub(crate) struct SentSnapshot {
     /// can still be acknowledged: [`NetIds`](crate::replication::server::net_ids::NetIds));
     /// the capacity is kept between uses.
     pub(crate) nodes: Vec<u32>,
-    /// How many nodes the client had when it was written: if it carried as many (it carries
-    /// each at most once, and only nodes the client has), it carried them all.
+    /// How many nodes with state the client had when it was written: if it carried as many
+    /// (it carries each at most once, and only nodes with state the client has), it carried
+    /// them all.
     pub(crate) listed: usize,
     /// It carried every node the client had, and `nodes` was left empty.
     pub(crate) carried_all: bool,
@@ -151,14 +152,20 @@ impl Default for SendState {
 }
 
 impl SendState {
-    /// The client joins at `tick`: it has the nodes `keys` (in net id order) as of `tick` (the
-    /// spawns it was just sent), owing nothing.
-    pub(crate) fn join(&mut self, keys: impl IntoIterator<Item = NodeKey>, tick: u32) {
+    /// The client joins at `tick`: it has the nodes `keys` (in net id order, of `nodes`) as
+    /// of `tick` (the spawns it was just sent), owing nothing.
+    pub(crate) fn join(
+        &mut self,
+        keys: impl IntoIterator<Item = NodeKey>,
+        tick: u32,
+        nodes: &NodeTable,
+    ) {
         let joined = NodeSend {
             acked: tick,
-            resync: None,
+            ..NodeSend::default()
         };
-        self.nodes.fill(keys, joined);
+        let stateless = |key| !nodes.get(key).is_some_and(|n| n.has_state);
+        self.nodes.fill(keys, joined, stateless);
         self.pending.clear();
         self.pending_alike.changed();
         self.incoming.clear();
@@ -175,15 +182,13 @@ impl SendState {
     }
 
     /// A node the client has from `acked` on (a spawn just sent: the server's tick), owing
-    /// nothing.
-    pub(crate) fn add(&mut self, key: NodeKey, acked: u32) {
-        self.nodes.set(
-            key,
-            NodeSend {
-                acked,
-                resync: None,
-            },
-        );
+    /// nothing; `stateful` if it has state (a snapshot can carry it).
+    pub(crate) fn add(&mut self, key: NodeKey, acked: u32, stateful: bool) {
+        let n = NodeSend {
+            acked,
+            resync: None,
+        };
+        self.nodes.set(key, n, !stateful);
     }
 
     /// Makes room in the per-node state, the pending lists and each ring entry's list for
@@ -225,7 +230,7 @@ impl SendState {
     /// The client has the node again from `tick` (its group was just sent): it owes a resync
     /// if it has a state.
     pub(crate) fn show(&mut self, key: NodeKey, tick: u32, stateful: bool) {
-        self.add(key, tick);
+        self.add(key, tick, stateful);
         if stateful {
             self.owe_resync(key, tick);
         }
@@ -402,7 +407,7 @@ impl SendState {
         entry.acked = false;
         entry.used = true;
         entry.nodes.clear();
-        entry.listed = self.nodes.len();
+        entry.listed = self.nodes.len_with_state();
         entry.carried_all = false;
         let outgoing = Outgoing {
             pending: match self.scanning {
@@ -663,7 +668,7 @@ mod tests {
         let (mut table, keys) = table(3);
         let (a, b) = (keys[0], keys[1]);
         let mut send = SendState::default();
-        send.join(table.keys().iter().copied(), 5);
+        send.join(table.keys().iter().copied(), 5, &table);
         // Not every node: the ack marks the nodes it carried one by one.
         sent(&mut send, &table, 6, &[a, b]);
         // `b` is despawned and its slot taken by `d` (spawned at 0) before the ack arrives.
@@ -671,7 +676,7 @@ mod tests {
         send.forget(&[2]);
         let c = table.push(4, node(4, None, PeerId::SERVER));
         assert_eq!(c.slot(), b.slot());
-        send.add(c, 0);
+        send.add(c, 0, false);
         assert_eq!(
             send.ack(6, Duration::from_millis(56)),
             Some(Duration::from_millis(50))
@@ -689,7 +694,7 @@ mod tests {
         let (table, keys) = table(2);
         let (a, b) = (keys[0], keys[1]);
         let mut send = SendState::default();
-        send.join(table.keys().iter().copied(), 5);
+        send.join(table.keys().iter().copied(), 5, &table);
         sent(&mut send, &table, 6, &[a]);
         sent(&mut send, &table, 7, &[a, b]);
         // Both acks are taken (their round trips counted) before any node is marked.
@@ -710,7 +715,7 @@ mod tests {
         let (table, keys) = table(2);
         let (a, b) = (keys[0], keys[1]);
         let mut send = SendState::default();
-        send.join(table.keys().iter().copied(), 5);
+        send.join(table.keys().iter().copied(), 5, &table);
         send.owe_resync(a, 8);
         // Owing again moves the tick forward, never back.
         send.owe_resync(a, 7);
@@ -732,7 +737,7 @@ mod tests {
         let (table, keys) = table(1);
         let a = keys[0];
         let mut send = SendState::default();
-        send.join(table.keys().iter().copied(), 5);
+        send.join(table.keys().iter().copied(), 5, &table);
         sent(&mut send, &table, 6, &[a]);
         send.owe_resync(a, 5);
         send.hide(a);
@@ -752,7 +757,7 @@ mod tests {
         let (table, keys) = table(1);
         let a = keys[0];
         let mut send = SendState::default();
-        send.join(table.keys().iter().copied(), u32::MAX - 2);
+        send.join(table.keys().iter().copied(), u32::MAX - 2, &table);
         for tick in [u32::MAX - 1, u32::MAX, 0, 1] {
             sent(&mut send, &table, tick, &[a]);
         }
@@ -768,7 +773,7 @@ mod tests {
     fn aging_moves_old_ticks_up_and_owes_a_resync_for_an_unacknowledged_change() {
         let (mut table, keys) = table(3);
         let mut send = SendState::default();
-        send.join(table.keys().iter().copied(), 10);
+        send.join(table.keys().iter().copied(), 10, &table);
         // Node 1 has nothing to send; node 2 changed at 20, unacknowledged; node 3 is hidden.
         touch(&mut table, keys[1], 20, true, true);
         send.hide(keys[2]);
@@ -794,7 +799,7 @@ mod tests {
         let (mut table, keys) = table(3);
         let (a, b, c) = (keys[0], keys[1], keys[2]);
         let mut send = SendState::default();
-        send.join(table.keys().iter().copied(), 5);
+        send.join(table.keys().iter().copied(), 5, &table);
         // `a` owes a resync that only a snapshot after tick 8 completes; `b` changed at 6.
         send.owe_resync(a, 8);
         touch(&mut table, b, 6, true, true);
@@ -820,7 +825,7 @@ mod tests {
     fn an_idle_tick_walks_nothing_and_a_change_is_pending_until_acknowledged() {
         let (mut table, keys) = table(1000);
         let mut send = SendState::default();
-        send.join(table.keys().iter().copied(), 5);
+        send.join(table.keys().iter().copied(), 5, &table);
         send.refresh(&[], &table, PEER);
         assert!(send.pending().is_empty());
         // Node 10 changed at tick 6: pending (alone) until an ack of a snapshot carrying it.
@@ -841,7 +846,7 @@ mod tests {
     fn pending_nodes_stay_sorted_and_leave_when_nothing_is_left_to_send() {
         let (mut table, keys) = table(10);
         let mut send = SendState::default();
-        send.join(table.keys().iter().copied(), 5);
+        send.join(table.keys().iter().copied(), 5, &table);
         // Changed for others only (an `owner_only` member, say): not pending for the owner.
         for &k in &keys[2..4] {
             touch(&mut table, k, 6, false, true);
@@ -861,7 +866,7 @@ mod tests {
         table.retain(|_, n| n.net_id != 6);
         let new = table.push(11, node(11, Some(FakeState::new(&[0], 1, false)), PEER));
         assert_eq!(new.slot(), keys[5].slot());
-        send.add(new, 0);
+        send.add(new, 0, true);
         send.refresh(&[], &table, PEER);
         assert_eq!(send.pending(), [keys[0], keys[7], keys[8]]);
         // A shown node owes a resync: pending again.
@@ -874,7 +879,7 @@ mod tests {
     fn an_ack_of_a_snapshot_that_carried_every_node_marks_them_all_at_once() {
         let (table, keys) = table(4);
         let mut send = SendState::default();
-        send.join(table.keys().iter().copied(), 5);
+        send.join(table.keys().iter().copied(), 5, &table);
         send.owe_resync(keys[0], 4);
         send.owe_resync(keys[1], 6);
         sent(&mut send, &table, 6, &keys);
@@ -909,14 +914,14 @@ mod tests {
             send.node(keys[3]).unwrap(),
             NodeSend {
                 acked: 8,
-                resync: None
+                ..NodeSend::default()
             }
         );
         assert_eq!(
             send.node(keys[0]).unwrap(),
             NodeSend {
                 acked: 8,
-                resync: None
+                ..NodeSend::default()
             }
         );
     }
@@ -925,7 +930,7 @@ mod tests {
     fn a_tick_acknowledged_whole_goes_into_every_entry_before_it_grows_too_old() {
         let (table, keys) = table(2);
         let mut send = SendState::default();
-        send.join(table.keys().iter().copied(), 5);
+        send.join(table.keys().iter().copied(), 5, &table);
         sent(&mut send, &table, 6, &keys);
         send.ack(6, Duration::from_millis(60));
         let stored = |send: &SendState| {
@@ -943,7 +948,7 @@ mod tests {
             send.node(keys[0]).unwrap(),
             NodeSend {
                 acked: 6,
-                resync: None
+                ..NodeSend::default()
             }
         );
         assert!(send.stale(keys[1], 7) && !send.stale(keys[1], 6));
@@ -953,7 +958,7 @@ mod tests {
     fn a_snapshot_noted_as_carrying_every_node_is_acknowledged_for_all_without_its_list() {
         let (table, keys) = table(3);
         let mut send = SendState::default();
-        send.join(table.keys().iter().copied(), 5);
+        send.join(table.keys().iter().copied(), 5, &table);
         let (_, mut out) = send.start_snapshot(6, Duration::ZERO, &table);
         assert!(!out.carried_all(2), "two of three is not all");
         assert!(out.carried_all(3));
@@ -966,7 +971,7 @@ mod tests {
     fn only_a_client_holding_a_tick_before_the_floor_is_searched_for_stale_ones() {
         let (table, keys) = table(3);
         let mut send = SendState::default();
-        send.join(table.keys().iter().copied(), 1000);
+        send.join(table.keys().iter().copied(), 1000, &table);
         send.age_all_acked(500);
         assert!(!send.nodes.may_hold_before(500));
         assert!(!send.nodes.may_hold_before(1000));
@@ -979,5 +984,27 @@ mod tests {
         // Once a floor passed the oldest tick, every later sweep searches.
         send.age_all_acked(450);
         assert!(send.nodes.may_hold_before(300));
+    }
+
+    #[test]
+    fn a_node_without_state_does_not_keep_a_snapshot_from_carrying_every_node() {
+        let (mut table, keys) = table(3);
+        // Node 4 has no state: no snapshot carries it.
+        let bare = table.push(4, node(4, None, PeerId::SERVER));
+        let mut send = SendState::default();
+        send.join(table.keys().iter().copied(), 5, &table);
+        sent(&mut send, &table, 6, &keys);
+        send.ack(6, Duration::from_millis(60));
+        assert_eq!(send.nodes.standing().unwrap().all_acked, Some(6));
+        assert!(keys.iter().all(|&k| acked(&send, k) == Some(6)));
+        // Two of the three with state: one by one.
+        let fresh = table.push(5, node(5, None, PeerId::SERVER));
+        send.add(fresh, 7, true);
+        sent(&mut send, &table, 7, &keys);
+        send.ack(7, Duration::from_millis(70));
+        assert_eq!(acked(&send, fresh), Some(7));
+        assert!(keys.iter().all(|&k| acked(&send, k) == Some(7)));
+        // (Acknowledged whole, it would read 7.)
+        assert_eq!(acked(&send, bare), Some(6));
     }
 }

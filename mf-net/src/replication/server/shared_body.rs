@@ -153,13 +153,11 @@ mod tests {
     fn list() -> Known {
         let mut known = Known::default();
         let keys = (1..=50).map(|id| NodeKey::new(id, id));
-        known.fill(
-            keys,
-            NodeSend {
-                acked: 5,
-                resync: None,
-            },
-        );
+        let at_5 = NodeSend {
+            acked: 5,
+            ..NodeSend::default()
+        };
+        known.fill(keys, at_5, |_| false);
         known
     }
 

@@ -305,7 +305,7 @@ mod tests {
             .map(|peer| {
                 let mut c = ClientSlot::new(PeerId(peer), Duration::ZERO);
                 c.ready = true;
-                c.send.join(table.keys().iter().copied(), 5);
+                c.send.join(table.keys().iter().copied(), 5, table);
                 c.send.refresh(keys, table, c.peer);
                 c
             })
@@ -389,7 +389,7 @@ mod tests {
             .map(|(peer, joined)| {
                 let mut c = ClientSlot::new(PeerId(peer), Duration::ZERO);
                 c.ready = true;
-                c.send.join(table.keys().iter().copied(), joined);
+                c.send.join(table.keys().iter().copied(), joined, &table);
                 c.send.refresh(&keys, &table, c.peer);
                 c
             })

@@ -307,7 +307,7 @@ mod tests {
     fn client(peer: u64, table: &NodeTable) -> ClientSlot {
         let mut c = ClientSlot::new(PeerId(peer), Duration::ZERO);
         c.ready = true;
-        c.send.join(table.keys().iter().copied(), 5);
+        c.send.join(table.keys().iter().copied(), 5, table);
         c
     }
 

@@ -1301,8 +1301,9 @@ impl ServerState {
         };
         let client = &mut self.clients[c];
         for &key in group_keys(&self.nodes, group) {
-            client.send.add(key, self.tick);
-            if client.bits && self.nodes.get(key).is_some_and(|n| n.has_state) {
+            let stateful = self.nodes.get(key).is_some_and(|n| n.has_state);
+            client.send.add(key, self.tick, stateful);
+            if client.bits && stateful {
                 // Its spawn is no baseline: entries carry its whole state until one is
                 // acknowledged.
                 client.send.owe_resync(key, self.tick);
