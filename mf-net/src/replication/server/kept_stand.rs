@@ -9,7 +9,7 @@
 //! and the kept copy is not taken again from a list that has not changed.
 
 use crate::replication::server::alike::{new_copy, Alike};
-use crate::replication::server::known::{NodeSend, Standing};
+use crate::replication::server::known::{Known, NodeSend, Standing};
 use crate::replication::server::node_table::NodeKey;
 
 /// Where a client stands: its pending nodes and its standing with each node it has, each
@@ -21,10 +21,30 @@ pub(crate) struct ClientStand<'a> {
     pub(crate) acks: Standing<'a>,
 }
 
+impl<'a> ClientStand<'a> {
+    /// A client's stand from its `pending` nodes (`None` while it is behind: its snapshots
+    /// walk the node table), their memory and its node list (`None` while nodes arrived since
+    /// the last settle).
+    pub(crate) fn of(
+        pending: Option<&'a [NodeKey]>,
+        pending_alike: &'a Alike,
+        known: &'a Known,
+    ) -> Option<Self> {
+        Some(ClientStand {
+            pending: pending?,
+            pending_alike,
+            acks: known.standing()?,
+        })
+    }
+}
+
 /// A copy of one client's stand (see the [module documentation](self)). Allocates nothing
 /// once its buffers have grown.
 #[derive(Default)]
 pub(crate) struct KeptStand {
+    /// Whether a stand is kept (the copies stay when none is, so that a list kept again
+    /// unchanged is not copied again).
+    kept: bool,
     pending: Vec<NodeKey>,
     acks: Vec<(NodeKey, NodeSend)>,
     all_acked: Option<u32>,
@@ -34,8 +54,12 @@ pub(crate) struct KeptStand {
 }
 
 impl KeptStand {
-    /// Keeps `stand` (a list kept already as it is is not copied again).
-    pub(crate) fn keep(&mut self, stand: ClientStand<'_>) {
+    /// Keeps `stand`, or none (a list kept already as it is is not copied again).
+    pub(crate) fn keep(&mut self, stand: Option<ClientStand<'_>>) {
+        self.kept = stand.is_some();
+        let Some(stand) = stand else {
+            return;
+        };
         let fresh = |list_alike: &Alike, copy: &mut u64| {
             let fresh = *copy == 0 || !list_alike.remembers(*copy);
             if fresh {
@@ -55,19 +79,14 @@ impl KeptStand {
         self.all_acked = stand.acks.all_acked;
     }
 
-    /// Whether `stand` is the kept one: remembered by its lists, or else compared (`compare`;
-    /// without it, only remembered). Nothing kept yet: no.
-    pub(crate) fn matches(&self, stand: ClientStand<'_>, compare: bool) -> bool {
-        if self.acks_copy == 0 || stand.acks.all_acked != self.all_acked {
+    /// Whether `stand` is the kept one: remembered by its lists, or else compared. None kept:
+    /// no.
+    pub(crate) fn matches(&self, stand: Option<ClientStand<'_>>) -> bool {
+        let Some(stand) = stand.filter(|s| self.kept && s.acks.all_acked == self.all_acked) else {
             return false;
-        }
+        };
         let (pending, acks) = (stand.pending_alike, stand.acks.alike);
-        match compare {
-            false => pending.remembers(self.pending_copy) && acks.remembers(self.acks_copy),
-            true => {
-                pending.is_copy(stand.pending, self.pending_copy, &self.pending)
-                    && acks.is_copy(stand.acks.entries, self.acks_copy, &self.acks)
-            }
-        }
+        pending.is_copy(stand.pending, self.pending_copy, &self.pending)
+            && acks.is_copy(stand.acks.entries, self.acks_copy, &self.acks)
     }
 }

@@ -7,10 +7,12 @@
 //! Nodes the client gains between two walks wait in a short sorted list and nodes it loses are
 //! marked; [`settle`](Known::settle) merges both into the array in one pass, once per tick.
 //!
-//! An acknowledged snapshot that carried every node the client had is not marked node by node:
-//! the list keeps its tick ([`acknowledge_all`](Known::acknowledge_all)) and every entry is
-//! read through it ([`NodeSend::with_all_acked`]), so that a client whose snapshots carry all
-//! it has (every node moving, every node relevant) costs no walk over its nodes per ack.
+//! An acknowledged snapshot that carried every node with state the client had is not marked
+//! node by node: the list keeps its tick ([`acknowledge_all`](Known::acknowledge_all)) and
+//! every entry is read through it ([`NodeSend::with_all_acked`]), so that a client whose
+//! snapshots carry all it has (every node moving, every node relevant) costs no walk over its
+//! nodes per ack. (Nodes without state, which no snapshot carries and no entry is written
+//! for, are read through it too: their ticks only bound what the sweep ages.)
 
 use crate::replication::server::alike::Alike;
 use crate::replication::server::node_table::NodeKey;
@@ -75,8 +77,8 @@ pub(crate) struct Known {
     spare: Vec<(NodeKey, NodeSend)>,
     /// The other buffer of `ids`'s rebuild.
     spare_ids: Vec<u32>,
-    /// The newest tick of an acknowledged snapshot that carried every node the client had when
-    /// it was written: each entry stands as [`NodeSend::with_all_acked`] of it says. (A node
+    /// The newest tick of an acknowledged snapshot that carried every node with state the
+    /// client had when it was written: each entry stands as [`NodeSend::with_all_acked`] of it says. (A node
     /// added since has an acknowledged tick of its own from its spawn on, the server's tick
     /// then, which is not before it.)
     all_acked: Option<u32>,
@@ -134,8 +136,8 @@ impl Known {
         self.all_acked = None;
     }
 
-    /// A snapshot of `tick` that carried every node the client had when it was written is
-    /// acknowledged: each of those nodes is acknowledged up to `tick`, and each resync asked for
+    /// A snapshot of `tick` that carried every node with state the client had when it was
+    /// written is acknowledged: each of those nodes is acknowledged up to `tick`, and each resync asked for
     /// before `tick` is done. Costs nothing per node.
     pub(crate) fn acknowledge_all(&mut self, tick: u32) {
         self.all_acked = Some(self.all_acked.map_or(tick, |t| tick_max(t, tick)));

@@ -2,8 +2,8 @@
 //! id order, [`Known`]) the newest acknowledged tick and any resync owed; the nodes with
 //! something to send (changed and not acknowledged since, or owed a resync), so that a snapshot
 //! walks only those; and the ring of the last [`RING`] snapshots sent, each with the keys of
-//! the nodes it carried, which an ack advances (all at once, if it carried every node the
-//! client had: [`Known::acknowledge_all`]).
+//! the nodes it carried, which an ack advances (all at once, if it carried every node with
+//! state the client had: [`Known::acknowledge_all`]).
 //!
 //! Ticks wrap: they are compared by serial-number arithmetic ([`crate::tick`]), and
 //! [`age`](SendState::age) keeps every stored tick within [`HORIZON`](crate::tick::HORIZON) of
@@ -42,7 +42,7 @@ pub(crate) struct SentSnapshot {
     /// (it carries each at most once, and only nodes with state the client has), it carried
     /// them all.
     pub(crate) listed: usize,
-    /// It carried every node the client had, and `nodes` was left empty.
+    /// It carried every node with state the client had, and `nodes` was left empty.
     pub(crate) carried_all: bool,
 }
 
@@ -56,10 +56,10 @@ pub(crate) struct Outgoing<'a> {
     /// The ring entry's list of the net ids of the nodes the snapshot carries (empty to begin
     /// with).
     pub(crate) carried: &'a mut Vec<u32>,
-    /// The pending list's memory of a copy it equals (`None` while the client is behind).
-    pending_alike: Option<&'a Alike>,
-    /// How many nodes the client has, and where to note that the snapshot carried them all
-    /// instead of listing them ([`carried_all`](Self::carried_all)).
+    /// Where the client stands, for a copy of a kept body ([`stand`](Self::stand)).
+    stand: Option<ClientStand<'a>>,
+    /// How many nodes with state the client has, and where to note that the snapshot carried
+    /// them all instead of listing them ([`carry`](Self::carry)).
     listed: usize,
     all: &'a mut bool,
     /// Net id the snapshot starts at; set to where the next one starts (0: the first node).
@@ -70,19 +70,17 @@ impl Outgoing<'_> {
     /// Where the client stands, if its snapshot can be a copy of a kept body: not behind, and
     /// no node arrived since the last settle.
     pub(crate) fn stand(&self) -> Option<ClientStand<'_>> {
-        Some(ClientStand {
-            pending: self.pending,
-            pending_alike: self.pending_alike?,
-            acks: self.acks.standing()?,
-        })
+        self.stand
     }
 
-    /// The snapshot carries `count` nodes, each once and each one the client has; if that is
-    /// every node it has, noted as such, without their ids (returns `true`), else not
-    /// (`false`: list them in [`carried`](Self::carried)).
-    pub(crate) fn carried_all(&mut self, count: usize) -> bool {
-        *self.all = count == self.listed && self.carried.is_empty();
-        *self.all
+    /// The snapshot carries the nodes `ids` (each once, each one the client has, none carried
+    /// yet): noted as carrying every node with state the client has if they are as many,
+    /// without their ids, else listed in [`carried`](Self::carried).
+    pub(crate) fn carry(&mut self, ids: impl ExactSizeIterator<Item = u32>) {
+        *self.all = ids.len() == self.listed && self.carried.is_empty();
+        if !*self.all {
+            self.carried.extend(ids);
+        }
     }
 }
 
@@ -370,11 +368,8 @@ impl SendState {
     /// Where the client stands (its pending nodes and per-node states), if it is not behind
     /// and no node arrived since the last settle: what a shared snapshot compares.
     pub(crate) fn stand(&self) -> Option<ClientStand<'_>> {
-        Some(ClientStand {
-            pending: (!self.scanning).then_some(self.pending.as_slice())?,
-            pending_alike: &self.pending_alike,
-            acks: self.nodes.standing()?,
-        })
+        let pending = (!self.scanning).then_some(self.pending.as_slice());
+        ClientStand::of(pending, &self.pending_alike, &self.nodes)
     }
 
     /// Whether the next snapshot walks the pending nodes from the first (the byte budget does
@@ -409,15 +404,13 @@ impl SendState {
         entry.nodes.clear();
         entry.listed = self.nodes.len_with_state();
         entry.carried_all = false;
+        let pending = (!self.scanning).then_some(self.pending.as_slice());
         let outgoing = Outgoing {
-            pending: match self.scanning {
-                true => nodes.keys(),
-                false => &self.pending,
-            },
+            pending: pending.unwrap_or(nodes.keys()),
             acks: &self.nodes,
             carried: &mut entry.nodes,
             cursor: &mut self.cursor,
-            pending_alike: (!self.scanning).then_some(&self.pending_alike),
+            stand: ClientStand::of(pending, &self.pending_alike, &self.nodes),
             listed: entry.listed,
             all: &mut entry.carried_all,
         };
@@ -465,7 +458,7 @@ impl SendState {
     }
 
     /// Marks the nodes the snapshot of `tick` (acknowledged) carried: one by one, or, if it
-    /// carried every node the client had, all at once ([`Known::acknowledge_all`]; the pending
+    /// carried every node with state the client had, all at once ([`Known::acknowledge_all`]; the pending
     /// list is then not settled: the next refresh drops what has nothing left to send).
     fn apply_ack(&mut self, tick: u32) {
         let entry = &self.ring[tick as usize % RING];
@@ -506,8 +499,9 @@ impl SendState {
 
 impl SendState {
     /// Keeps the tick of the last snapshot acknowledged whole within
-    /// [`HORIZON`](crate::tick::HORIZON) of the server's ([`Known::age_all_acked`]): call it
-    /// once per capture, before [`stale`](Self::stale) and [`age`](Self::age).
+    /// [`HORIZON`](crate::tick::HORIZON) of the server's, and notes when a floor first passes
+    /// the oldest tick stored ([`Known::age_all_acked`]): call it once per capture, before
+    /// [`stale`](Self::stale) and [`age`](Self::age).
     pub(crate) fn age_all_acked(&mut self, floor: u32) {
         self.nodes.age_all_acked(floor);
     }
@@ -959,12 +953,16 @@ mod tests {
         let (table, keys) = table(3);
         let mut send = SendState::default();
         send.join(table.keys().iter().copied(), 5, &table);
+        let ids = |keys: &[NodeKey]| keys.iter().map(|k| k.id()).collect::<Vec<_>>();
+        // Two of three is not all: listed.
         let (_, mut out) = send.start_snapshot(6, Duration::ZERO, &table);
-        assert!(!out.carried_all(2), "two of three is not all");
-        assert!(out.carried_all(3));
+        out.carry(ids(&keys[..2]).into_iter());
+        assert_eq!(*out.carried, ids(&keys[..2]));
+        let (_, mut out) = send.start_snapshot(7, Duration::ZERO, &table);
+        out.carry(ids(&keys).into_iter());
         assert!(out.carried.is_empty());
-        send.ack(6, Duration::ZERO);
-        assert!(keys.iter().all(|&k| acked(&send, k) == Some(6)));
+        send.ack(7, Duration::ZERO);
+        assert!(keys.iter().all(|&k| acked(&send, k) == Some(7)));
     }
 
     #[test]

@@ -42,7 +42,6 @@ pub(crate) struct SharedBody {
     next: Vec<BodyEntry>,
     /// Where the client the body was written for stood, if a client standing alike is owed
     /// it whoever it is: its pending nodes and its standing with each node it has.
-    standing: bool,
     stand: KeptStand,
     /// How many snapshots were copies of the kept body.
     copies: u64,
@@ -82,9 +81,7 @@ impl SharedBody {
         (tick, default_back): (u32, u32),
         stand: Option<ClientStand<'_>>,
     ) -> Option<(&[u8], &[BodyEntry])> {
-        let alike = self.standing
-            && self.kept == Some((tick, default_back))
-            && stand.is_some_and(|s| self.stand.matches(s, true));
+        let alike = self.kept == Some((tick, default_back)) && self.stand.matches(stand);
         if !alike {
             return None;
         }
@@ -96,12 +93,7 @@ impl SharedBody {
     /// (`stand`), when a client standing alike is owed the body whoever it is (`any_client`);
     /// else nothing. A list kept already as it is is not copied again.
     pub(crate) fn keep_stand(&mut self, stand: Option<ClientStand<'_>>, any_client: bool) {
-        self.standing = false;
-        let Some(stand) = stand.filter(|_| any_client) else {
-            return;
-        };
-        self.stand.keep(stand);
-        self.standing = true;
+        self.stand.keep(stand.filter(|_| any_client));
     }
 
     /// How many snapshots shared a body since the last call: each copy, and each body copied
@@ -128,7 +120,7 @@ impl SharedBody {
         bytes: &[u8],
     ) {
         self.settle();
-        self.standing = false;
+        self.stand.keep(None);
         self.kept = Some((tick, default_back));
         self.next = std::mem::replace(&mut self.entries, entries);
         self.bytes.clear();

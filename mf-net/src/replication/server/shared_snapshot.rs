@@ -53,7 +53,6 @@ pub(crate) struct SharedSnapshot {
     /// That client's lists, if it had a stand to keep: a client whose lists equal them
     /// stands alike without a look at each node.
     stand: KeptStand,
-    stand_kept: bool,
     stands: Vec<Stand>,
     changes: Vec<Changes>,
     /// After each pending node: how far `entries` and `carried` reach.
@@ -122,11 +121,7 @@ impl SharedSnapshot {
         self.uses = 0;
         let (pending, acks, _) = client.send.pending_for(nodes);
         self.pending.extend_from_slice(pending);
-        let lists = client.send.stand();
-        self.stand_kept = lists.is_some();
-        if let Some(lists) = lists {
-            self.stand.keep(lists);
-        }
+        self.stand.keep(client.send.stand());
         let mut at = 0;
         for (position, &key) in (0u32..).zip(pending) {
             let (ack, node) = (acks.seek(&mut at, key), nodes.get(key));
@@ -203,8 +198,7 @@ impl SharedSnapshot {
     /// Whether `client` has the same pending nodes as the shared snapshot was written from,
     /// standing the same with each.
     fn stands_as(&self, client: &ClientSlot, nodes: &NodeTable) -> bool {
-        let kept = |lists| self.stand_kept && self.stand.matches(lists, true);
-        if client.send.stand().is_some_and(kept) {
+        if self.stand.matches(client.send.stand()) {
             return true;
         }
         let (pending, acks, _) = client.send.pending_for(nodes);

@@ -54,9 +54,7 @@ pub(crate) fn write(
     if whole {
         if let Some((bytes, list)) = shared.copy_standing((tick, default_back), out.stand()) {
             copy(w, bytes);
-            if !out.carried_all(list.len()) {
-                out.carried.extend(list.iter().map(|e| e.key.id()));
-            }
+            out.carry(list.iter().map(|e| e.key.id()));
             client.send.walked_whole(tick);
             return Written { truncated: false };
         }
@@ -85,9 +83,7 @@ pub(crate) fn write(
         list.extend(order);
         if let Some(bytes) = shared.copy(tick, default_back, &list) {
             copy(w, bytes);
-            if !out.carried_all(list.len()) {
-                out.carried.extend(list.iter().map(|e| e.key.id()));
-            }
+            out.carry(list.iter().map(|e| e.key.id()));
             shared.give_back(list);
             *out.cursor = 0;
             if !client.tiered {
