@@ -972,9 +972,10 @@ impl ServerState {
             }
             let (scene, entries) = (&self.shadows, &mut self.entries);
             let at = snapshot::SnapshotAt { budget, tick, now };
-            if !prepared {
-                // The first snapshot's entries, one pass per type: most clients acknowledged
-                // what this one did, and find them encoded.
+            if !prepared && !client.bits {
+                // The first byte-format snapshot's entries, one pass per type: most clients
+                // acknowledged what this one did, and find them encoded. (Bit-packed snapshots
+                // code their own entries.)
                 snapshot::prepare(scene, nodes, groups, client, entries, at);
                 prepared = true;
             }
@@ -1028,11 +1029,13 @@ impl ServerState {
         self.by_view = by_view;
         shared.stats.snapshots_shared += self.shared_snapshot.take_shared();
         shared.stats.snapshots_shared += self.shared_body.take_shared();
-        // Bit-packed, the states coded (no byte entries are written for them).
-        shared.stats.entries_encoded += match self.recording {
-            true => self.bit_entries.encoded(),
-            false => self.entries.encoded(),
-        } as u64;
+        // Bit-packed, the states coded, and any byte entry written for a byte-format client.
+        let bits = if self.recording {
+            self.bit_entries.encoded()
+        } else {
+            0
+        };
+        shared.stats.entries_encoded += (bits + self.entries.encoded()) as u64;
         for key in self.entries.take_refused() {
             if let Some(n) = self.nodes.get(key) {
                 shared.stats.states_over_limit += 1;

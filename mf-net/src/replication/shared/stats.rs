@@ -27,7 +27,8 @@ pub struct NetworkStats {
     /// stood like is not counted.
     pub snapshots_shared: u64,
     /// Server: snapshot entries encoded; each distinct entry of a tick is encoded once, however
-    /// many snapshots carry it (bit-packed: each state coded against a distinct baseline).
+    /// many snapshots carry it (bit-packed: each state coded against a distinct baseline; a
+    /// server whose clients all take bit-packed snapshots writes no byte-format entry).
     pub entries_encoded: u64,
     /// Client: snapshots applied in full (and acknowledged).
     pub snapshots_applied: u64,
