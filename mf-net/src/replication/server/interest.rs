@@ -316,17 +316,24 @@ impl ServerState {
 
     /// Before the first question of `asked`: asks the processor for what later ones read, each
     /// a cold line otherwise (see [`crate::cache_hint`]). A question reads its group's slot,
-    /// then its root in the store; one that shows the group sends its spawn, which copies the
-    /// group's name and its parent's path. The slot is asked for two dozen questions ahead;
+    /// then its root in the store; one that shows or hides the group sets its viewers, and a
+    /// spawn reads its node's record and copies the group's name and its parent's path. The slot is asked for two dozen questions ahead;
     /// the rest a dozen ahead, the slot read by then.
     fn prefetch_questions(&self, store: &dyn Store, asked: &[GroupKey]) {
         if let Some(&far) = asked.get(2 * PREFETCH_AHEAD) {
             self.groups.prefetch(far);
         }
-        let Some(group) = asked.get(PREFETCH_AHEAD).and_then(|&g| self.groups.get(g)) else {
+        let Some((&g, group)) = asked
+            .get(PREFETCH_AHEAD)
+            .and_then(|g| Some((g, self.groups.get(*g)?)))
+        else {
             return;
         };
         store.prefetch(group.root);
+        self.viewers.prefetch(g);
+        if let Some(node) = group.single {
+            self.nodes.prefetch(node);
+        }
         let path = match &group.parent {
             ParentRef::Path(path) => path.as_bytes(),
             ParentRef::Net(_) => &[],
@@ -485,14 +492,16 @@ impl ServerState {
                 self.set_vis(c, g, vis);
             }
             (Vis::Visible, Want::Leave) => {
+                let since = vis.out_since.unwrap_or(now);
+                if now.saturating_sub(since) >= grace {
+                    // (Out of its grace list at the next settle.)
+                    return self.hide(shared, c, g, false);
+                }
                 if vis.out_since.is_none() {
                     self.clients[c].grace.push(g);
                 }
-                let since = *vis.out_since.get_or_insert(now);
+                vis.out_since = Some(since);
                 self.set_vis(c, g, vis);
-                if now.saturating_sub(since) >= grace {
-                    self.hide(shared, c, g, false);
-                }
             }
             (Vis::Visible, Want::Hide { silent }) => self.hide(shared, c, g, silent),
             (Vis::Dormant, Want::Hide { silent: true }) => {

@@ -90,7 +90,15 @@ pub(crate) struct Known {
     /// A floor passed `oldest` once: from then on (a client kept 2³⁰ ticks) the sweep asks
     /// about every node, as `oldest` itself may grow too old to compare.
     outlived: bool,
+    /// Changes whenever entries of `sorted` move (a settle, a fill, a clear): a place in it
+    /// found before ([`seek_placed`](Known::seek_placed)) names the same entry while this
+    /// stays as it was.
+    layout: u32,
 }
+
+/// The place [`Known::seek_placed`] gives a node that arrived since the last settle (not in
+/// the array yet).
+pub(crate) const NOT_PLACED: u32 = u32::MAX;
 
 /// What two clients' snapshots depend on of their [`Known`] lists (see
 /// [`Known::standing`]): the same for two clients that stand alike with every node.
@@ -126,6 +134,7 @@ impl Known {
     /// Forgets every node (keeps the capacity).
     pub(crate) fn clear(&mut self) {
         self.alike.changed();
+        self.moved();
         self.oldest = None;
         self.outlived = false;
         self.sorted.clear();
@@ -254,12 +263,35 @@ impl Known {
     /// last one (a walk that wrapped around) is looked up from the start.
     #[inline(always)]
     pub(crate) fn seek(&self, at: &mut usize, key: NodeKey) -> Option<NodeSend> {
-        let n = match seek_id_in(&self.ids, at, key.id()).filter(|&i| self.sorted[i].0 == key) {
-            Some(i) => &self.sorted[i].1,
-            None if self.arrived.is_empty() => return None,
-            None => &find(&self.arrived, key).map(|i| &self.arrived[i])?.1,
-        };
-        Some(n.with_all_acked(self.all_acked))
+        self.seek_placed(at, key).map(|(n, _)| n)
+    }
+
+    /// [`seek`](Self::seek), with the entry's place in the array ([`NOT_PLACED`] for a node
+    /// that arrived since the last settle): an ack of a snapshot that carried the node finds
+    /// it there without a search, while the [`layout`](Self::layout) stands.
+    #[inline(always)]
+    pub(crate) fn seek_placed(&self, at: &mut usize, key: NodeKey) -> Option<(NodeSend, u32)> {
+        let (n, place) =
+            match seek_id_in(&self.ids, at, key.id()).filter(|&i| self.sorted[i].0 == key) {
+                Some(i) => (&self.sorted[i].1, i as u32),
+                None if self.arrived.is_empty() => return None,
+                None => (
+                    &find(&self.arrived, key).map(|i| &self.arrived[i])?.1,
+                    NOT_PLACED,
+                ),
+            };
+        Some((n.with_all_acked(self.all_acked), place))
+    }
+
+    /// Where the entries of the array stand: a place found while it was the same names the
+    /// same entry.
+    pub(crate) fn layout(&self) -> u32 {
+        self.layout
+    }
+
+    /// Notes that entries of the array moved.
+    fn moved(&mut self) {
+        self.layout = self.layout.wrapping_add(1);
     }
 
     /// [`seek`](Self::seek) by net id, mutably: the node with `id` the client has (not one it
@@ -270,12 +302,32 @@ impl Known {
         at: &mut usize,
         id: u32,
     ) -> Option<(NodeKey, &mut NodeSend)> {
-        self.alike.changed();
-        let i = match seek_id_in(&self.ids, at, id) {
-            Some(i) => Some((&mut self.sorted, i)),
-            None => find_id(&self.arrived, id).map(|i| (&mut self.arrived, i)),
+        let place = match seek_id_in(&self.ids, at, id) {
+            Some(i) => i as u32,
+            None => NOT_PLACED,
         };
-        let (list, i) = i?;
+        self.placed_mut(place, id)
+    }
+
+    /// The node with `id` the client has (not one it lost), with its key, found at `place`
+    /// by [`seek_placed`](Self::seek_placed) while the [`layout`](Self::layout) stood as it
+    /// does now (a node it had not placed is looked up among those that arrived since).
+    #[inline(always)]
+    pub(crate) fn placed_mut(&mut self, place: u32, id: u32) -> Option<(NodeKey, &mut NodeSend)> {
+        self.alike.changed();
+        let (list, i) = match place {
+            NOT_PLACED => {
+                let i = find_id(&self.arrived, id)?;
+                (&mut self.arrived, i)
+            }
+            _ => {
+                let i = place as usize;
+                if self.ids.get(i) != Some(&id) {
+                    return None;
+                }
+                (&mut self.sorted, i)
+            }
+        };
         let (key, send) = &mut list[i];
         *send = send.with_all_acked(self.all_acked);
         (!lost(*key)).then_some((*key, send))
@@ -372,6 +424,7 @@ impl Known {
             return;
         }
         self.alike.changed();
+        self.moved();
         self.spare.clear();
         // The runs of entries between two arrivals, copied whole (no arrival's id is in
         // `sorted`, lost or not).

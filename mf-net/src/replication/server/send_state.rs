@@ -38,6 +38,11 @@ pub(crate) struct SentSnapshot {
     /// can still be acknowledged: [`NetIds`](crate::replication::server::net_ids::NetIds));
     /// the capacity is kept between uses.
     pub(crate) nodes: Vec<u32>,
+    /// Where each node of `nodes` stood in the client's list ([`Known::seek_placed`]), when
+    /// the writer noted every one (else fewer), and the list's layout then: an ack finds them
+    /// there without a search while the layout stands.
+    pub(crate) places: Vec<u32>,
+    pub(crate) layout: u32,
     /// How many nodes with state the client had when it was written: if it carried as many
     /// (it carries each at most once, and only nodes with state the client has), it carried
     /// them all.
@@ -56,6 +61,9 @@ pub(crate) struct Outgoing<'a> {
     /// The ring entry's list of the net ids of the nodes the snapshot carries (empty to begin
     /// with).
     pub(crate) carried: &'a mut Vec<u32>,
+    /// Where the nodes of `carried` stand in the client's list, noted by
+    /// [`carry_placed`](Self::carry_placed) (a writer that lists ids alone notes none).
+    places: &'a mut Vec<u32>,
     /// Where the client stands, for a copy of a kept body ([`stand`](Self::stand)).
     stand: Option<ClientStand<'a>>,
     /// How many nodes with state the client has, and where to note that the snapshot carried
@@ -81,6 +89,14 @@ impl Outgoing<'_> {
         if !*self.all {
             self.carried.extend(ids);
         }
+    }
+
+    /// The snapshot carries the node `id`, found at `place` in the client's list
+    /// ([`Known::seek_placed`]): its ack marks it there, without a search.
+    #[inline(always)]
+    pub(crate) fn carry_placed(&mut self, id: u32, place: u32) {
+        self.carried.push(id);
+        self.places.push(place);
     }
 }
 
@@ -209,9 +225,9 @@ impl SendState {
         self.incoming
             .reserve_exact((2 * room).saturating_sub(self.incoming.len()));
         for entry in &mut self.ring {
-            entry
-                .nodes
-                .reserve_exact(room.saturating_sub(entry.nodes.len()));
+            for list in [&mut entry.nodes, &mut entry.places] {
+                list.reserve_exact(room.saturating_sub(list.len()));
+            }
         }
     }
 
@@ -228,9 +244,13 @@ impl SendState {
     /// The client has the node again from `tick` (its group was just sent): it owes a resync
     /// if it has a state.
     pub(crate) fn show(&mut self, key: NodeKey, tick: u32, stateful: bool) {
-        self.add(key, tick, stateful);
+        let n = NodeSend {
+            acked: tick,
+            resync: stateful.then_some(tick),
+        };
+        self.nodes.set(key, n, !stateful);
         if stateful {
-            self.owe_resync(key, tick);
+            self.incoming.push(key);
         }
     }
 
@@ -402,6 +422,8 @@ impl SendState {
         entry.acked = false;
         entry.used = true;
         entry.nodes.clear();
+        entry.places.clear();
+        entry.layout = self.nodes.layout();
         entry.listed = self.nodes.len_with_state();
         entry.carried_all = false;
         let pending = (!self.scanning).then_some(self.pending.as_slice());
@@ -409,6 +431,7 @@ impl SendState {
             pending: pending.unwrap_or(nodes.keys()),
             acks: &self.nodes,
             carried: &mut entry.nodes,
+            places: &mut entry.places,
             cursor: &mut self.cursor,
             stand: ClientStand::of(pending, &self.pending_alike, &self.nodes),
             listed: entry.listed,
@@ -471,19 +494,31 @@ impl SendState {
         }
         let settles = self.whole_at == Some(tick);
         self.settled |= settles;
+        let mut mark = |(key, n): (NodeKey, &mut NodeSend)| {
+            n.acked = tick_max(n.acked, tick);
+            if n.resync.is_some_and(|after| tick_after(tick, after)) {
+                n.resync = None;
+            }
+            if settles && n.resync.is_some() {
+                self.incoming.push(key);
+            }
+        };
+        // A node gone since, or lost to the client, does not answer to its id.
+        if entry.places.len() == entry.nodes.len() && entry.layout == self.nodes.layout() {
+            // Where the writer found each node: its entry has not moved since.
+            for (&id, &place) in entry.nodes.iter().zip(&entry.places) {
+                if let Some(found) = self.nodes.placed_mut(place, id) {
+                    mark(found);
+                }
+            }
+            return;
+        }
         // The carried keys are in net id order (from the snapshot's cursor, wrapping once):
         // one walk along the client's nodes.
         let mut at = 0;
         for &id in &entry.nodes {
-            // A node gone since, or lost to the client, does not answer to its id.
-            if let Some((key, n)) = self.nodes.seek_id_mut(&mut at, id) {
-                n.acked = tick_max(n.acked, tick);
-                if n.resync.is_some_and(|after| tick_after(tick, after)) {
-                    n.resync = None;
-                }
-                if settles && n.resync.is_some() {
-                    self.incoming.push(key);
-                }
+            if let Some(found) = self.nodes.seek_id_mut(&mut at, id) {
+                mark(found);
             }
         }
     }
@@ -867,6 +902,50 @@ mod tests {
         send.show(keys[6], 7, true);
         send.refresh(&[], &table, PEER);
         assert_eq!(send.pending(), [keys[0], keys[6], keys[7], keys[8]]);
+    }
+
+    /// Sends a snapshot of `tick` carrying `keys` of `table`, each noted with where the writer
+    /// found it in the client's list.
+    fn sent_placed(send: &mut SendState, table: &NodeTable, tick: u32, keys: &[NodeKey]) {
+        let mut out = send.start_snapshot(tick, Duration::ZERO, table).1;
+        let mut at = 0;
+        for &key in keys {
+            let (_, place) = out.acks.seek_placed(&mut at, key).unwrap();
+            out.carry_placed(key.id(), place);
+        }
+    }
+
+    #[test]
+    fn an_ack_marks_the_nodes_where_the_writer_found_them_while_the_list_stands() {
+        let (table, keys) = table(10);
+        let mut send = SendState::default();
+        // The client has every node but node 2.
+        let had = keys.iter().copied().filter(|k| k.id() != 2);
+        send.join(had, 5, &table);
+        sent_placed(&mut send, &table, 6, &keys[3..6]);
+        // Node 2 arrives after the snapshot, waiting apart: the list's entries stand.
+        send.add(keys[1], 6, true);
+        send.ack(6, Duration::ZERO);
+        let acked = |send: &SendState| keys.iter().map(|&k| acked(send, k)).collect::<Vec<_>>();
+        let five = Some(5);
+        let (six, seven) = (Some(6), Some(7));
+        let mut expected = vec![five, six, five, six, six, six, five, five, five, five];
+        assert_eq!(acked(&send), expected);
+        // The next snapshot: then node 2 settles into the list, moving the entries after it,
+        // before the ack comes. The ack finds each carried node by its id instead.
+        sent_placed(&mut send, &table, 7, &keys[3..6]);
+        send.refresh(&[], &table, PEER);
+        send.ack(7, Duration::ZERO);
+        expected[3..6].fill(seven);
+        assert_eq!(acked(&send), expected);
+        // Node 4 leaves the client between a snapshot and its ack: not marked where it stood.
+        sent_placed(&mut send, &table, 8, &keys[2..5]);
+        send.hide(keys[3]);
+        send.ack(8, Duration::ZERO);
+        expected[2] = Some(8);
+        expected[3] = None;
+        expected[4] = Some(8);
+        assert_eq!(acked(&send), expected);
     }
 
     #[test]

@@ -60,7 +60,7 @@ pub(crate) fn write(
     at: SnapshotAt,
 ) -> Written {
     let SnapshotAt { budget, tick, now } = at;
-    let (left, out) = client.send.start_snapshot(tick, now, nodes);
+    let (left, mut out) = client.send.start_snapshot(tick, now, nodes);
     if let Some(acknowledged) = left {
         client.ack_window.record(acknowledged, &mut client.stats);
     }
@@ -83,6 +83,7 @@ pub(crate) fn write(
             node,
             since,
             audience,
+            place,
             ..
         }) = walk.entry(key)
         else {
@@ -120,7 +121,7 @@ pub(crate) fn write(
             break;
         }
         EntryCache::accept(node);
-        out.carried.push(key.id());
+        out.carry_placed(key.id(), place);
     }
     w.write_var_u32(0);
     if truncated {
@@ -186,6 +187,8 @@ pub(super) struct Wanted<'a> {
     pub(super) audience: Audience,
     /// The client's own `since` for the node ([`NodeSend::since`](super::known::NodeSend::since)).
     pub(super) acked: Option<u32>,
+    /// Where the node stands in the client's list ([`Known::seek_placed`]).
+    pub(super) place: u32,
 }
 
 /// What decides which nodes a client's snapshot of `tick` carries.
@@ -234,9 +237,9 @@ impl<'a> Walk<'a> {
     #[inline(always)]
     pub(super) fn entry(&self, key: NodeKey) -> Option<Wanted<'a>> {
         let mut at = self.at.get();
-        let ack = self.acks.seek(&mut at, key);
+        let found = self.acks.seek_placed(&mut at, key);
         self.at.set(at);
-        let (node, ack) = (self.nodes.get(key)?, ack?);
+        let (node, (ack, place)) = (self.nodes.get(key)?, found?);
         if let Some(vis) = self.tiers {
             if !due(self.groups, vis, node.group, self.tick) {
                 return None;
@@ -256,6 +259,7 @@ impl<'a> Walk<'a> {
             since: node.since_class(ack.since(), audience),
             audience,
             acked: ack.since(),
+            place,
         })
     }
 }

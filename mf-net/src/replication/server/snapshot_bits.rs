@@ -16,6 +16,7 @@ use crate::replication::server::client_slot::ClientSlot;
 use crate::replication::server::entry_cache::EntryCache;
 use crate::replication::server::node_states::NodeStates;
 use crate::replication::server::node_table::{GroupTable, NodeKey, NodeTable};
+use crate::replication::server::send_state::Outgoing;
 use crate::replication::server::shared_body::{BodyEntry, SharedBody};
 use crate::replication::server::shared_snapshot::copy;
 use crate::replication::server::slot_table::PREFETCH_AHEAD;
@@ -80,7 +81,7 @@ pub(crate) fn write(
     if budget == 0 && !alone {
         // Whole snapshots: the entries first, to find a body written for another client.
         let mut list = shared.take_list();
-        list.extend(order);
+        list.extend(order.map(|(e, _)| e));
         if let Some(bytes) = shared.copy(tick, default_back, &list) {
             copy(w, bytes);
             out.carry(list.iter().map(|e| e.key.id()));
@@ -91,8 +92,10 @@ pub(crate) fn write(
             }
             return Written { truncated: false };
         }
-        (truncated, refused, cursor) =
-            coder.code(list.iter().copied(), body, (entries, bits), out.carried);
+        // (Where each node stands in the client's list is not kept with the list: its ack
+        // searches.)
+        let listed = list.iter().map(|&e| (e, None));
+        (truncated, refused, cursor) = coder.code(listed, body, (entries, bits), &mut out);
         match refused {
             false => {
                 shared.keep((tick, default_back), list, body.finish());
@@ -102,7 +105,8 @@ pub(crate) fn write(
             true => shared.give_back(list),
         }
     } else {
-        (truncated, refused, cursor) = coder.code(order, body, (entries, bits), out.carried);
+        let placed = order.map(|(e, place)| (e, Some(place)));
+        (truncated, refused, cursor) = coder.code(placed, body, (entries, bits), &mut out);
     }
     copy(w, body.finish());
     if truncated {
@@ -123,8 +127,10 @@ fn owned_by_a_client(nodes: &NodeTable, key: NodeKey) -> bool {
         .is_some_and(|n| n.owner_conditions && n.authority != PeerId::SERVER)
 }
 
-/// The entries of a snapshot's walk: each pending key, from the cursor on (wrapping), that the
-/// client is owed an entry for; as the byte writer does, each node's record is asked for a few
+/// The entries of a snapshot's walk, each with where the node stands in the client's list
+/// ([`Known::seek_placed`](crate::replication::server::known::Known::seek_placed)): each
+/// pending key, from the cursor on (wrapping), that the client is owed an entry for; as the
+/// byte writer does, each node's record is asked for a few
 /// keys before it is read. A type of its own rather than a closure, so that the walk's every
 /// step is inlined where the body is coded.
 struct Order<'w, 'a> {
@@ -134,20 +140,21 @@ struct Order<'w, 'a> {
 }
 
 impl Iterator for Order<'_, '_> {
-    type Item = BodyEntry;
+    type Item = (BodyEntry, u32);
 
     #[inline(always)]
-    fn next(&mut self) -> Option<BodyEntry> {
+    fn next(&mut self) -> Option<(BodyEntry, u32)> {
         for &key in self.keys.by_ref() {
             if let Some(&next) = self.ahead.next() {
                 self.walk.prefetch(next);
             }
             if let Some(wanted) = self.walk.entry(key) {
-                return Some(BodyEntry {
+                let entry = BodyEntry {
                     key,
                     acked: wanted.acked,
                     audience: wanted.audience,
-                });
+                };
+                return Some((entry, wanted.place));
             }
         }
         None
@@ -167,21 +174,22 @@ struct Coder<'a, S> {
 
 impl<S: NodeStates> Coder<'_, S> {
     /// Codes into `body` (the default baseline, each entry of `order` as far as the budget
-    /// reaches, the end bit), recording each entry carried in `carried`. Returns whether the
+    /// reaches, the end bit), recording each entry carried in `out` (with where the node
+    /// stands in the client's list, where `order` gives it). Returns whether the
     /// budget cut it short, whether an entry was refused (too large for any client), and the
     /// net id to continue from (0: none).
     fn code(
         &self,
-        order: impl Iterator<Item = BodyEntry>,
+        order: impl Iterator<Item = (BodyEntry, Option<u32>)>,
         body: &mut BitWriter,
         (entries, bits): (&mut EntryCache, &mut BitEntries),
-        carried: &mut Vec<u32>,
+        out: &mut Outgoing<'_>,
     ) -> (bool, bool, u32) {
         body.clear();
         body.write_gamma(self.default_back);
         let (mut truncated, mut refused, mut cursor) = (false, false, 0);
         let mut previous = None;
-        for e in order {
+        for (e, place) in order {
             let Some(node) = self.nodes.get(e.key) else {
                 continue;
             };
@@ -194,7 +202,11 @@ impl<S: NodeStates> Coder<'_, S> {
                 continue;
             }
             // The packet so far, the body so far, its end bit and padding.
-            if !fits(self.budget, self.before + (body.bit_len() + 8) / 8, carried) {
+            if !fits(
+                self.budget,
+                self.before + (body.bit_len() + 8) / 8,
+                out.carried,
+            ) {
                 let _ = body.truncate_bits(mark);
                 truncated = true;
                 cursor = node.net_id;
@@ -202,7 +214,10 @@ impl<S: NodeStates> Coder<'_, S> {
             }
             previous = Some(e.key.id());
             EntryCache::accept(node);
-            carried.push(e.key.id());
+            match place {
+                Some(place) => out.carry_placed(e.key.id(), place),
+                None => out.carried.push(e.key.id()),
+            }
         }
         state_bits::end_entries(body);
         (truncated, refused, cursor)

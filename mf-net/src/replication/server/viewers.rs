@@ -2,6 +2,7 @@
 //! changes go to the clients that see them (each client then walks only its own visible changes,
 //! never the whole world's).
 
+use crate::cache_hint::prefetch;
 use crate::replication::server::node_table::GroupKey;
 
 /// A bit set of client indices per group slot, checked against the group's id (a slot's next
@@ -33,6 +34,15 @@ impl Viewers {
             && self.bits[slot * self.words..(slot + 1) * self.words]
                 .iter()
                 .any(|&w| w != 0)
+    }
+
+    /// Asks the processor for what [`set`](Self::set) reads of group `g`'s bits (see
+    /// [`crate::cache_hint`]).
+    #[inline]
+    pub(crate) fn prefetch(&self, g: GroupKey) {
+        let slot = g.slot();
+        prefetch(&self.ids, slot);
+        prefetch(&self.bits, slot * self.words);
     }
 
     /// Records whether the client at index `client` has group `g`.
