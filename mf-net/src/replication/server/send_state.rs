@@ -64,6 +64,8 @@ pub(crate) struct Outgoing<'a> {
     /// Where the nodes of `carried` stand in the client's list, noted by
     /// [`carry_placed`](Self::carry_placed) (a writer that lists ids alone notes none).
     places: &'a mut Vec<u32>,
+    /// See [`placing`](Self::placing).
+    placing: bool,
     /// Where the client stands, for a copy of a kept body ([`stand`](Self::stand)).
     stand: Option<ClientStand<'a>>,
     /// How many nodes with state the client has, and where to note that the snapshot carried
@@ -97,6 +99,13 @@ impl Outgoing<'_> {
     pub(crate) fn carry_placed(&mut self, id: u32, place: u32) {
         self.carried.push(id);
         self.places.push(place);
+    }
+
+    /// Whether the writer notes where each carried node stands ([`carry_placed`](Self::carry_placed)):
+    /// not while every node with state is pending, when a whole snapshot carries them all
+    /// and its ack marks none of them (it lists their ids alone then).
+    pub(crate) fn placing(&self) -> bool {
+        self.placing
     }
 }
 
@@ -432,6 +441,7 @@ impl SendState {
             acks: &self.nodes,
             carried: &mut entry.nodes,
             places: &mut entry.places,
+            placing: pending.map_or(false, |p| p.len() < entry.listed),
             cursor: &mut self.cursor,
             stand: ClientStand::of(pending, &self.pending_alike, &self.nodes),
             listed: entry.listed,

@@ -74,6 +74,7 @@ pub(crate) fn write(
     let mut cursor = 0;
     let tiers = client.tiered.then_some(&client.vis);
     let walk = Walk::new((nodes, groups), out.acks, client.peer, tiers, tick);
+    let placing = out.placing();
     let mut ahead = after.iter().chain(before).skip(PREFETCH_AHEAD);
     for &key in after.iter().chain(before) {
         if let Some(&next) = ahead.next() {
@@ -121,7 +122,10 @@ pub(crate) fn write(
             break;
         }
         EntryCache::accept(node);
-        out.carry_placed(key.id(), place);
+        match placing {
+            true => out.carry_placed(key.id(), place),
+            false => out.carried.push(key.id()),
+        }
     }
     w.write_var_u32(0);
     if truncated {

@@ -105,7 +105,8 @@ pub(crate) fn write(
             true => shared.give_back(list),
         }
     } else {
-        let placed = order.map(|(e, place)| (e, Some(place)));
+        let placing = out.placing();
+        let placed = order.map(|(e, place)| (e, placing.then_some(place)));
         (truncated, refused, cursor) = coder.code(placed, body, (entries, bits), &mut out);
     }
     copy(w, body.finish());
