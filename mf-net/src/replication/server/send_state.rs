@@ -407,6 +407,15 @@ impl SendState {
         !self.scanning && self.cursor == 0
     }
 
+    /// The net ids the snapshot of `tick` listed as carried, and whether it was noted as
+    /// carrying every node with state the client had instead; `None` if the ring does not
+    /// hold it.
+    #[cfg(test)]
+    pub(crate) fn carried(&self, tick: u32) -> Option<(&[u32], bool)> {
+        let entry = &self.ring[tick as usize % RING];
+        (entry.used && entry.tick == tick).then_some((entry.nodes.as_slice(), entry.carried_all))
+    }
+
     /// Where the client stands with the node `key`.
     #[cfg(test)]
     pub(crate) fn node(&self, key: NodeKey) -> Option<NodeSend> {

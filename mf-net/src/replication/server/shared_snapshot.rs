@@ -161,7 +161,7 @@ impl SharedSnapshot {
             return None;
         }
         let peer = client.peer;
-        let (left, out) = client.send.start_snapshot(at.tick, at.now, nodes);
+        let (left, mut out) = client.send.start_snapshot(at.tick, at.now, nodes);
         if let Some(acknowledged) = left {
             client.ack_window.record(acknowledged, &mut client.stats);
         }
@@ -188,7 +188,13 @@ impl SharedSnapshot {
             (entries_at, carried_at) = (entries_end as usize, carried_end as usize);
         }
         copy(w, &self.entries.as_slice()[entries_at..]);
-        out.carried.extend_from_slice(&self.carried[carried_at..]);
+        // Noted as carrying every node with state the client has, if it did (and nothing
+        // was listed before), without its ids.
+        let rest = &self.carried[carried_at..];
+        match out.carried.is_empty() {
+            true => out.carry(rest.iter().copied()),
+            false => out.carried.extend_from_slice(rest),
+        }
         w.write_var_u32(0);
         *out.cursor = 0;
         self.uses += 1;
@@ -364,6 +370,31 @@ mod tests {
             assert!(c.send.ack(6, Duration::ZERO).is_some());
             c.send.refresh(&[], &table, c.peer);
             assert!(c.send.pending_for(&table).0.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_copy_carrying_every_node_a_client_has_is_noted_so_without_its_ids() {
+        let (table, states, keys) = world();
+        let mut c = clients(&table, &keys);
+        let mut cache = EntryCache::default();
+        let mut shared = SharedSnapshot::default();
+        cache.begin(table.slot_count(), true);
+        shared.build(&states, &table, &c[0], &mut cache);
+        for client in &mut c {
+            let copied =
+                shared_or_own((&table, &states), &mut shared, client, &mut cache, at(6, 0));
+            assert!(copied.1);
+        }
+        // Client 4 owns no node: its copy is the shared snapshot whole, noted as carrying all.
+        assert_eq!(c[2].send.carried(6), Some((&[][..], true)));
+        // Client 2 has its own entry for node 4 among the copied ones: listed.
+        let all: Vec<u32> = (1..=12).collect();
+        assert_eq!(c[0].send.carried(6), Some((&all[..], false)));
+        for client in &mut c {
+            assert!(client.send.ack(6, Duration::ZERO).is_some());
+            client.send.refresh(&[], &table, client.peer);
+            assert!(client.send.pending_for(&table).0.is_empty());
         }
     }
 
