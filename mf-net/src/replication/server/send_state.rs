@@ -450,7 +450,7 @@ impl SendState {
             acks: &self.nodes,
             carried: &mut entry.nodes,
             places: &mut entry.places,
-            placing: pending.map_or(false, |p| p.len() < entry.listed),
+            placing: pending.is_some_and(|p| p.len() < entry.listed),
             cursor: &mut self.cursor,
             stand: ClientStand::of(pending, &self.pending_alike, &self.nodes),
             listed: entry.listed,
