@@ -312,6 +312,24 @@ mod tests {
             .collect()
     }
 
+    /// [`world`] and its [`clients`], with a tick's cache and the shared snapshot built from
+    /// client 2's standing.
+    fn built() -> (
+        NodeTable,
+        FakeStates,
+        Vec<ClientSlot>,
+        EntryCache,
+        SharedSnapshot,
+    ) {
+        let (table, states, keys) = world();
+        let c = clients(&table, &keys);
+        let mut cache = EntryCache::default();
+        let mut shared = SharedSnapshot::default();
+        cache.begin(table.slot_count(), true);
+        shared.build(&states, &table, &c[0], &mut cache);
+        (table, states, c, cache, shared)
+    }
+
     fn at(tick: u32, budget: usize) -> SnapshotAt {
         SnapshotAt {
             budget,
@@ -375,12 +393,7 @@ mod tests {
 
     #[test]
     fn a_copy_carrying_every_node_a_client_has_is_noted_so_without_its_ids() {
-        let (table, states, keys) = world();
-        let mut c = clients(&table, &keys);
-        let mut cache = EntryCache::default();
-        let mut shared = SharedSnapshot::default();
-        cache.begin(table.slot_count(), true);
-        shared.build(&states, &table, &c[0], &mut cache);
+        let (table, states, mut c, mut cache, mut shared) = built();
         for client in &mut c {
             let copied =
                 shared_or_own((&table, &states), &mut shared, client, &mut cache, at(6, 0));
@@ -476,12 +489,7 @@ mod tests {
 
     #[test]
     fn a_client_found_alike_that_then_acknowledges_otherwise_gets_its_own_snapshot() {
-        let (table, states, keys) = world();
-        let mut c = clients(&table, &keys);
-        let mut cache = EntryCache::default();
-        let mut shared = SharedSnapshot::default();
-        cache.begin(table.slot_count(), true);
-        shared.build(&states, &table, &c[0], &mut cache);
+        let (table, states, mut c, mut cache, mut shared) = built();
         let tables = (&table, &states);
         assert!(shared_or_own(tables, &mut shared, &mut c[1], &mut cache, at(6, 0)).1);
         // Client 3 acknowledges that snapshot (every node at tick 6), client 2 nothing.
