@@ -317,8 +317,9 @@ impl ServerState {
     /// Before the first question of `asked`: asks the processor for what later ones read, each
     /// a cold line otherwise (see [`crate::cache_hint`]). A question reads its group's slot,
     /// then its root in the store; one that shows or hides the group sets its viewers, and a
-    /// spawn reads its node's record and copies the group's name and its parent's path. The slot is asked for two dozen questions ahead;
-    /// the rest a dozen ahead, the slot read by then.
+    /// spawn reads its node's record and copies the group's name and its parent's path. The
+    /// slot is asked for two dozen questions ahead; the rest a dozen ahead, the slot read by
+    /// then.
     fn prefetch_questions(&self, store: &dyn Store, asked: &[GroupKey]) {
         if let Some(&far) = asked.get(2 * PREFETCH_AHEAD) {
             self.groups.prefetch(far);

@@ -38,10 +38,11 @@ pub(crate) struct SentSnapshot {
     /// can still be acknowledged: [`NetIds`](crate::replication::server::net_ids::NetIds));
     /// the capacity is kept between uses.
     pub(crate) nodes: Vec<u32>,
-    /// Where each node of `nodes` stood in the client's list ([`Known::seek_placed`]), when
-    /// the writer noted every one (else fewer), and the list's layout then: an ack finds them
-    /// there without a search while the layout stands.
+    /// Where each node of `nodes` stood in the client's list ([`Known::seek_placed`]), if the
+    /// writer noted every one (else fewer): an ack finds them there without a search while
+    /// the list's layout stands as it was (`layout`).
     pub(crate) places: Vec<u32>,
+    /// The client list's [`layout`](Known::layout) when the snapshot was written.
     pub(crate) layout: u32,
     /// How many nodes with state the client had when it was written: if it carried as many
     /// (it carries each at most once, and only nodes with state the client has), it carried
@@ -101,9 +102,10 @@ impl Outgoing<'_> {
         self.places.push(place);
     }
 
-    /// Whether the writer notes where each carried node stands ([`carry_placed`](Self::carry_placed)):
-    /// not while every node with state is pending, when a whole snapshot carries them all
-    /// and its ack marks none of them (it lists their ids alone then).
+    /// Whether the writer notes where each carried node stands
+    /// ([`carry_placed`](Self::carry_placed)): not while every node with state is pending,
+    /// when a whole snapshot carries them all and its ack marks none of them (it lists their
+    /// ids alone then).
     pub(crate) fn placing(&self) -> bool {
         self.placing
     }
