@@ -66,10 +66,15 @@ impl Quantization {
         let zz: [u32; 4] = std::array::from_fn(|i| difference(base.0[i], now.0[i]));
         match self.delta_class(&zz[..n]) {
             Some(class) => {
-                w.write_bits(class as u64, 2);
+                // The class and the differences, least significant first, in one write (at
+                // most 2 + 4 × 8 bits).
+                let width = CLASS_WIDTHS[class];
+                let (mut code, mut len) = (class as u64, 2);
                 for &d in &zz[..n] {
-                    w.write_bits(u64::from(d), CLASS_WIDTHS[class]);
+                    code |= u64::from(d) << len;
+                    len += width;
                 }
+                w.write_bits(code, len);
             }
             None => {
                 w.write_bits(ABSOLUTE, 2);
@@ -183,23 +188,25 @@ impl Quantization {
     pub fn write_rotation_delta(&self, base: &Buckets, now: &Buckets, w: &mut BitWriter) {
         let packed = now.packed_value();
         let (base, now) = (Rotation::of(self, base), Rotation::of(self, now));
+        // Each form in one write, least significant first: at most 3 + 3 × 16 bits absolute,
+        // 1 + 3 × 16 as a delta.
         let Some(zz) = self.rotation_differences(&base, &now) else {
-            w.write_bit(false);
-            return w.write_bits(packed, 2 + 3 * self.rotation_bits());
+            // A clear flag, then the packed rotation.
+            return w.write_bits(packed << 1, 3 + 3 * self.rotation_bits());
         };
-        w.write_bit(true);
         let [short, long] = self.rotation_widths();
+        // A set flag, then each difference: 0 alone, or its width's tag and the difference.
+        let (mut code, mut len) = (1, 1);
         for d in zz {
-            if d == 0 {
-                w.write_bit(false);
-            } else if fits(d, short) {
-                w.write_bits(0b01, 2);
-                w.write_bits(u64::from(d), short);
-            } else {
-                w.write_bits(0b11, 2);
-                w.write_bits(u64::from(d), long);
-            }
+            let (field, width) = match d {
+                0 => (0, 1),
+                d if fits(d, short) => (0b01 | u64::from(d) << 2, 2 + short),
+                d => (0b11 | u64::from(d) << 2, 2 + long),
+            };
+            code |= field << len;
+            len += width;
         }
+        w.write_bits(code, len);
     }
 
     /// The zig-zag differences of `now`'s three components from `base`'s, if `now` can be
