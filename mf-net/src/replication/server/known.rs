@@ -289,6 +289,12 @@ impl Known {
         self.layout
     }
 
+    /// Whether every place in the array fits two bytes below `u16::MAX` (the array is shorter
+    /// than that).
+    pub(crate) fn places_fit(&self) -> bool {
+        self.sorted.len() < usize::from(u16::MAX)
+    }
+
     /// Notes that entries of the array moved.
     fn moved(&mut self) {
         self.layout = self.layout.wrapping_add(1);

@@ -13,11 +13,15 @@ use std::time::Duration;
 
 use crate::replication::server::alike::Alike;
 use crate::replication::server::kept_stand::ClientStand;
-use crate::replication::server::known::{Known, NodeSend};
+use crate::replication::server::known::{Known, NodeSend, NOT_PLACED};
 use crate::replication::server::node_table::{NetNode, NodeKey, NodeTable};
 use crate::replication::Audience;
 use crate::tick::{clamp_to, tick_after, tick_max};
 use crate::transport::PeerId;
+
+/// A ring entry's place of a node not in the client list's array ([`NOT_PLACED`], in two
+/// bytes).
+const NOT_PLACED_SHORT: u16 = u16::MAX;
 
 /// How many sent snapshots the server remembers per client. A power of two (it divides 2³²),
 /// so that `tick % RING` stays consecutive across the tick's wrap.
@@ -40,8 +44,10 @@ pub(crate) struct SentSnapshot {
     pub(crate) nodes: Vec<u32>,
     /// Where each node of `nodes` stood in the client's list ([`Known::seek_placed`]), if the
     /// writer noted every one (else fewer): an ack finds them there without a search while
-    /// the list's layout stands as it was (`layout`).
-    pub(crate) places: Vec<u32>,
+    /// the list's layout stands as it was (`layout`). Two bytes each ([`NOT_PLACED_SHORT`]
+    /// for a node not in the list's array): places are noted only for lists shorter than
+    /// that.
+    pub(crate) places: Vec<u16>,
     /// The client list's [`layout`](Known::layout) when the snapshot was written.
     pub(crate) layout: u32,
     /// How many nodes with state the client had when it was written: if it carried as many
@@ -64,7 +70,7 @@ pub(crate) struct Outgoing<'a> {
     pub(crate) carried: &'a mut Vec<u32>,
     /// Where the nodes of `carried` stand in the client's list, noted by
     /// [`carry_placed`](Self::carry_placed) (a writer that lists ids alone notes none).
-    places: &'a mut Vec<u32>,
+    places: &'a mut Vec<u16>,
     /// See [`placing`](Self::placing).
     placing: bool,
     /// Where the client stands, for a copy of a kept body ([`stand`](Self::stand)).
@@ -98,14 +104,16 @@ impl Outgoing<'_> {
     /// ([`Known::seek_placed`]): its ack marks it there, without a search.
     #[inline(always)]
     pub(crate) fn carry_placed(&mut self, id: u32, place: u32) {
+        debug_assert!(self.placing, "a place noted where places are not kept");
         self.carried.push(id);
-        self.places.push(place);
+        self.places
+            .push(u16::try_from(place).unwrap_or(NOT_PLACED_SHORT));
     }
 
     /// Whether the writer notes where each carried node stands
     /// ([`carry_placed`](Self::carry_placed)): not while every node with state is pending,
-    /// when a whole snapshot carries them all and its ack marks none of them (it lists their
-    /// ids alone then).
+    /// when a whole snapshot carries them all and its ack marks none of them, nor for a list
+    /// too long for its places to fit two bytes (it lists their ids alone then).
     pub(crate) fn placing(&self) -> bool {
         self.placing
     }
@@ -236,9 +244,9 @@ impl SendState {
         self.incoming
             .reserve_exact((2 * room).saturating_sub(self.incoming.len()));
         for entry in &mut self.ring {
-            for list in [&mut entry.nodes, &mut entry.places] {
-                list.reserve_exact(room.saturating_sub(list.len()));
-            }
+            let (nodes, places) = (&mut entry.nodes, &mut entry.places);
+            nodes.reserve_exact(room.saturating_sub(nodes.len()));
+            places.reserve_exact(room.saturating_sub(places.len()));
         }
     }
 
@@ -452,7 +460,7 @@ impl SendState {
             acks: &self.nodes,
             carried: &mut entry.nodes,
             places: &mut entry.places,
-            placing: pending.is_some_and(|p| p.len() < entry.listed),
+            placing: pending.is_some_and(|p| p.len() < entry.listed) && self.nodes.places_fit(),
             cursor: &mut self.cursor,
             stand: ClientStand::of(pending, &self.pending_alike, &self.nodes),
             listed: entry.listed,
@@ -528,6 +536,10 @@ impl SendState {
         if entry.places.len() == entry.nodes.len() && entry.layout == self.nodes.layout() {
             // Where the writer found each node: its entry has not moved since.
             for (&id, &place) in entry.nodes.iter().zip(&entry.places) {
+                let place = match place {
+                    NOT_PLACED_SHORT => NOT_PLACED,
+                    place => u32::from(place),
+                };
                 if let Some(found) = self.nodes.placed_mut(place, id) {
                     mark(found);
                 }
@@ -967,6 +979,26 @@ mod tests {
         expected[3] = None;
         expected[4] = Some(8);
         assert_eq!(acked(&send), expected);
+    }
+
+    #[test]
+    fn places_are_noted_only_while_some_node_is_not_pending_and_they_fit_two_bytes() {
+        for (n, fit) in [(65_534, true), (65_535, false)] {
+            let (table, keys) = table(n);
+            let mut send = SendState::default();
+            send.join(keys.iter().copied(), 5, &table);
+            let placing = send.start_snapshot(6, Duration::ZERO, &table).1.placing();
+            assert_eq!(placing, fit, "{n} nodes");
+        }
+        // Every node pending: a whole snapshot carries them all, and is acknowledged at once.
+        let (mut table, keys) = table(4);
+        let mut send = SendState::default();
+        send.join(keys.iter().copied(), 5, &table);
+        for &key in &keys {
+            touch(&mut table, key, 6, true, true);
+        }
+        send.refresh(&keys, &table, PEER);
+        assert!(!send.start_snapshot(6, Duration::ZERO, &table).1.placing());
     }
 
     #[test]
