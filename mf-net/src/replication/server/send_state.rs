@@ -69,7 +69,7 @@ pub(crate) struct Outgoing<'a> {
     /// with).
     pub(crate) carried: &'a mut Vec<u32>,
     /// Where the nodes of `carried` stand in the client's list, noted by
-    /// [`carry_placed`](Self::carry_placed) (a writer that lists ids alone notes none).
+    /// [`carry_one`](Self::carry_one) (a writer that lists ids alone notes none).
     places: &'a mut Vec<u16>,
     /// See [`placing`](Self::placing).
     placing: bool,
@@ -100,20 +100,23 @@ impl Outgoing<'_> {
         }
     }
 
-    /// The snapshot carries the node `id`, found at `place` in the client's list
-    /// ([`Known::seek_placed`]): its ack marks it there, without a search.
+    /// The snapshot carries the node `id`, with `place`, where it was found in the client's
+    /// list ([`Known::seek_placed`]), if the writer notes places ([`placing`](Self::placing)):
+    /// its ack then marks it there, without a search.
     #[inline(always)]
-    pub(crate) fn carry_placed(&mut self, id: u32, place: u32) {
-        debug_assert!(self.placing, "a place noted where places are not kept");
+    pub(crate) fn carry_one(&mut self, id: u32, place: Option<u32>) {
         self.carried.push(id);
-        self.places
-            .push(u16::try_from(place).unwrap_or(NOT_PLACED_SHORT));
+        if let Some(place) = place {
+            debug_assert!(self.placing, "a place noted where places are not kept");
+            let place = u16::try_from(place).unwrap_or(NOT_PLACED_SHORT);
+            self.places.push(place);
+        }
     }
 
     /// Whether the writer notes where each carried node stands
-    /// ([`carry_placed`](Self::carry_placed)): not while every node with state is pending,
-    /// when a whole snapshot carries them all and its ack marks none of them, nor for a list
-    /// too long for its places to fit two bytes (it lists their ids alone then).
+    /// ([`carry_one`](Self::carry_one)): not while every node with state is pending, when a
+    /// whole snapshot carries them all and its ack marks none of them, nor for a list too long
+    /// for its places to fit two bytes (it lists their ids alone then).
     pub(crate) fn placing(&self) -> bool {
         self.placing
     }
@@ -944,7 +947,7 @@ mod tests {
         let mut at = 0;
         for &key in keys {
             let (_, place) = out.acks.seek_placed(&mut at, key).unwrap();
-            out.carry_placed(key.id(), place);
+            out.carry_one(key.id(), Some(place));
         }
     }
 

@@ -122,10 +122,7 @@ pub(crate) fn write(
             break;
         }
         EntryCache::accept(node);
-        match placing {
-            true => out.carry_placed(key.id(), place),
-            false => out.carried.push(key.id()),
-        }
+        out.carry_one(key.id(), placing.then_some(place));
     }
     w.write_var_u32(0);
     if truncated {

@@ -215,10 +215,7 @@ impl<S: NodeStates> Coder<'_, S> {
             }
             previous = Some(e.key.id());
             EntryCache::accept(node);
-            match place {
-                Some(place) => out.carry_placed(e.key.id(), place),
-                None => out.carried.push(e.key.id()),
-            }
+            out.carry_one(e.key.id(), place);
         }
         state_bits::end_entries(body);
         (truncated, refused, cursor)

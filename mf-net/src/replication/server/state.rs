@@ -1029,13 +1029,9 @@ impl ServerState {
         self.by_view = by_view;
         shared.stats.snapshots_shared += self.shared_snapshot.take_shared();
         shared.stats.snapshots_shared += self.shared_body.take_shared();
-        // Bit-packed, the states coded, and any byte entry written for a byte-format client.
-        let bits = if self.recording {
-            self.bit_entries.encoded()
-        } else {
-            0
-        };
-        shared.stats.entries_encoded += (bits + self.entries.encoded()) as u64;
+        // The states coded for bit-packed clients, and the byte entries written for the others.
+        shared.stats.entries_encoded +=
+            (self.bit_entries.encoded() + self.entries.encoded()) as u64;
         for key in self.entries.take_refused() {
             if let Some(n) = self.nodes.get(key) {
                 shared.stats.states_over_limit += 1;
@@ -1305,11 +1301,11 @@ impl ServerState {
         let client = &mut self.clients[c];
         for &key in group_keys(&self.nodes, group) {
             let stateful = self.nodes.get(key).is_some_and(|n| n.has_state);
-            client.send.add(key, self.tick, stateful);
-            if client.bits && stateful {
+            match client.bits {
                 // Its spawn is no baseline: entries carry its whole state until one is
                 // acknowledged.
-                client.send.owe_resync(key, self.tick);
+                true => client.send.show(key, self.tick, stateful),
+                false => client.send.add(key, self.tick, stateful),
             }
         }
     }
