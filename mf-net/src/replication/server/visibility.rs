@@ -4,8 +4,12 @@
 //! its view signature in step; and a tick's changes are handed to the clients that see them.
 
 use crate::replication::server::group_vis::{GroupVis, Vis};
-use crate::replication::server::node_table::{group_keys, GroupKey, NodeKey};
+use crate::replication::server::node_table::{
+    group_keys, GroupKey, GroupTable, NodeKey, NodeTable,
+};
+use crate::replication::server::slot_table::PREFETCH_AHEAD;
 use crate::replication::server::state::ServerState;
+use crate::replication::server::viewers::Viewers;
 
 /// A group's share of a client's view signature: its id, mixed (so that sets of groups differ
 /// by more than a few bits).
@@ -79,7 +83,9 @@ impl ServerState {
     /// and picks the marked ones ([`ChangedMarks`](crate::replication::server::changed_marks::ChangedMarks)):
     /// the same list (a client has exactly the nodes of the groups it sees, and a node whose
     /// group is gone only if it had it), written one client at a time rather than a few keys
-    /// into every client's list per node.
+    /// into every client's list per node. Otherwise each changed node's record is asked for
+    /// two dozen nodes ahead, and its group's slot and viewers a dozen ahead (see
+    /// [`crate::cache_hint`]): a tenth of a large world changing makes a scattered walk.
     pub(crate) fn scatter_changes(&mut self, changed: &[NodeKey]) {
         for client in &mut self.clients {
             client.visible_changed.clear();
@@ -95,7 +101,8 @@ impl ServerState {
             return;
         }
         let clients = &mut self.clients;
-        for &key in changed {
+        for (at, &key) in changed.iter().enumerate() {
+            prefetch_scatter((&self.nodes, &self.groups, &self.viewers), &changed[at..]);
             let Some(node) = self.nodes.get(key) else {
                 continue;
             };
@@ -111,5 +118,20 @@ impl ServerState {
                 }
             });
         }
+    }
+}
+
+/// Before the first node of `changed` in
+/// [`scatter_changes`](ServerState::scatter_changes): asks for what later ones read.
+fn prefetch_scatter(
+    (nodes, groups, viewers): (&NodeTable, &GroupTable, &Viewers),
+    changed: &[NodeKey],
+) {
+    if let Some(&far) = changed.get(2 * PREFETCH_AHEAD) {
+        nodes.prefetch(far);
+    }
+    if let Some(node) = changed.get(PREFETCH_AHEAD).and_then(|&k| nodes.get(k)) {
+        groups.prefetch(node.group);
+        viewers.prefetch(node.group);
     }
 }
