@@ -4,7 +4,7 @@
 
 use std::any::Any;
 
-use mf_net::replication::interest::{Cell, GridInterest, InterestPolicy, InterestQuery};
+use mf_net::replication::interest::{Cell, GridInterest, InterestPolicy, InterestQuery, Relevance};
 use mf_net::store::{NodeId, Store};
 
 use crate::net::NetMultiplayer;
@@ -52,6 +52,10 @@ impl InterestPolicy for NetGrid {
 
     fn distance_band(&self, cells: u64, visible: bool) -> Option<u32> {
         self.0.distance_band(cells, visible)
+    }
+
+    fn at_distance(&self, cells: u64, visible: bool) -> Option<Relevance> {
+        self.0.at_distance(cells, visible)
     }
 
     fn cell_of(&mut self, store: &dyn Store, node: NodeId) -> Option<Cell> {

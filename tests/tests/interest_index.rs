@@ -3,17 +3,21 @@
 //! under 30 % loss while clients and bodies cross cells and bodies come and go; a body crossing
 //! a cell edge back and forth every tick; a client teleporting across the world; a group nested
 //! under another coming and going with it; no allocation on the server in steady state while
-//! groups enter and leave views.
+//! groups enter and leave views; a policy that answers by cell distance decided from the
+//! index's cells at evaluations.
 //!
 //! "Exact" is checked two ways: each client has exactly the server's relevant groups with the
 //! server's states, and the server's relevance is what the grid says (a body within the radius
 //! of a client's player is relevant to it; one beyond the radius plus hysteresis is not).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mf_net::prelude::*;
-use mf_net::replication::interest::GridInterest;
+use mf_net::replication::interest::{Cell, GridInterest, InterestPolicy, InterestQuery, Relevance};
 use mf_net::replication::SnapshotEncoding;
+use mf_net::store::Store;
 use mf_net::transport::simulated::NetworkConditions;
 use mf_net_tests::alloc_counter::{is_counting, measure};
 use mf_net_tests::harness::World;
@@ -461,4 +465,87 @@ fn authority_handed_down_a_tree_makes_each_group_in_it_relevant_to_its_new_owner
     world.step(2);
     assert!(world.server.is_relevant(nested, peer));
     world.assert_sees_exactly_what_is_relevant(0);
+}
+
+/// A grid that counts the questions put to it, answering by distance or not.
+struct Counted {
+    grid: GridInterest,
+    by_distance: bool,
+    asked: Arc<AtomicUsize>,
+}
+
+impl InterestPolicy for Counted {
+    fn relevant(&mut self, query: &InterestQuery<'_>) -> bool {
+        self.asked.fetch_add(1, Ordering::Relaxed);
+        self.grid.relevant(query)
+    }
+
+    fn update_period(&mut self, query: &InterestQuery<'_>) -> u32 {
+        self.grid.update_period(query)
+    }
+
+    fn grace(&self) -> Duration {
+        self.grid.grace()
+    }
+
+    fn reach_cells(&self) -> Option<u32> {
+        self.grid.reach_cells()
+    }
+
+    fn distance_band(&self, cells: u64, visible: bool) -> Option<u32> {
+        self.grid.distance_band(cells, visible)
+    }
+
+    fn at_distance(&self, cells: u64, visible: bool) -> Option<Relevance> {
+        self.by_distance
+            .then(|| self.grid.at_distance(cells, visible))
+            .flatten()
+    }
+
+    fn cell_of(&mut self, store: &dyn Store, node: NodeId) -> Option<Cell> {
+        self.grid.cell_of(store, node)
+    }
+}
+
+/// How many questions a `Counted` grid (radius 1, hysteresis 1) is put while two clients walk
+/// across a field of bodies for 90 frames, once every body is placed; the views checked exact
+/// after.
+fn questions_while_walking(by_distance: bool) -> usize {
+    let mut world = World::new(2, library);
+    let asked = Arc::new(AtomicUsize::new(0));
+    let policy = Counted {
+        grid: grid(1, 1, Duration::ZERO),
+        by_distance,
+        asked: asked.clone(),
+    };
+    world.server.set_interest_policy(policy, 3).unwrap();
+    let players = players(&mut world, |c| (c as f32 * 30.0, 0.0));
+    for i in 0..80 {
+        spawn(
+            &mut world,
+            (i % 10) as f32 * 6.0,
+            (i / 10) as f32 * 6.0,
+            PeerId::SERVER,
+        );
+    }
+    world.step(10);
+    asked.store(0, Ordering::Relaxed);
+    for frame in 0..90 {
+        for (c, &p) in players.iter().enumerate() {
+            let x = (frame as f32 * 0.7 + c as f32 * 30.0) % 60.0;
+            place(&mut world, p, x, 20.0);
+        }
+        world.frame();
+    }
+    let questions = asked.load(Ordering::Relaxed);
+    world.step(10);
+    assert_exact(&world, &players, 1, 1);
+    questions
+}
+
+#[test]
+fn a_policy_answering_by_distance_is_decided_from_the_index_at_evaluations() {
+    let asked = questions_while_walking(false);
+    assert!(asked > 50, "without answers by distance: {asked} questions");
+    assert_eq!(questions_while_walking(true), 0, "every body has a cell");
 }

@@ -40,7 +40,10 @@
 //! the groups that changed cell near it or that it has, those whose distance band changed if
 //! its focus changed cell, and the groups without a cell or in their grace period. A new spawn
 //! asks only the clients within reach. [`GridInterest`] provides all three. What a turn costs
-//! is then what moved near the client, not the size of the world.
+//! is then what moved near the client, not the size of the world. A policy whose answers
+//! themselves follow from that distance can also give them by distance
+//! ([`at_distance`](InterestPolicy::at_distance)): a turn then decides the groups it asks about
+//! from the cells the index keeps, without asking the policy or reading a position.
 
 use std::time::Duration;
 
@@ -144,6 +147,19 @@ pub trait InterestPolicy {
         None
     }
 
+    /// With [`distance_band`](Self::distance_band): what [`relevant`](Self::relevant) and
+    /// [`update_period`](Self::update_period) answer for a group whose cell is `cells` away from
+    /// the focus's cell (Chebyshev distance), which the client has (`visible`) or not, if the
+    /// policy's answers follow from that distance alone. A client's evaluation then decides each
+    /// group the index holds in a cell from the cells it keeps (the group's as of the last
+    /// capture, the focus's as of this evaluation), without asking those two or reading
+    /// positions; other questions (a new spawn, a join, a group without a cell) still ask them.
+    /// `None` (the default): always asked.
+    fn at_distance(&self, cells: u64, visible: bool) -> Option<Relevance> {
+        let _ = (cells, visible);
+        None
+    }
+
     /// With [`reach_cells`](Self::reach_cells): the cell of `node` in `store` (a group root or
     /// a focus), or `None` for a node without a place. Called for each group whose nodes
     /// changed since the last evaluation, a slice of the others each tick, and each client's
@@ -152,6 +168,19 @@ pub trait InterestPolicy {
         let _ = (store, node);
         None
     }
+}
+
+/// What a policy answers for a group at a cell distance ([`InterestPolicy::at_distance`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relevance {
+    /// Relevant, its nodes going into the client's snapshots every `period` network ticks (0
+    /// reads as 1; see [`InterestPolicy::update_period`]).
+    Relevant {
+        /// The update period, in network ticks.
+        period: u32,
+    },
+    /// Not relevant.
+    Irrelevant,
 }
 
 /// A cell of a policy's grid (see [`InterestPolicy::reach_cells`]): two integer coordinates
@@ -255,12 +284,17 @@ impl GridInterest {
     /// [`relevant`](InterestPolicy::relevant) decides once both are placed; for a policy that
     /// reads positions from a storage of its own).
     pub fn in_range(&self, at: [f32; 3], focus: [f32; 3], visible: bool) -> bool {
+        self.in_range_at(self.cell_distance(at, focus), visible)
+    }
+
+    /// Whether a group `cells` away from the focus is in range (see [`in_range`](Self::in_range)).
+    fn in_range_at(&self, cells: u64, visible: bool) -> bool {
         let range = if visible {
             self.radius_cells.saturating_add(self.hysteresis_cells)
         } else {
             self.radius_cells
         };
-        self.cell_distance(at, focus) <= u64::from(range)
+        cells <= u64::from(range)
     }
 
     /// The update period (in network ticks, at least 1) of a group `cells` away from the focus,
@@ -304,6 +338,15 @@ impl InterestPolicy for GridInterest {
         let leave = beyond(self.radius_cells.saturating_add(self.hysteresis_cells));
         let tiers: u32 = self.tiers.iter().map(|&(radius, _)| beyond(radius)).sum();
         Some(leave + tiers)
+    }
+
+    fn at_distance(&self, cells: u64, visible: bool) -> Option<Relevance> {
+        Some(match self.in_range_at(cells, visible) {
+            true => Relevance::Relevant {
+                period: self.period_at(cells),
+            },
+            false => Relevance::Irrelevant,
+        })
     }
 
     fn cell_of(&mut self, store: &dyn Store, node: NodeId) -> Option<Cell> {
@@ -401,6 +444,50 @@ mod tests {
         g.tiers = &[(1, 1), (2, 3)];
         assert_eq!(bands(&g, true), [0, 0, 1, 2, 3, 3, 3]);
         assert_eq!(bands(&g, false), [0, 0, 0, 1, 1, 1, 1]);
+    }
+
+    /// A position read from the node's handle: x from its index, z from its generation (a
+    /// tenth of a unit a step, centered on zero).
+    #[allow(clippy::cast_precision_loss, clippy::unnecessary_wraps)]
+    fn coded_position(_: &Scene, node: NodeId) -> Option<[f32; 3]> {
+        let at = |v: u32| (f64::from(v) - 500.0) as f32 * 0.1;
+        Some([at(node.index()), 0.0, at(node.generation())])
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn answers_by_distance_are_those_of_the_positions(
+            (gx, gz, fx, fz) in (0u32..1000, 0u32..1000, 0u32..1000, 0u32..1000),
+            visible: bool,
+            hysteresis in 0u32..3,
+            tiered: bool,
+        ) {
+            let mut g = GridInterest {
+                cell_size: 4.0,
+                radius_cells: 3,
+                hysteresis_cells: hysteresis,
+                position: coded_position,
+                tiers: if tiered { &[(1, 1), (4, 2), (u32::MAX, 5)] } else { &[] },
+                ..grid()
+            };
+            let scene = Scene::new();
+            let (root, focus) = (NodeId::new(gx, gz), NodeId::new(fx, fz));
+            let query = InterestQuery {
+                store: &scene,
+                group_root: root,
+                peer: PeerId(1),
+                focus: Some(focus),
+                visible,
+                now: Duration::ZERO,
+            };
+            let position = |n| coded_position(&scene, n).unwrap();
+            let cells = g.cell_distance(position(root), position(focus));
+            let expected = match g.relevant(&query) {
+                true => Relevance::Relevant { period: g.update_period(&query) },
+                false => Relevance::Irrelevant,
+            };
+            proptest::prop_assert_eq!(g.at_distance(cells, visible), Some(expected));
+        }
     }
 
     #[test]

@@ -20,11 +20,13 @@ use std::time::Duration;
 use tracing::debug;
 
 use crate::cache_hint::prefetch_ref;
-use crate::replication::interest::InterestQuery;
+use crate::replication::interest::{Cell, InterestPolicy, InterestQuery, Relevance};
 use crate::replication::server::asked::Around;
 use crate::replication::server::group_vis::{next_slot, GroupVis, Vis};
+use crate::replication::server::interest_state::Interest;
 use crate::replication::server::node_table::{self, group_keys, group_nodes, GroupKey};
 use crate::replication::server::slot_table::PREFETCH_AHEAD;
+use crate::replication::server::spatial_index::{self, SpatialIndex};
 use crate::replication::server::state::ServerState;
 
 use crate::replication::shared::outbox::Outbox;
@@ -43,6 +45,15 @@ enum Want {
     Hide { silent: bool },
     /// The policy finds it irrelevant: leave once the grace period has passed.
     Leave,
+}
+
+/// How a question is asked: with the policy's grace, and whether the client's focus cell is
+/// this frame's (its evaluation just found it), so that a policy answering by distance is
+/// answered from the index's cells ([`InterestPolicy::at_distance`]).
+#[derive(Debug, Clone, Copy)]
+struct Asking {
+    grace: Duration,
+    fresh: bool,
 }
 
 impl ServerState {
@@ -91,8 +102,9 @@ impl ServerState {
         }
     }
 
-    /// What group `g` should become for the client at `c`.
-    fn want(&mut self, shared: &Shared, c: usize, g: GroupKey) -> Want {
+    /// What group `g` should become for the client at `c` (by distance where the policy
+    /// answers so and the client's focus cell is `fresh`: see [`Asking`]).
+    fn want(&mut self, shared: &Shared, c: usize, g: GroupKey, fresh: bool) -> Want {
         let Some(group) = self.groups.get(g) else {
             // Gone: nothing to send.
             return Want::Hide { silent: true };
@@ -123,18 +135,24 @@ impl ServerState {
                 Want::Hide { silent: false }
             };
         }
+        let focus_cell = self.clients[c].focus_cell;
         if let Some(index) = &self.interest.index {
             // Beyond the policy's reach (on the cells of the client's last evaluation).
-            if !index.may_reach(g, self.clients[c].focus_cell) {
+            if !index.may_reach(g, focus_cell) {
                 return Want::Leave;
             }
         }
         let root = group.root;
         let visible = self.clients[c].vis.state(g) == Some(Vis::Visible);
         let focus = self.clients[c].focus;
-        match self.interest.policy.as_mut() {
+        let Interest { policy, index, .. } = &mut self.interest;
+        match policy.as_mut() {
             None => EVERY_TICK,
             Some(policy) => {
+                let cells = (index.as_ref(), focus_cell.filter(|_| fresh));
+                if let Some(want) = by_distance(cells, &**policy, g, visible) {
+                    return want;
+                }
                 let query = InterestQuery {
                     store: &*shared.store,
                     group_root: root,
@@ -162,7 +180,7 @@ impl ServerState {
         c: usize,
         g: GroupKey,
     ) -> Option<GroupVis> {
-        match self.want(shared, c, g) {
+        match self.want(shared, c, g, false) {
             Want::Show { period } => {
                 let mut vis = GroupVis::visible(1);
                 self.set_period(&mut vis, g, period);
@@ -253,6 +271,10 @@ impl ServerState {
     /// Decides again the groups whose authority changed (for every client) and the manual
     /// settings changed this frame.
     fn decide_due(&mut self, core: &mut Outbox, shared: &mut Shared, grace: Duration) {
+        let asking = Asking {
+            grace,
+            fresh: false,
+        };
         let mut groups = std::mem::take(&mut self.interest.groups_due);
         groups.sort_unstable();
         groups.dedup();
@@ -262,7 +284,7 @@ impl ServerState {
             };
             for c in 0..self.clients.len() {
                 if self.clients[c].ready {
-                    self.ask(core, shared, c, g, grace);
+                    self.ask(core, shared, c, g, asking);
                 }
             }
         }
@@ -273,7 +295,7 @@ impl ServerState {
             let g = self.groups.find(first);
             let c = self.clients.iter().position(|c| c.peer == peer && c.ready);
             if let (Some(g), Some(c)) = (g, c) {
-                self.ask(core, shared, c, g, grace);
+                self.ask(core, shared, c, g, asking);
             }
         }
         self.interest.manual_due = manual;
@@ -298,9 +320,11 @@ impl ServerState {
         asked.extend_from_slice(&self.clients[c].grace);
         asked.sort_unstable_by_key(|g| g.id());
         asked.dedup();
+        // The focus cell was just found (`gather`).
+        let asking = Asking { grace, fresh: true };
         for (at, &g) in asked.iter().enumerate() {
             self.prefetch_questions(&*shared.store, &asked[at..]);
-            self.ask(core, shared, c, g, grace);
+            self.ask(core, shared, c, g, asking);
         }
         self.interest.asked = asked;
         let every = self.interest.every.max(1);
@@ -399,7 +423,7 @@ impl ServerState {
         shared: &mut Shared,
         c: usize,
         g: GroupKey,
-        grace: Duration,
+        asking: Asking,
     ) {
         if self.group_gone(&*shared.store, g)
             || !self.failed.is_empty()
@@ -408,7 +432,7 @@ impl ServerState {
             return;
         }
         let before = self.clients[c].vis.state(g);
-        self.reconsider(core, shared, c, g, grace);
+        self.reconsider(core, shared, c, g, asking);
         let after = self.clients[c].vis.state(g);
         if before != after {
             let children = self.interest.nested.get(&g.id()).map_or(0, Vec::len);
@@ -416,7 +440,7 @@ impl ServerState {
                 let Some(&child) = self.interest.nested.get(&g.id()).and_then(|l| l.get(i)) else {
                     break;
                 };
-                self.ask(core, shared, c, child, grace);
+                self.ask(core, shared, c, child, asking);
             }
         }
     }
@@ -456,8 +480,11 @@ impl ServerState {
         c: usize,
         g: GroupKey,
     ) {
-        let grace = self.grace();
-        self.ask(core, shared, c, g, grace);
+        let asking = Asking {
+            grace: self.grace(),
+            fresh: false,
+        };
+        self.ask(core, shared, c, g, asking);
         self.settle_interest();
         self.flush_despawns(core, shared, c);
         self.drop_failed(core, shared);
@@ -471,9 +498,9 @@ impl ServerState {
         shared: &mut Shared,
         c: usize,
         g: GroupKey,
-        grace: Duration,
+        asking: Asking,
     ) {
-        let want = self.want(shared, c, g);
+        let (want, grace) = (self.want(shared, c, g, asking.fresh), asking.grace);
         let Some(mut vis) = self.clients[c].vis.get(g) else {
             return;
         };
@@ -557,4 +584,23 @@ impl ServerState {
         self.clients[c].stats.relevance_despawns += 1;
         debug!(%peer, first, silent, "group became irrelevant");
     }
+}
+
+/// The answer of `policy` by distance ([`InterestPolicy::at_distance`]) for group `g`, which
+/// the client has (`visible`) or not, from the group's cell in the index and the client's
+/// focus cell, if both have one (`None` for a focus cell that is not this frame's) and the
+/// policy answers so.
+fn by_distance(
+    (index, focus): (Option<&SpatialIndex>, Option<Cell>),
+    policy: &dyn InterestPolicy,
+    g: GroupKey,
+    visible: bool,
+) -> Option<Want> {
+    let cells = spatial_index::distance(index?.cell(g)?, focus?);
+    Some(match policy.at_distance(cells, visible)? {
+        Relevance::Relevant { period } => Want::Show {
+            period: period.max(1),
+        },
+        Relevance::Irrelevant => Want::Leave,
+    })
 }

@@ -76,6 +76,11 @@ impl SpatialIndex {
         }
     }
 
+    /// Group `g`'s cell, if the index holds it in one.
+    pub(crate) fn cell(&self, g: GroupKey) -> Option<Cell> {
+        self.placed.get(g).and_then(|p| p.cell)
+    }
+
     /// Puts group `g` in `cell` (a new group, or one that may have moved); a group that was in
     /// the index and changed cell is logged as a move.
     pub(crate) fn place(&mut self, g: GroupKey, cell: Option<Cell>) {
