@@ -24,7 +24,9 @@ use crate::replication::interest::{Cell, InterestPolicy, InterestQuery, Relevanc
 use crate::replication::server::asked::Around;
 use crate::replication::server::group_vis::{next_slot, GroupVis, Vis};
 use crate::replication::server::interest_state::Interest;
-use crate::replication::server::node_table::{self, group_keys, group_nodes, GroupKey};
+use crate::replication::server::node_table::{
+    self, group_keys, group_nodes, prefetch_group, GroupKey,
+};
 use crate::replication::server::slot_table::PREFETCH_AHEAD;
 use crate::replication::server::spatial_index::{self, SpatialIndex};
 use crate::replication::server::state::ServerState;
@@ -346,7 +348,7 @@ impl ServerState {
     /// then.
     fn prefetch_questions(&self, store: &dyn Store, asked: &[GroupKey]) {
         if let Some(&far) = asked.get(2 * PREFETCH_AHEAD) {
-            self.groups.prefetch(far);
+            prefetch_group(&self.groups, far);
         }
         let Some((&g, group)) = asked
             .get(PREFETCH_AHEAD)

@@ -3,6 +3,7 @@
 
 use std::cell::Cell;
 
+use crate::cache_hint::prefetch_ref;
 use crate::replication::server::shadow_column::{Changed, LastChanged};
 use crate::replication::server::shadows::Shadows;
 use crate::replication::server::slot_table::{Key, SlotTable};
@@ -47,6 +48,24 @@ pub(crate) struct NetNode {
     /// Whether its last snapshot entry was refused for holding a string no client accepts
     /// (set and cleared by the snapshot writer, which sees the table shared).
     pub(crate) over_limit: Cell<bool>,
+}
+
+/// What a vacant slot of the node table holds (no node's record: its id is 0).
+impl Default for NetNode {
+    fn default() -> Self {
+        Self {
+            net_id: 0,
+            node: NodeId::new(0, 0),
+            has_state: false,
+            owner_conditions: false,
+            last_changed: LastChanged::default(),
+            value_at: ValueAt::default(),
+            authority: PeerId::SERVER,
+            net_parent: 0,
+            group: GroupKey::new(0, 0),
+            over_limit: Cell::new(false),
+        }
+    }
 }
 
 impl NetNode {
@@ -102,10 +121,10 @@ pub(crate) fn since_class(since: Option<u32>, last: u32, gap: u16) -> Option<u32
 
 /// A spawned (or bound) instance, kept for late joiners.
 ///
-/// Laid out in declaration order (`repr(C)`): what only a spawn reads (parent, name, spawner
-/// and typed nodes) first, what interest reads at every question last. A [`GroupTable`] slot
-/// keeps its id after the group, so the id, the root and the span lie in the slot's last line,
-/// which [`SlotTable::prefetch`] asks for with the first.
+/// Laid out in declaration order (`repr(C)`): what only a spawn reads (but for the parent,
+/// which interest reads too) first, what interest reads at every question last. A
+/// [`GroupTable`] slot keeps its id after the group, and spans three or four lines, every one
+/// of which [`prefetch_group`] asks for.
 #[derive(Debug, Clone)]
 #[repr(C)]
 pub(crate) struct Group {
@@ -128,6 +147,35 @@ pub(crate) struct Group {
     pub(crate) first: u32,
     pub(crate) count: u32,
     pub(crate) root: NodeId,
+}
+
+/// What a vacant slot of the group table holds (no group's record: its id is 0).
+impl Default for Group {
+    fn default() -> Self {
+        Self {
+            parent: ParentRef::Net(0),
+            name: String::new(),
+            spawner: None,
+            typed: Vec::new(),
+            authority: PeerId::SERVER,
+            scene: 0,
+            client_owned: false,
+            single: None,
+            first: 0,
+            count: 0,
+            root: NodeId::new(0, 0),
+        }
+    }
+}
+
+/// Asks for every line of group `g`'s slot in `groups` (see [`crate::cache_hint`]): its start,
+/// two fields between and its id (which ends it), no two more than a line apart, so that none
+/// of the lines it spans is left out, wherever the slot starts in a line.
+pub(crate) fn prefetch_group(groups: &GroupTable, g: GroupKey) {
+    groups.prefetch_with(g, |group| {
+        prefetch_ref(&group.spawner);
+        prefetch_ref(&group.authority);
+    });
 }
 
 impl Group {
@@ -224,5 +272,19 @@ mod tests {
         assert_eq!(since_class(Some(4000), 70_000, u16::MAX), Some(4000));
         // Across the wrap.
         assert_eq!(since_class(Some(u32::MAX), 2, 6), Some(u32::MAX - 3));
+    }
+
+    #[test]
+    fn a_group_slot_is_asked_for_at_most_a_line_apart_from_its_start_to_its_id() {
+        use super::Group;
+        use std::mem::{offset_of, size_of};
+        // A slot is the group, then its id (`repr(C)`), at the group's size.
+        let asked = [
+            0,
+            offset_of!(Group, spawner),
+            offset_of!(Group, authority),
+            size_of::<Group>(),
+        ];
+        assert!(asked.windows(2).all(|w| w[1] - w[0] <= 64), "{asked:?}");
     }
 }

@@ -69,12 +69,17 @@ impl<T> fmt::Debug for Key<T> {
     }
 }
 
-/// One slot: the record it holds (or none) and the id of that record (or of the last). In
-/// this order (`repr(C)`): the id ends the slot, so that [`SlotTable::prefetch`] asks for
-/// its first and last lines.
+/// The id of a vacant slot (ids start at 1).
+const VACANT: u32 = 0;
+
+/// One slot: the record it holds and its id, or a default record and [`VACANT`]. Without an
+/// `Option` around the record, finding it reads its id and nothing else of the slot (the
+/// niche an `Option` keeps its tag in may lie in any line of a long record). In this order
+/// (`repr(C)`): the id ends the slot, so that [`SlotTable::prefetch`] asks for its first and
+/// last lines.
 #[repr(C)]
 struct Slot<T> {
-    value: Option<T>,
+    value: T,
     id: u32,
 }
 
@@ -99,41 +104,24 @@ impl<T> Default for SlotTable<T> {
     }
 }
 
-impl<T> SlotTable<T> {
-    /// How many records it holds.
-    #[inline]
-    pub(crate) fn len(&self) -> usize {
-        self.order.len()
-    }
-
-    /// How many slots there are (records and free slots): the length per-slot arrays need.
-    #[inline]
-    pub(crate) fn slot_count(&self) -> usize {
-        self.slots.len()
-    }
-
-    /// Adds `value` with `id`, which must not be in the table, in a free slot or a new one, and
-    /// returns its key. Ids usually grow with every push (it appends); a smaller one (an id
-    /// handed out again) is inserted in order.
+impl<T: Default> SlotTable<T> {
+    /// Adds `value` with `id`, which must not be in the table (nor [`VACANT`]), in a free slot
+    /// or a new one, and returns its key. Ids usually grow with every push (it appends); a
+    /// smaller one (an id handed out again) is inserted in order.
     pub(crate) fn push(&mut self, id: u32, value: T) -> Key<T> {
         debug_assert!(
             self.order.binary_search_by_key(&id, |k| k.id).is_err(),
             "id {id} is in the table"
         );
+        debug_assert_ne!(id, VACANT, "ids start at 1");
         let slot = match self.free.pop() {
             Some(slot) => {
-                self.slots[slot as usize] = Slot {
-                    id,
-                    value: Some(value),
-                };
+                self.slots[slot as usize] = Slot { id, value };
                 slot
             }
             None => {
                 let slot = u32::try_from(self.slots.len()).unwrap_or(u32::MAX);
-                self.slots.push(Slot {
-                    id,
-                    value: Some(value),
-                });
+                self.slots.push(Slot { id, value });
                 slot
             }
         };
@@ -150,15 +138,44 @@ impl<T> SlotTable<T> {
         key
     }
 
+    /// Removes every record for which `keep` is false (one pass), freeing their slots for
+    /// later records; the removed records' keys name nothing afterwards.
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(Key<T>, &T) -> bool) {
+        self.version += 1;
+        let (slots, free) = (&mut self.slots, &mut self.free);
+        self.order.retain(|&key| {
+            let slot = &mut slots[key.slot()];
+            if slot.id == key.id && keep(key, &slot.value) {
+                return true;
+            }
+            *slot = Slot {
+                value: T::default(),
+                id: VACANT,
+            };
+            free.push(key.slot);
+            false
+        });
+    }
+}
+
+impl<T> SlotTable<T> {
+    /// How many records it holds.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// How many slots there are (records and free slots): the length per-slot arrays need.
+    #[inline]
+    pub(crate) fn slot_count(&self) -> usize {
+        self.slots.len()
+    }
+
     /// The record `key` names, if it is still in the table.
     #[inline]
     pub(crate) fn get(&self, key: Key<T>) -> Option<&T> {
         let slot = self.slots.get(key.slot())?;
-        if slot.id == key.id {
-            slot.value.as_ref()
-        } else {
-            None
-        }
+        (slot.id == key.id && key.id != VACANT).then_some(&slot.value)
     }
 
     /// Hints the processor to bring `key`'s slot into the cache (see [`prefetch_ref`]): the line
@@ -172,15 +189,23 @@ impl<T> SlotTable<T> {
         }
     }
 
+    /// [`prefetch`](Self::prefetch), and `inner` given the slot's record (whichever it holds),
+    /// to ask for lines between the first and the last of a slot longer than two (the
+    /// addresses of its fields, which reads nothing).
+    #[inline]
+    pub(crate) fn prefetch_with(&self, key: Key<T>, inner: impl FnOnce(&T)) {
+        if let Some(slot) = self.slots.get(key.slot()) {
+            prefetch_ref(slot);
+            prefetch_ref(&slot.id);
+            inner(&slot.value);
+        }
+    }
+
     /// [`get`](Self::get), mutably.
     #[inline]
     pub(crate) fn get_mut(&mut self, key: Key<T>) -> Option<&mut T> {
         let slot = self.slots.get_mut(key.slot())?;
-        if slot.id == key.id {
-            slot.value.as_mut()
-        } else {
-            None
-        }
+        (slot.id == key.id && key.id != VACANT).then_some(&mut slot.value)
     }
 
     /// A value that changes whenever a record is added or removed: while it is the same, the
@@ -193,8 +218,7 @@ impl<T> SlotTable<T> {
     /// The key of the record in `slot`, if it holds one.
     #[inline]
     pub(crate) fn key_at_slot(&self, slot: usize) -> Option<Key<T>> {
-        let entry = self.slots.get(slot)?;
-        entry.value.as_ref()?;
+        let entry = self.slots.get(slot).filter(|e| e.id != VACANT)?;
         Some(Key::new(u32::try_from(slot).ok()?, entry.id))
     }
 
@@ -243,22 +267,6 @@ impl<T> SlotTable<T> {
     /// Every record, in id order.
     pub(crate) fn values(&self) -> impl Iterator<Item = &T> + Clone + '_ {
         self.iter().map(|(_, value)| value)
-    }
-
-    /// Removes every record for which `keep` is false (one pass), freeing their slots for
-    /// later records; the removed records' keys name nothing afterwards.
-    pub(crate) fn retain(&mut self, mut keep: impl FnMut(Key<T>, &T) -> bool) {
-        self.version += 1;
-        let (slots, free) = (&mut self.slots, &mut self.free);
-        self.order.retain(|&key| {
-            let slot = &mut slots[key.slot()];
-            if slot.value.as_ref().is_some_and(|value| keep(key, value)) {
-                return true;
-            }
-            slot.value = None;
-            free.push(key.slot);
-            false
-        });
     }
 }
 

@@ -5,7 +5,7 @@
 
 use crate::replication::server::group_vis::{GroupVis, Vis};
 use crate::replication::server::node_table::{
-    group_keys, GroupKey, GroupTable, NodeKey, NodeTable,
+    group_keys, prefetch_group, GroupKey, GroupTable, NodeKey, NodeTable,
 };
 use crate::replication::server::slot_table::PREFETCH_AHEAD;
 use crate::replication::server::state::ServerState;
@@ -131,7 +131,7 @@ fn prefetch_scatter(
         nodes.prefetch(far);
     }
     if let Some(node) = changed.get(PREFETCH_AHEAD).and_then(|&k| nodes.get(k)) {
-        groups.prefetch(node.group);
+        prefetch_group(groups, node.group);
         viewers.prefetch(node.group);
     }
 }
