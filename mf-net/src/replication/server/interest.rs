@@ -325,7 +325,7 @@ impl ServerState {
         // The focus cell was just found (`gather`).
         let asking = Asking { grace, fresh: true };
         for (at, &g) in asked.iter().enumerate() {
-            self.prefetch_questions(&*shared.store, &asked[at..]);
+            self.prefetch_questions(&*shared.store, c, &asked[at..]);
             self.ask(core, shared, c, g, asking);
         }
         self.interest.asked = asked;
@@ -340,15 +340,27 @@ impl ServerState {
         });
     }
 
-    /// Before the first question of `asked`: asks the processor for what later ones read, each
-    /// a cold line otherwise (see [`crate::cache_hint`]). A question reads its group's slot,
-    /// then its root in the store; one that shows or hides the group sets its viewers, and a
-    /// spawn reads its node's record and copies the group's name and its parent's path. The
-    /// slot is asked for two dozen questions ahead; the rest a dozen ahead, the slot read by
-    /// then.
-    fn prefetch_questions(&self, store: &dyn Store, asked: &[GroupKey]) {
+    /// Before the first question of `asked` (for the client at `c`): asks the processor for
+    /// what later ones read, each a cold line otherwise (see [`crate::cache_hint`]). A question
+    /// reads its group's slot, the client's standing with it and its cell in the index, then
+    /// (without an answer by distance) its root in the store; one that shows or hides the
+    /// group sets its viewers, and a spawn reads its node's record and shadow state and copies
+    /// the group's name and its parent's path. Two dozen questions ahead: the slot, the
+    /// standing and the cell; a dozen: what the slot leads to, and where the root's shadow
+    /// state is; half a dozen: that state.
+    fn prefetch_questions(&self, store: &dyn Store, c: usize, asked: &[GroupKey]) {
         if let Some(&far) = asked.get(2 * PREFETCH_AHEAD) {
             prefetch_group(&self.groups, far);
+            self.clients[c].vis.prefetch(far);
+            if let Some(index) = &self.interest.index {
+                index.prefetch(far);
+            }
+        }
+        let near = asked
+            .get(PREFETCH_AHEAD / 2)
+            .and_then(|g| self.groups.get(*g));
+        if let Some(group) = near {
+            self.shadows.prefetch_row(group.root);
         }
         let Some((&g, group)) = asked
             .get(PREFETCH_AHEAD)
@@ -356,6 +368,7 @@ impl ServerState {
         else {
             return;
         };
+        self.shadows.prefetch_at(group.root);
         store.prefetch(group.root);
         self.viewers.prefetch(g);
         if let Some(node) = group.single {

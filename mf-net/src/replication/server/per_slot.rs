@@ -32,6 +32,13 @@ impl<T, V: Default> PerSlot<T, V> {
         }
     }
 
+    /// Asks the processor for what [`get`](Self::get) reads of `key`'s record (see
+    /// [`crate::cache_hint`]).
+    #[inline]
+    pub(crate) fn prefetch(&self, key: Key<T>) {
+        crate::cache_hint::prefetch(&self.entries, key.slot());
+    }
+
     /// [`get`](Self::get), mutably.
     #[inline]
     pub(crate) fn get_mut(&mut self, key: Key<T>) -> Option<&mut V> {

@@ -153,6 +153,8 @@ pub(crate) trait ErasedShadows: RuntimeColumn {
         tag: u32,
         tick: u32,
     ) -> Option<(LastChanged, u32)>;
+    /// Asks for the lines of `row`.
+    fn prefetch_row(&self, row: u32);
     /// Compares every row with its node's value in `store`, stamps changed members with
     /// `tick`, and appends each changed row to `changed` (`column`: this column's index).
     fn capture(
@@ -215,6 +217,12 @@ impl<T: Replicated> RuntimeColumn for ShadowColumn<T> {
 }
 
 impl<T: Replicated> ErasedShadows for ShadowColumn<T> {
+    fn prefetch_row(&self, row: u32) {
+        // The row's first line, and the line of the next row's start, which holds its end.
+        crate::cache_hint::prefetch(&self.rows, row as usize);
+        crate::cache_hint::prefetch(&self.rows, row as usize + 1);
+    }
+
     fn start(
         &mut self,
         store: &mut dyn Store,

@@ -21,6 +21,20 @@ pub(crate) struct Shadows {
 }
 
 impl Shadows {
+    /// Asks for the line that says where `node`'s row is.
+    #[inline]
+    pub(crate) fn prefetch_at(&self, node: NodeId) {
+        self.columns.prefetch_at(node);
+    }
+
+    /// Asks for `node`'s row (where [`prefetch_at`](Self::prefetch_at) asked for says it is).
+    #[inline]
+    pub(crate) fn prefetch_row(&self, node: NodeId) {
+        if let Some((column, row)) = self.columns.row_of(node) {
+            column.prefetch_row(row);
+        }
+    }
+
     /// Gives `node`'s value in `store` a shadow state (every member stamped `tick`) tagged
     /// `tag`; returns its change ticks and where it is, or `None` if the node holds no value
     /// of a registered type.

@@ -76,6 +76,13 @@ impl SpatialIndex {
         }
     }
 
+    /// Asks the processor for what [`may_reach`](Self::may_reach) and [`cell`](Self::cell)
+    /// read of group `g` (see [`crate::cache_hint`]).
+    #[inline]
+    pub(crate) fn prefetch(&self, g: GroupKey) {
+        self.placed.prefetch(g);
+    }
+
     /// Group `g`'s cell, if the index holds it in one.
     pub(crate) fn cell(&self, g: GroupKey) -> Option<Cell> {
         self.placed.get(g).and_then(|p| p.cell)

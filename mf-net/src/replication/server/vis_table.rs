@@ -37,6 +37,13 @@ impl VisTable {
         decode(self.states.get(g.slot()).copied().unwrap_or(UNSET))
     }
 
+    /// Asks the processor for what [`state`](Self::state) reads of group `g` (see
+    /// [`crate::cache_hint`]).
+    #[inline]
+    pub(crate) fn prefetch(&self, g: GroupKey) {
+        crate::cache_hint::prefetch(&self.states, g.slot());
+    }
+
     /// The client's standing with group `g` (`None`: see [`state`](Self::state)).
     pub(crate) fn get(&self, g: GroupKey) -> Option<GroupVis> {
         let byte = self.states.get(g.slot()).copied().unwrap_or(UNSET);

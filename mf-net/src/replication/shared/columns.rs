@@ -107,6 +107,12 @@ impl<C: ?Sized + RuntimeColumn> Columns<C> {
         }
     }
 
+    /// Asks for the line [`at`](Self::at) reads for `node`.
+    #[inline]
+    pub(crate) fn prefetch_at(&self, node: NodeId) {
+        crate::cache_hint::prefetch(&self.at, node.index() as usize);
+    }
+
     /// `node`'s column and row.
     pub(crate) fn row_of(&self, node: NodeId) -> Option<(&C, u32)> {
         let at = self.at(node)?;
