@@ -1,7 +1,7 @@
 //! Where each client stands with each spawn group, kept in one place: every change of a group's
 //! visibility for a client goes through [`ServerState::set_vis`], which keeps the group's
-//! [`Viewers`](crate::replication::server::viewers::Viewers), the client's visible counts and
-//! its view signature in step; and a tick's changes are handed to the clients that see them.
+//! [`Viewers`], the client's visible counts and its view signature in step; and a tick's
+//! changes are handed to the clients that see them.
 
 use crate::replication::server::group_vis::{GroupVis, Vis};
 use crate::replication::server::node_table::{
