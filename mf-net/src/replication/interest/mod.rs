@@ -147,7 +147,7 @@ pub trait InterestPolicy {
         None
     }
 
-    /// With [`distance_band`](Self::distance_band): what [`relevant`](Self::relevant) and
+    /// With [`reach_cells`](Self::reach_cells): what [`relevant`](Self::relevant) and
     /// [`update_period`](Self::update_period) answer for a group whose cell is `cells` away from
     /// the focus's cell (Chebyshev distance), which the client has (`visible`) or not, if the
     /// policy's answers follow from that distance alone. A client's evaluation then decides each
