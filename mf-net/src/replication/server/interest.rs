@@ -23,12 +23,11 @@ use crate::cache_hint::prefetch_ref;
 use crate::replication::interest::{Cell, InterestPolicy, InterestQuery, Relevance};
 use crate::replication::server::asked::Around;
 use crate::replication::server::group_vis::{next_slot, GroupVis, Vis};
-use crate::replication::server::interest_state::Interest;
 use crate::replication::server::node_table::{
     self, group_keys, group_nodes, prefetch_group, GroupKey,
 };
 use crate::replication::server::slot_table::PREFETCH_AHEAD;
-use crate::replication::server::spatial_index::{self, SpatialIndex};
+use crate::replication::server::spatial_index;
 use crate::replication::server::state::ServerState;
 
 use crate::replication::shared::outbox::Outbox;
@@ -138,21 +137,22 @@ impl ServerState {
             };
         }
         let focus_cell = self.clients[c].focus_cell;
+        // The group's cell, read once for the reach and the answer by distance.
+        let cell = self.interest.index.as_ref().and_then(|index| index.cell(g));
         if let Some(index) = &self.interest.index {
             // Beyond the policy's reach (on the cells of the client's last evaluation).
-            if !index.may_reach(g, focus_cell) {
+            if !index.may_reach(cell, focus_cell) {
                 return Want::Leave;
             }
         }
         let root = group.root;
         let visible = self.clients[c].vis.state(g) == Some(Vis::Visible);
         let focus = self.clients[c].focus;
-        let Interest { policy, index, .. } = &mut self.interest;
-        match policy.as_mut() {
+        match self.interest.policy.as_mut() {
             None => EVERY_TICK,
             Some(policy) => {
-                let cells = (index.as_ref(), focus_cell.filter(|_| fresh));
-                if let Some(want) = by_distance(cells, &**policy, g, visible) {
+                let cells = (cell, focus_cell.filter(|_| fresh));
+                if let Some(want) = by_distance(cells, &**policy, visible) {
                     return want;
                 }
                 let query = InterestQuery {
@@ -601,17 +601,16 @@ impl ServerState {
     }
 }
 
-/// The answer of `policy` by distance ([`InterestPolicy::at_distance`]) for group `g`, which
-/// the client has (`visible`) or not, from the group's cell in the index and the client's
-/// focus cell, if both have one (`None` for a focus cell that is not this frame's) and the
-/// policy answers so.
+/// The answer of `policy` by distance ([`InterestPolicy::at_distance`]) for a group the
+/// client has (`visible`) or not, from the group's cell in the index and the client's focus
+/// cell, if both have one (`None` for a focus cell that is not this frame's) and the policy
+/// answers so.
 fn by_distance(
-    (index, focus): (Option<&SpatialIndex>, Option<Cell>),
+    (cell, focus): (Option<Cell>, Option<Cell>),
     policy: &dyn InterestPolicy,
-    g: GroupKey,
     visible: bool,
 ) -> Option<Want> {
-    let cells = spatial_index::distance(index?.cell(g)?, focus?);
+    let cells = spatial_index::distance(cell?, focus?);
     Some(match policy.at_distance(cells, visible)? {
         Relevance::Relevant { period } => Want::Show {
             period: period.max(1),

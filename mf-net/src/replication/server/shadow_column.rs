@@ -218,7 +218,8 @@ impl<T: Replicated> RuntimeColumn for ShadowColumn<T> {
 
 impl<T: Replicated> ErasedShadows for ShadowColumn<T> {
     fn prefetch_row(&self, row: u32) {
-        // The row's first line, and the line of the next row's start, which holds its end.
+        // The row's first line, and the line the next row starts in, which holds its end
+        // (unless the row ends on a line's end, or spans more than two lines).
         crate::cache_hint::prefetch(&self.rows, row as usize);
         crate::cache_hint::prefetch(&self.rows, row as usize + 1);
     }

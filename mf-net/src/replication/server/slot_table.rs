@@ -183,10 +183,7 @@ impl<T> SlotTable<T> {
     /// and may be longer than one).
     #[inline]
     pub(crate) fn prefetch(&self, key: Key<T>) {
-        if let Some(slot) = self.slots.get(key.slot()) {
-            prefetch_ref(slot);
-            prefetch_ref(&slot.id);
-        }
+        self.prefetch_with(key, |_| ());
     }
 
     /// [`prefetch`](Self::prefetch), and `inner` given the slot's record (whichever it holds),

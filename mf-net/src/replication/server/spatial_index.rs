@@ -67,17 +67,14 @@ impl SpatialIndex {
         distance(a, b).min(u64::from(self.reach) + 1)
     }
 
-    /// Whether group `g` may be relevant to a client whose focus is in `focus`: it has no
-    /// place, or is not in the index, or is within reach.
-    pub(crate) fn may_reach(&self, g: GroupKey, focus: Option<Cell>) -> bool {
-        match self.placed.get(g).and_then(|p| p.cell) {
-            None => true,
-            Some(cell) => focus.is_some_and(|f| self.within(cell, f)),
-        }
+    /// Whether a group whose [`cell`](Self::cell) is `cell` may be relevant to a client whose
+    /// focus is in `focus`: it has no place, or is not in the index, or is within reach.
+    pub(crate) fn may_reach(&self, cell: Option<Cell>, focus: Option<Cell>) -> bool {
+        cell.map_or(true, |cell| focus.is_some_and(|f| self.within(cell, f)))
     }
 
-    /// Asks the processor for what [`may_reach`](Self::may_reach) and [`cell`](Self::cell)
-    /// read of group `g` (see [`crate::cache_hint`]).
+    /// Asks the processor for what [`cell`](Self::cell) reads of group `g` (see
+    /// [`crate::cache_hint`]).
     #[inline]
     pub(crate) fn prefetch(&self, g: GroupKey) {
         self.placed.prefetch(g);
@@ -240,8 +237,11 @@ mod tests {
         index.place(c, Some((2, 1)));
         index.remove(b);
         assert_eq!(near(&index, (2, 0)), [3]);
-        assert!(index.may_reach(b, None), "not in the index: may reach");
-        assert!(!index.may_reach(c, Some((5, 5))));
-        assert!(index.may_reach(c, Some((3, 2))));
+        assert!(
+            index.may_reach(index.cell(b), None),
+            "not in the index: may reach"
+        );
+        assert!(!index.may_reach(index.cell(c), Some((5, 5))));
+        assert!(index.may_reach(index.cell(c), Some((3, 2))));
     }
 }
