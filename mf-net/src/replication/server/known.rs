@@ -18,21 +18,60 @@ use crate::replication::server::alike::Alike;
 use crate::replication::server::node_table::NodeKey;
 use crate::tick::{tick_after, tick_max};
 
-/// One node as one client stands with it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// One node as one client stands with it: eight bytes, so that an entry of [`Known`] (with its
+/// key) takes a quarter of a cache line and never straddles two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct NodeSend {
     /// The newest tick of an acknowledged snapshot that carried it (or from which the client
     /// has its state otherwise: its join, the group's spawn).
     pub(crate) acked: u32,
+    /// The resync owed, if any (see [`resync`](Self::resync)): its tick, or [`NO_RESYNC`].
+    resync: u32,
+}
+
+/// [`NodeSend::resync`] stored: none owed. (A resync after this very tick is stored as owed
+/// after the next one, which completes it one snapshot later at most, once in 2³² ticks.)
+const NO_RESYNC: u32 = u32::MAX;
+
+impl Default for NodeSend {
+    /// Acknowledged at tick 0, owing no resync.
+    fn default() -> Self {
+        NodeSend::new(0, None)
+    }
+}
+
+impl NodeSend {
+    /// A node acknowledged up to `acked`, owing `resync`.
+    #[inline]
+    pub(crate) fn new(acked: u32, resync: Option<u32>) -> Self {
+        let mut n = NodeSend {
+            acked,
+            resync: NO_RESYNC,
+        };
+        n.set_resync(resync);
+        n
+    }
+
     /// A resync owed (its next entries carry everything the client receives): its authority
     /// moved to or from this client, so members of another owner condition became visible to
     /// it, or its group became relevant to the client again. Completed by an ack of a snapshot
     /// after this tick that carried it (a snapshot from before the group left the client may
     /// still arrive after the spawn and be applied; a full entry repairs that).
-    pub(crate) resync: Option<u32>,
-}
+    #[inline(always)]
+    pub(crate) fn resync(&self) -> Option<u32> {
+        (self.resync != NO_RESYNC).then_some(self.resync)
+    }
 
-impl NodeSend {
+    /// Sets the resync owed (see [`resync`](Self::resync)).
+    #[inline(always)]
+    pub(crate) fn set_resync(&mut self, resync: Option<u32>) {
+        self.resync = match resync {
+            None => NO_RESYNC,
+            Some(NO_RESYNC) => NO_RESYNC.wrapping_add(1),
+            Some(after) => after,
+        };
+    }
+
     /// The state as it stands once the snapshot of tick `all` (which carried this node) is
     /// acknowledged: acknowledged up to `all` at least, and a resync asked for before `all`
     /// done.
@@ -41,16 +80,17 @@ impl NodeSend {
         let Some(all) = all else {
             return self;
         };
+        let done = self.resync != NO_RESYNC && tick_after(all, self.resync);
         NodeSend {
             acked: tick_max(self.acked, all),
-            resync: self.resync.filter(|&after| !tick_after(all, after)),
+            resync: if done { NO_RESYNC } else { self.resync },
         }
     }
 
     /// The `since` its next entry is written with: `None` (everything) while a resync is owed.
     #[inline]
     pub(crate) fn since(&self) -> Option<u32> {
-        match self.resync {
+        match self.resync() {
             Some(_) => None,
             None => Some(self.acked),
         }
@@ -250,7 +290,7 @@ impl Known {
 
     /// Keeps [`oldest`](Self::may_hold_before) a bound of the ticks stored with `n`'s.
     fn lower_oldest(&mut self, n: NodeSend) {
-        for t in std::iter::once(n.acked).chain(n.resync) {
+        for t in std::iter::once(n.acked).chain(n.resync()) {
             self.oldest = Some(match self.oldest {
                 Some(old) if !tick_after(old, t) => old,
                 _ => t,
@@ -595,14 +635,26 @@ mod tests {
     }
 
     fn at(acked: u32) -> NodeSend {
-        NodeSend {
-            acked,
-            ..NodeSend::default()
-        }
+        NodeSend::new(acked, None)
     }
 
     fn acked(known: &Known, k: NodeKey) -> Option<u32> {
         known.get(k).map(|n| n.acked)
+    }
+
+    #[test]
+    fn an_entry_is_a_quarter_of_a_cache_line_and_keeps_any_resync() {
+        assert_eq!(std::mem::size_of::<(NodeKey, NodeSend)>(), 16);
+        for after in [0, 7, u32::MAX - 1] {
+            assert_eq!(NodeSend::new(3, Some(after)).resync(), Some(after));
+        }
+        assert_eq!(NodeSend::new(3, None).resync(), None);
+        assert_eq!(NodeSend::default(), NodeSend::new(0, None));
+        // The one tick the store cannot hold is owed one tick later: completed by a later ack.
+        let last = NodeSend::new(3, Some(u32::MAX));
+        assert_eq!(last.resync(), Some(0));
+        assert_eq!(last.with_all_acked(Some(0)).resync(), Some(0));
+        assert_eq!(last.with_all_acked(Some(1)).resync(), None);
     }
 
     #[test]

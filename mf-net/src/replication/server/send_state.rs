@@ -196,10 +196,7 @@ impl SendState {
         tick: u32,
         nodes: &NodeTable,
     ) {
-        let joined = NodeSend {
-            acked: tick,
-            ..NodeSend::default()
-        };
+        let joined = NodeSend::new(tick, None);
         let stateless = |key| !nodes.get(key).is_some_and(|n| n.has_state);
         self.nodes.fill(keys, joined, stateless);
         self.pending.clear();
@@ -220,10 +217,7 @@ impl SendState {
     /// A node the client has from `acked` on (a spawn just sent: the server's tick), owing
     /// nothing; `stateful` if it has state (a snapshot can carry it).
     pub(crate) fn add(&mut self, key: NodeKey, acked: u32, stateful: bool) {
-        let n = NodeSend {
-            acked,
-            resync: None,
-        };
+        let n = NodeSend::new(acked, None);
         self.nodes.set(key, n, !stateful);
     }
 
@@ -266,10 +260,7 @@ impl SendState {
     /// The client has the node again from `tick` (its group was just sent): it owes a resync
     /// if it has a state.
     pub(crate) fn show(&mut self, key: NodeKey, tick: u32, stateful: bool) {
-        let n = NodeSend {
-            acked: tick,
-            resync: stateful.then_some(tick),
-        };
+        let n = NodeSend::new(tick, stateful.then_some(tick));
         self.nodes.set(key, n, !stateful);
         if stateful {
             self.incoming.push(key);
@@ -280,8 +271,8 @@ impl SendState {
     /// owed one already moves its tick there).
     pub(crate) fn owe_resync(&mut self, key: NodeKey, after: u32) {
         let owed_none = self.nodes.update(key, |n| {
-            let none = n.resync.is_none();
-            n.resync = Some(n.resync.map_or(after, |old| tick_max(old, after)));
+            let none = n.resync().is_none();
+            n.set_resync(Some(n.resync().map_or(after, |old| tick_max(old, after))));
             none
         });
         if owed_none == Some(true) {
@@ -528,10 +519,10 @@ impl SendState {
         self.settled |= settles;
         let mut mark = |(key, n): (NodeKey, &mut NodeSend)| {
             n.acked = tick_max(n.acked, tick);
-            if n.resync.is_some_and(|after| tick_after(tick, after)) {
-                n.resync = None;
+            if n.resync().is_some_and(|after| tick_after(tick, after)) {
+                n.set_resync(None);
             }
-            if settles && n.resync.is_some() {
+            if settles && n.resync().is_some() {
                 self.incoming.push(key);
             }
         };
@@ -584,7 +575,7 @@ impl SendState {
             return false;
         }
         self.nodes.get_stored(key).is_some_and(|n| {
-            tick_after(floor, n.acked) || n.resync.is_some_and(|t| tick_after(floor, t))
+            tick_after(floor, n.acked) || n.resync().is_some_and(|t| tick_after(floor, t))
         })
     }
 
@@ -604,9 +595,7 @@ impl SendState {
         peer: PeerId,
     ) {
         let wanted = self.nodes.update(key, |n| {
-            if let Some(after) = &mut n.resync {
-                *after = clamp_to(*after, floor);
-            }
+            n.set_resync(n.resync().map(|after| clamp_to(after, floor)));
             let wanted = tick_after(floor, n.acked) && wants(node, n, peer);
             n.acked = clamp_to(n.acked, floor);
             wanted
@@ -791,7 +780,7 @@ mod tests {
         // Sent at the ask: not enough. Not carried: not enough.
         send.ack(8, Duration::ZERO);
         send.ack(9, Duration::ZERO);
-        assert_eq!(send.node(a).unwrap().resync, Some(8));
+        assert_eq!(send.node(a).unwrap().resync(), Some(8));
         send.ack(10, Duration::ZERO);
         assert_eq!(send.node(a).unwrap().since(), Some(10));
         assert_eq!(acked(&send, b), Some(9));
@@ -810,11 +799,11 @@ mod tests {
         assert!(send.node(a).is_none(), "hidden: no state, no resync");
         send.show(a, 7, true);
         let n = send.node(a).unwrap();
-        assert_eq!((n.acked, n.resync), (7, Some(7)));
+        assert_eq!((n.acked, n.resync()), (7, Some(7)));
         // A snapshot from before the group came back does not complete the resync.
         sent(&mut send, &table, 7, &[a]);
         send.ack(7, Duration::ZERO);
-        assert_eq!(send.node(a).unwrap().resync, Some(7));
+        assert_eq!(send.node(a).unwrap().resync(), Some(7));
     }
 
     #[test]
@@ -831,7 +820,7 @@ mod tests {
             assert!(send.ack(tick, Duration::ZERO).is_some(), "{tick}");
         }
         let n = send.node(a).unwrap();
-        assert_eq!((n.acked, n.resync), (1, None));
+        assert_eq!((n.acked, n.resync()), (1, None));
     }
 
     #[test]
@@ -850,13 +839,13 @@ mod tests {
             assert!(!send.stale(key, floor));
         }
         let n = |k: NodeKey| send.node(k).unwrap();
-        assert_eq!((n(keys[0]).acked, n(keys[0]).resync), (floor, None));
-        assert_eq!((n(keys[1]).acked, n(keys[1]).resync), (floor, Some(tick)));
+        assert_eq!((n(keys[0]).acked, n(keys[0]).resync()), (floor, None));
+        assert_eq!((n(keys[1]).acked, n(keys[1]).resync()), (floor, Some(tick)));
         assert!(send.node(keys[2]).is_none(), "hidden");
         // A resync asked for before the floor moves up to it.
         send.owe_resync(keys[0], 50);
         send.age(keys[0], table.get(keys[0]).unwrap(), floor, tick, PEER);
-        assert_eq!(send.node(keys[0]).unwrap().resync, Some(floor));
+        assert_eq!(send.node(keys[0]).unwrap().resync(), Some(floor));
     }
 
     #[test]
@@ -1020,11 +1009,11 @@ mod tests {
         let stored = send.nodes.standing().unwrap().entries;
         assert!(stored[..3].iter().all(|e| e.1.acked == 5));
         let n = |k: NodeKey| send.node(k).unwrap();
-        assert_eq!((n(keys[0]).acked, n(keys[0]).resync), (6, None));
+        assert_eq!((n(keys[0]).acked, n(keys[0]).resync()), (6, None));
         // A resync asked for at the snapshot's tick needs a later one.
-        assert_eq!((n(keys[1]).acked, n(keys[1]).resync), (6, Some(6)));
-        assert_eq!((n(keys[2]).acked, n(keys[2]).resync), (6, None));
-        assert_eq!((n(keys[3]).acked, n(keys[3]).resync), (7, Some(7)));
+        assert_eq!((n(keys[1]).acked, n(keys[1]).resync()), (6, Some(6)));
+        assert_eq!((n(keys[2]).acked, n(keys[2]).resync()), (6, None));
+        assert_eq!((n(keys[3]).acked, n(keys[3]).resync()), (7, Some(7)));
         // What is left to send: the resyncs still owed.
         send.refresh(&[], &table, PEER);
         assert_eq!(send.pending(), [keys[1], keys[3]]);
@@ -1032,27 +1021,15 @@ mod tests {
         sent(&mut send, &table, 7, &keys[1..]);
         send.ack(7, Duration::from_millis(70));
         let n = |k: NodeKey| send.node(k).unwrap();
-        assert_eq!((n(keys[0]).acked, n(keys[0]).resync), (6, None));
-        assert_eq!((n(keys[1]).acked, n(keys[1]).resync), (7, None));
-        assert_eq!((n(keys[3]).acked, n(keys[3]).resync), (7, Some(7)));
+        assert_eq!((n(keys[0]).acked, n(keys[0]).resync()), (6, None));
+        assert_eq!((n(keys[1]).acked, n(keys[1]).resync()), (7, None));
+        assert_eq!((n(keys[3]).acked, n(keys[3]).resync()), (7, Some(7)));
         // Another snapshot of every node, acknowledged before the one before it: the newest
         // counts.
         sent(&mut send, &table, 8, &keys);
         send.ack(8, Duration::from_millis(80));
-        assert_eq!(
-            send.node(keys[3]).unwrap(),
-            NodeSend {
-                acked: 8,
-                ..NodeSend::default()
-            }
-        );
-        assert_eq!(
-            send.node(keys[0]).unwrap(),
-            NodeSend {
-                acked: 8,
-                ..NodeSend::default()
-            }
-        );
+        assert_eq!(send.node(keys[3]).unwrap(), NodeSend::new(8, None));
+        assert_eq!(send.node(keys[0]).unwrap(), NodeSend::new(8, None));
     }
 
     #[test]
@@ -1073,13 +1050,7 @@ mod tests {
         // Before the floor: every entry takes it (then the sweep ages them as any other).
         send.age_all_acked(7);
         assert_eq!(stored(&send), (vec![6, 6], None));
-        assert_eq!(
-            send.node(keys[0]).unwrap(),
-            NodeSend {
-                acked: 6,
-                ..NodeSend::default()
-            }
-        );
+        assert_eq!(send.node(keys[0]).unwrap(), NodeSend::new(6, None));
         assert!(send.stale(keys[1], 7) && !send.stale(keys[1], 6));
     }
 

@@ -145,10 +145,7 @@ mod tests {
     fn list() -> Known {
         let mut known = Known::default();
         let keys = (1..=50).map(|id| NodeKey::new(id, id));
-        let at_5 = NodeSend {
-            acked: 5,
-            ..NodeSend::default()
-        };
+        let at_5 = NodeSend::new(5, None);
         known.fill(keys, at_5, |_| false);
         known
     }
