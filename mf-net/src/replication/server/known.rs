@@ -644,7 +644,7 @@ mod tests {
 
     #[test]
     fn an_entry_is_a_quarter_of_a_cache_line_and_keeps_any_resync() {
-        assert_eq!(std::mem::size_of::<(NodeKey, NodeSend)>(), 16);
+        assert_eq!(size_of::<(NodeKey, NodeSend)>(), 16);
         for after in [0, 7, u32::MAX - 1] {
             assert_eq!(NodeSend::new(3, Some(after)).resync(), Some(after));
         }
