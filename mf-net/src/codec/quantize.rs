@@ -577,6 +577,8 @@ pub(crate) fn unpack_smallest_three(bits: u32, packed: u64) -> Result<[f32; 4], 
     let mut c = [0.0f64; 4];
     let mut sum = 0.0;
     let mut shift = 2;
+    #[allow(clippy::cast_precision_loss)]
+    let (center, step) = (m as f64, std::f64::consts::FRAC_1_SQRT_2 / m as f64);
     for (i, slot) in c.iter_mut().enumerate() {
         if i == largest {
             continue;
@@ -587,15 +589,19 @@ pub(crate) fn unpack_smallest_three(bits: u32, packed: u64) -> Result<[f32; 4], 
             return Err(DecodeError::BadQuantized);
         }
         #[allow(clippy::cast_precision_loss)]
-        let v = (k as f64 - m as f64) / m as f64 * std::f64::consts::FRAC_1_SQRT_2;
+        let v = (k as f64 - center) * step;
         *slot = v;
         sum += v * v;
     }
     c[largest] = (1.0 - sum).max(0.0).sqrt();
-    // At least 1 (sum ≤ 1) or √sum (sum > 1, from bytes no encoder writes): never 0.
-    let len = (sum + c[largest] * c[largest]).sqrt();
+    // Unit length up to rounding (sum ≤ 1), else √sum (sum > 1, from bytes no encoder
+    // writes): never 0.
+    let scale = match sum > 1.0 {
+        true => 1.0 / sum.sqrt(),
+        false => 1.0,
+    };
     #[allow(clippy::cast_possible_truncation)]
-    Ok(c.map(|v| (v / len) as f32))
+    Ok(c.map(|v| (v * scale) as f32))
 }
 
 #[cfg(feature = "glam")]
@@ -830,6 +836,57 @@ mod tests {
             pack_smallest_three(10, c),
             pack_smallest_three(10, c.map(|v| -v))
         );
+    }
+
+    /// [`unpack_smallest_three`] as it was first written: every component divided by the
+    /// bucket count, the result normalized by its length.
+    #[cfg(feature = "glam")]
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+    fn unpack_normalized(bits: u32, packed: u64) -> [f32; 4] {
+        let m = smallest_three_center(bits);
+        let largest = (packed & 3) as usize;
+        let (mut c, mut sum, mut shift) = ([0.0f64; 4], 0.0, 2);
+        for (_, slot) in c.iter_mut().enumerate().filter(|(i, _)| *i != largest) {
+            let k = (packed >> shift) & ((1 << bits) - 1);
+            shift += bits;
+            *slot = (k as f64 - m as f64) / m as f64 * std::f64::consts::FRAC_1_SQRT_2;
+            sum += *slot * *slot;
+        }
+        c[largest] = (1.0 - sum).max(0.0).sqrt();
+        let len = (sum + c[largest] * c[largest]).sqrt();
+        c.map(|v| (v / len) as f32)
+    }
+
+    #[test]
+    #[cfg(feature = "glam")]
+    fn a_rotation_decodes_within_an_epsilon_of_its_normalized_value() {
+        // A spread of index triples at every width (each end and the center among them), each
+        // largest component.
+        for bits in SMALLEST_THREE_BITS {
+            let m = smallest_three_center(bits);
+            let ks = || {
+                (0..=2 * m)
+                    .step_by((m / 13) as usize)
+                    .chain([m - 1, m + 1, 2 * m])
+            };
+            for packed in (0..4u64).flat_map(|largest| {
+                ks().flat_map(move |a| {
+                    ks().flat_map(move |b| {
+                        ks().map(move |c| largest | a << 2 | b << (2 + bits) | c << (2 + 2 * bits))
+                    })
+                })
+            }) {
+                let fast = unpack_smallest_three(bits, packed).unwrap();
+                let slow = unpack_normalized(bits, packed);
+                for (f, s) in fast.into_iter().zip(slow) {
+                    let apart = (f - s).abs();
+                    assert!(
+                        apart <= f32::EPSILON,
+                        "{packed:#x} at {bits} bits: {fast:?} against {slow:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
