@@ -572,36 +572,38 @@ pub(crate) fn unpack_smallest_three(bits: u32, packed: u64) -> Result<[f32; 4], 
     }
     let m = smallest_three_center(bits);
     let mask = (1u64 << bits) - 1;
-    #[allow(clippy::cast_possible_truncation)]
-    let largest = (packed & 3) as usize;
-    let mut c = [0.0f64; 4];
-    let mut sum = 0.0;
-    let mut shift = 2;
     #[allow(clippy::cast_precision_loss)]
     let (center, step) = (m as f64, std::f64::consts::FRAC_1_SQRT_2 / m as f64);
-    for (i, slot) in c.iter_mut().enumerate() {
-        if i == largest {
-            continue;
-        }
-        let k = (packed >> shift) & mask;
-        shift += bits;
+    let mut small = [0.0f64; 3];
+    let mut sum = 0.0;
+    for (i, v) in small.iter_mut().enumerate() {
+        let k = (packed >> (2 + i as u32 * bits)) & mask;
         if k > 2 * m {
             return Err(DecodeError::BadQuantized);
         }
         #[allow(clippy::cast_precision_loss)]
-        let v = (k as f64 - center) * step;
-        *slot = v;
-        sum += v * v;
+        let value = (k as f64 - center) * step;
+        *v = value;
+        sum += value * value;
     }
-    c[largest] = (1.0 - sum).max(0.0).sqrt();
+    let large = (1.0 - sum).max(0.0).sqrt();
     // Unit length up to rounding (sum ≤ 1), else √sum (sum > 1, from bytes no encoder
     // writes): never 0.
     let scale = match sum > 1.0 {
         true => 1.0 / sum.sqrt(),
         false => 1.0,
     };
+    // Put together in registers: an element stored at a varying index and read back with the
+    // others stalls the load on the store.
+    let [a, b, c] = small;
+    let all = match packed & 3 {
+        0 => [large, a, b, c],
+        1 => [a, large, b, c],
+        2 => [a, b, large, c],
+        _ => [a, b, c, large],
+    };
     #[allow(clippy::cast_possible_truncation)]
-    Ok(c.map(|v| (v * scale) as f32))
+    Ok(all.map(|v| (v * scale) as f32))
 }
 
 #[cfg(feature = "glam")]
