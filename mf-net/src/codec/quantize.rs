@@ -451,7 +451,9 @@ macro_rules! quantize_vector {
                 Self::encode_wire(&self.to_wire(q), q, w);
             }
 
-            #[inline]
+            // In line: a call returns the vector through memory, written a component at a
+            // time and read back by the caller wider, which stalls the read on the writes.
+            #[inline(always)]
             fn decode_quantized(
                 q: &Quantization,
                 r: &mut NetReader<'_>,
