@@ -497,8 +497,10 @@ quantize_vector! {
 /// least significant bit first, in the fewest whole bytes that hold `2 + 3N` bits, little-endian
 /// (N = 9 or 10: 4 bytes, 11–12: 5, 13–15: 6, 16: 7); padding bits must be 0.
 ///
-/// Decoding takes the largest component as `√(1 − a² − b² − c²)` (0 when that is negative)
-/// and normalizes; it never panics, and refuses only set padding bits and unused indexes. The
+/// Decoding takes the largest component as `√(1 − a² − b² − c²)`, which makes the rotation
+/// unit length up to rounding; when that is negative (bytes no encoder writes) it takes 0 and
+/// scales the three down to unit length. It never panics, and refuses only set padding bits
+/// and unused indexes. The
 /// rotation comes back within `√6 / M` radians (N = 12: 0.069°; N = 16: 0.0043°).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a `#[replicated(quantize(smallest_three, ..))]` member: it \
