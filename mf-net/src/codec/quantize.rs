@@ -248,6 +248,15 @@ impl Buckets {
         Self([value as u32, (value >> 32) as u32, 0, 0])
     }
 
+    /// Sets `self` to [`packed`](Self::packed)`(value)`, a part at a time.
+    pub(crate) fn set_packed(&mut self, value: u64) {
+        #[allow(clippy::cast_possible_truncation)]
+        let lanes = [value as u32, (value >> 32) as u32, 0, 0];
+        for (slot, lane) in self.0.iter_mut().zip(lanes) {
+            *slot = lane;
+        }
+    }
+
     /// The packed encoding [`packed`](Self::packed) stored.
     fn packed_value(self) -> u64 {
         u64::from(self.0[0]) | u64::from(self.0[1]) << 32

@@ -495,12 +495,11 @@ fn decode_state(
     out.write_var_u64(mask);
     for (i, member) in layout.members.iter().enumerate() {
         let base = base_at(base, *slot + i);
-        let value = match mask >> i & 1 == 1 {
-            true => decode_member(member, r, base, out)?,
-            false => base,
-        };
-        if let Some(now) = now.get_mut(*slot + i) {
-            *now = value;
+        let mut spare = base;
+        let into = now.get_mut(*slot + i).unwrap_or(&mut spare);
+        match mask >> i & 1 == 1 {
+            true => decode_member(member, r, base, out, into)?,
+            false => *into = base,
         }
     }
     *slot += layout.members.len();
@@ -568,29 +567,30 @@ pub(crate) fn encode_floats(
     Ok(now)
 }
 
-/// Transcodes one member's bit form from `r` (against `base`) to its byte form; returns its
-/// value as a baseline.
+/// Transcodes one member's bit form from `r` (against `base`) to its byte form; writes its
+/// value as a baseline into `into` (unspecified if it is refused). Written where it is kept
+/// rather than returned: a value returned through memory, written a part at a time and read
+/// back whole, stalls the read on the writes.
 fn decode_member(
     member: &MemberBits,
     r: &mut BitReader<'_>,
     base: Buckets,
     out: &mut NetWriter,
-) -> Result<Buckets, DecodeError> {
+    into: &mut Buckets,
+) -> Result<(), DecodeError> {
     match *member {
         MemberBits::Quantized { q, components } => {
-            let now = q.read_delta(&base, usize::from(components), r)?;
-            now.write_indexes(&q, usize::from(components), out);
-            Ok(now)
+            q.read_delta_into(&base, usize::from(components), r, into)?;
+            into.write_indexes(&q, usize::from(components), out);
         }
         MemberBits::Rotation { q } => {
-            let now = q.read_rotation_delta(&base, r)?;
-            now.write_rotation(&q, out);
-            Ok(now)
+            q.read_rotation_delta_into(&base, r, into)?;
+            into.write_rotation(&q, out);
         }
         MemberBits::Int { bytes } => {
             let now = read_int_delta(bytes, base.low_u64(), r)?;
             out.write_le(now, usize::from(bytes));
-            Ok(Buckets::from_low_u64(now))
+            *into = Buckets::from_low_u64(now);
         }
         MemberBits::Floats { components } => {
             let n = float_components(components)?;
@@ -600,11 +600,11 @@ fn decode_member(
             }
             let now = Buckets::from_words(now);
             now.write_words(n, out);
-            Ok(now)
+            *into = now;
         }
         MemberBits::Bool => {
             out.write_bool(r.read_bit()?);
-            Ok(base)
+            *into = base;
         }
         MemberBits::Bytes { skip } => {
             let len = r.read_count(8)?;
@@ -619,9 +619,10 @@ fn decode_member(
             if value.remaining() != 0 {
                 return Err(DecodeError::TrailingBytes);
             }
-            Ok(base)
+            *into = base;
         }
     }
+    Ok(())
 }
 
 /// Checks a [`MemberBits::Floats`] member's component count (1 to 4).

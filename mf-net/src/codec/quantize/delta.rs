@@ -96,6 +96,21 @@ impl Quantization {
         components: usize,
         r: &mut BitReader<'_>,
     ) -> Result<Buckets, DecodeError> {
+        let mut now = Buckets::default();
+        self.read_delta_into(base, components, r, &mut now)?;
+        Ok(now)
+    }
+
+    /// [`read_delta`](Self::read_delta), the value written into `into` (which a refused one
+    /// leaves unspecified): a value returned through memory, written a part at a time and read
+    /// back whole, stalls the read on the writes.
+    pub(crate) fn read_delta_into(
+        &self,
+        base: &Buckets,
+        components: usize,
+        r: &mut BitReader<'_>,
+        into: &mut Buckets,
+    ) -> Result<(), DecodeError> {
         let n = components.min(4);
         let mut window = r.window();
         let class = window.take(2);
@@ -113,9 +128,8 @@ impl Quantization {
                     *v = window.take(field) as u32;
                 }
             }
-            let now = self.delta_value(base, n, class, raw)?;
-            r.commit(window)?;
-            return Ok(now);
+            self.delta_value(base, n, class, raw, into)?;
+            return r.commit(window);
         }
         if 2 + fields <= BitWindow::MIN_BITS {
             return Err(DecodeError::EndOfStream);
@@ -128,13 +142,13 @@ impl Quantization {
             let index = ahead.read_bits(field)? as u32;
             *v = index;
         }
-        let now = self.delta_value(base, n, class, raw)?;
+        self.delta_value(base, n, class, raw, into)?;
         *r = ahead;
-        Ok(now)
+        Ok(())
     }
 
     /// The first `n` indexes of a vector delta of `class` whose fields are `raw` (differences,
-    /// or absolute indexes), against `base`, checked.
+    /// or absolute indexes), against `base`, checked, written into `into` (the others 0).
     #[inline]
     fn delta_value(
         &self,
@@ -142,9 +156,11 @@ impl Quantization {
         n: usize,
         class: u64,
         raw: [u32; 4],
-    ) -> Result<Buckets, DecodeError> {
+        into: &mut Buckets,
+    ) -> Result<(), DecodeError> {
         let absolute = class == ABSOLUTE;
-        let mut now = Buckets::default();
+        let now = into;
+        *now = Buckets::default();
         let mut widest = 0;
         let mut past = false;
         for ((k, &field), &from) in now.0.iter_mut().zip(&raw).zip(&base.0).take(n) {
@@ -164,7 +180,7 @@ impl Quantization {
             None => absolute,
         };
         match canonical {
-            true => Ok(now),
+            true => Ok(()),
             false => Err(DecodeError::NonCanonical),
         }
     }
@@ -230,6 +246,19 @@ impl Quantization {
         base: &Buckets,
         r: &mut BitReader<'_>,
     ) -> Result<Buckets, DecodeError> {
+        let mut now = Buckets::default();
+        self.read_rotation_delta_into(base, r, &mut now)?;
+        Ok(now)
+    }
+
+    /// [`read_rotation_delta`](Self::read_rotation_delta), the value written into `into`
+    /// (which a refused one leaves as it was), as [`read_delta_into`](Self::read_delta_into).
+    pub(crate) fn read_rotation_delta_into(
+        &self,
+        base: &Buckets,
+        r: &mut BitReader<'_>,
+        into: &mut Buckets,
+    ) -> Result<(), DecodeError> {
         let base = Rotation::of(self, base);
         let mut window = r.window();
         let delta = window.take_bit();
@@ -250,7 +279,8 @@ impl Quantization {
             return Err(DecodeError::NonCanonical);
         }
         r.commit(window)?;
-        Ok(now.buckets(self))
+        now.set_buckets(self, into);
+        Ok(())
     }
 
     /// Takes the three component differences of a rotation delta from `base` out of
@@ -314,12 +344,20 @@ impl Rotation {
     }
 
     /// Packs it again, as a shadow state keeps it.
+    #[cfg(test)]
     fn buckets(&self, q: &Quantization) -> Buckets {
+        let mut b = Buckets::default();
+        self.set_buckets(q, &mut b);
+        b
+    }
+
+    /// Writes its packed encoding into `into`.
+    fn set_buckets(&self, q: &Quantization, into: &mut Buckets) {
         let mut packed = self.largest;
         for (i, &k) in (0u32..).zip(&self.components) {
             packed |= u64::from(k) << (2 + i * q.rotation_bits());
         }
-        Buckets::packed(packed)
+        into.set_packed(packed);
     }
 }
 
