@@ -309,6 +309,9 @@ pub fn end_entries(w: &mut BitWriter) {
 /// [`bits`](EntryHeader::bits) long: read it with [`bits_to_bytes`], or pass it with
 /// [`BitReader::skip_bits`]. Refuses the explicit form of the default baseline
 /// ([`DecodeError::NonCanonical`]) and a length past the end.
+// In line: a header returned through memory, written a part at a time and read back wider,
+// stalls the reader on the writes.
+#[inline(always)]
 pub fn read_entry(
     r: &mut BitReader<'_>,
     previous: Option<u32>,
@@ -362,7 +365,7 @@ fn read_entry_checked(
 /// at the end bit, if the header lies whole in the window, reads as [`read_entry_checked`]
 /// accepts it, and its state lies within the body; else `None`, having read nothing, for the
 /// checked reads to decide (and to name what is wrong).
-#[inline]
+#[inline(always)]
 fn read_entry_at_once(
     r: &mut BitReader<'_>,
     previous: Option<u32>,

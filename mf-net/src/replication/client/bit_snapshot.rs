@@ -115,8 +115,11 @@ impl BitSnapshots {
             };
             let start = r.bit_position();
             // Every slot is written by the decoding (read, or the baseline's): the last entry's
-            // values are not cleared first.
-            self.values.resize(slots, Buckets::default());
+            // values are not cleared first. (Resized only when the length changes: a length
+            // just written and read back with the pointer stalls the read.)
+            if self.values.len() != slots {
+                self.values.resize(slots, Buckets::default());
+            }
             // Straight into the byte form, taken back if it does not read.
             let (mark, values) = (self.bytes.len(), &mut self.values);
             let mut read = Ok(());
