@@ -248,15 +248,6 @@ impl Buckets {
         Self([value as u32, (value >> 32) as u32, 0, 0])
     }
 
-    /// Sets `self` to [`packed`](Self::packed)`(value)`, a part at a time.
-    pub(crate) fn set_packed(&mut self, value: u64) {
-        #[allow(clippy::cast_possible_truncation)]
-        let lanes = [value as u32, (value >> 32) as u32, 0, 0];
-        for (slot, lane) in self.0.iter_mut().zip(lanes) {
-            *slot = lane;
-        }
-    }
-
     /// The packed encoding [`packed`](Self::packed) stored.
     fn packed_value(self) -> u64 {
         u64::from(self.0[0]) | u64::from(self.0[1]) << 32
@@ -509,8 +500,8 @@ quantize_vector! {
 /// Decoding takes the largest component as `√(1 − a² − b² − c²)`, which makes the rotation
 /// unit length up to rounding; when that is negative (bytes no encoder writes) it takes 0 and
 /// scales the three down to unit length. It never panics, and refuses only set padding bits
-/// and unused indexes. The
-/// rotation comes back within `√6 / M` radians (N = 12: 0.069°; N = 16: 0.0043°).
+/// and unused indexes. The rotation comes back within `√6 / M` radians (N = 12: 0.069°;
+/// N = 16: 0.0043°).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a `#[replicated(quantize(smallest_three, ..))]` member: it \
                does not implement `QuantizeRotation`",

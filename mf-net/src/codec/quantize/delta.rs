@@ -148,7 +148,7 @@ impl Quantization {
     }
 
     /// The first `n` indexes of a vector delta of `class` whose fields are `raw` (differences,
-    /// or absolute indexes), against `base`, checked, written into `into` (the others 0).
+    /// or absolute indexes), against `base`, checked, written into `now` (the others 0).
     #[inline]
     fn delta_value(
         &self,
@@ -156,10 +156,9 @@ impl Quantization {
         n: usize,
         class: u64,
         raw: [u32; 4],
-        into: &mut Buckets,
+        now: &mut Buckets,
     ) -> Result<(), DecodeError> {
         let absolute = class == ABSOLUTE;
-        let now = into;
         *now = Buckets::default();
         let mut widest = 0;
         let mut past = false;
@@ -357,7 +356,7 @@ impl Rotation {
         for (i, &k) in (0u32..).zip(&self.components) {
             packed |= u64::from(k) << (2 + i * q.rotation_bits());
         }
-        into.set_packed(packed);
+        *into = Buckets::packed(packed);
     }
 }
 
