@@ -182,7 +182,8 @@ pub(crate) trait ErasedShadows: RuntimeColumn {
     fn write_bits_since_for(
         &self,
         at: (u32, NodeId),
-        which: (Option<u32>, Audience),
+        since: Option<u32>,
+        audience: Audience,
         base: &[Buckets],
         coding: &mut Coding,
     ) -> Option<bool>;
@@ -322,7 +323,8 @@ impl<T: Replicated> ErasedShadows for ShadowColumn<T> {
     fn write_bits_since_for(
         &self,
         (row, node): (u32, NodeId),
-        (since, audience): (Option<u32>, Audience),
+        since: Option<u32>,
+        audience: Audience,
         base: &[Buckets],
         coding: &mut Coding,
     ) -> Option<bool> {

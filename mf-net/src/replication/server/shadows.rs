@@ -123,18 +123,21 @@ impl Shadows {
     pub(crate) fn write_bits_since_for(
         &self,
         (hint, node): (ValueAt, NodeId),
-        which: (Option<u32>, Audience),
+        (since, audience): (Option<u32>, Audience),
         base: &[Buckets],
         coding: &mut Coding,
     ) -> Option<bool> {
+        // The since and the audience go to the column apart: a pair built on the stack a
+        // part at a time and read back whole stalls the read on the writes.
         let column = self.columns.get(hint.column);
+        let at = (hint.row, node);
         if let Some(sent) =
-            column.and_then(|c| c.write_bits_since_for((hint.row, node), which, base, coding))
+            column.and_then(|c| c.write_bits_since_for(at, since, audience, base, coding))
         {
             return Some(sent);
         }
         let (column, row) = self.columns.row_of(node)?;
-        column.write_bits_since_for((row, node), which, base, coding)
+        column.write_bits_since_for((row, node), since, audience, base, coding)
     }
 
     /// Writes the snapshot entries `requests` of rows of column `column` to `w`, in one pass;
