@@ -627,7 +627,8 @@ impl QuantizeRotation for glam::Quat {
         Self::encode_wire(&self.to_wire(q), q, w);
     }
 
-    #[inline]
+    // In line, as the vectors' decode (see there).
+    #[inline(always)]
     fn decode_quantized(q: &Quantization, r: &mut NetReader<'_>) -> Result<Self, DecodeError> {
         let c = unpack_smallest_three(q.bits(), r.read_le(q.bytes())?)?;
         Ok(Self::from_array(c))
