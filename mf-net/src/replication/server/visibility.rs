@@ -22,7 +22,9 @@ fn mix(id: u32) -> u64 {
 impl ServerState {
     /// Sets group `g`'s visibility for the client at `c`, keeping its viewers, the client's
     /// visible group and node counts and its view signature in step (and noting a change of
-    /// update period, for its tiers).
+    /// update period, for its tiers). In line: a visibility handed over through memory,
+    /// written a field at a time and read back whole, stalls the read on the writes.
+    #[inline(always)]
     pub(crate) fn set_vis(&mut self, c: usize, g: GroupKey, vis: GroupVis) {
         let client = &mut self.clients[c];
         let old = client.vis.get(g).unwrap_or_default();
