@@ -80,7 +80,10 @@ impl<R: Copy> SlotRecords<R> {
         None
     }
 
-    /// Adds `record` as the newest of the node `key`'s this tick.
+    /// Adds `record` as the newest of the node `key`'s this tick. In line: a record handed
+    /// over through memory, written a field at a time and read back in other widths, stalls
+    /// the reads on the writes.
+    #[inline(always)]
     pub(crate) fn push(&mut self, key: NodeKey, record: R) {
         let next = self.newest(key);
         let slot = key.slot();
