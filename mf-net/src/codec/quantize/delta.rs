@@ -278,7 +278,7 @@ impl Quantization {
             return Err(DecodeError::NonCanonical);
         }
         r.commit(window)?;
-        now.set_buckets(self, into);
+        *into = now.buckets(self);
         Ok(())
     }
 
@@ -343,20 +343,12 @@ impl Rotation {
     }
 
     /// Packs it again, as a shadow state keeps it.
-    #[cfg(test)]
     fn buckets(&self, q: &Quantization) -> Buckets {
-        let mut b = Buckets::default();
-        self.set_buckets(q, &mut b);
-        b
-    }
-
-    /// Writes its packed encoding into `into`.
-    fn set_buckets(&self, q: &Quantization, into: &mut Buckets) {
         let mut packed = self.largest;
         for (i, &k) in (0u32..).zip(&self.components) {
             packed |= u64::from(k) << (2 + i * q.rotation_bits());
         }
-        *into = Buckets::packed(packed);
+        Buckets::packed(packed)
     }
 }
 

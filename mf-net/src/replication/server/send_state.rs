@@ -271,9 +271,9 @@ impl SendState {
     /// owed one already moves its tick there).
     pub(crate) fn owe_resync(&mut self, key: NodeKey, after: u32) {
         let owed_none = self.nodes.update(key, |n| {
-            let none = n.resync().is_none();
-            n.set_resync(Some(n.resync().map_or(after, |old| tick_max(old, after))));
-            none
+            let old = n.resync();
+            n.set_resync(Some(old.map_or(after, |old| tick_max(old, after))));
+            old.is_none()
         });
         if owed_none == Some(true) {
             // (A node owed one already is pending.)
@@ -518,10 +518,7 @@ impl SendState {
         let settles = self.whole_at == Some(tick);
         self.settled |= settles;
         let mut mark = |(key, n): (NodeKey, &mut NodeSend)| {
-            n.acked = tick_max(n.acked, tick);
-            if n.resync().is_some_and(|after| tick_after(tick, after)) {
-                n.set_resync(None);
-            }
+            *n = n.with_all_acked(Some(tick));
             if settles && n.resync().is_some() {
                 self.incoming.push(key);
             }
