@@ -218,7 +218,8 @@ pub(crate) struct EncodeBatch<'a> {
 }
 
 impl EncodeBatch<'_> {
-    /// Adds the entry of `node` (the node `key`) written with `since` for `audience`.
+    /// Adds the entry of `node` (the node `key`) written with `since` for `audience`, unless
+    /// it is encoded already.
     #[inline]
     pub(crate) fn push(
         &mut self,
@@ -227,6 +228,9 @@ impl EncodeBatch<'_> {
         since: Option<u32>,
         audience: Audience,
     ) {
+        if self.cache.find(key, since, audience).is_some() {
+            return;
+        }
         let request = StateRequest {
             row: node.value_at.row,
             node: node.node,

@@ -187,7 +187,7 @@ impl ServerState {
     /// acknowledged, before their snapshots ask (see [`BitEntries::precode`]); with `scatter`,
     /// only those of groups some client sees.
     fn precode_changes(&mut self, scatter: bool) {
-        let Some(acked) = self.most_acknowledged() else {
+        let Some(acked) = self.most_acknowledged(true) else {
             return;
         };
         let (groups, viewers) = (&self.groups, &self.viewers);
@@ -198,11 +198,25 @@ impl ServerState {
             .precode(states, tables, (acked, self.tick), seen);
     }
 
-    /// The tick the most ready bit-packed clients acknowledged last (among the first few
-    /// distinct ones), if any is ready.
-    fn most_acknowledged(&self) -> Option<u32> {
+    /// Byte format, while something restricts what clients see: encodes this tick's changed
+    /// states that some client sees for the tick most byte-format clients acknowledged (see
+    /// [`snapshot::prepare_changed`]). No one client's snapshot carries them all, as the first
+    /// one's does when every client sees everything.
+    fn prepare_changes(&mut self) {
+        let Some(acked) = self.most_acknowledged(false) else {
+            return;
+        };
+        let (groups, viewers) = (&self.groups, &self.viewers);
+        let seen = |n: &NetNode| viewers.any(n.group) || groups.get(n.group).is_none();
+        let tables = (&self.nodes, &self.changed[..]);
+        snapshot::prepare_changed(&self.shadows, tables, acked, &mut self.entries, seen);
+    }
+
+    /// The tick the most ready clients of the encoding (`bits`: bit-packed) acknowledged last
+    /// (among the first few distinct ones), if any is ready.
+    fn most_acknowledged(&self, bits: bool) -> Option<u32> {
         let mut seen = [(0u32, 0usize); 4];
-        for c in self.clients.iter().filter(|c| c.ready && c.bits) {
+        for c in self.clients.iter().filter(|c| c.ready && c.bits == bits) {
             let tick = c.stats.acknowledged_tick;
             match seen.iter_mut().find(|(t, n)| *n == 0 || *t == tick) {
                 Some(entry) => *entry = (tick, entry.1 + 1),
@@ -940,6 +954,9 @@ impl ServerState {
         }
         if self.recording {
             self.precode_changes(scatter);
+        }
+        if scatter && self.entries.sharing() {
+            self.prepare_changes();
         }
         // Clients that see the same groups one after the other, so that they can share a
         // snapshot; one that sees what no other does does not try.
