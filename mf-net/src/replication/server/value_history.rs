@@ -16,23 +16,19 @@ use crate::tick::tick_after;
 /// No region in [`ValueHistory::values`].
 const NONE: u32 = u32::MAX;
 
-/// Values a cache line holds (64 bytes).
-const LINE: usize = 4;
-
 /// One node slot's records: a ring of [`BASELINE_DEPTH`] records in its region of
 /// [`ValueHistory::values`], each its tick (in the first word of a `Buckets`) then its `slots`
-/// values, side by side, so that reading the newest record (the usual baseline) reads as few
-/// cache lines as it fills: one for up to three values (see [`stride`]).
+/// values, side by side, so that reading the newest record (the usual baseline) reads one or
+/// two cache lines.
 #[derive(Debug, Clone, Copy)]
 struct Ring {
     /// The net id of the node whose records these are.
     id: u32,
     /// Where its region starts ([`NONE`]: it has none yet).
     start: u32,
-    /// Values per record, and the most its region has room for (a ring is 16 bytes: four
-    /// share a cache line, none straddles two).
-    slots: u16,
-    room: u16,
+    /// Values per record, and the most its region has room for.
+    slots: u32,
+    room: u32,
     /// How many records it holds (up to [`BASELINE_DEPTH`]), and where the next one goes.
     len: u8,
     next: u8,
@@ -48,14 +44,10 @@ impl Ring {
         next: 0,
     };
 
-    /// Where the record at ring position `at` starts in its region's buffer, counted from
-    /// the buffer's first line, and its length.
+    /// Where the record at ring position `at` starts in the values, and its length.
     fn record(&self, at: usize) -> (usize, usize) {
-        let stride = stride(usize::from(self.slots));
-        (
-            self.start as usize + at * stride,
-            1 + usize::from(self.slots),
-        )
+        let stride = 1 + self.slots as usize;
+        (self.start as usize + at * stride, stride)
     }
 
     /// Ring positions of its records, newest first.
@@ -65,21 +57,11 @@ impl Ring {
     }
 }
 
-/// The room a record of `slots` values takes: its tick and values, padded so that a record
-/// spans as few cache lines as it fills (a record of one value takes half a line, any other
-/// whole lines).
-fn stride(slots: usize) -> usize {
-    match 1 + slots {
-        len @ (1 | 2) => len,
-        len => len.next_multiple_of(LINE),
-    }
-}
-
 /// The recent values of many nodes, by node slot (see the [module documentation](self)).
 /// Allocates for a node slot the first time a node in it records, and never again for it but
 /// to make a record wider.
 ///
-/// Each slot's ring (16 bytes) sits in one table in slot order, and every ring's records in
+/// Each slot's ring (20 bytes) sits in one table in slot order, and every ring's records in
 /// one buffer: finding a node's newest record reads its ring and then the record, with
 /// nothing between. A ring knows its node's id: a record of a node gone from the slot is
 /// never read for the node after it.
@@ -87,11 +69,8 @@ fn stride(slots: usize) -> usize {
 pub(crate) struct ValueHistory {
     /// Each node slot's ring.
     rings: Vec<Ring>,
-    /// Every ring's records, from the first value that starts a cache line on, with room
-    /// after them to move them when the buffer moves.
+    /// Every ring's records.
     values: Vec<Buckets>,
-    /// Where in `values` that first line starts (0 to 3).
-    aligned: usize,
 }
 
 impl ValueHistory {
@@ -121,30 +100,29 @@ impl ValueHistory {
             }
         }
         self.rings[key.slot()] = ring;
-        let (start, len) = self.place(&ring, at);
-        let record = &mut self.values[start..start + len];
+        let (start, stride) = ring.record(at);
+        let record = &mut self.values[start..start + stride];
         record[0] = Buckets::from_words([tick, 0, 0, 0]);
         record[1..].copy_from_slice(values);
     }
 
     /// Node `key`'s ring, made its own (with no records) if it held another node's or
     /// records of another width, with a region of room for `slots` values a record; `None`
-    /// if the buffer cannot be indexed past its length or a record has more than 65 535
-    /// values (such a node is not recorded: its entries are coded from zero).
+    /// if the buffer cannot be indexed past its length.
     fn ring_for(&mut self, key: NodeKey, slots: usize) -> Option<Ring> {
         if key.slot() >= self.rings.len() {
             self.rings.resize(key.slot() + 1, Ring::EMPTY);
         }
-        let slots = u16::try_from(slots).ok()?;
+        let slots = u32::try_from(slots).ok()?;
         let mut ring = self.rings[key.slot()];
         if ring.start == NONE || slots > ring.room {
-            let region = stride(usize::from(slots)) * BASELINE_DEPTH;
-            let used = self.values.len().saturating_sub(LINE - 1);
+            let region = (1 + slots as usize) * BASELINE_DEPTH;
             // Every index of the region fits a `u32` (so its start is not `NONE`).
-            let end = used.checked_add(region + LINE)?;
+            let end = self.values.len().checked_add(region)?;
             u32::try_from(end).ok()?;
-            ring.start = u32::try_from(used).ok()?;
-            self.grow(used + region);
+            ring.start = u32::try_from(self.values.len()).ok()?;
+            self.values
+                .resize(self.values.len() + region, Buckets::default());
             (ring.room, ring.len, ring.next) = (slots, 0, 0);
         }
         if ring.id != key.id() || ring.slots != slots {
@@ -152,22 +130,6 @@ impl ValueHistory {
         }
         self.rings[key.slot()] = ring;
         Some(ring)
-    }
-
-    /// Makes room for `used` values (and the room to align them), and moves the records to
-    /// start on a cache line again if the buffer moved (with an allocator that aligns to the
-    /// size of a value, as the system's does; with another, they are only misaligned).
-    fn grow(&mut self, used: usize) {
-        let before = self.values.len().saturating_sub(LINE - 1);
-        self.values.resize(used + LINE - 1, Buckets::default());
-        let size = size_of::<Buckets>();
-        let address = self.values.as_ptr() as usize;
-        let aligned = (address.next_multiple_of(LINE * size) - address) / size % LINE;
-        if aligned != self.aligned {
-            self.values
-                .copy_within(self.aligned..self.aligned + before, aligned);
-            self.aligned = aligned;
-        }
     }
 
     /// Hints the processor to bring `key`'s ring into the cache, ahead of
@@ -190,9 +152,9 @@ impl ValueHistory {
         let next = usize::from(ring.next);
         let newest = (next + BASELINE_DEPTH - 1) % BASELINE_DEPTH;
         for at in [next, newest] {
-            let (start, len) = self.place(ring, at);
+            let (start, stride) = ring.record(at);
             prefetch(&self.values, start);
-            prefetch(&self.values, start + len - 1);
+            prefetch(&self.values, start + stride - 1);
         }
     }
 
@@ -203,22 +165,15 @@ impl ValueHistory {
             .filter(|ring| ring.id == key.id() && ring.len > 0)
     }
 
-    /// Where `ring`'s record at ring position `at` starts in [`values`](Self::values), and its
-    /// length.
-    fn place(&self, ring: &Ring, at: usize) -> (usize, usize) {
-        let (start, len) = ring.record(at);
-        (self.aligned + start, len)
-    }
-
     /// The tick of `ring`'s record at ring position `at`.
     fn tick_at(&self, ring: &Ring, at: usize) -> u32 {
-        self.values[self.place(ring, at).0].words()[0]
+        self.values[ring.record(at).0].words()[0]
     }
 
     /// The values of `ring`'s record at ring position `at`.
     fn values_at(&self, ring: &Ring, at: usize) -> &[Buckets] {
-        let (start, len) = self.place(ring, at);
-        &self.values[start + 1..start + len]
+        let (start, stride) = ring.record(at);
+        &self.values[start + 1..start + stride]
     }
 
     /// Node `key`'s values as of `tick`: its newest record at or before `tick`, if it still
@@ -354,47 +309,6 @@ mod tests {
         assert_eq!(as_of(&h, key(1), 41), None);
         h.record(key(2), 1, &value(3));
         assert_eq!(h.exact(key(2), 1), Some(&value(3)[..]));
-    }
-
-    #[test]
-    fn a_ring_is_a_quarter_of_a_cache_line() {
-        assert_eq!(size_of::<super::Ring>(), 16);
-    }
-
-    #[test]
-    fn a_record_spans_as_few_cache_lines_as_it_fills_and_records_survive_the_buffer_moving() {
-        let mut h = ValueHistory::default();
-        let values = |slots: u32, tick: u32| -> Vec<Buckets> {
-            (0..slots)
-                .map(|i| Buckets::from_low_u64(u64::from(tick * 10 + i)))
-                .collect()
-        };
-        // Widths 1 to 6, a node each, in slots 0 to 59; the buffer grows (and may move) as
-        // each new node's region is added.
-        let width = |id: u32| id % 6 + 1;
-        for tick in 1..4 {
-            for id in 0..60 {
-                h.record(key(id), tick, &values(width(id), tick));
-            }
-        }
-        let line = size_of::<Buckets>() * super::LINE;
-        let address = |start: usize| h.values.as_ptr() as usize + start * size_of::<Buckets>();
-        for id in 0..60 {
-            let ring = h.get(key(id)).expect("recorded");
-            for at in ring.newest_first() {
-                let (start, len) = h.place(ring, at);
-                let (first, last) = (address(start), address(start + len) - 1);
-                let lines = last / line - first / line + 1;
-                assert_eq!(
-                    lines,
-                    len.div_ceil(super::LINE),
-                    "node {id}'s record at {at}"
-                );
-            }
-            for tick in 1..4 {
-                assert_eq!(h.exact(key(id), tick), Some(&values(width(id), tick)[..]));
-            }
-        }
     }
 
     #[test]
