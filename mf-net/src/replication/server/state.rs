@@ -191,7 +191,7 @@ impl ServerState {
             return;
         };
         let (groups, viewers) = (&self.groups, &self.viewers);
-        let seen = |n: &NetNode| !scatter || viewers.any(n.group) || groups.get(n.group).is_none();
+        let seen = |n: &NetNode| !scatter || seen_by_a_client(n, viewers, groups);
         let tables = (&self.nodes, &self.changed[..]);
         let states = &self.shadows;
         self.bit_entries
@@ -207,7 +207,7 @@ impl ServerState {
             return;
         };
         let (groups, viewers) = (&self.groups, &self.viewers);
-        let seen = |n: &NetNode| viewers.any(n.group) || groups.get(n.group).is_none();
+        let seen = |n: &NetNode| seen_by_a_client(n, viewers, groups);
         let tables = (&self.nodes, &self.changed[..]);
         snapshot::prepare_changed(&self.shadows, tables, acked, &mut self.entries, seen);
     }
@@ -1424,4 +1424,10 @@ fn typed_group(store: &dyn Store, root: NodeId) -> (Vec<NodeId>, Vec<TypedNode>)
         })
         .collect();
     (group.into_iter().map(|(node, _)| node).collect(), typed)
+}
+
+/// Whether some client sees node `n` while interest decides what clients see: a client has its
+/// group, or it is in no group (every client gets its changes).
+fn seen_by_a_client(n: &NetNode, viewers: &Viewers, groups: &GroupTable) -> bool {
+    viewers.any(n.group) || groups.get(n.group).is_none()
 }
