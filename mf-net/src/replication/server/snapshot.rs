@@ -45,8 +45,9 @@ pub(crate) struct SnapshotAt {
 /// starting at the client's cursor (wrapping) and stopping before the byte budget (`budget`,
 /// 0 = unlimited, counting the whole packet) would be exceeded, then the terminating 0.
 /// Entries come from `entries`, this tick's shared cache, asked for with the client's since
-/// class: each distinct one is encoded once (ahead, by [`prepare`], or for the first client
-/// that needs it) and copied into every packet. Records the carried
+/// class: each distinct one is encoded once (ahead, by [`prepare`] and, under interest,
+/// [`prepare_changed`], or for the first client that needs it) and copied into every packet.
+/// Records the carried
 /// nodes in the ring entry of `tick`, after recording whether the snapshot that entry held left
 /// the ring acknowledged (the client's unacknowledged window). Allocates nothing once the
 /// ring's node lists, `w` and `entries` have grown.
@@ -135,9 +136,9 @@ pub(crate) fn write(
     Written { truncated }
 }
 
-/// How many entries [`prepare`] encodes in one pass per column; under a byte budget, which a
-/// snapshot reaches after a few dozen entries, [`PREPARED_PER_BUDGETED_PASS`], checking the
-/// budget after each pass.
+/// How many entries [`prepare`] and [`prepare_changed`] encode in one pass per column; under
+/// a byte budget, which a snapshot reaches after a few dozen entries, [`prepare`] encodes
+/// [`PREPARED_PER_BUDGETED_PASS`], checking the budget after each pass.
 const PREPARED_PER_PASS: usize = 256;
 const PREPARED_PER_BUDGETED_PASS: usize = 32;
 
