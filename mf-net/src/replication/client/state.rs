@@ -30,7 +30,7 @@ use crate::replication::shared::stats::LinkTracker;
 use crate::replication::shared::write_value::write_value;
 use crate::scene::{NodeId, SceneIndex};
 use crate::store::Store;
-use crate::tick::{tick_after, tick_max};
+use crate::tick::{tick_after, tick_diff, tick_max};
 use crate::transport::{Channel, DisconnectReason, PeerId};
 use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
 
@@ -112,11 +112,12 @@ pub(crate) struct ClientState {
     pub(crate) tick_rate: u8,
     /// Newest snapshot tick applied (in full or in part).
     pub(crate) newest_applied: u32,
-    /// The server's tick when it sent the newest RPC we ran: snapshots up to it were captured
-    /// before that call, so they are stale (and discarded, unacknowledged). Moved up to every
-    /// snapshot applied, so that it never falls 2³¹ ticks behind (ticks compare by
-    /// serial-number arithmetic, [`crate::tick`]).
-    pub(crate) rpc_floor: u32,
+    /// Snapshots up to this tick are stale, and discarded unacknowledged (see
+    /// [`discard_up_to`](Self::discard_up_to)): those captured before the newest server RPC
+    /// we ran, or before the state of the newest spawn we applied. Moved up to every snapshot
+    /// applied, so that it never falls 2³¹ ticks behind (ticks compare by serial-number
+    /// arithmetic, [`crate::tick`]).
+    pub(crate) stale_floor: u32,
     /// Newest snapshot tick applied in full.
     newest_acked: u32,
     /// Whether the newest applied snapshot was truncated.
@@ -180,7 +181,7 @@ impl ClientState {
             last_snapshot_at: now,
             tick_rate: 30,
             newest_applied: 0,
-            rpc_floor: 0,
+            stale_floor: 0,
             newest_acked: 0,
             last_truncated: false,
             nodes: Vec::new(),
@@ -368,7 +369,7 @@ impl ClientState {
                     .start(shared.config.interpolation, rate, tick, shared.now);
                 self.newest_applied = tick;
                 self.newest_acked = tick;
-                self.rpc_floor = tick;
+                self.stale_floor = tick;
                 self.last_snapshot_at = shared.now;
                 core.set_tick(tick);
                 info!(%peer, tick, rate, "connected to the server");
@@ -417,6 +418,18 @@ impl ClientState {
         }
     }
 
+    /// Snapshots up to `floor` are stale from now on: captured before something the client
+    /// applied (a server RPC sent at `floor`, a spawn's state as of the tick after it); one
+    /// arriving later, out of order, would undo it, and is discarded unacknowledged. A floor
+    /// more than two seconds of ticks past the newest snapshot applied is not believed (a
+    /// broken or hostile server would otherwise make the client discard every snapshot).
+    pub(crate) fn discard_up_to(&mut self, floor: u32) {
+        let plausible = i32::from(self.tick_rate.max(1)) * 2;
+        if tick_diff(floor, self.newest_applied) <= plausible {
+            self.stale_floor = tick_max(self.stale_floor, floor);
+        }
+    }
+
     fn on_spawn(
         &mut self,
         shared: &mut Shared,
@@ -425,7 +438,13 @@ impl ClientState {
     ) -> Result<bool, DecodeError> {
         let header = SpawnHeader::read(r)?;
         match self.apply_spawn(shared, &header, tick, r) {
-            Ok(()) => Ok(true),
+            Ok(()) => {
+                // The spawn holds the state as of `tick`, from which a byte-format server
+                // sends only what changes: a snapshot from before it (from before the group
+                // left us, delayed past its return) would set older values for good.
+                self.discard_up_to(tick.wrapping_sub(1));
+                Ok(true)
+            }
             Err(reason) => {
                 warn!(first = header.first_net_id, reason, "cannot apply spawn");
                 shared.stats.spawn_failures += 1;
@@ -855,7 +874,7 @@ impl ClientState {
         let size = MessageHeader::SIZE + r.remaining();
         shared.stats.last_snapshot_bytes = size;
         shared.stats.largest_snapshot_bytes = shared.stats.largest_snapshot_bytes.max(size);
-        if !tick_after(tick, self.newest_applied) || !tick_after(tick, self.rpc_floor) {
+        if !tick_after(tick, self.newest_applied) || !tick_after(tick, self.stale_floor) {
             shared.stats.snapshots_discarded += 1;
             return Ok(true);
         }
@@ -945,7 +964,7 @@ impl ClientState {
         }
         r.finish()?;
         self.newest_applied = tick;
-        self.rpc_floor = tick;
+        self.stale_floor = tick;
         self.last_truncated = flags & protocol::SNAPSHOT_TRUNCATED != 0;
         self.interp.end_snapshot(tick, self.last_truncated);
         if complete {

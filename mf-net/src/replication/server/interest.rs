@@ -6,10 +6,12 @@
 //! A node of a group a client does not have is not in that client's list of nodes
 //! ([`Known`](crate::replication::server::known::Known)), so snapshots skip it at no cost. A
 //! group that becomes relevant is sent as a spawn
-//! with its state captured so far (like a late join); its nodes then travel as resyncs (their
-//! full state) in every snapshot until the client acknowledges one, sent after the spawn, that
-//! carried them (a snapshot from before the group left the client, delayed past the spawn, may
-//! be applied to the new copy; a full entry repairs it). Snapshots stay unreliable: a snapshot
+//! with its state captured so far (like a late join); a byte-format client's entries then
+//! carry what changes after it (the client discards a snapshot from before a spawn it applied:
+//! one from before the group left it, delayed past the spawn, would set older values on the
+//! new copy). A bit-packed spawn is no baseline: those nodes travel as resyncs (their full
+//! state) in every snapshot until the client acknowledges one, sent after the spawn, that
+//! carried them. Snapshots stay unreliable: a snapshot
 //! that overtakes the spawn is not acknowledged, since a client acknowledges a snapshot only if
 //! every entry's id is one it has, or one it knows is gone locally (freed by game code, or a
 //! spawn it could not apply); an id it never received or that the server despawned holds the
@@ -211,20 +213,6 @@ impl ServerState {
         let client = &mut self.clients[c];
         for &key in group_keys(&self.nodes, group) {
             client.send.hide(key);
-        }
-    }
-
-    /// Marks the nodes of group `g` as had by the client at `c` from the current tick, each
-    /// owing a resync of everything it receives (until a snapshot carrying it, sent after the
-    /// spawn, is acknowledged).
-    fn show_nodes(&mut self, c: usize, g: GroupKey) {
-        let Some(group) = self.groups.get(g) else {
-            return;
-        };
-        let client = &mut self.clients[c];
-        for &key in group_keys(&self.nodes, group) {
-            let stateful = self.nodes.get(key).is_some_and(|n| n.has_state);
-            client.send.show(key, self.tick, stateful);
         }
     }
 
@@ -566,7 +554,7 @@ impl ServerState {
         if !dormant && !self.send_group(core, shared, g, c) {
             return false;
         }
-        self.show_nodes(c, g);
+        self.give_group(c, g, !dormant);
         self.set_vis(c, g, GroupVis::visible(1));
         shared.stats.relevance_spawns += u64::from(!dormant);
         self.clients[c].stats.relevance_spawns += u64::from(!dormant);

@@ -55,9 +55,9 @@ impl NodeSend {
 
     /// A resync owed (its next entries carry everything the client receives): its authority
     /// moved to or from this client, so members of another owner condition became visible to
-    /// it, or its group became relevant to the client again. Completed by an ack of a snapshot
-    /// after this tick that carried it (a snapshot from before the group left the client may
-    /// still arrive after the spawn and be applied; a full entry repairs that).
+    /// it, or its group became relevant to a bit-packed client (whose spawn is no baseline)
+    /// or, dormant, came back without a spawn. Completed by an ack of a snapshot after this
+    /// tick that carried it.
     #[inline(always)]
     pub(crate) fn resync(&self) -> Option<u32> {
         (self.resync != NO_RESYNC).then_some(self.resync)

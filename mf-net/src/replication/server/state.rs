@@ -1245,7 +1245,7 @@ impl ServerState {
                 if vis.is_none() {
                     continue;
                 }
-                self.give_group(c, g);
+                self.give_group(c, g, true);
                 if let Some(core) = core.as_deref_mut() {
                     self.send_group(core, shared, g, c);
                 }
@@ -1309,18 +1309,22 @@ impl ServerState {
         g
     }
 
-    /// The client at `c` has the nodes of the group `g`, whose spawn goes to it now, from the
-    /// current tick.
-    fn give_group(&mut self, c: usize, g: GroupKey) {
+    /// The client at `c` has the nodes of the group `g` from the current tick: `spawned` if
+    /// their spawn goes to it now, with their state as of this tick (else it holds a stale
+    /// copy: a dormant bound group).
+    pub(crate) fn give_group(&mut self, c: usize, g: GroupKey, spawned: bool) {
         let Some(group) = self.groups.get(g) else {
             return;
         };
         let client = &mut self.clients[c];
+        // A byte-format client has the spawn's state: its entries carry what changes after it
+        // (a snapshot from before the spawn, arriving after it, is discarded). A bit-packed
+        // spawn is no baseline, and a dormant copy is stale: each node owes a resync, its
+        // entries carrying its whole state until one sent from now on is acknowledged.
+        let resync = client.bits || !spawned;
         for &key in group_keys(&self.nodes, group) {
             let stateful = self.nodes.get(key).is_some_and(|n| n.has_state);
-            match client.bits {
-                // Its spawn is no baseline: entries carry its whole state until one is
-                // acknowledged.
+            match resync {
                 true => client.send.show(key, self.tick, stateful),
                 false => client.send.add(key, self.tick, stateful),
             }

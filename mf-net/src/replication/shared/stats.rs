@@ -38,7 +38,8 @@ pub struct NetworkStats {
     /// Client: snapshot entries that did not read, skipped while the rest of their snapshot
     /// was applied ([`EntryRejected`](crate::replication::multiplayer::MultiplayerEvent::EntryRejected)).
     pub entries_rejected: u64,
-    /// Client: stale or duplicate snapshots discarded (tick not newer than the newest applied).
+    /// Client: stale or duplicate snapshots discarded (tick not newer than the newest applied,
+    /// or captured before a server RPC it ran or a spawn it applied).
     pub snapshots_discarded: u64,
     /// Size in bytes of the last snapshot sent (server) or received (client), header included.
     pub last_snapshot_bytes: usize,

@@ -17,7 +17,7 @@ use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::state::Shared;
 use crate::rpc::{call_catching, RpcCallError, RpcEntry, RpcInfo, RpcRegistry};
 use crate::scene::NodeId;
-use crate::tick::{tick_after, tick_diff, tick_max};
+use crate::tick::tick_after;
 use crate::transport::PeerId;
 use crate::wire::{DecodeError, NetReader, ProtocolViolation};
 
@@ -94,14 +94,9 @@ pub(crate) fn on_rpc(
     // A server RPC sent at `tick` is newer than the snapshots up to `tick` (captured before
     // the call): one arriving later, out of order, would undo what the call changed; it is
     // discarded. A snapshot after `tick` already applied holds the call's changes: the body's
-    // changes to replicated members are undone after it runs (`Received::invoke`). A tick more
-    // than two seconds of ticks past the newest snapshot is not believed (a broken or hostile
-    // server would otherwise make the client discard every snapshot).
+    // changes to replicated members are undone after it runs (`Received::invoke`).
     if let Role::Client(client) = role {
-        let plausible = i32::from(client.tick_rate.max(1)) * 2;
-        if tick_diff(tick, client.newest_applied) <= plausible {
-            client.rpc_floor = tick_max(client.rpc_floor, tick);
-        }
+        client.discard_up_to(tick);
         ctx.set_state_newer(tick_after(client.newest_applied, tick));
     }
     // Node references among the arguments (and in calls the body queues) are the net ids of
