@@ -631,16 +631,37 @@ fn a_change_right_after_a_relevance_spawn_is_not_lost_under_loss() {
 
 /// A transport whose packets on `channel` wait, in order, while `hold` is set (and until every
 /// earlier one has gone); those on the other channel go at once. Its `flush` sends what no
-/// longer waits.
+/// longer waits. While `ahead` is set, its reliable packets claim a tick 10 000 ahead of the
+/// sender's (the message header's tick: bytes 3 to 6, little-endian).
 struct Holding<T> {
     inner: T,
     channel: Channel,
     hold: Rc<Cell<bool>>,
+    ahead: Rc<Cell<bool>>,
     queue: VecDeque<(PeerId, Vec<u8>)>,
+}
+
+impl<T> Holding<T> {
+    /// `inner`, holding packets on `channel` while `hold` is set (see the type).
+    fn new(inner: T, channel: Channel, hold: &Rc<Cell<bool>>) -> Self {
+        Self {
+            inner,
+            channel,
+            hold: Rc::clone(hold),
+            ahead: Rc::default(),
+            queue: VecDeque::new(),
+        }
+    }
 }
 
 impl<T: Transport> Transport for Holding<T> {
     fn send(&mut self, peer: PeerId, channel: Channel, data: &[u8]) -> Result<(), SendError> {
+        if self.ahead.get() && channel == Channel::Reliable && data.len() >= 7 {
+            let mut data = data.to_vec();
+            let tick = u32::from_le_bytes(data[3..7].try_into().unwrap());
+            data[3..7].copy_from_slice(&tick.wrapping_add(10_000).to_le_bytes());
+            return self.inner.send(peer, channel, &data);
+        }
         if channel == self.channel && (self.hold.get() || !self.queue.is_empty()) {
             self.queue.push_back((peer, data.to_vec()));
             return Ok(());
@@ -682,6 +703,32 @@ fn frame_both(server: &mut Mp, client: &mut Mp, dt: Duration) {
     client.end_frame();
 }
 
+/// A server on `transport` (listening on `net` as "game") sending `encoding`, and a client
+/// connected to it, four frames on.
+fn connected(net: &LoopbackNetwork, transport: Dyn, encoding: SnapshotEncoding) -> (Mp, Mp) {
+    let config = MultiplayerConfig {
+        snapshot_encoding: encoding,
+        ..MultiplayerConfig::default()
+    };
+    let mut server = Mp::new(library(), config);
+    server.start_server(transport, messages()).unwrap();
+    let mut client = Mp::new(library(), MultiplayerConfig::default());
+    client
+        .start_client(
+            |data| -> Dyn { Box::new(net.connect("game", data)) },
+            messages(),
+        )
+        .unwrap();
+    for _ in 0..4 {
+        frame_both(&mut server, &mut client, FRAME);
+    }
+    assert!(server.peers().contains(&client.local_peer_id()));
+    (server, client)
+}
+
+/// A frame at 30 Hz.
+const FRAME: Duration = Duration::from_nanos(1_000_000_000 / 30);
+
 /// A group made relevant again is re-spawned under its old ids, below the highest id the
 /// client holds; its spawn (reliable) is held back a few frames while snapshots (unreliable)
 /// carrying a change made after the spawn was written reach the client first. The client must
@@ -694,33 +741,15 @@ fn a_snapshot_overtaking_a_relevance_respawn_is_not_acknowledged() {
     let reliable_to_client = Rc::new(Cell::new(0u32));
     let counter = Rc::clone(&reliable_to_client);
     // The hook counts the reliable packets that leave the server (spawns, despawns).
-    let holding = Holding {
-        inner: net.listen("game", 8).unwrap(),
-        channel: Channel::Reliable,
-        hold: Rc::clone(&hold),
-        queue: VecDeque::new(),
-    };
+    let holding = Holding::new(net.listen("game", 8).unwrap(), Channel::Reliable, &hold);
     let transport: Dyn = Box::new(SendHook::new(holding, move |_, channel, _| {
         if channel == Channel::Reliable {
             counter.set(counter.get() + 1);
         }
         Ok(())
     }));
-    let mut server = Mp::new(library(), MultiplayerConfig::default());
-    server.start_server(transport, messages()).unwrap();
-    let mut client = Mp::new(library(), MultiplayerConfig::default());
-    client
-        .start_client(
-            |data| -> Dyn { Box::new(net.connect("game", data)) },
-            messages(),
-        )
-        .unwrap();
-    let dt = Duration::from_secs(1) / 30;
-    for _ in 0..4 {
-        frame_both(&mut server, &mut client, dt);
-    }
-    let p = client.local_peer_id();
-    assert!(server.peers().contains(&p));
+    let (mut server, mut client) = connected(&net, transport, SnapshotEncoding::default());
+    let (p, dt) = (client.local_peer_id(), FRAME);
 
     let root = server.scene().root();
     let a = server.spawn(UNIT, root, PeerId::SERVER).unwrap(); // ids 1 and 2
@@ -774,30 +803,9 @@ fn a_snapshot_from_before_a_group_left_arriving_after_its_return_is_discarded() 
     for encoding in [SnapshotEncoding::Bytes, SnapshotEncoding::Bits] {
         let net = LoopbackNetwork::new();
         let hold = Rc::new(Cell::new(false));
-        let holding = Holding {
-            inner: net.listen("game", 8).unwrap(),
-            channel: Channel::Unreliable,
-            hold: Rc::clone(&hold),
-            queue: VecDeque::new(),
-        };
-        let config = MultiplayerConfig {
-            snapshot_encoding: encoding,
-            ..MultiplayerConfig::default()
-        };
-        let mut server = Mp::new(library(), config);
-        server.start_server(Box::new(holding), messages()).unwrap();
-        let mut client = Mp::new(library(), MultiplayerConfig::default());
-        client
-            .start_client(
-                |data| -> Dyn { Box::new(net.connect("game", data)) },
-                messages(),
-            )
-            .unwrap();
-        let dt = Duration::from_secs(1) / 30;
-        for _ in 0..4 {
-            frame_both(&mut server, &mut client, dt);
-        }
-        let p = client.local_peer_id();
+        let holding = Holding::new(net.listen("game", 8).unwrap(), Channel::Unreliable, &hold);
+        let (mut server, mut client) = connected(&net, Box::new(holding), encoding);
+        let (p, dt) = (client.local_peer_id(), FRAME);
         let a = server
             .spawn(UNIT, server.scene().root(), PeerId::SERVER)
             .unwrap();
@@ -843,6 +851,37 @@ fn a_snapshot_from_before_a_group_left_arriving_after_its_return_is_discarded() 
         assert!(client.stats().snapshots_discarded > 0, "({encoding:?})");
         assert!(server.peers().contains(&p));
     }
+}
+
+/// A server (broken or hostile) whose spawn claims a tick far ahead of its snapshots cannot make
+/// the client discard every snapshot until then: a floor more than two seconds of ticks past
+/// the newest snapshot applied is not believed, and the node's later changes still arrive.
+#[test]
+fn a_spawn_claiming_a_tick_far_ahead_does_not_make_the_client_discard_every_snapshot() {
+    let net = LoopbackNetwork::new();
+    let holding = Holding::new(
+        net.listen("game", 8).unwrap(),
+        Channel::Reliable,
+        &Rc::default(),
+    );
+    // While `ahead` is set, reliable packets (here: the spawn) claim a tick 10 000 ahead.
+    let ahead = Rc::clone(&holding.ahead);
+    let (mut server, mut client) = connected(&net, Box::new(holding), SnapshotEncoding::Bytes);
+    let dt = FRAME;
+    ahead.set(true);
+    let a = server
+        .spawn(UNIT, server.scene().root(), PeerId::SERVER)
+        .unwrap();
+    frame_both(&mut server, &mut client, dt);
+    ahead.set(false);
+    let a_id = server.net_id(a).unwrap();
+    let copy = client.node(a_id).expect("spawned");
+    let h = server.scene().net_ref::<Unit>(a).unwrap();
+    server.scene_mut().get_mut(h).unwrap().hp = 9;
+    for _ in 0..4 {
+        frame_both(&mut server, &mut client, dt);
+    }
+    assert_eq!(unit(&client, copy).hp, 9, "the change arrived");
 }
 
 /// A node the client's game code frees does not hold acknowledgements back (its entries are
