@@ -194,6 +194,11 @@ fn idle_stays_idle_when_only_excluded_members_change() {
     world.step(3);
     let bytes = |world: &World, peer| world.server.peer_stats(peer).unwrap().last_snapshot_bytes;
     assert_eq!((bytes(&world, owner), bytes(&world, other)), (9, 9));
+    // A bit-packed spawn is no baseline: the hero's first change, whatever it is, brings
+    // each client its whole state once (one both receive here).
+    server_mut(&mut world, handle).hp = 2;
+    world.step(3);
+    assert_eq!((bytes(&world, owner), bytes(&world, other)), (9, 9));
 
     // Only `aim` (skip_owner) changes, every frame for 40 frames: the owner's snapshots stay
     // idle every tick (nothing owed, no empty entries), the other client's carry it.

@@ -220,6 +220,38 @@ fn manual_relevance_spawns_and_despawns_per_client() {
     assert!(world.clients[0].set_relevant(on0, p0, true).is_err());
 }
 
+/// A group that comes back to a client costs its spawn alone while its nodes do not change, in
+/// either encoding (the client has the spawn's state; a bit-packed node's next entry, when it
+/// changes, carries its whole state, as a spawn is no baseline), and its next change arrives.
+#[test]
+fn a_group_that_comes_back_costs_its_spawn_alone_until_it_changes() {
+    for encoding in [SnapshotEncoding::Bytes, SnapshotEncoding::Bits] {
+        let mut world = World::with_encoding(1, encoding, library);
+        let p = peer(&world, 0);
+        let a = spawn_unit(&mut world, 0.0, PeerId::SERVER);
+        world.step(5);
+        world.server.set_relevant(a, p, false).unwrap();
+        world.step(3);
+        assert!(copy(&world, 0, a).is_none(), "despawned ({encoding:?})");
+        set_hp(&mut world, a, 5);
+        world.step(1);
+        world.server.set_relevant(a, p, true).unwrap();
+        let encoded = world.server.stats().entries_encoded;
+        world.step(10);
+        let on = copy(&world, 0, a).expect("spawned again");
+        assert_eq!(unit(&world.clients[0], on).hp, 5, "({encoding:?})");
+        assert_eq!(
+            world.server.stats().entries_encoded,
+            encoded,
+            "no entry after the spawn ({encoding:?})"
+        );
+        set_hp(&mut world, a, 6);
+        world.step(3);
+        assert_eq!(unit(&world.clients[0], on).hp, 6, "({encoding:?})");
+        assert_restricted_convergence(&world, 0);
+    }
+}
+
 #[test]
 fn grid_interest_has_hysteresis_and_grace() {
     let mut world = World::new(1, library);
@@ -792,12 +824,11 @@ fn a_snapshot_overtaking_a_relevance_respawn_is_not_acknowledged() {
     assert!(server.peers().contains(&p));
 }
 
-/// A group that leaves a client and comes back is spawned again with its state then; a
-/// byte-format server sends only what changes after that. A snapshot written before the group
-/// left, held back until after its return (and after every later snapshot was held too, so
-/// that it is the newest the client has seen), would set the older values on the new copy for
-/// good: the client discards snapshots from before a spawn it applied. (Bit-packed entries
-/// carry the whole state after a spawn until one is acknowledged, which repairs it too.)
+/// A group that leaves a client and comes back is spawned again with its state then, and the
+/// server sends nothing more until it changes. A snapshot written before the group left, held
+/// back until after its return (and after every later snapshot was held too, so that it is
+/// the newest the client has seen), would set the older values on the new copy for good: the
+/// client discards snapshots from before a spawn it applied.
 #[test]
 fn a_snapshot_from_before_a_group_left_arriving_after_its_return_is_discarded() {
     for encoding in [SnapshotEncoding::Bytes, SnapshotEncoding::Bits] {

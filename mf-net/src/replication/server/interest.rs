@@ -6,12 +6,11 @@
 //! A node of a group a client does not have is not in that client's list of nodes
 //! ([`Known`](crate::replication::server::known::Known)), so snapshots skip it at no cost. A
 //! group that becomes relevant is sent as a spawn
-//! with its state captured so far (like a late join); a byte-format client's entries then
-//! carry what changes after it (the client discards a snapshot from before a spawn it applied:
-//! one from before the group left it, delayed past the spawn, would set older values on the
-//! new copy). A bit-packed spawn is no baseline: those nodes travel as resyncs (their full
-//! state) in every snapshot until the client acknowledges one, sent after the spawn, that
-//! carried them. Snapshots stay unreliable: a snapshot
+//! with its state captured so far (like a late join), and nothing more is sent until a node
+//! changes: a byte-format entry then carries what changed, a bit-packed one (whose spawn is no
+//! baseline) the node's whole state, until the client acknowledges one. The client discards a
+//! snapshot from before a spawn it applied: one from before the group left it, delayed past
+//! the spawn, would set older values on the new copy. Snapshots stay unreliable: a snapshot
 //! that overtakes the spawn is not acknowledged, since a client acknowledges a snapshot only if
 //! every entry's id is one it has, or one it knows is gone locally (freed by game code, or a
 //! spawn it could not apply); an id it never received or that the server despawned holds the

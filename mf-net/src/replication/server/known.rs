@@ -55,9 +55,9 @@ impl NodeSend {
 
     /// A resync owed (its next entries carry everything the client receives): its authority
     /// moved to or from this client, so members of another owner condition became visible to
-    /// it, or its group became relevant to a bit-packed client (whose spawn is no baseline)
-    /// or, dormant, came back without a spawn. Completed by an ack of a snapshot after this
-    /// tick that carried it.
+    /// it, or it was spawned to a bit-packed client (whose spawn is no baseline: that one waits
+    /// for the node's next change), or its group, dormant, came back without a spawn.
+    /// Completed by an ack of a snapshot after this tick that carried it.
     #[inline(always)]
     pub(crate) fn resync(&self) -> Option<u32> {
         (self.resync != NO_RESYNC).then_some(self.resync)

@@ -257,12 +257,16 @@ impl SendState {
         self.nodes.forget(gone);
     }
 
-    /// The client has the node again from `tick` (its group was just sent): it owes a resync
-    /// if it has a state.
-    pub(crate) fn show(&mut self, key: NodeKey, tick: u32, stateful: bool) {
+    /// The client has the node from `tick` on, owing a resync if it has a state: its entries
+    /// carry its whole state until one sent after `tick` is acknowledged. If `stale` (its copy
+    /// is older than `tick`: a dormant group come back), the resync goes in the next snapshot;
+    /// else the client has its state as of `tick` (from its spawn), only no baseline to code
+    /// deltas against, and the resync waits for the node's next change (a node that does not
+    /// change costs no entry).
+    pub(crate) fn show(&mut self, key: NodeKey, tick: u32, stateful: bool, stale: bool) {
         let n = NodeSend::new(tick, stateful.then_some(tick));
         self.nodes.set(key, n, !stateful);
-        if stateful {
+        if stateful && stale {
             self.incoming.push(key);
         }
     }
@@ -270,13 +274,13 @@ impl SendState {
     /// Owes the node a resync, completed only by an ack of a snapshot after `after` (a node
     /// owed one already moves its tick there).
     pub(crate) fn owe_resync(&mut self, key: NodeKey, after: u32) {
-        let owed_none = self.nodes.update(key, |n| {
-            let old = n.resync();
-            n.set_resync(Some(old.map_or(after, |old| tick_max(old, after))));
-            old.is_none()
+        let had = self.nodes.update(key, |n| {
+            let after = n.resync().map_or(after, |old| tick_max(old, after));
+            n.set_resync(Some(after));
         });
-        if owed_none == Some(true) {
-            // (A node owed one already is pending.)
+        if had.is_some() {
+            // Even if it owed one already: a resync owed since a spawn waits for the node's
+            // next change, not in the pending list.
             self.incoming.push(key);
         }
     }
@@ -794,7 +798,7 @@ mod tests {
         send.hide(a);
         send.ack(6, Duration::ZERO);
         assert!(send.node(a).is_none(), "hidden: no state, no resync");
-        send.show(a, 7, true);
+        send.show(a, 7, true, true);
         let n = send.node(a).unwrap();
         assert_eq!((n.acked, n.resync()), (7, Some(7)));
         // A snapshot from before the group came back does not complete the resync.
@@ -873,6 +877,28 @@ mod tests {
     }
 
     #[test]
+    fn a_resync_owed_since_a_spawn_waits_for_a_change_and_one_owed_again_does_not() {
+        let (mut table, keys) = table(3);
+        let (a, b) = (keys[0], keys[1]);
+        let mut send = SendState::default();
+        send.join(keys[2..].iter().copied(), 5, &table);
+        // Spawned to the client at 6: each owes its whole state, and nothing is pending.
+        send.show(a, 6, true, false);
+        send.show(b, 6, true, false);
+        send.refresh(&[], &table, PEER);
+        assert!(send.pending().is_empty());
+        // `a` changes: pending, its entry whole (no `since`).
+        touch(&mut table, a, 7, true, true);
+        send.refresh(&[a], &table, PEER);
+        assert_eq!(send.pending(), [a]);
+        assert_eq!(send.node(a).unwrap().since(), None);
+        // `b` is owed a resync again (its authority moved): pending at once.
+        send.owe_resync(b, 7);
+        send.refresh(&[], &table, PEER);
+        assert_eq!(send.pending(), [a, b]);
+    }
+
+    #[test]
     fn an_idle_tick_walks_nothing_and_a_change_is_pending_until_acknowledged() {
         let (mut table, keys) = table(1000);
         let mut send = SendState::default();
@@ -921,7 +947,7 @@ mod tests {
         send.refresh(&[], &table, PEER);
         assert_eq!(send.pending(), [keys[0], keys[7], keys[8]]);
         // A shown node owes a resync: pending again.
-        send.show(keys[6], 7, true);
+        send.show(keys[6], 7, true, true);
         send.refresh(&[], &table, PEER);
         assert_eq!(send.pending(), [keys[0], keys[6], keys[7], keys[8]]);
     }
@@ -1000,7 +1026,7 @@ mod tests {
         sent(&mut send, &table, 6, &keys);
         // Shown after the snapshot was written (at the server's tick, 6 or later).
         send.hide(keys[3]);
-        send.show(keys[3], 7, true);
+        send.show(keys[3], 7, true, true);
         send.ack(6, Duration::from_millis(60));
         // No node was marked: the list reads every entry through the tick acknowledged whole.
         let stored = send.nodes.standing().unwrap().entries;

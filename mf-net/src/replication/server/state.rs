@@ -1317,15 +1317,15 @@ impl ServerState {
             return;
         };
         let client = &mut self.clients[c];
-        // A byte-format client has the spawn's state: its entries carry what changes after it
-        // (a snapshot from before the spawn, arriving after it, is discarded). A bit-packed
-        // spawn is no baseline, and a dormant copy is stale: each node owes a resync, its
-        // entries carrying its whole state until one sent from now on is acknowledged.
+        // A client that got the spawn has its state (a snapshot from before the spawn, arriving
+        // after it, is discarded): a byte-format client's entries carry what changes after
+        // it; a bit-packed spawn is no baseline, so a node's next entry, when it changes,
+        // carries its whole state (a resync). A dormant copy is stale: resynced at once.
         let resync = client.bits || !spawned;
         for &key in group_keys(&self.nodes, group) {
             let stateful = self.nodes.get(key).is_some_and(|n| n.has_state);
             match resync {
-                true => client.send.show(key, self.tick, stateful),
+                true => client.send.show(key, self.tick, stateful, !spawned),
                 false => client.send.add(key, self.tick, stateful),
             }
         }
