@@ -252,6 +252,33 @@ fn a_group_that_comes_back_costs_its_spawn_alone_until_it_changes() {
     }
 }
 
+/// A client that joins late gets the world's spawns and then nothing while the nodes do not
+/// change, in either encoding (a bit-packed node's next entry carries its whole state), and
+/// their changes arrive.
+#[test]
+fn a_late_joiner_costs_its_spawns_alone_until_the_nodes_change() {
+    for encoding in [SnapshotEncoding::Bytes, SnapshotEncoding::Bits] {
+        let mut world = World::with_encoding(1, encoding, library);
+        let units: Vec<NodeId> = (0..5)
+            .map(|i| spawn_unit(&mut world, i as f32, PeerId::SERVER))
+            .collect();
+        world.step(5);
+        let encoded = world.server.stats().entries_encoded;
+        let late = world.connect_client();
+        world.step(10);
+        assert_eq!(
+            world.server.stats().entries_encoded,
+            encoded,
+            "no entry after the spawns ({encoding:?})"
+        );
+        set_hp(&mut world, units[0], 4);
+        world.step(3);
+        let on = copy(&world, late, units[0]).expect("spawned");
+        assert_eq!(unit(&world.clients[late], on).hp, 4, "({encoding:?})");
+        world.assert_converged();
+    }
+}
+
 #[test]
 fn grid_interest_has_hysteresis_and_grace() {
     let mut world = World::new(1, library);

@@ -117,11 +117,12 @@ impl ServerState {
             .flat_map(|group| group_keys(nodes, group).iter().copied());
         slot.send.join(visible, tick, nodes);
         if slot.bits {
-            // Its spawns are no baseline: entries carry whole states until one is acknowledged.
+            // Its spawns are no baseline: a node's entries, from its next change on, carry its
+            // whole state until one is acknowledged (a node that does not change costs none).
             let stateful = |key| nodes.get(key).is_some_and(|n| n.has_state);
             let owed: Vec<_> = slot.send.keys().filter(|&key| stateful(key)).collect();
             for key in owed {
-                slot.send.owe_resync(key, tick);
+                slot.send.owe_resync_on_change(key, tick);
             }
         }
         slot.last_heard = now;

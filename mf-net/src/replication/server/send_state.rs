@@ -272,17 +272,28 @@ impl SendState {
     }
 
     /// Owes the node a resync, completed only by an ack of a snapshot after `after` (a node
-    /// owed one already moves its tick there).
+    /// owed one already moves its tick there), in the next snapshot.
     pub(crate) fn owe_resync(&mut self, key: NodeKey, after: u32) {
-        let had = self.nodes.update(key, |n| {
-            let after = n.resync().map_or(after, |old| tick_max(old, after));
-            n.set_resync(Some(after));
-        });
-        if had.is_some() {
+        if self.owe(key, after) {
             // Even if it owed one already: a resync owed since a spawn waits for the node's
             // next change, not in the pending list.
             self.incoming.push(key);
         }
+    }
+
+    /// [`owe_resync`](Self::owe_resync), waiting for the node's next change: the client has
+    /// its state, only no baseline to code deltas against (see [`show`](Self::show)).
+    pub(crate) fn owe_resync_on_change(&mut self, key: NodeKey, after: u32) {
+        self.owe(key, after);
+    }
+
+    /// Notes the resync [`owe_resync`](Self::owe_resync) owes; whether the client has the node.
+    fn owe(&mut self, key: NodeKey, after: u32) -> bool {
+        let had = self.nodes.update(key, |n| {
+            let after = n.resync().map_or(after, |old| tick_max(old, after));
+            n.set_resync(Some(after));
+        });
+        had.is_some()
     }
 
     /// Appends to `out`, in net id order, the nodes the client has that `changed` accepts.
