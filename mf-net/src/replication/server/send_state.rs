@@ -519,19 +519,21 @@ impl SendState {
     }
 
     /// Marks the nodes the snapshot of `tick` (acknowledged) carried: one by one, or, if it
-    /// carried every node with state the client had, all at once ([`Known::acknowledge_all`]; the pending
-    /// list is then not settled: the next refresh drops what has nothing left to send).
+    /// carried every node with state the client had, all at once ([`Known::acknowledge_all`]).
+    /// If it was the last one written and [walked whole](Self::walked_whole), it settles the
+    /// pending list.
     fn apply_ack(&mut self, tick: u32) {
         let entry = &self.ring[tick as usize % RING];
         if entry.tick != tick {
             return;
         }
+        let settles = self.whole_at == Some(tick);
+        self.settled |= settles;
         if entry.carried_all || entry.nodes.len() == entry.listed {
+            // Every resync it carried is done, and one owed since is in `incoming`.
             self.nodes.acknowledge_all(tick);
             return;
         }
-        let settles = self.whole_at == Some(tick);
-        self.settled |= settles;
         let mut mark = |(key, n): (NodeKey, &mut NodeSend)| {
             *n = n.with_all_acked(Some(tick));
             if settles && n.resync().is_some() {
@@ -885,6 +887,28 @@ mod tests {
         send.ack(7, Duration::ZERO);
         send.refresh(&[], &table, PEER);
         assert_eq!(send.pending(), [a], "c is acknowledged; a still owes");
+    }
+
+    #[test]
+    fn a_snapshot_that_carried_every_node_settles_the_list_but_for_resyncs_owed_again() {
+        let (mut table, keys) = table(3);
+        let mut send = SendState::default();
+        send.join(table.keys().iter().copied(), 5, &table);
+        // `a` owes a resync from 5; every node changed at 6.
+        send.owe_resync(keys[0], 5);
+        for &k in &keys {
+            touch(&mut table, k, 6, true, true);
+        }
+        send.refresh(&keys, &table, PEER);
+        assert_eq!(send.pending(), keys);
+        sent(&mut send, &table, 6, &keys);
+        send.walked_whole(6);
+        // Owed again after the snapshot was written: still owed once it is acknowledged.
+        send.owe_resync(keys[0], 7);
+        send.ack(6, Duration::ZERO);
+        send.refresh(&[], &table, PEER);
+        assert_eq!(send.pending(), [keys[0]]);
+        assert_eq!(send.node(keys[1]).unwrap().acked, 6);
     }
 
     #[test]
