@@ -530,7 +530,8 @@ impl SendState {
         let settles = self.whole_at == Some(tick);
         self.settled |= settles;
         if entry.carried_all || entry.nodes.len() == entry.listed {
-            // Every resync it carried is done, and one owed since is in `incoming`.
+            // Every resync it carried is done; one owed since is in `incoming` (or, owed since
+            // a spawn, waits for the node's next change).
             self.nodes.acknowledge_all(tick);
             return;
         }
