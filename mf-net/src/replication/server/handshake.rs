@@ -115,16 +115,7 @@ impl ServerState {
             .filter(|&&g| vis.state(g) == Some(Vis::Visible))
             .filter_map(|&g| groups.get(g))
             .flat_map(|group| group_keys(nodes, group).iter().copied());
-        slot.send.join(visible, tick, nodes);
-        if slot.bits {
-            // Its spawns are no baseline: a node's entries, from its next change on, carry its
-            // whole state until one is acknowledged (a node that does not change costs none).
-            let stateful = |key| nodes.get(key).is_some_and(|n| n.has_state);
-            let owed: Vec<_> = slot.send.keys().filter(|&key| stateful(key)).collect();
-            for key in owed {
-                slot.send.owe_resync_on_change(key, tick);
-            }
-        }
+        slot.send.join_owing(visible, tick, nodes, slot.bits);
         slot.last_heard = now;
         slot.last_progress = now;
         slot.stats.acknowledged_tick = tick;

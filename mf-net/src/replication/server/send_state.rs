@@ -190,13 +190,29 @@ impl Default for SendState {
 impl SendState {
     /// The client joins at `tick`: it has the nodes `keys` (in net id order, of `nodes`) as
     /// of `tick` (the spawns it was just sent), owing nothing.
+    #[cfg(test)]
     pub(crate) fn join(
         &mut self,
         keys: impl IntoIterator<Item = NodeKey>,
         tick: u32,
         nodes: &NodeTable,
     ) {
-        let joined = NodeSend::new(tick, None);
+        self.join_owing(keys, tick, nodes, false);
+    }
+
+    /// The client joins at `tick`: it has the nodes `keys` (in net id order, of `nodes`) as
+    /// of `tick` (the spawns it was just sent), each owing a resync if `whole` (a bit-packed
+    /// client, whose spawns are no baseline) that waits for the node's next change, as after
+    /// a [`show`](Self::show) with its spawn: a node that does not change costs no entry (nor
+    /// does one without state, which no snapshot carries).
+    pub(crate) fn join_owing(
+        &mut self,
+        keys: impl IntoIterator<Item = NodeKey>,
+        tick: u32,
+        nodes: &NodeTable,
+        whole: bool,
+    ) {
+        let joined = NodeSend::new(tick, whole.then_some(tick));
         let stateless = |key| !nodes.get(key).is_some_and(|n| n.has_state);
         self.nodes.fill(keys, joined, stateless);
         self.pending.clear();
@@ -207,11 +223,6 @@ impl SendState {
         self.whole_at = None;
         self.settled = false;
         self.deferred.clear();
-    }
-
-    /// The nodes the client has, in net id order.
-    pub(crate) fn keys(&self) -> impl Iterator<Item = NodeKey> + '_ {
-        self.nodes.keys()
     }
 
     /// A node the client has from `acked` on (a spawn just sent: the server's tick), owing
@@ -274,26 +285,15 @@ impl SendState {
     /// Owes the node a resync, completed only by an ack of a snapshot after `after` (a node
     /// owed one already moves its tick there), in the next snapshot.
     pub(crate) fn owe_resync(&mut self, key: NodeKey, after: u32) {
-        if self.owe(key, after) {
-            // Even if it owed one already: a resync owed since a spawn waits for the node's
-            // next change, not in the pending list.
-            self.incoming.push(key);
-        }
-    }
-
-    /// [`owe_resync`](Self::owe_resync), waiting for the node's next change: the client has
-    /// its state, only no baseline to code deltas against (see [`show`](Self::show)).
-    pub(crate) fn owe_resync_on_change(&mut self, key: NodeKey, after: u32) {
-        self.owe(key, after);
-    }
-
-    /// Notes the resync [`owe_resync`](Self::owe_resync) owes; whether the client has the node.
-    fn owe(&mut self, key: NodeKey, after: u32) -> bool {
         let had = self.nodes.update(key, |n| {
             let after = n.resync().map_or(after, |old| tick_max(old, after));
             n.set_resync(Some(after));
         });
-        had.is_some()
+        if had.is_some() {
+            // Even if it owed one already: a resync owed since a spawn is not in the pending
+            // list, and an ack that settles the list keeps only what is in `incoming`.
+            self.incoming.push(key);
+        }
     }
 
     /// Appends to `out`, in net id order, the nodes the client has that `changed` accepts.
