@@ -318,7 +318,7 @@ fn bandwidth_report() {
     let expected = [
         Report {
             boxes: 100,
-            spawn_bytes: 6092,
+            spawn_bytes: 5534,
             idle_snapshot: 9,
             all_second: 93_390,
             ack_second: 240,
@@ -328,7 +328,7 @@ fn bandwidth_report() {
         },
         Report {
             boxes: 1000,
-            spawn_bytes: 62_766,
+            spawn_bytes: 57_179,
             idle_snapshot: 9,
             all_second: 957_660,
             ack_second: 240,

@@ -287,9 +287,14 @@ fn a_client_teleporting_across_the_world_sees_its_new_place_within_one_turn() {
         })
         .unwrap();
     assert!(frames <= every as usize + 1, "{frames} frames");
-    // That frame: 30 spawns, 31 despawns in one message, a snapshot to each client.
+    // That frame: 30 spawns in one message, 31 despawns in one message, a snapshot to each
+    // client.
     assert_eq!((spawns, despawns), (30, 31));
-    assert_eq!(messages, spawns + 1 + 2, "one despawn message for the 31");
+    assert_eq!(
+        messages,
+        1 + 1 + 2,
+        "one spawn message for the 30, one despawn message for the 31"
+    );
     assert_exact(&world, &players, 1, 1);
     // Client 1 stayed: it has its cluster and no longer client 0's player.
     assert_eq!(count(&world, 1), 31);

@@ -547,7 +547,14 @@ fn pinned_bytes_of_filtered_masks() {
         *server.scene_mut().get_mut(h).unwrap() = hero(-1, 0x0102, 7, 9);
     }
     raw.frame(&mut server);
-    let spawns = raw.take(protocol::SPAWN);
+    // Both spawns in one message, each behind its length.
+    let messages = raw.take(protocol::SPAWN);
+    assert_eq!(messages.len(), 1);
+    let mut r = NetReader::new(&messages[0]);
+    let spawns: Vec<&[u8]> = std::iter::from_fn(|| {
+        (r.remaining() > 0).then(|| r.read_len().and_then(|len| r.read_bytes(len)).unwrap())
+    })
+    .collect();
     assert_eq!(spawns.len(), 2);
     // The owned hero's full state leaves out `aim` (skip_owner): mask 0b1011.
     #[rustfmt::skip]

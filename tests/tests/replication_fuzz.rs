@@ -695,6 +695,11 @@ fn raw_pair(net: &LoopbackNetwork) -> (Mp, RawServer) {
 
 /// A hand-made spawn of one `body` at `/root/<name>` with net id `id`.
 fn body_spawn(id: u32, name: &str, body: &Body) -> Vec<u8> {
+    spawn_packet(&body_spawn_payload(id, name, body))
+}
+
+/// [`body_spawn`]'s spawn alone, without its length and the message around it.
+fn body_spawn_payload(id: u32, name: &str, body: &Body) -> Vec<u8> {
     let mut w = NetWriter::new();
     w.write_var_u32(id);
     w.write_var_i32(0);
@@ -708,21 +713,38 @@ fn body_spawn(id: u32, name: &str, body: &Body) -> Vec<u8> {
     w.write_bytes(&body.x.to_le_bytes());
     w.write_bytes(&body.y.to_le_bytes());
     w.write_u8(body.hp);
+    w.as_slice().to_vec()
+}
+
+/// A spawn message (at tick 0) carrying the one spawn `payload`, behind its length.
+fn spawn_packet(payload: &[u8]) -> Vec<u8> {
+    let mut w = NetWriter::new();
+    w.write_len(payload.len());
+    w.write_bytes(payload);
     packet(SPAWN, 0, w.as_slice())
 }
 
-/// `p` with the first varint of its payload (a spawn's first net id) replaced by `id`.
-fn with_first_varint(p: &[u8], id: u32) -> Vec<u8> {
+/// `p`, a spawn message, with the first varint of its first spawn (the spawn's first net id)
+/// replaced by `id` (and the spawn's length written anew).
+fn with_first_net_id(p: &[u8], id: u32) -> Vec<u8> {
     let Some(payload) = p.get(HEADER..) else {
         return p.to_vec();
     };
-    let end = payload
+    let mut r = NetReader::new(payload);
+    let Ok(spawn) = r.read_len().and_then(|len| r.read_bytes(len)) else {
+        return p.to_vec();
+    };
+    let end = spawn
         .iter()
         .position(|b| b & 0x80 == 0)
-        .map_or(payload.len(), |i| i + 1);
+        .map_or(spawn.len(), |i| i + 1);
+    let mut first = NetWriter::new();
+    first.write_var_u32(id);
+    let spawn = [first.as_slice(), &spawn[end..]].concat();
     let mut w = NetWriter::new();
-    w.write_var_u32(id);
-    [&p[..HEADER], w.as_slice(), &payload[end..]].concat()
+    w.write_len(spawn.len());
+    w.write_bytes(&spawn);
+    [&p[..HEADER], w.as_slice(), r.rest()].concat()
 }
 
 /// Fuzzes a client with packets made from `corpus`, recorded from a server sending snapshots
@@ -787,7 +809,7 @@ fn fuzz_client(seed: u64, corpus: &Corpus, encoding: SnapshotEncoding, packets: 
                 p[3..7].copy_from_slice(&next_tick.to_le_bytes());
             }
             if id_of(&p) == SPAWN && rng.percent(60) {
-                p = with_first_varint(&p, next_id);
+                p = with_first_net_id(&p, next_id);
                 next_id += 3;
             }
             raw.send(&p, channel(&mut rng));
@@ -1011,7 +1033,7 @@ fn hostile_counts_are_refused_before_allocating() {
     ];
     let failures = client.stats().spawn_failures;
     for payload in &hostile_spawns {
-        raw.send(&packet(SPAWN, 0, payload), Channel::Reliable);
+        raw.send(&spawn_packet(payload), Channel::Reliable);
         raw.pump();
         let ((), info) = alloc_counter::measure(|| client.begin_frame(DT));
         client.end_frame();
@@ -1110,7 +1132,7 @@ fn a_malformed_bind_leaves_the_bound_node_untouched() {
             w.write_var_u32(id);
         }
         w.write_bytes(state);
-        packet(SPAWN, 0, w.as_slice())
+        spawn_packet(w.as_slice())
     };
     // Mask 0b111, x = 50, y = 60, then hp is missing.
     let truncated = [&[0b111][..], &50i32.to_le_bytes(), &60i32.to_le_bytes()].concat();
@@ -1347,7 +1369,7 @@ fn over_limit_lengths_in_every_message_kind_are_refused_and_the_victim_carries_o
     w.write_len(0);
     w.write_var_u32(0b111);
     w.write_bytes(&[0; 9]);
-    raw.send(&packet(SPAWN, 0, w.as_slice()), Channel::Reliable);
+    raw.send(&spawn_packet(w.as_slice()), Channel::Reliable);
     // A ship, then an entry carrying a name over the limit and a RPC with a text over it.
     let mut w = NetWriter::new();
     w.write_var_u32(3);
@@ -1362,7 +1384,7 @@ fn over_limit_lengths_in_every_message_kind_are_refused_and_the_victim_carries_o
     w.write_f32(1.0);
     w.write_str("ok");
     w.write_len(0);
-    raw.send(&packet(SPAWN, 0, w.as_slice()), Channel::Reliable);
+    raw.send(&spawn_packet(w.as_slice()), Channel::Reliable);
     client_frame(&mut client, &mut raw);
     let ship = client
         .node(NetId::new(3).unwrap())
@@ -1651,4 +1673,47 @@ fn repeated_bit_packed_entries_keep_no_more_baselines_than_the_client_has_nodes(
         5,
         "the entries applied"
     );
+}
+
+/// A spawn message carries one spawn or more, each behind its length: each is applied, and a
+/// message whose lengths do not add up to its end applies none of its spawns.
+#[test]
+fn a_spawn_message_applies_each_spawn_and_one_whose_lengths_do_not_add_up_applies_none() {
+    let net = LoopbackNetwork::new();
+    let (mut client, mut raw) = welcomed_pair(&net);
+    let spawns = |payloads: &[Vec<u8>], tail: &[u8]| {
+        let mut w = NetWriter::new();
+        for p in payloads {
+            w.write_len(p.len());
+            w.write_bytes(p);
+        }
+        w.write_bytes(tail);
+        packet(SPAWN, 0, w.as_slice())
+    };
+    let body = |hp| Body {
+        hp,
+        ..Body::default()
+    };
+    let two = [
+        body_spawn_payload(1, "a", &body(1)),
+        body_spawn_payload(2, "b", &body(2)),
+    ];
+    raw.send(&spawns(&two, &[]), Channel::Reliable);
+    client_frame(&mut client, &mut raw);
+    let hp = |client: &Mp, id: u32| {
+        let node = client.node(NetId::new(id)?)?;
+        let handle = client.scene().net_ref::<Body>(node)?;
+        client.scene().get(handle).map(|b| b.hp)
+    };
+    assert_eq!((hp(&client, 1), hp(&client, 2)), (Some(1), Some(2)));
+    let dropped = client.stats().control_dropped;
+    // A good spawn, then a length past the end; a good spawn, then a stray byte.
+    let three = [body_spawn_payload(3, "c", &body(3))];
+    let four = [body_spawn_payload(4, "d", &body(4))];
+    raw.send(&spawns(&three, &[200, 1, 2]), Channel::Reliable);
+    raw.send(&spawns(&four, &[7]), Channel::Reliable);
+    client_frame(&mut client, &mut raw);
+    assert_eq!((hp(&client, 3), hp(&client, 4)), (None, None));
+    assert_eq!(client.stats().control_dropped, dropped + 2);
+    assert!(client.is_running() && !raw.client_gone);
 }

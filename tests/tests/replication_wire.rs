@@ -112,6 +112,7 @@ fn pinned_bytes_of_welcome_spawn_and_snapshots() {
     expected.extend_from_slice(&spawn_tick.to_le_bytes());
     #[rustfmt::skip]
     expected.extend_from_slice(&[
+        24,                               // the one spawn's length
         0x01,                             // first net id 1
         0x00,                             // scene index 0 (zig-zag)
         0x00, 5, b'/', b'r', b'o', b'o', b't', // parent by path "/root"

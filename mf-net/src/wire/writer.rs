@@ -246,10 +246,8 @@ impl NetWriter {
         self.write_var_u32(len);
     }
 
-    /// Writes `tag` (varint), then what `body` writes, prefixed by its byte length (varint).
-    /// The length is written as a 1-byte placeholder and patched, so a body under 128 bytes
-    /// (the common case) costs no copy; a longer body is moved through `scratch` to make room
-    /// for its longer length.
+    /// Writes `tag` (varint), then what `body` writes, prefixed by its byte length (varint), as
+    /// [`write_prefixed`](Self::write_prefixed) does.
     #[inline(always)]
     pub(crate) fn write_tagged(
         &mut self,
@@ -258,6 +256,18 @@ impl NetWriter {
         body: impl FnOnce(&mut NetWriter),
     ) {
         self.write_var_u32(tag);
+        self.write_prefixed(scratch, body);
+    }
+
+    /// Writes what `body` writes, prefixed by its byte length (varint). The length is written
+    /// as a 1-byte placeholder and patched, so a body under 128 bytes (the common case) costs
+    /// no copy; a longer body is moved through `scratch` to make room for its longer length.
+    #[inline(always)]
+    pub(crate) fn write_prefixed(
+        &mut self,
+        scratch: &mut NetWriter,
+        body: impl FnOnce(&mut NetWriter),
+    ) {
         let len_at = self.len();
         self.write_u8(0);
         body(self);

@@ -388,7 +388,25 @@ impl ClientState {
                 shared.stats.control_dropped += 1;
                 Ok(true)
             }
-            Kind::ToClient(ToClient::Spawn) => self.on_spawn(shared, tick, r),
+            Kind::ToClient(ToClient::Spawn) => {
+                // One spawn or more, each behind its length, to the end of the message (at
+                // least one). Every length is read before any spawn is applied; a spawn that
+                // cannot be applied leaves the others as they are.
+                let mut spawns = r.clone();
+                loop {
+                    let len = r.read_len()?;
+                    r.skip(len)?;
+                    if r.remaining() == 0 {
+                        break;
+                    }
+                }
+                while spawns.remaining() > 0 {
+                    let len = spawns.read_len()?;
+                    let mut spawn = NetReader::new(spawns.read_bytes(len)?);
+                    self.on_spawn(shared, tick, &mut spawn)?;
+                }
+                Ok(true)
+            }
             Kind::ToClient(ToClient::Despawn) => {
                 // The first net id of each group despawned, to the end of the message (at least
                 // one). Every id is read before any is applied.

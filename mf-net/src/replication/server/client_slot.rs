@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::replication::interest::Cell;
 use crate::replication::multiplayer::rpc::limits::PeerRpcState;
+use crate::replication::server::control_queue::ControlQueue;
 use crate::replication::server::flood::FloodWindow;
 use crate::replication::server::group_vis::{GroupVis, Vis};
 use crate::replication::server::node_table::{GroupKey, GroupTable, NodeKey};
@@ -22,11 +23,8 @@ pub(crate) struct ClientSlot {
     pub(crate) last_progress: Duration,
     /// What was sent to it and what it acknowledged, per node it has (once ready).
     pub(crate) send: SendState,
-    /// The first net ids of the groups despawned for it and not sent yet: they go as one
-    /// despawn message before any other control message to it, and at the end of each pass
-    /// that queues them (see
-    /// [`flush_despawns`](crate::replication::server::state::ServerState::flush_despawns)).
-    pub(crate) despawns: Vec<u32>,
+    /// The spawns and despawns decided for it and not sent yet (see [`ControlQueue`]).
+    pub(crate) queue: ControlQueue,
     pub(crate) stats: crate::replication::shared::stats::PeerNetworkStats,
     /// Whether the last snapshots that left the ring were acknowledged (feeds `stats`).
     pub(crate) ack_window: crate::replication::shared::stats::AckWindow,
@@ -100,7 +98,7 @@ impl ClientSlot {
             tiers_due: false,
             view: 0,
             visible_changed: Vec::new(),
-            despawns: Vec::new(),
+            queue: ControlQueue::default(),
             inputs: None,
         }
     }

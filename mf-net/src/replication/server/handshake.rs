@@ -67,6 +67,7 @@ impl ServerState {
             w.write_u8(u8::from(bits));
         });
         self.send_world(core, shared, index);
+        self.flush_queued(core, shared, index);
         if !self.failed.is_empty() {
             self.drop_failed(core, shared);
             return Ok(true);

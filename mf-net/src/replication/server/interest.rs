@@ -245,7 +245,7 @@ impl ServerState {
             }
         }
         self.settle_interest();
-        self.flush_all_despawns(core, shared);
+        self.flush_all_queued(core, shared);
         self.drop_failed(core, shared);
     }
 
@@ -488,7 +488,7 @@ impl ServerState {
         };
         self.ask(core, shared, c, g, asking);
         self.settle_interest();
-        self.flush_despawns(core, shared, c);
+        self.flush_queued(core, shared, c);
         self.drop_failed(core, shared);
     }
 

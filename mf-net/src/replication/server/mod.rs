@@ -7,6 +7,7 @@ pub(crate) mod asked;
 pub(crate) mod bit_entries;
 pub(crate) mod changed_marks;
 pub(crate) mod client_slot;
+pub(crate) mod control_queue;
 pub(crate) mod entry_cache;
 pub(crate) mod flood;
 pub(crate) mod group_vis;

@@ -30,8 +30,8 @@ use crate::replication::shared::instance::{as_scene, exists, instance_nodes, val
 use crate::replication::shared::net_id::NetId;
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{
-    self, ParentRef, SpawnHeaderRef, SpawnerPayload, ToServer, TypedNode, AUTHORITY, DESPAWN,
-    MAX_NAME_BYTES, SCENE_TYPED, SPAWN,
+    self, ParentRef, SpawnHeaderRef, SpawnerPayload, ToServer, TypedNode, AUTHORITY,
+    MAX_NAME_BYTES, SCENE_TYPED,
 };
 use crate::replication::shared::state::Shared;
 use crate::replication::shared::write_value::write_value;
@@ -39,7 +39,7 @@ use crate::replication::Audience;
 use crate::scene::{NodeId, Scene};
 use crate::store::{Link, Store};
 use crate::tick::HORIZON;
-use crate::transport::{Channel, DisconnectReason, PeerId, SendError};
+use crate::transport::{Channel, DisconnectReason, PeerId};
 use crate::wire::{BitWriter, DecodeError, NetReader, NetWriter};
 
 /// A spawn made this frame, sent at the end of it.
@@ -114,9 +114,6 @@ pub(crate) struct ServerState {
     /// The rate limits of the server's own calls to itself (the host's, or singleplayer's).
     pub(crate) host_rpc: PeerRpcState,
 }
-
-/// The most despawns one despawn message carries (at most 5 bytes each).
-pub(crate) const MAX_DESPAWNS_PER_MESSAGE: usize = 1024;
 
 impl ServerState {
     /// A server at `tick` whose first spawn takes net id `first_net_id`, its tick clock
@@ -489,7 +486,7 @@ impl ServerState {
     }
 
     /// [`send_control`](Self::send_control) to `peer`, whose slot is at `c` if it has one
-    /// (after the despawns queued for it).
+    /// (after what is queued for it).
     fn send_control_to(
         &mut self,
         core: &mut Outbox,
@@ -500,54 +497,14 @@ impl ServerState {
         encode: impl FnOnce(&mut NetWriter),
     ) -> bool {
         if let Some(c) = c {
-            self.flush_despawns(core, shared, c);
+            self.flush_queued(core, shared, c);
         }
         self.send_reliable_to(core, shared, peer, c, id, encode)
     }
 
-    /// Queues the despawn of the group whose first net id is `first` for the client at `c`.
-    pub(crate) fn queue_despawn(&mut self, c: usize, first: u32) {
-        self.clients[c].despawns.push(first);
-    }
-
-    /// Sends the despawns queued for the client at `c`, as few messages as the per-message
-    /// limit allows ([`MAX_DESPAWNS_PER_MESSAGE`]): one despawn message per client and pass,
-    /// not one per group, so that a client walking into a new part of the world is not sent
-    /// hundreds of reliable messages. Called before any other control message to the client,
-    /// so the order of what it is sent stays the order of what was decided.
-    pub(crate) fn flush_despawns(&mut self, core: &mut Outbox, shared: &mut Shared, c: usize) {
-        let Some(client) = self.clients.get_mut(c) else {
-            return;
-        };
-        if client.despawns.is_empty() {
-            return;
-        }
-        let (peer, queued) = (client.peer, std::mem::take(&mut client.despawns));
-        for chunk in queued.chunks(MAX_DESPAWNS_PER_MESSAGE) {
-            let sent = self.send_reliable_to(core, shared, peer, Some(c), DESPAWN, |w| {
-                for &first in chunk {
-                    w.write_var_u32(first);
-                }
-            });
-            if !sent {
-                break;
-            }
-        }
-        let client = &mut self.clients[c];
-        client.despawns = queued;
-        client.despawns.clear();
-    }
-
-    /// [`flush_despawns`](Self::flush_despawns) for every client.
-    pub(crate) fn flush_all_despawns(&mut self, core: &mut Outbox, shared: &mut Shared) {
-        for c in 0..self.clients.len() {
-            self.flush_despawns(core, shared, c);
-        }
-    }
-
     /// Sends a reliable control message to `peer` (slot `c`), counting its bytes; a refusal
     /// marks the client failed.
-    fn send_reliable_to(
+    pub(crate) fn send_reliable_to(
         &mut self,
         core: &mut Outbox,
         shared: &mut Shared,
@@ -703,9 +660,11 @@ impl ServerState {
         Ok(())
     }
 
-    /// Sends group `g` (flushed) to `peer` as a spawn, then the authority of every node whose
-    /// authority differs from the group's. Returns whether the spawn went (it is withheld
-    /// from `peer` while a state does not fit the wire, see [`crate::replication::server::withheld`]).
+    /// Queues group `g`'s spawn, with its state as of now, for the client at `c` (see
+    /// [`ControlQueue`](crate::replication::server::control_queue::ControlQueue)), then sends
+    /// the authority of every node whose authority differs from the group's. Returns whether
+    /// the spawn is queued (it is withheld from the client while a state does not fit the
+    /// wire, see [`crate::replication::server::withheld`]).
     pub(crate) fn send_group(
         &mut self,
         core: &mut Outbox,
@@ -713,7 +672,6 @@ impl ServerState {
         g: GroupKey,
         c: usize,
     ) -> bool {
-        self.flush_despawns(core, shared, c);
         let peer = self.clients[c].peer;
         let Some(group) = self.groups.get(g) else {
             return false;
@@ -737,24 +695,13 @@ impl ServerState {
         };
         let nodes = group_nodes(&self.nodes, group);
         let (store, shadows) = (&*shared.store, &self.shadows);
-        let before = core.stats().bytes_sent;
-        let result = core.send_with(peer, SPAWN, Channel::Reliable, |w| {
+        let queued = self.clients[c].queue.spawn(&mut self.scratch, |w| {
             write_spawn(w, &header, nodes, store, shadows, peer);
         });
-        let sent = core.stats().bytes_sent - before;
-        if result == Err(SendError::OverLimit) {
+        if !queued {
             self.withhold_group(shared, g, peer);
             return false;
         }
-        if let Err(error) = result {
-            warn!(%peer, %error, "spawn refused; disconnecting the client");
-            shared.stats.control_send_failures += 1;
-            if !self.failed.contains(&peer) {
-                self.failed.push(peer);
-            }
-            return false;
-        }
-        self.clients[c].stats.bytes_sent += sent;
         for i in span {
             let key = single.unwrap_or_else(|| self.nodes.keys()[i]);
             let Some(n) = self.nodes.get(key) else {
@@ -1134,7 +1081,7 @@ impl ServerState {
             }
         }
         if let Some(core) = core.as_deref_mut() {
-            self.flush_all_despawns(core, shared);
+            self.flush_all_queued(core, shared);
         }
         // One pass over each table, not one removal per freed node (quadratic when many nodes
         // go at once); each client's send state then forgets the nodes in one pass too.
@@ -1254,6 +1201,7 @@ impl ServerState {
         let n = self.nodes.len();
         self.changed.reserve(n.saturating_sub(self.changed.len()));
         if let Some(core) = core {
+            self.flush_all_queued(core, shared);
             self.drop_failed(core, shared);
         }
     }

@@ -12,7 +12,7 @@
 //! | 4080 | hello | client → server | fingerprint `u64` · scene count varint · per scene: name string · node count varint · per node: type name string, schema hash `u64` |
 //! | 4081 | welcome | server → client | layout 2: peer id `u64` · tick rate `u8` · server tick `u32` · snapshot encoding `u8` (0 bytes, 1 bits) |
 //! | 4082 | refuse | server → client | text string (then the server disconnects with `ProtocolMismatch`) |
-//! | 4083 | spawn | server → client | first net id varint · scene varint i32 (index, −1 bind, −2 spawner, −3 typed) · parent net id varint (0: by path) · [parent path string] · name string · authority varint u64 · node count varint · [scene −2 only: spawner index varint · data length varint · data (the spawn data's `NetCodec` encoding)] · [scene −3 only, per node: schema hash `u64` · link varint (0 the root, 2j + 1 a child of node j, 2j + 2 beside node j)] · absent count varint · absent net ids varint… · per present node, in id order: its full state |
+//! | 4083 | spawn | server → client | layout 3: one spawn or more, to the end of the message, each its byte length varint and then: first net id varint · scene varint i32 (index, −1 bind, −2 spawner, −3 typed) · parent net id varint (0: by path) · [parent path string] · name string · authority varint u64 · node count varint · [scene −2 only: spawner index varint · data length varint · data (the spawn data's `NetCodec` encoding)] · [scene −3 only, per node: schema hash `u64` · link varint (0 the root, 2j + 1 a child of node j, 2j + 2 beside node j)] · absent count varint · absent net ids varint… · per present node, in id order: its full state |
 //! | 4084 | despawn | server → client | layout 2: the first net id varint of each group despawned, one or more, to the end of the message |
 //! | 4085 | snapshot | server → client | flags `u8` (bit 0: truncated) · the byte encoding: entries `net id varint · length varint · state` · `0`; or the bit-packed one (see the book's wire-format chapter): default baseline gamma · entries · a `0` bit · zero bits to the byte |
 //! | 4086 | ack | client → server | snapshot tick varint |
@@ -49,7 +49,8 @@ pub const HELLO: u16 = crate::bus::FIRST_RESERVED_ID;
 pub const WELCOME: u16 = HELLO + 1;
 /// Server → client: why the hello was refused, naming the first difference.
 pub const REFUSE: u16 = HELLO + 2;
-/// Server → client: a spawned (or bound) scene instance with its full state.
+/// Server → client: spawned (or bound) scene instances with their full states, one or more, each
+/// behind its byte length (varint), to the end of the message.
 pub const SPAWN: u16 = HELLO + 3;
 /// Server → client: a networked node (and its subtree) is gone.
 pub const DESPAWN: u16 = HELLO + 4;
@@ -157,14 +158,15 @@ pub(crate) const MESSAGES: [Message; 12] = [
         "mf_net::replication::Refuse",
         Kind::ToClient(ToClient::Refuse),
     ),
-    // Layout 2: a typed spawn lists each node's schema hash and link.
+    // Layout 2: a typed spawn lists each node's schema hash and link. Layout 3: one spawn or
+    // more, each behind its length, to the end of the message.
     relaid(
         message(
             SPAWN,
             "mf_net::replication::Spawn",
             Kind::ToClient(ToClient::Spawn),
         ),
-        2,
+        3,
     ),
     // Layout 2: the first net id of each group despawned, to the end of the message.
     relaid(

@@ -45,7 +45,7 @@ pub struct NetworkStats {
     pub last_snapshot_bytes: usize,
     /// Largest snapshot sent or received, header included.
     pub largest_snapshot_bytes: usize,
-    /// Spawn messages sent (server, per spawn, not per client) or applied (client), binds
+    /// Spawns sent (server, per spawned group, not per client) or applied (client), binds
     /// included.
     pub spawns: u64,
     /// Despawns sent (server) or applied (client).

@@ -1,0 +1,212 @@
+//! [`ControlQueue`]: the spawns and despawns decided for one client and not sent yet, in the
+//! order they were decided, sent as few reliable messages as the per-message limits allow: a
+//! client walking into a new part of the world is sent one spawn message and one despawn
+//! message per pass, not one reliable message per group (each of which costs a message header
+//! here and, on ENet, a reliable command and its acknowledgement).
+//!
+//! A spawn is written when it is decided (with the group's state as of then, and refused then
+//! if a string of it is over the limit), into the queue's buffer; the queue is sent before any
+//! other control message to the client and at the end of each pass that queues.
+
+use crate::replication::server::state::ServerState;
+use crate::replication::shared::outbox::Outbox;
+use crate::replication::shared::protocol::{DESPAWN, SPAWN};
+use crate::replication::shared::state::Shared;
+use crate::wire::NetWriter;
+
+/// The most despawns one despawn message carries (at most 5 bytes each).
+pub(crate) const MAX_DESPAWNS_PER_MESSAGE: usize = 1024;
+
+/// The bytes of spawns past which a spawn message takes no further spawn: one UDP datagram's
+/// worth (a single spawn larger than that goes in a message of its own).
+pub(crate) const SPAWN_MESSAGE_BYTES: usize = 1024;
+
+/// One thing queued (see the [module documentation](self)).
+#[derive(Debug, Clone, Copy)]
+enum Queued {
+    /// The spawn written up to this offset of the buffer (from the previous spawn's end).
+    Spawn { end: u32 },
+    /// The despawn of the group whose first net id this is.
+    Despawn(u32),
+}
+
+/// The spawns and despawns queued for one client (see the [module documentation](self)).
+/// Allocates nothing once its buffers have grown.
+#[derive(Default)]
+pub(crate) struct ControlQueue {
+    queued: Vec<Queued>,
+    /// The queued spawns' payloads, back to back, each behind its length.
+    spawns: NetWriter,
+}
+
+impl ControlQueue {
+    /// Whether nothing is queued.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.queued.is_empty()
+    }
+
+    /// Queues the despawn of the group whose first net id is `first`.
+    pub(crate) fn despawn(&mut self, first: u32) {
+        self.queued.push(Queued::Despawn(first));
+    }
+
+    /// Queues a spawn whose payload `write` writes (through `scratch` if it is 128 bytes or
+    /// longer). Returns `false`, queuing nothing, if the payload holds a string over the limit.
+    pub(crate) fn spawn(
+        &mut self,
+        scratch: &mut NetWriter,
+        write: impl FnOnce(&mut NetWriter),
+    ) -> bool {
+        let start = self.spawns.len();
+        self.spawns.write_prefixed(scratch, write);
+        if self.spawns.take_over_limit() {
+            self.spawns.truncate(start);
+            return false;
+        }
+        let end = u32::try_from(self.spawns.len()).unwrap_or(u32::MAX);
+        self.queued.push(Queued::Spawn { end });
+        true
+    }
+
+    /// Forgets everything queued, keeping the buffers.
+    fn clear(&mut self) {
+        self.queued.clear();
+        self.spawns.clear();
+    }
+}
+
+impl ServerState {
+    /// Queues the despawn of the group whose first net id is `first` for the client at `c`.
+    pub(crate) fn queue_despawn(&mut self, c: usize, first: u32) {
+        self.clients[c].queue.despawn(first);
+    }
+
+    /// Sends what is queued for the client at `c`, in order: each run of despawns in messages
+    /// of up to [`MAX_DESPAWNS_PER_MESSAGE`], each run of spawns in messages of up to
+    /// [`SPAWN_MESSAGE_BYTES`] (or one spawn). Called before any other control message to the
+    /// client, so the order of what it is sent stays the order of what was decided. Stops at
+    /// a message the transport refuses (the client is then marked failed).
+    pub(crate) fn flush_queued(&mut self, core: &mut Outbox, shared: &mut Shared, c: usize) {
+        let Some(client) = self.clients.get_mut(c) else {
+            return;
+        };
+        if client.queue.is_empty() {
+            return;
+        }
+        let (peer, mut queue) = (client.peer, std::mem::take(&mut client.queue));
+        let (mut i, mut from) = (0, 0);
+        while i < queue.queued.len() {
+            let (sent, next, end) = match queue.queued[i] {
+                Queued::Despawn(_) => {
+                    let run = despawn_run(&queue.queued[i..]);
+                    let sent = self.send_reliable_to(core, shared, peer, Some(c), DESPAWN, |w| {
+                        for q in &queue.queued[i..i + run] {
+                            if let Queued::Despawn(first) = q {
+                                w.write_var_u32(*first);
+                            }
+                        }
+                    });
+                    (sent, i + run, from)
+                }
+                Queued::Spawn { .. } => {
+                    let (run, end) = spawn_run(&queue.queued[i..], from);
+                    let bytes = &queue.spawns.as_slice()[from..end];
+                    let sent = self.send_reliable_to(core, shared, peer, Some(c), SPAWN, |w| {
+                        w.write_bytes(bytes);
+                    });
+                    (sent, i + run, end)
+                }
+            };
+            if !sent {
+                break;
+            }
+            (i, from) = (next, end);
+        }
+        queue.clear();
+        self.clients[c].queue = queue;
+    }
+
+    /// [`flush_queued`](Self::flush_queued) for every client.
+    pub(crate) fn flush_all_queued(&mut self, core: &mut Outbox, shared: &mut Shared) {
+        for c in 0..self.clients.len() {
+            self.flush_queued(core, shared, c);
+        }
+    }
+}
+
+/// How many of `queued` (which starts with a despawn) go in one despawn message: the despawns
+/// in a row, up to [`MAX_DESPAWNS_PER_MESSAGE`].
+fn despawn_run(queued: &[Queued]) -> usize {
+    queued
+        .iter()
+        .take(MAX_DESPAWNS_PER_MESSAGE)
+        .take_while(|q| matches!(q, Queued::Despawn(_)))
+        .count()
+}
+
+/// How many of `queued` (which starts with a spawn whose bytes start at `from`) go in one
+/// spawn message, and where their bytes end: the spawns in a row while their bytes stay within
+/// [`SPAWN_MESSAGE_BYTES`], and the first one whatever its size.
+fn spawn_run(queued: &[Queued], from: usize) -> (usize, usize) {
+    let (mut run, mut end) = (0, from);
+    for q in queued {
+        let Queued::Spawn { end: next } = *q else {
+            break;
+        };
+        let next = next as usize;
+        if run > 0 && next - from > SPAWN_MESSAGE_BYTES {
+            break;
+        }
+        (run, end) = (run + 1, next);
+    }
+    (run, end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spawn_of(queue: &mut ControlQueue, len: usize) {
+        let mut scratch = NetWriter::new();
+        assert!(queue.spawn(&mut scratch, |w| w.write_bytes(&vec![7; len])));
+    }
+
+    #[test]
+    fn spawns_in_a_row_share_a_message_up_to_the_limit_and_a_larger_one_goes_alone() {
+        let mut queue = ControlQueue::default();
+        // 300 bytes + a 2-byte length each: three fit in 1024 bytes, a fourth does not.
+        for _ in 0..4 {
+            spawn_of(&mut queue, 300);
+        }
+        assert_eq!(spawn_run(&queue.queued, 0), (3, 906));
+        assert_eq!(spawn_run(&queue.queued[3..], 906), (1, 1208));
+        let mut big = ControlQueue::default();
+        spawn_of(&mut big, 5000);
+        spawn_of(&mut big, 10);
+        assert_eq!(spawn_run(&big.queued, 0), (1, 5002));
+    }
+
+    #[test]
+    fn a_despawn_ends_a_run_of_spawns_and_the_other_way_round() {
+        let mut queue = ControlQueue::default();
+        spawn_of(&mut queue, 10);
+        queue.despawn(5);
+        queue.despawn(9);
+        spawn_of(&mut queue, 10);
+        assert_eq!(spawn_run(&queue.queued, 0), (1, 11));
+        assert_eq!(despawn_run(&queue.queued[1..]), 2);
+        assert_eq!(spawn_run(&queue.queued[3..], 11), (1, 22));
+    }
+
+    #[test]
+    fn a_spawn_with_a_string_over_the_limit_is_not_queued() {
+        let mut queue = ControlQueue::default();
+        let mut scratch = NetWriter::new();
+        spawn_of(&mut queue, 10);
+        let long = "x".repeat(crate::wire::MAX_STRING_BYTES + 1);
+        assert!(!queue.spawn(&mut scratch, |w| w.write_str(&long)));
+        assert_eq!(queue.queued.len(), 1);
+        assert_eq!(queue.spawns.len(), 11);
+        assert!(!queue.spawns.over_limit());
+    }
+}
