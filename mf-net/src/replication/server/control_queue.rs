@@ -1,8 +1,8 @@
 //! [`ControlQueue`]: the spawns and despawns decided for one client and not sent yet, in the
-//! order they were decided, sent as few reliable messages as the per-message limits allow: a
-//! client walking into a new part of the world is sent one spawn message and one despawn
-//! message per pass, not one reliable message per group (each of which costs a message header
-//! here and, on ENet, a reliable command and its acknowledgement).
+//! order they were decided, sent in as few reliable messages as the per-message limits allow:
+//! a client walking into a new part of the world is sent a spawn message per kilobyte of spawns
+//! and one despawn message per pass, not one reliable message per group (each of which costs a
+//! message header here and, on ENet, a reliable command and its acknowledgement).
 //!
 //! A spawn is written when it is decided (with the group's state as of then, and refused then
 //! if a string of it is over the limit), into the queue's buffer; the queue is sent before any

@@ -98,7 +98,7 @@ impl ServerState {
                 continue;
             };
             self.set_vis(index, g, vis);
-            self.send_group(core, shared, g, index);
+            self.queue_group(core, shared, g, index);
         }
     }
 

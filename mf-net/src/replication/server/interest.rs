@@ -542,15 +542,15 @@ impl ServerState {
         }
     }
 
-    /// Group `g` becomes relevant to the client at `c`. Returns `false` if its spawn did not
-    /// go (withheld, or refused by the transport): the client still does not have it.
+    /// Group `g` becomes relevant to the client at `c`: its spawn is queued (sent at the end of
+    /// the pass). Returns `false` if the spawn is withheld: the client still does not have it.
     fn show(&mut self, core: &mut Outbox, shared: &mut Shared, c: usize, g: GroupKey) -> bool {
         let peer = self.clients[c].peer;
         let dormant = self.clients[c]
             .vis
             .get(g)
             .is_some_and(|v| v.state == Vis::Dormant);
-        if !dormant && !self.send_group(core, shared, g, c) {
+        if !dormant && !self.queue_group(core, shared, g, c) {
             return false;
         }
         self.give_group(c, g, !dormant);

@@ -665,7 +665,7 @@ impl ServerState {
     /// the authority of every node whose authority differs from the group's. Returns whether
     /// the spawn is queued (it is withheld from the client while a state does not fit the
     /// wire, see [`crate::replication::server::withheld`]).
-    pub(crate) fn send_group(
+    pub(crate) fn queue_group(
         &mut self,
         core: &mut Outbox,
         shared: &mut Shared,
@@ -1194,7 +1194,7 @@ impl ServerState {
                 }
                 self.give_group(c, g, true);
                 if let Some(core) = core.as_deref_mut() {
-                    self.send_group(core, shared, g, c);
+                    self.queue_group(core, shared, g, c);
                 }
             }
         }
