@@ -33,7 +33,7 @@ use std::cell::RefCell;
 
 use divan::counter::ItemsCount;
 use divan::{AllocProfiler, Bencher};
-use mf_net_benches::prediction::{Mode, PredictionWorld};
+use mf_net_benches::prediction::{Mode, PredictionWorld, ServerStepWorld};
 use mf_net_benches::sized;
 
 #[global_allocator]
@@ -99,5 +99,35 @@ mod client_frame {
     #[divan::bench(consts = DEPTHS, args = ENTITIES)]
     fn rollback_empty_step<const DEPTH: u32>(bencher: Bencher<'_, '_>, entities: usize) {
         bench_client_frame(bencher, entities, DEPTH, Mode::RollbackEmptyStep);
+    }
+}
+
+/// Clients sending inputs to the server (each owning one box).
+const CLIENTS: [usize; 3] = [1, 64, 256];
+
+/// The server's step of 1000 boxes it owns (and one per client), each given its authority's
+/// input, with `clients` clients sending theirs: counted per box stepped. The clients' frames
+/// and the server's frame around the step run untimed.
+#[divan::bench_group(sample_count = 200, sample_size = 1, max_time = 3)]
+mod server_step {
+    use super::*;
+
+    #[divan::bench(args = CLIENTS)]
+    fn boxes_1000(bencher: Bencher<'_, '_>, clients: usize) {
+        let clients = sized(clients, 2);
+        let world = RefCell::new(ServerStepWorld::new(clients, sized(1000, 10)));
+        let boxes = world
+            .borrow()
+            .server
+            .scene()
+            .iter::<mf_net_benches::prediction::PredictedBox>()
+            .count();
+        bencher
+            .counter(ItemsCount::new(boxes))
+            .with_inputs(|| world.borrow_mut().before_step())
+            .bench_local_values(|()| world.borrow_mut().server_step());
+        // Every box had its authority's input (every client's arrived).
+        world.borrow_mut().before_step();
+        assert_eq!(world.borrow_mut().server_step(), boxes);
     }
 }

@@ -251,6 +251,130 @@ impl PredictionWorld {
     }
 }
 
+/// A server stepping `boxes` boxes it owns while `clients` clients, each owning one box,
+/// send their inputs every tick: what a server's [`Step`] costs as the clients grow (each
+/// simulated node's input is looked up among every client's).
+pub struct ServerStepWorld {
+    /// The server.
+    pub server: Multiplayer<LoopbackTransport>,
+    clients: Vec<(Multiplayer<LoopbackTransport>, Simulation<Nudge>)>,
+    server_sim: Simulation<Nudge>,
+    dt: Duration,
+    /// Whether the server began a frame that has not ended.
+    begun: bool,
+}
+
+impl ServerStepWorld {
+    /// Connects `clients` clients, spawns a box for each and `boxes` for the server, and runs
+    /// [`WARM_UP_FRAMES`] frames.
+    ///
+    /// # Panics
+    /// If the clients do not join or get the spawns within 100 frames.
+    pub fn new(clients: usize, boxes: usize) -> Self {
+        let net = LoopbackNetwork::new();
+        let messages = MessageRegistry::new(1);
+        let config = MultiplayerConfig {
+            peer_timeout: Duration::MAX,
+            handshake_timeout: Duration::MAX,
+            ..MultiplayerConfig::default()
+        };
+        let dt = Duration::from_secs(1) / u32::from(config.tick_rate.max(1));
+        let mut server = Multiplayer::new(predicted_library(), config);
+        server
+            .start_server(
+                net.listen("steps", clients).expect("a fresh network"),
+                messages.clone(),
+            )
+            .expect("the server starts");
+        let clients = (0..clients)
+            .map(|_| {
+                let mut client = Multiplayer::new(predicted_library(), config);
+                client
+                    .start_client(|data| net.connect("steps", data), messages.clone())
+                    .expect("the client starts");
+                (client, Simulation::new())
+            })
+            .collect();
+        let mut world = Self {
+            server,
+            clients,
+            server_sim: Simulation::new(),
+            dt,
+            begun: false,
+        };
+        let n = world.clients.len();
+        world.run_until(|w| w.server.peers().len() == n);
+        let root = world.server.scene().root();
+        let owners: Vec<PeerId> = world.server.peers().to_vec();
+        for owner in owners
+            .into_iter()
+            .chain(std::iter::repeat(PeerId::SERVER).take(boxes))
+        {
+            world
+                .server
+                .spawn(PREDICTED_SCENE, root, owner)
+                .expect("the box scene spawns");
+        }
+        world.run_until(|w| {
+            w.clients
+                .iter()
+                .all(|(c, _)| c.stats().networked_nodes == n + boxes)
+        });
+        for _ in 0..WARM_UP_FRAMES {
+            world.frame();
+        }
+        world
+    }
+
+    fn run_until(&mut self, done: impl Fn(&Self) -> bool) {
+        for _ in 0..100 {
+            self.frame();
+            if done(self) {
+                return;
+            }
+        }
+        panic!("the clients did not join and get the spawns in 100 frames");
+    }
+
+    /// Everything of a frame but the server's step: the end of the server's last frame, the
+    /// clients' frames (each steps and sends its input), the server's `begin_frame`.
+    pub fn before_step(&mut self) {
+        if std::mem::take(&mut self.begun) {
+            self.server.end_frame();
+        }
+        for (client, sim) in &mut self.clients {
+            client.begin_frame(self.dt);
+            sim.run(client, |_| Nudge { push: 1 }, |s| step(s, Mode::Steady));
+            client.end_frame();
+        }
+        self.server.begin_frame(self.dt);
+        self.begun = true;
+    }
+
+    /// The server's simulation of this frame's tick: every box stepped, each with its
+    /// authority's input. Returns how many of the boxes had an input.
+    pub fn server_step(&mut self) -> usize {
+        let mut with_input = 0;
+        self.server_sim.run(
+            &mut self.server,
+            |_| Nudge::default(),
+            |s| {
+                for (_, b, input) in s.simulated_mut::<PredictedBox>() {
+                    with_input += usize::from(input.is_some());
+                    b.position.x = (b.position.x + STEP) % WRAP;
+                }
+            },
+        );
+        with_input
+    }
+
+    /// One whole frame.
+    pub fn frame(&mut self) {
+        self.before_step();
+        self.server_step();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

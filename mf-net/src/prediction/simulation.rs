@@ -224,6 +224,9 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
                 input: sample(tick),
                 view: None,
             });
+            // By peer, for the step's lookups (and an order that does not depend on the order
+            // clients joined and left in).
+            self.peers.sort_unstable_by_key(|p| p.peer);
             let mut s = Step {
                 scene,
                 tick,

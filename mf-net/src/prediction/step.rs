@@ -66,6 +66,7 @@ pub struct Step<'a, I> {
     pub(super) scene: &'a mut dyn Store,
     pub(super) tick: u32,
     pub(super) resimulating: bool,
+    /// By peer, each once.
     pub(super) inputs: &'a [PeerInput<I>],
     pub(super) owners: Owners<'a>,
     pub(super) server: bool,
@@ -145,13 +146,10 @@ impl<'a, I> Step<'a, I> {
     /// `peer`'s input for this tick (on the server, the [`MissingInput`](super::MissingInput)
     /// policy's when it did not arrive), or `None` if it sends none.
     pub fn input(&self, peer: PeerId) -> Option<&I> {
-        self.inputs
-            .iter()
-            .find(|p| p.peer == peer)
-            .map(|p| &p.input)
+        find_input(self.inputs, peer).map(|p| &p.input)
     }
 
-    /// Every input of this tick, by peer.
+    /// Every input of this tick, in peer id order.
     pub fn inputs(&self) -> impl Iterator<Item = (PeerId, &I)> + '_ {
         self.inputs.iter().map(|p| (p.peer, &p.input))
     }
@@ -170,10 +168,7 @@ impl<'a, I> Step<'a, I> {
     /// claim outside is given as the nearest tick of that window and counted
     /// ([`InputStats::views_out_of_window`](super::InputStats::views_out_of_window)).
     pub fn view_tick(&self, peer: PeerId) -> Option<f64> {
-        self.inputs
-            .iter()
-            .find(|p| p.peer == peer)
-            .and_then(|p| p.view)
+        find_input(self.inputs, peer).and_then(|p| p.view)
     }
 
     /// The nodes holding a `T` this side simulates, with their values and their authority's
@@ -198,9 +193,7 @@ impl<'a, I> Step<'a, I> {
                 let input = match owners {
                     // A client predicts only the nodes it owns: its own input, no lookup.
                     Owners::Client(_) => inputs.first(),
-                    Owners::Server(_) => owners
-                        .of(node)
-                        .and_then(|peer| inputs.iter().find(|p| p.peer == peer)),
+                    Owners::Server(_) => owners.of(node).and_then(|peer| find_input(inputs, peer)),
                 };
                 (node, value, input.map(|p| &p.input))
             })
@@ -214,12 +207,18 @@ impl<'a, I> Step<'a, I> {
         lend::<T>(self.scene, &mut |rows| {
             owners.each_simulated(&mut |node| {
                 if let Some(value) = rows.get_mut(node) {
-                    let input = owners
-                        .of(node)
-                        .and_then(|peer| inputs.iter().find(|p| p.peer == peer));
+                    let input = owners.of(node).and_then(|peer| find_input(inputs, peer));
                     f(node, value, input.map(|p| &p.input));
                 }
             });
         });
     }
+}
+
+/// `peer`'s input in `inputs` (sorted by peer), if it has one: a search, not a walk, since a
+/// server's step looks up the input of every node it simulates among every client's.
+#[inline]
+fn find_input<I>(inputs: &[PeerInput<I>], peer: PeerId) -> Option<&PeerInput<I>> {
+    let at = inputs.binary_search_by_key(&peer, |p| p.peer).ok()?;
+    Some(&inputs[at])
 }

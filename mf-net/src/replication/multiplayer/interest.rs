@@ -111,11 +111,11 @@ impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
         node: Option<NodeId>,
     ) -> Result<(), MultiplayerError> {
         let server = self.interest_server()?;
-        let slot = server
+        let c = server
             .clients
-            .iter_mut()
-            .find(|c| c.peer == peer && c.ready)
+            .ready_index_of(peer)
             .ok_or(MultiplayerError::UnknownPeer(peer))?;
+        let slot = &mut server.clients[c];
         slot.focus = node;
         slot.whole_due = true;
         Ok(())
@@ -140,11 +140,7 @@ impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
         let Role::Server(server) = &self.core.role else {
             return false;
         };
-        let Some(c) = server
-            .clients
-            .iter()
-            .position(|c| c.peer == peer && c.ready)
-        else {
+        let Some(c) = server.clients.ready_index_of(peer) else {
             return false;
         };
         server

@@ -659,7 +659,7 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
     /// What the server knows about a client (server only).
     pub fn peer_stats(&self, peer: PeerId) -> Option<&PeerNetworkStats> {
         match &self.core.role {
-            Role::Server(s) => s.clients.iter().find(|c| c.peer == peer).map(|c| &c.stats),
+            Role::Server(s) => s.clients.index_of(peer).map(|c| &s.clients[c].stats),
             Role::Client(_) => None,
         }
     }

@@ -32,7 +32,7 @@ impl ServerState {
             return Ok(true);
         }
         self.peer_connected(peer, shared.now);
-        let Some(index) = self.clients.iter().position(|c| c.peer == peer) else {
+        let Some(index) = self.clients.index_of(peer) else {
             return Ok(true);
         };
         if self.clients[index].ready {

@@ -282,7 +282,7 @@ impl ServerState {
         let manual = std::mem::take(&mut self.interest.manual_due);
         for &(first, peer) in &manual {
             let g = self.groups.find(first);
-            let c = self.clients.iter().position(|c| c.peer == peer && c.ready);
+            let c = self.clients.ready_index_of(peer);
             if let (Some(g), Some(c)) = (g, c) {
                 self.ask(core, shared, c, g, asking);
             }

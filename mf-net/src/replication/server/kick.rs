@@ -32,7 +32,7 @@ impl ServerState {
     ) -> bool {
         let threshold = shared.config.input_flood_threshold;
         let now = shared.now;
-        let Some(slot) = self.clients.iter_mut().find(|c| c.peer == sender) else {
+        let Some(slot) = self.clients.of_mut(sender) else {
             return false;
         };
         slot.stats.input_messages += 1;

@@ -6,6 +6,7 @@ pub(crate) mod alike;
 pub(crate) mod asked;
 pub(crate) mod bit_entries;
 pub(crate) mod changed_marks;
+pub(crate) mod client_list;
 pub(crate) mod client_slot;
 pub(crate) mod control_queue;
 pub(crate) mod entry_cache;

@@ -31,7 +31,7 @@ impl ServerState {
         if count == 0 || count > MAX_RESEND_IDS {
             return Err(DecodeError::OutOfRange);
         }
-        let client = self.clients.iter().position(|c| c.peer == peer && c.ready);
+        let client = self.clients.ready_index_of(peer);
         if client.is_none() {
             shared.stats.control_dropped += 1;
         }

@@ -9,6 +9,7 @@ use tracing::{debug, info, warn};
 
 use crate::replication::server::bit_entries::BitEntries;
 use crate::replication::server::changed_marks::ChangedMarks;
+use crate::replication::server::client_list::ClientList;
 use crate::replication::server::client_slot::ClientSlot;
 use crate::replication::server::entry_cache::EntryCache;
 use crate::replication::server::group_vis::{next_slot, GroupVis, Vis};
@@ -87,7 +88,7 @@ pub(crate) struct ServerState {
     shared_body: SharedBody,
     pub(crate) pending: Vec<Pending>,
     pub(crate) by_node: NetIdMap,
-    pub(crate) clients: Vec<ClientSlot>,
+    pub(crate) clients: ClientList,
     pub(crate) joined: Vec<PeerId>,
     /// Peers whose control messages failed during the current operation.
     pub(crate) failed: Vec<PeerId>,
@@ -137,7 +138,7 @@ impl ServerState {
             pending: Vec::new(),
             by_node: NetIdMap::default(),
             scratch: NetWriter::new(),
-            clients: Vec::new(),
+            clients: ClientList::default(),
             joined: Vec::new(),
             failed: Vec::new(),
             withheld: Vec::new(),
@@ -468,7 +469,7 @@ impl ServerState {
         id: u16,
         encode: impl FnOnce(&mut NetWriter),
     ) -> bool {
-        let c = self.clients.iter().position(|c| c.peer == peer);
+        let c = self.clients.index_of(peer);
         self.send_control_to(core, shared, peer, c, id, encode)
     }
 
@@ -545,7 +546,7 @@ impl ServerState {
 
     /// A transport-level connection: the client must say hello within the handshake timeout.
     pub(crate) fn peer_connected(&mut self, peer: PeerId, now: Duration) {
-        if !self.clients.iter().any(|c| c.peer == peer) {
+        if self.clients.index_of(peer).is_none() {
             self.clients.push(ClientSlot::new(peer, now));
         }
     }
@@ -558,7 +559,7 @@ impl ServerState {
         peer: PeerId,
         reason: DisconnectReason,
     ) {
-        let Some(index) = self.clients.iter().position(|c| c.peer == peer) else {
+        let Some(index) = self.clients.index_of(peer) else {
             return;
         };
         let last = self.clients.len() - 1;
@@ -622,10 +623,11 @@ impl ServerState {
                 let tick = r.read_var_u32()?;
                 r.finish()?;
                 let now = shared.now;
-                let Some(c) = self.clients.iter_mut().find(|c| c.peer == peer && c.ready) else {
+                let Some(c) = self.clients.ready_index_of(peer) else {
                     shared.stats.control_dropped += 1;
                     return Ok(true);
                 };
+                let c = &mut self.clients[c];
                 c.last_heard = now;
                 if let Some(rtt) = c.send.receive_ack(tick, now) {
                     c.stats.add_round_trip(rtt);
@@ -742,8 +744,8 @@ impl ServerState {
     ) -> Result<bool, DecodeError> {
         let Some(client) = self
             .clients
-            .iter_mut()
-            .find(|c| c.peer == sender && c.ready)
+            .ready_index_of(sender)
+            .map(|c| &mut self.clients[c])
         else {
             return Ok(true);
         };

@@ -19,7 +19,7 @@ impl ServerState {
     /// group rather than a message it would refuse; raised and counted once, then retried
     /// every frame ([`retry_withheld`](Self::retry_withheld)).
     pub(crate) fn withhold_group(&mut self, shared: &mut Shared, g: GroupKey, peer: PeerId) {
-        let Some(c) = self.clients.iter().position(|c| c.peer == peer) else {
+        let Some(c) = self.clients.index_of(peer) else {
             return;
         };
         warn!(%peer, "spawn holds a string over the limit; withheld from the client");
@@ -52,7 +52,7 @@ impl ServerState {
         let (mut i, mut end) = (0, self.withheld.len());
         while i < end {
             let (g, peer) = self.withheld[i];
-            let client = self.clients.iter().position(|c| c.peer == peer && c.ready);
+            let client = self.clients.ready_index_of(peer);
             let gone = client.is_none() || self.group_gone(&*shared.store, g);
             if !gone && !self.group_fits(g, peer) {
                 i += 1;

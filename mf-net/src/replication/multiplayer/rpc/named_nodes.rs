@@ -21,7 +21,7 @@ pub(super) fn client_may_name(
     let Some(read_args) = info.read_args else {
         return true;
     };
-    let Some(c) = server.clients.iter().position(|c| c.peer == sender) else {
+    let Some(c) = server.clients.index_of(sender) else {
         return false;
     };
     let mut probe = r.clone();

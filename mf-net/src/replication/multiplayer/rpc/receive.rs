@@ -158,7 +158,7 @@ fn server_of(role: &mut Role) -> Option<&mut ServerState> {
 }
 
 fn client_slot(role: &mut Role, peer: PeerId) -> Option<&mut ClientSlot> {
-    server_of(role)?.clients.iter_mut().find(|c| c.peer == peer)
+    server_of(role)?.clients.of_mut(peer)
 }
 
 /// Reads the net id and wire id.
@@ -188,7 +188,7 @@ fn drop_call<'r>(
     debug!(why, "RPC dropped");
     shared.stats.rpcs_dropped += 1;
     if let Some((server, peer)) = server {
-        if let Some(c) = server.clients.iter_mut().find(|c| c.peer == peer) {
+        if let Some(c) = server.clients.of_mut(peer) {
             c.stats.rpcs_dropped += 1;
         }
     }
@@ -205,7 +205,7 @@ fn reject<'r>(
 ) -> Verdict<'r> {
     debug!(%sender, rpc = info.name, mode = %info.mode, "RPC rejected");
     shared.stats.rpcs_rejected += 1;
-    if let Some(c) = server.and_then(|s| s.clients.iter_mut().find(|c| c.peer == sender)) {
+    if let Some(c) = server.and_then(|s| s.clients.of_mut(sender)) {
         c.stats.rpcs_rejected += 1;
     }
     shared.events.push(MultiplayerEvent::RpcRejected {
@@ -227,11 +227,7 @@ fn server_checks<'r>(
 ) -> Verdict<'r> {
     let now = shared.now;
     let threshold = shared.config.rpc_flood_threshold;
-    let Some(c) = server
-        .clients
-        .iter()
-        .position(|c| c.peer == sender && c.ready)
-    else {
+    let Some(c) = server.clients.ready_index_of(sender) else {
         return drop_call(shared, None, "RPC from a client that has not joined");
     };
     let slot = &mut server.clients[c];

@@ -212,8 +212,7 @@ fn not_allowed(rpc: &OutgoingRpc, caller: PeerId, authority: PeerId) -> RpcSendE
 fn peer_sees(server: &ServerState, peer: PeerId, net_id: u32) -> bool {
     server
         .clients
-        .iter()
-        .position(|c| c.peer == peer)
+        .index_of(peer)
         .map_or(true, |c| server.sees(c, net_id))
 }
 
@@ -239,7 +238,7 @@ fn server_send(
         RpcTarget::Peer(peer) => {
             if core.send_with(peer, RPC, channel, &mut encode).is_ok() {
                 sent = 1;
-                if let Some(c) = server.clients.iter_mut().find(|c| c.peer == peer) {
+                if let Some(c) = server.clients.of_mut(peer) {
                     c.stats.rpcs_sent += 1;
                 }
             }
