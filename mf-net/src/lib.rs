@@ -37,6 +37,7 @@
 pub mod bus;
 mod cache_hint;
 pub mod codec;
+mod int_hasher;
 pub mod interpolation;
 mod member_proxy;
 pub mod prediction;

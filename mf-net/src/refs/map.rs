@@ -4,13 +4,17 @@
 use std::any::TypeId;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::rc::Rc;
 
+use crate::int_hasher::IntHasher;
 use crate::store::NodeId;
 
 #[derive(Debug, Default)]
 struct Maps {
-    to_net: HashMap<NodeId, u32>,
+    /// Keyed by the storage's own ids: hashed without a seed. (Net ids, which a client's
+    /// server chooses, keep the seeded hasher.)
+    to_net: HashMap<NodeId, u32, BuildHasherDefault<IntHasher>>,
     /// The node of each net id, and the type of its value when it was networked.
     from_net: HashMap<u32, (NodeId, Option<TypeId>)>,
 }

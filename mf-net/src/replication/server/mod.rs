@@ -15,7 +15,6 @@ pub(crate) mod group_vis;
 pub(crate) mod handshake;
 pub(crate) mod index_upkeep;
 pub(crate) mod input_buffer;
-pub(crate) mod int_hasher;
 pub(crate) mod interest;
 pub(crate) mod interest_state;
 pub(crate) mod kept_stand;

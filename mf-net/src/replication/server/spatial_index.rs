@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
+use crate::int_hasher::IntHasher;
 use crate::replication::interest::Cell;
-use crate::replication::server::int_hasher::IntHasher;
 use crate::replication::server::node_table::{Group, GroupKey};
 use crate::replication::server::per_slot::PerSlot;
 

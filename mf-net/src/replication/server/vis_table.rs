@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
+use crate::int_hasher::IntHasher;
 use crate::replication::server::group_vis::{GroupVis, Vis};
-use crate::replication::server::int_hasher::IntHasher;
 use crate::replication::server::node_table::GroupKey;
 
 /// A slot's byte: never set (or its group left the table).

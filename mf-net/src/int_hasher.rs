@@ -1,9 +1,10 @@
-//! [`IntHasher`]: a hasher for the server's own integers (cells, slots) as map keys.
+//! [`IntHasher`]: a hasher for the runtime's own integers (cells, slots, node ids) as map keys.
 
 use std::hash::Hasher;
 
-/// Hashes integers by multiply and rotate, with no per-map seed: for keys that are the server's
-/// own numbers (cells, record slots), never a peer's, so that no one can aim collisions at it.
+/// Hashes integers by multiply and rotate, with no per-map seed: for keys that are the runtime's
+/// own numbers (cells, record slots, its storage's node ids), never a peer's, so that no one can
+/// aim collisions at it.
 #[derive(Default)]
 pub(crate) struct IntHasher(u64);
 
