@@ -5,13 +5,10 @@
 //! message header here and, on ENet, a reliable command and its acknowledgement).
 //!
 //! A spawn is written when it is decided (with the group's state as of then, and refused then
-//! if a string of it is over the limit), into the queue's buffer; the queue is sent before any
-//! other control message to the client and at the end of each pass that queues.
+//! if a string of it is over the limit), into the queue's buffer; the server sends the queue
+//! ([`ServerState::flush_queued`](crate::replication::server::state::ServerState::flush_queued))
+//! before any other control message to the client and at the end of each pass that queues.
 
-use crate::replication::server::state::ServerState;
-use crate::replication::shared::outbox::Outbox;
-use crate::replication::shared::protocol::{DESPAWN, SPAWN};
-use crate::replication::shared::state::Shared;
 use crate::wire::NetWriter;
 
 /// The most despawns one despawn message carries (at most 5 bytes each).
@@ -23,7 +20,7 @@ pub(crate) const SPAWN_MESSAGE_BYTES: usize = 1024;
 
 /// One thing queued (see the [module documentation](self)).
 #[derive(Debug, Clone, Copy)]
-enum Queued {
+pub(crate) enum Queued {
     /// The spawn written up to this offset of the buffer (from the previous spawn's end).
     Spawn { end: u32 },
     /// The despawn of the group whose first net id this is.
@@ -68,69 +65,66 @@ impl ControlQueue {
         true
     }
 
+    /// What is queued, as the messages that carry it: each run of despawns in messages of up
+    /// to [`MAX_DESPAWNS_PER_MESSAGE`], each run of spawns in messages of up to
+    /// [`SPAWN_MESSAGE_BYTES`] (or one spawn).
+    pub(crate) fn messages(&self) -> Messages<'_> {
+        Messages {
+            queue: self,
+            at: 0,
+            from: 0,
+        }
+    }
+
     /// Forgets everything queued, keeping the buffers.
-    fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.queued.clear();
         self.spawns.clear();
     }
 }
 
-impl ServerState {
-    /// Queues the despawn of the group whose first net id is `first` for the client at `c`.
-    pub(crate) fn queue_despawn(&mut self, c: usize, first: u32) {
-        self.clients[c].queue.despawn(first);
-    }
+/// One message of a [`ControlQueue`], in the order they go.
+pub(crate) enum QueuedMessage<'a> {
+    /// Despawns: the first net id of each group.
+    Despawns(DespawnIds<'a>),
+    /// Spawns: the payloads, each behind its length, as the message carries them.
+    Spawns(&'a [u8]),
+}
 
-    /// Sends what is queued for the client at `c`, in order: each run of despawns in messages
-    /// of up to [`MAX_DESPAWNS_PER_MESSAGE`], each run of spawns in messages of up to
-    /// [`SPAWN_MESSAGE_BYTES`] (or one spawn). Called before any other control message to the
-    /// client, so the order of what it is sent stays the order of what was decided. Stops at
-    /// a message the transport refuses (the client is then marked failed).
-    pub(crate) fn flush_queued(&mut self, core: &mut Outbox, shared: &mut Shared, c: usize) {
-        let Some(client) = self.clients.get_mut(c) else {
-            return;
-        };
-        if client.queue.is_empty() {
-            return;
-        }
-        let (peer, mut queue) = (client.peer, std::mem::take(&mut client.queue));
-        let (mut i, mut from) = (0, 0);
-        while i < queue.queued.len() {
-            let (sent, next, end) = match queue.queued[i] {
-                Queued::Despawn(_) => {
-                    let run = despawn_run(&queue.queued[i..]);
-                    let sent = self.send_reliable_to(core, shared, peer, Some(c), DESPAWN, |w| {
-                        for q in &queue.queued[i..i + run] {
-                            if let Queued::Despawn(first) = q {
-                                w.write_var_u32(*first);
-                            }
-                        }
-                    });
-                    (sent, i + run, from)
-                }
-                Queued::Spawn { .. } => {
-                    let (run, end) = spawn_run(&queue.queued[i..], from);
-                    let bytes = &queue.spawns.as_slice()[from..end];
-                    let sent = self.send_reliable_to(core, shared, peer, Some(c), SPAWN, |w| {
-                        w.write_bytes(bytes);
-                    });
-                    (sent, i + run, end)
-                }
-            };
-            if !sent {
-                break;
+/// The first net ids of a despawn message.
+pub(crate) type DespawnIds<'a> =
+    std::iter::FilterMap<std::slice::Iter<'a, Queued>, fn(&Queued) -> Option<u32>>;
+
+/// The messages of a [`ControlQueue`], in order (see [`ControlQueue::messages`]).
+pub(crate) struct Messages<'a> {
+    queue: &'a ControlQueue,
+    /// The next queued item, and where its spawn bytes start.
+    at: usize,
+    from: usize,
+}
+
+impl<'a> Iterator for Messages<'a> {
+    type Item = QueuedMessage<'a>;
+
+    fn next(&mut self) -> Option<QueuedMessage<'a>> {
+        let rest = self.queue.queued.get(self.at..).filter(|r| !r.is_empty())?;
+        Some(match rest[0] {
+            Queued::Despawn(_) => {
+                let run = despawn_run(rest);
+                self.at += run;
+                let first: fn(&Queued) -> Option<u32> = |q| match *q {
+                    Queued::Despawn(first) => Some(first),
+                    Queued::Spawn { .. } => None,
+                };
+                QueuedMessage::Despawns(rest[..run].iter().filter_map(first))
             }
-            (i, from) = (next, end);
-        }
-        queue.clear();
-        self.clients[c].queue = queue;
-    }
-
-    /// [`flush_queued`](Self::flush_queued) for every client.
-    pub(crate) fn flush_all_queued(&mut self, core: &mut Outbox, shared: &mut Shared) {
-        for c in 0..self.clients.len() {
-            self.flush_queued(core, shared, c);
-        }
+            Queued::Spawn { .. } => {
+                let (run, end) = spawn_run(rest, self.from);
+                let bytes = &self.queue.spawns.as_slice()[self.from..end];
+                (self.at, self.from) = (self.at + run, end);
+                QueuedMessage::Spawns(bytes)
+            }
+        })
     }
 }
 
@@ -196,6 +190,32 @@ mod tests {
         assert_eq!(spawn_run(&queue.queued, 0), (1, 11));
         assert_eq!(despawn_run(&queue.queued[1..]), 2);
         assert_eq!(spawn_run(&queue.queued[3..], 11), (1, 22));
+    }
+
+    #[test]
+    fn the_messages_keep_the_order_decided() {
+        let mut queue = ControlQueue::default();
+        queue.despawn(5);
+        spawn_of(&mut queue, 600);
+        spawn_of(&mut queue, 600);
+        queue.despawn(9);
+        queue.despawn(11);
+        let kinds: Vec<String> = queue
+            .messages()
+            .map(|m| match m {
+                QueuedMessage::Despawns(ids) => format!("despawn {:?}", ids.collect::<Vec<_>>()),
+                QueuedMessage::Spawns(bytes) => format!("spawns of {} bytes", bytes.len()),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "despawn [5]",
+                "spawns of 602 bytes",
+                "spawns of 602 bytes",
+                "despawn [9, 11]"
+            ]
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::replication::server::bit_entries::BitEntries;
 use crate::replication::server::changed_marks::ChangedMarks;
 use crate::replication::server::client_list::ClientList;
 use crate::replication::server::client_slot::ClientSlot;
+use crate::replication::server::control_queue::QueuedMessage;
 use crate::replication::server::entry_cache::EntryCache;
 use crate::replication::server::group_vis::{next_slot, GroupVis, Vis};
 use crate::replication::server::interest_state::Interest;
@@ -31,8 +32,8 @@ use crate::replication::shared::instance::{as_scene, exists, instance_nodes, val
 use crate::replication::shared::net_id::NetId;
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{
-    self, ParentRef, SpawnHeaderRef, SpawnerPayload, ToServer, TypedNode, AUTHORITY,
-    MAX_NAME_BYTES, SCENE_TYPED,
+    self, ParentRef, SpawnHeaderRef, SpawnerPayload, ToServer, TypedNode, AUTHORITY, DESPAWN,
+    MAX_NAME_BYTES, SCENE_TYPED, SPAWN,
 };
 use crate::replication::shared::state::Shared;
 use crate::replication::shared::write_value::write_value;
@@ -503,9 +504,55 @@ impl ServerState {
         self.send_reliable_to(core, shared, peer, c, id, encode)
     }
 
+    /// Queues the despawn of the group whose first net id is `first` for the client at `c`.
+    pub(crate) fn queue_despawn(&mut self, c: usize, first: u32) {
+        self.clients[c].queue.despawn(first);
+    }
+
+    /// Sends what is queued for the client at `c`, in order, as
+    /// [`ControlQueue::messages`](crate::replication::server::control_queue::ControlQueue::messages)
+    /// gives it. Called before any other control message to the client, so the order of what
+    /// it is sent stays the order of what was decided. Stops at a message the transport
+    /// refuses (the client is then marked failed).
+    pub(crate) fn flush_queued(&mut self, core: &mut Outbox, shared: &mut Shared, c: usize) {
+        let Some(client) = self.clients.get_mut(c) else {
+            return;
+        };
+        if client.queue.is_empty() {
+            return;
+        }
+        let (peer, mut queue) = (client.peer, std::mem::take(&mut client.queue));
+        for message in queue.messages() {
+            let sent = match message {
+                QueuedMessage::Despawns(ids) => {
+                    self.send_reliable_to(core, shared, peer, Some(c), DESPAWN, |w| {
+                        ids.for_each(|first| w.write_var_u32(first));
+                    })
+                }
+                QueuedMessage::Spawns(bytes) => {
+                    self.send_reliable_to(core, shared, peer, Some(c), SPAWN, |w| {
+                        w.write_bytes(bytes);
+                    })
+                }
+            };
+            if !sent {
+                break;
+            }
+        }
+        queue.clear();
+        self.clients[c].queue = queue;
+    }
+
+    /// [`flush_queued`](Self::flush_queued) for every client.
+    pub(crate) fn flush_all_queued(&mut self, core: &mut Outbox, shared: &mut Shared) {
+        for c in 0..self.clients.len() {
+            self.flush_queued(core, shared, c);
+        }
+    }
+
     /// Sends a reliable control message to `peer` (slot `c`), counting its bytes; a refusal
     /// marks the client failed.
-    pub(crate) fn send_reliable_to(
+    fn send_reliable_to(
         &mut self,
         core: &mut Outbox,
         shared: &mut Shared,
