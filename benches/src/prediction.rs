@@ -177,7 +177,9 @@ impl PredictionWorld {
             mode,
             dt,
         };
-        world.run_until("the client joined", |w| w.server.peers().len() == 1);
+        run_until(&mut world, Self::frame, "the client joined", |w| {
+            w.server.peers().len() == 1
+        });
         let owner = world.client.local_peer_id();
         let root = world.server.scene().root();
         for _ in 0..entities {
@@ -186,23 +188,13 @@ impl PredictionWorld {
                 .spawn(PREDICTED_SCENE, root, owner)
                 .expect("the box scene spawns");
         }
-        world.run_until("the spawns arrived", |w| {
+        run_until(&mut world, Self::frame, "the spawns arrived", |w| {
             w.client.stats().networked_nodes == entities
         });
         for _ in 0..WARM_UP_FRAMES {
             world.frame();
         }
         world
-    }
-
-    fn run_until(&mut self, what: &str, done: impl Fn(&Self) -> bool) {
-        for _ in 0..100 {
-            self.frame();
-            if done(self) {
-                return;
-            }
-        }
-        panic!("not reached in 100 frames: {what}");
     }
 
     /// The server's frame: `begin_frame`, its simulation's ticks, `end_frame` (a snapshot).
@@ -303,7 +295,9 @@ impl ServerStepWorld {
             begun: false,
         };
         let n = world.clients.len();
-        world.run_until(|w| w.server.peers().len() == n);
+        run_until(&mut world, Self::frame, "the clients joined", |w| {
+            w.server.peers().len() == n
+        });
         let root = world.server.scene().root();
         let owners: Vec<PeerId> = world.server.peers().to_vec();
         for owner in owners
@@ -315,7 +309,7 @@ impl ServerStepWorld {
                 .spawn(PREDICTED_SCENE, root, owner)
                 .expect("the box scene spawns");
         }
-        world.run_until(|w| {
+        run_until(&mut world, Self::frame, "the spawns arrived", |w| {
             w.clients
                 .iter()
                 .all(|(c, _)| c.stats().networked_nodes == n + boxes)
@@ -324,16 +318,6 @@ impl ServerStepWorld {
             world.frame();
         }
         world
-    }
-
-    fn run_until(&mut self, done: impl Fn(&Self) -> bool) {
-        for _ in 0..100 {
-            self.frame();
-            if done(self) {
-                return;
-            }
-        }
-        panic!("the clients did not join and get the spawns in 100 frames");
     }
 
     /// Everything of a frame but the server's step: the end of the server's last frame, the
@@ -373,6 +357,20 @@ impl ServerStepWorld {
         self.before_step();
         self.server_step();
     }
+}
+
+/// Runs `frame` on `world` until `done`, at most 100 times.
+///
+/// # Panics
+/// If `done` is not reached in 100 frames (`what` says what was awaited).
+fn run_until<W>(world: &mut W, frame: fn(&mut W), what: &str, done: impl Fn(&W) -> bool) {
+    for _ in 0..100 {
+        frame(world);
+        if done(world) {
+            return;
+        }
+    }
+    panic!("not reached in 100 frames: {what}");
 }
 
 #[cfg(test)]
