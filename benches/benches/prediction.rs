@@ -27,6 +27,11 @@
 //! back exactly `depth` ticks (or none, `steady`). No bitcode reference applies: nothing here
 //! is serialized beyond the snapshot, the same in all three.
 //!
+//! Beside them, `server_step/boxes_1000/<clients>` times the server's side: its step of 1000
+//! boxes it owns and one per client, each given its authority's input, with 1, 64 or 256
+//! clients sending theirs ([`ServerStepWorld`]; the clients' frames and the server's frame
+//! around the step run untimed), counted per box.
+//!
 //! Run: `cargo bench -p mf-net-benches --bench prediction`.
 
 use std::cell::RefCell;

@@ -891,7 +891,7 @@ mod tests {
     }
 
     #[test]
-    fn a_snapshot_that_carried_every_node_settles_the_list_but_for_resyncs_owed_again() {
+    fn an_ack_of_a_snapshot_that_carried_every_node_keeps_a_resync_owed_again_pending() {
         let (mut table, keys) = table(3);
         let mut send = SendState::default();
         send.join(table.keys().iter().copied(), 5, &table);
