@@ -38,6 +38,18 @@ impl Coding {
         code: impl FnOnce(&mut StateCoder<'_>),
     ) -> bool {
         self.bits.clear();
+        self.code_after(layout, base, code)
+    }
+
+    /// [`code`](Self::code), with the bits appended after those [`bits`](Self::bits) holds
+    /// (the server codes a tick's states one after another into one buffer, each where its
+    /// snapshots copy it from).
+    pub(crate) fn code_after(
+        &mut self,
+        layout: &StateLayout,
+        base: &[Buckets],
+        code: impl FnOnce(&mut StateCoder<'_>),
+    ) -> bool {
         self.values.clear();
         self.values.resize(layout.slots(), Buckets::default());
         let mut coder = StateCoder {

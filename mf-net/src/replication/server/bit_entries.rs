@@ -35,14 +35,11 @@ use crate::replication::Audience;
 use crate::tick::tick_after;
 use crate::wire::BitWriter;
 
-/// A state coded this tick: where it lies in [`BitEntries::states`], behind the rest of its
-/// entry header for the default baseline (a `1` and the state's length, `head` bits), which
-/// starts on a byte boundary; and how many bits the state has. An entry whose baseline is the
-/// snapshot's default copies header and state at once.
+/// A state coded this tick: the byte it starts at in the tick's coded states (the bits of
+/// [`BitEntries::coding`]), and how many bits it has.
 #[derive(Debug, Clone, Copy)]
 struct Coded {
     byte: u32,
-    head: u32,
     bits: u32,
 }
 
@@ -91,11 +88,10 @@ pub(crate) struct BitEntries {
     history: ValueHistory,
     /// This tick's coded states, by node slot.
     records: SlotRecords<Record>,
-    /// This tick's coded states, each from a byte boundary.
-    states: BitWriter,
     /// How many states were coded this tick.
     encoded: usize,
-    /// Scratch: one coding.
+    /// Each coding's values; its bits are this tick's coded states, one after another, each
+    /// from a byte boundary, coded in place.
     coding: Coding,
     /// By node slot, a bit per node whose values changed at this tick's capture and are not
     /// recorded yet.
@@ -106,7 +102,7 @@ impl BitEntries {
     /// A new tick, of a node table of `slots` slots: forgets the states coded in the last one.
     pub(crate) fn begin(&mut self, slots: usize) {
         self.records.begin(slots);
-        self.states.clear();
+        self.coding.bits.clear();
         self.encoded = 0;
     }
 
@@ -185,10 +181,14 @@ impl BitEntries {
         // A state holding a string over the limit is not sent (see `StateOverLimit`): its
         // values are forgotten, and the entries after it coded from zero.
         let whole = (None, Audience::All);
+        // Coded after the tick's states for its values alone.
+        let end = self.coding.bits.bit_len();
         match states.write_bits_since_for(node, whole, &[], &mut self.coding) {
             Some(true) => self.history.record(key, tick, &self.coding.values),
             _ => self.history.forget(key),
         }
+        let cut = self.coding.bits.truncate_bits(end);
+        debug_assert!(cut, "the bits only grew");
     }
 
     /// Forgets node `key` (despawned).
@@ -263,20 +263,10 @@ impl BitEntries {
             },
         };
         let back = baseline.map_or(0, |b| tick.wrapping_sub(b));
-        let (from, head, bits) = (
-            coded.byte as usize * 8,
-            coded.head as usize,
-            coded.bits as usize,
-        );
+        let (from, bits) = (coded.byte as usize * 8, coded.bits as usize);
         write_entry_id(body, previous, key.id());
-        let (from, bits) = match back == default_back {
-            true => (from, head + bits),
-            false => {
-                write_entry_baseline(body, back, default_back, bits);
-                (from + head, bits)
-            }
-        };
-        let appended = body.append_bits(self.states.flushed(), from, bits);
+        write_entry_baseline(body, back, default_back, bits);
+        let appended = body.append_bits(self.coding.bits.flushed(), from, bits);
         debug_assert!(appended, "a coded state lies in the coded states");
         true
     }
@@ -309,13 +299,25 @@ impl BitEntries {
         let whole = every_member && (since.is_none() || base.is_some());
         let from = base.map_or(0, |b| b.from);
         let base = base.map_or(&[][..], |b| b.values);
-        if !states.write_bits_since_for(node, (since, audience), base, &mut self.coding)? {
+        // Every coding ends flushed (and a tick begins empty): the state starts at a byte.
+        let start = self.coding.bits.bit_len();
+        debug_assert_eq!(start, self.coding.bits.flushed().len() * 8);
+        let sent = states.write_bits_since_for(node, (since, audience), base, &mut self.coding);
+        if sent != Some(true) {
+            let cut = self.coding.bits.truncate_bits(start);
+            debug_assert!(cut, "the bits only grew");
             return None;
         }
+        let bits = self.coding.bits.bit_len() - start;
+        // Flushed whole, so that every coded state lies in the flushed bytes.
+        self.coding.bits.finish();
         if whole && self.take_owed(key) {
             self.history.record(key, tick, &self.coding.values);
         }
-        let coded = self.keep_coded();
+        let coded = Coded {
+            byte: u32::try_from(start / 8).unwrap_or(u32::MAX),
+            bits: u32::try_from(bits).unwrap_or(u32::MAX),
+        };
         let record = Record {
             audience,
             baseline,
@@ -326,26 +328,6 @@ impl BitEntries {
         self.records.push(key, record);
         self.encoded += 1;
         Some((baseline, coded))
-    }
-
-    /// Appends the state just coded to this tick's coded states, behind the rest of its entry
-    /// header for the snapshot's default baseline; returns where it lies.
-    fn keep_coded(&mut self) -> Coded {
-        // Every coding ends flushed (and a tick begins empty): the state starts at a byte.
-        debug_assert_eq!(self.states.bit_len(), self.states.flushed().len() * 8);
-        let start = self.states.flushed().len();
-        let bits = self.coding.bits.bit_len();
-        // The header's rest as an entry coded against the snapshot's default baseline has it.
-        write_entry_baseline(&mut self.states, 1, 1, bits);
-        let head = self.states.bit_len() - start * 8;
-        self.states.append(&self.coding.bits);
-        // Flushed whole, so that every coded state lies in the flushed bytes.
-        self.states.finish();
-        Coded {
-            byte: u32::try_from(start).unwrap_or(u32::MAX),
-            head: u32::try_from(head).unwrap_or(u32::MAX),
-            bits: u32::try_from(bits).unwrap_or(u32::MAX),
-        }
     }
 }
 
@@ -426,11 +408,7 @@ mod tests {
             baseline: Some(199),
             from: 190,
             since: Some(190),
-            coded: Coded {
-                byte: 0,
-                head: 0,
-                bits: 0,
-            },
+            coded: Coded { byte: 0, bits: 0 },
         };
         let class = |a: u32| Some(190).filter(|_| a >= 190);
         let serves = |audience, acked, tick| record.serves((audience, acked, tick), class);

@@ -23,8 +23,8 @@ pub(crate) trait NodeStates {
     );
 
     /// Codes the state [`write_since_for`](Self::write_since_for) appends in its bit form
-    /// against `base` into `coding`: whether it can be sent (no member over a limit); `None`
-    /// if the node has no state.
+    /// against `base` into `coding`, its bits after those the coding holds: whether it can be
+    /// sent (no member over a limit); `None` if the node has no state.
     fn write_bits_since_for(
         &self,
         node: &NetNode,

@@ -329,7 +329,7 @@ impl<T: Replicated> ErasedShadows for ShadowColumn<T> {
         coding: &mut Coding,
     ) -> Option<bool> {
         let r = self.rows.get(row as usize).filter(|r| r.node == node)?;
-        Some(coding.code(T::LAYOUT, base, |coder| {
+        Some(coding.code_after(T::LAYOUT, base, |coder| {
             T::write_bits_since_for(&r.state, since, audience, coder);
         }))
     }

@@ -140,7 +140,7 @@ impl NodeStates for FakeStates {
     ) -> Option<bool> {
         let _ = self.0.get(&node.net_id)?;
         let empty = &crate::codec::state_bits::StateLayout::EMPTY;
-        Some(coding.code(empty, base, |coder| coder.mask(0, 0)))
+        Some(coding.code_after(empty, base, |coder| coder.mask(0, 0)))
     }
 
     fn write_states(
