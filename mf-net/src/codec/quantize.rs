@@ -536,32 +536,38 @@ fn smallest_three_center(bits: u32) -> u64 {
 #[inline]
 pub(crate) fn pack_smallest_three(bits: u32, c: [f32; 4]) -> u64 {
     let mut c = c.map(f64::from);
-    let len2: f64 = c.iter().map(|v| v * v).sum();
+    let mut len2: f64 = c.iter().map(|v| v * v).sum();
     // f64 holds the square of any finite f32: only NaN, ±∞ and zero land here.
     if !(len2.is_finite() && len2 > 0.0) {
         c = [0.0, 0.0, 0.0, 1.0];
+        len2 = 1.0;
     }
-    let len: f64 = c.iter().map(|v| v * v).sum::<f64>().sqrt();
-    let mut largest = 0;
-    for i in 1..4 {
-        if c[i].abs() > c[largest].abs() {
-            largest = i;
-        }
+    let len = len2.sqrt();
+    // The largest component (the first of equals), and the three others in order, chosen
+    // without a branch on the values: which one is largest is as random as the rotations a
+    // capture meets, and a branch on it is mispredicted as often.
+    let (mut largest, mut max, mut value) = (0, c[0].abs(), c[0]);
+    for (i, &v) in c.iter().enumerate().skip(1) {
+        let bigger = v.abs() > max;
+        largest = if bigger { i } else { largest };
+        max = if bigger { v.abs() } else { max };
+        value = if bigger { v } else { value };
     }
-    let scale = if c[largest] < 0.0 { -1.0 } else { 1.0 } * std::f64::consts::SQRT_2 / len;
+    let scale = if value < 0.0 { -1.0 } else { 1.0 } * std::f64::consts::SQRT_2 / len;
     let m = smallest_three_center(bits) as f64;
     let mut packed = largest as u64;
-    let mut shift = 2;
-    for (i, v) in c.into_iter().enumerate() {
-        if i == largest {
-            continue;
-        }
+    for j in 0..3 {
+        let v = c[j + usize::from(j >= largest)];
         // In [-m, m] up to rounding; `as` would saturate anyway.
         let t = round_half_away(v * scale * m).clamp(-m, m) + m;
+        // In [0, 2m], below 2^31: through `i64`, one conversion instruction (to `u64`, x86-64
+        // takes several).
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let k = t as u64;
+        let k = t as i64 as u64;
+        // `j` is below 3.
+        #[allow(clippy::cast_possible_truncation)]
+        let shift = 2 + j as u32 * bits;
         packed |= k << shift;
-        shift += bits;
     }
     packed
 }
@@ -649,20 +655,18 @@ impl QuantizeRotation for glam::Quat {
 fn round_half_away(x: f64) -> f64 {
     // From 2^52 on every `f64` is an integer; infinities and NaN round to themselves.
     const INTEGRAL: f64 = 4_503_599_627_370_496.0;
+    // The largest `f64` below one half.
+    const BELOW_HALF: f64 = 0.499_999_999_999_999_94;
     if x.is_nan() || x.abs() >= INTEGRAL {
         return x;
     }
-    // Toward zero, then the dropped fraction, both exact below 2^52.
+    // Moved away from zero by just under a half, then truncated: a fraction of a half or more
+    // carries into the next integer, one below does not (the sum rounds to nearest, and lands
+    // at most on the next integer's neighbour below it). No branch on the fraction: the
+    // values a capture rounds have random fractions, and a branch on them is mispredicted
+    // half the time.
     #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
-    let whole = x as i64 as f64;
-    let fraction = x - whole;
-    let rounded = if fraction >= 0.5 {
-        whole + 1.0
-    } else if fraction <= -0.5 {
-        whole - 1.0
-    } else {
-        whole
-    };
+    let rounded = (x + BELOW_HALF.copysign(x)) as i64 as f64;
     rounded.copysign(x)
 }
 
@@ -695,6 +699,23 @@ mod tests {
             assert_eq!(round_half_away(x).to_bits(), x.round().to_bits(), "{x:e}");
         }
         assert!(round_half_away(f64::NAN).is_nan());
+        // Around every power of two up to 2^53, and the halves next to them, a few steps
+        // either way: where a sum carries into the next binade.
+        for e in -60..=53 {
+            let p = 2f64.powi(e);
+            for centre in [p, p - 0.5, p + 0.5, p - 1.5, p + 1.5] {
+                let mut x = centre;
+                for _ in 0..4 {
+                    x = x.next_down();
+                }
+                for _ in 0..9 {
+                    for x in [x, -x] {
+                        assert_eq!(round_half_away(x).to_bits(), x.round().to_bits(), "{x:e}");
+                    }
+                    x = x.next_up();
+                }
+            }
+        }
     }
 
     proptest::proptest! {
@@ -893,6 +914,50 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// The smallest-three packing as first written, with a branch per choice: what
+    /// [`pack_smallest_three`] must give for every input.
+    #[cfg(feature = "glam")]
+    fn smallest_three_reference(bits: u32, c: [f32; 4]) -> u64 {
+        let mut c = c.map(f64::from);
+        let len2: f64 = c.iter().map(|v| v * v).sum();
+        if !(len2.is_finite() && len2 > 0.0) {
+            c = [0.0, 0.0, 0.0, 1.0];
+        }
+        let len: f64 = c.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let mut largest = 0;
+        for i in 1..4 {
+            if c[i].abs() > c[largest].abs() {
+                largest = i;
+            }
+        }
+        let scale = if c[largest] < 0.0 { -1.0 } else { 1.0 } * std::f64::consts::SQRT_2 / len;
+        let m = smallest_three_center(bits) as f64;
+        let (mut packed, mut shift) = (largest as u64, 2);
+        for (i, v) in c.into_iter().enumerate() {
+            if i != largest {
+                let t = (v * scale * m).round().clamp(-m, m) + m;
+                packed |= (t as u64) << shift;
+                shift += bits;
+            }
+        }
+        packed
+    }
+
+    #[cfg(feature = "glam")]
+    proptest::proptest! {
+        #[test]
+        fn smallest_three_packs_as_the_reference_does(
+            c in proptest::array::uniform4(proptest::prop_oneof![
+                -1.0f32..1.0,
+                proptest::num::f32::ANY,
+                proptest::sample::select(vec![0.0f32, -0.0, 0.5, -0.5, 1.0, -1.0]),
+            ]),
+            bits in SMALLEST_THREE_BITS,
+        ) {
+            proptest::prop_assert_eq!(pack_smallest_three(bits, c), smallest_three_reference(bits, c));
         }
     }
 
