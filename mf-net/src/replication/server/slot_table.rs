@@ -83,14 +83,75 @@ struct Slot<T> {
     id: u32,
 }
 
-/// Records in stable slots (freed slots are reused), with their keys also kept in id order.
+/// Records in stable slots (freed slots are reused), with their keys also kept in id order,
+/// and found by id through a dense index (see [`ById`]).
 pub(crate) struct SlotTable<T> {
     slots: Vec<Slot<T>>,
     free: Vec<u32>,
     /// The key of every record, sorted by id.
     order: Vec<Key<T>>,
+    by_id: ById,
     /// Changes whenever a record is added or removed.
     version: u64,
+}
+
+/// The slot of each record by id, for ids below the index's length (which grows to hold an
+/// id only while that keeps it within [`ById::room`] of the records): a lookup by id reads
+/// one entry instead of searching the ids. Ids past the index are searched.
+#[derive(Default)]
+struct ById {
+    /// By id: the slot plus one (0: no record).
+    slots: Vec<u32>,
+}
+
+impl ById {
+    /// How long the index may grow for a table of `records` records: ids are handed out in
+    /// order and mostly stay near the live ones, so a few times the records (and a floor)
+    /// holds them.
+    fn room(records: usize) -> usize {
+        records.saturating_mul(4).saturating_add(4096)
+    }
+
+    /// The slot of the record `id`, if the index covers `id` (`Some(None)`: no record).
+    #[inline]
+    fn get(&self, id: u32) -> Option<Option<u32>> {
+        let entry = *self.slots.get(id as usize)?;
+        Some(entry.checked_sub(1))
+    }
+
+    /// Notes that `key`'s record was added to a table of `records` records whose keys in id
+    /// order are `order` (`key`'s among them): grows the index to cover `key`'s id if that
+    /// fits its room, indexing the records it newly covers.
+    fn add<T>(&mut self, key: Key<T>, order: &[Key<T>], records: usize) {
+        let id = key.id() as usize;
+        if id >= self.slots.len() {
+            if id >= Self::room(records) {
+                return;
+            }
+            let from = self.slots.len();
+            self.slots.resize(id + 1, 0);
+            let start = order.partition_point(|k| (k.id() as usize) < from);
+            for k in &order[start..] {
+                self.set(*k);
+            }
+            return;
+        }
+        self.set(key);
+    }
+
+    /// Indexes `key` if the index covers its id.
+    fn set<T>(&mut self, key: Key<T>) {
+        if let Some(entry) = self.slots.get_mut(key.id() as usize) {
+            *entry = key.slot.saturating_add(1);
+        }
+    }
+
+    /// Forgets the record `id`.
+    fn remove(&mut self, id: u32) {
+        if let Some(entry) = self.slots.get_mut(id as usize) {
+            *entry = 0;
+        }
+    }
 }
 
 impl<T> Default for SlotTable<T> {
@@ -99,6 +160,7 @@ impl<T> Default for SlotTable<T> {
             slots: Vec::new(),
             free: Vec::new(),
             order: Vec::new(),
+            by_id: ById::default(),
             version: 0,
         }
     }
@@ -134,6 +196,7 @@ impl<T: Default> SlotTable<T> {
             }
             _ => self.order.push(key),
         }
+        self.by_id.add(key, &self.order, self.order.len());
         self.version += 1;
         key
     }
@@ -142,7 +205,7 @@ impl<T: Default> SlotTable<T> {
     /// later records; the removed records' keys name nothing afterwards.
     pub(crate) fn retain(&mut self, mut keep: impl FnMut(Key<T>, &T) -> bool) {
         self.version += 1;
-        let (slots, free) = (&mut self.slots, &mut self.free);
+        let (slots, free, by_id) = (&mut self.slots, &mut self.free, &mut self.by_id);
         self.order.retain(|&key| {
             let slot = &mut slots[key.slot()];
             if slot.id == key.id && keep(key, &slot.value) {
@@ -153,6 +216,7 @@ impl<T: Default> SlotTable<T> {
                 id: VACANT,
             };
             free.push(key.slot);
+            by_id.remove(key.id);
             false
         });
     }
@@ -220,7 +284,13 @@ impl<T> SlotTable<T> {
     }
 
     /// The key of the record with `id`.
+    #[inline]
     pub(crate) fn find(&self, id: u32) -> Option<Key<T>> {
+        if let Some(slot) = self.by_id.get(id) {
+            let key = Key::new(slot?, id);
+            debug_assert!(self.get(key).is_some(), "the index names a record gone");
+            return Some(key);
+        }
         let at = self.order.binary_search_by_key(&id, |k| k.id).ok()?;
         Some(self.order[at])
     }
@@ -269,7 +339,64 @@ impl<T> SlotTable<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Key, SlotTable};
+    use super::{ById, Key, SlotTable};
+
+    #[test]
+    fn every_id_is_found_through_the_index_or_past_it_as_by_a_search() {
+        let mut table = SlotTable::default();
+        let mut live: Vec<u32> = Vec::new();
+        let mut next = 1u32;
+        let mut seed = 7u64;
+        let mut random = move || {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            seed >> 33
+        };
+        for round in 0..4000 {
+            match random() % 10 {
+                // Mostly the next id; now and then one far past the index's room, or an
+                // id handed out again.
+                0..=5 => {
+                    table.push(next, next);
+                    live.push(next);
+                    next += 1;
+                }
+                6 => {
+                    let far = next + 100_000 + u32::try_from(random() % 1000).unwrap_or(0);
+                    if !live.contains(&far) {
+                        table.push(far, far);
+                        live.push(far);
+                    }
+                }
+                7 if round % 3 == 0 => {
+                    let again = u32::try_from(random() % u64::from(next)).unwrap_or(0) + 1;
+                    if !live.contains(&again) {
+                        table.push(again, again);
+                        live.push(again);
+                    }
+                }
+                _ => {
+                    let gone = random() % 3;
+                    table.retain(|k, _| u64::from(k.id()) % 7 != gone || k.id() % 5 != 0);
+                    live.retain(|&id| u64::from(id) % 7 != gone || id % 5 != 0);
+                }
+            }
+        }
+        let highest = live.iter().copied().max().unwrap_or(0);
+        for id in (0..=next + 10).chain(100_000..highest + 10) {
+            let searched = table.order.iter().find(|k| k.id() == id).copied();
+            assert_eq!(table.find(id), searched, "id {id}");
+            assert_eq!(
+                table.by_id(id).copied(),
+                searched.map(|k| k.id()),
+                "id {id}"
+            );
+        }
+        assert_eq!(table.len(), live.len());
+        // The ids far past the others (the table never held more than 4000 records) were
+        // searched, not indexed.
+        assert!(table.by_id.slots.len() <= ById::room(4000));
+        assert!(table.by_id.slots.len() > 1000, "the others were indexed");
+    }
 
     #[test]
     fn a_reused_slot_does_not_answer_to_the_key_of_the_record_it_held() {
