@@ -32,8 +32,10 @@
 //! bit-packed snapshots in the first three runs (issue 25's figures are the byte format's,
 //! which they send otherwise), and `ONLY_LOAD=100` (or `10`) runs only that load of the first
 //! world (with `WORLD=2`, of the doubled world), for profiles and A/B runs (the server's frame
-//! is the out-of-line `server_frame`, so a profile tells it from the clients'). Nothing here is
-//! asserted: the figures go to `benches/README.md`.
+//! is the out-of-line `server_frame`, so a profile tells it from the clients'); `STILL=bodies`,
+//! `STILL=players` or `STILL=all` keeps those where they are, to see what the rest of a load
+//! costs.
+//! Nothing here is asserted: the figures go to `benches/README.md`.
 
 use std::time::{Duration, Instant};
 
@@ -204,19 +206,21 @@ impl World {
         }
     }
 
-    /// Moves the bodies (every one, or a different tenth each tick) and the players.
+    /// Moves the bodies (every one, or a different tenth each tick) and the players (but
+    /// those [`still`] keeps where they are).
     fn move_all(&mut self, all: bool) {
         self.tick += 1;
         let t = self.tick as f32 * 0.05;
+        let (bodies_still, players_still) = (still("bodies"), still("players"));
         let scene = self.server.scene_mut();
         for (i, &body) in self.bodies.iter().enumerate() {
-            if all || i % 10 == self.tick as usize % 10 {
+            if !bodies_still && (all || i % 10 == self.tick as usize % 10) {
                 let home = spread(i, self.side);
                 let at = home + Vec3::new((t + i as f32).sin(), 0.0, (t * 0.7 + i as f32).cos());
                 scene.get_mut(body).expect("a body").position = at;
             }
         }
-        for (i, &player) in self.players.iter().enumerate() {
+        for (i, &player) in self.players.iter().enumerate().filter(|_| !players_still) {
             let p = &mut scene.get_mut(player).expect("a player").position;
             // Walking east at 0.3 a tick (a cell in 33 ticks), wrapping around the world.
             p.x = (p.x + 0.3 + i as f32 * 0.001) % self.side;
@@ -372,6 +376,13 @@ fn in_turn(mut worlds: [World; 2], labels: [String; 2], ticks: usize) -> [f64; 2
         let second = report(&format!("  {load}, {}", labels[1]), second);
         second.as_secs_f64() / first.as_secs_f64()
     })
+}
+
+/// `STILL=bodies` keeps the bodies where they are, `STILL=players` the players (no relevance
+/// changes then but those of bodies crossing cells), `STILL=all` both: what each part of a
+/// load costs.
+fn still(what: &str) -> bool {
+    std::env::var("STILL").is_ok_and(|s| s == what || s == "all")
 }
 
 /// `ONLY_LOAD=100` or `ONLY_LOAD=10` runs that load of the first world alone (for profiles and
