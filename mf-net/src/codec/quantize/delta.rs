@@ -210,13 +210,19 @@ impl Quantization {
             return w.write_bits(packed << 1, 3 + 3 * self.rotation_bits());
         };
         let [short, long] = self.rotation_widths();
-        // A set flag, then each difference: 0 alone, or its width's tag and the difference.
+        // A set flag, then each difference: 0 alone (a clear bit), or a set bit, a bit that
+        // says which width, and the difference. Chosen by selects, not branches: which form
+        // a component takes is as random as the motion.
         let (mut code, mut len) = (1, 1);
         for d in zz {
-            let (field, width) = match d {
-                0 => (0, 1),
-                d if fits(d, short) => (0b01 | u64::from(d) << 2, 2 + short),
-                d => (0b11 | u64::from(d) << 2, 2 + long),
+            let set = d != 0;
+            let wide = !fits(d, short);
+            let tag = u64::from(set) | u64::from(wide) << 1;
+            let field = if set { tag | u64::from(d) << 2 } else { 0 };
+            let width = if set {
+                2 + if wide { long } else { short }
+            } else {
+                1
             };
             code |= field << len;
             len += width;
@@ -289,17 +295,23 @@ impl Quantization {
         let mut now = *base;
         let mut canonical = true;
         for (k, &from) in now.components.iter_mut().zip(&base.components) {
-            let d = if !window.take_bit() {
-                0
-            } else if !window.take_bit() {
-                let d = window.take(short);
-                canonical &= d != 0;
-                d
+            // The longest form's bits at once, then as many taken as the form has: decided
+            // by selects, as the writer's (a branch per form would be mispredicted as often
+            // as the motion changes which form a component takes).
+            let mut peek = *window;
+            let head = peek.take(2 + long);
+            let set = head & 1 == 1;
+            let wide = head & 2 != 0;
+            let width = if wide { long } else { short };
+            let d = if set {
+                head >> 2 & ((1 << width) - 1)
             } else {
-                let d = window.take(long);
-                canonical &= !fits_u64(d, short);
-                d
+                0
             };
+            window.take(if set { 2 + width } else { 1 });
+            // A set bit carries a difference that needs its width: not 0, and not one the
+            // short width holds when the long one was used.
+            canonical &= !set || if wide { !fits_u64(d, short) } else { d != 0 };
             #[allow(clippy::cast_possible_truncation)]
             let d = d as u32;
             *k = apply(from, d);
