@@ -95,61 +95,80 @@ pub(crate) struct SlotTable<T> {
     version: u64,
 }
 
-/// The slot of each record by id, for ids below the index's length (which grows to hold an
-/// id only while that keeps it within [`ById::room`] of the records): a lookup by id reads
-/// one entry instead of searching the ids. Ids past the index are searched.
+/// The slot of each record by id, for the ids of a window that follows the newest (at most
+/// [`ById::room`] long): a lookup by id reads one entry instead of searching the ids. Ids
+/// outside the window (long-lived records left behind as ids are handed out, ids far ahead,
+/// ids handed out again) are searched.
 #[derive(Default)]
 struct ById {
-    /// By id: the slot plus one (0: no record).
+    /// The id `slots` starts at.
+    base: u32,
+    /// From `base` on, by id: the slot plus one (0: no record).
     slots: Vec<u32>,
 }
 
 impl ById {
-    /// How long the index may grow for a table of `records` records: ids are handed out in
-    /// order and mostly stay near the live ones, so a few times the records (and a floor)
-    /// holds them.
+    /// How long the window may be for a table of `records` records: ids are handed out in
+    /// order and the live ones mostly stay near the newest, so a few times the records (and
+    /// a floor) holds them.
     fn room(records: usize) -> usize {
         records.saturating_mul(4).saturating_add(4096)
     }
 
-    /// The slot of the record `id`, if the index covers `id` (`Some(None)`: no record).
+    /// Where `id` is in the window, if it is in it.
+    #[inline]
+    fn at(&self, id: u32) -> Option<usize> {
+        let at = id.checked_sub(self.base)? as usize;
+        (at < self.slots.len()).then_some(at)
+    }
+
+    /// The slot of the record `id`, if the window covers `id` (`Some(None)`: no record).
     #[inline]
     fn get(&self, id: u32) -> Option<Option<u32>> {
-        let entry = *self.slots.get(id as usize)?;
+        let entry = self.slots[self.at(id)?];
         Some(entry.checked_sub(1))
     }
 
     /// Notes that `key`'s record was added to a table of `records` records whose keys in id
-    /// order are `order` (`key`'s among them): grows the index to cover `key`'s id if that
-    /// fits its room, indexing the records it newly covers.
+    /// order are `order` (`key`'s among them). An id past the window stretches it, indexing
+    /// the records it newly covers; if that would make it longer than its room, the window
+    /// moves up first, so that `key` lands half its room from the start (moving it costs its
+    /// length once per half a room of new ids).
     fn add<T>(&mut self, key: Key<T>, order: &[Key<T>], records: usize) {
-        let id = key.id() as usize;
-        if id >= self.slots.len() {
-            if id >= Self::room(records) {
-                return;
-            }
-            let from = self.slots.len();
-            self.slots.resize(id + 1, 0);
-            let start = order.partition_point(|k| (k.id() as usize) < from);
-            for k in &order[start..] {
-                self.set(*k);
-            }
+        let id = key.id();
+        if let Some(at) = self.at(id) {
+            self.slots[at] = key.slot.saturating_add(1);
             return;
         }
-        self.set(key);
-    }
-
-    /// Indexes `key` if the index covers its id.
-    fn set<T>(&mut self, key: Key<T>) {
-        if let Some(entry) = self.slots.get_mut(key.id() as usize) {
-            *entry = key.slot.saturating_add(1);
+        if id < self.base {
+            return;
+        }
+        let room = Self::room(records);
+        if (id - self.base) as usize >= room {
+            let behind = u32::try_from(room / 2).unwrap_or(u32::MAX);
+            let base = id.saturating_sub(behind).max(self.base);
+            let dropped = ((base - self.base) as usize).min(self.slots.len());
+            self.slots.drain(..dropped);
+            if self.slots.is_empty() {
+                self.base = base;
+            } else {
+                self.base += u32::try_from(dropped).unwrap_or(u32::MAX);
+            }
+        }
+        let first_new = self.base as usize + self.slots.len();
+        self.slots.resize((id - self.base) as usize + 1, 0);
+        let start = order.partition_point(|k| (k.id() as usize) < first_new);
+        for k in order[start..].iter().take_while(|k| k.id() <= id) {
+            if let Some(at) = self.at(k.id()) {
+                self.slots[at] = k.slot.saturating_add(1);
+            }
         }
     }
 
     /// Forgets the record `id`.
     fn remove(&mut self, id: u32) {
-        if let Some(entry) = self.slots.get_mut(id as usize) {
-            *entry = 0;
+        if let Some(at) = self.at(id) {
+            self.slots[at] = 0;
         }
     }
 }
@@ -396,6 +415,32 @@ mod tests {
         // searched, not indexed.
         assert!(table.by_id.slots.len() <= ById::room(4000));
         assert!(table.by_id.slots.len() > 1000, "the others were indexed");
+    }
+
+    #[test]
+    fn the_index_follows_the_newest_ids_as_records_come_and_go() {
+        let mut table = SlotTable::default();
+        // A few records that stay, then a stream of short-lived ones (projectiles): ids run
+        // far past four times the records.
+        for id in 1..=10 {
+            table.push(id, id);
+        }
+        for id in 11..=200_000u32 {
+            table.push(id, id);
+            if id > 110 {
+                let old = id - 100;
+                table.retain(|k, _| k.id() != old);
+            }
+        }
+        assert_eq!(table.len(), 110);
+        assert!(table.by_id.slots.len() <= ById::room(110));
+        // The newest are in the window; the long-lived ones, left behind, are searched.
+        assert!(table.by_id.get(200_000).is_some() && table.by_id.get(199_901).is_some());
+        assert!(table.by_id.get(5).is_none());
+        for id in (1..=20).chain(199_850..=200_010) {
+            let searched = table.order.iter().find(|k| k.id() == id).copied();
+            assert_eq!(table.find(id), searched, "id {id}");
+        }
     }
 
     #[test]
