@@ -661,10 +661,10 @@ fn round_half_away(x: f64) -> f64 {
         return x;
     }
     // Moved away from zero by just under a half, then truncated: a fraction of a half or more
-    // carries into the next integer, one below does not (the sum rounds to nearest, and lands
-    // at most on the next integer's neighbour below it). No branch on the fraction: the
-    // values a capture rounds have random fractions, and a branch on them is mispredicted
-    // half the time.
+    // carries the sum into the next integer, one below a half leaves it short of it (the sum
+    // is rounded to the nearest `f64`, which below 2^52 never rounds it up to that integer).
+    // No branch on the fraction: the values a capture rounds have random fractions, and a
+    // branch on them is mispredicted half the time.
     #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
     let rounded = (x + BELOW_HALF.copysign(x)) as i64 as f64;
     rounded.copysign(x)
