@@ -436,7 +436,8 @@ impl ServerState {
         let before = self.clients[c].vis.state(g);
         self.reconsider(core, shared, c, g, asking);
         let after = self.clients[c].vis.state(g);
-        if before != after {
+        // (Most servers nest nothing: no hash of the id then.)
+        if before != after && !self.interest.nested.is_empty() {
             let children = self.interest.nested.get(&g.id()).map_or(0, Vec::len);
             for i in 0..children {
                 let Some(&child) = self.interest.nested.get(&g.id()).and_then(|l| l.get(i)) else {
