@@ -546,11 +546,10 @@ pub(crate) fn pack_smallest_three(bits: u32, c: [f32; 4]) -> u64 {
     // The largest component (the first of equals), and the three others in order, chosen
     // without a branch on the values: which one is largest is as random as the rotations a
     // capture meets, and a branch on it is mispredicted as often.
-    let (mut largest, mut max, mut value) = (0, c[0].abs(), c[0]);
+    let (mut largest, mut value) = (0, c[0]);
     for (i, &v) in c.iter().enumerate().skip(1) {
-        let bigger = v.abs() > max;
+        let bigger = v.abs() > value.abs();
         largest = if bigger { i } else { largest };
-        max = if bigger { v.abs() } else { max };
         value = if bigger { v } else { value };
     }
     let scale = if value < 0.0 { -1.0 } else { 1.0 } * std::f64::consts::SQRT_2 / len;

@@ -129,12 +129,12 @@ impl ById {
         Some(entry.checked_sub(1))
     }
 
-    /// Notes that `key`'s record was added to a table of `records` records whose keys in id
-    /// order are `order` (`key`'s among them). An id past the window stretches it, indexing
+    /// Notes that `key`'s record was added to a table whose keys in id order are `order`
+    /// (`key`'s among them). An id past the window stretches it, indexing
     /// the records it newly covers; if that would make it longer than its room, the window
     /// moves up first, so that `key` lands half its room from the start (moving it costs its
     /// length once per half a room of new ids).
-    fn add<T>(&mut self, key: Key<T>, order: &[Key<T>], records: usize) {
+    fn add<T>(&mut self, key: Key<T>, order: &[Key<T>]) {
         let id = key.id();
         if let Some(at) = self.at(id) {
             self.slots[at] = key.slot.saturating_add(1);
@@ -143,7 +143,7 @@ impl ById {
         if id < self.base {
             return;
         }
-        let room = Self::room(records);
+        let room = Self::room(order.len());
         if (id - self.base) as usize >= room {
             let behind = u32::try_from(room / 2).unwrap_or(u32::MAX);
             let base = id.saturating_sub(behind).max(self.base);
@@ -215,7 +215,7 @@ impl<T: Default> SlotTable<T> {
             }
             _ => self.order.push(key),
         }
-        self.by_id.add(key, &self.order, self.order.len());
+        self.by_id.add(key, &self.order);
         self.version += 1;
         key
     }
