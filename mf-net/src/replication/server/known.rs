@@ -7,12 +7,16 @@
 //! Nodes the client gains between two walks wait in a short sorted list and nodes it loses are
 //! marked; [`settle`](Known::settle) merges both into the array in one pass, once per tick.
 //!
-//! An acknowledged snapshot that carried every node with state the client had is not marked
-//! node by node: the list keeps its tick ([`acknowledge_all`](Known::acknowledge_all)) and
-//! every entry is read through it ([`NodeSend::with_all_acked`]), so that a client whose
-//! snapshots carry all it has (every node moving, every node relevant) costs no walk over its
-//! nodes per ack. (Nodes without state, which no snapshot carries and no entry is written
-//! for, are read through it too: their ticks only bound what the sweep ages.)
+//! An acknowledged snapshot that carried every node with state the client had, or every node
+//! it had something to send, is not marked node by node: the list keeps its tick
+//! ([`acknowledge_all`](Known::acknowledge_all)) and every entry is read through it
+//! ([`NodeSend::with_all_acked`]), so that a client whose snapshots carry all they owe costs
+//! no walk over its nodes per ack. (Nodes without state, which no snapshot carries and no
+//! entry is written for, are read through it too: their ticks only bound what the sweep
+//! ages.) A bit per entry tells the entries that read as that tick alone (live, owing no
+//! resync, acknowledged no later) from the others, so that a walk finds most of the nodes it
+//! asks for in the id array and its bits, without a read of their entries, which are spread
+//! over many more cache lines.
 
 use crate::replication::server::alike::Alike;
 use crate::replication::server::node_table::NodeKey;
@@ -125,6 +129,14 @@ pub(crate) struct Known {
     all_acked: Option<u32>,
     /// The entries as stored: their changes, and the copy they were last found equal to.
     alike: Alike,
+    /// A bit per entry of `sorted` (by place) that may not read as `all_acked` alone (see
+    /// [`plain`](Self::plain)): a clear bit says the entry is live, owes no resync and was
+    /// acknowledged no later than `all_acked`, which is set.
+    apart: Vec<u64>,
+    /// Entries of `sorted` (place, acknowledged tick) set apart only for being acknowledged
+    /// after `all_acked` (nodes the client got since): each joins the others once `all_acked`
+    /// reaches its tick, if nothing else set it apart since.
+    later: Vec<(u32, u32)>,
     /// No tick stored in a live entry (acknowledged, resync) is before it (`None`: none
     /// stored): the server's sweep asks a client about a node only once a floor passed it.
     oldest: Option<u32>,
@@ -184,13 +196,32 @@ impl Known {
         self.lost = 0;
         self.stateless.clear();
         self.all_acked = None;
+        self.apart.clear();
+        self.later.clear();
     }
 
     /// A snapshot of `tick` that carried every node with state the client had when it was
-    /// written is acknowledged: each of those nodes is acknowledged up to `tick`, and each resync asked for
-    /// before `tick` is done. Costs nothing per node.
+    /// written (or every node it had something to send, none owing a resync: each of the
+    /// others stands as it did at `tick`) is acknowledged: each node is acknowledged up to
+    /// `tick`, and each resync asked for before `tick` is done. Costs nothing per node but for
+    /// the nodes the client got after the last such tick, which it reads apart until then.
     pub(crate) fn acknowledge_all(&mut self, tick: u32) {
-        self.all_acked = Some(self.all_acked.map_or(tick, |t| tick_max(t, tick)));
+        let all = self.all_acked.map_or(tick, |t| tick_max(t, tick));
+        self.all_acked = Some(all);
+        if self.later.is_empty() {
+            return;
+        }
+        let (sorted, apart) = (&self.sorted, &mut self.apart);
+        self.later.retain(|&(place, acked)| {
+            if tick_after(acked, all) {
+                return true;
+            }
+            let entry = sorted.get(place as usize);
+            if entry.is_some_and(|&(key, n)| plain_as_of(key, n, all)) {
+                clear_bit(apart, place as usize);
+            }
+            false
+        });
     }
 
     /// Keeps the tick of [`acknowledge_all`](Self::acknowledge_all) within
@@ -208,6 +239,7 @@ impl Known {
         for entry in self.sorted.iter_mut().chain(&mut self.arrived) {
             entry.1 = entry.1.with_all_acked(Some(all));
         }
+        self.reckon_apart();
     }
 
     /// Holds exactly the nodes `keys` (in net id order, as a table lists them), each with
@@ -230,6 +262,7 @@ impl Known {
         if !self.sorted.is_empty() {
             self.lower_oldest(value);
         }
+        self.reckon_apart();
         debug_assert!(self.ids.windows(2).all(|w| w[0] < w[1]));
     }
 
@@ -241,6 +274,10 @@ impl Known {
         for list in [&mut self.ids, &mut self.spare_ids] {
             list.reserve_exact(n.saturating_sub(list.len()));
         }
+        let words = n.div_ceil(64);
+        self.apart
+            .reserve_exact(words.saturating_sub(self.apart.len()));
+        self.later.reserve_exact(n.saturating_sub(self.later.len()));
         let arrivals = n.min(arrivals_before_settling(n));
         self.arrived
             .reserve(arrivals.saturating_sub(self.arrived.len()));
@@ -274,6 +311,7 @@ impl Known {
             Some(at) => &mut self.arrived[at].1,
             None => {
                 let at = self.find_sorted(key)?;
+                set_bit(&mut self.apart, at);
                 &mut self.sorted[at].1
             }
         };
@@ -312,15 +350,19 @@ impl Known {
     /// it there without a search, while the [`layout`](Self::layout) stands.
     #[inline(always)]
     pub(crate) fn seek_placed(&self, at: &mut usize, key: NodeKey) -> Option<(NodeSend, u32)> {
-        let (n, place) =
-            match seek_id_in(&self.ids, at, key.id()).filter(|&i| self.sorted[i].0 == key) {
-                Some(i) => (&self.sorted[i].1, i as u32),
-                None if self.arrived.is_empty() => return None,
-                None => (
-                    &find(&self.arrived, key).map(|i| &self.arrived[i])?.1,
-                    NOT_PLACED,
-                ),
-            };
+        let found = seek_id_in(&self.ids, at, key.id());
+        if let Some(plain) = found.and_then(|i| self.plain(i)) {
+            debug_assert_eq!(self.sorted[plain.1 as usize].0, key, "one node per id");
+            return Some(plain);
+        }
+        let (n, place) = match found.filter(|&i| self.sorted[i].0 == key) {
+            Some(i) => (&self.sorted[i].1, i as u32),
+            None if self.arrived.is_empty() => return None,
+            None => (
+                &find(&self.arrived, key).map(|i| &self.arrived[i])?.1,
+                NOT_PLACED,
+            ),
+        };
         Some((n.with_all_acked(self.all_acked), place))
     }
 
@@ -372,6 +414,7 @@ impl Known {
                 if self.ids.get(i) != Some(&id) {
                     return None;
                 }
+                set_bit(&mut self.apart, i);
                 (&mut self.sorted, i)
             }
         };
@@ -401,6 +444,7 @@ impl Known {
             let entry = &mut self.sorted[at];
             self.lost -= usize::from(lost(entry.0));
             *entry = (key, value);
+            set_bit(&mut self.apart, at);
             return;
         }
         match self.arrived.binary_search_by_key(&id, |e| e.0.id()) {
@@ -420,6 +464,7 @@ impl Known {
         } else if let Some(at) = self.find_sorted(key) {
             self.sorted[at].0 = lost_key(key.id());
             self.lost += 1;
+            set_bit(&mut self.apart, at);
         } else {
             return;
         }
@@ -447,13 +492,54 @@ impl Known {
             for &id in gone {
                 if let Ok(at) = self.ids.binary_search(&id) {
                     mark(&mut self.sorted[at].0);
+                    set_bit(&mut self.apart, at);
                 }
             }
         } else {
-            for entry in &mut self.sorted {
+            for (at, entry) in self.sorted.iter_mut().enumerate() {
                 if gone.binary_search(&entry.0.id()).is_ok() {
                     mark(&mut entry.0);
+                    set_bit(&mut self.apart, at);
                 }
+            }
+        }
+    }
+
+    /// How the entry at `place` reads, if it reads as the tick acknowledged whole alone (its
+    /// bit in `apart` is clear): acknowledged then, owing no resync; found without a read of
+    /// the entry.
+    #[inline(always)]
+    fn plain(&self, place: usize) -> Option<(NodeSend, u32)> {
+        let all = self.all_acked?;
+        let word = *self.apart.get(place / 64)?;
+        if word >> (place % 64) & 1 != 0 {
+            return None;
+        }
+        let n = NodeSend::new(all, None);
+        debug_assert_eq!(self.sorted[place].1.with_all_acked(Some(all)), n);
+        debug_assert!(!lost(self.sorted[place].0));
+        Some((n, place as u32))
+    }
+
+    /// Sets the bit of every entry of `sorted` that may not read as the tick acknowledged
+    /// whole alone (see [`plain`](Self::plain)), and clears the others'.
+    fn reckon_apart(&mut self) {
+        self.apart.clear();
+        self.apart.resize(self.sorted.len().div_ceil(64), 0);
+        self.later.clear();
+        let Some(all) = self.all_acked else {
+            self.apart.fill(!0);
+            return;
+        };
+        for (at, &(key, n)) in self.sorted.iter().enumerate() {
+            if plain_as_of(key, n, all) {
+                continue;
+            }
+            set_bit(&mut self.apart, at);
+            if !lost(key) && n.resync().is_none() {
+                // Acknowledged after `all`: plain once it is acknowledged whole again.
+                self.later
+                    .push((u32::try_from(at).unwrap_or(u32::MAX), n.acked));
             }
         }
     }
@@ -483,9 +569,9 @@ impl Known {
             from = to;
         }
         keep(&self.sorted[from..], self.lost, &mut self.spare);
-        // Every entry is rewritten anyway: it takes the tick acknowledged whole, and reads
-        // need not apply it until the next.
-        if let Some(all) = self.all_acked.take() {
+        // Every entry is rewritten anyway: it takes the tick acknowledged whole (which stays,
+        // so that the entries that read as it alone are told apart from the others).
+        if let Some(all) = self.all_acked {
             for entry in &mut self.spare {
                 entry.1 = entry.1.with_all_acked(Some(all));
             }
@@ -496,6 +582,7 @@ impl Known {
         std::mem::swap(&mut self.sorted, &mut self.spare);
         std::mem::swap(&mut self.ids, &mut self.spare_ids);
         self.lost = 0;
+        self.reckon_apart();
     }
 
     /// The nodes the client has, in net id order (after a [`settle`](Self::settle): before
@@ -512,6 +599,29 @@ impl Known {
     /// How many nodes with state the client has: those a snapshot can carry.
     pub(crate) fn len_with_state(&self) -> usize {
         self.len() - self.stateless.len()
+    }
+}
+
+/// Whether the entry `(key, n)` reads as `all` alone (see [`Known::plain`]): live, owing no
+/// resync, acknowledged no later.
+#[inline]
+fn plain_as_of(key: NodeKey, n: NodeSend, all: u32) -> bool {
+    !lost(key) && n.resync().is_none() && !tick_after(n.acked, all)
+}
+
+/// Clears bit `at` of `bits` (if it has it).
+#[inline]
+fn clear_bit(bits: &mut [u64], at: usize) {
+    if let Some(word) = bits.get_mut(at / 64) {
+        *word &= !(1 << (at % 64));
+    }
+}
+
+/// Sets bit `at` of `bits` (if it has it).
+#[inline]
+fn set_bit(bits: &mut [u64], at: usize) {
+    if let Some(word) = bits.get_mut(at / 64) {
+        *word |= 1 << (at % 64);
     }
 }
 
@@ -845,5 +955,83 @@ mod tests {
             let with_state = model.values().filter(|e| !e.1).count();
             assert_eq!(known.len_with_state(), with_state);
         }
+    }
+
+    #[test]
+    fn walks_read_every_node_as_stored_and_acknowledged_whole_through_every_change() {
+        let mut rng = fastrand::Rng::with_seed(25);
+        let mut known = Known::default();
+        // By net id, the key and the state as stored; and the tick acknowledged whole.
+        let mut model = std::collections::BTreeMap::<u32, (NodeKey, NodeSend)>::new();
+        let mut all: Option<u32> = None;
+        let read = |n: NodeSend, all| n.with_all_acked(all);
+        let (mut plain, mut reads) = (0, 0);
+        for tick in 100..6000u32 {
+            let id = rng.u32(1..80);
+            let k = key(rng.u32(0..2) * 100 + id, id);
+            match rng.u32(0..12) {
+                // A node the client gets now, owing a resync or not.
+                0..=2 => {
+                    let n = NodeSend::new(tick, rng.bool().then_some(tick));
+                    known.set(k, n, false);
+                    model.insert(id, (k, n));
+                }
+                3 => {
+                    known.remove(k);
+                    if model.get(&id).is_some_and(|e| e.0 == k) {
+                        model.remove(&id);
+                    }
+                }
+                4 => {
+                    known.forget(&[id]);
+                    model.remove(&id);
+                }
+                // Snapshots acknowledged whole, some of them long after.
+                5 | 6 => {
+                    let t = tick - rng.u32(0..30);
+                    known.acknowledge_all(t);
+                    all = Some(all.map_or(t, |a| a.max(t)));
+                }
+                // An ack marks a node it carried, or a resync is owed.
+                8 => {
+                    let t = tick - rng.u32(0..3);
+                    let mut at = 0;
+                    if let Some((_, n)) = known.seek_id_mut(&mut at, id) {
+                        *n = n.with_all_acked(Some(t));
+                    }
+                    if let Some(e) = model.get_mut(&id) {
+                        e.1 = read(e.1, all).with_all_acked(Some(t));
+                    }
+                }
+                9 => {
+                    known.update(k, |n| n.set_resync(Some(tick)));
+                    if let Some(e) = model.get_mut(&id).filter(|e| e.0 == k) {
+                        e.1 = read(e.1, all);
+                        e.1.set_resync(Some(tick));
+                    }
+                }
+                7 | 10 => known.settle(),
+                _ if rng.u32(0..50) == 0 => {
+                    known.age_all_acked(tick);
+                    model.values_mut().for_each(|e| e.1 = read(e.1, all));
+                    all = None;
+                }
+                _ => {}
+            }
+            // A walk in net id order asks for every id, those the client does not have too
+            // (a net id names one node: the key is the model's where it has one).
+            let mut at = 0;
+            for id in 1..80 {
+                let Some(&(k, n)) = model.get(&id) else {
+                    assert_eq!(known.seek(&mut at, key(id, id)), None);
+                    continue;
+                };
+                let found = known.seek(&mut at, k);
+                assert_eq!(found, Some(read(n, all)), "node {id} at tick {tick}");
+                reads += 1;
+                plain += usize::from(found.is_some_and(|f| f.resync().is_none()));
+            }
+        }
+        assert!(plain > reads / 2, "most reads are of plain entries");
     }
 }

@@ -2,8 +2,10 @@
 //! id order, [`Known`]) the newest acknowledged tick and any resync owed; the nodes with
 //! something to send (changed and not acknowledged since, or owed a resync), so that a snapshot
 //! walks only those; and the ring of the last [`RING`] snapshots sent, each with the keys of
-//! the nodes it carried, which an ack advances (all at once, if it carried every node with
-//! state the client had: [`Known::acknowledge_all`]).
+//! the nodes it carried, which an ack advances: all at once ([`Known::acknowledge_all`]) if
+//! it carried every node with state the client had, or every node it had something to send
+//! (the nodes it did not carry had nothing new since their acknowledged ticks), else node by
+//! node.
 //!
 //! Ticks wrap: they are compared by serial-number arithmetic ([`crate::tick`]), and
 //! [`age`](SendState::age) keeps every stored tick within [`HORIZON`](crate::tick::HORIZON) of
@@ -56,6 +58,11 @@ pub(crate) struct SentSnapshot {
     pub(crate) listed: usize,
     /// It carried every node with state the client had, and `nodes` was left empty.
     pub(crate) carried_all: bool,
+    /// It carried every node the client had something to send of
+    /// ([`walked_whole`](SendState::walked_whole)).
+    pub(crate) whole: bool,
+    /// A node it carried was owed a resync ([`Outgoing::carried_resync`]).
+    pub(crate) resyncs: bool,
 }
 
 /// A snapshot being written (see [`SendState::start_snapshot`]).
@@ -79,6 +86,8 @@ pub(crate) struct Outgoing<'a> {
     /// them all instead of listing them ([`carry`](Self::carry)).
     listed: usize,
     all: &'a mut bool,
+    /// Where to note that a node carried was owed a resync.
+    resyncs: &'a mut bool,
     /// Net id the snapshot starts at; set to where the next one starts (0: the first node).
     pub(crate) cursor: &'a mut u32,
 }
@@ -111,6 +120,13 @@ impl Outgoing<'_> {
             let place = u16::try_from(place).unwrap_or(NOT_PLACED_SHORT);
             self.places.push(place);
         }
+    }
+
+    /// Notes that a node the snapshot carries was owed a resync (its entry carries all the
+    /// client receives): the ack marks the carried nodes one by one, so that a resync still
+    /// owed after it goes back to the pending list.
+    pub(crate) fn carried_resync(&mut self) {
+        *self.resyncs = true;
     }
 
     /// Whether the writer notes where each carried node stands
@@ -153,6 +169,12 @@ pub(crate) struct SendState {
     /// That snapshot was acknowledged: every node pending then has nothing left to send but
     /// those in `incoming`, and the next refresh starts its list afresh.
     settled: bool,
+    /// Whether the client is bit-packed: an entry is coded against the values of a tick whose
+    /// snapshot carried its node, so a snapshot that carried every node with something to
+    /// send does not give the client the others as of its tick (nor does it carry the
+    /// resyncs its spawns owe, which wait for their nodes' next change): only one that carried
+    /// every node is acknowledged whole (see [`apply_ack`](Self::apply_ack)).
+    bits: bool,
     /// Acknowledged ticks whose snapshots' nodes are not marked yet (see
     /// [`receive_ack`](Self::receive_ack)).
     deferred: Vec<u32>,
@@ -181,6 +203,7 @@ impl Default for SendState {
             scanning: false,
             whole_at: None,
             settled: false,
+            bits: false,
             deferred: Vec::new(),
             room: 0,
         }
@@ -222,6 +245,7 @@ impl SendState {
         self.scanning = false;
         self.whole_at = None;
         self.settled = false;
+        self.bits = whole;
         self.deferred.clear();
     }
 
@@ -463,6 +487,8 @@ impl SendState {
         entry.layout = self.nodes.layout();
         entry.listed = self.nodes.len_with_state();
         entry.carried_all = false;
+        entry.whole = false;
+        entry.resyncs = false;
         let pending = (!self.scanning).then_some(self.pending.as_slice());
         let outgoing = Outgoing {
             pending: pending.unwrap_or(nodes.keys()),
@@ -474,6 +500,7 @@ impl SendState {
             stand: ClientStand::of(pending, &self.pending_alike, &self.nodes),
             listed: entry.listed,
             all: &mut entry.carried_all,
+            resyncs: &mut entry.resyncs,
         };
         (left, outgoing)
     }
@@ -535,6 +562,14 @@ impl SendState {
             self.nodes.acknowledge_all(tick);
             return;
         }
+        if entry.whole && !entry.resyncs && !self.bits {
+            // Every node it did not carry had nothing to send when it was written: nothing
+            // changed since its acknowledged tick (nor was a resync owed, which would have
+            // made it pending), so the client holds it as of `tick` too; and none it carried
+            // owed a resync.
+            self.nodes.acknowledge_all(tick);
+            return;
+        }
         let mut mark = |(key, n): (NodeKey, &mut NodeSend)| {
             *n = n.with_all_acked(Some(tick));
             if settles && n.resync().is_some() {
@@ -571,6 +606,8 @@ impl SendState {
     /// left to send but resyncs.
     pub(crate) fn walked_whole(&mut self, tick: u32) {
         self.whole_at = Some(tick);
+        let entry = &mut self.ring[tick as usize % RING];
+        entry.whole |= entry.tick == tick;
     }
 }
 
@@ -719,13 +756,17 @@ mod tests {
         }
     }
 
-    /// Sends a snapshot of `tick` carrying `keys` of `table`.
+    /// Sends a snapshot of `tick` carrying `keys` of `table`, noting a resync any of them owed
+    /// as a writer does.
     fn sent(send: &mut SendState, table: &NodeTable, tick: u32, keys: &[NodeKey]) {
         let at = Duration::from_millis(u64::from(tick));
-        send.start_snapshot(tick, at, table)
-            .1
-            .carried
-            .extend(keys.iter().map(|k| k.id()));
+        let owed = |k: &NodeKey| send.node(*k).is_some_and(|n| n.resync().is_some());
+        let resync = keys.iter().any(owed);
+        let mut out = send.start_snapshot(tick, at, table).1;
+        out.carried.extend(keys.iter().map(|k| k.id()));
+        if resync {
+            out.carried_resync();
+        }
     }
 
     fn acked(send: &SendState, key: NodeKey) -> Option<u32> {
@@ -861,6 +902,40 @@ mod tests {
         send.owe_resync(keys[0], 50);
         send.age(keys[0], table.get(keys[0]).unwrap(), floor, tick, PEER);
         assert_eq!(send.node(keys[0]).unwrap().resync(), Some(floor));
+    }
+
+    #[test]
+    fn a_snapshot_that_carried_all_there_was_to_send_acknowledges_every_node_of_a_byte_client() {
+        let (mut table, keys) = table(3);
+        let (a, b, c) = (keys[0], keys[1], keys[2]);
+        for bits in [false, true] {
+            let mut send = SendState::default();
+            send.join_owing(table.keys().iter().copied(), 5, &table, bits);
+            // Only `b` changed (at 6): the snapshot of 6 carries it alone, and all of what
+            // there is to send.
+            touch(&mut table, b, 6, true, true);
+            send.refresh(&[b], &table, PEER);
+            sent(&mut send, &table, 6, &[b]);
+            send.walked_whole(6);
+            send.ack(6, Duration::ZERO);
+            // A byte-format client has `a` and `c` as of 6 too (nothing of them changed since
+            // 5); a bit-packed one has no values of theirs from 6 to code against, and a
+            // spawn's resync still waits for their next change.
+            let whole = !bits;
+            assert_eq!(acked(&send, b), Some(6));
+            for k in [a, c] {
+                let n = send.node(k).unwrap();
+                assert_eq!(n.acked, if whole { 6 } else { 5 }, "bits: {bits}");
+                assert_eq!(n.resync().is_some(), bits);
+            }
+        }
+        // A snapshot that was not walked whole (cut short, an update tier holding a node
+        // back) is acknowledged node by node.
+        let mut send = SendState::default();
+        send.join(table.keys().iter().copied(), 5, &table);
+        sent(&mut send, &table, 7, &[b]);
+        send.ack(7, Duration::ZERO);
+        assert_eq!((acked(&send, a), acked(&send, b)), (Some(5), Some(7)));
     }
 
     #[test]

@@ -60,6 +60,10 @@ pub(crate) struct SharedSnapshot {
     /// The pending nodes with owner conditions that a client has authority over: their
     /// position and owner.
     owned: Vec<(u32, PeerId)>,
+    /// Whether it carries an entry for every pending node with something to send (none was
+    /// refused), and whether one of them was owed a resync (written with no `since`).
+    whole: bool,
+    resyncs: bool,
     /// The entries, back to back, and the nodes they are for.
     entries: NetWriter,
     /// Their net ids.
@@ -119,6 +123,7 @@ impl SharedSnapshot {
         self.entries.clear();
         self.carried.clear();
         self.uses = 0;
+        (self.whole, self.resyncs) = (true, false);
         let (pending, acks, _) = client.send.pending_for(nodes);
         self.pending.extend_from_slice(pending);
         self.stand.keep(client.send.stand());
@@ -136,7 +141,8 @@ impl SharedSnapshot {
                 if wants_as(node, &ack, audience) {
                     let since = node.since_class(ack.since(), audience);
                     let (w, carried) = (&mut self.entries, &mut self.carried);
-                    append(states, cache, (key, node, since, audience), w, carried);
+                    self.whole &= append(states, cache, (key, node, since, audience), w, carried);
+                    self.resyncs |= ack.since().is_none();
                 }
             }
             self.ends
@@ -166,6 +172,7 @@ impl SharedSnapshot {
             client.ack_window.record(acknowledged, &mut client.stats);
         }
         w.write_u8(0);
+        let (mut whole, mut resyncs) = (self.whole, self.resyncs);
         let (mut entries_at, mut carried_at) = (0, 0);
         for &(position, owner) in &self.owned {
             if owner != peer {
@@ -181,7 +188,8 @@ impl SharedSnapshot {
                 if wants(node, &ack, peer) {
                     let audience = Audience::Owner;
                     let since = node.since_class(ack.since(), audience);
-                    append(states, cache, (key, node, since, audience), w, out.carried);
+                    whole &= append(states, cache, (key, node, since, audience), w, out.carried);
+                    resyncs |= ack.since().is_none();
                 }
             }
             let (entries_end, carried_end) = self.ends[position as usize];
@@ -197,6 +205,13 @@ impl SharedSnapshot {
         }
         w.write_var_u32(0);
         *out.cursor = 0;
+        if resyncs {
+            out.carried_resync();
+        }
+        if whole {
+            // What a walk of the client's own would have carried, and noted so.
+            client.send.walked_whole(at.tick);
+        }
         self.uses += 1;
         Some(Written { truncated: false })
     }
@@ -230,23 +245,25 @@ impl SharedSnapshot {
 
 /// Appends the entry of the node `key` (`node`) written with `since` for `audience`, taken
 /// from `cache` (encoded there if it is not yet), to `w`, and the node to `carried`; an entry
-/// no client could read is refused instead ([`EntryCache::refuse`]).
+/// no client could read is refused instead ([`EntryCache::refuse`]). Returns whether it was
+/// appended.
 fn append(
     states: &impl NodeStates,
     cache: &mut EntryCache,
     (key, node, since, audience): (NodeKey, &NetNode, Option<u32>, Audience),
     w: &mut NetWriter,
     carried: &mut Vec<u32>,
-) {
+) -> bool {
     let state = |w: &mut NetWriter| states.write_since_for(node, since, audience, w);
     let range = cache.range(key, since, audience, state);
     if range.is_empty() {
         cache.refuse(node, key);
-    } else {
-        EntryCache::accept(node);
-        w.write_bytes(cache.bytes(range));
-        carried.push(key.id());
+        return false;
     }
+    EntryCache::accept(node);
+    w.write_bytes(cache.bytes(range));
+    carried.push(key.id());
+    true
 }
 
 /// The largest piece [`copy`] copies at once.

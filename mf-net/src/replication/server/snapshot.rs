@@ -85,8 +85,8 @@ pub(crate) fn write(
             node,
             since,
             audience,
+            acked,
             place,
-            ..
         }) = walk.entry(key)
         else {
             continue;
@@ -124,6 +124,9 @@ pub(crate) fn write(
         }
         EntryCache::accept(node);
         out.carry_one(key.id(), placing.then_some(place));
+        if acked.is_none() {
+            out.carried_resync();
+        }
     }
     w.write_var_u32(0);
     if truncated {
