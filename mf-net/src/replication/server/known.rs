@@ -137,6 +137,9 @@ pub(crate) struct Known {
     /// after `all_acked` (nodes the client got since): each joins the others once `all_acked`
     /// reaches its tick, if nothing else set it apart since.
     later: Vec<(u32, u32)>,
+    /// Whether every ack marks the client's nodes one by one, so that no entry is told apart
+    /// (see [`marked_one_by_one`](Self::marked_one_by_one)).
+    one_by_one: bool,
     /// No tick stored in a live entry (acknowledged, resync) is before it (`None`: none
     /// stored): the server's sweep asks a client about a node only once a floor passed it.
     oldest: Option<u32>,
@@ -182,6 +185,15 @@ impl Known {
             all_acked: self.all_acked,
             alike: &self.alike,
         })
+    }
+
+    /// Notes whether the client's acks mark its nodes one by one but for the rare snapshot
+    /// that carried every node (a bit-packed client's): its entries are then not told apart
+    /// (see [`plain`](Self::plain)), which would cost every mark and every settle for reads
+    /// that seldom find one. Takes effect at the next [`fill`](Self::fill) or
+    /// [`settle`](Self::settle).
+    pub(crate) fn marked_one_by_one(&mut self, one_by_one: bool) {
+        self.one_by_one = one_by_one;
     }
 
     /// Forgets every node (keeps the capacity).
@@ -525,8 +537,11 @@ impl Known {
     /// whole alone (see [`plain`](Self::plain)), and clears the others'.
     fn reckon_apart(&mut self) {
         self.apart.clear();
-        self.apart.resize(self.sorted.len().div_ceil(64), 0);
         self.later.clear();
+        if self.one_by_one {
+            return;
+        }
+        self.apart.resize(self.sorted.len().div_ceil(64), 0);
         let Some(all) = self.all_acked else {
             self.apart.fill(!0);
             return;
@@ -569,9 +584,14 @@ impl Known {
             from = to;
         }
         keep(&self.sorted[from..], self.lost, &mut self.spare);
-        // Every entry is rewritten anyway: it takes the tick acknowledged whole (which stays,
-        // so that the entries that read as it alone are told apart from the others).
-        if let Some(all) = self.all_acked {
+        // Every entry is rewritten anyway: it takes the tick acknowledged whole, and reads
+        // need not apply it until the next, but where entries are told apart from it, which
+        // keep it.
+        let all = match self.one_by_one {
+            true => self.all_acked.take(),
+            false => self.all_acked,
+        };
+        if let Some(all) = all {
             for entry in &mut self.spare {
                 entry.1 = entry.1.with_all_acked(Some(all));
             }

@@ -237,6 +237,7 @@ impl SendState {
     ) {
         let joined = NodeSend::new(tick, whole.then_some(tick));
         let stateless = |key| !nodes.get(key).is_some_and(|n| n.has_state);
+        self.nodes.marked_one_by_one(whole);
         self.nodes.fill(keys, joined, stateless);
         self.pending.clear();
         self.pending_alike.changed();
