@@ -979,79 +979,83 @@ mod tests {
 
     #[test]
     fn walks_read_every_node_as_stored_and_acknowledged_whole_through_every_change() {
-        let mut rng = fastrand::Rng::with_seed(25);
-        let mut known = Known::default();
-        // By net id, the key and the state as stored; and the tick acknowledged whole.
-        let mut model = std::collections::BTreeMap::<u32, (NodeKey, NodeSend)>::new();
-        let mut all: Option<u32> = None;
-        let read = |n: NodeSend, all| n.with_all_acked(all);
-        let (mut plain, mut reads) = (0, 0);
-        for tick in 100..6000u32 {
-            let id = rng.u32(1..80);
-            let k = key(rng.u32(0..2) * 100 + id, id);
-            match rng.u32(0..12) {
-                // A node the client gets now, owing a resync or not.
-                0..=2 => {
-                    let n = NodeSend::new(tick, rng.bool().then_some(tick));
-                    known.set(k, n, false);
-                    model.insert(id, (k, n));
-                }
-                3 => {
-                    known.remove(k);
-                    if model.get(&id).is_some_and(|e| e.0 == k) {
+        // Told apart or not (see `marked_one_by_one`): the same reads.
+        for one_by_one in [false, true] {
+            let mut rng = fastrand::Rng::with_seed(25);
+            let mut known = Known::default();
+            known.marked_one_by_one(one_by_one);
+            // By net id, the key and the state as stored; and the tick acknowledged whole.
+            let mut model = std::collections::BTreeMap::<u32, (NodeKey, NodeSend)>::new();
+            let mut all: Option<u32> = None;
+            let read = |n: NodeSend, all| n.with_all_acked(all);
+            let (mut plain, mut reads) = (0, 0);
+            for tick in 100..6000u32 {
+                let id = rng.u32(1..80);
+                let k = key(rng.u32(0..2) * 100 + id, id);
+                match rng.u32(0..12) {
+                    // A node the client gets now, owing a resync or not.
+                    0..=2 => {
+                        let n = NodeSend::new(tick, rng.bool().then_some(tick));
+                        known.set(k, n, false);
+                        model.insert(id, (k, n));
+                    }
+                    3 => {
+                        known.remove(k);
+                        if model.get(&id).is_some_and(|e| e.0 == k) {
+                            model.remove(&id);
+                        }
+                    }
+                    4 => {
+                        known.forget(&[id]);
                         model.remove(&id);
                     }
-                }
-                4 => {
-                    known.forget(&[id]);
-                    model.remove(&id);
-                }
-                // Snapshots acknowledged whole, some of them long after.
-                5 | 6 => {
-                    let t = tick - rng.u32(0..30);
-                    known.acknowledge_all(t);
-                    all = Some(all.map_or(t, |a| a.max(t)));
-                }
-                // An ack marks a node it carried, or a resync is owed.
-                8 => {
-                    let t = tick - rng.u32(0..3);
-                    let mut at = 0;
-                    if let Some((_, n)) = known.seek_id_mut(&mut at, id) {
-                        *n = n.with_all_acked(Some(t));
+                    // Snapshots acknowledged whole, some of them long after.
+                    5 | 6 => {
+                        let t = tick - rng.u32(0..30);
+                        known.acknowledge_all(t);
+                        all = Some(all.map_or(t, |a| a.max(t)));
                     }
-                    if let Some(e) = model.get_mut(&id) {
-                        e.1 = read(e.1, all).with_all_acked(Some(t));
+                    // An ack marks a node it carried, or a resync is owed.
+                    8 => {
+                        let t = tick - rng.u32(0..3);
+                        let mut at = 0;
+                        if let Some((_, n)) = known.seek_id_mut(&mut at, id) {
+                            *n = n.with_all_acked(Some(t));
+                        }
+                        if let Some(e) = model.get_mut(&id) {
+                            e.1 = read(e.1, all).with_all_acked(Some(t));
+                        }
                     }
-                }
-                9 => {
-                    known.update(k, |n| n.set_resync(Some(tick)));
-                    if let Some(e) = model.get_mut(&id).filter(|e| e.0 == k) {
-                        e.1 = read(e.1, all);
-                        e.1.set_resync(Some(tick));
+                    9 => {
+                        known.update(k, |n| n.set_resync(Some(tick)));
+                        if let Some(e) = model.get_mut(&id).filter(|e| e.0 == k) {
+                            e.1 = read(e.1, all);
+                            e.1.set_resync(Some(tick));
+                        }
                     }
+                    7 | 10 => known.settle(),
+                    _ if rng.u32(0..50) == 0 => {
+                        known.age_all_acked(tick);
+                        model.values_mut().for_each(|e| e.1 = read(e.1, all));
+                        all = None;
+                    }
+                    _ => {}
                 }
-                7 | 10 => known.settle(),
-                _ if rng.u32(0..50) == 0 => {
-                    known.age_all_acked(tick);
-                    model.values_mut().for_each(|e| e.1 = read(e.1, all));
-                    all = None;
+                // A walk in net id order asks for every id, those the client does not have too
+                // (a net id names one node: the key is the model's where it has one).
+                let mut at = 0;
+                for id in 1..80 {
+                    let Some(&(k, n)) = model.get(&id) else {
+                        assert_eq!(known.seek(&mut at, key(id, id)), None);
+                        continue;
+                    };
+                    let found = known.seek(&mut at, k);
+                    assert_eq!(found, Some(read(n, all)), "node {id} at tick {tick}");
+                    reads += 1;
+                    plain += usize::from(found.is_some_and(|f| f.resync().is_none()));
                 }
-                _ => {}
             }
-            // A walk in net id order asks for every id, those the client does not have too
-            // (a net id names one node: the key is the model's where it has one).
-            let mut at = 0;
-            for id in 1..80 {
-                let Some(&(k, n)) = model.get(&id) else {
-                    assert_eq!(known.seek(&mut at, key(id, id)), None);
-                    continue;
-                };
-                let found = known.seek(&mut at, k);
-                assert_eq!(found, Some(read(n, all)), "node {id} at tick {tick}");
-                reads += 1;
-                plain += usize::from(found.is_some_and(|f| f.resync().is_none()));
-            }
+            assert!(plain > reads / 2, "most reads are of plain entries");
         }
-        assert!(plain > reads / 2, "most reads are of plain entries");
     }
 }

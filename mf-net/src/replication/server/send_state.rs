@@ -109,6 +109,12 @@ impl Outgoing<'_> {
         }
     }
 
+    /// Whether the snapshot was noted as carrying every node with state the client has (see
+    /// [`carry`](Self::carry)).
+    pub(crate) fn carries_all(&self) -> bool {
+        *self.all
+    }
+
     /// The snapshot carries the node `id`, with `place`, where it was found in the client's
     /// list ([`Known::seek_placed`]), if the writer notes places ([`placing`](Self::placing)):
     /// its ack then marks it there, without a search.

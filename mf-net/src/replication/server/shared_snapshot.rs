@@ -208,8 +208,10 @@ impl SharedSnapshot {
         if resyncs {
             out.carried_resync();
         }
-        if whole {
-            // What a walk of the client's own would have carried, and noted so.
+        // What a walk of the client's own would have carried, noted so, that its ack marks no
+        // node; but for a snapshot that carried every node, whose ack marks none anyway, and
+        // whose pending list (every node) stays as it is rather than settle and be made again.
+        if whole && !out.carries_all() {
             client.send.walked_whole(at.tick);
         }
         self.uses += 1;
