@@ -130,7 +130,8 @@ impl Outgoing<'_> {
 
     /// Notes that a node the snapshot carries was owed a resync (its entry carries all the
     /// client receives): the ack marks the carried nodes one by one, so that a resync still
-    /// owed after it goes back to the pending list.
+    /// owed after it goes back to the pending list. (Byte-format writers note it; a
+    /// bit-packed client's acks mark its nodes one by one anyway.)
     pub(crate) fn carried_resync(&mut self) {
         *self.resyncs = true;
     }
@@ -552,10 +553,11 @@ impl SendState {
         self.deferred.clear();
     }
 
-    /// Marks the nodes the snapshot of `tick` (acknowledged) carried: one by one, or, if it
-    /// carried every node with state the client had, all at once ([`Known::acknowledge_all`]).
-    /// If it was the last one written and [walked whole](Self::walked_whole), it settles the
-    /// pending list.
+    /// Marks the nodes the snapshot of `tick` (acknowledged) carried: one by one, or all at
+    /// once ([`Known::acknowledge_all`]) if it carried every node with state the client had,
+    /// or, for a byte-format client, every node it had something to send (it was
+    /// [walked whole](Self::walked_whole)) and none owing a resync. If it was the last one
+    /// written and walked whole, it settles the pending list.
     fn apply_ack(&mut self, tick: u32) {
         let entry = &self.ring[tick as usize % RING];
         if entry.tick != tick {
