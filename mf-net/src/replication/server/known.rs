@@ -152,6 +152,10 @@ pub(crate) struct Known {
     layout: u32,
 }
 
+/// How many lines of ids [`Known::prefetch_ids`] asks for at most: about as many reads as a
+/// core keeps in flight.
+const PREFETCHED_ID_LINES: usize = 32;
+
 /// The place [`Known::seek_placed`] gives a node that arrived since the last settle (not in
 /// the array yet).
 pub(crate) const NOT_PLACED: u32 = u32::MAX;
@@ -376,6 +380,22 @@ impl Known {
             ),
         };
         Some((n.with_all_acked(self.all_acked), place))
+    }
+
+    /// Asks the processor for the start of the id array (up to [`PREFETCHED_ID_LINES`] lines of
+    /// sixteen ids) and of the entries' bits, for a walk asking for `asked` nodes: if it asks
+    /// for one a line or more, it reads the array front to back, and after another client's
+    /// walk finds none of it cached.
+    #[inline]
+    pub(crate) fn prefetch_ids(&self, asked: usize) {
+        let len = self.ids.len();
+        if asked.saturating_mul(16) < len {
+            return;
+        }
+        for at in (0..len.min(PREFETCHED_ID_LINES * 16)).step_by(16) {
+            crate::cache_hint::prefetch(&self.ids, at);
+        }
+        crate::cache_hint::prefetch(&self.apart, 0);
     }
 
     /// Where the entries of the array stand: a place found while it was the same names the

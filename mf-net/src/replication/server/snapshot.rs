@@ -74,6 +74,9 @@ pub(crate) fn write(
     let mut refused = false;
     let mut cursor = 0;
     let tiers = client.tiered.then_some(&client.vis);
+    if budget == 0 {
+        out.acks.prefetch_ids(keys.len());
+    }
     let walk = Walk::new((nodes, groups), out.acks, client.peer, tiers, tick);
     let placing = out.placing();
     let mut ahead = after.iter().chain(before).skip(PREFETCH_AHEAD);
