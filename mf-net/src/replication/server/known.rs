@@ -554,7 +554,9 @@ impl Known {
     }
 
     /// Sets the bit of every entry of `sorted` that may not read as the tick acknowledged
-    /// whole alone (see [`plain`](Self::plain)), and clears the others'.
+    /// whole alone (see [`plain`](Self::plain)), and clears the others' (keeps no bits for a
+    /// list [marked one by one](Self::marked_one_by_one)); lists the entries set apart only
+    /// for being acknowledged after that tick.
     fn reckon_apart(&mut self) {
         self.apart.clear();
         self.later.clear();
