@@ -137,8 +137,8 @@ pub(crate) struct Known {
     /// after `all_acked` (nodes the client got since): each joins the others once `all_acked`
     /// reaches its tick, if nothing else set it apart since.
     later: Vec<(u32, u32)>,
-    /// Whether every ack marks the client's nodes one by one, so that no entry is told apart
-    /// (see [`marked_one_by_one`](Self::marked_one_by_one)).
+    /// Whether every ack marks the client's nodes one by one (see
+    /// [`marked_one_by_one`](Self::marked_one_by_one)).
     one_by_one: bool,
     /// No tick stored in a live entry (acknowledged, resync) is before it (`None`: none
     /// stored): the server's sweep asks a client about a node only once a floor passed it.
@@ -191,12 +191,20 @@ impl Known {
         })
     }
 
-    /// Notes whether the client's acks mark its nodes one by one but for the rare snapshot
-    /// that carried every node (a bit-packed client's): its entries are then not told apart
-    /// (see [`plain`](Self::plain)), which would cost every mark and every settle for reads
-    /// that seldom find one. Takes effect at the next [`fill`](Self::fill) or
-    /// [`settle`](Self::settle).
-    pub(crate) fn marked_one_by_one(&mut self, one_by_one: bool) {
+    /// Whether the client's acks mark its nodes one by one but for a snapshot that carried
+    /// every node: a bit-packed client's, whose entries are coded against ticks whose
+    /// snapshots carried their nodes, so that a snapshot that carried every node with
+    /// something to send does not give it the others as of its tick (nor does it carry the
+    /// resyncs its spawns owe, which wait for their nodes' next change). Its entries are not
+    /// told apart (see [`plain`](Self::plain)): that would cost every mark and every settle
+    /// for reads that seldom find one.
+    pub(crate) fn marked_one_by_one(&self) -> bool {
+        self.one_by_one
+    }
+
+    /// Sets [`marked_one_by_one`](Self::marked_one_by_one); takes effect at the next
+    /// [`fill`](Self::fill) or [`settle`](Self::settle).
+    pub(crate) fn set_marked_one_by_one(&mut self, one_by_one: bool) {
         self.one_by_one = one_by_one;
     }
 
@@ -1005,7 +1013,7 @@ mod tests {
         for one_by_one in [false, true] {
             let mut rng = fastrand::Rng::with_seed(25);
             let mut known = Known::default();
-            known.marked_one_by_one(one_by_one);
+            known.set_marked_one_by_one(one_by_one);
             // By net id, the key and the state as stored; and the tick acknowledged whole.
             let mut model = std::collections::BTreeMap::<u32, (NodeKey, NodeSend)>::new();
             let mut all: Option<u32> = None;
@@ -1071,13 +1079,19 @@ mod tests {
                         assert_eq!(known.seek(&mut at, key(id, id)), None);
                         continue;
                     };
-                    let found = known.seek(&mut at, k);
-                    assert_eq!(found, Some(read(n, all)), "node {id} at tick {tick}");
+                    let found = known.seek_placed(&mut at, k);
+                    let found_n = found.map(|(n, _)| n);
+                    assert_eq!(found_n, Some(read(n, all)), "node {id} at tick {tick}");
                     reads += 1;
-                    plain += usize::from(found.is_some_and(|f| f.resync().is_none()));
+                    let place = found.map(|(_, place)| place as usize);
+                    plain += usize::from(place.is_some_and(|p| known.plain(p).is_some()));
                 }
             }
-            assert!(plain > reads / 2, "most reads are of plain entries");
+            // The reads through the bits are exercised (none where they are not kept).
+            match one_by_one {
+                false => assert!(plain > reads / 4, "{plain} of {reads} reads plain"),
+                true => assert_eq!(plain, 0),
+            }
         }
     }
 }

@@ -176,12 +176,6 @@ pub(crate) struct SendState {
     /// That snapshot was acknowledged: every node pending then has nothing left to send but
     /// those in `incoming`, and the next refresh starts its list afresh.
     settled: bool,
-    /// Whether the client is bit-packed: an entry is coded against the values of a tick whose
-    /// snapshot carried its node, so a snapshot that carried every node with something to
-    /// send does not give the client the others as of its tick (nor does it carry the
-    /// resyncs its spawns owe, which wait for their nodes' next change): only one that carried
-    /// every node is acknowledged whole (see [`apply_ack`](Self::apply_ack)).
-    bits: bool,
     /// Acknowledged ticks whose snapshots' nodes are not marked yet (see
     /// [`receive_ack`](Self::receive_ack)).
     deferred: Vec<u32>,
@@ -210,7 +204,6 @@ impl Default for SendState {
             scanning: false,
             whole_at: None,
             settled: false,
-            bits: false,
             deferred: Vec::new(),
             room: 0,
         }
@@ -244,7 +237,7 @@ impl SendState {
     ) {
         let joined = NodeSend::new(tick, whole.then_some(tick));
         let stateless = |key| !nodes.get(key).is_some_and(|n| n.has_state);
-        self.nodes.marked_one_by_one(whole);
+        self.nodes.set_marked_one_by_one(whole);
         self.nodes.fill(keys, joined, stateless);
         self.pending.clear();
         self.pending_alike.changed();
@@ -253,7 +246,6 @@ impl SendState {
         self.scanning = false;
         self.whole_at = None;
         self.settled = false;
-        self.bits = whole;
         self.deferred.clear();
     }
 
@@ -555,7 +547,8 @@ impl SendState {
 
     /// Marks the nodes the snapshot of `tick` (acknowledged) carried: one by one, or all at
     /// once ([`Known::acknowledge_all`]) if it carried every node with state the client had,
-    /// or, for a byte-format client, every node it had something to send (it was
+    /// or, for a client not [marked one by one](Known::marked_one_by_one) (a byte-format
+    /// client), every node it had something to send (it was
     /// [walked whole](Self::walked_whole)) and none owing a resync. If it was the last one
     /// written and walked whole, it settles the pending list.
     fn apply_ack(&mut self, tick: u32) {
@@ -571,7 +564,7 @@ impl SendState {
             self.nodes.acknowledge_all(tick);
             return;
         }
-        if entry.whole && !entry.resyncs && !self.bits {
+        if entry.whole && !entry.resyncs && !self.nodes.marked_one_by_one() {
             // Every node it did not carry had nothing to send when it was written: nothing
             // changed since its acknowledged tick (nor was a resync owed, which would have
             // made it pending), so the client holds it as of `tick` too; and none it carried
