@@ -470,7 +470,7 @@ fn bandwidth_report_bit_packed() {
         .collect();
     assert_eq!(
         pinned,
-        [(1590, 43_190, 5563, 270), (15_215, 416_986, 52_568, 270)],
+        [(1528, 43_190, 5303, 270), (14_590, 416_986, 49_943, 270)],
         "pinned byte counts changed"
     );
 }

@@ -1529,21 +1529,25 @@ fn bit_snapshot_against(id: u32, x: i32, base: Option<(u32, i32)>) -> Vec<u8> {
     [&[0u8][..], w.finish()].concat()
 }
 
-/// A client sent an entry against a baseline it does not hold (a tick it never decoded) passes
-/// over the entry and leaves the snapshot unacknowledged; an entry from zero heals it, and the
-/// next entry against that one applies.
+/// A client sent an entry against a baseline it does not hold (a tick before the node's
+/// spawn, as of which it has no values) passes over the entry and leaves the snapshot
+/// unacknowledged; an entry from zero heals it, and the next entry against that one applies.
 #[test]
 fn a_client_lacking_a_baseline_leaves_the_snapshot_unacknowledged_and_heals() {
     let net = LoopbackNetwork::new();
     let (mut client, mut raw) = welcomed_pair_with(&net, 1);
-    raw.send(&body_spawn(1, "a", &Body::default()), Channel::Reliable);
+    let tick = client.tick();
+    let spawn = body_spawn_payload(1, "a", &Body::default());
+    let mut w = NetWriter::new();
+    w.write_len(spawn.len());
+    w.write_bytes(&spawn);
+    raw.send(&packet(SPAWN, tick + 4, w.as_slice()), Channel::Reliable);
     client_frame(&mut client, &mut raw);
     let x = |client: &Mp| {
         let node = client.node(NetId::new(1).unwrap()).unwrap();
         let handle = client.scene().net_ref::<Body>(node).unwrap();
         client.scene().get(handle).unwrap().x
     };
-    let tick = client.tick();
     let mut acks = Vec::new();
     let mut send = |client: &mut Mp, raw: &mut RawServer, tick: u32, payload: Vec<u8>| {
         raw.send(&packet(SNAPSHOT, tick, &payload), Channel::Unreliable);

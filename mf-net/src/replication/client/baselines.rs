@@ -10,9 +10,22 @@
 //! walk memory in order, as a snapshot does, rather than a node's records scattered in a map.
 //! An entry names its baseline at most `BASELINE_DEPTH - 1` ticks back (the server's rule), so
 //! a table is overwritten only once it can no longer be named.
+//!
+//! A baseline is a node's values *as of* a tick: the values of its newest entry at or before
+//! it, or of its spawn. The server names a tick whose snapshot did not carry the node when the
+//! client acknowledged a snapshot that carried all there was to send (the node had nothing new
+//! since; see `SendState::apply_ack` on the server), or the tick of its spawn. The newest
+//! entry is then found in an older table, or, when no table holds the node any longer, in the
+//! node's *floor*: the values of its spawn, or of its newest entry whose table was
+//! overwritten, kept when the node is in no table of the tick after (a node in every snapshot
+//! keeps none). Tables and floors are ordered by when they were made, not by tick: the clock
+//! may jump, and a slot no snapshot came for in a while keeps an old table.
+
+use std::collections::HashMap;
 
 use crate::codec::quantize::Buckets;
 use crate::replication::shared::protocol::BASELINE_DEPTH;
+use crate::tick::{tick_after, tick_diff, HORIZON};
 
 /// One entry of a [`TickTable`]: its node, and where its values are.
 #[derive(Debug, Clone, Copy)]
@@ -34,13 +47,24 @@ struct TickTable {
     sorted: bool,
     /// Where the next lookup looks first.
     cursor: usize,
+    /// Twice the number of tables begun until this one: orders tables and floors whatever
+    /// their ticks (a slot no snapshot came for in a while keeps an old table).
+    begun: u64,
 }
 
 impl TickTable {
-    /// The values of node `id` in this table, if it has them with `slots` values.
-    fn find(&mut self, id: u32, slots: usize) -> Option<&[Buckets]> {
+    /// Where this table has an entry of node `id`. The next lookup looks from there first,
+    /// found or not: a snapshot's lookups in a table come in net id order.
+    fn row_of(&mut self, id: u32) -> Option<usize> {
         let at = self.position(id);
-        let row = *self.rows.get(at).filter(|r| r.id == id)?;
+        self.cursor = at;
+        self.rows.get(at).is_some_and(|r| r.id == id).then_some(at)
+    }
+
+    /// The values of the entry at row `at`, if it has `slots` values; the next lookup looks
+    /// after it first.
+    fn values_at(&mut self, at: usize, slots: usize) -> Option<&[Buckets]> {
+        let row = *self.rows.get(at)?;
         self.cursor = at + 1;
         let start = row.start as usize;
         let values = self.values.get(start..start + row.slots as usize)?;
@@ -81,6 +105,26 @@ pub(crate) struct Baselines {
     largest: (usize, usize),
     /// The most rows the table being written keeps.
     limit: usize,
+    /// By net id, the values of the node's newest entry whose table was overwritten, if the
+    /// table after did not hold the node (see the [module documentation](self)).
+    floor: HashMap<u32, Floor>,
+    /// How many tables were begun.
+    begins: u64,
+    /// The tick the floors were last aged at.
+    aged: u32,
+    /// The slots, the table begun last first (as of the last table ended).
+    newest_first: Vec<u8>,
+}
+
+/// A node's values in the newest table that no longer holds them, or of its spawn.
+#[derive(Debug)]
+struct Floor {
+    /// The tick they are as of (kept within [`HORIZON`] of the newest table's).
+    tick: u32,
+    /// That table's [`TickTable::begun`], or one between the tables begun before and after
+    /// the spawn.
+    begun: u64,
+    values: Vec<Buckets>,
 }
 
 impl Baselines {
@@ -94,8 +138,16 @@ impl Baselines {
         for table in &mut self.tables {
             table.cursor = 0;
         }
-        let table = &mut self.tables[tick as usize % BASELINE_DEPTH];
+        let slot = tick as usize % BASELINE_DEPTH;
+        if let Some(old) = self.tables[slot].tick.filter(|&old| old != tick) {
+            self.retire(slot, old);
+        }
+        self.age_floors(tick);
+        let table = &mut self.tables[slot];
         table.tick = Some(tick);
+        // Even: a spawn between two tables takes the odd number between theirs.
+        self.begins += 1;
+        table.begun = 2 * self.begins;
         table.rows.clear();
         table.values.clear();
         table.rows.reserve(self.largest.0);
@@ -104,14 +156,132 @@ impl Baselines {
         self.writing = Some(tick);
     }
 
-    /// Node `id`'s values in the snapshot of `tick`, if this client decoded an entry for it
-    /// there with `slots` values (and has not written `BASELINE_DEPTH` ticks since).
-    pub(crate) fn find(&mut self, tick: u32, id: u32, slots: usize) -> Option<&[Buckets]> {
-        let table = self.tables.get_mut(tick as usize % BASELINE_DEPTH)?;
-        if table.tick != Some(tick) || self.writing == Some(tick) {
-            return None;
+    /// Keeps every floor's tick within [`HORIZON`] of `tick` (the newest table's), so that
+    /// ticks compare however long a node keeps still (or the clock jumps): a floor older is
+    /// as good as one of the horizon's tick for any tick the server names. Sweeps the floors
+    /// once every half horizon.
+    fn age_floors(&mut self, tick: u32) {
+        let since = tick_diff(tick, self.aged);
+        if (0..(HORIZON / 2) as i32).contains(&since) {
+            return;
         }
-        table.find(id, slots)
+        self.aged = tick;
+        let horizon = tick.wrapping_sub(HORIZON);
+        for floor in self.floor.values_mut() {
+            if tick_after(horizon, floor.tick) {
+                floor.tick = horizon;
+            }
+        }
+    }
+
+    /// Keeps, as their nodes' floors, the entries of the table in `slot` (of the snapshot of
+    /// `old`, about to be overwritten) whose nodes the table of the tick after does not hold,
+    /// unless a newer table's are kept already.
+    /// Both tables are in net id order: one walk along each.
+    fn retire(&mut self, slot: usize, old: u32) {
+        let next_tick = old.wrapping_add(1);
+        let next = &self.tables[(slot + 1) % BASELINE_DEPTH];
+        let next_rows = match next.tick == Some(next_tick) {
+            true => &next.rows[..],
+            false => &[],
+        };
+        let table = &self.tables[slot];
+        let mut at = 0;
+        for row in &table.rows {
+            while next_rows.get(at).is_some_and(|r| r.id < row.id) {
+                at += 1;
+            }
+            if next_rows.get(at).is_some_and(|r| r.id == row.id) {
+                continue;
+            }
+            let start = row.start as usize;
+            let Some(values) = table.values.get(start..start + row.slots as usize) else {
+                continue;
+            };
+            let floor = self.floor.entry(row.id).or_insert_with(|| Floor {
+                tick: old,
+                begun: table.begun,
+                values: Vec::new(),
+            });
+            if floor.values.is_empty() || floor.begun < table.begun {
+                (floor.tick, floor.begun) = (old, table.begun);
+                floor.values.clear();
+                floor.values.extend_from_slice(values);
+            }
+        }
+    }
+
+    /// Node `id`'s values as of `tick` (with `slots` values), if this client has them: those
+    /// of its entry in the snapshot of `tick`, else of its newest entry before (in an older
+    /// table, else its floor). For a tick the server may name: at most `BASELINE_DEPTH - 1`
+    /// before the newest snapshot begun, which is not a baseline yet.
+    pub(crate) fn find(&mut self, tick: u32, id: u32, slots: usize) -> Option<&[Buckets]> {
+        // Its table, the usual case: newer than any spawn of the node the server names a tick
+        // at or after.
+        let slot = tick as usize % BASELINE_DEPTH;
+        let writing = self.writing;
+        let own = self
+            .tables
+            .get_mut(slot)
+            .filter(|t| t.tick == Some(tick) && writing != Some(tick))
+            .and_then(|t| t.row_of(id));
+        if let Some(at) = own {
+            return self.tables.get_mut(slot)?.values_at(at, slots);
+        }
+        // A floor newer than a table is newer than the node's entry there, which may be
+        // another node's of the same id (despawned before a spawn).
+        let floor_begun = self.floor.get(&id).map_or(0, |f| f.begun);
+        if let Some((slot, at)) = self.newest_holding(tick, id, floor_begun) {
+            return self.tables.get_mut(slot)?.values_at(at, slots);
+        }
+        self.floor
+            .get(&id)
+            .filter(|f| !tick_after(f.tick, tick) && f.values.len() == slots)
+            .map(|f| &f.values[..])
+    }
+
+    /// The slot and row of the newest table (the last begun) of a tick no later than `tick`
+    /// that holds an entry of node `id` and is newer than `floor` (a floor's `begun`), but
+    /// for the one being written. Ticks that jumped leave tables of older ticks in the ring:
+    /// the order they were begun in is theirs ([`newest_first`](Self::newest_first)).
+    fn newest_holding(&mut self, tick: u32, id: u32, floor: u64) -> Option<(usize, usize)> {
+        for &slot in &self.newest_first {
+            let slot = usize::from(slot);
+            let Some(table) = self.tables.get_mut(slot) else {
+                continue;
+            };
+            if table.begun < floor {
+                return None;
+            }
+            let usable = table
+                .tick
+                .is_some_and(|t| !tick_after(t, tick) && self.writing != Some(t));
+            if let Some(at) = usable.then(|| table.row_of(id)).flatten() {
+                return Some((slot, at));
+            }
+        }
+        None
+    }
+
+    /// Node `id` was spawned with `values` (its state as of `tick`): they are its floor,
+    /// newer than any table begun so far (a node of the same id before it, despawned, may be
+    /// in them) and older than any begun after.
+    pub(crate) fn spawned(&mut self, id: u32, tick: u32, values: &[Buckets]) {
+        let floor = self.floor.entry(id).or_insert_with(|| Floor {
+            tick,
+            begun: 0,
+            values: Vec::new(),
+        });
+        (floor.tick, floor.begun) = (tick, 2 * self.begins + 1);
+        floor.values.clear();
+        floor.values.extend_from_slice(values);
+    }
+
+    /// Forgets the nodes `ids` (despawned): their floors.
+    pub(crate) fn forget(&mut self, ids: &[u32]) {
+        for id in ids {
+            self.floor.remove(id);
+        }
     }
 
     /// Adds node `id`'s `values` to the table [begun](Self::begin) last.
@@ -150,14 +320,22 @@ impl Baselines {
             self.largest.0 = self.largest.0.max(table.rows.len());
             self.largest.1 = self.largest.1.max(table.values.len());
         }
+        let tables = &self.tables;
+        self.newest_first.clear();
+        self.newest_first
+            .extend((0..BASELINE_DEPTH as u8).filter(|&s| tables[usize::from(s)].tick.is_some()));
+        self.newest_first
+            .sort_unstable_by_key(|&s| std::cmp::Reverse(tables[usize::from(s)].begun));
     }
 
-    /// Forgets every table.
+    /// Forgets every table and floor.
     pub(crate) fn clear(&mut self) {
         for table in &mut self.tables {
             table.tick = None;
         }
         self.writing = None;
+        self.floor.clear();
+        self.newest_first.clear();
     }
 }
 
@@ -179,7 +357,7 @@ mod tests {
     }
 
     #[test]
-    fn an_entry_reads_at_its_tick_only_until_a_tick_depth_later_takes_its_place() {
+    fn a_node_reads_as_of_a_tick_from_its_newest_entry_then_or_before() {
         let mut b = Baselines::default();
         snapshot(&mut b, 10, &[(3, 30), (7, 70), (9, 90)]);
         snapshot(&mut b, 14, &[(7, 71)]);
@@ -187,22 +365,179 @@ mod tests {
         assert_eq!(b.find(14, 7, 2), Some(&value(71)[..]));
         assert_eq!(b.find(10, 9, 2), Some(&value(90)[..]));
         assert_eq!(b.find(10, 3, 2), Some(&value(30)[..]), "behind the cursor");
-        assert_eq!(b.find(14, 3, 2), None, "not carried then");
-        assert_eq!(b.find(13, 7, 2), None, "never decoded");
+        assert_eq!(b.find(14, 3, 2), Some(&value(30)[..]), "not carried then");
+        assert_eq!(b.find(13, 7, 2), Some(&value(70)[..]), "no snapshot then");
+        assert_eq!(b.find(16, 7, 2), Some(&value(71)[..]), "a later tick");
+        assert_eq!(b.find(9, 7, 2), None, "before its first entry");
+        assert_eq!(b.find(14, 5, 2), None, "never decoded");
         assert_eq!(b.find(10, 7, 1), None, "another width");
-        assert_eq!(
-            b.find(10 + BASELINE_DEPTH as u32, 7, 2),
-            None,
-            "not that tick"
-        );
-        snapshot(&mut b, 10 + BASELINE_DEPTH as u32, &[(7, 72)]);
-        assert_eq!(b.find(10, 7, 2), None, "overwritten");
-        assert_eq!(
-            b.find(10 + BASELINE_DEPTH as u32, 7, 2),
-            Some(&value(72)[..])
-        );
         b.clear();
         assert_eq!(b.find(14, 7, 2), None, "cleared");
+    }
+
+    #[test]
+    fn a_node_no_table_holds_any_longer_reads_from_its_floor() {
+        let depth = BASELINE_DEPTH as u32;
+        let mut b = Baselines::default();
+        snapshot(&mut b, 6, &[(3, 36)]);
+        snapshot(&mut b, 10, &[(3, 30), (7, 70)]);
+        snapshot(&mut b, 11, &[(7, 71)]);
+        // Tick 10's table is overwritten: node 3 keeps its values as its floor; node 7 is in
+        // tick 11's table, and keeps none yet.
+        snapshot(&mut b, 10 + depth, &[(9, 90)]);
+        assert_eq!(b.find(10 + depth, 3, 2), Some(&value(30)[..]));
+        assert_eq!(b.find(10 + depth, 7, 2), Some(&value(71)[..]));
+        assert_eq!(b.find(9 + depth, 3, 2), Some(&value(30)[..]));
+        // Tick 11's table goes too: node 7's floor is its entry then.
+        snapshot(&mut b, 11 + depth, &[]);
+        assert_eq!(b.find(11 + depth, 7, 2), Some(&value(71)[..]));
+        assert_eq!(b.find(11 + depth, 7, 1), None, "another width");
+        // A newer entry, and a floor older than the tick asked for is no baseline for it.
+        snapshot(&mut b, 12 + depth, &[(7, 72)]);
+        assert_eq!(b.find(12 + depth, 7, 2), Some(&value(72)[..]));
+        assert_eq!(b.find(11 + depth, 7, 2), Some(&value(71)[..]));
+        // A table left over from before (no snapshot arrived for its slot since) does not
+        // take a newer floor's place when it is overwritten.
+        snapshot(&mut b, 6 + 2 * depth, &[]);
+        assert_eq!(b.find(6 + 2 * depth, 3, 2), Some(&value(30)[..]));
+        // A despawned node's floor goes.
+        b.forget(&[3, 7]);
+        assert_eq!(b.find(6 + 2 * depth, 3, 2), None);
+    }
+
+    #[test]
+    fn after_ticks_jump_the_newest_entry_is_the_last_one_decoded() {
+        let depth = BASELINE_DEPTH as u32;
+        let mut b = Baselines::default();
+        for tick in 100..100 + depth {
+            let entries: &[(u32, u64)] = match tick {
+                110 => &[(3, 110), (7, 110)],
+                120 => &[(3, 120)],
+                _ => &[],
+            };
+            snapshot(&mut b, tick, entries);
+        }
+        // The clock jumped: the first snapshot after it takes the slot of tick 120, whose
+        // node 3 keeps its values as its floor; the tables of 100 to 131 but 120 stay.
+        let jump = 120 + 1000 * depth;
+        snapshot(&mut b, jump, &[]);
+        assert_eq!(
+            b.find(jump, 3, 2),
+            Some(&value(120)[..]),
+            "the floor, newer"
+        );
+        assert_eq!(
+            b.find(jump - 5, 7, 2),
+            Some(&value(110)[..]),
+            "a table from before"
+        );
+        snapshot(&mut b, jump + 1, &[(7, 1)]);
+        assert_eq!(b.find(jump + 1, 7, 2), Some(&value(1)[..]));
+        assert_eq!(
+            b.find(jump, 7, 2),
+            Some(&value(110)[..]),
+            "as of the tick before"
+        );
+    }
+
+    #[test]
+    fn every_tick_a_server_may_name_reads_as_the_newest_entry_decoded_by_then() {
+        let depth = BASELINE_DEPTH as u64;
+        let mut rng = fastrand::Rng::with_seed(26);
+        let mut b = Baselines::default();
+        // Every entry decoded and every spawn, in order, by absolute tick (the tables' ticks
+        // wrap: they start just before `u32::MAX`); and where each node's life began in it.
+        let mut decoded: Vec<(u64, u32, u64)> = Vec::new();
+        // Where the node's spawn is in `decoded`, if it was spawned (else its life is all).
+        let mut life = [None; 30];
+        let start = u64::from(u32::MAX) - 500;
+        let mut now = start;
+        #[allow(clippy::cast_possible_truncation)]
+        let wire = |tick: u64| tick as u32;
+        for _ in 0..3000 {
+            // Mostly the next tick; some snapshots lost; now and then the clock jumps.
+            now += match rng.u32(0..100) {
+                0 => rng.u64(33..5000),
+                1..=15 => rng.u64(2..6),
+                _ => 1,
+            };
+            b.begin(wire(now), 100);
+            for id in 1..30u32 {
+                // Some nodes in most snapshots, others seldom.
+                if rng.u32(0..30) < id {
+                    continue;
+                }
+                let v = rng.u64(0..1000);
+                b.push(id, &value(v));
+                decoded.push((now, id, v));
+            }
+            b.end();
+            // Now and then a node is despawned and spawned again (the same id), with its state
+            // as of a tick after the snapshot's (no snapshot of the server's tick then carries
+            // the node it took the id from).
+            if rng.u32(0..10) == 0 {
+                let (id, v) = (rng.u32(1..30), rng.u64(0..1000));
+                b.forget(&[id]);
+                b.spawned(id, wire(now + 1), &value(v));
+                life[id as usize] = Some(decoded.len());
+                decoded.push((now + 1, id, v));
+            }
+            // Any tick the server may name: up to `BASELINE_DEPTH - 1` back.
+            for _ in 0..5 {
+                let id = rng.u32(1..30);
+                // Not before the node's spawn: the server names none.
+                let from = life[id as usize].unwrap_or(0);
+                let born = life[id as usize].map_or(0, |at| decoded[at].0);
+                let asked = (now - rng.u64(0..depth)).max(born);
+                if asked > now {
+                    continue;
+                }
+                let newest = decoded[from..]
+                    .iter()
+                    .rev()
+                    .find(|&&(t, i, _)| i == id && t <= asked)
+                    .map(|&(_, _, v)| value(v).to_vec());
+                let found = b.find(wire(asked), id, 2).map(<[Buckets]>::to_vec);
+                assert_eq!(found, newest, "node {id} as of {asked}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_spawn_is_a_baseline_from_its_tick_until_an_entry_after_it() {
+        let mut b = Baselines::default();
+        // Node 3 had an entry before it was despawned; spawned again at 12.
+        snapshot(&mut b, 10, &[(3, 30)]);
+        b.forget(&[3]);
+        b.spawned(3, 12, &value(40));
+        assert_eq!(b.find(12, 3, 2), Some(&value(40)[..]), "its spawn");
+        assert_eq!(b.find(20, 3, 2), Some(&value(40)[..]), "still");
+        assert_eq!(
+            b.find(11, 3, 2),
+            None,
+            "before it, the other node's is no baseline"
+        );
+        snapshot(&mut b, 13, &[(3, 41)]);
+        assert_eq!(b.find(13, 3, 2), Some(&value(41)[..]), "an entry after it");
+        assert_eq!(b.find(12, 3, 2), Some(&value(40)[..]));
+        // Spawned again before the next snapshot: newer than every table.
+        b.spawned(3, 14, &value(50));
+        assert_eq!(b.find(14, 3, 2), Some(&value(50)[..]));
+    }
+
+    #[test]
+    fn a_floor_stays_a_baseline_however_long_its_node_keeps_still() {
+        let mut b = Baselines::default();
+        b.spawned(3, 10, &value(30));
+        // Four jumps of the clock of just under 2³⁰ ticks: past half the tick space.
+        let mut tick = 10u32;
+        for _ in 0..4 {
+            tick = tick.wrapping_add((1 << 30) - 1000);
+            for t in tick..tick + 3 {
+                snapshot(&mut b, t, &[(7, 70)]);
+            }
+            assert_eq!(b.find(tick + 2, 3, 2), Some(&value(30)[..]));
+        }
     }
 
     #[test]

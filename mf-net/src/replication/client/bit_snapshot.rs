@@ -4,16 +4,17 @@
 //! back into the byte form, which the client then applies as it applies byte snapshots.
 //!
 //! The values each decoded entry gives are kept by the snapshot's tick ([`Baselines`]), as
-//! later entries' baselines. An entry whose baseline is not kept (the client never decoded
-//! that tick's entry, or no longer holds it) is passed over and the snapshot left
-//! unacknowledged: the server goes on sending what the client lacks against the baseline it
-//! last knew acknowledged, and from zero once that one is too old.
+//! later entries' baselines: a baseline tick names the node's values as of that tick, its
+//! newest entry then or before. An entry whose baseline is not kept (the client never decoded
+//! an entry of the node by that tick, or no longer holds it) is passed over and the snapshot
+//! left unacknowledged: the server goes on sending what the client lacks against the baseline
+//! it last knew acknowledged, and from zero once that one is too old.
 
 use crate::codec::quantize::Buckets;
 use crate::codec::state_bits::{self, StateLayout};
 use crate::replication::client::baselines::Baselines;
 use crate::replication::shared::protocol;
-use crate::wire::{BitReader, DecodeError, NetWriter};
+use crate::wire::{BitReader, DecodeError, NetReader, NetWriter};
 
 /// What a client knows of a net id, as a bit-packed entry needs it.
 pub(crate) enum Known {
@@ -54,6 +55,21 @@ impl BitSnapshots {
     /// Forgets every node.
     pub(crate) fn clear(&mut self) {
         self.history.clear();
+    }
+
+    /// Node `id`, whose states have `layout`, was spawned with `state` (its byte form, as of
+    /// `tick`): the values it gives are the node's baseline from then on.
+    pub(crate) fn spawned(&mut self, (id, tick): (u32, u32), layout: &StateLayout, state: &[u8]) {
+        self.values.clear();
+        self.values.resize(layout.slots(), Buckets::default());
+        if state_bits::state_values(layout, &mut NetReader::new(state), &mut self.values).is_ok() {
+            self.history.spawned(id, tick, &self.values);
+        }
+    }
+
+    /// Forgets the nodes `ids` (despawned).
+    pub(crate) fn forget(&mut self, ids: &[u32]) {
+        self.history.forget(ids);
     }
 
     /// Reads the bit-packed body `body` (after the flags) of the snapshot of `tick` into its
@@ -220,10 +236,15 @@ mod tests {
         let read = client.transcode((&body(&second, &base, 3), 13, 10), known);
         assert!(read.complete && read.broken.is_none());
         assert_eq!(client.bytes(), expected(&second));
-        // A baseline it never decoded (tick 11): passed over, the snapshot incomplete.
-        let read = client.transcode((&body(&second, &base, 3), 14, 10), known);
+        // A tick it decoded no entry of the node by (tick 9): passed over, the snapshot
+        // incomplete.
+        let read = client.transcode((&body(&second, &base, 5), 14, 10), known);
         assert!(!read.complete && read.broken.is_none());
         assert_eq!(client.bytes(), [0]);
+        // A tick whose snapshot did not carry it (tick 11): its values then are tick 10's.
+        let read = client.transcode((&body(&second, &base, 3), 14, 10), known);
+        assert!(read.complete && read.broken.is_none());
+        assert_eq!(client.bytes(), expected(&second));
         // Tick 13's own entry is a baseline once its snapshot is read: 2 ticks later.
         let mut now = [Buckets::default(); 2];
         crate::codec::state_bits::state_values(&LAYOUT, &mut NetReader::new(&second), &mut now)

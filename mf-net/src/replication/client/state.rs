@@ -585,6 +585,8 @@ impl ClientState {
         let mut changed: Vec<u64> = Vec::new();
         // What the states' node references named, by net id: (naming node, node named).
         let mut named: Vec<(u32, u32)> = Vec::new();
+        // Where each node's state lies in the message: a bit-packed client's first baselines.
+        let mut states: Vec<(u32, NodeId, usize, usize)> = Vec::new();
         let result = (|| -> Result<(), DecodeError> {
             for _ in 0..r.read_count(1)? {
                 let id = r.read_var_u32()?;
@@ -610,6 +612,7 @@ impl ClientState {
                     backed_up.push(node);
                 }
                 let (replicas, scene) = (&mut self.replicas, &mut *shared.store);
+                let start = r.position();
                 if ty.has_on_change() {
                     let start = changed.len();
                     changed.resize(start + ty.state_count(), 0);
@@ -619,6 +622,9 @@ impl ClientState {
                     replicas.read_state(scene, node, r, &mut [])?;
                 }
                 let referrer = header.first_net_id + offset;
+                if self.bits {
+                    states.push((referrer, node, start, r.position()));
+                }
                 if refs::take_named(|target| named.push((referrer, target))) {
                     shared.stats.references_held += 1;
                 }
@@ -713,6 +719,14 @@ impl ClientState {
                 self.watch_unsimulated(shared, node);
             }
         }
+        let message = r.data();
+        for &(net_id, node, start, end) in &states {
+            if let (Some(layout), Some(state)) =
+                (self.replicas.layout_of(node), message.get(start..end))
+            {
+                self.bit_snapshots.spawned((net_id, tick), layout, state);
+            }
+        }
         // States that named a node of this spawn before it was here (in this spawn or an
         // earlier message) are asked for again.
         for (referrer, target) in named {
@@ -805,6 +819,7 @@ impl ClientState {
             self.failed.drain(..dropped);
         }
         let removed = &self.removed;
+        self.bit_snapshots.forget(removed);
         self.groups
             .retain(|g| removed.binary_search(&g.first).is_err());
         shared.stats.despawns += 1;

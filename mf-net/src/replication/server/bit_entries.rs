@@ -44,22 +44,23 @@ struct Coded {
 }
 
 /// One state coded this tick: what for (the audience; the baseline tick, `None`: from zero,
-/// the whole state), what with (the tick of the values it was coded against, the since class
-/// that chose its members), and where.
+/// the whole state), what with (the ticks its values against held from and until, `None`:
+/// still; the since class that chose its members), and where.
 #[derive(Debug, Clone, Copy)]
 struct Record {
     audience: Audience,
     baseline: Option<u32>,
     from: u32,
+    until: Option<u32>,
     since: Option<u32>,
     coded: Coded,
 }
 
 impl Record {
     /// Whether this is the state a snapshot of `tick` codes for `audience`, for a client whose
-    /// `since` for the node is `acked`: it was coded for that baseline, or for a later one
-    /// with the same values (no record of the node between `acked` and it) and the same
-    /// members (`since_of(acked)`, the since class, is its own).
+    /// `since` for the node is `acked`: it was coded for that baseline, or for another one
+    /// with the same values (`acked` is in the span its values held) and the same members
+    /// (`since_of(acked)`, the since class, is its own).
     fn serves(
         &self,
         (audience, acked, tick): (Audience, Option<u32>, u32),
@@ -71,12 +72,12 @@ impl Record {
         if self.baseline == acked {
             return true;
         }
-        let (Some(b), Some(a)) = (self.baseline, acked) else {
+        let (Some(_), Some(a)) = (self.baseline, acked) else {
             return false;
         };
         in_reach(a, tick)
             && !tick_after(self.from, a)
-            && !tick_after(a, b)
+            && self.until.map_or(true, |until| tick_after(until, a))
             && since_of(a) == self.since
     }
 }
@@ -297,7 +298,7 @@ impl BitEntries {
         // value (none: the state is whole).
         let every_member = audience == Audience::All || !node.owner_conditions;
         let whole = every_member && (since.is_none() || base.is_some());
-        let from = base.map_or(0, |b| b.from);
+        let (from, until) = base.map_or((0, None), |b| (b.from, b.until));
         let base = base.map_or(&[][..], |b| b.values);
         // Every coding ends flushed (and a tick begins empty): the state starts at a byte.
         let start = self.coding.bits.bit_len();
@@ -322,6 +323,7 @@ impl BitEntries {
             audience,
             baseline,
             from,
+            until,
             since,
             coded,
         };
@@ -332,11 +334,12 @@ impl BitEntries {
 }
 
 /// A baseline: the tick a client acknowledged, and the node's values then (recorded at
-/// `from`, the newest record at or before it).
+/// `from`, the newest record at or before it, and holding until the next record, if any).
 #[derive(Clone, Copy)]
 struct Baseline<'a> {
     tick: u32,
     from: u32,
+    until: Option<u32>,
     values: &'a [Buckets],
 }
 
@@ -357,11 +360,12 @@ fn baseline(
     tick: u32,
 ) -> Option<Baseline<'_>> {
     let a = acked.filter(|&a| in_reach(a, tick))?;
-    let (from, values) = history.as_of(key, a)?;
+    let found = history.as_of(key, a)?;
     Some(Baseline {
         tick: a,
-        from,
-        values,
+        from: found.recorded,
+        until: found.until,
+        values: found.values,
     })
 }
 
@@ -401,21 +405,35 @@ mod tests {
     #[test]
     fn a_coded_state_serves_the_baselines_with_its_values_and_members_and_only_those() {
         let depth = BASELINE_DEPTH as u32;
-        // Coded at tick 200 against tick 199, whose values were recorded at 190, with the
-        // since class 190.
+        // Coded at tick 200 against tick 195, whose values were recorded at 190 (the node's
+        // newest record), with the since class 190.
         let record = Record {
             audience: Audience::NonOwner,
-            baseline: Some(199),
+            baseline: Some(195),
             from: 190,
+            until: None,
             since: Some(190),
             coded: Coded { byte: 0, bits: 0 },
         };
         let class = |a: u32| Some(190).filter(|_| a >= 190);
         let serves = |audience, acked, tick| record.serves((audience, acked, tick), class);
         let other = Audience::NonOwner;
-        assert!(serves(other, Some(199), 200), "its own baseline");
+        assert!(serves(other, Some(195), 200), "its own baseline");
         assert!(serves(other, Some(190), 200), "the values' own tick");
-        assert!(serves(other, Some(195), 200), "a tick between");
+        assert!(serves(other, Some(192), 200), "a tick between");
+        assert!(serves(other, Some(199), 200), "a later tick");
+        let until = Record {
+            until: Some(197),
+            ..record
+        };
+        assert!(
+            until.serves((other, Some(196), 200), class),
+            "before the next record"
+        );
+        assert!(
+            !until.serves((other, Some(197), 200), class),
+            "the next record's"
+        );
         assert!(!serves(other, Some(189), 200), "older values");
         assert!(!serves(other, Some(200), 200), "not a baseline");
         assert!(!serves(other, None, 200), "from zero");
@@ -428,9 +446,9 @@ mod tests {
         assert!(from_zero.serves((other, None, 200), class));
         assert!(!from_zero.serves((other, Some(199), 200), class));
         let other_class = |_| Some(180);
-        assert!(!record.serves((other, Some(195), 200), other_class));
+        assert!(!record.serves((other, Some(192), 200), other_class));
         assert!(
-            record.serves((other, Some(199), 200), other_class),
+            record.serves((other, Some(195), 200), other_class),
             "coded so"
         );
     }

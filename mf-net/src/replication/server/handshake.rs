@@ -116,7 +116,7 @@ impl ServerState {
             .filter(|&&g| vis.state(g) == Some(Vis::Visible))
             .filter_map(|&g| groups.get(g))
             .flat_map(|group| group_keys(nodes, group).iter().copied());
-        slot.send.join_owing(visible, tick, nodes, slot.bits);
+        slot.send.join(visible, tick, nodes);
         slot.last_heard = now;
         slot.last_progress = now;
         slot.stats.acknowledged_tick = tick;

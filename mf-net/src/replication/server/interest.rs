@@ -7,8 +7,8 @@
 //! ([`Known`](crate::replication::server::known::Known)), so snapshots skip it at no cost. A
 //! group that becomes relevant is sent as a spawn
 //! with its state captured so far (like a late join), and nothing more is sent until a node
-//! changes: a byte-format entry then carries what changed, a bit-packed one (whose spawn is no
-//! baseline) the node's whole state, until the client acknowledges one. The client discards a
+//! changes: an entry then carries what changed (bit-packed, coded against the spawn's values,
+//! which the client keeps as the node's first baseline). The client discards a
 //! snapshot from before a spawn it applied: one from before the group left it, delayed past
 //! the spawn, would set older values on the new copy. Snapshots stay unreliable: a snapshot
 //! that overtakes the spawn is not acknowledged, since a client acknowledges a snapshot only if

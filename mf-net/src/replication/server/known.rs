@@ -59,8 +59,7 @@ impl NodeSend {
 
     /// A resync owed (its next entries carry everything the client receives): its authority
     /// moved to or from this client, so members of another owner condition became visible to
-    /// it, or it was spawned to a bit-packed client (whose spawn is no baseline: that one waits
-    /// for the node's next change), or its group, dormant, came back without a spawn.
+    /// it, or its group, dormant, came back without a spawn.
     /// Completed by an ack of a snapshot after this tick that carried it.
     #[inline(always)]
     pub(crate) fn resync(&self) -> Option<u32> {
@@ -137,9 +136,6 @@ pub(crate) struct Known {
     /// after `all_acked` (nodes the client got since): each joins the others once `all_acked`
     /// reaches its tick, if nothing else set it apart since.
     later: Vec<(u32, u32)>,
-    /// Whether every ack marks the client's nodes one by one (see
-    /// [`marked_one_by_one`](Self::marked_one_by_one)).
-    one_by_one: bool,
     /// No tick stored in a live entry (acknowledged, resync) is before it (`None`: none
     /// stored): the server's sweep asks a client about a node only once a floor passed it.
     oldest: Option<u32>,
@@ -189,23 +185,6 @@ impl Known {
             all_acked: self.all_acked,
             alike: &self.alike,
         })
-    }
-
-    /// Whether the client's acks mark its nodes one by one but for a snapshot that carried
-    /// every node: a bit-packed client's, whose entries are coded against ticks whose
-    /// snapshots carried their nodes, so that a snapshot that carried every node with
-    /// something to send does not give it the others as of its tick (nor does it carry the
-    /// resyncs its spawns owe, which wait for their nodes' next change). Its entries are not
-    /// told apart (see [`plain`](Self::plain)): that would cost every mark and every settle
-    /// for reads that seldom find one.
-    pub(crate) fn marked_one_by_one(&self) -> bool {
-        self.one_by_one
-    }
-
-    /// Sets [`marked_one_by_one`](Self::marked_one_by_one); takes effect at the next
-    /// [`fill`](Self::fill) or [`settle`](Self::settle).
-    pub(crate) fn set_marked_one_by_one(&mut self, one_by_one: bool) {
-        self.one_by_one = one_by_one;
     }
 
     /// Forgets every node (keeps the capacity).
@@ -562,15 +541,11 @@ impl Known {
     }
 
     /// Sets the bit of every entry of `sorted` that may not read as the tick acknowledged
-    /// whole alone (see [`plain`](Self::plain)), and clears the others' (keeps no bits for a
-    /// list [marked one by one](Self::marked_one_by_one)); lists the entries set apart only
-    /// for being acknowledged after that tick.
+    /// whole alone (see [`plain`](Self::plain)), and clears the others'; lists the entries set
+    /// apart only for being acknowledged after that tick.
     fn reckon_apart(&mut self) {
         self.apart.clear();
         self.later.clear();
-        if self.one_by_one {
-            return;
-        }
         self.apart.resize(self.sorted.len().div_ceil(64), 0);
         let Some(all) = self.all_acked else {
             self.apart.fill(!0);
@@ -614,14 +589,9 @@ impl Known {
             from = to;
         }
         keep(&self.sorted[from..], self.lost, &mut self.spare);
-        // Every entry is rewritten anyway: it takes the tick acknowledged whole, and reads
-        // need not apply it until the next, but where entries are told apart from it, which
-        // keep it.
-        let all = match self.one_by_one {
-            true => self.all_acked.take(),
-            false => self.all_acked,
-        };
-        if let Some(all) = all {
+        // Every entry is rewritten anyway: it takes the tick acknowledged whole (which reads
+        // still apply to those told apart from it).
+        if let Some(all) = self.all_acked {
             for entry in &mut self.spare {
                 entry.1 = entry.1.with_all_acked(Some(all));
             }
@@ -1009,11 +979,9 @@ mod tests {
 
     #[test]
     fn walks_read_every_node_as_stored_and_acknowledged_whole_through_every_change() {
-        // Told apart or not (see `marked_one_by_one`): the same reads.
-        for one_by_one in [false, true] {
+        {
             let mut rng = fastrand::Rng::with_seed(25);
             let mut known = Known::default();
-            known.set_marked_one_by_one(one_by_one);
             // By net id, the key and the state as stored; and the tick acknowledged whole.
             let mut model = std::collections::BTreeMap::<u32, (NodeKey, NodeSend)>::new();
             let mut all: Option<u32> = None;
@@ -1087,11 +1055,8 @@ mod tests {
                     plain += usize::from(place.is_some_and(|p| known.plain(p).is_some()));
                 }
             }
-            // The reads through the bits are exercised (none where they are not kept).
-            match one_by_one {
-                false => assert!(plain > reads / 4, "{plain} of {reads} reads plain"),
-                true => assert_eq!(plain, 0),
-            }
+            // The reads through the bits are exercised.
+            assert!(plain > reads / 4, "{plain} of {reads} reads plain");
         }
     }
 }

@@ -130,8 +130,7 @@ impl Outgoing<'_> {
 
     /// Notes that a node the snapshot carries was owed a resync (its entry carries all the
     /// client receives): the ack marks the carried nodes one by one, so that a resync still
-    /// owed after it goes back to the pending list. (Byte-format writers note it; a
-    /// bit-packed client's acks mark its nodes one by one anyway.)
+    /// owed after it goes back to the pending list.
     pub(crate) fn carried_resync(&mut self) {
         *self.resyncs = true;
     }
@@ -212,32 +211,17 @@ impl Default for SendState {
 
 impl SendState {
     /// The client joins at `tick`: it has the nodes `keys` (in net id order, of `nodes`) as
-    /// of `tick` (the spawns it was just sent), owing nothing.
-    #[cfg(test)]
+    /// of `tick` (the spawns it was just sent, which are its baselines too), owing nothing: a
+    /// node that does not change costs no entry (nor does one without state, which no
+    /// snapshot carries).
     pub(crate) fn join(
         &mut self,
         keys: impl IntoIterator<Item = NodeKey>,
         tick: u32,
         nodes: &NodeTable,
     ) {
-        self.join_owing(keys, tick, nodes, false);
-    }
-
-    /// The client joins at `tick`: it has the nodes `keys` (in net id order, of `nodes`) as
-    /// of `tick` (the spawns it was just sent), each owing a resync if `whole` (a bit-packed
-    /// client, whose spawns are no baseline) that waits for the node's next change, as after
-    /// a [`show`](Self::show) with its spawn: a node that does not change costs no entry (nor
-    /// does one without state, which no snapshot carries).
-    pub(crate) fn join_owing(
-        &mut self,
-        keys: impl IntoIterator<Item = NodeKey>,
-        tick: u32,
-        nodes: &NodeTable,
-        whole: bool,
-    ) {
-        let joined = NodeSend::new(tick, whole.then_some(tick));
+        let joined = NodeSend::new(tick, None);
         let stateless = |key| !nodes.get(key).is_some_and(|n| n.has_state);
-        self.nodes.set_marked_one_by_one(whole);
         self.nodes.fill(keys, joined, stateless);
         self.pending.clear();
         self.pending_alike.changed();
@@ -292,16 +276,13 @@ impl SendState {
         self.nodes.forget(gone);
     }
 
-    /// The client has the node from `tick` on, owing a resync if it has a state: its entries
-    /// carry its whole state until one sent after `tick` is acknowledged. If `stale` (its copy
-    /// is older than `tick`: a dormant group come back), the resync goes in the next snapshot;
-    /// else the client has its state as of `tick` (from its spawn), only no baseline to code
-    /// deltas against, and the resync waits for the node's next change (a node that does not
-    /// change costs no entry).
-    pub(crate) fn show(&mut self, key: NodeKey, tick: u32, stateful: bool, stale: bool) {
+    /// The client has the node from `tick` on, but a copy of it older than `tick` (a dormant
+    /// group come back, without a spawn): owing a resync if it has a state, which the next
+    /// snapshot carries and only an ack of one after `tick` completes.
+    pub(crate) fn show(&mut self, key: NodeKey, tick: u32, stateful: bool) {
         let n = NodeSend::new(tick, stateful.then_some(tick));
         self.nodes.set(key, n, !stateful);
-        if stateful && stale {
+        if stateful {
             self.incoming.push(key);
         }
     }
@@ -314,8 +295,8 @@ impl SendState {
             n.set_resync(Some(after));
         });
         if had.is_some() {
-            // Even if it owed one already: a resync owed since a spawn is not in the pending
-            // list, and an ack that settles the list keeps only what is in `incoming`.
+            // Even if it owed one already: an ack that settles the list keeps only what is in
+            // `incoming`.
             self.incoming.push(key);
         }
     }
@@ -547,10 +528,14 @@ impl SendState {
 
     /// Marks the nodes the snapshot of `tick` (acknowledged) carried: one by one, or all at
     /// once ([`Known::acknowledge_all`]) if it carried every node with state the client had,
-    /// or, for a client not [marked one by one](Known::marked_one_by_one) (a byte-format
-    /// client), every node it had something to send (it was
-    /// [walked whole](Self::walked_whole)) and none owing a resync. If it was the last one
-    /// written and walked whole, it settles the pending list.
+    /// or every node it had something to send (it was [walked whole](Self::walked_whole)) and
+    /// none owing a resync. If it was the last one written and walked whole, it settles the
+    /// pending list.
+    ///
+    /// A bit-packed client then holds a node the snapshot did not carry as of its tick too:
+    /// its newest entry then is one before, which it keeps (as an older table's, or as the
+    /// node's floor once no table holds it: see the client's `Baselines`), so that the node's
+    /// next entry can be coded against the tick acknowledged whole.
     fn apply_ack(&mut self, tick: u32) {
         let entry = &self.ring[tick as usize % RING];
         if entry.tick != tick {
@@ -559,12 +544,11 @@ impl SendState {
         let settles = self.whole_at == Some(tick);
         self.settled |= settles;
         if entry.carried_all || entry.nodes.len() == entry.listed {
-            // Every resync it carried is done; one owed since is in `incoming` (or, owed since
-            // a spawn, waits for the node's next change).
+            // Every resync it carried is done; one owed since is in `incoming`.
             self.nodes.acknowledge_all(tick);
             return;
         }
-        if entry.whole && !entry.resyncs && !self.nodes.marked_one_by_one() {
+        if entry.whole && !entry.resyncs {
             // Every node it did not carry had nothing to send when it was written: nothing
             // changed since its acknowledged tick (nor was a resync owed, which would have
             // made it pending), so the client holds it as of `tick` too; and none it carried
@@ -855,7 +839,7 @@ mod tests {
         send.hide(a);
         send.ack(6, Duration::ZERO);
         assert!(send.node(a).is_none(), "hidden: no state, no resync");
-        send.show(a, 7, true, true);
+        send.show(a, 7, true);
         let n = send.node(a).unwrap();
         assert_eq!((n.acked, n.resync()), (7, Some(7)));
         // A snapshot from before the group came back does not complete the resync.
@@ -907,30 +891,20 @@ mod tests {
     }
 
     #[test]
-    fn a_snapshot_that_carried_all_there_was_to_send_acknowledges_every_node_of_a_byte_client() {
+    fn a_snapshot_that_carried_all_there_was_to_send_acknowledges_every_node() {
         let (mut table, keys) = table(3);
         let (a, b, c) = (keys[0], keys[1], keys[2]);
-        for bits in [false, true] {
-            let mut send = SendState::default();
-            send.join_owing(table.keys().iter().copied(), 5, &table, bits);
-            // Only `b` changed (at 6): the snapshot of 6 carries it alone, and all of what
-            // there is to send.
-            touch(&mut table, b, 6, true, true);
-            send.refresh(&[b], &table, PEER);
-            sent(&mut send, &table, 6, &[b]);
-            send.walked_whole(6);
-            send.ack(6, Duration::ZERO);
-            // A byte-format client has `a` and `c` as of 6 too (nothing of them changed since
-            // 5); a bit-packed one has no values of theirs from 6 to code against, and a
-            // spawn's resync still waits for their next change.
-            let whole = !bits;
-            assert_eq!(acked(&send, b), Some(6));
-            for k in [a, c] {
-                let n = send.node(k).unwrap();
-                assert_eq!(n.acked, if whole { 6 } else { 5 }, "bits: {bits}");
-                assert_eq!(n.resync().is_some(), bits);
-            }
-        }
+        // Only `b` changed (at 6): the snapshot of 6 carries it alone, and all of what there
+        // is to send. The client has `a` and `c` as of 6 too (nothing of them changed since
+        // 5), whichever encoding it reads.
+        let mut send = SendState::default();
+        send.join(table.keys().iter().copied(), 5, &table);
+        touch(&mut table, b, 6, true, true);
+        send.refresh(&[b], &table, PEER);
+        sent(&mut send, &table, 6, &[b]);
+        send.walked_whole(6);
+        send.ack(6, Duration::ZERO);
+        assert_eq!([a, b, c].map(|k| acked(&send, k)), [Some(6); 3]);
         // A snapshot that was not walked whole (cut short, an update tier holding a node
         // back) is acknowledged node by node.
         let mut send = SendState::default();
@@ -990,28 +964,6 @@ mod tests {
     }
 
     #[test]
-    fn a_resync_owed_since_a_spawn_waits_for_a_change_and_one_owed_again_does_not() {
-        let (mut table, keys) = table(3);
-        let (a, b) = (keys[0], keys[1]);
-        let mut send = SendState::default();
-        send.join(keys[2..].iter().copied(), 5, &table);
-        // Spawned to the client at 6: each owes its whole state, and nothing is pending.
-        send.show(a, 6, true, false);
-        send.show(b, 6, true, false);
-        send.refresh(&[], &table, PEER);
-        assert!(send.pending().is_empty());
-        // `a` changes: pending, its entry whole (no `since`).
-        touch(&mut table, a, 7, true, true);
-        send.refresh(&[a], &table, PEER);
-        assert_eq!(send.pending(), [a]);
-        assert_eq!(send.node(a).unwrap().since(), None);
-        // `b` is owed a resync again (its authority moved): pending at once.
-        send.owe_resync(b, 7);
-        send.refresh(&[], &table, PEER);
-        assert_eq!(send.pending(), [a, b]);
-    }
-
-    #[test]
     fn an_idle_tick_walks_nothing_and_a_change_is_pending_until_acknowledged() {
         let (mut table, keys) = table(1000);
         let mut send = SendState::default();
@@ -1060,7 +1012,7 @@ mod tests {
         send.refresh(&[], &table, PEER);
         assert_eq!(send.pending(), [keys[0], keys[7], keys[8]]);
         // A shown node owes a resync: pending again.
-        send.show(keys[6], 7, true, true);
+        send.show(keys[6], 7, true);
         send.refresh(&[], &table, PEER);
         assert_eq!(send.pending(), [keys[0], keys[6], keys[7], keys[8]]);
     }
@@ -1139,7 +1091,7 @@ mod tests {
         sent(&mut send, &table, 6, &keys);
         // Shown after the snapshot was written (at the server's tick, 6 or later).
         send.hide(keys[3]);
-        send.show(keys[3], 7, true, true);
+        send.show(keys[3], 7, true);
         send.ack(6, Duration::from_millis(60));
         // No node was marked: the list reads every entry through the tick acknowledged whole.
         let stored = send.nodes.standing().unwrap().entries;

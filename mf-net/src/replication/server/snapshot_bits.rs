@@ -55,7 +55,7 @@ pub(crate) fn write(
     if whole {
         if let Some((bytes, list)) = shared.copy_standing((tick, default_back), out.stand()) {
             copy(w, bytes);
-            out.carry(list.iter().map(|e| e.key.id()));
+            carry(&mut out, list);
             client.send.walked_whole(tick);
             return Written { truncated: false };
         }
@@ -84,7 +84,7 @@ pub(crate) fn write(
         list.extend(order.map(|(e, _)| e));
         if let Some(bytes) = shared.copy(tick, default_back, &list) {
             copy(w, bytes);
-            out.carry(list.iter().map(|e| e.key.id()));
+            carry(&mut out, &list);
             shared.give_back(list);
             *out.cursor = 0;
             if !client.tiered {
@@ -118,6 +118,19 @@ pub(crate) fn write(
         client.send.walked_whole(tick);
     }
     Written { truncated }
+}
+
+/// Records in `out` the entries of a body copied from another client's snapshot, and whether
+/// one of them was a resync (coded from zero), as the walk would have.
+fn carry(out: &mut Outgoing<'_>, list: &[BodyEntry]) {
+    let mut resync = false;
+    out.carry(list.iter().map(|e| {
+        resync |= e.acked.is_none();
+        e.key.id()
+    }));
+    if resync {
+        out.carried_resync();
+    }
 }
 
 /// Whether node `key`'s entries depend on the client they go to: it has owner conditions and
@@ -216,6 +229,9 @@ impl<S: NodeStates> Coder<'_, S> {
             previous = Some(e.key.id());
             EntryCache::accept(node);
             out.carry_one(e.key.id(), place);
+            if e.acked.is_none() {
+                out.carried_resync();
+            }
         }
         state_bits::end_entries(body);
         (truncated, refused, cursor)

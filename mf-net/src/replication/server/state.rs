@@ -1315,15 +1315,14 @@ impl ServerState {
         };
         let client = &mut self.clients[c];
         // A client that got the spawn has its state (a snapshot from before the spawn, arriving
-        // after it, is discarded): a byte-format client's entries carry what changes after
-        // it; a bit-packed spawn is no baseline, so a node's next entry, when it changes,
-        // carries its whole state (a resync). A dormant copy is stale: resynced at once.
-        let resync = client.bits || !spawned;
+        // after it, is discarded): its entries carry what changes after it (a bit-packed
+        // client's coded against the spawn's values until it acknowledges a later entry). A
+        // dormant copy is stale: resynced at once.
         for &key in group_keys(&self.nodes, group) {
             let stateful = self.nodes.get(key).is_some_and(|n| n.has_state);
-            match resync {
-                true => client.send.show(key, self.tick, stateful, !spawned),
-                false => client.send.add(key, self.tick, stateful),
+            match spawned {
+                true => client.send.add(key, self.tick, stateful),
+                false => client.send.show(key, self.tick, stateful),
             }
         }
     }

@@ -57,6 +57,17 @@ impl Ring {
     }
 }
 
+/// A node's values as of a tick ([`ValueHistory::as_of`]).
+#[derive(Clone, Copy)]
+pub(crate) struct AsOf<'a> {
+    /// The tick of the record that holds them.
+    pub(crate) recorded: u32,
+    /// The tick of the next record, if there is one: they hold until then.
+    pub(crate) until: Option<u32>,
+    /// The values.
+    pub(crate) values: &'a [Buckets],
+}
+
 /// The recent values of many nodes, by node slot (see the [module documentation](self)).
 /// Allocates for a node slot the first time a node in it records, and never again for it but
 /// to make a record wider.
@@ -178,14 +189,23 @@ impl ValueHistory {
 
     /// Node `key`'s values as of `tick`: its newest record at or before `tick`, if it still
     /// holds one (the server records every change, so that record is the value then), with
-    /// the tick of that record.
-    pub(crate) fn as_of(&self, key: NodeKey, tick: u32) -> Option<(u32, &[Buckets])> {
+    /// the tick of that record and that of the next (`None`: it is the newest).
+    pub(crate) fn as_of(&self, key: NodeKey, tick: u32) -> Option<AsOf<'_>> {
         let ring = self.get(key)?;
-        let (at, recorded) = ring
-            .newest_first()
-            .map(|at| (at, self.tick_at(ring, at)))
-            .find(|&(_, t)| !tick_after(t, tick))?;
-        Some((recorded, self.values_at(ring, at)))
+        let mut until = None;
+        for at in ring.newest_first() {
+            let recorded = self.tick_at(ring, at);
+            if !tick_after(recorded, tick) {
+                let values = self.values_at(ring, at);
+                return Some(AsOf {
+                    recorded,
+                    until,
+                    values,
+                });
+            }
+            until = Some(recorded);
+        }
+        None
     }
 
     /// Node `key`'s values recorded at exactly `tick`.
@@ -228,7 +248,7 @@ mod tests {
 
     /// The values `as_of` gives.
     fn as_of(h: &ValueHistory, key: NodeKey, tick: u32) -> Option<&[Buckets]> {
-        h.as_of(key, tick).map(|(_, values)| values)
+        h.as_of(key, tick).map(|v| v.values)
     }
 
     fn value(v: u64) -> [Buckets; 2] {
@@ -245,9 +265,14 @@ mod tests {
         assert_eq!(as_of(&h, key(7), 13), Some(&value(1)[..]));
         assert_eq!(as_of(&h, key(7), 20), Some(&value(2)[..]));
         assert_eq!(
-            h.as_of(key(7), 13).map(|(t, _)| t),
-            Some(10),
-            "the record's tick"
+            h.as_of(key(7), 13).map(|v| (v.recorded, v.until)),
+            Some((10, Some(14))),
+            "the record's tick, and the next's"
+        );
+        assert_eq!(
+            h.as_of(key(7), 20).map(|v| v.until),
+            Some(None),
+            "the newest"
         );
         assert_eq!(h.exact(key(7), 14), Some(&value(2)[..]));
         assert_eq!(h.exact(key(7), 13), None);
