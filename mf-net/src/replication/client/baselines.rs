@@ -21,9 +21,8 @@
 //! keeps none). Tables and floors are ordered by when they were made, not by tick: the clock
 //! may jump, and a slot no snapshot came for in a while keeps an old table.
 
-use std::collections::HashMap;
-
 use crate::codec::quantize::Buckets;
+use crate::replication::client::floors::Floors;
 use crate::replication::shared::protocol::BASELINE_DEPTH;
 use crate::tick::{tick_after, tick_diff, HORIZON};
 
@@ -105,26 +104,16 @@ pub(crate) struct Baselines {
     largest: (usize, usize),
     /// The most rows the table being written keeps.
     limit: usize,
-    /// By net id, the values of the node's newest entry whose table was overwritten, if the
-    /// table after did not hold the node (see the [module documentation](self)).
-    floor: HashMap<u32, Floor>,
+    /// By net id, the values of the node's spawn, or of its newest entry whose table was
+    /// overwritten if the table after did not hold the node (see the
+    /// [module documentation](self)).
+    floors: Floors,
     /// How many tables were begun.
     begins: u64,
     /// The tick the floors were last aged at.
     aged: u32,
     /// The slots, the table begun last first (as of the last table ended).
     newest_first: Vec<u8>,
-}
-
-/// A node's values in the newest table that no longer holds them, or of its spawn.
-#[derive(Debug)]
-struct Floor {
-    /// The tick they are as of (kept within [`HORIZON`] of the newest table's).
-    tick: u32,
-    /// That table's [`TickTable::begun`], or one between the tables begun before and after
-    /// the spawn.
-    begun: u64,
-    values: Vec<Buckets>,
 }
 
 impl Baselines {
@@ -142,6 +131,7 @@ impl Baselines {
         if let Some(old) = self.tables[slot].tick.filter(|&old| old != tick) {
             self.retire(slot, old);
         }
+        self.floors.settle();
         self.age_floors(tick);
         let table = &mut self.tables[slot];
         table.tick = Some(tick);
@@ -166,12 +156,7 @@ impl Baselines {
             return;
         }
         self.aged = tick;
-        let horizon = tick.wrapping_sub(HORIZON);
-        for floor in self.floor.values_mut() {
-            if tick_after(horizon, floor.tick) {
-                floor.tick = horizon;
-            }
-        }
+        self.floors.age(tick.wrapping_sub(HORIZON));
     }
 
     /// Keeps, as their nodes' floors, the entries of the table in `slot` (of the snapshot of
@@ -198,16 +183,7 @@ impl Baselines {
             let Some(values) = table.values.get(start..start + row.slots as usize) else {
                 continue;
             };
-            let floor = self.floor.entry(row.id).or_insert_with(|| Floor {
-                tick: old,
-                begun: table.begun,
-                values: Vec::new(),
-            });
-            if floor.values.is_empty() || floor.begun < table.begun {
-                (floor.tick, floor.begun) = (old, table.begun);
-                floor.values.clear();
-                floor.values.extend_from_slice(values);
-            }
+            self.floors.set(row.id, (old, table.begun), values);
         }
     }
 
@@ -230,14 +206,14 @@ impl Baselines {
         }
         // A floor newer than a table is newer than the node's entry there, which may be
         // another node's of the same id (despawned before a spawn).
-        let floor_begun = self.floor.get(&id).map_or(0, |f| f.begun);
+        let floor = self.floors.get(id);
+        let floor_begun = floor.map_or(0, |f| f.begun);
         if let Some((slot, at)) = self.newest_holding(tick, id, floor_begun) {
             return self.tables.get_mut(slot)?.values_at(at, slots);
         }
-        self.floor
-            .get(&id)
-            .filter(|f| !tick_after(f.tick, tick) && f.values.len() == slots)
-            .map(|f| &f.values[..])
+        let floor = floor.filter(|f| !tick_after(f.tick, tick))?;
+        let values = self.floors.values(floor);
+        (values.len() == slots).then_some(values)
     }
 
     /// The slot and row of the newest table (the last begun) of a tick no later than `tick`
@@ -267,20 +243,13 @@ impl Baselines {
     /// newer than any table begun so far (a node of the same id before it, despawned, may be
     /// in them) and older than any begun after.
     pub(crate) fn spawned(&mut self, id: u32, tick: u32, values: &[Buckets]) {
-        let floor = self.floor.entry(id).or_insert_with(|| Floor {
-            tick,
-            begun: 0,
-            values: Vec::new(),
-        });
-        (floor.tick, floor.begun) = (tick, 2 * self.begins + 1);
-        floor.values.clear();
-        floor.values.extend_from_slice(values);
+        self.floors.set(id, (tick, 2 * self.begins + 1), values);
     }
 
     /// Forgets the nodes `ids` (despawned): their floors.
     pub(crate) fn forget(&mut self, ids: &[u32]) {
-        for id in ids {
-            self.floor.remove(id);
+        for &id in ids {
+            self.floors.forget(id);
         }
     }
 
@@ -334,7 +303,7 @@ impl Baselines {
             table.tick = None;
         }
         self.writing = None;
-        self.floor.clear();
+        self.floors.clear();
         self.newest_first.clear();
     }
 }

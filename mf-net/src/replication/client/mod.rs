@@ -5,6 +5,7 @@ mod baselines;
 pub(crate) mod bit_snapshot;
 pub(crate) mod entry;
 pub(crate) mod entry_batch;
+mod floors;
 pub(crate) mod interpolation;
 pub(crate) mod named_by;
 pub(crate) mod prediction;
