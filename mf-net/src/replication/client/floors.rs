@@ -61,12 +61,9 @@ impl Floors {
         if let Some(row) = self.fresh.iter().rev().find(|r| r.id == id) {
             return Some(row.floor);
         }
-        let at = self.position(id);
-        self.cursor = at;
-        self.rows
-            .get(at)
-            .filter(|r| r.id == id && r.live)
-            .map(|r| r.floor)
+        let at = self.row_at(id)?;
+        let row = &self.rows[at];
+        row.live.then_some(row.floor)
     }
 
     /// The values of `floor` (from [`get`](Self::get), with nothing set or settled since).
@@ -140,7 +137,7 @@ impl Floors {
     fn row_at(&mut self, id: u32) -> Option<usize> {
         let at = self.position(id);
         self.cursor = at;
-        self.rows.get(at).is_some_and(|r| r.id == id).then_some(at)
+        self.ids.get(at).is_some_and(|&i| i == id).then_some(at)
     }
 
     /// Merges the floors of nodes new to the array into it, and drops the forgotten ones:
