@@ -28,9 +28,8 @@
 //! - [`MemberBits::Bytes`]: the length of its byte encoding (Elias gamma) and its bytes, 8 bits
 //!   each.
 //!
-//! A member's baseline is its value in the baseline state; without one (a spawn, a resync, a
-//! baseline the client no longer holds) every baseline value is zero, and the deltas are from
-//! zero. Both ends compute the same differences of the same integers, so the client rebuilds the
+//! A member's baseline is its value in the baseline state; without one (a resync, a baseline
+//! the client no longer holds) every baseline value is zero, and the deltas are from zero. Both ends compute the same differences of the same integers, so the client rebuilds the
 //! server's bytes exactly; the reader refuses every form the writer would not pick, so whatever
 //! it accepts transcodes back to the same bits.
 //!

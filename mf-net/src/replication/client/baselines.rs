@@ -388,7 +388,7 @@ mod tests {
         snapshot(&mut b, 11 + depth, &[]);
         assert_eq!(b.find(11 + depth, 7, 2), Some(&value(71)[..]));
         assert_eq!(b.find(11 + depth, 7, 1), None, "another width");
-        // A newer entry, and a floor older than the tick asked for is no baseline for it.
+        // A newer entry is read from its table; the tick before it, still from the floor.
         snapshot(&mut b, 12 + depth, &[(7, 72)]);
         assert_eq!(b.find(12 + depth, 7, 2), Some(&value(72)[..]));
         assert_eq!(b.find(11 + depth, 7, 2), Some(&value(71)[..]));

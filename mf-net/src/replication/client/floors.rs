@@ -10,6 +10,7 @@
 //! [`settle`](Floors::settle) merges it in.
 
 use crate::codec::quantize::Buckets;
+use crate::replication::shared::sorted_ids::first_from;
 use crate::tick::tick_after;
 
 /// One node's floor: what its values are as of, when they were made (see
@@ -178,16 +179,12 @@ impl Floors {
                     (self.rows[old - 1], &self.values)
                 }
             };
-            if !row.live {
-                continue;
-            }
-            let (Ok(start), from) = (
+            let from = row.floor.start as usize;
+            let kept = values.get(from..from + row.floor.slots as usize);
+            let (Some(slice), Ok(start)) = (
+                kept.filter(|_| row.live),
                 u32::try_from(self.spare_values.len()),
-                row.floor.start as usize,
             ) else {
-                continue;
-            };
-            let Some(slice) = values.get(from..from + row.floor.slots as usize) else {
                 continue;
             };
             self.spare_values.extend_from_slice(slice);
@@ -225,23 +222,16 @@ impl Floors {
         self.cursor = 0;
     }
 
-    /// Where node `id` is or would be among the rows: from the cursor, when it is ahead of
-    /// it (the usual case), by steps doubling until one passes it and then a binary search
-    /// between the last two (a snapshot's lookups skip a few nodes each, the ones it does not
-    /// carry); else a binary search of them all.
+    /// Where node `id` is or would be among the rows: searched from the cursor when it is
+    /// ahead of it (the usual case: a snapshot's lookups skip a few nodes each, the ones it
+    /// does not carry), else from the first.
     fn position(&self, id: u32) -> usize {
-        let ids = &self.ids;
-        let from = self.cursor.min(ids.len());
-        if from == 0 || ids[from - 1] >= id {
-            return ids.partition_point(|&i| i < id);
-        }
-        let (mut low, mut step) = (from, 1);
-        while ids.get(low + step - 1).is_some_and(|&i| i < id) {
-            low += step;
-            step *= 2;
-        }
-        let high = (low + step).min(ids.len());
-        low + ids[low..high].partition_point(|&i| i < id)
+        let from = self.cursor.min(self.ids.len());
+        let from = match from > 0 && self.ids[from - 1] >= id {
+            true => 0,
+            false => from,
+        };
+        from + first_from(&self.ids[from..], id)
     }
 }
 

@@ -19,6 +19,7 @@ pub(crate) mod prediction_stats;
 pub(crate) mod protocol;
 pub(crate) mod rpc_signatures;
 pub(crate) mod rpc_state;
+pub(crate) mod sorted_ids;
 pub(crate) mod spawners;
 pub(crate) mod state;
 pub(crate) mod stats;
