@@ -122,6 +122,11 @@ impl Replicas {
             .then_some(found))
     }
 
+    /// How the states of column `column`'s type travel bit-packed (`None`: no such column).
+    pub(crate) fn column_layout(&self, column: u32) -> Option<&'static StateLayout> {
+        Some(self.columns.get(column)?.layout())
+    }
+
     /// How `node`'s states travel bit-packed (`None`: it has no row).
     pub(crate) fn layout_of(&self, node: NodeId) -> Option<&'static StateLayout> {
         let found = self.columns.at(node)?;

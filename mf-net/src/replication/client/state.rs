@@ -80,8 +80,9 @@ struct FailedSpawn {
 }
 
 /// A networked node as `ClientState::by_id` finds it by net id: the node, and where its value
-/// was last found (a hint, checked at each use and moved when stale), so that a snapshot entry
-/// reaches its value with one lookup.
+/// was last found, so that a snapshot entry reaches its value with one lookup. The row is a
+/// hint, checked at each use and moved when stale; the column, once found, is the node's (its
+/// type's column, which a node keeps while it is in `by_id`: it leaves it when its row goes).
 #[derive(Debug, Clone, Copy)]
 struct Located {
     node: NodeId,
@@ -89,11 +90,11 @@ struct Located {
 }
 
 impl Located {
-    /// `node`, its value not looked for yet (the hint is checked, so any will do).
+    /// `node`, its value not looked for yet.
     fn new(node: NodeId) -> Self {
         Self {
             node,
-            at: ValueAt::default(),
+            at: ValueAt::UNPLACED,
         }
     }
 }
@@ -223,10 +224,9 @@ impl ClientState {
     fn locate(&self, net_id: u32) -> Option<Located> {
         match self.by_id.get(net_id as usize) {
             Some(&located) => located,
-            None => self.index_of(net_id).map(|i| Located {
-                node: self.nodes[i].node,
-                at: ValueAt::default(),
-            }),
+            None => self
+                .index_of(net_id)
+                .map(|i| Located::new(self.nodes[i].node)),
         }
     }
 
@@ -933,13 +933,22 @@ impl ClientState {
 
     /// What the client has of `net_id`, as a bit-packed entry needs it.
     fn known(&self, net_id: u32) -> Known {
-        match self.locate(net_id) {
-            None => Known::Absent,
-            Some(l) => self
-                .replicas
-                .layout_of(l.node)
-                .map_or(Known::Stateless, Known::State),
+        let Some(l) = self.locate(net_id) else {
+            return Known::Absent;
+        };
+        // The column found before, else the table of rows by node (one more line to wait for).
+        if let Some(layout) = self.replicas.column_layout(l.at.column) {
+            debug_assert!(
+                self.replicas
+                    .layout_of(l.node)
+                    .is_some_and(|own| std::ptr::eq(own, layout)),
+                "a node keeps the column it was found in"
+            );
+            return Known::State(layout);
         }
+        self.replicas
+            .layout_of(l.node)
+            .map_or(Known::Stateless, Known::State)
     }
 
     /// Applies the snapshot entries of `r` (the byte form), and the snapshot of `tick` with

@@ -20,6 +20,14 @@ pub(crate) struct ValueAt {
     pub(crate) row: u32,
 }
 
+impl ValueAt {
+    /// No place yet: a column and row no table has.
+    pub(crate) const UNPLACED: Self = Self {
+        column: u32::MAX,
+        row: u32::MAX,
+    };
+}
+
 /// What the table needs of one type's column, whatever else it keeps.
 pub(crate) trait RuntimeColumn {
     /// Removes `row` by moving the last row into it; returns the node whose row moved there.
