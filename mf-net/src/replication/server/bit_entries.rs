@@ -112,7 +112,8 @@ impl BitEntries {
     #[inline]
     fn find(
         &self,
-        (key, node, audience): (NodeKey, &NetNode, Audience),
+        (key, node): (NodeKey, &NetNode),
+        audience: Audience,
         acked: Option<u32>,
         tick: u32,
     ) -> Option<Coded> {
@@ -231,8 +232,7 @@ impl BitEntries {
                 continue;
             };
             if node.has_state && !node.owner_conditions && seen(node) {
-                let which = (key, node, Audience::NonOwner);
-                let _ = self.coded(states, which, (Some(acked), tick));
+                let _ = self.coded(states, (key, node), Audience::NonOwner, (Some(acked), tick));
             }
         }
     }
@@ -254,11 +254,13 @@ impl BitEntries {
         previous: Option<u32>,
         (tick, default_back): (u32, u32),
     ) -> bool {
-        let which = (key, node, audience);
-        let found = acked.and_then(|a| Some((Some(a), self.find(which, Some(a), tick)?)));
+        // The node and its audience go on apart: a tuple of them copied whole would read the
+        // audience's byte back in a wider load, which waits for the write.
+        let which = (key, node);
+        let found = acked.and_then(|a| Some((Some(a), self.find(which, audience, Some(a), tick)?)));
         let (baseline, coded) = match found {
             Some(found) => found,
-            None => match self.coded(states, (key, node, audience), (acked, tick)) {
+            None => match self.coded(states, which, audience, (acked, tick)) {
                 Some(found) => found,
                 None => return false,
             },
@@ -282,12 +284,13 @@ impl BitEntries {
     fn coded(
         &mut self,
         states: &impl NodeStates,
-        (key, node, audience): (NodeKey, &NetNode, Audience),
+        (key, node): (NodeKey, &NetNode),
+        audience: Audience,
         (acked, tick): (Option<u32>, u32),
     ) -> Option<(Option<u32>, Coded)> {
         let base = baseline(&self.history, key, acked, tick);
         let baseline = base.map(|b| b.tick);
-        if let Some(coded) = self.find((key, node, audience), baseline, tick) {
+        if let Some(coded) = self.find((key, node), audience, baseline, tick) {
             return Some((baseline, coded));
         }
         // The since class selects the members changed since the baseline, as for the byte
