@@ -147,3 +147,45 @@ fn a_spawn_despawned_in_its_own_frame_gives_its_ids_back() {
     world.step(10);
     world.assert_converged();
 }
+
+#[test]
+fn a_despawn_takes_the_nodes_under_it_whatever_ids_they_were_given() {
+    let mut world = world(None);
+    let root = world.root();
+    let tanks: Vec<NodeId> = (0..3)
+        .map(|_| world.server.spawn(TANK, root, PeerId::SERVER).unwrap())
+        .collect();
+    world.step(10);
+    // Ids handed out again are lower than those of nodes spawned before: a body under the
+    // last tank takes the second tank's ids, and a body under that one the first tank's.
+    world.server.despawn(tanks[1]);
+    world.step(120);
+    let under_tank = world.server.spawn(BODY, tanks[2], PeerId::SERVER).unwrap();
+    assert_eq!(first_id(&world.server, under_tank), FIRST + 3);
+    world.server.despawn(tanks[0]);
+    world.step(120);
+    let under_body = world
+        .server
+        .spawn(BODY, under_tank, PeerId::SERVER)
+        .unwrap();
+    assert_eq!(first_id(&world.server, under_body), FIRST);
+    assert!(first_id(&world.server, tanks[2]) > FIRST + 3);
+    world.step(30);
+    world.assert_converged();
+    for client in &world.clients {
+        assert!(client.node(NetId::new(FIRST).unwrap()).is_some());
+    }
+
+    world.server.despawn(tanks[2]);
+    world.step(30);
+    world.assert_converged();
+    for client in &world.clients {
+        for id in [FIRST, FIRST + 3, u32::MAX - 3] {
+            assert_eq!(
+                client.node(NetId::new(id).unwrap()),
+                None,
+                "net id {id} went with the tank it was spawned under"
+            );
+        }
+    }
+}

@@ -60,6 +60,13 @@ pub(crate) struct ClientNode {
     parent: u32,
 }
 
+impl ClientNode {
+    /// Whether it was spawned under a node with a higher net id.
+    fn inverted(&self) -> bool {
+        self.parent > self.net_id
+    }
+}
+
 /// An applied spawn: its root's net id and node, and whether it was a bind (bound nodes stay
 /// when the connection ends).
 #[derive(Debug, Clone, Copy)]
@@ -137,6 +144,10 @@ pub(crate) struct ClientState {
     failed: Vec<FailedSpawn>,
     /// Net ids a despawn removed, ascending (scratch, capacity kept).
     removed: Vec<u32>,
+    /// How many listed nodes were spawned under a node with a higher net id (ids are handed
+    /// out again once the fresh ones run out): while there are none, a node's subtree lies at
+    /// and after it in `nodes`, and one pass from there finds it.
+    inverted: usize,
     /// Which nodes' states named which net ids.
     named_by: NamedBy,
     /// Net ids of nodes whose states named a node that arrived since: the server is asked to
@@ -191,6 +202,7 @@ impl ClientState {
             groups: Vec::new(),
             failed: Vec::new(),
             removed: Vec::new(),
+            inverted: 0,
             named_by: NamedBy::default(),
             resend: Vec::new(),
             acks: [0; MAX_PENDING_ACKS],
@@ -321,6 +333,7 @@ impl ClientState {
             }
         }
         self.nodes.clear();
+        self.inverted = 0;
         self.by_id.clear();
         self.by_node.clear();
         self.named_by.clear();
@@ -658,6 +671,7 @@ impl ClientState {
         // Ids in its range still listed were freed locally, and are no longer: forget them (and
         // failed spawns over the range).
         for n in self.nodes.drain(lo..hi) {
+            self.inverted -= usize::from(n.inverted());
             self.by_node.remove(n.node);
             self.replicas.remove(n.node);
             if let Some(slot) = self.by_id.get_mut(n.net_id as usize) {
@@ -695,15 +709,14 @@ impl ClientState {
                 }
             };
             let at = self.nodes.partition_point(|n| n.net_id < net_id);
-            self.nodes.insert(
-                at,
-                ClientNode {
-                    net_id,
-                    node,
-                    authority,
-                    parent,
-                },
-            );
+            let listed = ClientNode {
+                net_id,
+                node,
+                authority,
+                parent,
+            };
+            self.inverted += usize::from(listed.inverted());
+            self.nodes.insert(at, listed);
             self.by_node
                 .insert(node, net_id, shared.store.value_type(node));
             self.set_by_id(net_id, Some(node));
@@ -758,8 +771,7 @@ impl ClientState {
 
     /// A despawn of `id`: removes its node and forgets it and every node spawned under it (its
     /// subtree on the server), whether still in the scene or freed locally; other nodes freed
-    /// locally stay listed (gone locally). Parents have lower net ids than the nodes spawned
-    /// under them, so one ascending pass finds the subtree.
+    /// locally stay listed (gone locally).
     fn on_despawn(&mut self, shared: &mut Shared, id: u32) {
         let node = self.node_of(id);
         let failed = self.failed.iter().any(|f| f.first == id);
@@ -769,27 +781,7 @@ impl ClientState {
         if let Some(node) = node {
             shared.store.despawn(node);
         }
-        let removed = &mut self.removed;
-        removed.clear();
-        removed.push(id);
-        let by_node = &self.by_node;
-        let by_id = &mut self.by_id;
-        let replicas = &mut self.replicas;
-        self.nodes.retain(|n| {
-            let gone =
-                n.net_id == id || (n.parent != 0 && removed.binary_search(&n.parent).is_ok());
-            if gone {
-                if removed.last() != Some(&n.net_id) {
-                    removed.push(n.net_id);
-                }
-                by_node.remove(n.node);
-                replicas.remove(n.node);
-                if let Some(slot) = by_id.get_mut(n.net_id as usize) {
-                    *slot = None;
-                }
-            }
-            !gone
-        });
+        self.remove_subtree(id);
         // Failed spawns under a removed node, or under a failed spawn removed so (or the failed
         // spawn despawned itself), are forgotten: their ids are no longer gone locally.
         if !self.failed.is_empty() {
@@ -829,6 +821,79 @@ impl ClientState {
             shared
                 .events
                 .push(MultiplayerEvent::NodeDespawned { net_id });
+        }
+    }
+
+    /// Forgets node `id` and every node spawned under it, listing their net ids in
+    /// `removed` (ascending), in one pass that moves each node it keeps down over those it
+    /// forgets. Parents mostly have lower net ids than the nodes spawned under them: then the
+    /// pass starts at `id` and finds the subtree as it goes.
+    fn remove_subtree(&mut self, id: u32) {
+        let in_order = self.inverted == 0;
+        let start = match in_order {
+            true => self.nodes.partition_point(|n| n.net_id < id),
+            false => {
+                self.find_subtree(id);
+                0
+            }
+        };
+        let removed = &mut self.removed;
+        if in_order {
+            removed.clear();
+            removed.push(id);
+        }
+        let mut kept = start;
+        for k in start..self.nodes.len() {
+            let n = self.nodes[k];
+            let gone = match in_order {
+                true => {
+                    n.net_id == id || (n.parent != 0 && removed.binary_search(&n.parent).is_ok())
+                }
+                false => removed.binary_search(&n.net_id).is_ok(),
+            };
+            if !gone {
+                self.nodes[kept] = n;
+                kept += 1;
+                continue;
+            }
+            if in_order && removed.last() != Some(&n.net_id) {
+                removed.push(n.net_id);
+            }
+            self.inverted -= usize::from(n.inverted());
+            self.by_node.remove(n.node);
+            self.replicas.remove(n.node);
+            if let Some(slot) = self.by_id.get_mut(n.net_id as usize) {
+                *slot = None;
+            }
+        }
+        self.nodes.truncate(kept);
+        debug_assert_eq!(
+            self.inverted,
+            self.nodes.iter().filter(|n| n.inverted()).count(),
+            "the count of nodes spawned under a higher net id"
+        );
+    }
+
+    /// Lists in `removed` (ascending) node `id` and every node spawned under it, whatever
+    /// their net ids: a pass over every node adds those spawned under a node listed, until a
+    /// pass adds none.
+    fn find_subtree(&mut self, id: u32) {
+        let removed = &mut self.removed;
+        removed.clear();
+        removed.push(id);
+        loop {
+            let before = removed.len();
+            for n in &self.nodes {
+                let under = n.parent != 0 && removed[..before].binary_search(&n.parent).is_ok();
+                if under && removed[..before].binary_search(&n.net_id).is_err() {
+                    removed.push(n.net_id);
+                }
+            }
+            if removed.len() == before {
+                return;
+            }
+            removed.sort_unstable();
+            removed.dedup();
         }
     }
 
