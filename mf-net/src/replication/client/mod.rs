@@ -8,6 +8,7 @@ pub(crate) mod entry_batch;
 mod floors;
 pub(crate) mod interpolation;
 pub(crate) mod named_by;
+mod node_list;
 pub(crate) mod prediction;
 pub(crate) mod replica_column;
 pub(crate) mod replicas;

@@ -13,8 +13,8 @@ use crate::replication::client::bit_snapshot::{BitSnapshots, Known};
 use crate::replication::client::entry::EntryRef;
 use crate::replication::client::entry_batch::EntryBatch;
 use crate::replication::client::interpolation::ClientInterpolation;
+use crate::replication::client::node_list::{ClientNode, Located, NodeList};
 use crate::replication::client::replicas::Replicas;
-use crate::replication::shared::columns::ValueAt;
 use crate::replication::shared::events::MultiplayerEvent;
 use crate::replication::shared::instance::{
     as_scene_mut, exists, instance_nodes, parent, value_info,
@@ -38,34 +38,9 @@ use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
 /// server resend what that snapshot carried).
 const MAX_PENDING_ACKS: usize = 16;
 
-/// The highest net id [`ClientState::by_id`] grows to with `live` networked nodes: the table
-/// stays within a few times the live node count (plus some slack), whatever ids a server sends.
-fn dense_limit(live: usize) -> usize {
-    live.saturating_mul(4).saturating_add(4096)
-}
-
 /// Failed spawns remembered (as ids known to be gone) before the oldest are forgotten
 /// (forgetting one only makes snapshots carrying its ids go unacknowledged).
 const MAX_FAILED_SPAWNS: usize = 1024;
-
-/// A networked node on a client. It stays listed after game code frees its scene node locally
-/// (its id is then *gone locally*: snapshot entries for it are skipped, yet acknowledged)
-/// until the server despawns it or a node it was spawned under.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ClientNode {
-    pub(crate) net_id: u32,
-    pub(crate) node: NodeId,
-    pub(crate) authority: PeerId,
-    /// The net id of its nearest networked ancestor when it was spawned (0: none).
-    parent: u32,
-}
-
-impl ClientNode {
-    /// Whether it was spawned under a node with a higher net id.
-    fn inverted(&self) -> bool {
-        self.parent > self.net_id
-    }
-}
 
 /// An applied spawn: its root's net id and node, and whether it was a bind (bound nodes stay
 /// when the connection ends).
@@ -84,26 +59,6 @@ struct FailedSpawn {
     count: u32,
     /// The net id it was spawned under (0: a path).
     parent: u32,
-}
-
-/// A networked node as `ClientState::by_id` finds it by net id: the node, and where its value
-/// was last found, so that a snapshot entry reaches its value with one lookup. The row is a
-/// hint, checked at each use and moved when stale; the column, once found, is the node's (its
-/// type's column, which a node keeps while it is in `by_id`: it leaves it when its row goes).
-#[derive(Debug, Clone, Copy)]
-struct Located {
-    node: NodeId,
-    at: ValueAt,
-}
-
-impl Located {
-    /// `node`, its value not looked for yet.
-    fn new(node: NodeId) -> Self {
-        Self {
-            node,
-            at: ValueAt::UNPLACED,
-        }
-    }
 }
 
 /// The client's replication state.
@@ -130,24 +85,12 @@ pub(crate) struct ClientState {
     newest_acked: u32,
     /// Whether the newest applied snapshot was truncated.
     pub(crate) last_truncated: bool,
-    /// Sorted by net id.
-    pub(crate) nodes: Vec<ClientNode>,
-    /// The node of every net id below its length (`None`: no such node; a node no longer in the
-    /// scene: freed locally), the same as a search of `nodes`: snapshots find their nodes here
-    /// without a search. Net ids are consecutive
-    /// from 1, so it is dense; it only grows to ids at most [`dense_limit`] (ids past its end
-    /// are searched in `nodes`), so a far-off id cannot make it huge.
-    by_id: Vec<Option<Located>>,
+    /// The networked nodes.
+    pub(crate) nodes: NodeList,
     pub(crate) by_node: NetIdMap,
     groups: Vec<ClientGroup>,
     /// Spawns that failed, oldest first, at most [`MAX_FAILED_SPAWNS`].
     failed: Vec<FailedSpawn>,
-    /// Net ids a despawn removed, ascending (scratch, capacity kept).
-    removed: Vec<u32>,
-    /// How many listed nodes were spawned under a node with a higher net id (ids are handed
-    /// out again once the fresh ones run out): while there are none, a node's subtree lies at
-    /// and after it in `nodes`, and one pass from there finds it.
-    inverted: usize,
     /// Which nodes' states named which net ids.
     named_by: NamedBy,
     /// Net ids of nodes whose states named a node that arrived since: the server is asked to
@@ -196,13 +139,10 @@ impl ClientState {
             stale_floor: 0,
             newest_acked: 0,
             last_truncated: false,
-            nodes: Vec::new(),
-            by_id: Vec::new(),
+            nodes: NodeList::default(),
             by_node: NetIdMap::default(),
             groups: Vec::new(),
             failed: Vec::new(),
-            removed: Vec::new(),
-            inverted: 0,
             named_by: NamedBy::default(),
             resend: Vec::new(),
             acks: [0; MAX_PENDING_ACKS],
@@ -222,59 +162,14 @@ impl ClientState {
         }
     }
 
-    fn index_of(&self, net_id: u32) -> Option<usize> {
-        self.nodes.binary_search_by_key(&net_id, |n| n.net_id).ok()
-    }
-
     /// The scene node of `net_id`.
     pub(crate) fn node_of(&self, net_id: u32) -> Option<NodeId> {
-        self.locate(net_id).map(|l| l.node)
-    }
-
-    /// The scene node of `net_id` with where its value was last found.
-    #[inline]
-    fn locate(&self, net_id: u32) -> Option<Located> {
-        match self.by_id.get(net_id as usize) {
-            Some(&located) => located,
-            None => self
-                .index_of(net_id)
-                .map(|i| Located::new(self.nodes[i].node)),
-        }
-    }
-
-    /// `net_id`'s value was found at `at`: the next entry for it looks there first.
-    fn moved(&mut self, net_id: u32, at: ValueAt) {
-        if let Some(Some(located)) = self.by_id.get_mut(net_id as usize) {
-            located.at = at;
-        }
-    }
-
-    /// Records in `by_id` that `net_id` now maps to `node` (after `nodes` changed), growing the
-    /// table over `net_id` when it is not too far off.
-    fn set_by_id(&mut self, net_id: u32, node: Option<NodeId>) {
-        let id = net_id as usize;
-        if id >= self.by_id.len() {
-            if node.is_none() || id > dense_limit(self.nodes.len()) {
-                return;
-            }
-            // The ids the table now covers were only in `nodes` until now.
-            let from = self.by_id.len();
-            self.by_id.resize(id + 1, None);
-            let start = self.nodes.partition_point(|n| (n.net_id as usize) < from);
-            for n in &self.nodes[start..] {
-                match self.by_id.get_mut(n.net_id as usize) {
-                    Some(slot) => *slot = Some(Located::new(n.node)),
-                    None => break,
-                }
-            }
-        }
-        self.by_id[id] = node.map(Located::new);
+        self.nodes.locate(net_id).map(|l| l.node)
     }
 
     /// The authority of a networked node.
     pub(crate) fn authority_of(&self, node: NodeId) -> Option<PeerId> {
-        let id = self.by_node.get(node)?;
-        self.index_of(id).map(|i| self.nodes[i].authority)
+        self.nodes.authority(self.by_node.get(node)?)
     }
 
     /// The net id of `node`.
@@ -333,8 +228,6 @@ impl ClientState {
             }
         }
         self.nodes.clear();
-        self.inverted = 0;
-        self.by_id.clear();
         self.by_node.clear();
         self.named_by.clear();
         self.resend.clear();
@@ -551,12 +444,10 @@ impl ClientState {
         r: &mut NetReader<'_>,
     ) -> Result<(), &'static str> {
         let end = header.first_net_id.saturating_add(header.count);
-        let lo = self
-            .nodes
-            .partition_point(|n| n.net_id < header.first_net_id);
-        let hi = self.nodes.partition_point(|n| n.net_id < end);
         if header.count == 0
-            || self.nodes[lo..hi]
+            || self
+                .nodes
+                .in_range(header.first_net_id, end)
                 .iter()
                 .any(|n| exists(&*shared.store, n.node))
         {
@@ -670,14 +561,11 @@ impl ClientState {
         }
         // Ids in its range still listed were freed locally, and are no longer: forget them (and
         // failed spawns over the range).
-        for n in self.nodes.drain(lo..hi) {
-            self.inverted -= usize::from(n.inverted());
-            self.by_node.remove(n.node);
-            self.replicas.remove(n.node);
-            if let Some(slot) = self.by_id.get_mut(n.net_id as usize) {
-                *slot = None;
-            }
-        }
+        let (by_node, replicas) = (&mut self.by_node, &mut self.replicas);
+        self.nodes.forget_range(header.first_net_id, end, |n| {
+            by_node.remove(n.node);
+            replicas.remove(n.node);
+        });
         self.failed
             .retain(|f| f.first >= end || f.first.saturating_add(f.count) <= header.first_net_id);
         let authority = PeerId(header.authority);
@@ -708,21 +596,17 @@ impl ClientState {
                     }
                 }
             };
-            let at = self.nodes.partition_point(|n| n.net_id < net_id);
-            let listed = ClientNode {
+            self.nodes.insert(ClientNode {
                 net_id,
                 node,
                 authority,
                 parent,
-            };
-            self.inverted += usize::from(listed.inverted());
-            self.nodes.insert(at, listed);
+            });
             self.by_node
                 .insert(node, net_id, shared.store.value_type(node));
-            self.set_by_id(net_id, Some(node));
             let scene = &mut *shared.store;
             if let Some(at) = self.replicas.add(scene, node) {
-                self.moved(net_id, at);
+                self.nodes.moved(net_id, at);
             }
             self.interp.spawned(&mut self.replicas, scene, node, tick);
             let ours = authority == self.local_peer;
@@ -781,7 +665,11 @@ impl ClientState {
         if let Some(node) = node {
             shared.store.despawn(node);
         }
-        self.remove_subtree(id);
+        let (by_node, replicas) = (&mut self.by_node, &mut self.replicas);
+        self.nodes.remove_subtree(id, |n| {
+            by_node.remove(n.node);
+            replicas.remove(n.node);
+        });
         // Failed spawns under a removed node, or under a failed spawn removed so (or the failed
         // spawn despawned itself), are forgotten: their ids are no longer gone locally.
         if !self.failed.is_empty() {
@@ -796,7 +684,8 @@ impl ClientState {
                         .any(|d| f.parent >= d.first && f.parent < d.first.saturating_add(d.count));
                     if f.first == id
                         || (f.parent != 0
-                            && (self.removed.binary_search(&f.parent).is_ok() || under_dropped))
+                            && (self.nodes.removed().binary_search(&f.parent).is_ok()
+                                || under_dropped))
                     {
                         self.failed.swap(dropped, k);
                         dropped += 1;
@@ -810,7 +699,7 @@ impl ClientState {
             // The rest stay (their order only decides which is forgotten first).
             self.failed.drain(..dropped);
         }
-        let removed = &self.removed;
+        let removed = self.nodes.removed();
         self.bit_snapshots.forget(removed);
         self.groups
             .retain(|g| removed.binary_search(&g.first).is_err());
@@ -824,79 +713,6 @@ impl ClientState {
         }
     }
 
-    /// Forgets node `id` and every node spawned under it, listing their net ids in
-    /// `removed` (ascending), in one pass that moves each node it keeps down over those it
-    /// forgets. Parents mostly have lower net ids than the nodes spawned under them: then the
-    /// pass starts at `id` and finds the subtree as it goes.
-    fn remove_subtree(&mut self, id: u32) {
-        let in_order = self.inverted == 0;
-        let start = match in_order {
-            true => self.nodes.partition_point(|n| n.net_id < id),
-            false => {
-                self.find_subtree(id);
-                0
-            }
-        };
-        let removed = &mut self.removed;
-        if in_order {
-            removed.clear();
-            removed.push(id);
-        }
-        let mut kept = start;
-        for k in start..self.nodes.len() {
-            let n = self.nodes[k];
-            let gone = match in_order {
-                true => {
-                    n.net_id == id || (n.parent != 0 && removed.binary_search(&n.parent).is_ok())
-                }
-                false => removed.binary_search(&n.net_id).is_ok(),
-            };
-            if !gone {
-                self.nodes[kept] = n;
-                kept += 1;
-                continue;
-            }
-            if in_order && removed.last() != Some(&n.net_id) {
-                removed.push(n.net_id);
-            }
-            self.inverted -= usize::from(n.inverted());
-            self.by_node.remove(n.node);
-            self.replicas.remove(n.node);
-            if let Some(slot) = self.by_id.get_mut(n.net_id as usize) {
-                *slot = None;
-            }
-        }
-        self.nodes.truncate(kept);
-        debug_assert_eq!(
-            self.inverted,
-            self.nodes.iter().filter(|n| n.inverted()).count(),
-            "the count of nodes spawned under a higher net id"
-        );
-    }
-
-    /// Lists in `removed` (ascending) node `id` and every node spawned under it, whatever
-    /// their net ids: a pass over every node adds those spawned under a node listed, until a
-    /// pass adds none.
-    fn find_subtree(&mut self, id: u32) {
-        let removed = &mut self.removed;
-        removed.clear();
-        removed.push(id);
-        loop {
-            let before = removed.len();
-            for n in &self.nodes {
-                let under = n.parent != 0 && removed[..before].binary_search(&n.parent).is_ok();
-                if under && removed[..before].binary_search(&n.net_id).is_err() {
-                    removed.push(n.net_id);
-                }
-            }
-            if removed.len() == before {
-                return;
-            }
-            removed.sort_unstable();
-            removed.dedup();
-        }
-    }
-
     fn on_authority(&mut self, shared: &mut Shared, id: u32, peer: PeerId, recursive: bool) {
         let Some(node) = self.node_of(id) else {
             return;
@@ -904,8 +720,9 @@ impl ClientState {
         let ours = peer == self.local_peer;
         let tick = self.newest_applied;
         let set = |this: &mut Self, shared: &mut Shared, i: usize| {
-            this.nodes[i].authority = peer;
-            let target = this.nodes[i].node;
+            let Some(target) = this.nodes.set_authority(i, peer) else {
+                return;
+            };
             let (replicas, scene) = (&mut this.replicas, &mut *shared.store);
             if this
                 .predict
@@ -920,11 +737,15 @@ impl ClientState {
                 None => vec![node],
             };
             for target in targets {
-                if let Some(i) = self.by_node.get(target).and_then(|id| self.index_of(id)) {
+                if let Some(i) = self
+                    .by_node
+                    .get(target)
+                    .and_then(|id| self.nodes.index_of(id))
+                {
                     set(self, shared, i);
                 }
             }
-        } else if let Some(i) = self.index_of(id) {
+        } else if let Some(i) = self.nodes.index_of(id) {
             set(self, shared, i);
         }
         if ours {
@@ -998,7 +819,7 @@ impl ClientState {
 
     /// What the client has of `net_id`, as a bit-packed entry needs it.
     fn known(&self, net_id: u32) -> Known {
-        let Some(l) = self.locate(net_id) else {
+        let Some(l) = self.nodes.locate(net_id) else {
             return Known::Absent;
         };
         // The column found before, else the table of rows by node (one more line to wait for).
@@ -1040,7 +861,7 @@ impl ClientState {
                     break;
                 }
             };
-            let Some(Located { node, at }) = self.locate(id) else {
+            let Some(Located { node, at }) = self.nodes.locate(id) else {
                 // Gone locally (a failed spawn): skip. Otherwise never received, or despawned
                 // by the server: its spawn may still be in flight (a re-spawn for interest
                 // management reuses ids), so this snapshot must not be acknowledged; a later
@@ -1108,7 +929,7 @@ impl ClientState {
                 at,
                 &mut self.changed,
             ) {
-                Ok(Some(found)) => self.moved(e.tag, found),
+                Ok(Some(found)) => self.nodes.moved(e.tag, found),
                 Ok(None) => {}
                 Err(error) => misses.rejected.push((e.tag, error)),
             }
