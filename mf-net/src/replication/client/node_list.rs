@@ -21,9 +21,24 @@ pub(crate) struct ClientNode {
     pub(crate) authority: PeerId,
     /// The net id of its nearest networked ancestor when it was spawned (0: none).
     pub(crate) parent: u32,
+    /// Where its value was last found, for a net id past the table by net id (see
+    /// [`Located`]; the table keeps it for the others).
+    at: ValueAt,
 }
 
 impl ClientNode {
+    /// Node `net_id`, the scene node `node`, with `authority`, spawned under net id `parent`
+    /// (0: none); its value not looked for yet.
+    pub(crate) fn new(net_id: u32, node: NodeId, authority: PeerId, parent: u32) -> Self {
+        Self {
+            net_id,
+            node,
+            authority,
+            parent,
+            at: ValueAt::UNPLACED,
+        }
+    }
+
     /// Whether it was spawned under a node with a higher net id.
     fn inverted(&self) -> bool {
         self.parent > self.net_id
@@ -111,16 +126,23 @@ impl NodeList {
     pub(crate) fn locate(&self, net_id: u32) -> Option<Located> {
         match self.by_id.get(net_id as usize) {
             Some(&located) => located,
-            None => self
-                .index_of(net_id)
-                .map(|i| Located::new(self.nodes[i].node)),
+            None => self.index_of(net_id).map(|i| Located {
+                node: self.nodes[i].node,
+                at: self.nodes[i].at,
+            }),
         }
     }
 
     /// `net_id`'s value was found at `at`: the next entry for it looks there first.
     pub(crate) fn moved(&mut self, net_id: u32, at: ValueAt) {
-        if let Some(Some(located)) = self.by_id.get_mut(net_id as usize) {
-            located.at = at;
+        match self.by_id.get_mut(net_id as usize) {
+            Some(Some(located)) => located.at = at,
+            Some(None) => {}
+            None => {
+                if let Some(i) = self.index_of(net_id) {
+                    self.nodes[i].at = at;
+                }
+            }
         }
     }
 
@@ -172,7 +194,12 @@ impl NodeList {
             let start = self.nodes.partition_point(|n| (n.net_id as usize) < from);
             for n in &self.nodes[start..] {
                 match self.by_id.get_mut(n.net_id as usize) {
-                    Some(slot) => *slot = Some(Located::new(n.node)),
+                    Some(slot) => {
+                        *slot = Some(Located {
+                            node: n.node,
+                            at: n.at,
+                        });
+                    }
                     None => break,
                 }
             }
@@ -313,12 +340,12 @@ mod tests {
                         _ => 0,
                     };
                     parents.insert(id, parent);
-                    list.insert(ClientNode {
-                        net_id: id,
-                        node: NodeId::new(id, 0),
-                        authority: PeerId::SERVER,
+                    list.insert(ClientNode::new(
+                        id,
+                        NodeId::new(id, 0),
+                        PeerId::SERVER,
                         parent,
-                    });
+                    ));
                 } else {
                     let listed: Vec<u32> = parents.keys().copied().collect();
                     let id = listed[next(listed.len() as u64) as usize];

@@ -596,12 +596,8 @@ impl ClientState {
                     }
                 }
             };
-            self.nodes.insert(ClientNode {
-                net_id,
-                node,
-                authority,
-                parent,
-            });
+            self.nodes
+                .insert(ClientNode::new(net_id, node, authority, parent));
             self.by_node
                 .insert(node, net_id, shared.store.value_type(node));
             let scene = &mut *shared.store;
