@@ -45,7 +45,7 @@ impl ClientNode {
     }
 }
 
-/// A networked node as the table by net id finds it: the node, and where its value was last
+/// A networked node as the list finds it by net id: the node, and where its value was last
 /// found, so that a snapshot entry reaches its value with one lookup. The row is a hint,
 /// checked at each use and moved when stale; the column, once found, is the node's (its type's
 /// column, which a node keeps while it is listed: it leaves the list when its row goes).
