@@ -37,7 +37,7 @@ use crate::wire::BitWriter;
 
 /// A state coded this tick: the byte it starts at in the tick's coded states (the bits of
 /// [`BitEntries::coding`]), and how many bits it has.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Coded {
     byte: u32,
     bits: u32,
@@ -46,7 +46,7 @@ struct Coded {
 /// One state coded this tick: what for (the audience; the baseline tick, `None`: from zero,
 /// the whole state), what with (the ticks its values against held from and until, `None`:
 /// still; the since class that chose its members), and where.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Record {
     audience: Audience,
     baseline: Option<u32>,

@@ -21,7 +21,7 @@ use crate::replication::Audience;
 use crate::wire::NetWriter;
 
 /// One entry encoded this tick.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Record {
     since: Option<u32>,
     audience: Audience,

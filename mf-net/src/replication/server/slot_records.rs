@@ -1,29 +1,26 @@
 //! [`SlotRecords`]: what was made this tick for each node, found by the node's slot in the
 //! node table: a head per slot (stamped with the tick's epoch, so that a new tick forgets every
-//! record without touching the heads) and each slot's records linked newest first. The
-//! tick's entry cache and its bit-packed states keep theirs this way.
+//! record without touching the heads) holding the slot's newest record, and the older ones
+//! linked newest first. The tick's entry cache and its bit-packed states keep theirs this way:
+//! most nodes have one record a tick, read with their head's line alone.
 
 use crate::replication::server::node_table::NodeKey;
 
 /// No record (the end of a slot's list).
 const NONE: u32 = u32::MAX;
 
-/// Where a node slot's records of this tick start.
+/// A node slot's records of this tick: the newest, and where the one before it is.
 #[derive(Debug, Clone, Copy)]
-struct Head {
+struct Head<R> {
     /// The tick's epoch when it was set (another epoch: no records).
     epoch: u32,
     /// The node's net id (its key's check).
     id: u32,
-    /// Its newest record.
-    record: u32,
+    /// Its newest record (meaningless in a head of another epoch).
+    newest: R,
+    /// The record before it in [`SlotRecords::older`] ([`NONE`]: none).
+    older: u32,
 }
-
-const EMPTY: Head = Head {
-    epoch: 0,
-    id: 0,
-    record: NONE,
-};
 
 /// This tick's records of type `R`, by node slot (see the [module documentation](self)).
 /// Allocates nothing once its buffers have grown.
@@ -31,9 +28,11 @@ const EMPTY: Head = Head {
 pub(crate) struct SlotRecords<R> {
     /// Counts ticks (from 1; heads of another epoch are empty).
     epoch: u32,
-    heads: Vec<Head>,
-    /// Each record, and the previous one of its slot.
-    records: Vec<(R, u32)>,
+    heads: Vec<Head<R>>,
+    /// Each record a newer one took the head from, and the one before it in its slot.
+    older: Vec<(R, u32)>,
+    /// How many records this tick holds.
+    len: usize,
 }
 
 impl<R> Default for SlotRecords<R> {
@@ -41,37 +40,53 @@ impl<R> Default for SlotRecords<R> {
         Self {
             epoch: 1,
             heads: Vec::new(),
-            records: Vec::new(),
+            older: Vec::new(),
+            len: 0,
         }
     }
 }
 
-impl<R: Copy> SlotRecords<R> {
+impl<R: Copy + Default> SlotRecords<R> {
+    /// A head of no epoch.
+    fn empty() -> Head<R> {
+        Head {
+            epoch: 0,
+            id: 0,
+            newest: R::default(),
+            older: NONE,
+        }
+    }
+
     /// A new tick, of a node table of `slots` slots: forgets every record.
     pub(crate) fn begin(&mut self, slots: usize) {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             // Wrapped: old heads could pass for this epoch's.
-            self.heads.fill(EMPTY);
+            self.heads.fill_with(Self::empty);
             self.epoch = 1;
         }
         if self.heads.len() < slots {
-            self.heads.resize(slots, EMPTY);
+            self.heads.resize_with(slots, Self::empty);
         }
-        self.records.clear();
+        self.older.clear();
+        self.len = 0;
     }
 
     /// How many records this tick holds.
     pub(crate) fn len(&self) -> usize {
-        self.records.len()
+        self.len
     }
 
     /// The newest record of the node `key` this tick that `matches` accepts (always in line:
     /// the snapshot walks ask it once an entry).
     #[inline(always)]
     pub(crate) fn find(&self, key: NodeKey, matches: impl Fn(&R) -> bool) -> Option<R> {
-        let mut at = self.newest(key);
-        while let Some(&(record, next)) = self.records.get(at as usize) {
+        let head = self.head(key)?;
+        if matches(&head.newest) {
+            return Some(head.newest);
+        }
+        let mut at = head.older;
+        while let Some(&(record, next)) = self.older.get(at as usize) {
             if matches(&record) {
                 return Some(record);
             }
@@ -85,25 +100,33 @@ impl<R: Copy> SlotRecords<R> {
     /// the reads on the writes.
     #[inline(always)]
     pub(crate) fn push(&mut self, key: NodeKey, record: R) {
-        let next = self.newest(key);
+        let older = match self.head(key).map(|head| (head.newest, head.older)) {
+            Some(taken) => {
+                let at = u32::try_from(self.older.len()).unwrap_or(NONE);
+                self.older.push(taken);
+                at
+            }
+            None => NONE,
+        };
         let slot = key.slot();
         if slot >= self.heads.len() {
-            self.heads.resize(slot + 1, EMPTY);
+            self.heads.resize_with(slot + 1, Self::empty);
         }
         self.heads[slot] = Head {
             epoch: self.epoch,
             id: key.id(),
-            record: u32::try_from(self.records.len()).unwrap_or(NONE),
+            newest: record,
+            older,
         };
-        self.records.push((record, next));
+        self.len += 1;
     }
 
-    /// The newest record of `key`'s slot this tick ([`NONE`]: none).
-    fn newest(&self, key: NodeKey) -> u32 {
-        match self.heads.get(key.slot()) {
-            Some(head) if head.epoch == self.epoch && head.id == key.id() => head.record,
-            _ => NONE,
-        }
+    /// The head of `key`'s slot, if it holds records of the node this tick.
+    #[inline(always)]
+    fn head(&self, key: NodeKey) -> Option<&Head<R>> {
+        self.heads
+            .get(key.slot())
+            .filter(|head| head.epoch == self.epoch && head.id == key.id())
     }
 }
 
