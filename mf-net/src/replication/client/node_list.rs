@@ -1,6 +1,8 @@
 //! [`NodeList`]: a client's networked nodes in net id order, with a table by net id that finds
 //! most of them without a search, and the subtrees despawns take.
 
+use std::ops::Range;
+
 use crate::replication::shared::columns::ValueAt;
 use crate::scene::NodeId;
 use crate::transport::PeerId;
@@ -43,6 +45,14 @@ impl ClientNode {
     fn inverted(&self) -> bool {
         self.parent > self.net_id
     }
+
+    /// It, as the list finds it by net id.
+    fn located(&self) -> Located {
+        Located {
+            node: self.node,
+            at: self.at,
+        }
+    }
 }
 
 /// A networked node as the list finds it by net id: the node, and where its value was last
@@ -53,16 +63,6 @@ impl ClientNode {
 pub(crate) struct Located {
     pub(crate) node: NodeId,
     pub(crate) at: ValueAt,
-}
-
-impl Located {
-    /// `node`, its value not looked for yet.
-    fn new(node: NodeId) -> Self {
-        Self {
-            node,
-            at: ValueAt::UNPLACED,
-        }
-    }
 }
 
 /// A client's networked nodes (see the [module documentation](self)).
@@ -126,10 +126,7 @@ impl NodeList {
     pub(crate) fn locate(&self, net_id: u32) -> Option<Located> {
         match self.by_id.get(net_id as usize) {
             Some(&located) => located,
-            None => self.index_of(net_id).map(|i| Located {
-                node: self.nodes[i].node,
-                at: self.nodes[i].at,
-            }),
+            None => self.index_of(net_id).map(|i| self.nodes[i].located()),
         }
     }
 
@@ -148,9 +145,14 @@ impl NodeList {
 
     /// The nodes listed with net ids from `first` to before `end`.
     pub(crate) fn in_range(&self, first: u32, end: u32) -> &[ClientNode] {
+        &self.nodes[self.range(first, end)]
+    }
+
+    /// Where the nodes with net ids from `first` to before `end` are listed.
+    fn range(&self, first: u32, end: u32) -> Range<usize> {
         let lo = self.nodes.partition_point(|n| n.net_id < first);
         let hi = self.nodes.partition_point(|n| n.net_id < end);
-        &self.nodes[lo..hi.max(lo)]
+        lo..hi.max(lo)
     }
 
     /// Forgets the nodes with net ids from `first` to before `end`, each handed to `forget`
@@ -161,9 +163,8 @@ impl NodeList {
         end: u32,
         mut forget: impl FnMut(&ClientNode),
     ) {
-        let lo = self.nodes.partition_point(|n| n.net_id < first);
-        let hi = self.nodes.partition_point(|n| n.net_id < end).max(lo);
-        for n in self.nodes.drain(lo..hi) {
+        let range = self.range(first, end);
+        for n in self.nodes.drain(range) {
             forget(&n);
             self.inverted -= usize::from(n.inverted());
             if let Some(slot) = self.by_id.get_mut(n.net_id as usize) {
@@ -177,13 +178,13 @@ impl NodeList {
         let at = self.nodes.partition_point(|n| n.net_id < node.net_id);
         self.inverted += usize::from(node.inverted());
         self.nodes.insert(at, node);
-        self.set_by_id(node.net_id, node.node);
+        self.set_by_id(&node);
     }
 
-    /// Records in `by_id` that `net_id` now maps to `node` (after `nodes` changed), growing the
-    /// table over `net_id` when it is not too far off.
-    fn set_by_id(&mut self, net_id: u32, node: NodeId) {
-        let id = net_id as usize;
+    /// Records `node` (just listed) in `by_id`, growing the table over its net id when it is
+    /// not too far off.
+    fn set_by_id(&mut self, node: &ClientNode) {
+        let id = node.net_id as usize;
         if id >= self.by_id.len() {
             if id > dense_limit(self.nodes.len()) {
                 return;
@@ -194,17 +195,12 @@ impl NodeList {
             let start = self.nodes.partition_point(|n| (n.net_id as usize) < from);
             for n in &self.nodes[start..] {
                 match self.by_id.get_mut(n.net_id as usize) {
-                    Some(slot) => {
-                        *slot = Some(Located {
-                            node: n.node,
-                            at: n.at,
-                        });
-                    }
+                    Some(slot) => *slot = Some(n.located()),
                     None => break,
                 }
             }
         }
-        self.by_id[id] = Some(Located::new(node));
+        self.by_id[id] = Some(node.located());
     }
 
     /// The net ids the last [`remove_subtree`](Self::remove_subtree) took, ascending.

@@ -2,7 +2,7 @@
 //! node table: a head per slot (stamped with the tick's epoch, so that a new tick forgets every
 //! record without touching the heads) holding the slot's newest record, and the older ones
 //! linked newest first. The tick's entry cache and its bit-packed states keep theirs this way:
-//! most nodes have one record a tick, read with their head's line alone.
+//! most nodes have one record a tick, read with their head rather than after it.
 
 use crate::replication::server::node_table::NodeKey;
 
