@@ -2,24 +2,28 @@
 //! entries are coded against them (see [`state_bits`](crate::codec::state_bits)).
 //!
 //! The server records a node's values at every tick it changes and asks for its values
-//! [as of](ValueHistory::as_of) a client's acknowledged tick. Each node keeps its last
-//! [`BASELINE_DEPTH`] records: a baseline older than that is not coded against (the server
-//! sends the whole state, from zero). The client keeps the values of the ticks it decoded in its own
-//! form, a record per tick modulo [`BASELINE_DEPTH`] (`client::baselines`).
+//! [as of](ValueHistory::as_of) a client's acknowledged tick. A baseline more than
+//! [`BASELINE_DEPTH`] − 1 ticks back is not coded against (the server sends the whole state,
+//! from zero), so a node keeps the records that some tick in that reach reads: its newest, and
+//! each older one until the record after it is that far back — up to [`BASELINE_DEPTH`] for a
+//! node that changes every tick, one for a node that changed once. The client keeps the values
+//! of the ticks it decoded in its own form, a record per tick modulo [`BASELINE_DEPTH`]
+//! (`client::baselines`).
 
 use crate::cache_hint::prefetch;
 use crate::codec::quantize::Buckets;
 use crate::replication::server::node_table::NodeKey;
+use crate::replication::server::region_pool::RegionPool;
 use crate::replication::shared::protocol::BASELINE_DEPTH;
 use crate::tick::tick_after;
 
-/// No region in [`ValueHistory::values`].
+/// No region.
 const NONE: u32 = u32::MAX;
 
-/// One node slot's records: a ring of [`BASELINE_DEPTH`] records in its region of
-/// [`ValueHistory::values`], each its tick (in the first word of a `Buckets`) then its `slots`
-/// values, side by side, so that reading the newest record (the usual baseline) reads one or
-/// two cache lines.
+/// One node slot's records: a ring of `cap` records (1, 2 or [`BASELINE_DEPTH`], as the node
+/// needs more) in its region of [`ValueHistory::regions`], each its tick (in the first
+/// word of a `Buckets`) then its `slots` values, side by side, so that reading the newest
+/// record (the usual baseline) reads one or two cache lines.
 #[derive(Debug, Clone, Copy)]
 struct Ring {
     /// The net id of the node whose records these are.
@@ -29,7 +33,9 @@ struct Ring {
     /// Values per record, and the most its region has room for.
     slots: u32,
     room: u32,
-    /// How many records it holds (up to [`BASELINE_DEPTH`]), and where the next one goes.
+    /// How many records its region has room for, how many it holds, and where the next one
+    /// goes.
+    cap: u8,
     len: u8,
     next: u8,
 }
@@ -40,9 +46,15 @@ impl Ring {
         start: NONE,
         slots: 0,
         room: 0,
+        cap: 0,
         len: 0,
         next: 0,
     };
+
+    /// The length of a region of `cap` records of `room` values.
+    fn region(room: u32, cap: u8) -> usize {
+        (1 + room as usize) * usize::from(cap)
+    }
 
     /// Where the record at ring position `at` starts in the values, and its length.
     fn record(&self, at: usize) -> (usize, usize) {
@@ -52,8 +64,22 @@ impl Ring {
 
     /// Ring positions of its records, newest first.
     fn newest_first(&self) -> impl Iterator<Item = usize> {
-        let (next, len) = (usize::from(self.next), usize::from(self.len));
-        (1..=len).map(move |back| (next + BASELINE_DEPTH - back) % BASELINE_DEPTH)
+        let (next, len, cap) = (
+            usize::from(self.next),
+            usize::from(self.len),
+            usize::from(self.cap),
+        );
+        (1..=len).map(move |back| (next + cap - back) % cap)
+    }
+
+    /// The ring position of its oldest record.
+    fn oldest(&self) -> usize {
+        let (next, len, cap) = (
+            usize::from(self.next),
+            usize::from(self.len),
+            usize::from(self.cap),
+        );
+        (next + cap - len) % cap
     }
 }
 
@@ -69,8 +95,9 @@ pub(crate) struct AsOf<'a> {
 }
 
 /// The recent values of many nodes, by node slot (see the [module documentation](self)).
-/// Allocates for a node slot the first time a node in it records, and never again for it but
-/// to make a record wider.
+/// Allocates for a node slot the first time a node in it records, and again as its node needs
+/// room for more records (or wider ones), a region given back going to the next ring of its
+/// size; a new node in the slot starts again from one record.
 ///
 /// Each slot's ring (20 bytes) sits in one table in slot order, and every ring's records in
 /// one buffer: finding a node's newest record reads its ring and then the record, with
@@ -81,13 +108,13 @@ pub(crate) struct ValueHistory {
     /// Each node slot's ring.
     rings: Vec<Ring>,
     /// Every ring's records.
-    values: Vec<Buckets>,
+    regions: RegionPool<Buckets>,
 }
 
 impl ValueHistory {
     /// Records `values` as node `key`'s at `tick`, replacing a record of the same tick; the
-    /// oldest record goes once there are [`BASELINE_DEPTH`]. Ticks are recorded in increasing
-    /// order: a tick not after the newest record's starts the node's records over.
+    /// oldest record goes once no tick within reach of `tick` reads it. Ticks are recorded in
+    /// increasing order: a tick not after the newest record's starts the node's records over.
     pub(crate) fn record(&mut self, key: NodeKey, tick: u32, values: &[Buckets]) {
         let Some(mut ring) = self.ring_for(key, values.len()) else {
             return self.forget(key);
@@ -100,43 +127,93 @@ impl ValueHistory {
                 (ring.len, ring.next) = (0, 0);
                 0
             }
-            _ => usize::from(ring.next),
+            _ => {
+                let full = ring.len == ring.cap;
+                if full && usize::from(ring.cap) < BASELINE_DEPTH && self.oldest_read(&ring, tick) {
+                    let Some(grown) = self.grow(ring) else {
+                        return self.forget(key);
+                    };
+                    ring = grown;
+                }
+                usize::from(ring.next)
+            }
         };
         if at == usize::from(ring.next) {
             // Below `BASELINE_DEPTH`, which fits a byte.
             #[allow(clippy::cast_possible_truncation)]
             {
-                ring.next = ((at + 1) % BASELINE_DEPTH) as u8;
-                ring.len = (usize::from(ring.len) + 1).min(BASELINE_DEPTH) as u8;
+                ring.next = ((at + 1) % usize::from(ring.cap)) as u8;
+                ring.len = (ring.len + 1).min(ring.cap);
             }
         }
         self.rings[key.slot()] = ring;
         let (start, stride) = ring.record(at);
-        let record = &mut self.values[start..start + stride];
+        let record = &mut self.regions.values_mut()[start..start + stride];
         record[0] = Buckets::from_words([tick, 0, 0, 0]);
         record[1..].copy_from_slice(values);
     }
 
-    /// Node `key`'s ring, made its own (with no records) if it held another node's or
-    /// records of another width, with a region of room for `slots` values a record; `None`
-    /// if the buffer cannot be indexed past its length.
+    /// Whether a snapshot of `tick` (or later) may read `ring`'s oldest record: a baseline
+    /// within reach lies before the record after it (or there is none after it).
+    fn oldest_read(&self, ring: &Ring, tick: u32) -> bool {
+        let after = (ring.oldest() + 1) % usize::from(ring.cap);
+        let after = match ring.len > 1 {
+            true => self.tick_at(ring, after),
+            false => tick,
+        };
+        // Baselines within reach are 1 to `BASELINE_DEPTH - 1` ticks back.
+        (tick.wrapping_sub(after) as usize) < BASELINE_DEPTH - 1
+    }
+
+    /// `ring`, full, moved to a region of more records (its records kept, oldest first): one
+    /// grows to two, two to [`BASELINE_DEPTH`] (the regions left behind serve new nodes, and
+    /// a ring that needs more than two records within reach changes often enough to need all
+    /// of them soon); `None` if the buffer cannot be indexed past its length.
+    fn grow(&mut self, ring: Ring) -> Option<Ring> {
+        // `BASELINE_DEPTH` fits a byte.
+        #[allow(clippy::cast_possible_truncation)]
+        let cap = match ring.cap {
+            0 | 1 => 2,
+            _ => BASELINE_DEPTH as u8,
+        };
+        let start = self.regions.take(Ring::region(ring.room, cap))?;
+        let mut grown = Ring { start, cap, ..ring };
+        grown.next = ring.len % cap;
+        let stride = 1 + ring.slots as usize;
+        for i in 0..usize::from(ring.len) {
+            let from = ring.record((ring.oldest() + i) % usize::from(ring.cap)).0;
+            let to = grown.record(i).0;
+            self.regions
+                .values_mut()
+                .copy_within(from..from + stride, to);
+        }
+        self.regions
+            .give(ring.start, Ring::region(ring.room, ring.cap));
+        Some(grown)
+    }
+
+    /// Node `key`'s ring, made its own (with no records, room for one) if it held another
+    /// node's or records of another width, with a region of room for `slots` values a
+    /// record; `None` if the buffer cannot be indexed past its length.
     fn ring_for(&mut self, key: NodeKey, slots: usize) -> Option<Ring> {
         if key.slot() >= self.rings.len() {
             self.rings.resize(key.slot() + 1, Ring::EMPTY);
         }
         let slots = u32::try_from(slots).ok()?;
         let mut ring = self.rings[key.slot()];
-        if ring.start == NONE || slots > ring.room {
-            let region = (1 + slots as usize) * BASELINE_DEPTH;
-            // Every index of the region fits a `u32` (so its start is not `NONE`).
-            let end = self.values.len().checked_add(region)?;
-            u32::try_from(end).ok()?;
-            ring.start = u32::try_from(self.values.len()).ok()?;
-            self.values
-                .resize(self.values.len() + region, Buckets::default());
-            (ring.room, ring.len, ring.next) = (slots, 0, 0);
+        let fresh = ring.id != key.id() || ring.slots != slots;
+        if ring.start == NONE || slots > ring.room || (fresh && ring.cap > 1) {
+            if ring.start != NONE {
+                self.regions
+                    .give(ring.start, Ring::region(ring.room, ring.cap));
+                ring.start = NONE;
+                self.rings[key.slot()] = ring;
+            }
+            let room = slots.max(ring.room);
+            ring.start = self.regions.take(Ring::region(room, 1))?;
+            (ring.room, ring.cap, ring.len, ring.next) = (room, 1, 0, 0);
         }
-        if ring.id != key.id() || ring.slots != slots {
+        if fresh {
             (ring.id, ring.slots, ring.len, ring.next) = (key.id(), slots, 0, 0);
         }
         self.rings[key.slot()] = ring;
@@ -160,12 +237,12 @@ impl ValueHistory {
         if ring.start == NONE {
             return;
         }
-        let next = usize::from(ring.next);
-        let newest = (next + BASELINE_DEPTH - 1) % BASELINE_DEPTH;
+        let (next, cap) = (usize::from(ring.next), usize::from(ring.cap));
+        let newest = (next + cap - 1) % cap;
         for at in [next, newest] {
             let (start, stride) = ring.record(at);
-            prefetch(&self.values, start);
-            prefetch(&self.values, start + stride - 1);
+            prefetch(self.regions.values(), start);
+            prefetch(self.regions.values(), start + stride - 1);
         }
     }
 
@@ -178,13 +255,13 @@ impl ValueHistory {
 
     /// The tick of `ring`'s record at ring position `at`.
     fn tick_at(&self, ring: &Ring, at: usize) -> u32 {
-        self.values[ring.record(at).0].words()[0]
+        self.regions.values()[ring.record(at).0].words()[0]
     }
 
     /// The values of `ring`'s record at ring position `at`.
     fn values_at(&self, ring: &Ring, at: usize) -> &[Buckets] {
         let (start, stride) = ring.record(at);
-        &self.values[start + 1..start + stride]
+        &self.regions.values()[start + 1..start + stride]
     }
 
     /// Node `key`'s values as of `tick`: its newest record at or before `tick`, if it still
@@ -216,6 +293,12 @@ impl ValueHistory {
             .newest_first()
             .find(|&at| self.tick_at(ring, at) == tick)?;
         Some(self.values_at(ring, at))
+    }
+
+    /// How many records node `key`'s ring has room for.
+    #[cfg(test)]
+    fn capacity(&self, key: NodeKey) -> u8 {
+        self.get(key).map_or(0, |ring| ring.cap)
     }
 
     /// Forgets node `key` (despawned).
@@ -334,6 +417,93 @@ mod tests {
         assert_eq!(as_of(&h, key(1), 41), None);
         h.record(key(2), 1, &value(3));
         assert_eq!(h.exact(key(2), 1), Some(&value(3)[..]));
+    }
+
+    #[test]
+    fn a_ring_has_room_for_the_records_a_baseline_within_reach_reads() {
+        let mut h = ValueHistory::default();
+        let (idle, busy, tenth, rare) = (key(1), key(2), key(3), key(4));
+        for t in 0..200 {
+            if t == 0 {
+                h.record(idle, t, &value(0));
+            }
+            if t % 32 == 0 {
+                h.record(rare, t, &value(u64::from(t)));
+            }
+            h.record(busy, t, &value(u64::from(t)));
+            if t % 10 == 0 {
+                h.record(tenth, t, &value(u64::from(t)));
+            }
+        }
+        assert_eq!(h.capacity(idle), 1, "a node that changed once");
+        assert_eq!(
+            h.capacity(rare),
+            2,
+            "every 32nd tick: the newest, and the one a baseline 31 back reads"
+        );
+        assert_eq!(h.capacity(busy), BASELINE_DEPTH as u8, "every tick");
+        // Every tenth tick: records at 160, ..., 190 when the next snapshot is 200, whose
+        // baselines reach back to 169 (160's values); recording 170 at 170 still needed the
+        // record before 140 (a baseline at 139): more than two.
+        assert_eq!(
+            h.capacity(tenth),
+            BASELINE_DEPTH as u8,
+            "every tenth tick (5 read)"
+        );
+        assert_eq!(as_of(&h, idle, 199), Some(&value(0)[..]));
+        assert_eq!(as_of(&h, rare, 169), Some(&value(160)[..]));
+        assert_eq!(as_of(&h, tenth, 169), Some(&value(160)[..]));
+        assert_eq!(as_of(&h, busy, 169), Some(&value(169)[..]));
+    }
+
+    #[test]
+    fn records_kept_by_need_read_as_records_kept_whole_for_every_baseline_within_reach() {
+        // A model: every record of every node, against the history, after each record, for
+        // every baseline within reach of it; nodes changing at random rates, despawned and
+        // replaced in their slots.
+        let mut h = ValueHistory::default();
+        let mut all: Vec<Vec<(u32, [Buckets; 2])>> = vec![Vec::new(); 8];
+        let mut ids = [0u32; 8];
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut rnd = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        // How often each slot's node changes: every tick to once in forty, now and then
+        // another rate.
+        let mut rates = [1, 1, 2, 3, 10, 40, 1, 5];
+        let mut tick = 1000u32;
+        for _ in 0..1500 {
+            tick += 1 + u32::from(rnd(8) == 0) * rnd(40) as u32;
+            for slot in 0..8 {
+                if rnd(300) == 0 {
+                    h.forget(NodeKey::new(slot as u32, ids[slot]));
+                    ids[slot] += 8;
+                    all[slot].clear();
+                    rates[slot] = 1 + rnd(20);
+                }
+                if rnd(rates[slot]) != 0 {
+                    continue;
+                }
+                let node = NodeKey::new(slot as u32, ids[slot]);
+                let v = value(rnd(1 << 40));
+                h.record(node, tick, &v);
+                all[slot].push((tick, v));
+                for back in 1..BASELINE_DEPTH as u32 {
+                    let a = tick - back;
+                    let want = all[slot].iter().rposition(|&(t, _)| t <= a).map(|i| {
+                        let until = all[slot].get(i + 1).map(|&(t, _)| t);
+                        (all[slot][i].0, until, all[slot][i].1)
+                    });
+                    let got = h
+                        .as_of(node, a)
+                        .map(|v| (v.recorded, v.until, [v.values[0], v.values[1]]));
+                    assert_eq!(got, want, "node {node:?} as of {a} at {tick}");
+                }
+            }
+        }
     }
 
     #[test]
