@@ -180,6 +180,10 @@ pub(crate) struct SendState {
     deferred: Vec<u32>,
     /// How many nodes the lists have room for (see [`fit`](Self::fit)).
     room: usize,
+    /// How many nodes each ring entry's lists have room for, and the entry of the last
+    /// snapshot started (see [`fit_carried`](Self::fit_carried)).
+    carried_room: usize,
+    last: usize,
 }
 
 impl Default for SendState {
@@ -205,6 +209,8 @@ impl Default for SendState {
             settled: false,
             deferred: Vec::new(),
             room: 0,
+            carried_room: 0,
+            last: 0,
         }
     }
 }
@@ -240,11 +246,12 @@ impl SendState {
         self.nodes.set(key, n, !stateful);
     }
 
-    /// Makes room in the per-node state, the pending lists and each ring entry's list for
-    /// half as many nodes again as the client has, once it has more than they have room for,
-    /// so that snapshots and acks allocate nothing while its view stays within what it has
-    /// been. Sized by what the client has, not by the world: a client that sees a few of many
-    /// nodes costs the server memory for those few.
+    /// Makes room in the per-node state and the pending lists for half as many nodes again as
+    /// the client has, once it has more than they have room for, so that refreshes and acks
+    /// allocate nothing while its view stays within what it has been. Sized by what the
+    /// client has, not by the world: a client that sees a few of many nodes costs the server
+    /// memory for those few. (The ring's lists are sized by what snapshots carry:
+    /// [`fit_carried`](Self::fit_carried).)
     fn fit(&mut self) {
         let n = self.nodes.len();
         if n <= self.room {
@@ -259,6 +266,22 @@ impl SendState {
         // Resyncs owed, and those a settling ack hands on (see `ack`).
         self.incoming
             .reserve_exact((2 * room).saturating_sub(self.incoming.len()));
+    }
+
+    /// Makes room in each ring entry's lists for half as many nodes again as the last
+    /// snapshot carried, once it carried more than they have room for, so that snapshots
+    /// allocate nothing while they carry no more than they have. Sized by what snapshots
+    /// carry, not by what the client has: a ring entry's lists are as many as the snapshots
+    /// remembered (64), and a node that does not change is in none of them (a snapshot that
+    /// carries every node lists none).
+    fn fit_carried(&mut self) {
+        let last = &self.ring[self.last];
+        let n = last.nodes.len().max(last.places.len());
+        if n <= self.carried_room {
+            return;
+        }
+        let room = n + n / 2 + 16;
+        self.carried_room = room;
         for entry in &mut self.ring {
             let (nodes, places) = (&mut entry.nodes, &mut entry.places);
             nodes.reserve_exact(room.saturating_sub(nodes.len()));
@@ -457,7 +480,9 @@ impl SendState {
         nodes: &'a NodeTable,
     ) -> (Option<bool>, Outgoing<'a>) {
         self.whole_at = None;
-        let entry = &mut self.ring[tick as usize % RING];
+        self.fit_carried();
+        self.last = tick as usize % RING;
+        let entry = &mut self.ring[self.last];
         let left = entry.used.then_some(entry.acked);
         entry.tick = tick;
         entry.sent_at = now;
