@@ -20,8 +20,8 @@ use crate::tick::tick_after;
 /// No region.
 const NONE: u32 = u32::MAX;
 
-/// One node slot's records: a ring of `cap` records (1, 2 or [`BASELINE_DEPTH`], as the node
-/// needs more) in its region of [`ValueHistory::regions`], each its tick (in the first
+/// One node slot's records: a ring of `cap` records (a power of two up to [`BASELINE_DEPTH`],
+/// as the node needs more) in its region of [`ValueHistory::regions`], each its tick (in the first
 /// word of a `Buckets`) then its `slots` values, side by side, so that reading the newest
 /// record (the usual baseline) reads one or two cache lines.
 #[derive(Debug, Clone, Copy)]
@@ -130,7 +130,7 @@ impl ValueHistory {
             _ => {
                 let full = ring.len == ring.cap;
                 if full && usize::from(ring.cap) < BASELINE_DEPTH && self.oldest_read(&ring, tick) {
-                    let Some(grown) = self.grow(ring) else {
+                    let Some(grown) = self.grow(ring, tick) else {
                         return self.forget(key);
                     };
                     ring = grown;
@@ -165,16 +165,30 @@ impl ValueHistory {
         (tick.wrapping_sub(after) as usize) < BASELINE_DEPTH - 1
     }
 
-    /// `ring`, full, moved to a region of more records (its records kept, oldest first): one
-    /// grows to two, two to [`BASELINE_DEPTH`] (the regions left behind serve new nodes, and
-    /// a ring that needs more than two records within reach changes often enough to need all
-    /// of them soon); `None` if the buffer cannot be indexed past its length.
-    fn grow(&mut self, ring: Ring) -> Option<Ring> {
-        // `BASELINE_DEPTH` fits a byte.
-        #[allow(clippy::cast_possible_truncation)]
+    /// `ring`, full, moved to a region of more records (its records kept, oldest first) as it
+    /// records `tick`: one grows to two; two or more to as many as a node changing at the
+    /// pace of its last change keeps within reach (rounded up to a power of two, at least twice as many,
+    /// at most [`BASELINE_DEPTH`]). Sized by the pace rather than doubled step by step: nodes
+    /// that move in step grow together, and the regions each step left behind would serve no
+    /// one. `None` if the buffer cannot be indexed past its length.
+    fn grow(&mut self, ring: Ring, tick: u32) -> Option<Ring> {
         let cap = match ring.cap {
             0 | 1 => 2,
-            _ => BASELINE_DEPTH as u8,
+            cap => {
+                // The ticks since the newest record (older ones may be far older: a spawn's
+                // values, recorded before the node first moved).
+                let newest = ring.newest_first().next().unwrap_or(0);
+                let pace = tick.wrapping_sub(self.tick_at(&ring, newest)).max(1);
+                // The records a baseline 1 to `BASELINE_DEPTH - 1` ticks back reads, and the
+                // newest.
+                let reach = BASELINE_DEPTH as u32 - 1;
+                let need = reach.div_ceil(pace) + 1;
+                let most = BASELINE_DEPTH as u32;
+                // At most `BASELINE_DEPTH`, which fits a byte.
+                #[allow(clippy::cast_possible_truncation)]
+                let cap = need.next_power_of_two().clamp(2 * u32::from(cap), most) as u8;
+                cap
+            }
         };
         let start = self.regions.take(Ring::region(ring.room, cap))?;
         let mut grown = Ring { start, cap, ..ring };
@@ -423,7 +437,14 @@ mod tests {
     fn a_ring_has_room_for_the_records_a_baseline_within_reach_reads() {
         let mut h = ValueHistory::default();
         let (idle, busy, tenth, rare) = (key(1), key(2), key(3), key(4));
+        let (third, quicker) = (key(5), key(6));
         for t in 0..200 {
+            if t % 3 == 0 {
+                h.record(third, t, &value(u64::from(t)));
+            }
+            if t % 10 == 0 || t > 150 {
+                h.record(quicker, t, &value(u64::from(t)));
+            }
             if t == 0 {
                 h.record(idle, t, &value(0));
             }
@@ -442,18 +463,17 @@ mod tests {
             "every 32nd tick: the newest, and the one a baseline 31 back reads"
         );
         assert_eq!(h.capacity(busy), BASELINE_DEPTH as u8, "every tick");
-        // Every tenth tick: records at 160, ..., 190 when the next snapshot is 200, whose
-        // baselines reach back to 169 (160's values); recording 170 at 170 still needed the
-        // record before 140 (a baseline at 139): more than two.
-        assert_eq!(
-            h.capacity(tenth),
-            BASELINE_DEPTH as u8,
-            "every tenth tick (5 read)"
-        );
+        // Every tenth tick: a baseline 1 to 31 ticks back reads one of the last four records
+        // or the one before them (five), in a ring sized by that pace.
+        assert_eq!(h.capacity(tenth), 8, "every tenth tick (5 read)");
+        assert_eq!(h.capacity(third), 16, "every third tick (12 read)");
+        assert_eq!(h.capacity(quicker), BASELINE_DEPTH as u8, "every tenth, then every tick");
         assert_eq!(as_of(&h, idle, 199), Some(&value(0)[..]));
         assert_eq!(as_of(&h, rare, 169), Some(&value(160)[..]));
         assert_eq!(as_of(&h, tenth, 169), Some(&value(160)[..]));
         assert_eq!(as_of(&h, busy, 169), Some(&value(169)[..]));
+        assert_eq!(as_of(&h, third, 169), Some(&value(168)[..]));
+        assert_eq!(as_of(&h, quicker, 169), Some(&value(169)[..]));
     }
 
     #[test]
