@@ -467,7 +467,11 @@ mod tests {
         // or the one before them (five), in a ring sized by that pace.
         assert_eq!(h.capacity(tenth), 8, "every tenth tick (5 read)");
         assert_eq!(h.capacity(third), 16, "every third tick (12 read)");
-        assert_eq!(h.capacity(quicker), BASELINE_DEPTH as u8, "every tenth, then every tick");
+        assert_eq!(
+            h.capacity(quicker),
+            BASELINE_DEPTH as u8,
+            "every tenth, then every tick"
+        );
         assert_eq!(as_of(&h, idle, 199), Some(&value(0)[..]));
         assert_eq!(as_of(&h, rare, 169), Some(&value(160)[..]));
         assert_eq!(as_of(&h, tenth, 169), Some(&value(160)[..]));
