@@ -938,7 +938,10 @@ impl ServerState {
         let (tick, now) = (self.tick, shared.now);
         let readers = self.clients.iter().filter(|c| c.ready).count();
         self.entries.begin(self.nodes.slot_count(), readers > 1);
-        self.bit_entries.begin(self.nodes.slot_count());
+        if self.recording {
+            // (Bit-packed clients only: a byte-format server keeps no table of them.)
+            self.bit_entries.begin(self.nodes.slot_count());
+        }
         let mut prepared = !self.entries.sharing();
         self.shared_snapshot.clear();
         // While something restricts what clients see, each walks only the changes it sees.
