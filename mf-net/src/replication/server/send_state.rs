@@ -270,7 +270,7 @@ impl SendState {
 
     /// Makes room in each ring entry's lists for half as many nodes again as the last
     /// snapshot carried, once it carried more than they have room for, so that snapshots
-    /// allocate nothing while they carry no more than they have. Sized by what snapshots
+    /// allocate nothing while they carry no more than snapshots have carried. Sized by what snapshots
     /// carry, not by what the client has: a ring entry's lists are as many as the snapshots
     /// remembered (64), and a node that does not change is in none of them (a snapshot that
     /// carries every node lists none).

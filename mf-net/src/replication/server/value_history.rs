@@ -21,9 +21,9 @@ use crate::tick::tick_after;
 const NONE: u32 = u32::MAX;
 
 /// One node slot's records: a ring of `cap` records (a power of two up to [`BASELINE_DEPTH`],
-/// as the node needs more) in its region of [`ValueHistory::regions`], each its tick (in the first
-/// word of a `Buckets`) then its `slots` values, side by side, so that reading the newest
-/// record (the usual baseline) reads one or two cache lines.
+/// as the node needs more) in its region of [`ValueHistory::regions`], each its tick (in the
+/// first word of a `Buckets`) then its `slots` values, side by side, so that reading the
+/// newest record (the usual baseline) reads one or two cache lines.
 #[derive(Debug, Clone, Copy)]
 struct Ring {
     /// The net id of the node whose records these are.
@@ -166,11 +166,11 @@ impl ValueHistory {
     }
 
     /// `ring`, full, moved to a region of more records (its records kept, oldest first) as it
-    /// records `tick`: one grows to two; two or more to as many as a node changing at the
-    /// pace of its last change keeps within reach (rounded up to a power of two, at least twice as many,
-    /// at most [`BASELINE_DEPTH`]). Sized by the pace rather than doubled step by step: nodes
-    /// that move in step grow together, and the regions each step left behind would serve no
-    /// one. `None` if the buffer cannot be indexed past its length.
+    /// records `tick`: one grows to two; two or more to as many as a node changing at the pace
+    /// of its last change keeps within reach (rounded up to a power of two, at least twice as
+    /// many, at most [`BASELINE_DEPTH`]). Sized by the pace rather than doubled step by step:
+    /// nodes that move in step grow together, and the regions each step left behind would
+    /// serve no one. `None` if the buffer cannot be indexed past its length.
     fn grow(&mut self, ring: Ring, tick: u32) -> Option<Ring> {
         let cap = match ring.cap {
             0 | 1 => 2,
@@ -184,10 +184,9 @@ impl ValueHistory {
                 let reach = BASELINE_DEPTH as u32 - 1;
                 let need = reach.div_ceil(pace) + 1;
                 let most = BASELINE_DEPTH as u32;
+                let cap = need.next_power_of_two().clamp(2 * u32::from(cap), most);
                 // At most `BASELINE_DEPTH`, which fits a byte.
-                #[allow(clippy::cast_possible_truncation)]
-                let cap = need.next_power_of_two().clamp(2 * u32::from(cap), most) as u8;
-                cap
+                u8::try_from(cap).unwrap_or(u8::MAX)
             }
         };
         let start = self.regions.take(Ring::region(ring.room, cap))?;
