@@ -33,7 +33,9 @@
 //!   quantized boxes, every box moving and no budget, in the byte and the bit-packed snapshot
 //!   encoding; `server_tick_evicted_<encoding>`, the server's tick with the caches emptied
 //!   before it, in the untimed part (the clients' frames leave different data in them in the
-//!   two encodings, which a server on its own machine does not share).
+//!   two encodings, which a server on its own machine does not share);
+//!   `client_frame_alone_<encoding>`, one client's frame in a world of one client (its tables
+//!   not evicted by 63 other clients' frames; the server's tick still runs in the process).
 //!
 //! Run: `cargo bench -p mf-net-benches --bench scale` (a few minutes: most of it is the setup
 //! of the 10 000-box worlds and the untimed part of each frame). Run as a test
@@ -241,7 +243,11 @@ mod encoding {
     }
 
     fn clients(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding) {
-        let world = encoded(boxes, encoding);
+        clients_of(bencher, encoded(boxes, encoding));
+    }
+
+    /// The clients' frames of `world`.
+    fn clients_of(bencher: Bencher<'_, '_>, world: RefCell<ScaleWorld<QuantBox>>) {
         bencher
             .counter(items(&world))
             .with_inputs(|| world.borrow_mut().advance_to(Stage::Clients))
@@ -278,5 +284,24 @@ mod encoding {
     #[divan::bench(args = [1000])]
     fn client_frames_bits(bencher: Bencher<'_, '_>, boxes: usize) {
         clients(bencher, boxes, SnapshotEncoding::Bits);
+    }
+
+    /// One client's frame in a world of one client: what a client process pays, with its
+    /// tables still in the caches from its last frame (64 clients in one process evict each
+    /// other's).
+    fn alone(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding) {
+        let rows = if running_as_test() { SCALE_ROW } else { boxes };
+        let world = ScaleWorld::encoded(rows, Motion::All, encoding, 1);
+        clients_of(bencher, RefCell::new(world));
+    }
+
+    #[divan::bench(args = [1000])]
+    fn client_frame_alone_bytes(bencher: Bencher<'_, '_>, boxes: usize) {
+        alone(bencher, boxes, SnapshotEncoding::Bytes);
+    }
+
+    #[divan::bench(args = [1000])]
+    fn client_frame_alone_bits(bencher: Bencher<'_, '_>, boxes: usize) {
+        alone(bencher, boxes, SnapshotEncoding::Bits);
     }
 }
