@@ -286,9 +286,8 @@ mod encoding {
         clients(bencher, boxes, SnapshotEncoding::Bits);
     }
 
-    /// One client's frame in a world of one client: what a client process pays, with its
-    /// tables still in the caches from its last frame (64 clients in one process evict each
-    /// other's).
+    /// One client's frame in a world of one client: what a client pays without 63 other
+    /// clients' frames run between two of its own (the server's tick still runs between).
     fn alone(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding) {
         let rows = if running_as_test() { SCALE_ROW } else { boxes };
         let world = ScaleWorld::encoded(rows, Motion::All, encoding, 1);

@@ -130,7 +130,10 @@ impl ValueHistory {
             _ => {
                 let full = ring.len == ring.cap;
                 if full && usize::from(ring.cap) < BASELINE_DEPTH && self.oldest_read(&ring, tick) {
-                    let Some(grown) = self.grow(ring, tick) else {
+                    // The ticks since the newest record (older ones may be far older: a
+                    // spawn's values, recorded before the node first moved).
+                    let pace = newest.map_or(1, |(_, t)| tick.wrapping_sub(t));
+                    let Some(grown) = self.grow(ring, pace) else {
                         return self.forget(key);
                     };
                     ring = grown;
@@ -165,20 +168,17 @@ impl ValueHistory {
         (tick.wrapping_sub(after) as usize) < BASELINE_DEPTH - 1
     }
 
-    /// `ring`, full, moved to a region of more records (its records kept, oldest first) as it
-    /// records `tick`: one grows to two; two or more to as many as a node changing at the pace
-    /// of its last change keeps within reach (rounded up to a power of two, at least twice as
-    /// many, at most [`BASELINE_DEPTH`]). Sized by the pace rather than doubled step by step:
-    /// nodes that move in step grow together, and the regions each step left behind would
-    /// serve no one. `None` if the buffer cannot be indexed past its length.
-    fn grow(&mut self, ring: Ring, tick: u32) -> Option<Ring> {
+    /// `ring`, full, moved to a region of more records (its records kept, oldest first) for a
+    /// record `pace` ticks after its newest: one grows to two; two or more to as many as a
+    /// node changing at that pace keeps within reach (rounded up to a power of two, at least
+    /// twice as many, at most [`BASELINE_DEPTH`]). Sized by the pace rather than doubled step
+    /// by step: nodes that move in step grow together, and the regions each step left behind
+    /// would serve no one. `None` if the buffer cannot be indexed past its length.
+    fn grow(&mut self, ring: Ring, pace: u32) -> Option<Ring> {
         let cap = match ring.cap {
             0 | 1 => 2,
             cap => {
-                // The ticks since the newest record (older ones may be far older: a spawn's
-                // values, recorded before the node first moved).
-                let newest = ring.newest_first().next().unwrap_or(0);
-                let pace = tick.wrapping_sub(self.tick_at(&ring, newest)).max(1);
+                let pace = pace.max(1);
                 // The records a baseline 1 to `BASELINE_DEPTH - 1` ticks back reads, and the
                 // newest.
                 let reach = BASELINE_DEPTH as u32 - 1;
