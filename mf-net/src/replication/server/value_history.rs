@@ -56,30 +56,33 @@ impl Ring {
         (1 + room as usize) * usize::from(cap)
     }
 
-    /// Where the record at ring position `at` starts in the values, and its length.
+    /// The length of its region.
+    fn len_of_region(&self) -> usize {
+        Self::region(self.room, self.cap)
+    }
+
+    /// Where the record at ring position `at` starts in its region, and its length.
     fn record(&self, at: usize) -> (usize, usize) {
         let stride = 1 + self.slots as usize;
-        (self.start as usize + at * stride, stride)
+        (at * stride, stride)
+    }
+
+    /// The ring position `back` records before the next one (modulo its capacity, a power of
+    /// two: a mask, not a division).
+    fn back(&self, back: usize) -> usize {
+        let (next, cap) = (usize::from(self.next), usize::from(self.cap));
+        debug_assert!(cap.is_power_of_two() && back <= cap);
+        (next + cap - back) & (cap - 1)
     }
 
     /// Ring positions of its records, newest first.
-    fn newest_first(&self) -> impl Iterator<Item = usize> {
-        let (next, len, cap) = (
-            usize::from(self.next),
-            usize::from(self.len),
-            usize::from(self.cap),
-        );
-        (1..=len).map(move |back| (next + cap - back) % cap)
+    fn newest_first(&self) -> impl Iterator<Item = usize> + '_ {
+        (1..=usize::from(self.len)).map(|back| self.back(back))
     }
 
     /// The ring position of its oldest record.
     fn oldest(&self) -> usize {
-        let (next, len, cap) = (
-            usize::from(self.next),
-            usize::from(self.len),
-            usize::from(self.cap),
-        );
-        (next + cap - len) % cap
+        self.back(usize::from(self.len))
     }
 }
 
@@ -99,6 +102,14 @@ pub(crate) struct AsOf<'a> {
 /// room for more records (or wider ones), a region given back going to the next ring of its
 /// size; a new node in the slot starts again from one record.
 ///
+/// Rings grow by at most [`GROWTH_PER_TICK`] values a tick in all. When many nodes start
+/// changing at once (an explosion sets ten thousand idle bodies moving), every ring would
+/// grow to its full size in the same tick: tens of megabytes written in one tick (37 ms for
+/// ten thousand bodies of three members). A ring that finds the tick's growth spent stays as
+/// it is and drops its oldest record, as a full ring at its largest does; it grows in a later
+/// tick. Until then, a client whose baseline for the node read the dropped record is sent the
+/// node's state from zero, as it is for a baseline out of reach.
+///
 /// Each slot's ring (20 bytes) sits in one table in slot order, and every ring's records in
 /// one buffer: finding a node's newest record reads its ring and then the record, with
 /// nothing between. A ring knows its node's id: a record of a node gone from the slot is
@@ -109,7 +120,12 @@ pub(crate) struct ValueHistory {
     rings: Vec<Ring>,
     /// Every ring's records.
     regions: RegionPool<Buckets>,
+    /// The tick the rings last grew at, and by how many values in all then.
+    grown: (u32, usize),
 }
+
+/// The most values the rings grow by in one tick (a mebibyte of them; see [`ValueHistory`]).
+const GROWTH_PER_TICK: usize = (1 << 20) / size_of::<Buckets>();
 
 impl ValueHistory {
     /// Records `values` as node `key`'s at `tick`, replacing a record of the same tick; the
@@ -133,10 +149,12 @@ impl ValueHistory {
                     // The ticks since the newest record (older ones may be far older: a
                     // spawn's values, recorded before the node first moved).
                     let pace = newest.map_or(1, |(_, t)| tick.wrapping_sub(t));
-                    let Some(grown) = self.grow(ring, pace) else {
-                        return self.forget(key);
-                    };
-                    ring = grown;
+                    match self.grow(ring, pace, tick) {
+                        Some(Some(grown)) => ring = grown,
+                        // The tick's growth is spent: the oldest record goes.
+                        Some(None) => {}
+                        None => return self.forget(key),
+                    }
                 }
                 usize::from(ring.next)
             }
@@ -145,21 +163,23 @@ impl ValueHistory {
             // Below `BASELINE_DEPTH`, which fits a byte.
             #[allow(clippy::cast_possible_truncation)]
             {
-                ring.next = ((at + 1) % usize::from(ring.cap)) as u8;
+                ring.next = ((at + 1) & (usize::from(ring.cap) - 1)) as u8;
                 ring.len = (ring.len + 1).min(ring.cap);
             }
         }
         self.rings[key.slot()] = ring;
         let (start, stride) = ring.record(at);
-        let record = &mut self.regions.values_mut()[start..start + stride];
-        record[0] = Buckets::from_words([tick, 0, 0, 0]);
-        record[1..].copy_from_slice(values);
+        let region = self.regions.region_mut(ring.start, ring.len_of_region());
+        if let Some(record) = region.get_mut(start..start + stride) {
+            record[0] = Buckets::from_words([tick, 0, 0, 0]);
+            record[1..].copy_from_slice(values);
+        }
     }
 
     /// Whether a snapshot of `tick` (or later) may read `ring`'s oldest record: a baseline
     /// within reach lies before the record after it (or there is none after it).
     fn oldest_read(&self, ring: &Ring, tick: u32) -> bool {
-        let after = (ring.oldest() + 1) % usize::from(ring.cap);
+        let after = (ring.oldest() + 1) & (usize::from(ring.cap) - 1);
         let after = match ring.len > 1 {
             true => self.tick_at(ring, after),
             false => tick,
@@ -169,12 +189,13 @@ impl ValueHistory {
     }
 
     /// `ring`, full, moved to a region of more records (its records kept, oldest first) for a
-    /// record `pace` ticks after its newest: one grows to two; two or more to as many as a
-    /// node changing at that pace keeps within reach (rounded up to a power of two, at least
-    /// twice as many, at most [`BASELINE_DEPTH`]). Sized by the pace rather than doubled step
-    /// by step: nodes that move in step grow together, and the regions each step left behind
-    /// would serve no one. `None` if the buffer cannot be indexed past its length.
-    fn grow(&mut self, ring: Ring, pace: u32) -> Option<Ring> {
+    /// record `pace` ticks after its newest, at `tick`: one grows to two; two or more to as
+    /// many as a node changing at that pace keeps within reach (rounded up to a power of two,
+    /// at least twice as many, at most [`BASELINE_DEPTH`]). Sized by the pace rather than
+    /// doubled step by step: nodes that move in step grow together, and the regions each step
+    /// left behind would serve no one. `Some(None)` if the rings grew by
+    /// [`GROWTH_PER_TICK`] values at `tick` already; `None` if the pool cannot name more pages.
+    fn grow(&mut self, ring: Ring, pace: u32, tick: u32) -> Option<Option<Ring>> {
         let cap = match ring.cap {
             0 | 1 => 2,
             cap => {
@@ -189,20 +210,27 @@ impl ValueHistory {
                 u8::try_from(cap).unwrap_or(u8::MAX)
             }
         };
-        let start = self.regions.take(Ring::region(ring.room, cap))?;
+        let len = Ring::region(ring.room, cap);
+        if self.grown.0 != tick {
+            self.grown = (tick, 0);
+        }
+        if self.grown.1 + len > GROWTH_PER_TICK {
+            return Some(None);
+        }
+        self.grown.1 += len;
+        let start = self.regions.take(len)?;
         let mut grown = Ring { start, cap, ..ring };
-        grown.next = ring.len % cap;
+        grown.next = ring.len & (cap - 1);
         let stride = 1 + ring.slots as usize;
         for i in 0..usize::from(ring.len) {
-            let from = ring.record((ring.oldest() + i) % usize::from(ring.cap)).0;
+            let from = ring
+                .record((ring.oldest() + i) & (usize::from(ring.cap) - 1))
+                .0;
             let to = grown.record(i).0;
-            self.regions
-                .values_mut()
-                .copy_within(from..from + stride, to);
+            self.regions.copy((ring.start, from), (start, to), stride);
         }
-        self.regions
-            .give(ring.start, Ring::region(ring.room, ring.cap));
-        Some(grown)
+        self.regions.give(ring.start, ring.len_of_region());
+        Some(Some(grown))
     }
 
     /// Node `key`'s ring, made its own (with no records, room for one) if it held another
@@ -217,8 +245,7 @@ impl ValueHistory {
         let fresh = ring.id != key.id() || ring.slots != slots;
         if ring.start == NONE || slots > ring.room || (fresh && ring.cap > 1) {
             if ring.start != NONE {
-                self.regions
-                    .give(ring.start, Ring::region(ring.room, ring.cap));
+                self.regions.give(ring.start, ring.len_of_region());
                 ring.start = NONE;
                 self.rings[key.slot()] = ring;
             }
@@ -250,12 +277,11 @@ impl ValueHistory {
         if ring.start == NONE {
             return;
         }
-        let (next, cap) = (usize::from(ring.next), usize::from(ring.cap));
-        let newest = (next + cap - 1) % cap;
-        for at in [next, newest] {
+        let region = self.records(ring);
+        for at in [usize::from(ring.next), ring.back(1)] {
             let (start, stride) = ring.record(at);
-            prefetch(self.regions.values(), start);
-            prefetch(self.regions.values(), start + stride - 1);
+            prefetch(region, start);
+            prefetch(region, start + stride - 1);
         }
     }
 
@@ -266,15 +292,25 @@ impl ValueHistory {
             .filter(|ring| ring.id == key.id() && ring.len > 0)
     }
 
+    /// `ring`'s region.
+    #[inline]
+    fn records(&self, ring: &Ring) -> &[Buckets] {
+        self.regions.region(ring.start, ring.len_of_region())
+    }
+
     /// The tick of `ring`'s record at ring position `at`.
     fn tick_at(&self, ring: &Ring, at: usize) -> u32 {
-        self.regions.values()[ring.record(at).0].words()[0]
+        self.records(ring)
+            .get(ring.record(at).0)
+            .map_or(0, |b| b.words()[0])
     }
 
     /// The values of `ring`'s record at ring position `at`.
     fn values_at(&self, ring: &Ring, at: usize) -> &[Buckets] {
         let (start, stride) = ring.record(at);
-        &self.regions.values()[start + 1..start + stride]
+        self.records(ring)
+            .get(start + 1..start + stride)
+            .unwrap_or(&[])
     }
 
     /// Node `key`'s values as of `tick`: its newest record at or before `tick`, if it still
@@ -333,7 +369,7 @@ impl ValueHistory {
 
 #[cfg(test)]
 mod tests {
-    use super::{ValueHistory, BASELINE_DEPTH};
+    use super::{ValueHistory, BASELINE_DEPTH, GROWTH_PER_TICK};
     use crate::codec::quantize::Buckets;
     use crate::replication::server::node_table::NodeKey;
 
@@ -430,6 +466,45 @@ mod tests {
         assert_eq!(as_of(&h, key(1), 41), None);
         h.record(key(2), 1, &value(3));
         assert_eq!(h.exact(key(2), 1), Some(&value(3)[..]));
+    }
+
+    #[test]
+    fn rings_grow_by_at_most_the_budget_a_tick_and_a_ring_left_waiting_reads_nothing_it_dropped() {
+        // Records of 2000 values: a ring of 32 of them is about the whole budget of a tick.
+        let wide = |v: u32| vec![Buckets::from_low_u64(u64::from(v)); 2000];
+        let region_of_32 = 32 * 2001;
+        assert!(region_of_32 <= GROWTH_PER_TICK && 2 * region_of_32 > GROWTH_PER_TICK);
+        let mut h = ValueHistory::default();
+        let nodes: Vec<NodeKey> = (0..4).map(key).collect();
+        // Still since tick 1, then moving every tick from 40: at 40 each ring grows to two
+        // records (the spawn's, kept for baselines before 40), at 41 to 32.
+        for t in [1, 40, 41, 42, 43, 44] {
+            for (i, &node) in nodes.iter().enumerate() {
+                h.record(node, t, &wide(t * 10 + i as u32));
+            }
+            let grown = nodes.iter().filter(|&&n| h.capacity(n) == 32).count();
+            let expected = match t {
+                1 | 40 => 0,
+                // One ring grows each tick; the others drop their oldest record.
+                t => (t - 40) as usize,
+            };
+            assert_eq!(grown, expected, "rings of 32 after tick {t}");
+        }
+        // The first ring grew at 41 and keeps the spawn's record; the last waited until 44,
+        // a ring of two dropping its oldest record at 41, 42 and 43.
+        let first = |h: &ValueHistory, node, tick| as_of(h, node, tick).map(|v| v[0]);
+        let of = |v: u32| Some(Buckets::from_low_u64(u64::from(v)));
+        assert_eq!(first(&h, nodes[0], 39), of(10));
+        assert_eq!(first(&h, nodes[0], 41), of(410));
+        assert_eq!(first(&h, nodes[3], 39), None, "dropped: sent from zero");
+        assert_eq!(first(&h, nodes[3], 41), None, "dropped: sent from zero");
+        assert_eq!(first(&h, nodes[3], 42), of(423));
+        assert_eq!(first(&h, nodes[3], 44), of(443));
+        // Grown, it keeps what a baseline within reach reads again.
+        for t in 45..80 {
+            h.record(nodes[3], t, &wide(t * 10 + 3));
+        }
+        assert_eq!(first(&h, nodes[3], 79 - 31), of(483));
     }
 
     #[test]
