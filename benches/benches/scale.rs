@@ -37,6 +37,10 @@
 //!   `client_frame_alone_<encoding>`, one client's frame in a world of one client (its tables
 //!   not evicted by 63 other clients' frames; the server's tick still runs in the process).
 //!
+//! - `burst/second_tick_<encoding>/10000`: 10 000 quantized boxes idle since their spawn, one
+//!   client, then every box moving: the server's tick of the second frame of motion (the
+//!   bit-packed server's value history grows then). A fresh world per sample.
+//!
 //! Run: `cargo bench -p mf-net-benches --bench scale` (a few minutes: most of it is the setup
 //! of the 10 000-box worlds and the untimed part of each frame). Run as a test
 //! (`cargo test --benches`), each benchmark runs once in a world of two clients and 100 boxes.
@@ -302,5 +306,41 @@ mod encoding {
     #[divan::bench(args = [1000])]
     fn client_frame_alone_bits(bencher: Bencher<'_, '_>, boxes: usize) {
         alone(bencher, boxes, SnapshotEncoding::Bits);
+    }
+}
+
+/// Boxes idle since their spawn, then all set moving at once (an explosion): the server's
+/// tick of the second frame of motion, the one in which each box's value history grows to
+/// hold what a baseline within reach reads (see `benches/README.md`, twenty-fourth step). One
+/// client; a fresh world for each sample, since the burst happens once in a world.
+#[divan::bench_group(sample_count = 5, sample_size = 1)]
+mod burst {
+    use super::*;
+
+    fn second_tick(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding) {
+        let rows = if running_as_test() { SCALE_ROW } else { boxes };
+        bencher
+            .counter(ItemsCount::new(rows))
+            .with_inputs(|| {
+                let mut world = ScaleWorld::<QuantBox>::encoded(rows, Motion::Still, encoding, 1);
+                world.set_motion(Motion::All);
+                world.run_frames(1);
+                world.advance_to(Stage::ServerBegin);
+                world
+            })
+            .bench_local_values(|mut world| {
+                world.server_tick();
+                world
+            });
+    }
+
+    #[divan::bench(args = [10_000])]
+    fn second_tick_bytes(bencher: Bencher<'_, '_>, boxes: usize) {
+        second_tick(bencher, boxes, SnapshotEncoding::Bytes);
+    }
+
+    #[divan::bench(args = [10_000])]
+    fn second_tick_bits(bencher: Bencher<'_, '_>, boxes: usize) {
+        second_tick(bencher, boxes, SnapshotEncoding::Bits);
     }
 }

@@ -93,6 +93,8 @@ pub enum Motion {
     /// Exactly one box in ten moves each frame (those whose index is the frame number modulo
     /// 10), so a different tenth moves every frame.
     TenPercent,
+    /// No box moves.
+    Still,
 }
 
 impl Motion {
@@ -102,6 +104,7 @@ impl Motion {
         match self {
             Motion::All => true,
             Motion::TenPercent => index % 10 == (frame % 10) as usize,
+            Motion::Still => false,
         }
     }
 }
@@ -111,6 +114,7 @@ impl fmt::Display for Motion {
         f.write_str(match self {
             Motion::All => "all",
             Motion::TenPercent => "10%",
+            Motion::Still => "none",
         })
     }
 }
@@ -1099,6 +1103,11 @@ impl<T: BenchBox> ScaleWorld<T> {
     /// The stage that runs next.
     pub fn next_stage(&self) -> Stage {
         self.next
+    }
+
+    /// Which boxes move from the next frame on.
+    pub fn set_motion(&mut self, motion: Motion) {
+        self.motion = motion;
     }
 
     /// Runs the next stage.
