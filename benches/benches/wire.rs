@@ -12,7 +12,9 @@
 //!
 //! `state_bits`: the same boxes as a derived type, each one's byte entry transcoded to its bit
 //! form against the previous tick (`codec::state_bits`), and back followed by the byte form's
-//! apply on a client copy; next to them, the byte form's apply alone. Times are per box.
+//! apply on a client copy; next to them, the byte form's apply alone; and the server's coding
+//! straight from the shadow state (`code_boxes`), also for the box with unquantized members
+//! (`code_plain_boxes`). Times are per box.
 //!
 //! Run: `cargo bench -p mf-net-benches --bench wire`.
 
@@ -391,6 +393,56 @@ mod state_bits {
             for (state, base) in black_box(&e.states).iter().zip(&e.base) {
                 coding.code(QuantizedBox::LAYOUT, base, |c| {
                     QuantizedBox::write_bits_since_for(state, which.0, which.1, c);
+                });
+                bits += coding.bit_len();
+            }
+            bits
+        });
+    }
+
+    /// The bench box with unquantized members (issue 26's default box).
+    #[derive(Replicated, Debug, Default, Clone, PartialEq)]
+    struct PlainCodedBox {
+        #[replicated]
+        position: Vec3,
+        #[replicated]
+        rotation: Quat,
+        #[replicated]
+        health: i32,
+    }
+
+    /// [`code_boxes`] for [`PlainCodedBox`]: floats coded as the differences of their bits.
+    #[divan::bench]
+    fn code_plain_boxes(bencher: Bencher<'_, '_>) {
+        let mut boxes = spawn_boxes(BOXES);
+        step(&mut boxes, 10, Motion::All);
+        let plain = |b: &mf_net_benches::BoxEntity| PlainCodedBox {
+            position: b.position,
+            rotation: b.rotation,
+            health: b.health,
+        };
+        let layout = <PlainCodedBox as Replicated>::LAYOUT;
+        let audience = Audience::of(false);
+        let mut states: Vec<_> = boxes.iter().map(|b| plain(b).new_state(10)).collect();
+        let mut coding = Coding::default();
+        let base: Vec<Vec<Buckets>> = states
+            .iter()
+            .map(|state| {
+                coding.code(layout, &[], |c| {
+                    PlainCodedBox::write_bits_since_for(state, None, audience, c);
+                });
+                coding.values().to_vec()
+            })
+            .collect();
+        step(&mut boxes, 11, Motion::All);
+        for (b, state) in boxes.iter().zip(&mut states) {
+            plain(b).capture(state, 11);
+        }
+        bencher.counter(ItemsCount::new(BOXES)).bench_local(|| {
+            let mut bits = 0;
+            for (state, base) in black_box(&states).iter().zip(&base) {
+                coding.code(layout, base, |c| {
+                    PlainCodedBox::write_bits_since_for(state, Some(10), audience, c);
                 });
                 bits += coding.bit_len();
             }

@@ -60,6 +60,12 @@ impl<T: MemberCodec> Member<T> {
         value.same_encoding_member(other)
     }
 
+    /// [`MemberCodec::bit_value_member`].
+    #[inline]
+    pub fn bit_value_member(value: &T) -> Option<Buckets> {
+        value.bit_value_member()
+    }
+
     /// Whether the value just decoded names a node this end does not have yet, so the member
     /// keeps its previous value (see [`NetRef`](crate::scene::NetRef)); always false for a type without node
     /// references.
@@ -167,6 +173,11 @@ pub trait MemberFallback<T> {
 
     /// Stands in for [`Member::same_encoding_member`].
     fn same_encoding_member(_value: &T, _other: &T) -> Option<bool> {
+        None
+    }
+
+    /// Stands in for [`Member::bit_value_member`].
+    fn bit_value_member(_value: &T) -> Option<Buckets> {
         None
     }
 

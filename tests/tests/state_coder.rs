@@ -26,7 +26,8 @@ struct Stats {
 }
 
 /// Every form a member takes in the bit form: quantized vectors, floats and rotations,
-/// unquantized floats and vectors, integers of each width, a `bool` (in the base), a string
+/// unquantized floats, vectors and quaternions, integers of each width and sign, a `bool` (in
+/// the base), a string
 /// hidden from the owner, an `initial_only` member, and a flattened base.
 #[derive(Replicated, Debug, Default, Clone)]
 struct Rich {
@@ -48,6 +49,14 @@ struct Rich {
     small: i8,
     #[replicated]
     big: u64,
+    #[replicated]
+    wide: i64,
+    #[replicated]
+    mid: i16,
+    #[replicated]
+    count: u32,
+    #[replicated]
+    spin: Quat,
     #[replicated(skip_owner)]
     name: String,
     #[replicated(initial_only)]
@@ -103,22 +112,42 @@ fn rich() -> impl Strategy<Value = Rich> {
     let turn = (-3.2f32..3.2, -3.2f32..3.2, -3.2f32..3.2)
         .prop_map(|(a, b, c)| Quat::from_euler(EulerRot::XYZ, a, b, c));
     let ints = (any::<u16>(), any::<i8>(), any::<u64>(), any::<u8>());
+    let more = (
+        any::<i64>(),
+        any::<i16>(),
+        any::<u32>(),
+        (float(), float(), float(), float()),
+    );
     let name = prop_oneof![Just(String::new()), "[a-z]{1,12}"];
-    (stats, vec3(), turn, float(), vec3(), float(), ints, name).prop_map(
-        |((hp, alive, secret), at, turn, heat, velocity, speed, ints, name)| Rich {
-            stats: Stats { hp, alive, secret },
-            at,
-            turn,
-            heat,
-            velocity,
-            speed,
-            ammo: ints.0,
-            small: ints.1,
-            big: ints.2,
-            name,
-            kind: ints.3,
-        },
+    (
+        stats,
+        vec3(),
+        turn,
+        float(),
+        vec3(),
+        float(),
+        (ints, more),
+        name,
     )
+        .prop_map(
+            |((hp, alive, secret), at, turn, heat, velocity, speed, (ints, more), name)| Rich {
+                stats: Stats { hp, alive, secret },
+                at,
+                turn,
+                heat,
+                velocity,
+                speed,
+                ammo: ints.0,
+                small: ints.1,
+                big: ints.2,
+                wide: more.0,
+                mid: more.1,
+                count: more.2,
+                spin: Quat::from_xyzw(more.3 .0, more.3 .1, more.3 .2, more.3 .3),
+                name,
+                kind: ints.3,
+            },
+        )
 }
 
 fn audience() -> impl Strategy<Value = Audience> {

@@ -1,5 +1,6 @@
 use glam::{Quat, Vec2, Vec3, Vec4};
 
+use super::quantize::Buckets;
 use super::state_bits::CodecBits;
 use super::NetCodec;
 use crate::schema::hash_name;
@@ -38,6 +39,15 @@ macro_rules! float_vector {
             #[inline]
             fn same_encoding(&self, other: &Self) -> Option<bool> {
                 Some(self.to_array().map(f32::to_bits) == other.to_array().map(f32::to_bits))
+            }
+
+            #[inline]
+            fn bit_value(&self) -> Option<Buckets> {
+                let mut words = [0; 4];
+                for (word, c) in words.iter_mut().zip(self.to_array()) {
+                    *word = c.to_bits();
+                }
+                Some(Buckets::from_words(words))
             }
         }
     )*};

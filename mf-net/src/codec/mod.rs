@@ -100,6 +100,17 @@ pub trait NetCodec: Sized {
     /// Reads a value, refusing anything malformed.
     fn decode(r: &mut NetReader<'_>) -> Result<Self, DecodeError>;
 
+    /// The value as a replicated state's bit-packed form codes it, for the types whose
+    /// [`BITS`](Self::BITS) is a form of their own other than bytes (integers: their encoding's
+    /// little-endian bytes as one number; `f32` components: their bits; `bool`: 0 or 1), so
+    /// that the server codes it without encoding it first. `None` (the default) codes the value
+    /// from its encoding.
+    #[doc(hidden)]
+    #[inline]
+    fn bit_value(&self) -> Option<quantize::Buckets> {
+        None
+    }
+
     /// Whether `self` and `other` have the same encoding, told without encoding them: floats
     /// compare by their bits (a NaN equals itself, `-0.0` differs from `0.0`), everything else
     /// by value. `None` (the default, for a hand-written impl that does not say) leaves the

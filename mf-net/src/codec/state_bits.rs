@@ -628,7 +628,7 @@ fn decode_member(
 }
 
 /// Checks a [`MemberBits::Floats`] member's component count (1 to 4).
-fn float_components(components: u8) -> Result<usize, DecodeError> {
+pub(crate) fn float_components(components: u8) -> Result<usize, DecodeError> {
     match components {
         1..=4 => Ok(usize::from(components)),
         _ => Err(DecodeError::OutOfRange),
@@ -650,7 +650,7 @@ fn read_int(bytes: u8, r: &mut NetReader<'_>) -> Result<u64, DecodeError> {
 
 /// Appends `now` against `base`, both integers of `bytes` bytes, with [`IntDelta`].
 #[allow(clippy::cast_possible_truncation)]
-fn write_int_delta(bytes: u8, base: u64, now: u64, w: &mut BitWriter) {
+pub(crate) fn write_int_delta(bytes: u8, base: u64, now: u64, w: &mut BitWriter) {
     match bytes {
         1 => u8::write_delta(base as u8, now as u8, w),
         2 => u16::write_delta(base as u16, now as u16, w),

@@ -7,6 +7,7 @@
 //! the byte form: a quantized member's bucket indexes (the shadow keeps them) are coded as they
 //! are; any other member goes through its byte encoding, one member at a time.
 
+use crate::codec::float_delta::write_float_delta;
 use crate::codec::quantize::{Buckets, Quantization};
 use crate::codec::state_bits::{self, MemberBits, StateLayout};
 use crate::wire::{BitWriter, NetReader, NetWriter};
@@ -126,6 +127,45 @@ impl StateCoder<'_> {
     pub fn rotation(&mut self, q: &Quantization, wire: &Buckets) {
         q.write_rotation_delta(&self.base(), wire, self.w);
         self.keep(*wire);
+    }
+
+    /// Any other member, of form `bits`: its bit-packed `value` where its type gives one
+    /// ([`NetCodec::bit_value`](crate::codec::NetCodec::bit_value): integers, floats,
+    /// `bool`), coded as [`encoded`](Self::encoded) codes its bytes, without encoding it;
+    /// else through the byte encoding `encode` appends.
+    #[inline]
+    pub fn member(
+        &mut self,
+        bits: MemberBits,
+        value: Option<Buckets>,
+        encode: impl FnOnce(&mut NetWriter),
+    ) {
+        let base = self.base();
+        match (bits, value) {
+            (
+                MemberBits::Int {
+                    bytes: bytes @ (1 | 2 | 4 | 8),
+                },
+                Some(now),
+            ) => {
+                state_bits::write_int_delta(bytes, base.low_u64(), now.low_u64(), self.w);
+                self.keep(now);
+            }
+            (MemberBits::Floats { components }, Some(now)) => {
+                let Ok(n) = state_bits::float_components(components) else {
+                    return self.encoded(bits, encode);
+                };
+                for (&b, &v) in base.words().iter().zip(&now.words()).take(n) {
+                    write_float_delta(b, v, self.w);
+                }
+                self.keep(now);
+            }
+            (MemberBits::Bool, Some(now)) => {
+                self.w.write_bit(now.low_u64() != 0);
+                self.keep(base);
+            }
+            _ => self.encoded(bits, encode),
+        }
     }
 
     /// Any other member, of form `bits`, whose byte encoding `encode` appends.

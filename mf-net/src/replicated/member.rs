@@ -7,6 +7,7 @@
 //! `#[net(skip)]`). Each trait has a blanket implementation over the standard trait it stands
 //! for; nothing implements them by hand.
 
+use crate::codec::quantize::Buckets;
 use crate::codec::state_bits::MemberBits;
 use crate::codec::NetCodec;
 use crate::wire::{DecodeError, NetReader, NetWriter};
@@ -36,6 +37,8 @@ pub trait MemberCodec: Sized {
     fn decode_member(r: &mut NetReader<'_>) -> Result<Self, DecodeError>;
     /// [`NetCodec::same_encoding`].
     fn same_encoding_member(&self, other: &Self) -> Option<bool>;
+    /// [`NetCodec::bit_value`].
+    fn bit_value_member(&self) -> Option<Buckets>;
 }
 
 impl<T: NetCodec> MemberCodec for T {
@@ -57,6 +60,11 @@ impl<T: NetCodec> MemberCodec for T {
     #[inline]
     fn same_encoding_member(&self, other: &Self) -> Option<bool> {
         self.same_encoding(other)
+    }
+
+    #[inline]
+    fn bit_value_member(&self) -> Option<Buckets> {
+        self.bit_value()
     }
 }
 

@@ -225,8 +225,8 @@ pub(super) fn encode_value(
 }
 
 /// The statement that hands member `index`'s shadow `value` to the state coder `coder`: for
-/// `quantize(..)` members the bucket indexes the shadow keeps, for any other its form and its
-/// `NetCodec` encoding.
+/// `quantize(..)` members the bucket indexes the shadow keeps, for any other its form, its
+/// bit-packed value where its type gives one, and its `NetCodec` encoding.
 pub(super) fn code_value(
     p: &TokenStream,
     index: usize,
@@ -246,9 +246,10 @@ pub(super) fn code_value(
         }
         None => {
             let bits = spanned_item(p, &f.ty, "MemberCodec", "MEMBER_BITS");
+            let bit_value = spanned_item(p, &f.ty, "MemberCodec", "bit_value_member");
             let encode = spanned_item(p, &f.ty, "MemberCodec", "encode_member");
             let w = local("__bw");
-            quote!(#p::StateCoder::encoded(#coder, #bits, |#w| #encode(#value, #w));)
+            quote!(#p::StateCoder::member(#coder, #bits, #bit_value(#value), |#w| #encode(#value, #w));)
         }
     }
 }
