@@ -92,7 +92,7 @@ fn an_idle_body_costs_the_bit_packed_server_little_more_heap_than_the_byte_forma
 
 #[test]
 fn a_body_changing_every_tenth_frame_costs_the_bit_packed_server_a_ring_sized_by_its_pace() {
-    /// Bytes such a body may cost the bit-packed server beyond the byte format's (883 with
+    /// Bytes such a body may cost the bit-packed server beyond the byte format's (819 with
     /// eight records; 3386 with 32).
     const LIMIT: i64 = 1200;
     let bytes = server_heap(1, SnapshotEncoding::Bytes, 10);

@@ -111,7 +111,7 @@ pub(crate) struct AsOf<'a> {
 /// node's state from zero, as it is for a baseline out of reach.
 ///
 /// Each slot's ring (20 bytes) sits in one table in slot order, and every ring's records in
-/// one buffer: finding a node's newest record reads its ring and then the record, with
+/// one pool of pages: finding a node's newest record reads its ring and then the record, with
 /// nothing between. A ring knows its node's id: a record of a node gone from the slot is
 /// never read for the node after it.
 #[derive(Default)]
@@ -170,6 +170,10 @@ impl ValueHistory {
         self.rings[key.slot()] = ring;
         let (start, stride) = ring.record(at);
         let region = self.regions.region_mut(ring.start, ring.len_of_region());
+        debug_assert!(
+            start + stride <= region.len(),
+            "a record lies in its ring's region"
+        );
         if let Some(record) = region.get_mut(start..start + stride) {
             record[0] = Buckets::from_words([tick, 0, 0, 0]);
             record[1..].copy_from_slice(values);
@@ -214,7 +218,9 @@ impl ValueHistory {
         if self.grown.0 != tick {
             self.grown = (tick, 0);
         }
-        if self.grown.1 + len > GROWTH_PER_TICK {
+        // The first ring to grow in a tick always may (a record wider than the budget would
+        // otherwise never have room for more than one).
+        if self.grown.1 > 0 && self.grown.1 + len > GROWTH_PER_TICK {
             return Some(None);
         }
         self.grown.1 += len;
@@ -295,7 +301,13 @@ impl ValueHistory {
     /// `ring`'s region.
     #[inline]
     fn records(&self, ring: &Ring) -> &[Buckets] {
-        self.regions.region(ring.start, ring.len_of_region())
+        let region = self.regions.region(ring.start, ring.len_of_region());
+        debug_assert_eq!(
+            region.len(),
+            ring.len_of_region(),
+            "a ring's region is in the pool"
+        );
+        region
     }
 
     /// The tick of `ring`'s record at ring position `at`.
@@ -505,6 +517,25 @@ mod tests {
             h.record(nodes[3], t, &wide(t * 10 + 3));
         }
         assert_eq!(first(&h, nodes[3], 79 - 31), of(483));
+    }
+
+    #[test]
+    fn a_ring_wider_than_a_tick_s_growth_grows_when_it_is_the_first_to_grow_in_its_tick() {
+        let wide = |v: u32| vec![Buckets::from_low_u64(u64::from(v)); 3000];
+        assert!(32 * 3001 > GROWTH_PER_TICK);
+        let mut h = ValueHistory::default();
+        let (a, b) = (key(1), key(2));
+        for t in 1..=3 {
+            h.record(a, t, &wide(t));
+            h.record(b, t, &wide(t));
+        }
+        assert_eq!(
+            (h.capacity(a), h.capacity(b)),
+            (32, 2),
+            "one grows at tick 3"
+        );
+        h.record(b, 4, &wide(4));
+        assert_eq!(h.capacity(b), 32, "the other at tick 4");
     }
 
     #[test]
