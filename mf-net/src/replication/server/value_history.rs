@@ -522,7 +522,7 @@ mod tests {
     #[test]
     fn a_ring_wider_than_a_tick_s_growth_grows_when_it_is_the_first_to_grow_in_its_tick() {
         let wide = |v: u32| vec![Buckets::from_low_u64(u64::from(v)); 3000];
-        assert!(32 * 3001 > GROWTH_PER_TICK);
+        const { assert!(32 * 3001 > GROWTH_PER_TICK) };
         let mut h = ValueHistory::default();
         let (a, b) = (key(1), key(2));
         for t in 1..=3 {
