@@ -35,7 +35,9 @@
 //!   before it, in the untimed part (the clients' frames leave different data in them in the
 //!   two encodings, which a server on its own machine does not share);
 //!   `client_frame_alone_<encoding>`, one client's frame in a world of one client (its tables
-//!   not evicted by 63 other clients' frames; the server's tick still runs in the process).
+//!   not evicted by 63 other clients' frames; the server's tick still runs in the process);
+//!   `server_tick_alone_<encoding>`, the server's tick in a world of one client (the coding of
+//!   each entry, which no other client shares).
 //!
 //! - `burst/second_tick_<encoding>/10000`: 10 000 quantized boxes idle since their spawn, one
 //!   client, then every box moving: the server's tick of the second frame of motion (the
@@ -203,7 +205,11 @@ mod encoding {
     /// The server's tick after the clients' frames; `evicted`, with the caches emptied of
     /// what those frames and the tick before left there (see [`Eviction`]).
     fn server(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding, evicted: bool) {
-        let world = encoded(boxes, encoding);
+        server_of(bencher, encoded(boxes, encoding), evicted);
+    }
+
+    /// The server's tick of `world` (see [`server`]).
+    fn server_of(bencher: Bencher<'_, '_>, world: RefCell<ScaleWorld<QuantBox>>, evicted: bool) {
         let mut eviction = evicted.then(Eviction::new);
         bencher
             .counter(items(&world))
@@ -288,6 +294,24 @@ mod encoding {
     #[divan::bench(args = [1000])]
     fn client_frames_bits(bencher: Bencher<'_, '_>, boxes: usize) {
         clients(bencher, boxes, SnapshotEncoding::Bits);
+    }
+
+    /// The server's tick in a world of one client: the coding of every moving box's entry,
+    /// which no other client shares.
+    fn server_alone(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding) {
+        let rows = if running_as_test() { SCALE_ROW } else { boxes };
+        let world = ScaleWorld::encoded(rows, Motion::All, encoding, 1);
+        server_of(bencher, RefCell::new(world), false);
+    }
+
+    #[divan::bench(args = [1000])]
+    fn server_tick_alone_bytes(bencher: Bencher<'_, '_>, boxes: usize) {
+        server_alone(bencher, boxes, SnapshotEncoding::Bytes);
+    }
+
+    #[divan::bench(args = [1000])]
+    fn server_tick_alone_bits(bencher: Bencher<'_, '_>, boxes: usize) {
+        server_alone(bencher, boxes, SnapshotEncoding::Bits);
     }
 
     /// One client's frame in a world of one client: what a client pays without 63 other
