@@ -262,12 +262,71 @@ pub fn write_entry_header(
 /// The first part of [`write_entry_header`]: the entry's `1` and its id.
 #[inline]
 pub(crate) fn write_entry_id(w: &mut BitWriter, previous: Option<u32>, id: u32) {
+    w.write_one_then_gamma(id_code(previous, id));
+}
+
+/// The number an entry's id is coded as: the id itself for a body's first entry, else the
+/// zig-zag difference from the previous id minus one.
+#[inline(always)]
+fn id_code(previous: Option<u32>, id: u32) -> u32 {
     #[allow(clippy::cast_possible_wrap)]
-    let code = match previous {
+    match previous {
         None => id,
         Some(p) => zigzag32(id.wrapping_sub(p).wrapping_sub(1) as i32),
+    }
+}
+
+/// A gamma code of at most 29 bits (a value below 2¹⁵ − 1), as one value and its length.
+#[inline(always)]
+fn short_gamma(v: u32) -> Option<(u64, u32)> {
+    BitWriter::gamma_code(v, 29)
+}
+
+/// What [`write_entry_baseline`] writes, as one value and its length, where the baseline and
+/// the length have short codes (nearly always).
+#[inline(always)]
+fn short_baseline(baseline_back: u32, default_back: u32, bits: u32) -> Option<(u64, u32)> {
+    let (back, back_len) = short_gamma(baseline_back)?;
+    let (len, len_len) = short_gamma(bits)?;
+    Some(match baseline_back == default_back {
+        true => (1 | len << 1, 1 + len_len),
+        false => (back << 1 | len << (1 + back_len), 1 + back_len + len_len),
+    })
+}
+
+/// A whole entry in one write where it fits 64 bits: what [`write_entry_id`],
+/// [`write_entry_baseline`] and then the `bits` bits of the coded state at the start of
+/// `state` would write. Returns `false`, writing nothing, where it does not fit (long codes, a
+/// long state, fewer than 8 bytes of `state`).
+#[inline(always)]
+pub(crate) fn write_short_entry(
+    w: &mut BitWriter,
+    (previous, id): (Option<u32>, u32),
+    (baseline_back, default_back): (u32, u32),
+    (state, bits): (&[u8], usize),
+) -> bool {
+    let Ok(bits32) = u32::try_from(bits) else {
+        return false;
     };
-    w.write_one_then_gamma(code);
+    let (Some((idc, id_len)), Some((base, base_len)), Some(word)) = (
+        short_gamma(id_code(previous, id)),
+        short_baseline(baseline_back, default_back, bits32),
+        state.first_chunk::<8>(),
+    ) else {
+        return false;
+    };
+    let head_len = 1 + id_len + base_len;
+    if head_len + bits32 > 64 {
+        return false;
+    }
+    // Below 64 bits (the head takes at least 3).
+    let state = u64::from_le_bytes(*word) & ((1 << bits32) - 1);
+    let head = (idc << 1 | 1) | base << (1 + id_len);
+    w.write_bits(
+        head | state.checked_shl(head_len).unwrap_or(0),
+        head_len + bits32,
+    );
+    true
 }
 
 /// The rest of [`write_entry_header`]: the baseline and the state's length in bits. It does
@@ -282,12 +341,8 @@ pub(crate) fn write_entry_baseline(
     let bits = u32::try_from(bits).unwrap_or(u32::MAX);
     // Short codes (each value below 2¹⁵ − 1, as nearly all are): the flag and both codes in
     // one write of at most 59 bits.
-    let short = |v| BitWriter::gamma_code(v, 29);
-    if let (Some((back, back_len)), Some((len, len_len))) = (short(baseline_back), short(bits)) {
-        return match baseline_back == default_back {
-            true => w.write_bits(1 | len << 1, 1 + len_len),
-            false => w.write_bits(back << 1 | len << (1 + back_len), 1 + back_len + len_len),
-        };
+    if let Some((code, len)) = short_baseline(baseline_back, default_back, bits) {
+        return w.write_bits(code, len);
     }
     if baseline_back == default_back {
         w.write_bit(true);
@@ -676,7 +731,10 @@ fn read_int_delta(bytes: u8, base: u64, r: &mut BitReader<'_>) -> Result<u64, De
 mod tests {
     use proptest::prelude::*;
 
-    use super::{bits_to_bytes, bytes_to_bits, write_entry_baseline, MemberBits, StateLayout};
+    use super::{
+        bits_to_bytes, bytes_to_bits, write_entry_baseline, write_entry_id, write_short_entry,
+        MemberBits, StateLayout,
+    };
     use crate::codec::quantize::{Buckets, Quantization};
     use crate::codec::NetCodec;
     use crate::wire::{BitReader, BitWriter, NetReader, NetWriter};
@@ -827,6 +885,37 @@ mod tests {
     }
 
     proptest! {
+        /// One write of a short entry, or none: the same bits as its id, baseline and state
+        /// written apart, after any bits already written.
+        #[test]
+        fn a_short_entry_in_one_write_is_the_entry_written_in_parts(
+            lead in 0u32..64,
+            previous in proptest::option::of(0u32..1000),
+            id in prop_oneof![0u32..2000, any::<u32>()],
+            (back, default_back) in (0u32..40, 0u32..40),
+            state in proptest::collection::vec(any::<u8>(), 0..12),
+            bits in 0usize..80,
+        ) {
+            let mut one = BitWriter::new();
+            one.write_bits(0, lead);
+            let mut parts = one.clone();
+            let whole = write_short_entry(
+                &mut one,
+                (previous, id),
+                (back, default_back),
+                (&state, bits),
+            );
+            if whole {
+                write_entry_id(&mut parts, previous, id);
+                write_entry_baseline(&mut parts, back, default_back, bits);
+                prop_assert!(parts.append_bits(&state, 0, bits));
+                prop_assert_eq!(one.bit_len(), parts.bit_len());
+                prop_assert_eq!(one.finish(), parts.finish());
+            } else {
+                prop_assert_eq!(one.bit_len(), lead as usize, "nothing written");
+            }
+        }
+
         #[test]
         fn bits_read_back_as_the_bytes_they_came_from(
             base in state(),

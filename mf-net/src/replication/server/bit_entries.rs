@@ -23,7 +23,7 @@
 //! by a coding of their whole state.
 
 use crate::codec::quantize::Buckets;
-use crate::codec::state_bits::{write_entry_baseline, write_entry_id};
+use crate::codec::state_bits::{write_entry_baseline, write_entry_id, write_short_entry};
 use crate::codec::state_coder::Coding;
 use crate::replication::server::node_states::NodeStates;
 use crate::replication::server::node_table::{NetNode, NodeKey, NodeTable};
@@ -267,6 +267,11 @@ impl BitEntries {
         };
         let back = baseline.map_or(0, |b| tick.wrapping_sub(b));
         let (from, bits) = (coded.byte as usize * 8, coded.bits as usize);
+        let state = self.coding.bits.flushed().get(coded.byte as usize..);
+        let whole = ((previous, key.id()), (back, default_back));
+        if write_short_entry(body, whole.0, whole.1, (state.unwrap_or_default(), bits)) {
+            return true;
+        }
         write_entry_id(body, previous, key.id());
         write_entry_baseline(body, back, default_back, bits);
         let appended = body.append_bits(self.coding.bits.flushed(), from, bits);
