@@ -266,7 +266,7 @@ mod state_bits {
     use mf_net::codec::state_bits::{bits_to_bytes, bytes_to_bits};
     use mf_net::replication::{Apply, Audience, Capture};
     use mf_net::wire::{BitReader, BitWriter, NetReader, NetWriter};
-    use mf_net_benches::{spawn_boxes, step, Motion};
+    use mf_net_benches::{spawn_boxes, step, BoxEntity, Motion};
 
     use super::*;
 
@@ -295,7 +295,7 @@ mod state_bits {
     fn entries() -> Entries {
         let mut boxes = spawn_boxes(BOXES);
         step(&mut boxes, 10, Motion::All);
-        let quantized = |b: &mf_net_benches::BoxEntity| QuantizedBox {
+        let quantized = |b: &BoxEntity| QuantizedBox {
             position: b.position,
             rotation: b.rotation,
             health: b.health,
@@ -400,49 +400,34 @@ mod state_bits {
         });
     }
 
-    /// The bench box with unquantized members (issue 26's default box).
-    #[derive(Replicated, Debug, Default, Clone, PartialEq)]
-    struct PlainCodedBox {
-        #[replicated]
-        position: Vec3,
-        #[replicated]
-        rotation: Quat,
-        #[replicated]
-        health: i32,
-    }
-
-    /// [`code_boxes`] for [`PlainCodedBox`]: floats coded as the differences of their bits.
+    /// [`code_boxes`] for the bench box with unquantized members ([`BoxEntity`], issue 26's
+    /// default box): floats coded as the differences of their bits.
     #[divan::bench]
     fn code_plain_boxes(bencher: Bencher<'_, '_>) {
         let mut boxes = spawn_boxes(BOXES);
         step(&mut boxes, 10, Motion::All);
-        let plain = |b: &mf_net_benches::BoxEntity| PlainCodedBox {
-            position: b.position,
-            rotation: b.rotation,
-            health: b.health,
-        };
-        let layout = <PlainCodedBox as Replicated>::LAYOUT;
+        let layout = <BoxEntity as Replicated>::LAYOUT;
         let audience = Audience::of(false);
-        let mut states: Vec<_> = boxes.iter().map(|b| plain(b).new_state(10)).collect();
+        let mut states: Vec<_> = boxes.iter().map(|b| b.new_state(10)).collect();
         let mut coding = Coding::default();
         let base: Vec<Vec<Buckets>> = states
             .iter()
             .map(|state| {
                 coding.code(layout, &[], |c| {
-                    PlainCodedBox::write_bits_since_for(state, None, audience, c);
+                    BoxEntity::write_bits_since_for(state, None, audience, c);
                 });
                 coding.values().to_vec()
             })
             .collect();
         step(&mut boxes, 11, Motion::All);
         for (b, state) in boxes.iter().zip(&mut states) {
-            plain(b).capture(state, 11);
+            b.capture(state, 11);
         }
         bencher.counter(ItemsCount::new(BOXES)).bench_local(|| {
             let mut bits = 0;
             for (state, base) in black_box(&states).iter().zip(&base) {
                 coding.code(layout, base, |c| {
-                    PlainCodedBox::write_bits_since_for(state, Some(10), audience, c);
+                    BoxEntity::write_bits_since_for(state, Some(10), audience, c);
                 });
                 bits += coding.bit_len();
             }

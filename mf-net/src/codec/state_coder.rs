@@ -7,7 +7,6 @@
 //! the byte form: a quantized member's bucket indexes (the shadow keeps them) are coded as they
 //! are; any other member goes through its byte encoding, one member at a time.
 
-use crate::codec::float_delta::write_float_delta;
 use crate::codec::quantize::{Buckets, Quantization};
 use crate::codec::state_bits::{self, MemberBits, StateLayout};
 use crate::wire::{BitWriter, NetReader, NetWriter};
@@ -131,7 +130,7 @@ impl StateCoder<'_> {
 
     /// Any other member, of form `bits`: its bit-packed `value` where its type gives one
     /// ([`NetCodec::bit_value`](crate::codec::NetCodec::bit_value): integers, floats,
-    /// `bool`), coded as [`encoded`](Self::encoded) codes its bytes, without encoding it;
+    /// `bool`), coded as the transcoding of its bytes would code it, without encoding it;
     /// else through the byte encoding `encode` appends.
     #[inline]
     pub fn member(
@@ -140,51 +139,21 @@ impl StateCoder<'_> {
         value: Option<Buckets>,
         encode: impl FnOnce(&mut NetWriter),
     ) {
-        let base = self.base();
-        match (bits, value) {
-            (
-                MemberBits::Int {
-                    bytes: bytes @ (1 | 2 | 4 | 8),
-                },
-                Some(now),
-            ) => {
-                state_bits::write_int_delta(bytes, base.low_u64(), now.low_u64(), self.w);
-                self.keep(now);
-            }
-            (MemberBits::Floats { components }, Some(now)) => {
-                let Ok(n) = state_bits::float_components(components) else {
-                    return self.encoded(bits, encode);
-                };
-                for (&b, &v) in base.words().iter().zip(&now.words()).take(n) {
-                    write_float_delta(b, v, self.w);
-                }
-                self.keep(now);
-            }
-            (MemberBits::Bool, Some(now)) => {
-                self.w.write_bit(now.low_u64() != 0);
-                self.keep(base);
-            }
+        match value.map(|now| state_bits::code_value(bits, self.base(), now, self.w)) {
+            Some(Ok(kept)) => self.keep(kept),
             _ => self.encoded(bits, encode),
         }
     }
 
-    /// Any other member, of form `bits`, whose byte encoding `encode` appends.
+    /// A member of form `bits` coded through the byte encoding `encode` appends.
     #[inline]
-    pub fn encoded(&mut self, bits: MemberBits, encode: impl FnOnce(&mut NetWriter)) {
+    fn encoded(&mut self, bits: MemberBits, encode: impl FnOnce(&mut NetWriter)) {
         self.scratch.clear();
         encode(self.scratch);
         self.over_limit |= self.scratch.over_limit();
         let base = self.base();
         let mut r = NetReader::new(self.scratch.as_slice());
-        // Floats (every `f32` and `glam` member), the common case, without the walk over
-        // every form.
-        let coded = match bits {
-            MemberBits::Floats { components } => {
-                state_bits::encode_floats(components, &mut r, base, self.w)
-            }
-            _ => state_bits::encode_member(&bits, &mut r, base, self.w),
-        };
-        match coded {
+        match state_bits::encode_member(&bits, &mut r, base, self.w) {
             Ok(value) => self.keep(value),
             // What the member's own encoding wrote reads back; a value over a limit may not,
             // and the state is refused whole.

@@ -268,8 +268,8 @@ impl BitEntries {
         let back = baseline.map_or(0, |b| tick.wrapping_sub(b));
         let (from, bits) = (coded.byte as usize * 8, coded.bits as usize);
         let state = self.coding.bits.flushed().get(coded.byte as usize..);
-        let whole = ((previous, key.id()), (back, default_back));
-        if write_short_entry(body, whole.0, whole.1, (state.unwrap_or_default(), bits)) {
+        let (id, baseline) = ((previous, key.id()), (back, default_back));
+        if write_short_entry(body, id, baseline, (state.unwrap_or_default(), bits)) {
             return true;
         }
         write_entry_id(body, previous, key.id());

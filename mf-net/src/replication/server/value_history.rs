@@ -67,12 +67,16 @@ impl Ring {
         (at * stride, stride)
     }
 
-    /// The ring position `back` records before the next one (modulo its capacity, a power of
-    /// two: a mask, not a division).
+    /// Ring position `at` modulo its capacity (a power of two: a mask, not a division).
+    fn wrap(&self, at: usize) -> usize {
+        debug_assert!(self.cap.is_power_of_two());
+        at & (usize::from(self.cap) - 1)
+    }
+
+    /// The ring position `back` records before the next one.
     fn back(&self, back: usize) -> usize {
-        let (next, cap) = (usize::from(self.next), usize::from(self.cap));
-        debug_assert!(cap.is_power_of_two() && back <= cap);
-        (next + cap - back) & (cap - 1)
+        debug_assert!(back <= usize::from(self.cap));
+        self.wrap(usize::from(self.next) + usize::from(self.cap) - back)
     }
 
     /// Ring positions of its records, newest first.
@@ -163,7 +167,7 @@ impl ValueHistory {
             // Below `BASELINE_DEPTH`, which fits a byte.
             #[allow(clippy::cast_possible_truncation)]
             {
-                ring.next = ((at + 1) & (usize::from(ring.cap) - 1)) as u8;
+                ring.next = ring.wrap(at + 1) as u8;
                 ring.len = (ring.len + 1).min(ring.cap);
             }
         }
@@ -183,7 +187,7 @@ impl ValueHistory {
     /// Whether a snapshot of `tick` (or later) may read `ring`'s oldest record: a baseline
     /// within reach lies before the record after it (or there is none after it).
     fn oldest_read(&self, ring: &Ring, tick: u32) -> bool {
-        let after = (ring.oldest() + 1) & (usize::from(ring.cap) - 1);
+        let after = ring.wrap(ring.oldest() + 1);
         let after = match ring.len > 1 {
             true => self.tick_at(ring, after),
             false => tick,
@@ -226,12 +230,10 @@ impl ValueHistory {
         self.grown.1 += len;
         let start = self.regions.take(len)?;
         let mut grown = Ring { start, cap, ..ring };
-        grown.next = ring.len & (cap - 1);
+        grown.next = grown.wrap(usize::from(ring.len)) as u8;
         let stride = 1 + ring.slots as usize;
         for i in 0..usize::from(ring.len) {
-            let from = ring
-                .record((ring.oldest() + i) & (usize::from(ring.cap) - 1))
-                .0;
+            let from = ring.record(ring.wrap(ring.oldest() + i)).0;
             let to = grown.record(i).0;
             self.regions.copy((ring.start, from), (start, to), stride);
         }
@@ -241,7 +243,7 @@ impl ValueHistory {
 
     /// Node `key`'s ring, made its own (with no records, room for one) if it held another
     /// node's or records of another width, with a region of room for `slots` values a
-    /// record; `None` if the buffer cannot be indexed past its length.
+    /// record; `None` if the pool cannot name more pages.
     fn ring_for(&mut self, key: NodeKey, slots: usize) -> Option<Ring> {
         if key.slot() >= self.rings.len() {
             self.rings.resize(key.slot() + 1, Ring::EMPTY);
