@@ -32,7 +32,7 @@ use mf_net::prelude::*;
 use mf_net::replication::message_ids::{
     self as protocol, AUTHORITY, DESPAWN, HELLO, INPUT, INPUT_ACK, RPC, SNAPSHOT, SPAWN, WELCOME,
 };
-use mf_net::replication::{NetId, SnapshotEncoding};
+use mf_net::replication::{NetId, ReplicationRegistry, SnapshotEncoding};
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
 use mf_net::transport::{SendError, TransportEvent};
 use mf_net::wire::BitWriter;
@@ -847,7 +847,11 @@ fn fuzz_client(seed: u64, corpus: &Corpus, encoding: SnapshotEncoding, packets: 
         .expect("the final spawn applied");
     let handle = client.scene().net_ref::<Body>(node).unwrap();
     assert_eq!(client.scene().get(handle), Some(&body));
-    let tick = client.tick();
+    // Past the newest snapshot applied and the stale floor, which a hostile spawn or RPC may
+    // have set up to two seconds of ticks past it.
+    let tick = client
+        .tick()
+        .saturating_add(2 * u32::from(client.tick_rate()));
     if tick < u32::MAX {
         let applied = client.stats().snapshots_applied;
         // In the encoding the corpus's welcome told.
@@ -905,6 +909,41 @@ fn a_client_survives_thousands_of_hostile_packets_before_and_after_its_welcome()
 const ALLOWANCE: u64 = 64 * 1024;
 
 const HUGE: &[u8] = &[0xff, 0xff, 0xff, 0xff, 0x0f];
+
+/// A client whose scenes, spawners and RPCs agree with the server's but whose fingerprint does
+/// not (another set of replicated types linked: bit-packed entries name types by their registry
+/// numbers) is refused, and told to compare the types.
+#[test]
+fn a_hello_differing_only_in_the_replicated_types_is_refused_naming_them() {
+    let mut world = World::with_setup(0, patient(), None, 0, library, setup);
+    world.step(2);
+    let corpus = record_session();
+    let mut hello = corpus.of(&corpus.to_server, HELLO).remove(0)[HEADER..].to_vec();
+    // The fingerprint covers the registry, which the hello does not list.
+    hello[..8].copy_from_slice(&(world.server.fingerprint() ^ 1).to_le_bytes());
+    let mut peer = RawPeer::connect(&world.net);
+    peer.pump();
+    world.frame();
+    peer.pump();
+    peer.send(&packet(HELLO, 0, &hello), Channel::Reliable);
+    for _ in 0..3 {
+        peer.pump();
+        world.frame();
+    }
+    let refused: Vec<String> = drain(&mut world.server)
+        .into_iter()
+        .filter_map(|event| match event {
+            MultiplayerEvent::PeerRefused { refusal, .. } => Some(refusal),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(
+        refused[0].contains("replicated types linked differ"),
+        "{refused:?}"
+    );
+    assert!(!peer.welcomed);
+}
 
 #[test]
 fn hostile_counts_are_refused_before_allocating() {
@@ -1500,6 +1539,11 @@ fn x_state(x: i32) -> Vec<u8> {
     w.into_vec()
 }
 
+/// `Body`'s number in the replication registry, as bit-packed entries name its type.
+fn body_type() -> u16 {
+    ReplicationRegistry::global().id_of::<Body>().unwrap().get()
+}
+
 /// A bit-packed snapshot body of one entry of node `id` setting its `x`, coded against
 /// `base`: how many ticks back, and the `x` then (`None`: from zero).
 fn bit_snapshot_against(id: u32, x: i32, base: Option<(u32, i32)>) -> Vec<u8> {
@@ -1524,7 +1568,7 @@ fn bit_snapshot_against(id: u32, x: i32, base: Option<(u32, i32)>) -> Vec<u8> {
     .unwrap();
     let mut w = BitWriter::new();
     w.write_gamma(back);
-    write_entry(&mut w, None, id, back, back, &coded);
+    write_entry(&mut w, None, (id, body_type()), back, back, &coded);
     end_entries(&mut w);
     [&[0u8][..], w.finish()].concat()
 }
@@ -1646,8 +1690,8 @@ fn repeated_bit_packed_entries_keep_no_more_baselines_than_the_client_has_nodes(
     w.write_gamma(0);
     let mut previous = None;
     while w.bit_len() < 1100 * 8 {
-        write_entry(&mut w, previous, 1, 0, 0, &coded);
-        previous = Some(1);
+        write_entry(&mut w, previous, (1, body_type()), 0, 0, &coded);
+        previous = Some((1, body_type()));
     }
     end_entries(&mut w);
     let body = [&[0u8][..], w.finish()].concat();

@@ -10,6 +10,7 @@ use std::any::{Any, TypeId};
 use std::fmt;
 
 use super::{MemberInfo, Replicated};
+use crate::codec::state_bits::StateLayout;
 
 /// One replicated type as the registry sees it: the item that `#[derive(Replicated)]` submits to
 /// the link-time table.
@@ -21,6 +22,7 @@ pub struct RegisteredType {
     name: &'static str,
     schema_hash: u64,
     members: &'static [MemberInfo],
+    layout: &'static StateLayout,
     state_count: usize,
     type_id: fn() -> TypeId,
     rust_name: fn() -> &'static str,
@@ -40,6 +42,7 @@ impl RegisteredType {
             name: T::NAME,
             schema_hash: T::SCHEMA_HASH,
             members: T::MEMBERS,
+            layout: T::LAYOUT,
             state_count: T::STATE_COUNT,
             type_id: TypeId::of::<T>,
             rust_name: std::any::type_name::<T>,
@@ -83,6 +86,11 @@ impl RegisteredType {
     /// The type's own members, in declaration order ([`Replicated::MEMBERS`]).
     pub fn members(&self) -> &'static [MemberInfo] {
         self.members
+    }
+
+    /// How the type's states travel bit-packed ([`Replicated::LAYOUT`]).
+    pub fn layout(&self) -> &'static StateLayout {
+        self.layout
     }
 
     /// How many states the type writes ([`Replicated::STATE_COUNT`]).

@@ -76,6 +76,9 @@ pub enum ProtocolViolation {
     /// A message that only the other side may send (an ack sent to a client, a spawn sent to
     /// the server).
     WrongDirection,
+    /// A snapshot entry names a replicated type this end does not have, or another type than
+    /// its node's.
+    WrongType,
 }
 
 impl fmt::Display for DecodeError {
@@ -115,6 +118,7 @@ impl fmt::Display for ProtocolViolation {
             ProtocolViolation::UnknownRpc => "unknown RPC id",
             ProtocolViolation::NotFromServer => "replication message not from the server",
             ProtocolViolation::WrongDirection => "message not accepted in this direction",
+            ProtocolViolation::WrongType => "snapshot entry of another type than its node's",
         })
     }
 }

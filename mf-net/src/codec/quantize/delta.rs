@@ -147,6 +147,21 @@ impl Quantization {
         Ok(())
     }
 
+    /// Reads past what [`write_delta`](Self::write_delta) wrote for `components` (1 to 4)
+    /// components, against any baseline: its class, then its fields, no value checked.
+    pub(crate) fn skip_delta(
+        &self,
+        components: usize,
+        r: &mut BitReader<'_>,
+    ) -> Result<(), DecodeError> {
+        #[allow(clippy::cast_possible_truncation)]
+        let field = CLASS_WIDTHS
+            .get(r.read_bits(2)? as usize)
+            .copied()
+            .unwrap_or(self.bits);
+        r.skip_bits(field as usize * components.min(4))
+    }
+
     /// The first `n` indexes of a vector delta of `class` whose fields are `raw` (differences,
     /// or absolute indexes), against `base`, checked, written into `now` (the others 0).
     #[inline]
@@ -285,6 +300,23 @@ impl Quantization {
         }
         r.commit(window)?;
         *into = now.buckets(self);
+        Ok(())
+    }
+
+    /// Reads past what [`write_rotation_delta`](Self::write_rotation_delta) wrote, against any
+    /// baseline: its flag, then the packed rotation or each component's form and difference,
+    /// no value checked.
+    pub(crate) fn skip_rotation_delta(&self, r: &mut BitReader<'_>) -> Result<(), DecodeError> {
+        if !r.read_bit()? {
+            return r.skip_bits(2 + 3 * self.rotation_bits() as usize);
+        }
+        let [short, long] = self.rotation_widths();
+        for _ in 0..3 {
+            if r.read_bit()? {
+                let width = if r.read_bit()? { long } else { short };
+                r.skip_bits(width as usize)?;
+            }
+        }
         Ok(())
     }
 

@@ -12,9 +12,18 @@
 
 use crate::codec::quantize::Buckets;
 use crate::codec::state_bits::{self, StateLayout};
+use crate::replicated::registry::{ReplicatedTypeId, ReplicationRegistry};
 use crate::replication::client::baselines::Baselines;
 use crate::replication::shared::protocol;
-use crate::wire::{BitReader, DecodeError, NetReader, NetWriter};
+use crate::wire::{BitReader, DecodeError, NetReader, NetWriter, ProtocolViolation};
+
+/// A replicated type as bit-packed entries name it: how its states travel, and its number in
+/// the replication registry.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StateType {
+    pub(crate) layout: &'static StateLayout,
+    pub(crate) number: u16,
+}
 
 /// What a client knows of a net id, as a bit-packed entry needs it.
 pub(crate) enum Known {
@@ -23,9 +32,22 @@ pub(crate) enum Known {
     Absent,
     /// It has the node, which holds no replicated state: the entry is passed over.
     Stateless,
-    /// It has the node, whose states have this layout.
-    State(&'static StateLayout),
+    /// It has the node, whose value is of this type.
+    State(StateType),
 }
+
+/// Finds the layout of the states of the type of a number, as [`layout_of_type`] does.
+pub(crate) type Layouts = fn(u16) -> Option<&'static StateLayout>;
+
+/// The layout of the states of the type numbered `number` in the replication registry, if it
+/// has one: how a client passes over an entry of a node it does not have.
+pub(crate) fn layout_of_type(number: u16) -> Option<&'static StateLayout> {
+    let ty = ReplicatedTypeId::new(number)?;
+    Some(ReplicationRegistry::global().get(ty)?.layout())
+}
+
+/// The error of an entry naming a type the client does not have, or not its node's.
+const WRONG_TYPE: DecodeError = DecodeError::Protocol(ProtocolViolation::WrongType);
 
 /// How a bit-packed body read: whether every entry had its baseline, and the error that cut
 /// it short, if one did (the entries before it are in the byte form all the same).
@@ -73,47 +95,53 @@ impl BitSnapshots {
     }
 
     /// Reads the bit-packed body `body` (after the flags) of the snapshot of `tick` into its
-    /// byte form ([`bytes`](Self::bytes)), `known` telling what the client has of each net id,
-    /// and keeps each decoded entry's values by `tick` (at most `nodes`, the client's node
-    /// count).
+    /// byte form ([`bytes`](Self::bytes)), `known` telling what the client has of each net id
+    /// and `layouts` the layout of each type number (see [`layout_of_type`]), and keeps each
+    /// decoded entry's values by `tick` (at most `nodes`, the client's node count).
     pub(crate) fn transcode(
         &mut self,
         (body, tick, nodes): (&[u8], u32, usize),
         known: impl Fn(u32) -> Known,
+        layouts: Layouts,
     ) -> Transcoded {
         self.bytes.clear();
         let mut r = BitReader::new(body);
         let mut complete = true;
         self.history.begin(tick, nodes);
-        let broken = self.entries(&mut r, tick, &known, &mut complete).err();
+        let read = (tick, &known, layouts);
+        let broken = self.entries(&mut r, read, &mut complete).err();
         self.history.end();
         let broken = broken.or_else(|| r.finish().err());
         self.bytes.write_var_u32(0);
         Transcoded { complete, broken }
     }
 
-    /// Reads every entry of `r` (see [`transcode`](Self::transcode)).
+    /// Reads every entry of `r` (see [`transcode`](Self::transcode)). An entry of a node the
+    /// client lacks, or against a baseline it does not hold, is passed over by its type's
+    /// grammar; one naming another type than its node's breaks the body.
     fn entries(
         &mut self,
         r: &mut BitReader<'_>,
-        tick: u32,
-        known: &impl Fn(u32) -> Known,
+        (tick, known, layouts): (u32, &impl Fn(u32) -> Known, Layouts),
         complete: &mut bool,
     ) -> Result<(), DecodeError> {
         let default_back = r.read_gamma()?;
         let mut previous = None;
+        let pass_over =
+            |r: &mut BitReader<'_>, ty| state_bits::skip_state(layouts(ty).ok_or(WRONG_TYPE)?, r);
         while let Some(entry) = state_bits::read_entry(r, previous, default_back)? {
-            previous = Some(entry.id);
+            previous = Some(entry.key());
             let id = entry.id;
             let layout = match known(id) {
-                Known::State(layout) => layout,
+                Known::State(ty) if ty.number == entry.ty => ty.layout,
+                Known::State(_) => return Err(WRONG_TYPE),
                 Known::Absent => {
                     protocol::write_entry(&mut self.bytes, id, &mut self.scratch, |_| {});
-                    r.skip_bits(entry.bits)?;
+                    pass_over(r, entry.ty)?;
                     continue;
                 }
                 Known::Stateless => {
-                    r.skip_bits(entry.bits)?;
+                    pass_over(r, entry.ty)?;
                     continue;
                 }
             };
@@ -124,12 +152,11 @@ impl BitSnapshots {
                     Some(found) => found,
                     None => {
                         *complete = false;
-                        r.skip_bits(entry.bits)?;
+                        state_bits::skip_state(layout, r)?;
                         continue;
                     }
                 },
             };
-            let start = r.bit_position();
             // Every slot is written by the decoding (read, or the baseline's): the last entry's
             // values are not cleared first. (Resized only when the length changes: a length
             // just written and read back with the pointer stalls the read.)
@@ -141,10 +168,6 @@ impl BitSnapshots {
             let mut read = Ok(());
             protocol::write_entry(&mut self.bytes, id, &mut self.scratch, |w| {
                 read = state_bits::bits_to_bytes(layout, r, base, w, values);
-            });
-            let read = read.and_then(|()| match r.bit_position() - start == entry.bits {
-                true => Ok(()),
-                false => Err(DecodeError::NonCanonical),
             });
             if let Err(error) = read {
                 self.bytes.truncate(mark);
@@ -160,7 +183,7 @@ impl BitSnapshots {
 mod tests {
     use proptest::prelude::*;
 
-    use super::{BitSnapshots, Known};
+    use super::{BitSnapshots, Known, StateType};
     use crate::codec::quantize::{Buckets, Quantization};
     use crate::codec::state_bits::StateLayout;
     use crate::codec::state_bits::{bytes_to_bits, end_entries, write_entry, MemberBits};
@@ -189,21 +212,28 @@ mod tests {
         w.into_vec()
     }
 
+    /// [`LAYOUT`]'s type number in these tests.
+    const TYPE: u16 = 3;
+
     /// A body of one entry of node 7: `bytes` coded against `base`, `back` ticks back (the
     /// default).
     fn body(bytes: &[u8], base: &[Buckets], back: u32) -> Vec<u8> {
-        let mut coded = BitWriter::new();
-        bytes_to_bits(
-            &LAYOUT,
-            &mut NetReader::new(bytes),
-            base,
-            &mut coded,
-            &mut [],
-        )
-        .unwrap();
+        body_of(&[(7, TYPE, bytes)], base, back)
+    }
+
+    /// A body of an entry of each node `(id, type number, state)` of `entries`, every state
+    /// coded against `base`, `back` ticks back (the default).
+    fn body_of(entries: &[(u32, u16, &[u8])], base: &[Buckets], back: u32) -> Vec<u8> {
         let mut w = BitWriter::new();
         w.write_gamma(back);
-        write_entry(&mut w, None, 7, back, back, &coded);
+        let mut previous = None;
+        for &(id, ty, bytes) in entries {
+            let mut coded = BitWriter::new();
+            let mut r = NetReader::new(bytes);
+            bytes_to_bits(&LAYOUT, &mut r, base, &mut coded, &mut []).unwrap();
+            write_entry(&mut w, previous, (id, ty), back, back, &coded);
+            previous = Some((id, ty));
+        }
         end_entries(&mut w);
         w.finish().to_vec()
     }
@@ -218,14 +248,21 @@ mod tests {
     }
 
     fn known(_: u32) -> Known {
-        Known::State(&LAYOUT)
+        Known::State(StateType {
+            layout: &LAYOUT,
+            number: TYPE,
+        })
+    }
+
+    fn layouts(number: u16) -> Option<&'static StateLayout> {
+        (number == TYPE).then_some(&LAYOUT)
     }
 
     #[test]
     fn an_entry_reads_against_the_values_of_the_tick_it_names_and_not_without_them() {
         let mut client = BitSnapshots::default();
         let first = state(1000, 100);
-        let read = client.transcode((&body(&first, &[], 0), 10, 10), known);
+        let read = client.transcode((&body(&first, &[], 0), 10, 10), known, layouts);
         assert!(read.complete && read.broken.is_none());
         assert_eq!(client.bytes(), expected(&first));
         // Coded against tick 10's values, 3 ticks later.
@@ -233,16 +270,16 @@ mod tests {
         crate::codec::state_bits::state_values(&LAYOUT, &mut NetReader::new(&first), &mut base)
             .unwrap();
         let second = state(1003, 99);
-        let read = client.transcode((&body(&second, &base, 3), 13, 10), known);
+        let read = client.transcode((&body(&second, &base, 3), 13, 10), known, layouts);
         assert!(read.complete && read.broken.is_none());
         assert_eq!(client.bytes(), expected(&second));
         // A tick it decoded no entry of the node by (tick 9): passed over, the snapshot
         // incomplete.
-        let read = client.transcode((&body(&second, &base, 5), 14, 10), known);
+        let read = client.transcode((&body(&second, &base, 5), 14, 10), known, layouts);
         assert!(!read.complete && read.broken.is_none());
         assert_eq!(client.bytes(), [0]);
         // A tick whose snapshot did not carry it (tick 11): its values then are tick 10's.
-        let read = client.transcode((&body(&second, &base, 3), 14, 10), known);
+        let read = client.transcode((&body(&second, &base, 3), 14, 10), known, layouts);
         assert!(read.complete && read.broken.is_none());
         assert_eq!(client.bytes(), expected(&second));
         // Tick 13's own entry is a baseline once its snapshot is read: 2 ticks later.
@@ -250,7 +287,7 @@ mod tests {
         crate::codec::state_bits::state_values(&LAYOUT, &mut NetReader::new(&second), &mut now)
             .unwrap();
         let third = state(1004, 99);
-        let read = client.transcode((&body(&third, &now, 2), 15, 10), known);
+        let read = client.transcode((&body(&third, &now, 2), 15, 10), known, layouts);
         assert!(read.complete && read.broken.is_none());
         assert_eq!(client.bytes(), expected(&third));
     }
@@ -259,12 +296,47 @@ mod tests {
     fn a_node_the_client_lacks_goes_on_empty_and_a_stateless_one_is_passed_over() {
         let mut client = BitSnapshots::default();
         let bytes = body(&state(5, 5), &[], 0);
-        let read = client.transcode((&bytes, 1, 10), |_| Known::Absent);
+        let read = client.transcode((&bytes, 1, 10), |_| Known::Absent, layouts);
         assert!(read.complete && read.broken.is_none());
         assert_eq!(client.bytes(), expected(&[]));
-        let read = client.transcode((&bytes, 2, 10), |_| Known::Stateless);
+        let read = client.transcode((&bytes, 2, 10), |_| Known::Stateless, layouts);
         assert!(read.complete && read.broken.is_none());
         assert_eq!(client.bytes(), [0]);
+    }
+
+    #[test]
+    fn an_entry_the_client_cannot_use_is_passed_over_by_its_types_grammar() {
+        let (lacked, next) = (state(5, 5), state(9, 1));
+        let entries = [(7, TYPE, &lacked[..]), (8, TYPE, &next[..])];
+        // Node 7 is not here yet (its spawn in flight): an empty byte entry, then node 8's.
+        let mut client = BitSnapshots::default();
+        let present = |id| match id {
+            7 => Known::Absent,
+            _ => known(id),
+        };
+        let read = client.transcode((&body_of(&entries, &[], 0), 1, 10), present, layouts);
+        assert!(read.complete && read.broken.is_none());
+        let mut expected = NetWriter::new();
+        let mut scratch = NetWriter::new();
+        protocol::write_entry(&mut expected, 7, &mut scratch, |_| {});
+        protocol::write_entry(&mut expected, 8, &mut scratch, |w| w.write_bytes(&next));
+        expected.write_var_u32(0);
+        assert_eq!(client.bytes(), expected.as_slice());
+        // Against a baseline the client does not hold: passed over, the snapshot incomplete.
+        let read = client.transcode((&body_of(&entries, &[], 5), 2, 10), known, layouts);
+        assert!(!read.complete && read.broken.is_none());
+        assert_eq!(client.bytes(), [0]);
+        // Another type than the node's, or a type the client does not have: the body breaks.
+        let wrong = crate::wire::DecodeError::Protocol(crate::wire::ProtocolViolation::WrongType);
+        let other = [(7, TYPE + 1, &lacked[..])];
+        let read = client.transcode((&body_of(&other, &[], 0), 3, 10), known, layouts);
+        assert_eq!(read.broken, Some(wrong));
+        let read = client.transcode(
+            (&body_of(&other, &[], 0), 4, 10),
+            |_| Known::Absent,
+            layouts,
+        );
+        assert_eq!(read.broken, Some(wrong));
     }
 
     proptest! {
@@ -274,7 +346,7 @@ mod tests {
         ) {
             let mut client = BitSnapshots::default();
             for (tick, body) in (1u32..).zip(&bodies) {
-                let _ = client.transcode((body, tick, 10), known);
+                let _ = client.transcode((body, tick, 10), known, layouts);
                 prop_assert_eq!(client.bytes().last(), Some(&0));
             }
         }

@@ -3,10 +3,11 @@
 //! this client predicts it. The values stay in the engine's store; each pass borrows the
 //! store's `T`s once ([`lend`]) and loops over the rows, typed.
 
+use super::bit_snapshot::StateType;
 use super::entry::{EntryAt, EntryMisses, EntryRef};
 use super::interpolation::row::{BlendAt, RowInterp};
 use super::prediction::predicted::{self, ConfirmAt, Confirmation, RowPrediction};
-use crate::codec::state_bits::StateLayout;
+use crate::replicated::registry::ReplicationRegistry;
 use crate::replicated::{Apply, Replicated};
 use crate::replication::shared::columns::RuntimeColumn;
 use crate::replication::shared::each_value::{each_value, Aligned, HintedRow};
@@ -18,7 +19,9 @@ pub(crate) type NewReplicas = fn() -> Box<dyn ErasedReplicas>;
 
 /// The [`NewReplicas`] of `T`.
 pub(crate) fn new_replicas<T: Replicated>() -> Box<dyn ErasedReplicas> {
+    let registry = ReplicationRegistry::global();
     Box::new(ReplicaColumn::<T> {
+        ty: registry.id_of::<T>().map_or(0, |id| id.get()),
         rows: Vec::new(),
         predicted: 0,
         aligned: Aligned::default(),
@@ -54,6 +57,8 @@ impl<T: Replicated> HintedRow for ReplicaRow<T> {
 
 /// The rows of every networked node holding a `T`.
 struct ReplicaColumn<T: Replicated> {
+    /// `T`'s number in the replication registry (0: not registered).
+    ty: u16,
     rows: Vec<ReplicaRow<T>>,
     /// Rows with a prediction state.
     predicted: usize,
@@ -281,8 +286,9 @@ pub(crate) trait ErasedReplicas: RuntimeColumn {
     fn check(&mut self, store: &mut dyn Store, tick: u32) -> Option<(NodeId, &'static str)>;
     /// One column of `Replicas::restore_history`.
     fn restore_history(&mut self, store: &mut dyn Store, tick: u32);
-    /// How the type's states travel bit-packed ([`Replicated::LAYOUT`]).
-    fn layout(&self) -> &'static StateLayout;
+    /// How the type's states travel bit-packed ([`Replicated::LAYOUT`]), and its number in the
+    /// replication registry, which bit-packed entries name it by.
+    fn state_type(&self) -> StateType;
 }
 
 impl<T: Replicated> RuntimeColumn for ReplicaColumn<T> {
@@ -581,7 +587,10 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
         });
     }
 
-    fn layout(&self) -> &'static StateLayout {
-        T::LAYOUT
+    fn state_type(&self) -> StateType {
+        StateType {
+            layout: T::LAYOUT,
+            number: self.ty,
+        }
     }
 }

@@ -4,11 +4,11 @@
 
 use std::any::TypeId;
 
+use super::bit_snapshot::StateType;
 use super::entry::EntryAt;
 use super::interpolation::row::BlendAt;
 use super::prediction::predicted::{ConfirmAt, Confirmation};
 use super::replica_column::{new_replicas, ErasedReplicas, NewReplicas};
-use crate::codec::state_bits::StateLayout;
 use crate::replicated::Replicated;
 use crate::replication::shared::columns::{make_column, Columns, ValueAt};
 use crate::store::{NodeId, Store};
@@ -122,15 +122,15 @@ impl Replicas {
             .then_some(found))
     }
 
-    /// How the states of column `column`'s type travel bit-packed (`None`: no such column).
-    pub(crate) fn column_layout(&self, column: u32) -> Option<&'static StateLayout> {
-        Some(self.columns.get(column)?.layout())
+    /// The type of column `column`, as bit-packed entries need it (`None`: no such column).
+    pub(crate) fn column_type(&self, column: u32) -> Option<StateType> {
+        Some(self.columns.get(column)?.state_type())
     }
 
-    /// How `node`'s states travel bit-packed (`None`: it has no row).
-    pub(crate) fn layout_of(&self, node: NodeId) -> Option<&'static StateLayout> {
+    /// The type of `node`'s value, as bit-packed entries need it (`None`: it has no row).
+    pub(crate) fn state_type_of(&self, node: NodeId) -> Option<StateType> {
         let found = self.columns.at(node)?;
-        Some(self.columns.get(found.column)?.layout())
+        Some(self.columns.get(found.column)?.state_type())
     }
 
     /// Column `column` (snapshot entries are applied one column at a time).

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tracing::{debug, info, warn};
 
 use crate::bus::MessageHeader;
-use crate::replication::client::bit_snapshot::{BitSnapshots, Known};
+use crate::replication::client::bit_snapshot::{layout_of_type, BitSnapshots, Known};
 use crate::replication::client::entry::EntryRef;
 use crate::replication::client::entry_batch::EntryBatch;
 use crate::replication::client::interpolation::ClientInterpolation;
@@ -614,10 +614,10 @@ impl ClientState {
         }
         let message = r.data();
         for &(net_id, node, start, end) in &states {
-            if let (Some(layout), Some(state)) =
-                (self.replicas.layout_of(node), message.get(start..end))
+            if let (Some(ty), Some(state)) =
+                (self.replicas.state_type_of(node), message.get(start..end))
             {
-                self.bit_snapshots.spawned((net_id, tick), layout, state);
+                self.bit_snapshots.spawned((net_id, tick), ty.layout, state);
             }
         }
         // States that named a node of this spawn before it was here (in this spawn or an
@@ -805,7 +805,7 @@ impl ClientState {
         }
         let mut bits = std::mem::take(&mut self.bit_snapshots);
         let body = (r.rest(), tick, self.nodes.len());
-        let transcoded = bits.transcode(body, |id| self.known(id));
+        let transcoded = bits.transcode(body, |id| self.known(id), layout_of_type);
         let mut entries = NetReader::new(bits.bytes());
         let read = (transcoded.complete, transcoded.broken);
         let applied = self.apply_entries(shared, tick, flags, &mut entries, read);
@@ -819,17 +819,17 @@ impl ClientState {
             return Known::Absent;
         };
         // The column found before, else the table of rows by node (one more line to wait for).
-        if let Some(layout) = self.replicas.column_layout(l.at.column) {
+        if let Some(ty) = self.replicas.column_type(l.at.column) {
             debug_assert!(
                 self.replicas
-                    .layout_of(l.node)
-                    .is_some_and(|own| std::ptr::eq(own, layout)),
+                    .state_type_of(l.node)
+                    .is_some_and(|own| own.number == ty.number),
                 "a node keeps the column it was found in"
             );
-            return Known::State(layout);
+            return Known::State(ty);
         }
         self.replicas
-            .layout_of(l.node)
+            .state_type_of(l.node)
             .map_or(Known::Stateless, Known::State)
     }
 

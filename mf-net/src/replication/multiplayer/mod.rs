@@ -132,7 +132,9 @@ use crate::replication::shared::instance::as_scene_mut;
 use crate::replication::shared::outbox::{outbox, Outbox};
 use crate::replication::shared::protocol;
 use crate::replication::shared::state::Shared;
+use crate::replication::ReplicationRegistry;
 use crate::scene::{NodeId, Scene, SceneIndex, SceneLibrary, SceneShape};
+use crate::schema;
 use crate::store::Store;
 use crate::transport::{DisconnectReason, PeerId, Transport};
 
@@ -230,7 +232,11 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
         protocol::prepare_registry(messages)?;
         let mut shapes = self.core.shared.library.shapes()?;
         shapes.extend(self.core.shared.spawners.shapes());
-        self.core.shared.fingerprint = SceneShape::fingerprint(&shapes);
+        // Bit-packed snapshot entries name types by their registry numbers: both ends must
+        // number the same types alike.
+        let types = ReplicationRegistry::from_inventory().map_err(MultiplayerError::Types)?;
+        let shapes_hash = SceneShape::fingerprint(&shapes);
+        self.core.shared.fingerprint = schema::hash_u64(shapes_hash, types.fingerprint());
         self.core.shared.shapes = shapes;
         rpc::prepare(&mut self.core.shared)?;
         self.core.shared.refusal = None;
@@ -767,8 +773,9 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
     }
 
     /// Our replication fingerprint (a hash of the spawnable scenes' shapes, of the spawners'
-    /// names, parent paths and data types, and of the RPC signatures of their types), once
-    /// started. [`registry_dump`](Self::registry_dump) lists what it covers.
+    /// names, parent paths and data types, of every linked replicated type's stable name and
+    /// schema hash ([`ReplicationRegistry::fingerprint`]: snapshot entries name types by their
+    /// registry numbers), and of the RPC signatures of the scenes' types), once started. [`registry_dump`](Self::registry_dump) lists what it covers.
     pub fn fingerprint(&self) -> u64 {
         self.core.shared.fingerprint
     }

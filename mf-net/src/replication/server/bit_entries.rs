@@ -23,7 +23,7 @@
 //! by a coding of their whole state.
 
 use crate::codec::quantize::Buckets;
-use crate::codec::state_bits::{write_entry_baseline, write_entry_id, write_short_entry};
+use crate::codec::state_bits::{write_entry_baseline, write_entry_id, write_short_entry, EntryKey};
 use crate::codec::state_coder::Coding;
 use crate::replication::server::node_states::NodeStates;
 use crate::replication::server::node_table::{NetNode, NodeKey, NodeTable};
@@ -239,7 +239,7 @@ impl BitEntries {
 
     /// Appends to `body` the entry of `node` (the node `key`) for `audience`, for a client
     /// whose `since` for it is `acked` (coded against the [`baseline`] that
-    /// gives), after the entry of net id `previous`, in a snapshot of `tick` whose default
+    /// gives), after the entry `previous` (net id and type), in a snapshot of `tick` whose default
     /// baseline is `default_back` ticks back. The state is coded on the first request this
     /// tick, found on every later one (with its baseline checked once). Returns `false`,
     /// writing nothing, if no client could read the node's state (a member over a limit: see
@@ -251,7 +251,7 @@ impl BitEntries {
         states: &impl NodeStates,
         (key, node, audience): (NodeKey, &NetNode, Audience),
         acked: Option<u32>,
-        previous: Option<u32>,
+        previous: Option<EntryKey>,
         (tick, default_back): (u32, u32),
     ) -> bool {
         // The node and its audience go on apart: a tuple of them copied whole would read the
@@ -268,12 +268,18 @@ impl BitEntries {
         let back = baseline.map_or(0, |b| tick.wrapping_sub(b));
         let (from, bits) = (coded.byte as usize * 8, coded.bits as usize);
         let state = self.coding.bits.flushed().get(coded.byte as usize..);
-        let (id, baseline) = ((previous, key.id()), (back, default_back));
-        if write_short_entry(body, id, baseline, (state.unwrap_or_default(), bits)) {
+        let entry = (key.id(), node.ty);
+        let baseline = (back, default_back);
+        if write_short_entry(
+            body,
+            (previous, entry),
+            baseline,
+            (state.unwrap_or_default(), bits),
+        ) {
             return true;
         }
-        write_entry_id(body, previous, key.id());
-        write_entry_baseline(body, back, default_back, bits);
+        write_entry_id(body, previous, entry);
+        write_entry_baseline(body, back, default_back);
         let appended = body.append_bits(self.coding.bits.flushed(), from, bits);
         debug_assert!(appended, "a coded state lies in the coded states");
         true

@@ -33,6 +33,9 @@ pub(crate) struct NetNode {
     pub(crate) has_state: bool,
     /// Whether what a client receives of it depends on whether it owns the node.
     pub(crate) owner_conditions: bool,
+    /// Its value's replicated type, as bit-packed entries name it (its
+    /// [`ReplicatedTypeId`](crate::replication::ReplicatedTypeId) number; 0: none).
+    pub(crate) ty: u16,
     /// The shadow state's newest change ticks for the node's owner and for other clients (0
     /// without a state), copied here by capture so that a snapshot skips nodes with nothing to
     /// send, and finds which entries are the same bytes, without touching their column.
@@ -58,6 +61,7 @@ impl Default for NetNode {
             node: NodeId::new(0, 0),
             has_state: false,
             owner_conditions: false,
+            ty: 0,
             last_changed: LastChanged::default(),
             value_at: ValueAt::default(),
             authority: PeerId::SERVER,

@@ -226,7 +226,7 @@ impl<S: NodeStates> Coder<'_, S> {
                 cursor = node.net_id;
                 break;
             }
-            previous = Some(e.key.id());
+            previous = Some((e.key.id(), node.ty));
             EntryCache::accept(node);
             out.carry_one(e.key.id(), place);
             if e.acked.is_none() {

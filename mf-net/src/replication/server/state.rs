@@ -28,7 +28,9 @@ use crate::replication::server::{snapshot, snapshot_bits};
 use crate::replication::shared::columns::ValueAt;
 use crate::replication::shared::config::{MultiplayerError, SnapshotEncoding, TickSource};
 use crate::replication::shared::events::MultiplayerEvent;
-use crate::replication::shared::instance::{as_scene, exists, instance_nodes, value_info};
+use crate::replication::shared::instance::{
+    as_scene, exists, instance_nodes, value_info, value_type_number,
+};
 use crate::replication::shared::net_id::NetId;
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{
@@ -1281,6 +1283,7 @@ impl ServerState {
                 node,
                 has_state: false,
                 owner_conditions,
+                ty: value_type_number(&*shared.store, node),
                 last_changed: LastChanged::default(),
                 value_at: ValueAt::default(),
                 authority,

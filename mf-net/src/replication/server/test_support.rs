@@ -101,6 +101,7 @@ pub(crate) fn node(net_id: u32, state: Option<FakeState>, authority: PeerId) -> 
         node: Scene::new().root(),
         has_state: state.is_some(),
         owner_conditions: state.as_ref().is_some_and(|s| s.conditional),
+        ty: 1,
         last_changed,
         value_at: ValueAt::default(),
         authority,

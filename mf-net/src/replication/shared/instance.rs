@@ -44,6 +44,17 @@ pub(crate) fn value_info(store: &dyn Store, node: NodeId) -> Option<&'static Reg
     registry.get(registry.id_of_type_id(store.value_type(node)?)?)
 }
 
+/// The number of `node`'s value's type in the replication registry
+/// ([`ReplicatedTypeId::get`](crate::replication::ReplicatedTypeId::get); 0: it holds no value
+/// of a registered type).
+pub(crate) fn value_type_number(store: &dyn Store, node: NodeId) -> u16 {
+    let registry = ReplicationRegistry::global();
+    store
+        .value_type(node)
+        .and_then(|ty| registry.id_of_type_id(ty))
+        .map_or(0, |id| id.get())
+}
+
 /// `node`'s parent, in a storage with a tree.
 pub(crate) fn parent(store: &dyn Store, node: NodeId) -> Option<NodeId> {
     as_scene(store)?.parent(node)

@@ -193,8 +193,13 @@ fn describe_rpc_difference(ours: &[TypeSignatures], theirs: &[TypeSignatures]) -
             b.rpcs.first().map_or("", |r| r.0.as_str())
         );
     }
-    "replication fingerprints differ".to_owned()
+    TYPES_DIFFER.to_owned()
 }
+
+/// The refusal text when the scene shapes and RPC signatures agree: what is left of the
+/// fingerprint is the replicated types linked.
+const TYPES_DIFFER: &str = "the replicated types linked differ (a type's stable name or schema, \
+     or a type linked on one end only): compare `Multiplayer::registry_dump` on both ends";
 
 #[cfg(test)]
 mod tests {
