@@ -650,10 +650,15 @@ mod tests {
             expect.0[components..].fill(0);
             let mut w = BitWriter::new();
             q.write_delta(&base, &now, components, &mut w);
+            let len = w.bit_len();
             let bytes = w.finish().to_vec();
             let mut r = BitReader::new(&bytes);
             prop_assert_eq!(q.read_delta(&base, components, &mut r), Ok(expect));
             prop_assert_eq!(r.finish(), Ok(()));
+            // Passed over without the baseline, to the bit.
+            let mut r = BitReader::new(&bytes);
+            prop_assert_eq!(q.skip_delta(components, &mut r), Ok(()));
+            prop_assert_eq!(r.bit_position(), len);
         }
 
         #[test]
@@ -730,10 +735,15 @@ mod tests {
             let (base, now) = (make(largest, from), make(other, to));
             let mut w = BitWriter::new();
             q.write_rotation_delta(&base, &now, &mut w);
+            let len = w.bit_len();
             let bytes = w.finish().to_vec();
             let mut r = BitReader::new(&bytes);
             prop_assert_eq!(q.read_rotation_delta(&base, &mut r), Ok(now));
             prop_assert_eq!(r.finish(), Ok(()));
+            // Passed over without the baseline, to the bit.
+            let mut r = BitReader::new(&bytes);
+            prop_assert_eq!(q.skip_rotation_delta(&mut r), Ok(()));
+            prop_assert_eq!(r.bit_position(), len);
         }
     }
 }
