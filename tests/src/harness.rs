@@ -256,6 +256,18 @@ pub fn drain(mp: &mut Mp) -> Vec<MultiplayerEvent> {
     std::iter::from_fn(|| mp.next_event()).collect()
 }
 
+/// Drains `mp`'s events; returns the texts of the refusals among them
+/// ([`MultiplayerEvent::PeerRefused`]).
+pub fn refusals(mp: &mut Mp) -> Vec<String> {
+    drain(mp)
+        .into_iter()
+        .filter_map(|event| match event {
+            MultiplayerEvent::PeerRefused { refusal, .. } => Some(refusal),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The networked nodes of `mp`, depth-first, with their net ids.
 pub fn networked<T: Transport + 'static>(mp: &Multiplayer<T>) -> Vec<(NetId, NodeId)> {
     let scene = mp.scene();

@@ -37,7 +37,7 @@ use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
 use mf_net::transport::{SendError, TransportEvent};
 use mf_net::wire::BitWriter;
 use mf_net_tests::alloc_counter;
-use mf_net_tests::harness::{drain, messages, Dyn, Mp, World};
+use mf_net_tests::harness::{drain, messages, refusals, Dyn, Mp, World};
 use mf_net_tests::send_hook::SendHook;
 
 mod replication_common;
@@ -930,13 +930,7 @@ fn a_hello_differing_only_in_the_replicated_types_is_refused_naming_them() {
         peer.pump();
         world.frame();
     }
-    let refused: Vec<String> = drain(&mut world.server)
-        .into_iter()
-        .filter_map(|event| match event {
-            MultiplayerEvent::PeerRefused { refusal, .. } => Some(refusal),
-            _ => None,
-        })
-        .collect();
+    let refused = refusals(&mut world.server);
     assert_eq!(refused.len(), 1, "{refused:?}");
     assert!(
         refused[0].contains("replicated types linked differ"),

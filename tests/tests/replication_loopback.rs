@@ -10,7 +10,7 @@ use mf_net::replication::{MultiplayerError, MultiplayerEvent, NetId};
 use mf_net::transport::DisconnectReason;
 mod replication_common;
 
-use mf_net_tests::harness::{drain, networked, Dyn, Mp, World};
+use mf_net_tests::harness::{drain, networked, refusals, Dyn, Mp, World};
 use replication_common::{library, Body, Gun, BODY, TANK};
 
 fn body(mp: &mut Mp, node: NodeId) -> &mut Body {
@@ -386,13 +386,7 @@ fn a_replication_mismatch_is_refused_naming_the_type() {
     assert!(text.contains("Gun") && text.contains("Body"), "{text}");
     assert_eq!(world.server.peers().len(), 1, "the good client stays");
     // The server raises an event with the same text.
-    let refused: Vec<String> = drain(&mut world.server)
-        .into_iter()
-        .filter_map(|event| match event {
-            MultiplayerEvent::PeerRefused { refusal, .. } => Some(refusal),
-            _ => None,
-        })
-        .collect();
+    let refused = refusals(&mut world.server);
     assert_eq!(refused.len(), 1, "{refused:?}");
     assert!(refused[0].contains("scene `tank`"), "{refused:?}");
 }
