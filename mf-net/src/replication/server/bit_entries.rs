@@ -177,7 +177,7 @@ impl BitEntries {
         node: &NetNode,
         tick: u32,
     ) {
-        if !node.has_state {
+        if !node.has_state() {
             return;
         }
         // A state holding a string over the limit is not sent (see `StateOverLimit`): its
@@ -231,7 +231,7 @@ impl BitEntries {
             let Some(node) = nodes.get(key) else {
                 continue;
             };
-            if node.has_state && !node.owner_conditions && seen(node) {
+            if node.has_state() && !node.owner_conditions && seen(node) {
                 let _ = self.coded(states, (key, node), Audience::NonOwner, (Some(acked), tick));
             }
         }

@@ -227,7 +227,7 @@ impl SendState {
         nodes: &NodeTable,
     ) {
         let joined = NodeSend::new(tick, None);
-        let stateless = |key| !nodes.get(key).is_some_and(|n| n.has_state);
+        let stateless = |key| !nodes.get(key).is_some_and(|n| n.has_state());
         self.nodes.fill(keys, joined, stateless);
         self.pending.clear();
         self.pending_alike.changed();
@@ -689,7 +689,7 @@ pub(crate) fn wants(node: &NetNode, ack: &NodeSend, peer: PeerId) -> bool {
 /// [`wants`], for a client receiving the node as `audience`.
 #[inline]
 pub(crate) fn wants_as(node: &NetNode, ack: &NodeSend, audience: Audience) -> bool {
-    node.has_state
+    node.has_state()
         && ack.since().map_or(true, |since| {
             tick_after(node.last_changed_for(audience), since)
         })

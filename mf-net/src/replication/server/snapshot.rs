@@ -205,7 +205,7 @@ pub(crate) fn prepare_changed(
         let Some(node) = nodes.get(key) else {
             continue;
         };
-        if node.has_state && !node.owner_conditions && seen(node) {
+        if node.has_state() && !node.owner_conditions && seen(node) {
             let audience = Audience::NonOwner;
             batch.push(key, node, node.since_class(Some(acked), audience), audience);
             if batch.len() == PREPARED_PER_PASS {

@@ -446,7 +446,7 @@ impl ServerState {
             return false;
         };
         let old = std::mem::replace(&mut n.authority, peer);
-        let conditional = n.has_state && n.owner_conditions;
+        let conditional = n.has_state() && n.owner_conditions;
         let g = n.group;
         if peer != PeerId::SERVER {
             if let Some(group) = self.groups.get_mut(g) {
@@ -883,7 +883,7 @@ impl ServerState {
             return;
         }
         for &key in &self.changed {
-            if self.nodes.get(key).is_some_and(|n| n.has_state) {
+            if self.nodes.get(key).is_some_and(|n| n.has_state()) {
                 self.bit_entries.owe(key);
             }
         }
@@ -912,7 +912,7 @@ impl ServerState {
             let Some(n) = self.nodes.get(key) else {
                 continue;
             };
-            if !n.has_state {
+            if !n.has_state() {
                 continue;
             }
             let stale = |t: u32| crate::tick::tick_after(floor, t);
@@ -1095,7 +1095,7 @@ impl ServerState {
         let retyped: Vec<NodeId> = self
             .nodes
             .values()
-            .filter(|n| n.has_state && exists(store, n.node) && !shadows.matches(store, n.node))
+            .filter(|n| n.has_state() && exists(store, n.node) && !shadows.matches(store, n.node))
             .map(|n| n.node)
             .collect();
         for node in retyped {
@@ -1278,12 +1278,12 @@ impl ServerState {
             let net_id = first + offset;
             let owner_conditions =
                 value_info(&*shared.store, node).is_some_and(|ty| ty.has_owner_conditions());
+            let ty = value_type_number(&*shared.store, node);
             let record = NetNode {
                 net_id,
                 node,
-                has_state: false,
                 owner_conditions,
-                ty: value_type_number(&*shared.store, node),
+                ty: 0,
                 last_changed: LastChanged::default(),
                 value_at: ValueAt::default(),
                 authority,
@@ -1301,7 +1301,8 @@ impl ServerState {
                 self.shadows.start(&mut *shared.store, node, tag, self.tick),
                 self.nodes.get_mut(key),
             ) {
-                n.has_state = true;
+                debug_assert_ne!(ty, 0, "a shadow state is made for registered types only");
+                n.ty = ty;
                 n.last_changed = last_changed;
                 n.value_at = at;
             }
@@ -1325,7 +1326,7 @@ impl ServerState {
         // client's coded against the spawn's values until it acknowledges a later entry). A
         // dormant copy is stale: resynced at once.
         for &key in group_keys(&self.nodes, group) {
-            let stateful = self.nodes.get(key).is_some_and(|n| n.has_state);
+            let stateful = self.nodes.get(key).is_some_and(|n| n.has_state());
             match spawned {
                 true => client.send.add(key, self.tick, stateful),
                 false => client.send.show(key, self.tick, stateful),
@@ -1382,7 +1383,7 @@ fn write_spawn<'a>(
             w.write_var_u32(id);
         }
     }
-    for n in present().filter(|n| n.has_state) {
+    for n in present().filter(|n| n.has_state()) {
         shadows.write_full_for(n.node, Audience::of(n.authority == peer), w);
     }
 }

@@ -99,9 +99,8 @@ pub(crate) fn node(net_id: u32, state: Option<FakeState>, authority: PeerId) -> 
     NetNode {
         net_id,
         node: Scene::new().root(),
-        has_state: state.is_some(),
         owner_conditions: state.as_ref().is_some_and(|s| s.conditional),
-        ty: 1,
+        ty: u16::from(state.is_some()),
         last_changed,
         value_at: ValueAt::default(),
         authority,

@@ -72,7 +72,7 @@ impl ServerState {
         let Some(group) = self.groups.get(g) else {
             return true;
         };
-        for n in group_nodes(&self.nodes, group).filter(|n| n.has_state) {
+        for n in group_nodes(&self.nodes, group).filter(|n| n.has_state()) {
             self.scratch.clear();
             let audience = Audience::of(n.authority == peer);
             self.shadows
