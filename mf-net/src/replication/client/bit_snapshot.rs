@@ -187,6 +187,7 @@ mod tests {
     use crate::codec::quantize::{Buckets, Quantization};
     use crate::codec::state_bits::StateLayout;
     use crate::codec::state_bits::{bytes_to_bits, end_entries, write_entry, MemberBits};
+    use crate::codec::NetCodec;
     use crate::replication::shared::protocol;
     use crate::wire::{BitWriter, NetReader, NetWriter};
 
@@ -255,7 +256,107 @@ mod tests {
     }
 
     fn layouts(number: u16) -> Option<&'static StateLayout> {
-        (number == TYPE).then_some(&LAYOUT)
+        match number {
+            TYPE => Some(&LAYOUT),
+            OTHER_TYPE => Some(&OTHER),
+            _ => None,
+        }
+    }
+
+    /// A second type: two unquantized floats, a `bool`, a string and an `i64`.
+    static OTHER: StateLayout = StateLayout {
+        bases: &[],
+        members: &[
+            MemberBits::Floats { components: 2 },
+            MemberBits::Bool,
+            MemberBits::Bytes { skip: skip_string },
+            MemberBits::Int { bytes: 8 },
+        ],
+    };
+
+    /// [`OTHER`]'s type number in these tests.
+    const OTHER_TYPE: u16 = 9;
+
+    fn skip_string(r: &mut NetReader<'_>) -> Result<(), crate::wire::DecodeError> {
+        String::decode(r).map(drop)
+    }
+
+    /// A random state of either type: which one, its mask (members past the type's last
+    /// ignored), and values.
+    #[derive(Debug, Clone)]
+    struct AnyState {
+        other: bool,
+        mask: u64,
+        x: u16,
+        hp: i32,
+        floats: [f32; 2],
+        alive: bool,
+        name: String,
+        big: i64,
+    }
+
+    impl AnyState {
+        fn ty(&self) -> (u16, &'static StateLayout) {
+            match self.other {
+                false => (TYPE, &LAYOUT),
+                true => (OTHER_TYPE, &OTHER),
+            }
+        }
+
+        /// Its byte form.
+        fn bytes(&self) -> Vec<u8> {
+            let mut w = NetWriter::new();
+            let carried = |i: u32| self.mask >> i & 1 == 1;
+            if !self.other {
+                w.write_var_u64(self.mask & 0b11);
+                if carried(0) {
+                    for _ in 0..3 {
+                        w.write_u16(self.x);
+                    }
+                }
+                if carried(1) {
+                    w.write_i32(self.hp);
+                }
+                return w.into_vec();
+            }
+            w.write_var_u64(self.mask & 0b1111);
+            if carried(0) {
+                self.floats.iter().for_each(|&f| w.write_f32(f));
+            }
+            if carried(1) {
+                w.write_bool(self.alive);
+            }
+            if carried(2) {
+                self.name.encode(&mut w);
+            }
+            if carried(3) {
+                w.write_i64(self.big);
+            }
+            w.into_vec()
+        }
+    }
+
+    fn any_state() -> impl Strategy<Value = AnyState> {
+        let values = (any::<u16>(), any::<i32>(), any::<[f32; 2]>(), any::<bool>());
+        (
+            any::<bool>(),
+            any::<u64>(),
+            values,
+            "[a-z]{0,8}",
+            any::<i64>(),
+        )
+            .prop_map(
+                |(other, mask, (x, hp, floats, alive), name, big)| AnyState {
+                    other,
+                    mask,
+                    x,
+                    hp,
+                    floats,
+                    alive,
+                    name,
+                    big,
+                },
+            )
     }
 
     #[test]
@@ -340,6 +441,47 @@ mod tests {
     }
 
     proptest! {
+        /// Entries of two types, each from zero, some of nodes the client lacks: those go on
+        /// empty, passed over by their type's grammar, and every other reads back exactly.
+        #[test]
+        fn entries_of_nodes_the_client_lacks_are_passed_over_whatever_their_type(
+            entries in proptest::collection::vec((any::<bool>(), any_state()), 1..12),
+        ) {
+            let mut w = BitWriter::new();
+            w.write_gamma(0);
+            let (mut expected, mut scratch) = (NetWriter::new(), NetWriter::new());
+            let mut previous = None;
+            for (id, (present, state)) in (1u32..).zip(&entries) {
+                let (ty, layout) = state.ty();
+                let bytes = state.bytes();
+                let mut coded = BitWriter::new();
+                bytes_to_bits(layout, &mut NetReader::new(&bytes), &[], &mut coded, &mut [])
+                    .unwrap();
+                write_entry(&mut w, previous, (id, ty), 0, 0, &coded);
+                previous = Some((id, ty));
+                protocol::write_entry(&mut expected, id, &mut scratch, |w| {
+                    if *present {
+                        w.write_bytes(&bytes);
+                    }
+                });
+            }
+            end_entries(&mut w);
+            expected.write_var_u32(0);
+            let known = |id: u32| {
+                let (present, state) = &entries[id as usize - 1];
+                let (number, layout) = state.ty();
+                match present {
+                    true => Known::State(StateType { layout, number }),
+                    false => Known::Absent,
+                }
+            };
+            let mut client = BitSnapshots::default();
+            let read = client.transcode((w.finish(), 1, 16), known, layouts);
+            prop_assert!(read.complete);
+            prop_assert_eq!(read.broken, None);
+            prop_assert_eq!(client.bytes(), expected.as_slice());
+        }
+
         #[test]
         fn arbitrary_bodies_never_panic_and_always_end_the_byte_form(
             bodies in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..64), 1..8),
