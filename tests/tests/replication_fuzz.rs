@@ -26,7 +26,9 @@ use std::time::Duration;
 
 use mf_net::bus::BusStats;
 use mf_net::codec::quantize::Buckets;
-use mf_net::codec::state_bits::{bytes_to_bits, end_entries, state_values, write_entry};
+use mf_net::codec::state_bits::{
+    bytes_to_bits, end_entries, state_values, write_entry, BodyCursor,
+};
 use mf_net::prediction::Simulation;
 use mf_net::prelude::*;
 use mf_net::replication::message_ids::{
@@ -1562,7 +1564,8 @@ fn bit_snapshot_against(id: u32, x: i32, base: Option<(u32, i32)>) -> Vec<u8> {
     .unwrap();
     let mut w = BitWriter::new();
     w.write_gamma(back);
-    write_entry(&mut w, None, (id, body_type()), back, back, &coded);
+    let mut at = BodyCursor::default();
+    write_entry(&mut w, &mut at, (id, body_type()), back, back, &coded);
     end_entries(&mut w);
     [&[0u8][..], w.finish()].concat()
 }
@@ -1682,10 +1685,9 @@ fn repeated_bit_packed_entries_keep_no_more_baselines_than_the_client_has_nodes(
     .unwrap();
     let mut w = BitWriter::new();
     w.write_gamma(0);
-    let mut previous = None;
+    let mut at = BodyCursor::default();
     while w.bit_len() < 1100 * 8 {
-        write_entry(&mut w, previous, (1, body_type()), 0, 0, &coded);
-        previous = Some((1, body_type()));
+        write_entry(&mut w, &mut at, (1, body_type()), 0, 0, &coded);
     }
     end_entries(&mut w);
     let body = [&[0u8][..], w.finish()].concat();

@@ -37,7 +37,7 @@
 //!
 //! A snapshot body is a run of entries ([`write_entry`], [`read_entry`]), each a header (a
 //! `1`, the id as a difference from the previous one, the node's type, `1` when it is the
-//! previous entry's, and the baseline) and the state's bit form, ended by a `0`
+//! previous entry's, and the baseline; see [`BodyCursor`]) and the state's bit form, ended by a `0`
 //! ([`end_entries`]). No length: the type fixes the state's grammar, by which a reader passes
 //! over an entry it cannot use (a node it does not have, a baseline it no longer holds) with
 //! [`skip_state`].
@@ -224,59 +224,97 @@ pub struct EntryHeader {
     pub baseline_back: u32,
 }
 
-impl EntryHeader {
-    /// What the next entry's header is coded against: this entry's id and type.
-    pub fn key(&self) -> EntryKey {
-        (self.id, self.ty)
+/// How many types an entry header names by recency ([`BodyCursor`]): the previous entry's,
+/// and the four distinct types before it.
+const RECENT_TYPES: usize = 5;
+
+/// Where a snapshot body's entries stand, which the next entry's header is coded against: the
+/// previous entry's net id, and the distinct types of the entries so far, most recent first
+/// (five at most). Each body starts from the [default](Default) (no entry yet);
+/// [`write_entry`] and [`read_entry`] advance it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BodyCursor {
+    previous: Option<u32>,
+    /// Type numbers, most recent first; 0 past the last.
+    recent: [u16; RECENT_TYPES],
+}
+
+impl BodyCursor {
+    /// Moves past an entry of node `id` of type `ty`: its type goes first among the recent
+    /// ones (the least recent drops out when five are kept and `ty` is not one of them).
+    pub fn advance(&mut self, id: u32, ty: u16) {
+        self.previous = Some(id);
+        let at = self
+            .recent
+            .iter()
+            .position(|&t| t == ty)
+            .unwrap_or(RECENT_TYPES - 1);
+        self.recent.copy_within(0..at, 1);
+        self.recent[0] = ty;
+    }
+
+    /// Where `ty` stands among the recent types (0: the previous entry's), if it is one.
+    fn recency(&self, ty: u16) -> Option<usize> {
+        self.recent.iter().position(|&t| t == ty && t != 0)
+    }
+
+    /// The type `at` places back among the recent ones; refused where there is none.
+    fn recent_type(&self, at: usize) -> Result<u16, DecodeError> {
+        match self.recent.get(at) {
+            Some(&ty) if ty != 0 => Ok(ty),
+            _ => Err(DecodeError::NonCanonical),
+        }
     }
 }
 
-/// A node's net id and replicated type number, as an entry header codes the next one's
-/// against them.
-pub type EntryKey = (u32, u16);
-
 /// Appends `state` (a state's bit form from [`bytes_to_bits`]) to a snapshot body as the entry
 /// of node `id` of type `ty` ([`EntryHeader::ty`]) coded against the baseline `baseline_back`
-/// ticks before the snapshot's (0: none), after the entry `previous` (`None`: the body's
-/// first). The header: a `1`; the id, as the gamma code of itself for the body's first entry,
-/// else the zig-zag gamma code of its difference from the previous id minus one (ids mostly
-/// ascend by one: a single bit); the type, `1` for the previous entry's, else `0` and the gamma
-/// code of `ty − 1`; the baseline, `1` for the body's `default_back`, else `0` and its gamma
-/// code. The type fixes the state's grammar, so a reader passes over a state it cannot use by
-/// its structure ([`skip_state`]): no length is sent. A body ends with [`end_entries`].
+/// ticks before the snapshot's (0: none), at `at` (the body's entries so far), and advances
+/// `at` past it. The header: a `1`; the id, as the gamma code of itself for the body's first
+/// entry, else the zig-zag gamma code of its difference from the previous id minus one (ids
+/// mostly ascend by one: a single bit); the type, `1` for the previous entry's, else `0` and
+/// the gamma code of a number: 0 to 3 for the first to fourth distinct type before the
+/// previous entry's (most recent first: two alternating types take two bits), `ty + 3` for
+/// any other; the baseline, `1` for the body's `default_back`, else `0` and its
+/// gamma code. The type fixes the state's grammar, so a reader passes over a state it cannot
+/// use by its structure ([`skip_state`]): no length is sent. A body ends with
+/// [`end_entries`].
 pub fn write_entry(
     w: &mut BitWriter,
-    previous: Option<EntryKey>,
-    (id, ty): EntryKey,
+    at: &mut BodyCursor,
+    (id, ty): (u32, u16),
     baseline_back: u32,
     default_back: u32,
     state: &BitWriter,
 ) {
-    write_entry_header(w, previous, (id, ty), baseline_back, default_back);
+    write_entry_header(w, at, (id, ty), baseline_back, default_back);
     w.append(state);
 }
 
-/// Appends the header [`write_entry`] writes before a state; the state follows.
+/// Appends the header [`write_entry`] writes before a state (the state follows), and advances
+/// `at` past the entry.
 pub fn write_entry_header(
     w: &mut BitWriter,
-    previous: Option<EntryKey>,
-    (id, ty): EntryKey,
+    at: &mut BodyCursor,
+    (id, ty): (u32, u16),
     baseline_back: u32,
     default_back: u32,
 ) {
-    write_entry_id(w, previous, (id, ty));
+    write_entry_id(w, at, (id, ty));
     write_entry_baseline(w, baseline_back, default_back);
+    at.advance(id, ty);
 }
 
-/// The first part of [`write_entry_header`]: the entry's `1`, its id and its type.
+/// The first part of [`write_entry_header`]: the entry's `1`, its id and its type, at `at`
+/// (which it does not advance).
 #[inline]
-pub(crate) fn write_entry_id(w: &mut BitWriter, previous: Option<EntryKey>, (id, ty): EntryKey) {
-    w.write_one_then_gamma(id_code(previous, id));
-    match type_code(previous, ty) {
+pub(crate) fn write_entry_id(w: &mut BitWriter, at: &BodyCursor, (id, ty): (u32, u16)) {
+    w.write_one_then_gamma(id_code(at, id));
+    match type_code(at, ty) {
         Some((code, len)) => w.write_bits(code, len),
         None => {
             w.write_bit(false);
-            w.write_gamma(u32::from(ty).wrapping_sub(1));
+            w.write_gamma(type_number(at, ty));
         }
     }
 }
@@ -284,21 +322,32 @@ pub(crate) fn write_entry_id(w: &mut BitWriter, previous: Option<EntryKey>, (id,
 /// The number an entry's id is coded as: the id itself for a body's first entry, else the
 /// zig-zag difference from the previous id minus one.
 #[inline(always)]
-fn id_code(previous: Option<EntryKey>, id: u32) -> u32 {
+fn id_code(at: &BodyCursor, id: u32) -> u32 {
     #[allow(clippy::cast_possible_wrap)]
-    match previous {
+    match at.previous {
         None => id,
-        Some((p, _)) => zigzag32(id.wrapping_sub(p).wrapping_sub(1) as i32),
+        Some(p) => zigzag32(id.wrapping_sub(p).wrapping_sub(1) as i32),
     }
 }
 
-/// An entry's type code, as one value and its length, where it is short (at most 30 bits:
-/// every type number up to 2¹⁵ − 1).
+/// The number an entry's type is coded as after its `0` (see [`write_entry`]): its recency
+/// less one if it is one of the four recent types before the previous entry's, else `ty + 3`.
 #[inline(always)]
-fn type_code(previous: Option<EntryKey>, ty: u16) -> Option<(u64, u32)> {
-    match previous {
-        Some((_, p)) if p == ty => Some((1, 1)),
-        _ => short_gamma(u32::from(ty).wrapping_sub(1)).map(|(code, len)| (code << 1, len + 1)),
+fn type_number(at: &BodyCursor, ty: u16) -> u32 {
+    match at.recency(ty) {
+        #[allow(clippy::cast_possible_truncation)]
+        Some(back) => back.saturating_sub(1) as u32,
+        None => u32::from(ty) + 3,
+    }
+}
+
+/// An entry's type code at `at`, as one value and its length, where it is short (every type
+/// named by recency, and type numbers below 2¹⁵ − 4).
+#[inline(always)]
+fn type_code(at: &BodyCursor, ty: u16) -> Option<(u64, u32)> {
+    match at.recency(ty) {
+        Some(0) => Some((1, 1)),
+        _ => short_gamma(type_number(at, ty)).map(|(code, len)| (code << 1, len + 1)),
     }
 }
 
@@ -325,7 +374,7 @@ fn short_baseline(baseline_back: u32, default_back: u32) -> Option<(u64, u32)> {
 #[inline(always)]
 pub(crate) fn write_short_entry(
     w: &mut BitWriter,
-    (previous, (id, ty)): (Option<EntryKey>, EntryKey),
+    (at, (id, ty)): (&BodyCursor, (u32, u16)),
     (baseline_back, default_back): (u32, u32),
     (state, bits): (&[u8], usize),
 ) -> bool {
@@ -333,8 +382,8 @@ pub(crate) fn write_short_entry(
         return false;
     };
     let (Some((idc, id_len)), Some((tyc, ty_len)), Some((base, base_len)), Some(word)) = (
-        short_gamma(id_code(previous, id)),
-        type_code(previous, ty),
+        short_gamma(id_code(at, id)),
+        type_code(at, ty),
         short_baseline(baseline_back, default_back),
         state.first_chunk::<8>(),
     ) else {
@@ -372,68 +421,68 @@ pub fn end_entries(w: &mut BitWriter) {
     w.write_bit(false);
 }
 
-/// Reads the next entry's header written by [`write_entry`] (with the same `previous` entry
-/// and `default_back`), or `None` at the body's end. The reader then stands at the entry's
-/// state: read it with [`bits_to_bytes`], or pass it with [`skip_state`], with the layout of
-/// the type the header names. Refuses the explicit form of the previous entry's type or of the
-/// default baseline, and "the previous type" for a body's first entry
-/// ([`DecodeError::NonCanonical`]), and a type number of 0 or past `u16::MAX`
+/// Reads the next entry's header written by [`write_entry`] (at the same `at`, with the same
+/// `default_back`) and advances `at` past it, or `None` at the body's end. The reader then
+/// stands at the entry's state: read it with [`bits_to_bytes`], or pass it with
+/// [`skip_state`], with the layout of the type the header names. Refuses every form the writer
+/// would not pick ([`DecodeError::NonCanonical`]): a recent type written out, a recency with
+/// no type, the default baseline written out; and a type number past `u16::MAX`
 /// ([`DecodeError::OutOfRange`]).
 // In line: a header returned through memory, written a part at a time and read back wider,
 // stalls the reader on the writes.
 #[inline(always)]
 pub fn read_entry(
     r: &mut BitReader<'_>,
-    previous: Option<EntryKey>,
+    at: &mut BodyCursor,
     default_back: u32,
 ) -> Result<Option<EntryHeader>, DecodeError> {
-    match read_entry_at_once(r, previous, default_back) {
-        Some(read) => Ok(read),
-        None => read_entry_checked(r, previous, default_back),
+    let read = match read_entry_at_once(r, at, default_back) {
+        Some(read) => read,
+        None => read_entry_checked(r, at, default_back)?,
+    };
+    if let Some(entry) = read {
+        at.advance(entry.id, entry.ty);
     }
+    Ok(read)
 }
 
 /// The id an entry header's id code names: the code itself for a body's first entry, else the
 /// previous id plus one plus the code's zig-zag value.
-fn entry_id(previous: Option<EntryKey>, code: u32) -> u32 {
-    match previous {
+fn entry_id(at: &BodyCursor, code: u32) -> u32 {
+    match at.previous {
         None => code,
         #[allow(clippy::cast_sign_loss)]
-        Some((p, _)) => p.wrapping_add(1).wrapping_add(unzigzag32(code) as u32),
+        Some(p) => p.wrapping_add(1).wrapping_add(unzigzag32(code) as u32),
     }
 }
 
-/// The type an entry header's explicit type code names (`ty − 1`), refused where the header
-/// should have said "the previous entry's".
-fn entry_type(previous: Option<EntryKey>, code: u32) -> Result<u16, DecodeError> {
-    let ty = code
-        .checked_add(1)
-        .and_then(|ty| u16::try_from(ty).ok())
-        .ok_or(DecodeError::OutOfRange)?;
-    match previous {
-        Some((_, p)) if p == ty => Err(DecodeError::NonCanonical),
-        _ => Ok(ty),
+/// The type the number after an entry header's type `0` names ([`type_number`]): a recent
+/// type before the previous entry's (refused where there is none), or a type written out
+/// (refused where the header should have named it by recency, and past `u16::MAX`).
+fn numbered_type(at: &BodyCursor, number: u32) -> Result<u16, DecodeError> {
+    if number < 4 {
+        return at.recent_type(number as usize + 1);
+    }
+    let ty = u16::try_from(number - 3).map_err(|_| DecodeError::OutOfRange)?;
+    match at.recency(ty) {
+        Some(_) => Err(DecodeError::NonCanonical),
+        None => Ok(ty),
     }
 }
 
-/// The previous entry's type, for a header that names it; refused for a body's first entry.
-fn previous_type(previous: Option<EntryKey>) -> Result<u16, DecodeError> {
-    previous.map(|(_, ty)| ty).ok_or(DecodeError::NonCanonical)
-}
-
-/// [`read_entry`] one checked read per field.
+/// [`read_entry`] one checked read per field (not advancing `at`).
 fn read_entry_checked(
     r: &mut BitReader<'_>,
-    previous: Option<EntryKey>,
+    at: &BodyCursor,
     default_back: u32,
 ) -> Result<Option<EntryHeader>, DecodeError> {
     if !r.read_bit()? {
         return Ok(None);
     }
-    let id = entry_id(previous, r.read_gamma()?);
+    let id = entry_id(at, r.read_gamma()?);
     let ty = match r.read_bit()? {
-        true => previous_type(previous)?,
-        false => entry_type(previous, r.read_gamma()?)?,
+        true => at.recent_type(0)?,
+        false => numbered_type(at, r.read_gamma()?)?,
     };
     let baseline_back = match r.read_bit()? {
         true => default_back,
@@ -452,11 +501,11 @@ fn read_entry_checked(
 /// [`read_entry`] from one load ([`BitReader::window`]): the header of an entry, or `Some(None)`
 /// at the end bit, if the header lies whole in the window and reads as [`read_entry_checked`]
 /// accepts it; else `None`, having read nothing, for the checked reads to decide (and to name
-/// what is wrong).
+/// what is wrong). Does not advance `at`.
 #[inline(always)]
 fn read_entry_at_once(
     r: &mut BitReader<'_>,
-    previous: Option<EntryKey>,
+    at: &BodyCursor,
     default_back: u32,
 ) -> Option<Option<EntryHeader>> {
     let mut w = r.window();
@@ -464,10 +513,10 @@ fn read_entry_at_once(
         r.commit(w).ok()?;
         return Some(None);
     }
-    let id = entry_id(previous, w.take_gamma_within()?);
+    let id = entry_id(at, w.take_gamma_within()?);
     let ty = match w.take_bit_within()? {
-        true => previous_type(previous).ok()?,
-        false => entry_type(previous, w.take_gamma_within()?).ok()?,
+        true => at.recent_type(0).ok()?,
+        false => numbered_type(at, w.take_gamma_within()?).ok()?,
     };
     let baseline_back = match w.take_bit_within()? {
         true => default_back,
@@ -980,30 +1029,45 @@ mod tests {
         (bits, out.as_slice().to_vec(), now)
     }
 
+    /// A body's cursor after entries of `(id, type)` each.
+    fn cursor_after(entries: &[(u32, u16)]) -> super::BodyCursor {
+        let mut at = super::BodyCursor::default();
+        for &(id, ty) in entries {
+            at.advance(id, ty);
+        }
+        at
+    }
+
+    /// Entries before a header: a few, of a handful of types.
+    fn entries_before() -> impl Strategy<Value = Vec<(u32, u16)>> {
+        proptest::collection::vec((0u32..1000, 1u16..9), 0..9)
+    }
+
     proptest! {
         /// One write of a short entry, or none: the same bits as its id, baseline and state
         /// written apart, after any bits already written.
         #[test]
         fn a_short_entry_in_one_write_is_the_entry_written_in_parts(
             lead in 0u32..64,
-            previous in proptest::option::of((0u32..1000, 1u16..4)),
+            before in entries_before(),
             id in prop_oneof![0u32..2000, any::<u32>()],
-            ty in prop_oneof![1u16..4, 1u16..=u16::MAX],
+            ty in prop_oneof![1u16..9, 1u16..=u16::MAX],
             (back, default_back) in (0u32..40, 0u32..40),
             state in proptest::collection::vec(any::<u8>(), 0..12),
             bits in 0usize..80,
         ) {
+            let at = cursor_after(&before);
             let mut one = BitWriter::new();
             one.write_bits(0, lead);
             let mut parts = one.clone();
             let whole = write_short_entry(
                 &mut one,
-                (previous, (id, ty)),
+                (&at, (id, ty)),
                 (back, default_back),
                 (&state, bits),
             );
             if whole {
-                write_entry_id(&mut parts, previous, (id, ty));
+                write_entry_id(&mut parts, &at, (id, ty));
                 write_entry_baseline(&mut parts, back, default_back);
                 prop_assert!(parts.append_bits(&state, 0, bits));
                 prop_assert_eq!(one.bit_len(), parts.bit_len());
@@ -1043,12 +1107,11 @@ mod tests {
         fn arbitrary_bodies_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
             use super::read_entry;
             let mut r = BitReader::new(&bytes);
-            let mut previous = None;
-            while let Ok(Some(entry)) = read_entry(&mut r, previous, 1) {
+            let mut at = super::BodyCursor::default();
+            while let Ok(Some(_)) = read_entry(&mut r, &mut at, 1) {
                 if super::skip_state(&LAYOUT, &mut r).is_err() {
                     break;
                 }
-                previous = Some(entry.key());
             }
         }
 
@@ -1262,8 +1325,8 @@ mod tests {
     }
 
     #[test]
-    fn entry_headers_read_back_and_the_default_baseline_and_previous_type_have_one_form() {
-        use super::{end_entries, read_entry, skip_state, write_entry, EntryHeader};
+    fn entry_headers_read_back_and_every_type_and_baseline_has_one_form() {
+        use super::{end_entries, read_entry, skip_state, write_entry, BodyCursor, EntryHeader};
         use crate::wire::DecodeError;
         // A state of `LAYOUT`: the base's `i32` carried (5), nothing else.
         let state = {
@@ -1273,21 +1336,28 @@ mod tests {
             w.write_bits(0, 4);
             w
         };
-        // Ascending by one, a jump, the wrap of a snapshot's cursor, baselines of every kind,
-        // types changing and not.
-        let entries = [(40, 3, 1), (41, 3, 1), (57, 3, 0), (3, 1, 4), (4, 3, 1)];
+        // Ascending by one, a jump, the wrap of a snapshot's cursor, baselines of every kind;
+        // types new, the previous one, and one before it.
+        let entries = [
+            (40, 3, 1),
+            (41, 3, 1),
+            (57, 3, 0),
+            (3, 1, 4),
+            (4, 3, 1),
+            (5, 1, 1),
+            (6, 7, 1),
+        ];
         let mut w = BitWriter::new();
-        let mut previous = None;
+        let mut at = BodyCursor::default();
         for &(id, ty, back) in &entries {
-            write_entry(&mut w, previous, (id, ty), back, 1, &state);
-            previous = Some((id, ty));
+            write_entry(&mut w, &mut at, (id, ty), back, 1, &state);
         }
         end_entries(&mut w);
         let bytes = w.finish().to_vec();
         let mut r = BitReader::new(&bytes);
-        let mut previous = None;
+        let mut read = BodyCursor::default();
         for &(id, ty, baseline_back) in &entries {
-            let header = read_entry(&mut r, previous, 1).unwrap();
+            let header = read_entry(&mut r, &mut read, 1).unwrap();
             let expected = EntryHeader {
                 id,
                 ty,
@@ -1299,79 +1369,164 @@ mod tests {
                 57 => skip_state(&LAYOUT, &mut r).unwrap(),
                 _ => assert_eq!(r.read_bits(13).unwrap(), state.clone().finish()[0].into()),
             }
-            previous = Some((id, ty));
         }
-        assert_eq!(read_entry(&mut r, previous, 1).unwrap(), None);
+        assert_eq!(read_entry(&mut r, &mut read, 1).unwrap(), None);
+        assert_eq!(read, at);
         r.finish().unwrap();
-        // The first two entries, field by field: `1`, the gamma code of 40 (`0 0 0 0 0 1` and
-        // 41's low five bits `1 0 0 1 0`), `0` and the gamma code of 2 (type 3: `0 1 1`), `1`
-        // (the default baseline), the state; then `1 1 1 1` (the next id, the same type, the
-        // default baseline) and the state again. The first two bytes pinned: 193, 196.
-        let mut golden = BitWriter::new();
-        golden.write_bit(true);
-        golden.write_gamma(40);
-        golden.write_bit(false);
-        golden.write_gamma(2);
-        golden.write_bit(true);
-        golden.append(&state);
-        golden.write_bits(0b1111, 4);
-        golden.append(&state);
-        let n = golden.bit_len() / 8;
-        let golden = golden.finish().to_vec();
-        assert_eq!(bytes[..n], golden[..n]);
-        assert_eq!(bytes[..2], [193, 196]);
-        // Refused: the default baseline written out in full; the previous entry's type written
-        // out in full; "the previous type" for a body's first entry; type numbers 0 and past
-        // `u16::MAX`.
-        let header = |parts: &[(bool, Option<u32>)]| {
-            let mut w = BitWriter::new();
-            for &(bit, gamma) in parts {
-                w.write_bit(bit);
-                if let Some(g) = gamma {
-                    w.write_gamma(g);
+        // Field by field: each entry's `1` and id code; its type (`1` for the previous entry's,
+        // else `0` and the gamma code of the recency less one, or of the type plus three); `1`
+        // for the default baseline, else `0` and its gamma code; the state.
+        enum F {
+            Bits(u64, u32),
+            Gamma(u32),
+        }
+        use F::{Bits, Gamma};
+        let fields: [&[F]; 7] = [
+            &[Bits(1, 1), Gamma(40), Bits(0, 1), Gamma(6), Bits(1, 1)],
+            &[Bits(1, 1), Gamma(0), Bits(1, 1), Bits(1, 1)],
+            &[Bits(1, 1), Gamma(30), Bits(1, 1), Bits(0, 1), Gamma(0)],
+            &[
+                Bits(1, 1),
+                Gamma(109),
+                Bits(0, 1),
+                Gamma(4),
+                Bits(0, 1),
+                Gamma(4),
+            ],
+            &[Bits(1, 1), Gamma(0), Bits(0, 1), Gamma(0), Bits(1, 1)],
+            &[Bits(1, 1), Gamma(0), Bits(0, 1), Gamma(0), Bits(1, 1)],
+            &[Bits(1, 1), Gamma(0), Bits(0, 1), Gamma(10), Bits(1, 1)],
+        ];
+        let write = |w: &mut BitWriter, fields: &[F]| {
+            for field in fields {
+                match *field {
+                    Bits(v, n) => w.write_bits(v, n),
+                    Gamma(v) => w.write_gamma(v),
                 }
             }
-            w.finish().to_vec()
         };
-        let refusals = [
+        let mut golden = BitWriter::new();
+        for entry in fields {
+            write(&mut golden, entry);
+            golden.append(&state);
+        }
+        end_entries(&mut golden);
+        assert_eq!(golden.finish(), &bytes[..]);
+        assert_eq!(bytes[..2], [193, 132]);
+        // Refused: the default baseline written out; a recent type written out; "the previous
+        // type" and a recency with no type behind it; type numbers past `u16::MAX`.
+        let after_one = {
+            let mut at = BodyCursor::default();
+            at.advance(6, 1);
+            at
+        };
+        let none = BodyCursor::default();
+        let refusals: [(&BodyCursor, &[F], DecodeError); 6] = [
             (
-                None,
-                [(true, Some(7)), (false, Some(0)), (false, Some(1))],
+                &none,
+                &[
+                    Bits(1, 1),
+                    Gamma(7),
+                    Bits(0, 1),
+                    Gamma(4),
+                    Bits(0, 1),
+                    Gamma(1),
+                ],
                 DecodeError::NonCanonical,
             ),
             (
-                Some((6, 1)),
-                [(true, Some(0)), (false, Some(0)), (true, None)],
+                &after_one,
+                &[Bits(1, 1), Gamma(0), Bits(0, 1), Gamma(4), Bits(1, 1)],
                 DecodeError::NonCanonical,
             ),
             (
-                None,
-                [(true, Some(7)), (true, None), (true, None)],
+                &none,
+                &[Bits(1, 1), Gamma(7), Bits(1, 1), Bits(1, 1)],
                 DecodeError::NonCanonical,
             ),
             (
-                None,
-                [(true, Some(7)), (false, Some(u32::MAX)), (true, None)],
+                &after_one,
+                &[Bits(1, 1), Gamma(0), Bits(0, 1), Gamma(0), Bits(1, 1)],
+                DecodeError::NonCanonical,
+            ),
+            (
+                &none,
+                &[
+                    Bits(1, 1),
+                    Gamma(7),
+                    Bits(0, 1),
+                    Gamma(u32::MAX),
+                    Bits(1, 1),
+                ],
                 DecodeError::OutOfRange,
             ),
             (
-                None,
-                [(true, Some(7)), (false, Some(65_535)), (true, None)],
+                &none,
+                &[Bits(1, 1), Gamma(7), Bits(0, 1), Gamma(65_539), Bits(1, 1)],
                 DecodeError::OutOfRange,
             ),
         ];
-        for (previous, parts, error) in refusals {
-            let bytes = header(&parts);
-            assert_eq!(
-                read_entry(&mut BitReader::new(&bytes), previous, 1),
-                Err(error)
-            );
+        for (at, fields, error) in refusals {
+            let mut w = BitWriter::new();
+            write(&mut w, fields);
+            let bytes = w.finish().to_vec();
+            let read = read_entry(&mut BitReader::new(&bytes), &mut at.clone(), 1);
+            assert_eq!(read, Err(error));
         }
-        let highest = header(&[(true, Some(7)), (false, Some(65_534)), (true, None)]);
-        let read = read_entry(&mut BitReader::new(&highest), None, 1)
-            .unwrap()
-            .unwrap();
-        assert_eq!(read.ty, u16::MAX);
+        let mut w = BitWriter::new();
+        write(
+            &mut w,
+            &[Bits(1, 1), Gamma(7), Bits(0, 1), Gamma(65_538), Bits(1, 1)],
+        );
+        let highest = w.finish().to_vec();
+        let read = read_entry(&mut BitReader::new(&highest), &mut none.clone(), 1);
+        assert_eq!(read.unwrap().unwrap().ty, u16::MAX);
+    }
+
+    #[test]
+    fn types_in_turn_are_named_by_recency() {
+        use super::{write_entry_header, BodyCursor};
+        // The header bits of entries of ascending ids with these types, at the default
+        // baseline.
+        let header_bits = |types: &[u16]| -> Vec<usize> {
+            let mut at = BodyCursor::default();
+            let mut w = BitWriter::new();
+            (1u32..)
+                .zip(types)
+                .map(|(id, &ty)| {
+                    let before = w.bit_len();
+                    write_entry_header(&mut w, &mut at, (id, ty), 1, 1);
+                    w.bit_len() - before
+                })
+                .collect()
+        };
+        // One type: `1 1 1 1`. Two in turn (a character and its weapon): the type is `0 1`.
+        // Three in turn: `0 0 1 0`. A type six types back is written out again.
+        assert_eq!(header_bits(&[40; 4])[1..], [4, 4, 4]);
+        assert_eq!(header_bits(&[40, 41, 40, 41, 40])[2..], [5, 5, 5]);
+        assert_eq!(header_bits(&[40, 41, 42, 40, 41, 42])[3..], [7, 7, 7]);
+        let six = header_bits(&[40, 41, 42, 43, 44, 45, 40]);
+        assert_eq!(
+            six[6],
+            six[0] - 2,
+            "the same bits as its first (less the first id's)"
+        );
+    }
+
+    #[test]
+    fn a_type_goes_first_among_the_recent_ones_and_the_sixth_drops_the_least_recent() {
+        use super::BodyCursor;
+        let mut at = BodyCursor::default();
+        for ty in [1, 2, 3, 4, 5] {
+            at.advance(0, ty);
+        }
+        assert_eq!(at.recent, [5, 4, 3, 2, 1]);
+        at.advance(0, 3);
+        assert_eq!(at.recent, [3, 5, 4, 2, 1]);
+        at.advance(0, 6);
+        assert_eq!(at.recent, [6, 3, 5, 4, 2]);
+        at.advance(0, 6);
+        assert_eq!(at.recent, [6, 3, 5, 4, 2]);
     }
 
     proptest! {
@@ -1379,10 +1534,11 @@ mod tests {
         fn a_header_read_at_once_reads_as_the_checked_reads_do(
             bytes in proptest::collection::vec(any::<u8>(), 0..12),
             skip in 0usize..8,
-            previous in proptest::option::of((any::<u32>(), 1u16..4)),
+            before in entries_before(),
             default_back in 0u32..40,
         ) {
             use super::{read_entry, read_entry_checked};
+            let at = cursor_after(&before);
             // Any bytes, from any bit: both give the same header or error, and leave the
             // reader at the same place.
             let mut fast = BitReader::new(&bytes);
@@ -1390,8 +1546,8 @@ mod tests {
             if fast.skip_bits(skip).is_ok() {
                 checked.skip_bits(skip).unwrap();
             }
-            let read = read_entry(&mut fast, previous, default_back);
-            let expected = read_entry_checked(&mut checked, previous, default_back);
+            let read = read_entry(&mut fast, &mut at.clone(), default_back);
+            let expected = read_entry_checked(&mut checked, &at, default_back);
             prop_assert_eq!(read, expected);
             prop_assert_eq!(fast.bit_position(), checked.bit_position());
         }
@@ -1399,8 +1555,8 @@ mod tests {
         #[test]
         fn written_headers_read_back_at_once(
             id in any::<u32>(),
-            ty in prop_oneof![1u16..4, 1u16..=u16::MAX],
-            previous in proptest::option::of((any::<u32>(), 1u16..4)),
+            ty in prop_oneof![1u16..9, 1u16..=u16::MAX],
+            before in entries_before(),
             back in 0u32..40,
             default_back in 0u32..40,
             len in 0usize..200,
@@ -1411,14 +1567,16 @@ mod tests {
                 state.write_bit(true);
             }
             let mut w = BitWriter::new();
-            write_entry(&mut w, previous, (id, ty), back, default_back, &state);
+            let (mut writing, mut reading) = (cursor_after(&before), cursor_after(&before));
+            write_entry(&mut w, &mut writing, (id, ty), back, default_back, &state);
             let head = w.bit_len() - len;
             let bytes = w.finish().to_vec();
             let mut r = BitReader::new(&bytes);
-            let header = read_entry(&mut r, previous, default_back);
+            let header = read_entry(&mut r, &mut reading, default_back);
             let expected = EntryHeader { id, ty, baseline_back: back };
             prop_assert_eq!(header, Ok(Some(expected)));
             prop_assert_eq!(r.bit_position(), head, "the reader stands at the state");
+            prop_assert_eq!(reading, writing, "both ends moved past the entry alike");
         }
     }
 
@@ -1538,14 +1696,14 @@ mod tests {
         /// The bytes per box of a snapshot body of every box's entry (header and state)
         /// against the state `back` ticks before, read back exactly.
         fn body_bytes_per_box(back: u32) -> f64 {
-            use super::super::{end_entries, read_entry, write_entry};
+            use super::super::{end_entries, read_entry, write_entry, BodyCursor};
             let (boxes, frames) = (1000u32, 30);
             let mut total = 0;
             let (mut body, mut state) = (BitWriter::new(), BitWriter::new());
             for frame in 10..10 + frames {
                 body.clear();
                 body.write_gamma(back);
-                let mut previous = None;
+                let mut at = BodyCursor::default();
                 for index in 0..boxes as usize {
                     let (base, now) = (wire(index, frame - back), wire(index, frame));
                     state.clear();
@@ -1559,22 +1717,20 @@ mod tests {
                     )
                     .unwrap();
                     let id = 1 + index as u32;
-                    write_entry(&mut body, previous, (id, 1), back, back, &state);
-                    previous = Some((id, 1));
+                    write_entry(&mut body, &mut at, (id, 1), back, back, &state);
                 }
                 end_entries(&mut body);
                 let packed = body.finish().to_vec();
                 total += packed.len();
                 let mut r = BitReader::new(&packed);
                 let default_back = r.read_gamma().unwrap();
-                let mut previous = None;
-                while let Some(entry) = read_entry(&mut r, previous, default_back).unwrap() {
+                let mut at = BodyCursor::default();
+                while let Some(entry) = read_entry(&mut r, &mut at, default_back).unwrap() {
                     let index = entry.id as usize - 1;
                     let base = wire(index, frame - entry.baseline_back);
                     let (mut out, mut read) = (NetWriter::new(), [Buckets::default(); 3]);
                     bits_to_bytes(&BOX, &mut r, &base, &mut out, &mut read).unwrap();
                     assert_eq!(out.as_slice(), moved(&wire(index, frame)));
-                    previous = Some(entry.key());
                 }
                 r.finish().unwrap();
             }

@@ -126,11 +126,10 @@ impl BitSnapshots {
         complete: &mut bool,
     ) -> Result<(), DecodeError> {
         let default_back = r.read_gamma()?;
-        let mut previous = None;
+        let mut at = state_bits::BodyCursor::default();
         let pass_over =
             |r: &mut BitReader<'_>, ty| state_bits::skip_state(layouts(ty).ok_or(WRONG_TYPE)?, r);
-        while let Some(entry) = state_bits::read_entry(r, previous, default_back)? {
-            previous = Some(entry.key());
+        while let Some(entry) = state_bits::read_entry(r, &mut at, default_back)? {
             let id = entry.id;
             let layout = match known(id) {
                 Known::State(ty) if ty.number == entry.ty => ty.layout,
@@ -186,7 +185,9 @@ mod tests {
     use super::{BitSnapshots, Known, StateType};
     use crate::codec::quantize::{Buckets, Quantization};
     use crate::codec::state_bits::StateLayout;
-    use crate::codec::state_bits::{bytes_to_bits, end_entries, write_entry, MemberBits};
+    use crate::codec::state_bits::{
+        bytes_to_bits, end_entries, write_entry, BodyCursor, MemberBits,
+    };
     use crate::codec::NetCodec;
     use crate::replication::shared::protocol;
     use crate::wire::{BitWriter, NetReader, NetWriter};
@@ -227,13 +228,12 @@ mod tests {
     fn body_of(entries: &[(u32, u16, &[u8])], base: &[Buckets], back: u32) -> Vec<u8> {
         let mut w = BitWriter::new();
         w.write_gamma(back);
-        let mut previous = None;
+        let mut at = BodyCursor::default();
         for &(id, ty, bytes) in entries {
             let mut coded = BitWriter::new();
             let mut r = NetReader::new(bytes);
             bytes_to_bits(&LAYOUT, &mut r, base, &mut coded, &mut []).unwrap();
-            write_entry(&mut w, previous, (id, ty), back, back, &coded);
-            previous = Some((id, ty));
+            write_entry(&mut w, &mut at, (id, ty), back, back, &coded);
         }
         end_entries(&mut w);
         w.finish().to_vec()
@@ -450,15 +450,14 @@ mod tests {
             let mut w = BitWriter::new();
             w.write_gamma(0);
             let (mut expected, mut scratch) = (NetWriter::new(), NetWriter::new());
-            let mut previous = None;
+            let mut at = BodyCursor::default();
             for (id, (present, state)) in (1u32..).zip(&entries) {
                 let (ty, layout) = state.ty();
                 let bytes = state.bytes();
                 let mut coded = BitWriter::new();
                 bytes_to_bits(layout, &mut NetReader::new(&bytes), &[], &mut coded, &mut [])
                     .unwrap();
-                write_entry(&mut w, previous, (id, ty), 0, 0, &coded);
-                previous = Some((id, ty));
+                write_entry(&mut w, &mut at, (id, ty), 0, 0, &coded);
                 protocol::write_entry(&mut expected, id, &mut scratch, |w| {
                     if *present {
                         w.write_bytes(&bytes);

@@ -23,7 +23,9 @@
 //! by a coding of their whole state.
 
 use crate::codec::quantize::Buckets;
-use crate::codec::state_bits::{write_entry_baseline, write_entry_id, write_short_entry, EntryKey};
+use crate::codec::state_bits::{
+    write_entry_baseline, write_entry_id, write_short_entry, BodyCursor,
+};
 use crate::codec::state_coder::Coding;
 use crate::replication::server::node_states::NodeStates;
 use crate::replication::server::node_table::{NetNode, NodeKey, NodeTable};
@@ -239,7 +241,7 @@ impl BitEntries {
 
     /// Appends to `body` the entry of `node` (the node `key`) for `audience`, for a client
     /// whose `since` for it is `acked` (coded against the [`baseline`] that
-    /// gives), after the entry `previous` (net id and type), in a snapshot of `tick` whose default
+    /// gives), at `at` (the body's entries before it), in a snapshot of `tick` whose default
     /// baseline is `default_back` ticks back. The state is coded on the first request this
     /// tick, found on every later one (with its baseline checked once). Returns `false`,
     /// writing nothing, if no client could read the node's state (a member over a limit: see
@@ -251,7 +253,7 @@ impl BitEntries {
         states: &impl NodeStates,
         (key, node, audience): (NodeKey, &NetNode, Audience),
         acked: Option<u32>,
-        previous: Option<EntryKey>,
+        at: &BodyCursor,
         (tick, default_back): (u32, u32),
     ) -> bool {
         // The node and its audience go on apart: a tuple of them copied whole would read the
@@ -272,13 +274,13 @@ impl BitEntries {
         let baseline = (back, default_back);
         if write_short_entry(
             body,
-            (previous, entry),
+            (at, entry),
             baseline,
             (state.unwrap_or_default(), bits),
         ) {
             return true;
         }
-        write_entry_id(body, previous, entry);
+        write_entry_id(body, at, entry);
         write_entry_baseline(body, back, default_back);
         let appended = body.append_bits(self.coding.bits.flushed(), from, bits);
         debug_assert!(appended, "a coded state lies in the coded states");

@@ -10,7 +10,7 @@
 use std::iter::{Chain, Skip};
 use std::slice::Iter;
 
-use crate::codec::state_bits;
+use crate::codec::state_bits::{self, BodyCursor};
 use crate::replication::server::bit_entries::BitEntries;
 use crate::replication::server::client_slot::ClientSlot;
 use crate::replication::server::entry_cache::EntryCache;
@@ -202,7 +202,7 @@ impl<S: NodeStates> Coder<'_, S> {
         body.clear();
         body.write_gamma(self.default_back);
         let (mut truncated, mut refused, mut cursor) = (false, false, 0);
-        let mut previous = None;
+        let mut so_far = BodyCursor::default();
         for (e, place) in order {
             let Some(node) = self.nodes.get(e.key) else {
                 continue;
@@ -210,7 +210,7 @@ impl<S: NodeStates> Coder<'_, S> {
             let mark = body.bit_len();
             let which = (e.key, node, e.audience);
             let at = (self.tick, self.default_back);
-            if !bits.append(body, self.states, which, e.acked, previous, at) {
+            if !bits.append(body, self.states, which, e.acked, &so_far, at) {
                 entries.refuse(node, e.key);
                 refused = true;
                 continue;
@@ -226,7 +226,7 @@ impl<S: NodeStates> Coder<'_, S> {
                 cursor = node.net_id;
                 break;
             }
-            previous = Some((e.key.id(), node.ty));
+            so_far.advance(e.key.id(), node.ty);
             EntryCache::accept(node);
             out.carry_one(e.key.id(), place);
             if e.acked.is_none() {
