@@ -242,8 +242,13 @@ pub struct BodyCursor {
 impl BodyCursor {
     /// Moves past an entry of node `id` of type `ty`: its type goes first among the recent
     /// ones (the least recent drops out when five are kept and `ty` is not one of them).
+    #[inline]
     pub fn advance(&mut self, id: u32, ty: u16) {
         self.previous = Some(id);
+        // Mostly the previous entry's type: nothing moves.
+        if self.recent[0] == ty {
+            return;
+        }
         let at = self
             .recent
             .iter()
@@ -345,9 +350,9 @@ fn type_number(at: &BodyCursor, ty: u16) -> u32 {
 /// named by recency, and type numbers below 2¹⁵ − 4).
 #[inline(always)]
 fn type_code(at: &BodyCursor, ty: u16) -> Option<(u64, u32)> {
-    match at.recency(ty) {
-        Some(0) => Some((1, 1)),
-        _ => short_gamma(type_number(at, ty)).map(|(code, len)| (code << 1, len + 1)),
+    match at.recent[0] == ty && ty != 0 {
+        true => Some((1, 1)),
+        false => short_gamma(type_number(at, ty)).map(|(code, len)| (code << 1, len + 1)),
     }
 }
 
