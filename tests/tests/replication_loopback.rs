@@ -6,7 +6,9 @@
 use std::time::Duration;
 
 use mf_net::prelude::*;
-use mf_net::replication::{MultiplayerError, MultiplayerEvent, NetId};
+use mf_net::replication::{MultiplayerError, MultiplayerEvent, NetId, ReplicationRegistry};
+use mf_net::scene::SceneShape;
+use mf_net::schema::hash_u64;
 use mf_net::transport::DisconnectReason;
 mod replication_common;
 
@@ -369,6 +371,17 @@ fn other_library() -> SceneLibrary {
         })
         .unwrap();
     scenes
+}
+
+/// The replication fingerprint covers every linked replicated type, as bit-packed entries
+/// name types by their registry numbers: with no spawners and no RPCs, it is the scene shapes'
+/// hash folded with the registry's fingerprint.
+#[test]
+fn the_replication_fingerprint_covers_the_linked_replicated_types() {
+    let world = World::new(0, library);
+    let shapes = SceneShape::fingerprint(&library().shapes().unwrap());
+    let types = ReplicationRegistry::global().fingerprint();
+    assert_eq!(world.server.fingerprint(), hash_u64(shapes, types));
 }
 
 #[test]

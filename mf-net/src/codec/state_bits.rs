@@ -37,10 +37,10 @@
 //!
 //! A snapshot body is a run of entries ([`write_entry`], [`read_entry`]), each a header (a
 //! `1`, the id as a difference from the previous one, the node's type, `1` when it is the
-//! previous entry's, and the baseline; see [`BodyCursor`]) and the state's bit form, ended by a `0`
-//! ([`end_entries`]). No length: the type fixes the state's grammar, by which a reader passes
-//! over an entry it cannot use (a node it does not have, a baseline it no longer holds) with
-//! [`skip_state`].
+//! previous entry's, and the baseline; see [`BodyCursor`]) and the state's bit form, ended by
+//! a `0` ([`end_entries`]). No length: the type fixes the state's grammar, by which a reader
+//! passes over an entry it cannot use (a node it does not have, a baseline it no longer holds)
+//! with [`skip_state`].
 
 use crate::codec::float_delta::{read_float_delta, write_float_delta};
 use crate::codec::int_delta::IntDelta;

@@ -775,7 +775,8 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
     /// Our replication fingerprint (a hash of the spawnable scenes' shapes, of the spawners'
     /// names, parent paths and data types, of every linked replicated type's stable name and
     /// schema hash ([`ReplicationRegistry::fingerprint`]: snapshot entries name types by their
-    /// registry numbers), and of the RPC signatures of the scenes' types), once started. [`registry_dump`](Self::registry_dump) lists what it covers.
+    /// registry numbers), and of the RPC signatures of the scenes' types), once started.
+    /// [`registry_dump`](Self::registry_dump) lists what it covers.
     pub fn fingerprint(&self) -> u64 {
         self.core.shared.fingerprint
     }
