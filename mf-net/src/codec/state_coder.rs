@@ -50,8 +50,13 @@ impl Coding {
         base: &[Buckets],
         code: impl FnOnce(&mut StateCoder<'_>),
     ) -> bool {
-        self.values.clear();
-        self.values.resize(layout.slots(), Buckets::default());
+        // Every slot is kept by the coding (a member carried or not), so a buffer of the
+        // layout's length needs no clearing.
+        let slots = layout.slots();
+        if self.values.len() != slots {
+            self.values.clear();
+            self.values.resize(slots, Buckets::default());
+        }
         let mut coder = StateCoder {
             base,
             now: &mut self.values,
@@ -61,6 +66,7 @@ impl Coding {
             over_limit: false,
         };
         code(&mut coder);
+        debug_assert_eq!(coder.slot, slots, "the coding kept every slot");
         !coder.over_limit
     }
 

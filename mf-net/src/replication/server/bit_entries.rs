@@ -99,6 +99,8 @@ pub(crate) struct BitEntries {
     /// By node slot, a bit per node whose values changed at this tick's capture and are not
     /// recorded yet.
     owed: Vec<u64>,
+    /// How many bits `owed` holds.
+    owing: usize,
 }
 
 impl BitEntries {
@@ -138,6 +140,7 @@ impl BitEntries {
         if word >= self.owed.len() {
             self.owed.resize(word + 1, 0);
         }
+        self.owing += usize::from(self.owed[word] >> bit & 1 == 0);
         self.owed[word] |= 1 << bit;
     }
 
@@ -149,6 +152,7 @@ impl BitEntries {
         };
         let owed = *w >> bit & 1 == 1;
         *w &= !(1 << bit);
+        self.owing -= usize::from(owed);
         owed
     }
 
@@ -161,6 +165,10 @@ impl BitEntries {
         changed: &[NodeKey],
         tick: u32,
     ) {
+        // Most ticks, the snapshots recorded every one.
+        if self.owing == 0 {
+            return;
+        }
         for &key in changed {
             if self.take_owed(key) {
                 if let Some(n) = nodes.get(key) {
@@ -204,6 +212,7 @@ impl BitEntries {
     pub(crate) fn clear(&mut self) {
         self.history.clear();
         self.owed.fill(0);
+        self.owing = 0;
         self.begin(0);
     }
 
@@ -234,7 +243,10 @@ impl BitEntries {
                 continue;
             };
             if node.has_state() && !node.owner_conditions && seen(node) {
-                let _ = self.coded(states, (key, node), Audience::NonOwner, (Some(acked), tick));
+                // The tick's first coding of the node (`changed` lists each node once): no
+                // coded state to find.
+                let which = ((key, node), Audience::NonOwner);
+                let _ = self.coded(states, which, (Some(acked), tick), false);
             }
         }
     }
@@ -259,10 +271,15 @@ impl BitEntries {
         // The node and its audience go on apart: a tuple of them copied whole would read the
         // audience's byte back in a wider load, which waits for the write.
         let which = (key, node);
-        let found = acked.and_then(|a| Some((Some(a), self.find(which, audience, Some(a), tick)?)));
+        let found = match acked {
+            Some(a) => self
+                .find(which, audience, acked, tick)
+                .map(|c| (Some(a), c)),
+            None => None,
+        };
         let (baseline, coded) = match found {
             Some(found) => found,
-            None => match self.coded(states, which, audience, (acked, tick)) {
+            None => match self.coded(states, (which, audience), (acked, tick), true) {
                 Some(found) => found,
                 None => return false,
             },
@@ -291,19 +308,21 @@ impl BitEntries {
     /// against the [`baseline`] that gives, with that baseline: found if this tick (of `tick`)
     /// coded it so, else coded now, straight from the node's shadow state (recording the
     /// node's values if they are owed and this is its whole state); `None` if no client could
-    /// read it (a member over a limit). Out of line: most appends find their state coded, and
-    /// stay small without it.
+    /// read it (a member over a limit). With `find` false, no state coded this tick is looked
+    /// for (the tick's first coding of the node). Out of line: most appends find their state
+    /// coded, and stay small without it.
     #[inline(never)]
     fn coded(
         &mut self,
         states: &impl NodeStates,
-        (key, node): (NodeKey, &NetNode),
-        audience: Audience,
+        ((key, node), audience): ((NodeKey, &NetNode), Audience),
         (acked, tick): (Option<u32>, u32),
+        find: bool,
     ) -> Option<(Option<u32>, Coded)> {
         let base = baseline(&self.history, key, acked, tick);
         let baseline = base.map(|b| b.tick);
-        if let Some(coded) = self.find((key, node), audience, baseline, tick) {
+        let found = find.then(|| self.find((key, node), audience, baseline, tick));
+        if let Some(coded) = found.flatten() {
             return Some((baseline, coded));
         }
         // The since class selects the members changed since the baseline, as for the byte

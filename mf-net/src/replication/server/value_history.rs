@@ -135,7 +135,18 @@ impl ValueHistory {
     /// Records `values` as node `key`'s at `tick`, replacing a record of the same tick; the
     /// oldest record goes once no tick within reach of `tick` reads it. Ticks are recorded in
     /// increasing order: a tick not after the newest record's starts the node's records over.
+    #[inline]
     pub(crate) fn record(&mut self, key: NodeKey, tick: u32, values: &[Buckets]) {
+        if !self.record_next(key, tick, values) {
+            self.record_anew(key, tick, values);
+        }
+    }
+
+    /// [`record`](Self::record) beyond [`record_next`](Self::record_next)'s case: a node's
+    /// first record, a ring to grow, a tick recorded again or recorded out of order. Out of
+    /// line: a node changing at a steady pace comes here until its ring has grown.
+    #[inline(never)]
+    fn record_anew(&mut self, key: NodeKey, tick: u32, values: &[Buckets]) {
         let Some(mut ring) = self.ring_for(key, values.len()) else {
             return self.forget(key);
         };
@@ -182,6 +193,43 @@ impl ValueHistory {
             record[0] = Buckets::from_words([tick, 0, 0, 0]);
             record[1..].copy_from_slice(values);
         }
+    }
+
+    /// [`record`](Self::record)'s common case, in one look at the ring: the ring is the
+    /// node's, of records of this width, its newest record is before `tick`, and the next
+    /// record goes where no growth is due (the ring has room, or it is at its largest); the
+    /// record is written there. Returns `false`, changing nothing, in any other case.
+    #[inline]
+    fn record_next(&mut self, key: NodeKey, tick: u32, values: &[Buckets]) -> bool {
+        let Some(ring) = self.rings.get_mut(key.slot()) else {
+            return false;
+        };
+        let stride = 1 + values.len();
+        let fits = ring.id == key.id() && ring.slots as usize == values.len();
+        let room = ring.len < ring.cap || usize::from(ring.cap) == BASELINE_DEPTH;
+        if !(fits && room && ring.len > 0 && ring.start != NONE) {
+            return false;
+        }
+        let (newest, next) = (ring.back(1) * stride, usize::from(ring.next) * stride);
+        let region = self.regions.region_mut(ring.start, ring.len_of_region());
+        let Some(&newest) = region.get(newest) else {
+            return false;
+        };
+        let Some(record) = region.get_mut(next..next + stride) else {
+            return false;
+        };
+        if !tick_after(tick, newest.words()[0]) {
+            return false;
+        }
+        record[0] = Buckets::from_words([tick, 0, 0, 0]);
+        record[1..].copy_from_slice(values);
+        // Below `BASELINE_DEPTH`, which fits a byte.
+        #[allow(clippy::cast_possible_truncation)]
+        {
+            ring.next = ring.wrap(usize::from(ring.next) + 1) as u8;
+        }
+        ring.len = (ring.len + 1).min(ring.cap);
+        true
     }
 
     /// Whether a snapshot of `tick` (or later) may read `ring`'s oldest record: a baseline
@@ -320,6 +368,7 @@ impl ValueHistory {
     }
 
     /// The values of `ring`'s record at ring position `at`.
+    #[cfg(test)]
     fn values_at(&self, ring: &Ring, at: usize) -> &[Buckets] {
         let (start, stride) = ring.record(at);
         self.records(ring)
@@ -332,11 +381,14 @@ impl ValueHistory {
     /// the tick of that record and that of the next (`None`: it is the newest).
     pub(crate) fn as_of(&self, key: NodeKey, tick: u32) -> Option<AsOf<'_>> {
         let ring = self.get(key)?;
+        let region = self.records(ring);
+        let stride = 1 + ring.slots as usize;
         let mut until = None;
         for at in ring.newest_first() {
-            let recorded = self.tick_at(ring, at);
+            let start = at * stride;
+            let recorded = region.get(start)?.words()[0];
             if !tick_after(recorded, tick) {
-                let values = self.values_at(ring, at);
+                let values = region.get(start + 1..start + stride)?;
                 return Some(AsOf {
                     recorded,
                     until,

@@ -180,9 +180,12 @@ impl BitWriter {
     ///
     /// The writer stays usable: later writes continue after the padding.
     pub fn finish(&mut self) -> &[u8] {
-        self.align();
-        let bytes = self.acc.to_le_bytes();
-        self.buf.extend_from_slice(&bytes[..(self.n / 8) as usize]);
+        // The bits above the accumulator's `n` are zero: its bytes up to the last one it
+        // started are the bits and the padding. All eight go on in one copy of a known
+        // length, and the ones past them come off.
+        let len = self.buf.len() + self.n.div_ceil(8) as usize;
+        self.buf.extend_from_slice(&self.acc.to_le_bytes());
+        self.buf.truncate(len);
         self.acc = 0;
         self.n = 0;
         &self.buf
