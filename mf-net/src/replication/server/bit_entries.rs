@@ -135,6 +135,7 @@ impl BitEntries {
     /// Notes that the values of the node `key` changed at this tick's capture: they are
     /// recorded by the first coding of its whole state for every client this tick, else by
     /// [`record_owed`](Self::record_owed).
+    #[inline]
     pub(crate) fn owe(&mut self, key: NodeKey) {
         let (word, bit) = (key.slot() / 64, key.slot() % 64);
         if word >= self.owed.len() {
@@ -246,7 +247,7 @@ impl BitEntries {
                 // The tick's first coding of the node (`changed` lists each node once): no
                 // coded state to find.
                 let which = ((key, node), Audience::NonOwner);
-                let _ = self.coded(states, which, (Some(acked), tick), false);
+                let _ = self.code(states, which, (Some(acked), tick), false);
             }
         }
     }
@@ -313,6 +314,19 @@ impl BitEntries {
     /// coded, and stay small without it.
     #[inline(never)]
     fn coded(
+        &mut self,
+        states: &impl NodeStates,
+        which: ((NodeKey, &NetNode), Audience),
+        (acked, tick): (Option<u32>, u32),
+        find: bool,
+    ) -> Option<(Option<u32>, Coded)> {
+        self.code(states, which, (acked, tick), find)
+    }
+
+    /// [`coded`](Self::coded), in line: [`precode`](Self::precode) codes every changed node
+    /// through it, with its arguments' constants folded in.
+    #[inline(always)]
+    fn code(
         &mut self,
         states: &impl NodeStates,
         ((key, node), audience): ((NodeKey, &NetNode), Audience),

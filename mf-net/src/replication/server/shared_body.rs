@@ -58,6 +58,12 @@ impl SharedBody {
         list
     }
 
+    /// Whether a body is kept for a snapshot of `tick` with default baseline `default_back`
+    /// (whatever entries it carries).
+    pub(crate) fn holds(&self, tick: u32, default_back: u32) -> bool {
+        self.kept == Some((tick, default_back))
+    }
+
     /// The body kept for a snapshot of `tick` with default baseline `default_back` carrying
     /// exactly `entries`, if there is one; counted as copied.
     pub(crate) fn copy(

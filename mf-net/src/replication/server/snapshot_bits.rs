@@ -79,23 +79,32 @@ pub(crate) fn write(
     };
     let (truncated, refused, cursor);
     if budget == 0 && !alone {
-        // Whole snapshots: the entries first, to find a body written for another client.
+        // Whole snapshots: the entries first, to find a body written for another client, if
+        // one for this tick and default baseline is kept; else listed as they are coded.
         let mut list = shared.take_list();
-        list.extend(order.map(|(e, _)| e));
-        if let Some(bytes) = shared.copy(tick, default_back, &list) {
-            copy(w, bytes);
-            carry(&mut out, &list);
-            shared.give_back(list);
-            *out.cursor = 0;
-            if !client.tiered {
-                client.send.walked_whole(tick);
+        if shared.holds(tick, default_back) {
+            list.extend(order.map(|(e, _)| e));
+            if let Some(bytes) = shared.copy(tick, default_back, &list) {
+                copy(w, bytes);
+                carry(&mut out, &list);
+                shared.give_back(list);
+                *out.cursor = 0;
+                if !client.tiered {
+                    client.send.walked_whole(tick);
+                }
+                return Written { truncated: false };
             }
-            return Written { truncated: false };
+            // (Where each node stands in the client's list is not kept with the list: its
+            // ack searches.)
+            let listed = list.iter().map(|&e| (e, None));
+            (truncated, refused, cursor) = coder.code(listed, body, (entries, bits), &mut out);
+        } else {
+            let listing = order.map(|(e, _)| {
+                list.push(e);
+                (e, None)
+            });
+            (truncated, refused, cursor) = coder.code(listing, body, (entries, bits), &mut out);
         }
-        // (Where each node stands in the client's list is not kept with the list: its ack
-        // searches.)
-        let listed = list.iter().map(|&e| (e, None));
-        (truncated, refused, cursor) = coder.code(listed, body, (entries, bits), &mut out);
         match refused {
             false => {
                 shared.keep((tick, default_back), list, body.finish());
