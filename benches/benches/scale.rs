@@ -42,6 +42,9 @@
 //! - `burst/second_tick_<encoding>/10000`: 10 000 quantized boxes idle since their spawn, one
 //!   client, then every box moving: the server's tick of the second frame of motion (the
 //!   bit-packed server's value history grows then). A fresh world per sample.
+//! - `burst/join_<encoding>/10000`: 10 000 quantized boxes spawned at once, one client: the
+//!   frames (server's and client's) until the client has applied every spawn, as a late
+//!   joiner to a large world gets them. A fresh world per sample.
 //!
 //! Run: `cargo bench -p mf-net-benches --bench scale` (a few minutes: most of it is the setup
 //! of the 10 000-box worlds and the untimed part of each frame). Run as a test
@@ -366,5 +369,28 @@ mod burst {
     #[divan::bench(args = [10_000])]
     fn second_tick_bits(bencher: Bencher<'_, '_>, boxes: usize) {
         second_tick(bencher, boxes, SnapshotEncoding::Bits);
+    }
+
+    /// The frames (server's and client's) in which one client receives and applies `boxes`
+    /// spawns made at once.
+    fn join(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding) {
+        let rows = if running_as_test() { SCALE_ROW } else { boxes };
+        bencher
+            .counter(ItemsCount::new(rows))
+            .with_inputs(|| ScaleWorld::<QuantBox>::spawning(rows, encoding, 1))
+            .bench_local_values(|mut world| {
+                world.run_until_spawned();
+                world
+            });
+    }
+
+    #[divan::bench(args = [10_000])]
+    fn join_bytes(bencher: Bencher<'_, '_>, boxes: usize) {
+        join(bencher, boxes, SnapshotEncoding::Bytes);
+    }
+
+    #[divan::bench(args = [10_000])]
+    fn join_bits(bencher: Bencher<'_, '_>, boxes: usize) {
+        join(bencher, boxes, SnapshotEncoding::Bits);
     }
 }

@@ -1011,7 +1011,45 @@ impl<T: BenchBox> ScaleWorld<T> {
         Self::spawned_as(boxes, motion, config, clients)
     }
 
+    /// A server and `clients` clients connected over the `encoding`, the server having just
+    /// spawned `boxes` idle boxes that no client has received yet: a burst of spawns, as a
+    /// late joiner to a large world gets. [`run_until_spawned`](Self::run_until_spawned)
+    /// delivers them.
+    ///
+    /// # Panics
+    ///
+    /// If `boxes` is not a multiple of [`SCALE_ROW`], or a client fails to join.
+    pub fn spawning(boxes: usize, encoding: SnapshotEncoding, clients: usize) -> Self {
+        let config = MultiplayerConfig {
+            snapshot_encoding: encoding,
+            ..MultiplayerConfig::default()
+        };
+        let mut world = Self::joined(boxes, Motion::Still, config, clients);
+        world.spawn_rows();
+        world
+    }
+
+    /// Runs frames until every client has applied every spawn.
+    ///
+    /// # Panics
+    ///
+    /// If that takes more than the frames [`run_until`](Self::run_until) allows.
+    pub fn run_until_spawned(&mut self) {
+        let boxes = self.boxes.len();
+        self.run_until("every client applied every spawn", |w| {
+            w.clients.iter().all(|c| c.stats().networked_nodes == boxes)
+        });
+    }
+
     fn spawned_as(boxes: usize, motion: Motion, config: MultiplayerConfig, clients: usize) -> Self {
+        let mut world = Self::joined(boxes, motion, config, clients);
+        world.spawn_rows();
+        world.run_until_spawned();
+        world
+    }
+
+    /// A server and `clients` clients connected, `boxes` boxes' poses made but not spawned.
+    fn joined(boxes: usize, motion: Motion, config: MultiplayerConfig, clients: usize) -> Self {
         let net = LoopbackNetwork::new();
         let messages = MessageRegistry::new(1);
         let dt = Duration::from_secs(1) / u32::from(config.tick_rate.max(1));
@@ -1043,34 +1081,33 @@ impl<T: BenchBox> ScaleWorld<T> {
         world.run_until("every client joined", |w| {
             w.server.peers().len() == w.clients.len()
         });
+        world
+    }
 
-        let root = world.server.scene().root();
-        for _ in 0..boxes / SCALE_ROW {
-            world
-                .server
+    /// Spawns the boxes on the server, in rows, each at its pose.
+    fn spawn_rows(&mut self) {
+        let root = self.server.scene().root();
+        for _ in 0..self.boxes.len() / SCALE_ROW {
+            self.server
                 .spawn(ROW_SCENE, root, PeerId::SERVER)
                 .expect("the row scene spawns");
         }
-        for (i, b) in world.boxes.iter().enumerate() {
+        for (i, b) in self.boxes.iter().enumerate() {
             let node = NetId::new(net_id(i))
-                .and_then(|id| world.server.node(id))
+                .and_then(|id| self.server.node(id))
                 .expect("net ids are consecutive from 1");
-            let handle = world
+            let handle = self
                 .server
                 .scene()
                 .net_ref::<T>(node)
                 .expect("every row node holds a box");
-            *world
+            *self
                 .server
                 .scene_mut()
                 .get_mut(handle)
                 .expect("just spawned") = T::from_box(b);
-            world.handles.push(handle);
+            self.handles.push(handle);
         }
-        world.run_until("every client applied every spawn", |w| {
-            w.clients.iter().all(|c| c.stats().networked_nodes == boxes)
-        });
-        world
     }
 
     /// Runs setup frames (server, then every client; nothing moves) until `done` holds after

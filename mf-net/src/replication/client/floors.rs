@@ -6,8 +6,11 @@
 //! order) and a table's retirement (in net id order) walk it front to back rather than probe a
 //! map scattered over memory. A floor set again for the same node (its next retirement, its
 //! next spawn after a despawn: relevance coming and going) is written in place; a node new to
-//! the array waits in a short list, searched first, until the next
-//! [`settle`](Floors::settle) merges it in.
+//! the array waits in a list, found by id through a map, until the next
+//! [`settle`](Floors::settle) merges it in. (A list searched front to back made a burst of
+//! spawns quadratic: a late joiner's ten thousand nodes new in one snapshot.)
+
+use std::collections::HashMap;
 
 use crate::codec::quantize::Buckets;
 use crate::replication::shared::sorted_ids::first_from;
@@ -45,9 +48,12 @@ pub(crate) struct Floors {
     /// The id of each row, in the same order: what searches read.
     ids: Vec<u32>,
     values: Vec<Buckets>,
-    /// Floors of ids not in `rows`, the newest last.
+    /// Floors of ids not in `rows` (or in them with another width), each id once.
     fresh: Vec<Row>,
     fresh_values: Vec<Buckets>,
+    /// Where each id of `fresh` is in it. Net ids are the server's numbers: the map's hasher
+    /// is seeded, so that no server can aim collisions at it.
+    fresh_at: HashMap<u32, u32>,
     /// Scratch for a merge.
     spare_rows: Vec<Row>,
     spare_ids: Vec<u32>,
@@ -59,8 +65,8 @@ pub(crate) struct Floors {
 impl Floors {
     /// Node `id`'s floor, if it has one.
     pub(crate) fn get(&mut self, id: u32) -> Option<Floor> {
-        if let Some(row) = self.fresh.iter().rev().find(|r| r.id == id) {
-            return Some(row.floor);
+        if let Some(row) = self.fresh_row(id) {
+            return Some(self.fresh[row].floor);
         }
         let at = self.row_at(id)?;
         let row = &self.rows[at];
@@ -85,18 +91,23 @@ impl Floors {
         let Ok(slots) = u32::try_from(values.len()) else {
             return;
         };
-        let in_fresh = self.fresh.iter_mut().rev().find(|r| r.id == id);
-        if let Some(row) = in_fresh {
+        if let Some(at) = self.fresh_row(id) {
+            let row = &mut self.fresh[at];
             if row.floor.begun > begun {
                 return;
             }
+            (row.floor.tick, row.floor.begun) = (tick, begun);
+            let start = row.floor.start as usize;
             if row.floor.slots == slots {
-                let start = row.floor.start as usize;
-                (row.floor.tick, row.floor.begun) = (tick, begun);
                 self.fresh_values[start..start + values.len()].copy_from_slice(values);
-                return;
+            } else if let Ok(start) = u32::try_from(self.fresh_values.len()) {
+                // Another width: its values go after the others, the row stays.
+                (row.floor.start, row.floor.slots) = (start, slots);
+                self.fresh_values.extend_from_slice(values);
             }
-        } else if let Some(at) = self.row_at(id) {
+            return;
+        }
+        if let Some(at) = self.row_at(id) {
             let row = &mut self.rows[at];
             if row.live && row.floor.begun > begun {
                 return;
@@ -108,9 +119,13 @@ impl Floors {
                 return;
             }
         }
-        let Ok(start) = u32::try_from(self.fresh_values.len()) else {
+        let (Ok(start), Ok(at)) = (
+            u32::try_from(self.fresh_values.len()),
+            u32::try_from(self.fresh.len()),
+        ) else {
             return;
         };
+        self.fresh_at.insert(id, at);
         self.fresh_values.extend_from_slice(values);
         let floor = Floor {
             tick,
@@ -128,10 +143,27 @@ impl Floors {
 
     /// Forgets node `id`'s floor.
     pub(crate) fn forget(&mut self, id: u32) {
-        self.fresh.retain(|r| r.id != id);
+        if let Some(at) = self.fresh_row(id) {
+            self.fresh_at.remove(&id);
+            self.fresh.swap_remove(at);
+            if let Some(moved) = self.fresh.get(at) {
+                // Below `u32::MAX`: it was the last of a list whose places fit a `u32`.
+                #[allow(clippy::cast_possible_truncation)]
+                self.fresh_at.insert(moved.id, at as u32);
+            }
+        }
         if let Some(at) = self.row_at(id) {
             self.rows[at].live = false;
         }
+    }
+
+    /// Where node `id`'s row is in `fresh`, if it has one there (no lookup while it is empty,
+    /// as it is between a snapshot's new nodes and the next merge).
+    fn fresh_row(&self, id: u32) -> Option<usize> {
+        if self.fresh.is_empty() {
+            return None;
+        }
+        self.fresh_at.get(&id).map(|&at| at as usize)
     }
 
     /// Where node `id`'s row is in the array, if it has one (forgotten or not).
@@ -148,10 +180,8 @@ impl Floors {
         if self.fresh.is_empty() {
             return;
         }
-        // The newest of each id first.
-        self.fresh
-            .sort_by_key(|r| (r.id, std::cmp::Reverse(r.floor.begun)));
-        self.fresh.dedup_by_key(|r| r.id);
+        // (Each id once.)
+        self.fresh.sort_unstable_by_key(|r| r.id);
         let (mut old, mut new) = (0, 0);
         self.spare_rows.clear();
         self.spare_ids.clear();
@@ -201,6 +231,7 @@ impl Floors {
         std::mem::swap(&mut self.values, &mut self.spare_values);
         self.fresh.clear();
         self.fresh_values.clear();
+        self.fresh_at.clear();
     }
 
     /// Moves every floor's tick before `horizon` up to it.
@@ -219,6 +250,7 @@ impl Floors {
         self.values.clear();
         self.fresh.clear();
         self.fresh_values.clear();
+        self.fresh_at.clear();
         self.cursor = 0;
     }
 
@@ -270,6 +302,38 @@ mod tests {
         f.settle();
         assert_eq!(get(&mut f, 3).map(|g| g.1.len()), Some(1));
         assert_eq!(get(&mut f, 7), Some((10, value(70).to_vec())));
+    }
+
+    #[test]
+    fn a_burst_of_new_nodes_is_found_by_id_before_its_merge_and_forgetting_one_keeps_the_rest() {
+        let mut f = Floors::default();
+        // Out of order, as a late joiner's spawns may come.
+        let ids: Vec<u32> = (0..2000).map(|i| (i * 7919) % 2003).collect();
+        for &id in &ids {
+            f.set(id, (1, 1), &value(u64::from(id)));
+        }
+        // Set again, newer, and in another width: still one row each.
+        f.set(ids[5], (2, 2), &value(5));
+        f.set(ids[6], (2, 2), &[Buckets::from_low_u64(6)]);
+        assert_eq!(f.fresh.len(), ids.len());
+        f.forget(ids[0]);
+        f.forget(ids[1999]);
+        assert_eq!(get(&mut f, ids[0]), None);
+        assert_eq!(get(&mut f, ids[5]), Some((2, value(5).to_vec())));
+        assert_eq!(get(&mut f, ids[6]).map(|g| g.1.len()), Some(1));
+        for &id in &ids[7..1999] {
+            assert_eq!(get(&mut f, id), Some((1, value(u64::from(id)).to_vec())));
+        }
+        f.settle();
+        assert_eq!(f.rows.len(), ids.len() - 2);
+        assert!(f.rows.windows(2).all(|w| w[0].id < w[1].id));
+        assert_eq!(get(&mut f, ids[1999]), None);
+        assert_eq!(get(&mut f, ids[5]), Some((2, value(5).to_vec())));
+        assert_eq!(get(&mut f, ids[6]).map(|g| g.1.len()), Some(1));
+        assert_eq!(
+            get(&mut f, ids[7]),
+            Some((1, value(u64::from(ids[7])).to_vec()))
+        );
     }
 
     #[test]
