@@ -26,7 +26,7 @@ pub(crate) struct Floor {
     pub(crate) begun: u64,
     start: u32,
     slots: u32,
-    /// In the short list of nodes new to the array.
+    /// In the list of nodes new to the array.
     fresh: bool,
 }
 

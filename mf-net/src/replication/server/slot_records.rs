@@ -121,6 +121,12 @@ impl<R: Copy + Default> SlotRecords<R> {
         self.len += 1;
     }
 
+    /// Hints the processor to bring the head of `key`'s slot into the cache.
+    #[inline]
+    pub(crate) fn prefetch(&self, key: NodeKey) {
+        crate::cache_hint::prefetch(&self.heads, key.slot());
+    }
+
     /// The head of `key`'s slot, if it holds records of the node this tick.
     #[inline(always)]
     fn head(&self, key: NodeKey) -> Option<&Head<R>> {
