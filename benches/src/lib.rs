@@ -1033,7 +1033,7 @@ impl<T: BenchBox> ScaleWorld<T> {
     ///
     /// # Panics
     ///
-    /// If that takes more than the frames [`run_until`](Self::run_until) allows.
+    /// If the spawns are not all applied within 100 frames.
     pub fn run_until_spawned(&mut self) {
         let boxes = self.boxes.len();
         self.run_until("every client applied every spawn", |w| {
