@@ -401,7 +401,8 @@ pub(crate) fn write_short_entry(
     // Below 64 bits (the head takes at least 4).
     let state = u64::from_le_bytes(*word) & ((1 << bits32) - 1);
     let head = (idc << 1 | 1) | tyc << (1 + id_len) | base << (1 + id_len + ty_len);
-    w.write_bits(
+    // Every field masked to its length: no bit above the entry's.
+    w.write_clean_bits(
         head | state.checked_shl(head_len).unwrap_or(0),
         head_len + bits32,
     );

@@ -74,7 +74,7 @@ impl Quantization {
                     code |= u64::from(d) << len;
                     len += width;
                 }
-                w.write_bits(code, len);
+                w.write_clean_bits(code, len);
             }
             None => {
                 w.write_bits(ABSOLUTE, 2);
@@ -242,7 +242,7 @@ impl Quantization {
             code |= field << len;
             len += width;
         }
-        w.write_bits(code, len);
+        w.write_clean_bits(code, len);
     }
 
     /// The zig-zag differences of `now`'s three components from `base`'s, if `now` can be

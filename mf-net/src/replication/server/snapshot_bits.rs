@@ -216,7 +216,8 @@ impl<S: NodeStates> Coder<'_, S> {
             let Some(node) = self.nodes.get(e.key) else {
                 continue;
             };
-            let mark = body.bit_len();
+            // Where the entry starts, for a budget to cut it (none: no cut).
+            let mark = (self.budget != 0).then(|| body.bit_len());
             let which = (e.key, node, e.audience);
             let at = (self.tick, self.default_back);
             if !bits.append(body, self.states, which, e.acked, &so_far, at) {
@@ -225,11 +226,10 @@ impl<S: NodeStates> Coder<'_, S> {
                 continue;
             }
             // The packet so far, the body so far, its end bit and padding.
-            if !fits(
-                self.budget,
-                self.before + (body.bit_len() + 8) / 8,
-                out.carried,
-            ) {
+            if let Some(mark) = mark.filter(|_| {
+                let len = self.before + (body.bit_len() + 8) / 8;
+                !fits(self.budget, len, out.carried)
+            }) {
                 let _ = body.truncate_bits(mark);
                 truncated = true;
                 cursor = node.net_id;

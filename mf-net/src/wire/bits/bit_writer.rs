@@ -83,7 +83,20 @@ impl BitWriter {
             "write_bits: value {value:#x} has bits set above its {bits} bits"
         );
         let bits = bits.min(64);
-        let value = value & low_mask(bits);
+        self.write_clean_bits(value & low_mask(bits), bits);
+    }
+
+    /// [`write_bits`](Self::write_bits) of a value whose bits above `bits` are zero (and
+    /// `bits` at most 64), as the writers that build one from masked fields have it: no mask.
+    /// Debug builds assert both; a release build given more bits writes them over the bits
+    /// after (the stream is the caller's to keep well formed).
+    #[inline]
+    pub(crate) fn write_clean_bits(&mut self, value: u64, bits: u32) {
+        debug_assert!(bits <= 64, "write_clean_bits of {bits} bits (at most 64)");
+        debug_assert!(
+            value & !low_mask(bits.min(64)) == 0,
+            "write_clean_bits: value {value:#x} has bits set above its {bits} bits"
+        );
         self.acc |= value << self.n;
         let total = self.n + bits;
         if total < 64 {
