@@ -99,8 +99,6 @@ pub(crate) struct BitEntries {
     /// By node slot, a bit per node whose values changed at this tick's capture and are not
     /// recorded yet.
     owed: Vec<u64>,
-    /// How many bits `owed` holds.
-    owing: usize,
 }
 
 impl BitEntries {
@@ -141,7 +139,6 @@ impl BitEntries {
         if word >= self.owed.len() {
             self.owed.resize(word + 1, 0);
         }
-        self.owing += usize::from(self.owed[word] >> bit & 1 == 0);
         self.owed[word] |= 1 << bit;
     }
 
@@ -153,7 +150,6 @@ impl BitEntries {
         };
         let owed = *w >> bit & 1 == 1;
         *w &= !(1 << bit);
-        self.owing -= usize::from(owed);
         owed
     }
 
@@ -166,8 +162,8 @@ impl BitEntries {
         changed: &[NodeKey],
         tick: u32,
     ) {
-        // Most ticks, the snapshots recorded every one.
-        if self.owing == 0 {
+        // Most ticks, the snapshots recorded every one: a word per 64 slots says so.
+        if self.owed.iter().all(|&w| w == 0) {
             return;
         }
         for &key in changed {
@@ -213,7 +209,6 @@ impl BitEntries {
     pub(crate) fn clear(&mut self) {
         self.history.clear();
         self.owed.fill(0);
-        self.owing = 0;
         self.begin(0);
     }
 

@@ -29,7 +29,7 @@ use crate::replication::shared::columns::ValueAt;
 use crate::replication::shared::config::{MultiplayerError, SnapshotEncoding, TickSource};
 use crate::replication::shared::events::MultiplayerEvent;
 use crate::replication::shared::instance::{
-    as_scene, exists, instance_nodes, value_info, value_type_number,
+    as_scene, exists, instance_nodes, value_info, value_type,
 };
 use crate::replication::shared::net_id::NetId;
 use crate::replication::shared::outbox::Outbox;
@@ -1276,9 +1276,9 @@ impl ServerState {
                 continue;
             }
             let net_id = first + offset;
-            let owner_conditions =
-                value_info(&*shared.store, node).is_some_and(|ty| ty.has_owner_conditions());
-            let ty = value_type_number(&*shared.store, node);
+            let value = value_type(&*shared.store, node);
+            let owner_conditions = value.is_some_and(|(_, info)| info.has_owner_conditions());
+            let ty = value.map_or(0, |(id, _)| id.get());
             let record = NetNode {
                 net_id,
                 node,

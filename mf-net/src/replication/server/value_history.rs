@@ -79,6 +79,17 @@ impl Ring {
         self.wrap(usize::from(self.next) + usize::from(self.cap) - back)
     }
 
+    /// Moves past a record written at the next position: the one after it is next, and the
+    /// ring holds one more, up to its capacity.
+    fn advance(&mut self) {
+        // Below `BASELINE_DEPTH`, which fits a byte.
+        #[allow(clippy::cast_possible_truncation)]
+        {
+            self.next = self.wrap(usize::from(self.next) + 1) as u8;
+        }
+        self.len = (self.len + 1).min(self.cap);
+    }
+
     /// Ring positions of its records, newest first.
     fn newest_first(&self) -> impl Iterator<Item = usize> + '_ {
         (1..=usize::from(self.len)).map(|back| self.back(back))
@@ -88,6 +99,13 @@ impl Ring {
     fn oldest(&self) -> usize {
         self.back(usize::from(self.len))
     }
+}
+
+/// Writes a record: its tick (in the first word of a `Buckets`), then its values (`record` is
+/// one longer than `values`).
+fn fill(record: &mut [Buckets], tick: u32, values: &[Buckets]) {
+    record[0] = Buckets::from_words([tick, 0, 0, 0]);
+    record[1..].copy_from_slice(values);
 }
 
 /// A node's values as of a tick ([`ValueHistory::as_of`]).
@@ -175,12 +193,7 @@ impl ValueHistory {
             }
         };
         if at == usize::from(ring.next) {
-            // Below `BASELINE_DEPTH`, which fits a byte.
-            #[allow(clippy::cast_possible_truncation)]
-            {
-                ring.next = ring.wrap(at + 1) as u8;
-                ring.len = (ring.len + 1).min(ring.cap);
-            }
+            ring.advance();
         }
         self.rings[key.slot()] = ring;
         let (start, stride) = ring.record(at);
@@ -190,8 +203,7 @@ impl ValueHistory {
             "a record lies in its ring's region"
         );
         if let Some(record) = region.get_mut(start..start + stride) {
-            record[0] = Buckets::from_words([tick, 0, 0, 0]);
-            record[1..].copy_from_slice(values);
+            fill(record, tick, values);
         }
     }
 
@@ -204,13 +216,13 @@ impl ValueHistory {
         let Some(ring) = self.rings.get_mut(key.slot()) else {
             return false;
         };
-        let stride = 1 + values.len();
         let fits = ring.id == key.id() && ring.slots as usize == values.len();
         let room = ring.len < ring.cap || usize::from(ring.cap) == BASELINE_DEPTH;
         if !(fits && room && ring.len > 0 && ring.start != NONE) {
             return false;
         }
-        let (newest, next) = (ring.back(1) * stride, usize::from(ring.next) * stride);
+        let (newest, _) = ring.record(ring.back(1));
+        let (next, stride) = ring.record(usize::from(ring.next));
         let region = self.regions.region_mut(ring.start, ring.len_of_region());
         let Some(&newest) = region.get(newest) else {
             return false;
@@ -221,14 +233,8 @@ impl ValueHistory {
         if !tick_after(tick, newest.words()[0]) {
             return false;
         }
-        record[0] = Buckets::from_words([tick, 0, 0, 0]);
-        record[1..].copy_from_slice(values);
-        // Below `BASELINE_DEPTH`, which fits a byte.
-        #[allow(clippy::cast_possible_truncation)]
-        {
-            ring.next = ring.wrap(usize::from(ring.next) + 1) as u8;
-        }
-        ring.len = (ring.len + 1).min(ring.cap);
+        fill(record, tick, values);
+        ring.advance();
         true
     }
 
@@ -382,10 +388,9 @@ impl ValueHistory {
     pub(crate) fn as_of(&self, key: NodeKey, tick: u32) -> Option<AsOf<'_>> {
         let ring = self.get(key)?;
         let region = self.records(ring);
-        let stride = 1 + ring.slots as usize;
         let mut until = None;
         for at in ring.newest_first() {
-            let start = at * stride;
+            let (start, stride) = ring.record(at);
             let recorded = region.get(start)?.words()[0];
             if !tick_after(recorded, tick) {
                 let values = region.get(start + 1..start + stride)?;

@@ -3,7 +3,7 @@
 
 use std::any::Any;
 
-use crate::replicated::registry::ReplicationRegistry;
+use crate::replicated::registry::{ReplicatedTypeId, ReplicationRegistry};
 use crate::replicated::RegisteredType;
 use crate::scene::{NodeId, Scene};
 use crate::store::Store;
@@ -44,15 +44,15 @@ pub(crate) fn value_info(store: &dyn Store, node: NodeId) -> Option<&'static Reg
     registry.get(registry.id_of_type_id(store.value_type(node)?)?)
 }
 
-/// The number of `node`'s value's type in the replication registry
-/// ([`ReplicatedTypeId::get`](crate::replication::ReplicatedTypeId::get); 0: it holds no value
-/// of a registered type).
-pub(crate) fn value_type_number(store: &dyn Store, node: NodeId) -> u16 {
+/// [`value_info`] with the type's id in the replication registry (the number bit-packed
+/// entries name it by), from one lookup.
+pub(crate) fn value_type(
+    store: &dyn Store,
+    node: NodeId,
+) -> Option<(ReplicatedTypeId, &'static RegisteredType)> {
     let registry = ReplicationRegistry::global();
-    store
-        .value_type(node)
-        .and_then(|ty| registry.id_of_type_id(ty))
-        .map_or(0, |id| id.get())
+    let id = registry.id_of_type_id(store.value_type(node)?)?;
+    Some((id, registry.get(id)?))
 }
 
 /// `node`'s parent, in a storage with a tree.
