@@ -289,6 +289,34 @@ mod encoding {
         server(bencher, boxes, SnapshotEncoding::Bits, true);
     }
 
+    /// The clients' paces in the `spread` benchmarks: each client 1 to this many ticks behind.
+    const SPREAD: u32 = 4;
+
+    /// The server's tick with the clients at different distances (see
+    /// [`ScaleWorld::set_paces`]): client `i` runs its frame every `1 + i % SPREAD` frames, so
+    /// that they acknowledged different ticks, in no particular order.
+    fn server_spread(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding) {
+        let world = encoded(boxes, encoding);
+        world.borrow_mut().set_paces(SPREAD);
+        world.borrow_mut().run_frames(2 * SPREAD as usize);
+        bencher
+            .counter(items(&world))
+            .with_inputs(|| world.borrow_mut().advance_to(Stage::ServerBegin))
+            .bench_local_values(|()| world.borrow_mut().server_tick());
+        let within = world.borrow().acks_within(SPREAD + 1);
+        assert!(within, "every client acknowledged at its pace");
+    }
+
+    #[divan::bench(args = [1000])]
+    fn server_tick_spread_bytes(bencher: Bencher<'_, '_>, boxes: usize) {
+        server_spread(bencher, boxes, SnapshotEncoding::Bytes);
+    }
+
+    #[divan::bench(args = [1000])]
+    fn server_tick_spread_bits(bencher: Bencher<'_, '_>, boxes: usize) {
+        server_spread(bencher, boxes, SnapshotEncoding::Bits);
+    }
+
     #[divan::bench(args = [1000])]
     fn client_frames_bytes(bencher: Bencher<'_, '_>, boxes: usize) {
         clients(bencher, boxes, SnapshotEncoding::Bytes);

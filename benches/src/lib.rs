@@ -935,6 +935,8 @@ pub struct ScaleWorld<T: BenchBox = BoxEntity> {
     frame: u32,
     dt: Duration,
     next: Stage,
+    /// Client `i` runs its frame every `1 + i % paces` frames (see [`set_paces`](Self::set_paces)).
+    paces: u32,
 }
 
 impl<T: BenchBox> ScaleWorld<T> {
@@ -1077,6 +1079,7 @@ impl<T: BenchBox> ScaleWorld<T> {
             frame: 0,
             dt,
             next: Stage::Move,
+            paces: 1,
         };
         world.run_until("every client joined", |w| {
             w.server.peers().len() == w.clients.len()
@@ -1147,6 +1150,27 @@ impl<T: BenchBox> ScaleWorld<T> {
         self.motion = motion;
     }
 
+    /// From the next frame on, client `i` runs its frame (receives its snapshots, acknowledges
+    /// them) every `1 + i % paces` frames, at a phase of its own: with `paces` above 1, the
+    /// clients stand 1 to `paces` ticks behind the server when its tick begins, in no
+    /// particular order, as clients at different round trips do. 1 (the default): every
+    /// client every frame.
+    pub fn set_paces(&mut self, paces: u32) {
+        self.paces = paces.max(1);
+    }
+
+    /// The clients' frames of this frame: each client whose turn it is (see
+    /// [`set_paces`](Self::set_paces)).
+    fn run_clients(&mut self) {
+        let (frame, paces, dt) = (self.frame, self.paces, self.dt);
+        for (i, client) in (0u32..).zip(&mut self.clients) {
+            if frame.wrapping_add(i) % (1 + i % paces) == 0 {
+                client.begin_frame(dt);
+                client.end_frame();
+            }
+        }
+    }
+
     /// Runs the next stage.
     pub fn run_stage(&mut self) {
         match self.next {
@@ -1163,12 +1187,7 @@ impl<T: BenchBox> ScaleWorld<T> {
             }
             Stage::ServerBegin => self.server.begin_frame(self.dt),
             Stage::ServerEnd => self.server.end_frame(),
-            Stage::Clients => {
-                for client in &mut self.clients {
-                    client.begin_frame(self.dt);
-                    client.end_frame();
-                }
-            }
+            Stage::Clients => self.run_clients(),
         }
         self.next = self.next.after();
     }
@@ -1228,10 +1247,7 @@ impl<T: BenchBox> ScaleWorld<T> {
     #[inline]
     pub fn client_frames(&mut self) -> u64 {
         self.expect(Stage::Clients);
-        for client in &mut self.clients {
-            client.begin_frame(self.dt);
-            client.end_frame();
-        }
+        self.run_clients();
         self.next = Stage::Move;
         self.clients[0].stats().snapshots_applied
     }
@@ -1257,11 +1273,18 @@ impl<T: BenchBox> ScaleWorld<T> {
     /// every frame. Holds between frames (the next stage is [`Move`](Stage::Move) or
     /// [`ServerBegin`](Stage::ServerBegin)): the acks of the newest tick are on their way.
     pub fn acks_keep_up(&self) -> bool {
+        self.acks_within(1)
+    }
+
+    /// Whether every client has acknowledged one of the server's `ticks` newest ticks but
+    /// the newest (between frames, as [`acks_keep_up`](Self::acks_keep_up), which is
+    /// `acks_within(1)`).
+    pub fn acks_within(&self, ticks: u32) -> bool {
         let newest = self.server.tick().wrapping_sub(1);
         self.clients.iter().all(|c| {
             self.server
                 .peer_stats(c.local_peer_id())
-                .is_some_and(|s| s.acknowledged_tick == newest)
+                .is_some_and(|s| newest.wrapping_sub(s.acknowledged_tick) < ticks)
         })
     }
 }

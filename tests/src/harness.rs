@@ -152,6 +152,12 @@ impl World {
         world
     }
 
+    /// Puts the clients started from now on under `conditions` (each applies to what that
+    /// client sends; `None`: a perfect loopback), as clients at different distances are.
+    pub fn set_client_conditions(&mut self, conditions: Option<NetworkConditions>) {
+        self.conditions = conditions;
+    }
+
     /// Starts another client (with this world's scenes) and returns its index; step to let it
     /// join.
     pub fn connect_client(&mut self) -> usize {

@@ -260,6 +260,46 @@ fn bit_packed_clients_that_acknowledged_alike_share_one_body() {
     world.assert_converged();
 }
 
+/// Bit-packed snapshots to clients at two distances from the server, in turn in connection
+/// order (near, far, near, ...): the near ones acknowledged the tick before, the far ones a
+/// tick two frames older, so their bodies differ (each value coded against another baseline).
+/// Each distance's body is written once and copied to the other clients at that distance,
+/// whatever order the clients come in.
+#[test]
+fn bit_packed_clients_at_different_distances_share_a_body_each() {
+    let config = MultiplayerConfig {
+        snapshot_encoding: SnapshotEncoding::Bits,
+        ..MultiplayerConfig::default()
+    };
+    let mut world = World::with(0, config, None, 7, library);
+    let far = NetworkConditions {
+        latency: Duration::from_millis(67),
+        ..NetworkConditions::perfect()
+    };
+    for i in 0..CLIENTS {
+        world.set_client_conditions((i % 2 == 1).then_some(far));
+        world.connect_client();
+    }
+    let root = world.root();
+    for _ in 0..BODIES {
+        world.server.spawn(BODY, root, PeerId::SERVER).unwrap();
+    }
+    world.step(30);
+    let acked = |world: &World, client: usize| {
+        let peer = world.clients[client].local_peer_id();
+        world.server.peer_stats(peer).unwrap().acknowledged_tick
+    };
+    assert_ne!(acked(&world, 0), acked(&world, 1), "two distances");
+    let (sent, shared, encoded) = over_moving_frames(&mut world, 30);
+    assert_eq!(sent, 30 * CLIENTS as u64);
+    assert_eq!(shared, sent, "every snapshot is its distance's one body");
+    // One coding per body and distance, but in the first frame: the bodies had not moved
+    // before, so both distances hold the same values and one coding serves both.
+    assert_eq!(encoded, (30 * 2 - 1) * BODIES as u64);
+    world.step(10);
+    world.assert_converged();
+}
+
 /// Bit-packed snapshots to owners of nodes with owner conditions: clients that stand alike
 /// with every node still get their own bodies where one of them owns a pending node, each
 /// owner its own avatar's owner-only member and no other's.

@@ -213,38 +213,42 @@ impl BitEntries {
     }
 
     /// Before a tick's snapshots: codes the state of each node `changed` at its capture that
-    /// `seen` says a client sees, for a client whose `since` for it is `acked` (the tick most
-    /// clients acknowledged), as [`append`](Self::append) would code it the first time a
-    /// snapshot asks. In the order of the capture, the order their values were recorded in, so
-    /// that the baselines' values are read in a stream rather than one cache miss each as
-    /// the clients' walks ask for them. Nodes whose entries depend on the client (owner
-    /// conditions) are left to the walks. Each node's value records (the baseline read, the
-    /// record written) and the head its coded state's record goes in are asked for a few
-    /// nodes ahead: written cold, the records stalled the loop for most of its time, and the
-    /// heads took 3 to 4 % of a 64-client tick.
+    /// `seen` says a client sees, for a client whose `since` for it is `acked` (a tick clients
+    /// acknowledged), as [`append`](Self::append) would code it the first time a snapshot
+    /// asks; `first` for the tick's first call (no node has a coded state yet), else a node
+    /// whose coded state serves `acked` already is not coded again. In the order of the
+    /// capture, the order their values were recorded in, so that the baselines' values are
+    /// read in a stream rather than one cache miss each as the clients' walks ask for them.
+    /// Nodes whose entries depend on the client (owner conditions) are left to the walks.
+    /// Each node's value records (the baseline read, the record written) and the head its
+    /// coded state's record goes in are asked for a few nodes ahead: written cold, the
+    /// records stalled the loop for most of its time, and the heads took 3 to 4 % of a
+    /// 64-client tick.
     pub(crate) fn precode(
         &mut self,
         states: &impl NodeStates,
         (nodes, changed): (&NodeTable, &[NodeKey]),
         (acked, tick): (u32, u32),
-        seen: impl Fn(&NetNode) -> bool,
+        (seen, first): (&impl Fn(&NetNode) -> bool, bool),
     ) {
+        let back = tick.wrapping_sub(acked);
         for (at, &key) in changed.iter().enumerate() {
             if let Some(&ahead) = changed.get(at + 2 * PREFETCH_AHEAD) {
                 self.history.prefetch_ring(ahead);
             }
             if let Some(&ahead) = changed.get(at + PREFETCH_AHEAD) {
-                self.history.prefetch_next(ahead);
+                self.history.prefetch_next(ahead, back);
                 self.records.prefetch(ahead);
             }
             let Some(node) = nodes.get(key) else {
                 continue;
             };
             if node.has_state() && !node.owner_conditions && seen(node) {
-                // The tick's first coding of the node (`changed` lists each node once): no
-                // coded state to find.
+                // The tick's first coding of the node needs no look for a coded state (`changed`
+                // lists each node once); a later one's may find one that serves this baseline
+                // too (its values were recorded before either).
                 let which = ((key, node), Audience::NonOwner);
-                let _ = self.code(states, which, (Some(acked), tick), false);
+                let _ = self.code(states, which, (Some(acked), tick), !first);
             }
         }
     }

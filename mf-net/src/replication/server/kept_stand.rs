@@ -54,28 +54,20 @@ pub(crate) struct KeptStand {
 }
 
 impl KeptStand {
-    /// Keeps `stand`, or none (a list kept already as it is is not copied again).
+    /// Keeps `stand`, or none (a list equal to the copy kept already is not copied again).
     pub(crate) fn keep(&mut self, stand: Option<ClientStand<'_>>) {
         self.kept = stand.is_some();
         let Some(stand) = stand else {
             return;
         };
-        let fresh = |list_alike: &Alike, copy: &mut u64| {
-            let fresh = *copy == 0 || !list_alike.remembers(*copy);
-            if fresh {
-                *copy = new_copy();
-                list_alike.copied_as(*copy);
-            }
-            fresh
-        };
-        if fresh(stand.pending_alike, &mut self.pending_copy) {
-            self.pending.clear();
-            self.pending.extend_from_slice(stand.pending);
-        }
-        if fresh(stand.acks.alike, &mut self.acks_copy) {
-            self.acks.clear();
-            self.acks.extend_from_slice(stand.acks.entries);
-        }
+        let (pending, acks) = (stand.pending, stand.acks.entries);
+        keep_list(
+            stand.pending_alike,
+            pending,
+            &mut self.pending_copy,
+            &mut self.pending,
+        );
+        keep_list(stand.acks.alike, acks, &mut self.acks_copy, &mut self.acks);
         self.all_acked = stand.acks.all_acked;
     }
 
@@ -89,4 +81,17 @@ impl KeptStand {
         pending.is_copy(stand.pending, self.pending_copy, &self.pending)
             && acks.is_copy(stand.acks.entries, self.acks_copy, &self.acks)
     }
+}
+
+/// Keeps `list` (whose memory is `alike`) in `kept`, copy number `copy`: as it is if the list
+/// equals it (remembered, or compared), else copied under a new number. Copies kept for
+/// several bodies from lists alike keep their numbers, which the lists then remember.
+fn keep_list<T: Copy + PartialEq>(alike: &Alike, list: &[T], copy: &mut u64, kept: &mut Vec<T>) {
+    if *copy != 0 && alike.is_copy(list, *copy, kept) {
+        return;
+    }
+    *copy = new_copy();
+    alike.copied_as(*copy);
+    kept.clear();
+    kept.extend_from_slice(list);
 }

@@ -56,6 +56,10 @@ pub(crate) struct Pending {
 /// How many nodes the aging sweep visits per capture ([`ServerState::age_some`]).
 const AGED_PER_TICK: usize = 4;
 
+/// How many distinct acknowledged ticks [`ServerState::acknowledged`] tells apart: the
+/// distances (in ticks) clients stand at from the server, as many as commonly differ at once.
+const ACK_CLASSES: usize = 6;
+
 /// The server's replication state (also used offline).
 pub(crate) struct ServerState {
     /// The tick of the latest capture. It wraps after 2³² ticks; every comparison with it is
@@ -184,19 +188,30 @@ impl ServerState {
         self.ids.name_number()
     }
 
-    /// Bit-packed: codes this tick's changed states against the tick most bit-packed clients
-    /// acknowledged, before their snapshots ask (see [`BitEntries::precode`]); with `scatter`,
-    /// only those of groups some client sees.
+    /// Bit-packed: codes this tick's changed states against the ticks bit-packed clients
+    /// acknowledged, before their snapshots ask (see [`BitEntries::precode`]): with `scatter`,
+    /// only against the tick most of them acknowledged, and only those of groups some client
+    /// sees; else against each of the first few distinct ticks acknowledged (every client
+    /// sees every node: each tick's walks would code every changed node against it).
     fn precode_changes(&mut self, scatter: bool) {
-        let Some(acked) = self.most_acknowledged(true) else {
+        let Some(most) = self.most_acknowledged(true) else {
             return;
         };
+        let others = self.acknowledged(true).into_iter();
+        let others = others.filter(|&(t, n)| n > 0 && t != most && !scatter);
         let (groups, viewers) = (&self.groups, &self.viewers);
         let seen = |n: &NetNode| !scatter || seen_by_a_client(n, viewers, groups);
         let tables = (&self.nodes, &self.changed[..]);
         let states = &self.shadows;
-        self.bit_entries
-            .precode(states, tables, (acked, self.tick), seen);
+        for (i, acked) in std::iter::once(most)
+            .chain(others.map(|(t, _)| t))
+            .enumerate()
+        {
+            // The tick's first coding of each changed node needs no look for another.
+            let first = i == 0;
+            self.bit_entries
+                .precode(states, tables, (acked, self.tick), (&seen, first));
+        }
     }
 
     /// Byte format, while something restricts what clients see: encodes this tick's changed
@@ -216,7 +231,18 @@ impl ServerState {
     /// The tick the most ready clients of the encoding (`bits`: bit-packed) acknowledged last
     /// (among the first few distinct ones), if any is ready.
     fn most_acknowledged(&self, bits: bool) -> Option<u32> {
-        let mut seen = [(0u32, 0usize); 4];
+        self.acknowledged(bits)
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .max_by_key(|(_, n)| *n)
+            .map(|&(t, _)| t)
+    }
+
+    /// The first few distinct ticks the ready clients of the encoding (`bits`: bit-packed)
+    /// acknowledged last, in the order met, each with how many did; counts of 0 past the
+    /// last.
+    fn acknowledged(&self, bits: bool) -> [(u32, usize); ACK_CLASSES] {
+        let mut seen = [(0u32, 0usize); ACK_CLASSES];
         for c in self.clients.iter().filter(|c| c.ready && c.bits == bits) {
             let tick = c.stats.acknowledged_tick;
             match seen.iter_mut().find(|(t, n)| *n == 0 || *t == tick) {
@@ -224,10 +250,7 @@ impl ServerState {
                 None => continue,
             }
         }
-        seen.iter()
-            .filter(|(_, n)| *n > 0)
-            .max_by_key(|(_, n)| *n)
-            .map(|&(t, _)| t)
+        seen
     }
 
     /// The oldest tick every ready client has acknowledged (the current tick without any).

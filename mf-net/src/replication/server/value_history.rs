@@ -330,9 +330,11 @@ impl ValueHistory {
     }
 
     /// Hints the processor to bring the record `key`'s next [`record`](Self::record) writes
-    /// into the cache (its first and last values), and the newest one it holds.
+    /// into the cache (its first and last values), and its newest `back + 1` records, which a
+    /// baseline `back` ticks back reads for a node recorded every tick (one more if this
+    /// tick's record is written already).
     #[inline]
-    pub(crate) fn prefetch_next(&self, key: NodeKey) {
+    pub(crate) fn prefetch_next(&self, key: NodeKey, back: u32) {
         let Some(ring) = self.rings.get(key.slot()) else {
             return;
         };
@@ -340,10 +342,15 @@ impl ValueHistory {
             return;
         }
         let region = self.records(ring);
-        for at in [usize::from(ring.next), ring.back(1)] {
+        let record = |at| {
             let (start, stride) = ring.record(at);
             prefetch(region, start);
             prefetch(region, start + stride - 1);
+        };
+        record(usize::from(ring.next));
+        let newest = (back as usize).saturating_add(1).min(usize::from(ring.len));
+        for back in 1..=newest {
+            record(ring.back(back));
         }
     }
 
