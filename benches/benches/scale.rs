@@ -37,7 +37,10 @@
 //!   `client_frame_alone_<encoding>`, one client's frame in a world of one client (its tables
 //!   not evicted by 63 other clients' frames; the server's tick still runs in the process);
 //!   `server_tick_alone_<encoding>`, the server's tick in a world of one client (the coding of
-//!   each entry, which no other client shares).
+//!   each entry, which no other client shares); `server_tick_spread_<encoding>`, the server's
+//!   tick with the clients at different distances: client `i` runs its frame (receives its
+//!   snapshots, acknowledges them) every `1 + i % 4` frames, so that at each tick they stand
+//!   1 to 4 ticks behind, in no particular order, as clients at different round trips do.
 //!
 //! - `burst/second_tick_<encoding>/10000`: 10 000 quantized boxes idle since their spawn, one
 //!   client, then every box moving: the server's tick of the second frame of motion (the

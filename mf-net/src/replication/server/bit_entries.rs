@@ -231,24 +231,45 @@ impl BitEntries {
         (acked, tick): (u32, u32),
         (seen, first): (&impl Fn(&NetNode) -> bool, bool),
     ) {
-        let back = tick.wrapping_sub(acked);
+        let tables = (nodes, changed);
+        // Two loops, each with `find` a constant: the first coding of a node this tick has
+        // nothing to look for (`changed` lists each node once); a later one's may find a coded
+        // state that serves this baseline too (its values were recorded before either).
+        match first {
+            true => self.precode_all(states, tables, (acked, tick), seen, false),
+            false => self.precode_all(states, tables, (acked, tick), seen, true),
+        }
+    }
+
+    /// [`precode`](Self::precode), looking for a coded state first if `find`.
+    #[inline(always)]
+    fn precode_all(
+        &mut self,
+        states: &impl NodeStates,
+        (nodes, changed): (&NodeTable, &[NodeKey]),
+        (acked, tick): (u32, u32),
+        seen: &impl Fn(&NetNode) -> bool,
+        find: bool,
+    ) {
+        // A later call's baseline record, so many back (this tick's is written by the first).
+        let back = tick.wrapping_sub(acked).saturating_add(1);
         for (at, &key) in changed.iter().enumerate() {
             if let Some(&ahead) = changed.get(at + 2 * PREFETCH_AHEAD) {
                 self.history.prefetch_ring(ahead);
             }
             if let Some(&ahead) = changed.get(at + PREFETCH_AHEAD) {
-                self.history.prefetch_next(ahead, back);
+                match find {
+                    false => self.history.prefetch_next(ahead),
+                    true => self.history.prefetch_back(ahead, back),
+                }
                 self.records.prefetch(ahead);
             }
             let Some(node) = nodes.get(key) else {
                 continue;
             };
             if node.has_state() && !node.owner_conditions && seen(node) {
-                // The tick's first coding of the node needs no look for a coded state (`changed`
-                // lists each node once); a later one's may find one that serves this baseline
-                // too (its values were recorded before either).
                 let which = ((key, node), Audience::NonOwner);
-                let _ = self.code(states, which, (Some(acked), tick), !first);
+                let _ = self.code(states, which, (Some(acked), tick), find);
             }
         }
     }

@@ -189,16 +189,18 @@ impl ServerState {
     }
 
     /// Bit-packed: codes this tick's changed states against the ticks bit-packed clients
-    /// acknowledged, before their snapshots ask (see [`BitEntries::precode`]): with `scatter`,
-    /// only against the tick most of them acknowledged, and only those of groups some client
-    /// sees; else against each of the first few distinct ticks acknowledged (every client
-    /// sees every node: each tick's walks would code every changed node against it).
-    fn precode_changes(&mut self, scatter: bool) {
+    /// acknowledged, before their snapshots ask (see [`BitEntries::precode`]): against the tick
+    /// most of them acknowledged, only those of groups some client sees with `scatter`; and,
+    /// when every client sees every node and is sent every change (no `budget`), against each
+    /// of the other first few distinct ticks acknowledged too (each tick's walks would code
+    /// every changed node against each).
+    fn precode_changes(&mut self, scatter: bool, budget: usize) {
         let Some(most) = self.most_acknowledged(true) else {
             return;
         };
+        let every = !scatter && budget == 0;
         let others = self.acknowledged(true).into_iter();
-        let others = others.filter(|&(t, n)| n > 0 && t != most && !scatter);
+        let others = others.filter(|&(t, n)| n > 0 && t != most && every);
         let (groups, viewers) = (&self.groups, &self.viewers);
         let seen = |n: &NetNode| !scatter || seen_by_a_client(n, viewers, groups);
         let tables = (&self.nodes, &self.changed[..]);
@@ -977,7 +979,7 @@ impl ServerState {
             self.changed = changed;
         }
         if self.recording {
-            self.precode_changes(scatter);
+            self.precode_changes(scatter, budget);
         }
         if scatter && self.entries.sharing() {
             self.prepare_changes();

@@ -330,11 +330,9 @@ impl ValueHistory {
     }
 
     /// Hints the processor to bring the record `key`'s next [`record`](Self::record) writes
-    /// into the cache (its first and last values), and its newest `back + 1` records, which a
-    /// baseline `back` ticks back reads for a node recorded every tick (one more if this
-    /// tick's record is written already).
+    /// into the cache (its first and last values), and the newest one it holds.
     #[inline]
-    pub(crate) fn prefetch_next(&self, key: NodeKey, back: u32) {
+    pub(crate) fn prefetch_next(&self, key: NodeKey) {
         let Some(ring) = self.rings.get(key.slot()) else {
             return;
         };
@@ -342,15 +340,29 @@ impl ValueHistory {
             return;
         }
         let region = self.records(ring);
-        let record = |at| {
+        for at in [usize::from(ring.next), ring.back(1)] {
             let (start, stride) = ring.record(at);
             prefetch(region, start);
             prefetch(region, start + stride - 1);
+        }
+    }
+
+    /// Hints the processor to bring `key`'s newest `back` records into the cache: those
+    /// [`as_of`](Self::as_of) reads for a baseline `back` records back (for a node recorded
+    /// every tick, this tick's among them, `back - 1` ticks back).
+    #[inline]
+    pub(crate) fn prefetch_back(&self, key: NodeKey, back: u32) {
+        let Some(ring) = self.rings.get(key.slot()) else {
+            return;
         };
-        record(usize::from(ring.next));
-        let newest = (back as usize).saturating_add(1).min(usize::from(ring.len));
-        for back in 1..=newest {
-            record(ring.back(back));
+        if ring.start == NONE {
+            return;
+        }
+        let region = self.records(ring);
+        for back in 1..=(back as usize).min(usize::from(ring.len)) {
+            let (start, stride) = ring.record(ring.back(back));
+            prefetch(region, start);
+            prefetch(region, start + stride - 1);
         }
     }
 

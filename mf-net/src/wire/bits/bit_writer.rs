@@ -192,6 +192,7 @@ impl BitWriter {
     /// [Aligns](Self::align) and returns every byte written so far.
     ///
     /// The writer stays usable: later writes continue after the padding.
+    #[inline]
     pub fn finish(&mut self) -> &[u8] {
         // The bits above the accumulator's `n` are zero: its bytes up to the last one it
         // started are the bits and the padding. All eight go on in one copy of a known
