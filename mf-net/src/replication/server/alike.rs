@@ -18,22 +18,14 @@ pub(crate) fn new_copy() -> u64 {
     COPIES.fetch_add(1, Ordering::Relaxed) + 1
 }
 
-/// How many copies a list remembers being equal to: a client's lists are compared with the
-/// kept copy of each bit-packed body kept in a tick (one per default baseline), and a client
-/// at a distance of its own meets a different one from tick to tick.
-const REMEMBERED: usize = 8;
-
-/// One list's revision and the copies it was last found equal to (see the
+/// One list's revision and the copy it was last found equal to (see the
 /// [module documentation](self)).
 #[derive(Debug, Default)]
 pub(crate) struct Alike {
     /// Counts the list's changes: equal revisions, equal contents.
     revision: u64,
-    /// The copies the list was found equal to, each with the list's revision then (the
-    /// oldest replaced first).
-    copies: Cell<[(u64, u64); REMEMBERED]>,
-    /// Where the next copy remembered goes.
-    next: Cell<usize>,
+    /// The copy the list was found equal to, and the list's revision then.
+    copy: Cell<Option<(u64, u64)>>,
 }
 
 impl Alike {
@@ -47,7 +39,7 @@ impl Alike {
     /// Whether the list was found equal to copy number `copy` and has not changed since.
     #[inline]
     pub(crate) fn remembers(&self, copy: u64) -> bool {
-        copy != 0 && self.copies.get().contains(&(copy, self.revision))
+        self.copy.get() == Some((copy, self.revision))
     }
 
     /// Whether `list` (the list this belongs to) equals `kept`, copy number `copy`: remembered,
@@ -63,23 +55,27 @@ impl Alike {
         equal
     }
 
-    /// The list was just copied as copy number `copy` (or found equal to it).
+    /// The list was just copied as copy number `copy`.
     #[inline]
     pub(crate) fn copied_as(&self, copy: u64) {
-        if self.remembers(copy) {
-            return;
-        }
-        let mut copies = self.copies.get();
-        let at = self.next.get();
-        copies[at] = (copy, self.revision);
-        self.copies.set(copies);
-        self.next.set((at + 1) % REMEMBERED);
+        self.copy.set(Some((copy, self.revision)));
+    }
+
+    /// The copy the list equals, if it remembers one: a copy of the list as it is may take
+    /// that number too (copies of equal contents under one number, which lists alike then
+    /// remember whichever of them they meet).
+    #[inline]
+    pub(crate) fn remembered(&self) -> Option<u64> {
+        self.copy
+            .get()
+            .filter(|&(_, revision)| revision == self.revision)
+            .map(|(copy, _)| copy)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Alike, REMEMBERED};
+    use super::Alike;
 
     #[test]
     fn a_list_is_taken_for_a_copy_only_while_neither_changes() {
@@ -96,25 +92,8 @@ mod tests {
         assert!(!alike.is_copy(&list, 1, &kept));
         alike.copied_as(3);
         assert!(alike.remembers(3));
-    }
-
-    #[test]
-    fn a_list_remembers_the_last_copies_it_equals_up_to_a_limit() {
-        let alike = Alike::default();
-        let list = [7, 8];
-        for copy in 1..=REMEMBERED as u64 {
-            assert!(alike.is_copy(&list, copy, &list));
-        }
-        assert!((1..=REMEMBERED as u64).all(|copy| alike.remembers(copy)));
-        // Remembered again: nothing moves.
-        alike.copied_as(1);
-        assert!((1..=REMEMBERED as u64).all(|copy| alike.remembers(copy)));
-        // One more: the oldest goes.
-        let newest = REMEMBERED as u64 + 1;
-        alike.copied_as(newest);
-        assert!(alike.remembers(newest));
-        assert!(!alike.remembers(1));
-        assert!((2..=newest).all(|copy| alike.remembers(copy)));
-        assert!(!alike.remembers(0), "no copy");
+        assert_eq!(alike.remembered(), Some(3));
+        alike.changed();
+        assert_eq!(alike.remembered(), None, "changed since");
     }
 }

@@ -84,14 +84,21 @@ impl KeptStand {
 }
 
 /// Keeps `list` (whose memory is `alike`) in `kept`, copy number `copy`: as it is if the list
-/// equals it (remembered, or compared), else copied under a new number. Copies kept for
-/// several bodies from lists alike keep their numbers, which the lists then remember.
-fn keep_list<T: Copy + PartialEq>(alike: &Alike, list: &[T], copy: &mut u64, kept: &mut Vec<T>) {
-    if *copy != 0 && alike.is_copy(list, *copy, kept) {
+/// remembers equalling it; else copied, under the number of the copy the list remembers
+/// equalling (its contents are the list's: copies kept for several bodies from lists alike
+/// share one number, which a list meeting either remembers), else a new one.
+fn keep_list<T: Copy>(alike: &Alike, list: &[T], copy: &mut u64, kept: &mut Vec<T>) {
+    if *copy != 0 && alike.remembers(*copy) {
         return;
     }
-    *copy = new_copy();
-    alike.copied_as(*copy);
+    *copy = match alike.remembered() {
+        Some(remembered) => remembered,
+        None => {
+            let fresh = new_copy();
+            alike.copied_as(fresh);
+            fresh
+        }
+    };
     kept.clear();
     kept.extend_from_slice(list);
 }
