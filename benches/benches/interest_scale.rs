@@ -34,7 +34,9 @@
 //! world (with `WORLD=2`, of the doubled world), for profiles and A/B runs (the server's frame
 //! is the out-of-line `server_frame`, so a profile tells it from the clients'); `STILL=bodies`,
 //! `STILL=players` or `STILL=all` keeps those where they are, to see what the rest of a load
-//! costs.
+//! costs; `PACES=4` (or any count) has client `i` run its frame every `1 + i % 4` measured
+//! ticks, so that the clients stand 1 to 4 ticks behind the server in no particular order, as
+//! clients at different round trips do (by default every client runs every tick).
 //! Nothing here is asserted: the figures go to `benches/README.md`.
 
 use std::time::{Duration, Instant};
@@ -233,9 +235,12 @@ impl World {
         let start = Instant::now();
         server_frame(&mut self.server, self.dt);
         let took = start.elapsed();
-        for client in &mut self.clients {
-            client.begin_frame(self.dt);
-            client.end_frame();
+        let (tick, paces) = (self.tick, paces());
+        for (i, client) in (0u32..).zip(&mut self.clients) {
+            if tick.wrapping_add(i) % (1 + i % paces) == 0 {
+                client.begin_frame(self.dt);
+                client.end_frame();
+            }
         }
         took
     }
@@ -383,6 +388,13 @@ fn in_turn(mut worlds: [World; 2], labels: [String; 2], ticks: usize) -> [f64; 2
 /// load costs.
 fn still(what: &str) -> bool {
     std::env::var("STILL").is_ok_and(|s| s == what || s == "all")
+}
+
+/// `PACES=n`: client `i` runs its frame every `1 + i % n` measured ticks (1 by default: every
+/// client every tick).
+fn paces() -> u32 {
+    let paces = std::env::var("PACES").ok().and_then(|p| p.parse().ok());
+    paces.unwrap_or(1).max(1)
 }
 
 /// `ONLY_LOAD=100` or `ONLY_LOAD=10` runs that load of the first world alone (for profiles and

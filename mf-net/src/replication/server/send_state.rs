@@ -334,6 +334,11 @@ impl SendState {
         out.extend(self.nodes.keys().filter(|&key| changed(key)));
     }
 
+    /// How many nodes with state the client has.
+    pub(crate) fn node_count(&self) -> usize {
+        self.nodes.len_with_state()
+    }
+
     /// The nodes with something to send, in net id order (as of the last
     /// [`refresh`](Self::refresh)).
     #[cfg(test)]

@@ -60,6 +60,16 @@ const AGED_PER_TICK: usize = 4;
 /// distances (in ticks) clients stand at from the server, as many as commonly differ at once.
 const ACK_CLASSES: usize = 6;
 
+/// The clients that acknowledged one tick last ([`ServerState::acknowledged`]).
+#[derive(Clone, Copy, Default)]
+struct AckClass {
+    tick: u32,
+    /// How many.
+    clients: usize,
+    /// How many nodes with state they have between them.
+    nodes: usize,
+}
+
 /// The server's replication state (also used offline).
 pub(crate) struct ServerState {
     /// The tick of the latest capture. It wraps after 2³² ticks; every comparison with it is
@@ -191,22 +201,24 @@ impl ServerState {
     /// Bit-packed: codes this tick's changed states against the ticks bit-packed clients
     /// acknowledged, before their snapshots ask (see [`BitEntries::precode`]): against the tick
     /// most of them acknowledged, only those of groups some client sees with `scatter`; and,
-    /// when every client sees every node and is sent every change (no `budget`), against each
-    /// of the other first few distinct ticks acknowledged too (each tick's walks would code
-    /// every changed node against each).
+    /// when snapshots carry every change (no `budget`), against each of the other first few
+    /// distinct ticks acknowledged too, if the clients that acknowledged it have between them
+    /// twice as many nodes as there are (under interest, most changed nodes are then seen by
+    /// one of them; without, each has every node): the walks would code them against it.
     fn precode_changes(&mut self, scatter: bool, budget: usize) {
         let Some(most) = self.most_acknowledged(true) else {
             return;
         };
-        let every = !scatter && budget == 0;
+        let enough = 2 * self.nodes.len();
         let others = self.acknowledged(true).into_iter();
-        let others = others.filter(|&(t, n)| n > 0 && t != most && every);
+        let others = others.filter(|c| c.clients > 0 && c.tick != most && budget == 0);
+        let others = others.filter(|c| !scatter || c.nodes >= enough);
         let (groups, viewers) = (&self.groups, &self.viewers);
         let seen = |n: &NetNode| !scatter || seen_by_a_client(n, viewers, groups);
         let tables = (&self.nodes, &self.changed[..]);
         let states = &self.shadows;
         for (i, acked) in std::iter::once(most)
-            .chain(others.map(|(t, _)| t))
+            .chain(others.map(|c| c.tick))
             .enumerate()
         {
             // The tick's first coding of each changed node needs no look for another.
@@ -235,21 +247,22 @@ impl ServerState {
     fn most_acknowledged(&self, bits: bool) -> Option<u32> {
         self.acknowledged(bits)
             .iter()
-            .filter(|(_, n)| *n > 0)
-            .max_by_key(|(_, n)| *n)
-            .map(|&(t, _)| t)
+            .filter(|c| c.clients > 0)
+            .max_by_key(|c| c.clients)
+            .map(|c| c.tick)
     }
 
     /// The first few distinct ticks the ready clients of the encoding (`bits`: bit-packed)
-    /// acknowledged last, in the order met, each with how many did; counts of 0 past the
-    /// last.
-    fn acknowledged(&self, bits: bool) -> [(u32, usize); ACK_CLASSES] {
-        let mut seen = [(0u32, 0usize); ACK_CLASSES];
+    /// acknowledged last, in the order met, each with how many did and how many nodes they
+    /// have between them; no clients past the last.
+    fn acknowledged(&self, bits: bool) -> [AckClass; ACK_CLASSES] {
+        let mut seen = [AckClass::default(); ACK_CLASSES];
         for c in self.clients.iter().filter(|c| c.ready && c.bits == bits) {
             let tick = c.stats.acknowledged_tick;
-            match seen.iter_mut().find(|(t, n)| *n == 0 || *t == tick) {
-                Some(entry) => *entry = (tick, entry.1 + 1),
-                None => continue,
+            if let Some(class) = seen.iter_mut().find(|k| k.clients == 0 || k.tick == tick) {
+                class.tick = tick;
+                class.clients += 1;
+                class.nodes += c.send.node_count();
             }
         }
         seen
