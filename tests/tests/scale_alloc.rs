@@ -5,7 +5,8 @@
 //! fixture's warm-up (more frames than the server's ring of 64 snapshots per client), 30 frames
 //! — the motion, the server's frame (64 acks, capture, 64 snapshots of every box) and every
 //! client's frame (apply, ack) — allocate nothing, on the server or any client; in the byte
-//! format and in bit-packed snapshots (value histories, baselines, shared bodies).
+//! format and in bit-packed snapshots (value histories, baselines, shared bodies), with every
+//! client at one distance from the server or at four.
 
 use mf_net::replication::SnapshotEncoding;
 use mf_net_benches::{BenchBox, BoxEntity, Motion, QuantBox, ScaleWorld, SCALE_CLIENTS};
@@ -90,4 +91,37 @@ fn sixty_four_clients_on_bit_packed_snapshots_allocate_nothing() {
         );
         assert_eq!(s.health, c.health);
     }
+}
+
+/// Bit-packed, with the clients at different distances (client `i` receiving and acknowledging
+/// every `1 + i % 4` frames): a body kept and the changed boxes coded for each distance, and
+/// each client shares its distance's body, allocating nothing once warm.
+#[test]
+fn sixty_four_clients_at_different_distances_on_bit_packed_snapshots_allocate_nothing() {
+    const PACES: u32 = 4;
+    let mut world =
+        ScaleWorld::<QuantBox>::encoded(1000, Motion::All, SnapshotEncoding::Bits, SCALE_CLIENTS);
+    world.set_paces(PACES);
+    world.run_frames(70);
+    let stats = *world.server.stats();
+    assert_no_alloc("64 clients at 4 distances, bit-packed", || {
+        world.run_frames(FRAMES)
+    });
+    let now = world.server.stats();
+    let sent = now.snapshots_sent - stats.snapshots_sent;
+    assert_eq!(sent, (FRAMES * SCALE_CLIENTS) as u64);
+    // Every snapshot a copy of its distance's body, or the body copied.
+    assert_eq!(now.snapshots_shared - stats.snapshots_shared, sent);
+    // One coding of each box per distance and tick: three or four distances a tick (the
+    // clients that run every fourth frame run in the same frames, four behind only before it).
+    let encoded = now.entries_encoded - stats.entries_encoded;
+    let per_distance = (FRAMES * 1000) as u64;
+    assert!(
+        (3 * per_distance..=4 * per_distance).contains(&encoded),
+        "{encoded} codings"
+    );
+    assert!(
+        world.acks_within(PACES + 1),
+        "every client acknowledged at its pace"
+    );
 }
