@@ -54,7 +54,8 @@ pub(crate) struct KeptStand {
 }
 
 impl KeptStand {
-    /// Keeps `stand`, or none (a list equal to the copy kept already is not copied again).
+    /// Keeps `stand`, or none (a list that remembers equalling the copy kept already is not
+    /// copied again; see [`keep_list`]).
     pub(crate) fn keep(&mut self, stand: Option<ClientStand<'_>>) {
         self.kept = stand.is_some();
         let Some(stand) = stand else {

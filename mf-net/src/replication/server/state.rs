@@ -70,6 +70,15 @@ struct AckClass {
     nodes: usize,
 }
 
+/// The tick the most clients of `classes` acknowledged (the last of equal counts), if any.
+fn most_of(classes: &[AckClass]) -> Option<u32> {
+    classes
+        .iter()
+        .filter(|c| c.clients > 0)
+        .max_by_key(|c| c.clients)
+        .map(|c| c.tick)
+}
+
 /// The server's replication state (also used offline).
 pub(crate) struct ServerState {
     /// The tick of the latest capture. It wraps after 2³² ticks; every comparison with it is
@@ -202,15 +211,16 @@ impl ServerState {
     /// acknowledged, before their snapshots ask (see [`BitEntries::precode`]): against the tick
     /// most of them acknowledged, only those of groups some client sees with `scatter`; and,
     /// when snapshots carry every change (no `budget`), against each of the other first few
-    /// distinct ticks acknowledged too, if the clients that acknowledged it have between them
-    /// twice as many nodes as there are (under interest, most changed nodes are then seen by
-    /// one of them; without, each has every node): the walks would code them against it.
+    /// distinct ticks acknowledged too: the walks would code them against it. Under interest,
+    /// only a tick whose clients have between them twice as many nodes as there are (most
+    /// changed nodes are then seen by one of them); without, every client has every node.
     fn precode_changes(&mut self, scatter: bool, budget: usize) {
-        let Some(most) = self.most_acknowledged(true) else {
+        let classes = self.acknowledged(true);
+        let Some(most) = most_of(&classes) else {
             return;
         };
         let enough = 2 * self.nodes.len();
-        let others = self.acknowledged(true).into_iter();
+        let others = classes.into_iter();
         let others = others.filter(|c| c.clients > 0 && c.tick != most && budget == 0);
         let others = others.filter(|c| !scatter || c.nodes >= enough);
         let (groups, viewers) = (&self.groups, &self.viewers);
@@ -245,11 +255,7 @@ impl ServerState {
     /// The tick the most ready clients of the encoding (`bits`: bit-packed) acknowledged last
     /// (among the first few distinct ones), if any is ready.
     fn most_acknowledged(&self, bits: bool) -> Option<u32> {
-        self.acknowledged(bits)
-            .iter()
-            .filter(|c| c.clients > 0)
-            .max_by_key(|c| c.clients)
-            .map(|c| c.tick)
+        most_of(&self.acknowledged(bits))
     }
 
     /// The first few distinct ticks the ready clients of the encoding (`bits`: bit-packed)
