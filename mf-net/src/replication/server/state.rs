@@ -215,10 +215,12 @@ impl ServerState {
     /// only a tick whose clients have between them twice as many nodes as there are (most
     /// changed nodes are then seen by one of them); without, every client has every node.
     fn precode_changes(&mut self, scatter: bool, budget: usize) {
-        let classes = self.acknowledged(true);
+        let mut classes = self.acknowledged(true);
         let Some(most) = most_of(&classes) else {
             return;
         };
+        // The most clients' first: a node's codings are found in the order made.
+        classes.sort_unstable_by_key(|c| std::cmp::Reverse(c.clients));
         let enough = 2 * self.nodes.len();
         let others = classes.into_iter();
         let others = others.filter(|c| c.clients > 0 && c.tick != most && budget == 0);
