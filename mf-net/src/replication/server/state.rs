@@ -212,8 +212,10 @@ impl ServerState {
     /// most of them acknowledged, only those of groups some client sees with `scatter`; and,
     /// when snapshots carry every change (no `budget`), against each of the other first few
     /// distinct ticks acknowledged too: the walks would code them against it. Under interest,
-    /// only a tick whose clients have between them twice as many nodes as there are (most
-    /// changed nodes are then seen by one of them); without, every client has every node.
+    /// only a tick whose clients have between them as many nodes as there are (then most
+    /// changed nodes are seen by one of them, and coding the rest ahead in a stream costs less
+    /// than the walks' coding of the others, one cache miss at a time); without, every client
+    /// has every node.
     fn precode_changes(&mut self, scatter: bool, budget: usize) {
         let mut classes = self.acknowledged(true);
         let Some(most) = most_of(&classes) else {
@@ -221,7 +223,7 @@ impl ServerState {
         };
         // The most clients' first: a node's codings are found in the order made.
         classes.sort_unstable_by_key(|c| std::cmp::Reverse(c.clients));
-        let enough = 2 * self.nodes.len();
+        let enough = self.nodes.len();
         let others = classes.into_iter();
         let others = others.filter(|c| c.clients > 0 && c.tick != most && budget == 0);
         let others = others.filter(|c| !scatter || c.nodes >= enough);
