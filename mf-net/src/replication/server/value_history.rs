@@ -101,37 +101,6 @@ impl Ring {
     }
 }
 
-/// [`ValueHistory::as_of`] where the node was recorded at every tick from `tick` to its newest
-/// record (as a node moving every tick is): the record as many places back as `tick` is ticks
-/// back, read straight away rather than after each newer one. `None` where that record is not
-/// of `tick` (the caller then searches).
-#[inline]
-fn as_of_in_step<'a>(ring: &Ring, region: &'a [Buckets], tick: u32) -> Option<AsOf<'a>> {
-    let tick_of = |back: usize| {
-        let (start, stride) = ring.record(ring.back(back));
-        Some((region.get(start)?.words()[0], start, stride))
-    };
-    let (newest, ..) = tick_of(1)?;
-    let back = newest.wrapping_sub(tick) as usize;
-    if back >= usize::from(ring.len) {
-        return None;
-    }
-    let (recorded, start, stride) = tick_of(back + 1)?;
-    if recorded != tick {
-        return None;
-    }
-    let until = match back {
-        0 => None,
-        _ => Some(tick_of(back)?.0),
-    };
-    let values = region.get(start + 1..start + stride)?;
-    Some(AsOf {
-        recorded,
-        until,
-        values,
-    })
-}
-
 /// Writes a record: its tick (in the first word of a `Buckets`), then its values (`record` is
 /// one longer than `values`).
 fn fill(record: &mut [Buckets], tick: u32, values: &[Buckets]) {
@@ -390,15 +359,10 @@ impl ValueHistory {
             return;
         }
         let region = self.records(ring);
-        // The newest, the baseline's (found in step, for a node recorded at every tick) and the
-        // one after it.
-        let len = usize::from(ring.len);
-        for back in [1, (back as usize).saturating_sub(1), back as usize] {
-            if (1..=len).contains(&back) {
-                let (start, stride) = ring.record(ring.back(back));
-                prefetch(region, start);
-                prefetch(region, start + stride - 1);
-            }
+        for back in 1..=(back as usize).min(usize::from(ring.len)) {
+            let (start, stride) = ring.record(ring.back(back));
+            prefetch(region, start);
+            prefetch(region, start + stride - 1);
         }
     }
 
@@ -443,9 +407,6 @@ impl ValueHistory {
     pub(crate) fn as_of(&self, key: NodeKey, tick: u32) -> Option<AsOf<'_>> {
         let ring = self.get(key)?;
         let region = self.records(ring);
-        if let Some(found) = as_of_in_step(ring, region, tick) {
-            return Some(found);
-        }
         let mut until = None;
         for at in ring.newest_first() {
             let (start, stride) = ring.record(at);
