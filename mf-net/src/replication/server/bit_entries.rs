@@ -125,6 +125,13 @@ impl BitEntries {
             .map(|r| r.coded)
     }
 
+    /// Hints the processor to bring in the head of the node `key`'s coded states, a few
+    /// entries before a walk looks for one there.
+    #[inline]
+    pub(crate) fn prefetch_coded(&self, key: NodeKey) {
+        self.records.prefetch(key);
+    }
+
     /// How many states were coded this tick.
     pub(crate) fn encoded(&self) -> usize {
         self.encoded

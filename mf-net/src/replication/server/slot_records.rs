@@ -126,10 +126,14 @@ impl<R: Copy + Default> SlotRecords<R> {
         };
     }
 
-    /// Hints the processor to bring the head of `key`'s slot into the cache.
+    /// Hints the processor to bring the head of `key`'s slot into the cache: the lines of its
+    /// check and of its first record (a head may straddle two).
     #[inline]
     pub(crate) fn prefetch(&self, key: NodeKey) {
-        crate::cache_hint::prefetch(&self.heads, key.slot());
+        if let Some(head) = self.heads.get(key.slot()) {
+            crate::cache_hint::prefetch_ref(&head.epoch);
+            crate::cache_hint::prefetch_ref(&head.first);
+        }
     }
 
     /// The head of `key`'s slot, if it holds records of the node this tick.

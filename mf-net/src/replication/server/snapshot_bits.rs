@@ -30,7 +30,9 @@ use crate::wire::{BitWriter, NetWriter};
 /// would carry, in the same order and under the same budget, with `body` as the scratch bit
 /// buffer; a copy of the body `shared` kept, when the client is owed the same one (see
 /// [`SharedBody`]), unless it is `alone` (no other client sees what it sees: it walks its
-/// nodes once, coding as it goes). Allocates nothing once the buffers have grown.
+/// nodes once, coding as it goes); `scattered` where interest restricts what clients see (a
+/// walk's nodes are then scattered over the table, and their coded states are asked for a few
+/// entries ahead). Allocates nothing once the buffers have grown.
 pub(crate) fn write(
     w: &mut NetWriter,
     (body, shared): (&mut BitWriter, &mut SharedBody),
@@ -38,7 +40,7 @@ pub(crate) fn write(
     client: &mut ClientSlot,
     entries: &mut EntryCache,
     bits: &mut BitEntries,
-    (at, alone): (SnapshotAt, bool),
+    (at, alone, scattered): (SnapshotAt, bool, bool),
 ) -> Written {
     let SnapshotAt { budget, tick, now } = at;
     // Most entries are coded against the newest snapshot the client acknowledged.
@@ -74,6 +76,7 @@ pub(crate) fn write(
         tick,
         default_back,
         budget,
+        scattered,
         // The flags byte, then the body.
         before: w.len(),
     };
@@ -83,7 +86,7 @@ pub(crate) fn write(
         // one for this tick and default baseline is kept; else listed as they are coded.
         let mut list = shared.take_list();
         if shared.holds(tick, default_back) {
-            list.extend(order.map(|(e, _)| e));
+            list.extend(order.map(|(e, ..)| e));
             if let Some(bytes) = shared.copy(tick, default_back, &list) {
                 copy(w, bytes);
                 carry(&mut out, &list);
@@ -96,12 +99,14 @@ pub(crate) fn write(
             }
             // (Where each node stands in the client's list is not kept with the list: its
             // ack searches.)
-            let listed = list.iter().map(|&e| (e, None));
+            let ahead = list.iter().skip(PREFETCH_AHEAD).map(|e| Some(e.key));
+            let ahead = ahead.chain(std::iter::repeat(None));
+            let listed = list.iter().zip(ahead).map(|(&e, ahead)| (e, None, ahead));
             (truncated, refused, cursor) = coder.code(listed, body, (entries, bits), &mut out);
         } else {
-            let listing = order.map(|(e, _)| {
+            let listing = order.map(|(e, _, ahead)| {
                 list.push(e);
-                (e, None)
+                (e, None, ahead)
             });
             (truncated, refused, cursor) = coder.code(listing, body, (entries, bits), &mut out);
         }
@@ -115,7 +120,7 @@ pub(crate) fn write(
         }
     } else {
         let placing = out.placing();
-        let placed = order.map(|(e, place)| (e, placing.then_some(place)));
+        let placed = order.map(|(e, place, ahead)| (e, placing.then_some(place), ahead));
         (truncated, refused, cursor) = coder.code(placed, body, (entries, bits), &mut out);
     }
     copy(w, body.finish());
@@ -151,7 +156,8 @@ fn owned_by_a_client(nodes: &NodeTable, key: NodeKey) -> bool {
 }
 
 /// The entries of a snapshot's walk, each with where the node stands in the client's list
-/// ([`Known::seek_placed`](crate::replication::server::known::Known::seek_placed)): each
+/// ([`Known::seek_placed`](crate::replication::server::known::Known::seek_placed)) and the
+/// key a few pending keys ahead (whose coded states the coding asks for): each
 /// pending key, from the cursor on (wrapping), that the client is owed an entry for; as the
 /// byte writer does, each node's record is asked for a few
 /// keys before it is read. A type of its own rather than a closure, so that the walk's every
@@ -163,13 +169,15 @@ struct Order<'w, 'a> {
 }
 
 impl Iterator for Order<'_, '_> {
-    type Item = (BodyEntry, u32);
+    type Item = (BodyEntry, u32, Option<NodeKey>);
 
     #[inline(always)]
-    fn next(&mut self) -> Option<(BodyEntry, u32)> {
+    fn next(&mut self) -> Option<(BodyEntry, u32, Option<NodeKey>)> {
+        let mut ahead = None;
         for &key in self.keys.by_ref() {
             if let Some(&next) = self.ahead.next() {
                 self.walk.prefetch(next);
+                ahead = Some(next);
             }
             if let Some(wanted) = self.walk.entry(key) {
                 let entry = BodyEntry {
@@ -177,7 +185,7 @@ impl Iterator for Order<'_, '_> {
                     acked: wanted.acked,
                     audience: wanted.audience,
                 };
-                return Some((entry, wanted.place));
+                return Some((entry, wanted.place, ahead));
             }
         }
         None
@@ -191,6 +199,8 @@ struct Coder<'a, S> {
     tick: u32,
     default_back: u32,
     budget: usize,
+    /// Whether the walk's nodes are scattered over the table (see [`write`]).
+    scattered: bool,
     /// The packet's length before the body.
     before: usize,
 }
@@ -198,12 +208,16 @@ struct Coder<'a, S> {
 impl<S: NodeStates> Coder<'_, S> {
     /// Codes into `body` (the default baseline, each entry of `order` as far as the budget
     /// reaches, the end bit), recording each entry carried in `out` (with where the node
-    /// stands in the client's list, where `order` gives it). Returns whether the
+    /// stands in the client's list, where `order` gives it), asking for the coded states of the
+    /// node a few entries ahead, where `order` gives one and the walk is scattered (the head of
+    /// each node's coded states was then the walk's costliest wait; a walk in order has them
+    /// brought in by the processor, and a hint costs it time).
+    /// Returns whether the
     /// budget cut it short, whether an entry was refused (too large for any client), and the
     /// net id to continue from (0: none).
     fn code(
         &self,
-        order: impl Iterator<Item = (BodyEntry, Option<u32>)>,
+        order: impl Iterator<Item = (BodyEntry, Option<u32>, Option<NodeKey>)>,
         body: &mut BitWriter,
         (entries, bits): (&mut EntryCache, &mut BitEntries),
         out: &mut Outgoing<'_>,
@@ -212,7 +226,10 @@ impl<S: NodeStates> Coder<'_, S> {
         body.write_gamma(self.default_back);
         let (mut truncated, mut refused, mut cursor) = (false, false, 0);
         let mut so_far = BodyCursor::default();
-        for (e, place) in order {
+        for (e, place, ahead) in order {
+            if let Some(ahead) = ahead.filter(|_| self.scattered) {
+                bits.prefetch_coded(ahead);
+            }
             let Some(node) = self.nodes.get(e.key) else {
                 continue;
             };

@@ -1063,7 +1063,8 @@ impl ServerState {
             let result = core.send_with(peer, protocol::SNAPSHOT, Channel::Unreliable, |w| {
                 let written = if client.bits {
                     let tables = (scene, nodes, groups);
-                    snapshot_bits::write(w, body, tables, client, entries, bits, (at, alone))
+                    let how = (at, alone, scatter);
+                    snapshot_bits::write(w, body, tables, client, entries, bits, how)
                 } else if let Some(written) = common.write(w, scene, nodes, client, entries, at) {
                     copied = true;
                     written

@@ -211,7 +211,7 @@ impl ValueHistory {
     /// node's, of records of this width, its newest record is before `tick`, and the next
     /// record goes where no growth is due (the ring has room, or it is at its largest); the
     /// record is written there. Returns `false`, changing nothing, in any other case.
-    #[inline]
+    #[inline(always)]
     fn record_next(&mut self, key: NodeKey, tick: u32, values: &[Buckets]) -> bool {
         let Some(ring) = self.rings.get_mut(key.slot()) else {
             return false;
