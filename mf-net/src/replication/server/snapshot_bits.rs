@@ -199,7 +199,7 @@ struct Coder<'a, S> {
     tick: u32,
     default_back: u32,
     budget: usize,
-    /// Whether the walk's nodes are scattered over the table (see [`write`]).
+    /// Whether the walk's nodes are scattered over the table (see [`write()`]).
     scattered: bool,
     /// The packet's length before the body.
     before: usize,
@@ -210,11 +210,10 @@ impl<S: NodeStates> Coder<'_, S> {
     /// reaches, the end bit), recording each entry carried in `out` (with where the node
     /// stands in the client's list, where `order` gives it), asking for the coded states of the
     /// node a few entries ahead, where `order` gives one and the walk is scattered (the head of
-    /// each node's coded states was then the walk's costliest wait; a walk in order has them
-    /// brought in by the processor, and a hint costs it time).
-    /// Returns whether the
-    /// budget cut it short, whether an entry was refused (too large for any client), and the
-    /// net id to continue from (0: none).
+    /// each node's coded states was then the walk's costliest wait; a walk in order reads them
+    /// in order, which the processor brings in by itself). Returns whether the budget cut it
+    /// short, whether an entry was refused (too large for any client), and the net id to
+    /// continue from (0: none).
     fn code(
         &self,
         order: impl Iterator<Item = (BodyEntry, Option<u32>, Option<NodeKey>)>,
