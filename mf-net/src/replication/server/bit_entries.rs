@@ -129,7 +129,7 @@ impl BitEntries {
     /// entries before a walk looks for one there.
     #[inline]
     pub(crate) fn prefetch_coded(&self, key: NodeKey) {
-        self.records.prefetch(key);
+        self.records.prefetch_for_find(key);
     }
 
     /// How many states were coded this tick.

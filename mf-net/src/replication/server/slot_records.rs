@@ -102,34 +102,40 @@ impl<R: Copy + Default> SlotRecords<R> {
     /// the reads on the writes.
     #[inline(always)]
     pub(crate) fn push(&mut self, key: NodeKey, record: R) {
-        self.len += 1;
         let slot = key.slot();
-        let epoch = self.epoch;
-        match self.heads.get_mut(slot) {
-            Some(head) if head.epoch == epoch && head.id == key.id() => {
-                let at = u32::try_from(self.later.len()).unwrap_or(NONE);
-                match last_of(&self.later, head.next) {
-                    Some(last) => self.later[last].1 = at,
-                    None => head.next = at,
-                }
-                self.later.push((record, NONE));
-                return;
+        if self.head(key).is_some() {
+            let at = u32::try_from(self.later.len()).unwrap_or(NONE);
+            match last_of(&self.later, self.heads[slot].next) {
+                Some(last) => self.later[last].1 = at,
+                None => self.heads[slot].next = at,
             }
-            Some(_) => {}
-            None => self.heads.resize_with(slot + 1, Self::empty),
+            self.later.push((record, NONE));
+            self.len += 1;
+            return;
+        }
+        if slot >= self.heads.len() {
+            self.heads.resize_with(slot + 1, Self::empty);
         }
         self.heads[slot] = Head {
-            epoch,
+            epoch: self.epoch,
             id: key.id(),
             first: record,
             next: NONE,
         };
+        self.len += 1;
     }
 
-    /// Hints the processor to bring the head of `key`'s slot into the cache: the lines of its
-    /// check and of its first record (a head may straddle two).
+    /// Hints the processor to bring the head of `key`'s slot into the cache (the line it
+    /// starts in).
     #[inline]
     pub(crate) fn prefetch(&self, key: NodeKey) {
+        crate::cache_hint::prefetch(&self.heads, key.slot());
+    }
+
+    /// [`prefetch`](Self::prefetch), and the line of the head's check too where the head
+    /// straddles two: for a lookup ([`find`](Self::find)), which reads both.
+    #[inline]
+    pub(crate) fn prefetch_for_find(&self, key: NodeKey) {
         if let Some(head) = self.heads.get(key.slot()) {
             crate::cache_hint::prefetch_ref(&head.epoch);
             crate::cache_hint::prefetch_ref(&head.first);
