@@ -47,7 +47,7 @@ use mf_net::prelude::*;
 use mf_net::replication::interest::GridInterest;
 use mf_net::replication::{NetworkStats, SnapshotEncoding};
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
-use mf_net_benches::{running_as_test, BoxEntity};
+use mf_net_benches::{client_runs, running_as_test, BoxEntity};
 
 /// Untimed ticks of each load before the timed ones.
 const WARM_UP: usize = 70;
@@ -237,7 +237,7 @@ impl World {
         let took = start.elapsed();
         let (tick, paces) = (self.tick, paces());
         for (i, client) in (0u32..).zip(&mut self.clients) {
-            if tick.wrapping_add(i) % (1 + i % paces) == 0 {
+            if client_runs(tick, i, paces) {
                 client.begin_frame(self.dt);
                 client.end_frame();
             }

@@ -908,6 +908,13 @@ impl Stage {
     }
 }
 
+/// Whether client `client` runs its frame at frame `frame` when the clients run at `paces`
+/// different paces: client `i` every `1 + i % paces` frames, at a phase of its own (so that
+/// the clients stand 1 to `paces` ticks behind the server, in no particular order).
+pub fn client_runs(frame: u32, client: u32, paces: u32) -> bool {
+    frame.wrapping_add(client) % (1 + client % paces.max(1)) == 0
+}
+
 /// One server and [`SCALE_CLIENTS`] clients, all real [`Multiplayer`] instances over one
 /// [`LoopbackNetwork`], replicating `boxes` boxes of type `T` that the server moves every
 /// frame; the clients really acknowledge (the `scale` benchmarks and the tests crate's
@@ -1164,7 +1171,7 @@ impl<T: BenchBox> ScaleWorld<T> {
     fn run_clients(&mut self) {
         let (frame, paces, dt) = (self.frame, self.paces, self.dt);
         for (i, client) in (0u32..).zip(&mut self.clients) {
-            if frame.wrapping_add(i) % (1 + i % paces) == 0 {
+            if client_runs(frame, i, paces) {
                 client.begin_frame(dt);
                 client.end_frame();
             }

@@ -79,17 +79,22 @@ impl SharedBody {
         list
     }
 
+    /// Where the body kept for a snapshot of `tick` with default baseline `default_back` is.
+    fn position(&self, tick: u32, default_back: u32) -> Option<usize> {
+        let at = Some((tick, default_back));
+        self.kept.iter().position(|k| k.at == at)
+    }
+
     /// The body kept for a snapshot of `tick` with default baseline `default_back`.
     fn find(&mut self, tick: u32, default_back: u32) -> Option<&mut Kept> {
-        let at = Some((tick, default_back));
-        self.kept.iter_mut().find(|k| k.at == at)
+        let at = self.position(tick, default_back)?;
+        self.kept.get_mut(at)
     }
 
     /// Whether a body is kept for a snapshot of `tick` with default baseline `default_back`
     /// (whatever entries it carries).
     pub(crate) fn holds(&self, tick: u32, default_back: u32) -> bool {
-        let at = Some((tick, default_back));
-        self.kept.iter().any(|k| k.at == at)
+        self.position(tick, default_back).is_some()
     }
 
     /// The body kept for a snapshot of `tick` with default baseline `default_back` carrying
@@ -157,8 +162,7 @@ impl SharedBody {
     /// one kept for them, else of one of an earlier tick, else in a new place while there
     /// are fewer than [`KEPT_BODIES`], else in place of the one kept longest ago.
     fn place_for(&mut self, tick: u32, default_back: u32) -> usize {
-        let at = Some((tick, default_back));
-        if let Some(same) = self.kept.iter().position(|k| k.at == at) {
+        if let Some(same) = self.position(tick, default_back) {
             return same;
         }
         if let Some(stale) = self

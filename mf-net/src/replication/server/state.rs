@@ -70,15 +70,6 @@ struct AckClass {
     nodes: usize,
 }
 
-/// The tick the most clients of `classes` acknowledged (the last of equal counts), if any.
-fn most_of(classes: &[AckClass]) -> Option<u32> {
-    classes
-        .iter()
-        .filter(|c| c.clients > 0)
-        .max_by_key(|c| c.clients)
-        .map(|c| c.tick)
-}
-
 /// The server's replication state (also used offline).
 pub(crate) struct ServerState {
     /// The tick of the latest capture. It wraps after 2³² ticks; every comparison with it is
@@ -217,16 +208,15 @@ impl ServerState {
     /// than the walks' coding of the others, one cache miss at a time); without, every client
     /// has every node.
     fn precode_changes(&mut self, scatter: bool, budget: usize) {
+        // The most clients' first: a node's codings are found in the order made.
         let mut classes = self.acknowledged(true);
-        let Some(most) = most_of(&classes) else {
+        classes.sort_unstable_by_key(|c| std::cmp::Reverse(c.clients));
+        let mut acknowledged = classes.into_iter().filter(|c| c.clients > 0);
+        let Some(most) = acknowledged.next().map(|c| c.tick) else {
             return;
         };
-        // The most clients' first: a node's codings are found in the order made.
-        classes.sort_unstable_by_key(|c| std::cmp::Reverse(c.clients));
         let enough = self.nodes.len();
-        let others = classes.into_iter();
-        let others = others.filter(|c| c.clients > 0 && c.tick != most && budget == 0);
-        let others = others.filter(|c| !scatter || c.nodes >= enough);
+        let others = acknowledged.filter(|c| budget == 0 && (!scatter || c.nodes >= enough));
         let (groups, viewers) = (&self.groups, &self.viewers);
         let seen = |n: &NetNode| !scatter || seen_by_a_client(n, viewers, groups);
         let tables = (&self.nodes, &self.changed[..]);
@@ -259,7 +249,11 @@ impl ServerState {
     /// The tick the most ready clients of the encoding (`bits`: bit-packed) acknowledged last
     /// (among the first few distinct ones), if any is ready.
     fn most_acknowledged(&self, bits: bool) -> Option<u32> {
-        most_of(&self.acknowledged(bits))
+        let classes = self
+            .acknowledged(bits)
+            .into_iter()
+            .filter(|c| c.clients > 0);
+        classes.max_by_key(|c| c.clients).map(|c| c.tick)
     }
 
     /// The first few distinct ticks the ready clients of the encoding (`bits`: bit-packed)
