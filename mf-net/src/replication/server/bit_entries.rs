@@ -137,19 +137,25 @@ impl BitEntries {
         self.encoded
     }
 
-    /// Notes that the values of the node `key` changed at this tick's capture: they are
+    /// Notes that the values of the nodes `changed` at this tick's capture are owed: each is
     /// recorded by the first coding of its whole state for every client this tick, else by
     /// [`record_owed`](Self::record_owed).
-    #[inline]
-    pub(crate) fn owe(&mut self, key: NodeKey) {
-        let (word, bit) = (key.slot() / 64, key.slot() % 64);
-        if word >= self.owed.len() {
-            self.owed.resize(word + 1, 0);
+    pub(crate) fn owe_all(&mut self, changed: &[NodeKey]) {
+        let Some(last) = changed.iter().map(|k| k.slot()).max() else {
+            return;
+        };
+        if last / 64 >= self.owed.len() {
+            self.owed.resize(last / 64 + 1, 0);
         }
-        self.owed[word] |= 1 << bit;
+        for key in changed {
+            let (word, bit) = (key.slot() / 64, key.slot() % 64);
+            if let Some(w) = self.owed.get_mut(word) {
+                *w |= 1 << bit;
+            }
+        }
     }
 
-    /// Takes the note [`owe`](Self::owe) left for the node `key`: whether it was there.
+    /// Takes the note [`owe_all`](Self::owe_all) left for the node `key`: whether it was there.
     fn take_owed(&mut self, key: NodeKey) -> bool {
         let (word, bit) = (key.slot() / 64, key.slot() % 64);
         let Some(w) = self.owed.get_mut(word) else {

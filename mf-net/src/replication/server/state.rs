@@ -924,11 +924,9 @@ impl ServerState {
         if !on {
             return;
         }
-        for &key in &self.changed {
-            if self.nodes.get(key).is_some_and(|n| n.has_state()) {
-                self.bit_entries.owe(key);
-            }
-        }
+        // Every changed node came from a shadow state's row; a node without one is never
+        // recorded (`BitEntries::record` passes over it), so no lookup sorts them out here.
+        self.bit_entries.owe_all(&self.changed);
     }
 
     /// Ages the next [`AGED_PER_TICK`] nodes of the table (round robin), once per capture:
