@@ -300,6 +300,46 @@ fn bit_packed_clients_at_different_distances_share_a_body_each() {
     world.assert_converged();
 }
 
+/// The same two distances under interest (one body no client sees): each distance's clients
+/// walk their own nodes, the far ones finding their states in the lane of the tick they
+/// acknowledged. Still one coding per body seen and distance, and every client converges.
+#[test]
+fn bit_packed_clients_at_different_distances_under_interest_find_one_coding_each() {
+    let config = MultiplayerConfig {
+        snapshot_encoding: SnapshotEncoding::Bits,
+        ..MultiplayerConfig::default()
+    };
+    let mut world = World::with(0, config, None, 7, library);
+    let far = NetworkConditions {
+        latency: Duration::from_millis(67),
+        ..NetworkConditions::perfect()
+    };
+    for i in 0..CLIENTS {
+        world.set_client_conditions((i % 2 == 1).then_some(far));
+        world.connect_client();
+    }
+    let root = world.root();
+    for _ in 0..BODIES {
+        world.server.spawn(BODY, root, PeerId::SERVER).unwrap();
+    }
+    world.step(30);
+    let hidden = world.server.scene().iter::<Body>().next().unwrap().0.node();
+    let peers: Vec<PeerId> = world.clients.iter().map(|c| c.local_peer_id()).collect();
+    for &peer in &peers {
+        world.server.set_relevant(hidden, peer, false).unwrap();
+    }
+    world.step(30);
+    let (sent, _, encoded) = over_moving_frames(&mut world, 30);
+    assert_eq!(sent, 30 * CLIENTS as u64);
+    // As without interest: one coding per body and distance, but in the first frame.
+    assert_eq!(encoded, (30 * 2 - 1) * (BODIES as u64 - 1));
+    for &peer in &peers {
+        world.server.set_relevant(hidden, peer, true).unwrap();
+    }
+    world.step(30);
+    world.assert_converged();
+}
+
 /// Bit-packed snapshots to owners of nodes with owner conditions: clients that stand alike
 /// with every node still get their own bodies where one of them owns a pending node, each
 /// owner its own avatar's owner-only member and no other's.
