@@ -300,9 +300,9 @@ fn bit_packed_clients_at_different_distances_share_a_body_each() {
     world.assert_converged();
 }
 
-/// The same two distances under interest (one body no client sees): each distance's clients
-/// walk their own nodes, the far ones finding their states in the lane of the tick they
-/// acknowledged. Still one coding per body seen and distance, and every client converges.
+/// The same two distances under interest (one body no client sees): each client walks its
+/// own nodes, the far ones finding their states after the near ones' in each node's list.
+/// Still one coding per body seen and distance, and every client converges.
 #[test]
 fn bit_packed_clients_at_different_distances_under_interest_find_one_coding_each() {
     let config = MultiplayerConfig {

@@ -99,15 +99,7 @@ pub(crate) struct BitEntries {
     /// By node slot, a bit per node whose values changed at this tick's capture and are not
     /// recorded yet.
     owed: Vec<u64>,
-    /// The baseline ticks of this tick's lanes ([`SlotRecords`]' lanes, by index; see
-    /// [`open_lane`](Self::open_lane)), and how many there are.
-    lanes: [u32; LANES],
-    lanes_used: usize,
 }
-
-/// The most lanes a tick has: one for each tick acknowledged but the first, of the few the
-/// server tells apart.
-const LANES: usize = 8;
 
 impl BitEntries {
     /// A new tick, of a node table of `slots` slots: forgets the states coded in the last one.
@@ -115,52 +107,29 @@ impl BitEntries {
         self.records.begin(slots);
         self.coding.bits.clear();
         self.encoded = 0;
-        self.lanes_used = 0;
     }
 
-    /// The lane of the states coded against `baseline` this tick, if it has one.
+    /// The state of `node` (the node `key`) coded this tick (`tick`) for `audience` that
+    /// serves a client whose `since` for it is `acked`, if one was (see [`Record::serves`]).
     #[inline]
-    pub(crate) fn lane_of(&self, baseline: Option<u32>) -> Option<usize> {
-        let b = baseline?;
-        self.lanes[..self.lanes_used].iter().position(|&t| t == b)
-    }
-
-    /// Gives `baseline` a lane this tick, if it has none and one is free: a copy of each state
-    /// coded this tick that serves a client who acknowledged it goes there, where those
-    /// clients' walks look first (under interest, the walks' nodes are scattered, and the
-    /// states coded for the other ticks before them would each be a cache miss to pass).
-    pub(crate) fn open_lane(&mut self, baseline: u32) {
-        if self.lane_of(Some(baseline)).is_some() {
-            return;
-        }
-        if let Some(free) = self.lanes.get_mut(self.lanes_used) {
-            *free = baseline;
-            self.lanes_used += 1;
-        }
-    }
-
-    /// The record of a state of `node` (the node `key`) coded this tick (`tick`) for
-    /// `audience` that serves a client whose `since` for it is `acked`, if one was (see
-    /// [`Record::serves`]), looked for in `lane` first.
-    #[inline(always)]
     fn find(
         &self,
         (key, node): (NodeKey, &NetNode),
         audience: Audience,
-        (acked, tick): (Option<u32>, u32),
-        lane: Option<usize>,
-    ) -> Option<Record> {
+        acked: Option<u32>,
+        tick: u32,
+    ) -> Option<Coded> {
         let since_of = |a| node.since_class(Some(a), audience);
         self.records
-            .find(key, lane, |r| r.serves((audience, acked, tick), since_of))
+            .find(key, |r| r.serves((audience, acked, tick), since_of))
+            .map(|r| r.coded)
     }
 
-    /// Hints the processor to bring in the coded state of the node `key` in `lane` (the
-    /// lane of the baseline the walk's client acknowledged), else the head of its coded
-    /// states, a few entries before a walk looks for one there.
+    /// Hints the processor to bring in the head of the node `key`'s coded states, a few
+    /// entries before a walk looks for one there.
     #[inline]
-    pub(crate) fn prefetch_coded(&self, key: NodeKey, lane: Option<usize>) {
-        self.records.prefetch_for_find(key, lane);
+    pub(crate) fn prefetch_coded(&self, key: NodeKey) {
+        self.records.prefetch_for_find(key);
     }
 
     /// How many states were coded this tick.
@@ -278,8 +247,7 @@ impl BitEntries {
         let tables = (nodes, changed);
         // Two loops, each with `find` a constant: the first coding of a node this tick has
         // nothing to look for (`changed` lists each node once); a later one's may find a coded
-        // state that serves this baseline too (its values were recorded before either), and
-        // copies it in the baseline's lane, if it has one.
+        // state that serves this baseline too (its values were recorded before either).
         match first {
             true => self.precode_all(states, tables, (acked, tick), seen, false),
             false => self.precode_all(states, tables, (acked, tick), seen, true),
@@ -298,8 +266,6 @@ impl BitEntries {
     ) {
         // A later call's baseline record, so many back (this tick's is written by the first).
         let back = tick.wrapping_sub(acked).saturating_add(1);
-        // Where a later call copies the states that serve its baseline.
-        let lane = self.lane_of(Some(acked));
         for (at, &key) in changed.iter().enumerate() {
             if let Some(&ahead) = changed.get(at + 2 * PREFETCH_AHEAD) {
                 self.history.prefetch_ring(ahead);
@@ -310,9 +276,6 @@ impl BitEntries {
                     true => self.history.prefetch_back(ahead, back),
                 }
                 self.records.prefetch(ahead);
-                if let Some(lane) = lane {
-                    self.records.prefetch_lane(lane, ahead);
-                }
             }
             let Some(node) = nodes.get(key) else {
                 continue;
@@ -325,10 +288,9 @@ impl BitEntries {
     }
 
     /// Appends to `body` the entry of `node` (the node `key`) for `audience`, for a client
-    /// whose `since` for it is `acked` (coded against the [`baseline`] that gives; its state
-    /// looked for in `lane` first, the lane of the tick the client acknowledged), at `at` (the
-    /// body's entries before it), in a snapshot of `tick` whose default baseline is
-    /// `default_back` ticks back. The state is coded on the first request this
+    /// whose `since` for it is `acked` (coded against the [`baseline`] that
+    /// gives), at `at` (the body's entries before it), in a snapshot of `tick` whose default
+    /// baseline is `default_back` ticks back. The state is coded on the first request this
     /// tick, found on every later one (with its baseline checked once). Returns `false`,
     /// writing nothing, if no client could read the node's state (a member over a limit: see
     /// [`EntryCache::refuse`](crate::replication::server::entry_cache::EntryCache::refuse)).
@@ -338,7 +300,7 @@ impl BitEntries {
         body: &mut BitWriter,
         states: &impl NodeStates,
         (key, node, audience): (NodeKey, &NetNode, Audience),
-        (acked, lane): (Option<u32>, Option<usize>),
+        acked: Option<u32>,
         at: &BodyCursor,
         (tick, default_back): (u32, u32),
     ) -> bool {
@@ -347,8 +309,8 @@ impl BitEntries {
         let which = (key, node);
         let found = match acked {
             Some(a) => self
-                .find(which, audience, (acked, tick), lane)
-                .map(|r| (Some(a), r.coded)),
+                .find(which, audience, acked, tick)
+                .map(|c| (Some(a), c)),
             None => None,
         };
         let (baseline, coded) = match found {
@@ -408,14 +370,9 @@ impl BitEntries {
     ) -> Option<(Option<u32>, Coded)> {
         let base = baseline(&self.history, key, acked, tick);
         let baseline = base.map(|b| b.tick);
-        let lane = self.lane_of(baseline);
-        let found = find.then(|| self.find((key, node), audience, (baseline, tick), lane));
-        if let Some(record) = found.flatten() {
-            // Perhaps coded for another baseline with the same values and members.
-            if let Some(lane) = lane {
-                self.records.copy_in(lane, key, record);
-            }
-            return Some((baseline, record.coded));
+        let found = find.then(|| self.find((key, node), audience, baseline, tick));
+        if let Some(coded) = found.flatten() {
+            return Some((baseline, coded));
         }
         // The since class selects the members changed since the baseline, as for the byte
         // form's entry.
@@ -455,9 +412,6 @@ impl BitEntries {
             coded,
         };
         self.records.push(key, record);
-        if let Some(lane) = lane {
-            self.records.copy_in(lane, key, record);
-        }
         self.encoded += 1;
         Some((baseline, coded))
     }

@@ -181,7 +181,7 @@ impl EntryCache {
     #[inline]
     fn find(&self, key: NodeKey, since: Option<u32>, audience: Audience) -> Option<Record> {
         self.records
-            .find(key, None, |r| r.since == since && r.audience == audience)
+            .find(key, |r| r.since == since && r.audience == audience)
     }
 
     /// Records the entry encoded at `start..end` as the newest of `key`'s slot, and returns

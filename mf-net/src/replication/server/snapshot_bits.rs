@@ -77,7 +77,6 @@ pub(crate) fn write(
         default_back,
         budget,
         scattered,
-        lane: bits.lane_of(Some(client.stats.acknowledged_tick)),
         // The flags byte, then the body.
         before: w.len(),
     };
@@ -202,9 +201,6 @@ struct Coder<'a, S> {
     budget: usize,
     /// Whether the walk's nodes are scattered over the table (see [`write()`]).
     scattered: bool,
-    /// The lane of the states coded against the tick the client acknowledged, if they have
-    /// one ([`BitEntries::lane_of`]).
-    lane: Option<usize>,
     /// The packet's length before the body.
     before: usize,
 }
@@ -231,7 +227,7 @@ impl<S: NodeStates> Coder<'_, S> {
         let mut so_far = BodyCursor::default();
         for (e, place, ahead) in order {
             if let Some(ahead) = ahead.filter(|_| self.scattered) {
-                bits.prefetch_coded(ahead, self.lane);
+                bits.prefetch_coded(ahead);
             }
             let Some(node) = self.nodes.get(e.key) else {
                 continue;
@@ -240,8 +236,7 @@ impl<S: NodeStates> Coder<'_, S> {
             let mark = (self.budget != 0).then(|| body.bit_len());
             let which = (e.key, node, e.audience);
             let at = (self.tick, self.default_back);
-            let acked = (e.acked, self.lane);
-            if !bits.append(body, self.states, which, acked, &so_far, at) {
+            if !bits.append(body, self.states, which, e.acked, &so_far, at) {
                 entries.refuse(node, e.key);
                 refused = true;
                 continue;

@@ -206,8 +206,7 @@ impl ServerState {
     /// only a tick whose clients have between them as many nodes as there are (then most
     /// changed nodes are seen by one of them, and coding the rest ahead in a stream costs less
     /// than the walks' coding of the others, one cache miss at a time); without, every client
-    /// has every node. Under interest, each tick acknowledged but the first gets a lane (see
-    /// [`BitEntries::open_lane`]).
+    /// has every node.
     fn precode_changes(&mut self, scatter: bool, budget: usize) {
         // The most clients' first: a node's codings are found in the order made.
         let mut classes = self.acknowledged(true);
@@ -216,11 +215,6 @@ impl ServerState {
         let Some(most) = acknowledged.next().map(|c| c.tick) else {
             return;
         };
-        if scatter {
-            for class in acknowledged.clone() {
-                self.bit_entries.open_lane(class.tick);
-            }
-        }
         let enough = self.nodes.len();
         let others = acknowledged.filter(|c| budget == 0 && (!scatter || c.nodes >= enough));
         let (groups, viewers) = (&self.groups, &self.viewers);
