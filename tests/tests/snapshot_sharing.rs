@@ -260,13 +260,9 @@ fn bit_packed_clients_that_acknowledged_alike_share_one_body() {
     world.assert_converged();
 }
 
-/// Bit-packed snapshots to clients at two distances from the server, in turn in connection
-/// order (near, far, near, ...): the near ones acknowledged the tick before, the far ones a
-/// tick two frames older, so their bodies differ (each value coded against another baseline).
-/// Each distance's body is written once and copied to the other clients at that distance,
-/// whatever order the clients come in.
-#[test]
-fn bit_packed_clients_at_different_distances_share_a_body_each() {
+/// `CLIENTS` bit-packed clients over perfect links, every other one 67 ms away (two frames
+/// further behind than the others), and `BODIES` bodies spawned.
+fn two_distance_world() -> World {
     let config = MultiplayerConfig {
         snapshot_encoding: SnapshotEncoding::Bits,
         ..MultiplayerConfig::default()
@@ -285,6 +281,25 @@ fn bit_packed_clients_at_different_distances_share_a_body_each() {
         world.server.spawn(BODY, root, PeerId::SERVER).unwrap();
     }
     world.step(30);
+    world
+}
+
+/// Makes `node` relevant, or not, to every client.
+fn relevant_to_all(world: &mut World, node: NodeId, relevant: bool) {
+    let peers: Vec<PeerId> = world.clients.iter().map(|c| c.local_peer_id()).collect();
+    for peer in peers {
+        world.server.set_relevant(node, peer, relevant).unwrap();
+    }
+}
+
+/// Bit-packed snapshots to clients at two distances from the server, in turn in connection
+/// order (near, far, near, ...): the near ones acknowledged the tick before, the far ones a
+/// tick two frames older, so their bodies differ (each value coded against another baseline).
+/// Each distance's body is written once and copied to the other clients at that distance,
+/// whatever order the clients come in.
+#[test]
+fn bit_packed_clients_at_different_distances_share_a_body_each() {
+    let mut world = two_distance_world();
     let acked = |world: &World, client: usize| {
         let peer = world.clients[client].local_peer_id();
         world.server.peer_stats(peer).unwrap().acknowledged_tick
@@ -305,37 +320,15 @@ fn bit_packed_clients_at_different_distances_share_a_body_each() {
 /// Still one coding per body seen and distance, and every client converges.
 #[test]
 fn bit_packed_clients_at_different_distances_under_interest_find_one_coding_each() {
-    let config = MultiplayerConfig {
-        snapshot_encoding: SnapshotEncoding::Bits,
-        ..MultiplayerConfig::default()
-    };
-    let mut world = World::with(0, config, None, 7, library);
-    let far = NetworkConditions {
-        latency: Duration::from_millis(67),
-        ..NetworkConditions::perfect()
-    };
-    for i in 0..CLIENTS {
-        world.set_client_conditions((i % 2 == 1).then_some(far));
-        world.connect_client();
-    }
-    let root = world.root();
-    for _ in 0..BODIES {
-        world.server.spawn(BODY, root, PeerId::SERVER).unwrap();
-    }
-    world.step(30);
+    let mut world = two_distance_world();
     let hidden = world.server.scene().iter::<Body>().next().unwrap().0.node();
-    let peers: Vec<PeerId> = world.clients.iter().map(|c| c.local_peer_id()).collect();
-    for &peer in &peers {
-        world.server.set_relevant(hidden, peer, false).unwrap();
-    }
+    relevant_to_all(&mut world, hidden, false);
     world.step(30);
     let (sent, _, encoded) = over_moving_frames(&mut world, 30);
     assert_eq!(sent, 30 * CLIENTS as u64);
     // As without interest: one coding per body and distance, but in the first frame.
     assert_eq!(encoded, (30 * 2 - 1) * (BODIES as u64 - 1));
-    for &peer in &peers {
-        world.server.set_relevant(hidden, peer, true).unwrap();
-    }
+    relevant_to_all(&mut world, hidden, true);
     world.step(30);
     world.assert_converged();
 }
@@ -365,18 +358,13 @@ fn bit_packed_clients_holding_the_same_values_as_of_different_ticks_share_one_co
     assert!(encoded >= BODIES as u64, "moved, and coded");
     // One body no client sees: not coded at all.
     let hidden = world.server.scene().iter::<Body>().next().unwrap().0.node();
-    let peers: Vec<PeerId> = world.clients.iter().map(|c| c.local_peer_id()).collect();
-    for &peer in &peers {
-        world.server.set_relevant(hidden, peer, false).unwrap();
-    }
+    relevant_to_all(&mut world, hidden, false);
     world.step(30);
     let before = world.server.stats().entries_encoded;
     move_all(&mut world, 2);
     let encoded = world.server.stats().entries_encoded - before;
     assert_eq!(encoded, BODIES as u64 - 1, "one coding per body seen");
-    for &peer in &peers {
-        world.server.set_relevant(hidden, peer, true).unwrap();
-    }
+    relevant_to_all(&mut world, hidden, true);
     world.step(30);
     world.assert_converged();
 }
