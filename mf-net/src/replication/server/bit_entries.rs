@@ -147,22 +147,22 @@ impl BitEntries {
         if last / 64 >= self.owed.len() {
             self.owed.resize(last / 64 + 1, 0);
         }
-        for key in changed {
-            let (word, bit) = (key.slot() / 64, key.slot() % 64);
+        for &key in changed {
+            let (word, bit) = owed_bit(key);
             if let Some(w) = self.owed.get_mut(word) {
-                *w |= 1 << bit;
+                *w |= bit;
             }
         }
     }
 
     /// Takes the note [`owe_all`](Self::owe_all) left for the node `key`: whether it was there.
     fn take_owed(&mut self, key: NodeKey) -> bool {
-        let (word, bit) = (key.slot() / 64, key.slot() % 64);
+        let (word, bit) = owed_bit(key);
         let Some(w) = self.owed.get_mut(word) else {
             return false;
         };
-        let owed = *w >> bit & 1 == 1;
-        *w &= !(1 << bit);
+        let owed = *w & bit != 0;
+        *w &= !bit;
         owed
     }
 
@@ -425,6 +425,12 @@ struct Baseline<'a> {
     from: u32,
     until: Option<u32>,
     values: &'a [Buckets],
+}
+
+/// Where the node `key`'s note in [`BitEntries::owed`] is: the word, and its bit in it.
+#[inline]
+fn owed_bit(key: NodeKey) -> (usize, u64) {
+    (key.slot() / 64, 1 << (key.slot() % 64))
 }
 
 /// Whether a snapshot of `tick` can code against the values of tick `acked`: it is less than

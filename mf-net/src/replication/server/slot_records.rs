@@ -102,6 +102,7 @@ impl<R: Copy + Default> SlotRecords<R> {
     /// the reads on the writes.
     #[inline(always)]
     pub(crate) fn push(&mut self, key: NodeKey, record: R) {
+        self.len += 1;
         let slot = key.slot();
         if self.head(key).is_some() {
             let at = u32::try_from(self.later.len()).unwrap_or(NONE);
@@ -110,7 +111,6 @@ impl<R: Copy + Default> SlotRecords<R> {
                 None => self.heads[slot].next = at,
             }
             self.later.push((record, NONE));
-            self.len += 1;
             return;
         }
         if slot >= self.heads.len() {
@@ -122,7 +122,6 @@ impl<R: Copy + Default> SlotRecords<R> {
             first: record,
             next: NONE,
         };
-        self.len += 1;
     }
 
     /// Hints the processor to bring the head of `key`'s slot into the cache (the line it
