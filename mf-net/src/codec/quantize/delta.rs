@@ -4,7 +4,7 @@
 //! The grammar is in the [`quantize` module documentation](super#deltas-at-the-bit-level).
 
 use crate::codec::quantize::{Buckets, Quantization, SMALLEST_THREE_BITS};
-use crate::wire::{unzigzag32, zigzag32, BitReader, BitWindow, BitWriter, DecodeError};
+use crate::wire::{unzigzag32, zigzag32, BitReader, BitWriter, DecodeError};
 
 /// The zig-zag widths of the delta classes 0, 1 and 2 of a vector; class 3 is absolute.
 const CLASS_WIDTHS: [u32; 3] = [3, 5, 8];
@@ -40,8 +40,9 @@ fn fits_u64(v: u64, width: u32) -> bool {
 impl Quantization {
     /// The narrowest delta class holding every difference `zz`, if one is narrower than the
     /// index itself.
+    #[inline]
     fn delta_class(&self, zz: &[u32]) -> Option<usize> {
-        self.narrowest_class(zz.iter().copied().max().unwrap_or(0))
+        self.narrowest_class(zz.iter().fold(0, |widest, &d| widest | d))
     }
 
     /// The narrowest delta class holding the difference `widest`, if one is narrower than the
@@ -62,26 +63,41 @@ impl Quantization {
     /// (see [the grammar](super#deltas-at-the-bit-level)). For a rotation's packed encoding use
     /// [`write_rotation_delta`](Self::write_rotation_delta).
     pub fn write_delta(&self, base: &Buckets, now: &Buckets, components: usize, w: &mut BitWriter) {
-        let n = components.min(4);
-        let zz: [u32; 4] = std::array::from_fn(|i| difference(base.0[i], now.0[i]));
-        match self.delta_class(&zz[..n]) {
+        // One body per component count, its loops unrolled (see `read_delta_into`).
+        match components {
+            0 => self.write_delta_of::<0>(base, now, w),
+            1 => self.write_delta_of::<1>(base, now, w),
+            2 => self.write_delta_of::<2>(base, now, w),
+            3 => self.write_delta_of::<3>(base, now, w),
+            _ => self.write_delta_of::<4>(base, now, w),
+        }
+    }
+
+    /// [`write_delta`](Self::write_delta) of `N` components.
+    #[inline(always)]
+    fn write_delta_of<const N: usize>(&self, base: &Buckets, now: &Buckets, w: &mut BitWriter) {
+        let zz: [u32; N] = std::array::from_fn(|i| difference(base.0[i], now.0[i]));
+        match self.delta_class(&zz) {
             Some(class) => {
                 // The class and the differences, least significant first, in one write (at
                 // most 2 + 4 × 8 bits).
                 let width = CLASS_WIDTHS[class];
                 let (mut code, mut len) = (class as u64, 2);
-                for &d in &zz[..n] {
+                for &d in &zz {
                     code |= u64::from(d) << len;
                     len += width;
                 }
                 w.write_clean_bits(code, len);
             }
-            None => {
-                w.write_bits(ABSOLUTE, 2);
-                for &index in &now.0[..n] {
-                    w.write_bits(u64::from(index), self.bits);
-                }
-            }
+            None => self.write_absolute(now, N, w),
+        }
+    }
+
+    /// The absolute form of a vector's first `n` indexes `now`: its class, then each index.
+    fn write_absolute(&self, now: &Buckets, n: usize, w: &mut BitWriter) {
+        w.write_bits(ABSOLUTE, 2);
+        for &index in &now.0[..n] {
+            w.write_bits(u64::from(index), self.bits);
         }
     }
 
@@ -111,7 +127,25 @@ impl Quantization {
         r: &mut BitReader<'_>,
         into: &mut Buckets,
     ) -> Result<(), DecodeError> {
-        let n = components.min(4);
+        // One body per component count, its loops unrolled: a vector's count is the
+        // member's, fixed by its type.
+        match components {
+            0 => self.read_delta_of::<0>(base, r, into),
+            1 => self.read_delta_of::<1>(base, r, into),
+            2 => self.read_delta_of::<2>(base, r, into),
+            3 => self.read_delta_of::<3>(base, r, into),
+            _ => self.read_delta_of::<4>(base, r, into),
+        }
+    }
+
+    /// [`read_delta_into`](Self::read_delta_into) of `N` components.
+    #[inline(always)]
+    fn read_delta_of<const N: usize>(
+        &self,
+        base: &Buckets,
+        r: &mut BitReader<'_>,
+        into: &mut Buckets,
+    ) -> Result<(), DecodeError> {
         let mut window = r.window();
         let class = window.take(2);
         #[allow(clippy::cast_possible_truncation)]
@@ -119,24 +153,44 @@ impl Quantization {
             .get(class as usize)
             .copied()
             .unwrap_or(self.bits);
-        let fields = field * n as u32;
+        #[allow(clippy::cast_possible_truncation)]
+        let fields = field * N as u32;
+        if !window.fits(fields) {
+            return self.read_wide_delta(base, N, r, into);
+        }
+        // Each field from the same word, none waiting for the one before.
+        let word = window.take(fields);
+        // A field is at most 32 bits wide.
+        let mask = (1u64 << field) - 1;
         let mut raw = [0u32; 4];
-        if window.fits(fields) {
-            for (i, v) in raw.iter_mut().enumerate() {
-                #[allow(clippy::cast_possible_truncation)]
-                if i < n {
-                    *v = window.take(field) as u32;
-                }
-            }
-            self.delta_value(base, n, class, raw, into)?;
-            return r.commit(window);
+        for (i, v) in (0u32..).zip(&mut raw[..N]) {
+            #[allow(clippy::cast_possible_truncation)]
+            let f = (word >> (i * field) & mask) as u32;
+            *v = f;
         }
-        if 2 + fields <= BitWindow::MIN_BITS {
-            return Err(DecodeError::EndOfStream);
-        }
-        // Absolute indexes wider than one load holds: read on a copy, kept if accepted.
+        self.delta_value(base, N, class, raw, into)?;
+        r.commit(window)
+    }
+
+    /// [`read_delta_into`](Self::read_delta_into) of absolute indexes wider than one load
+    /// holds (or a vector cut by the end): read on a copy, kept if accepted. Out of line: no
+    /// vector of the usual widths takes it.
+    #[inline(never)]
+    fn read_wide_delta(
+        &self,
+        base: &Buckets,
+        n: usize,
+        r: &mut BitReader<'_>,
+        into: &mut Buckets,
+    ) -> Result<(), DecodeError> {
         let mut ahead = r.clone();
-        ahead.read_bits(2)?;
+        let class = ahead.read_bits(2)?;
+        #[allow(clippy::cast_possible_truncation)]
+        let field = CLASS_WIDTHS
+            .get(class as usize)
+            .copied()
+            .unwrap_or(self.bits);
+        let mut raw = [0u32; 4];
         for v in &mut raw[..n] {
             #[allow(clippy::cast_possible_truncation)]
             let index = ahead.read_bits(field)? as u32;
@@ -164,7 +218,7 @@ impl Quantization {
 
     /// The first `n` indexes of a vector delta of `class` whose fields are `raw` (differences,
     /// or absolute indexes), against `base`, checked, written into `now` (the others 0).
-    #[inline]
+    #[inline(always)]
     fn delta_value(
         &self,
         base: &Buckets,
@@ -287,7 +341,11 @@ impl Quantization {
                 let now = Rotation::of_packed(self, window.take(2 + 3 * self.rotation_bits()));
                 (now, self.rotation_differences(&base, &now).is_none())
             }
-            true => self.rotation_components(&base, &mut window),
+            true => {
+                let (now, canonical, used) = self.rotation_components(&base, window.peek());
+                window.take(used);
+                (now, canonical)
+            }
         };
         if !window.fits(0) {
             return Err(DecodeError::EndOfStream);
@@ -320,35 +378,37 @@ impl Quantization {
         Ok(())
     }
 
-    /// Takes the three component differences of a rotation delta from `base` out of
-    /// `window`; also whether each took the narrowest field that holds it.
-    fn rotation_components(&self, base: &Rotation, window: &mut BitWindow) -> (Rotation, bool) {
+    /// Takes the three component differences of a rotation delta from `base` out of `rest`
+    /// (the stream's next bits, as many as a window holds; zeros past them); also whether
+    /// each took the narrowest field that holds it, and how many bits they took.
+    fn rotation_components(&self, base: &Rotation, mut rest: u64) -> (Rotation, bool, u32) {
         let [short, long] = self.rotation_widths();
         let mut now = *base;
         let mut canonical = true;
-        for (k, &from) in now.components.iter_mut().zip(&base.components) {
-            // The longest form's bits at once, then as many taken as the form has: decided
-            // by selects, as the writer's (a branch per form would be mispredicted as often
-            // as the motion changes which form a component takes).
-            let mut peek = *window;
-            let head = peek.take(2 + long);
-            let set = head & 1 == 1;
-            let wide = head & 2 != 0;
+        let mut used = 0;
+        for k in &mut now.components {
+            // Decided by selects, as the writer's (a branch per form would be mispredicted
+            // as often as the motion changes which form a component takes).
+            let set = rest & 1 == 1;
+            let wide = rest & 2 != 0;
             let width = if wide { long } else { short };
             let d = if set {
-                head >> 2 & ((1 << width) - 1)
+                rest >> 2 & ((1 << width) - 1)
             } else {
                 0
             };
-            window.take(if set { 2 + width } else { 1 });
+            // At most 2 + 14 bits.
+            let taken = if set { 2 + width } else { 1 };
+            rest >>= taken;
+            used += taken;
             // A set bit carries a difference that needs its width: not 0, and not one the
             // short width holds when the long one was used.
             canonical &= !set || if wide { !fits_u64(d, short) } else { d != 0 };
             #[allow(clippy::cast_possible_truncation)]
             let d = d as u32;
-            *k = apply(from, d);
+            *k = apply(*k, d);
         }
-        (now, canonical)
+        (now, canonical, used)
     }
 
     /// The largest component index of a smallest-three rotation, `2^bits − 2`.

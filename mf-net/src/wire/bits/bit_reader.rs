@@ -21,9 +21,15 @@ impl BitWindow {
     /// Takes the next `bits` bits (0 to 64) into the low bits of a `u64`.
     #[inline]
     pub fn take(&mut self, bits: u32) -> u64 {
-        let value = self.word.checked_shr(self.used).unwrap_or(0) & low_mask(bits);
+        let value = self.peek() & low_mask(bits);
         self.used = self.used.saturating_add(bits);
         value
+    }
+
+    /// The bits not taken yet, from the lowest, without taking them (zeros past the window).
+    #[inline]
+    pub(crate) fn peek(&self) -> u64 {
+        self.word.checked_shr(self.used).unwrap_or(0)
     }
 
     /// Takes one bit.
