@@ -40,7 +40,10 @@
 //!   each entry, which no other client shares); `server_tick_spread_<encoding>`, the server's
 //!   tick with the clients at different distances: client `i` runs its frame (receives its
 //!   snapshots, acknowledges them) every `1 + i % 4` frames, so that at each tick they stand
-//!   1 to 4 ticks behind, in no particular order, as clients at different round trips do.
+//!   1 to 4 ticks behind, in no particular order, as clients at different round trips do;
+//!   `server_tick_sealed_<encoding>` and `client_frames_sealed_<encoding>`, the same with every
+//!   packet through the secure layer ([`Sealed`]: sealed by its sender, opened by its
+//!   receiver), as a deployed game's packets go.
 //!
 //! - `burst/second_tick_<encoding>/10000`: 10 000 quantized boxes idle since their spawn, one
 //!   client, then every box moving: the server's tick of the second frame of motion (the
@@ -59,8 +62,8 @@ use divan::counter::ItemsCount;
 use divan::{AllocProfiler, Bencher};
 use mf_net::replication::SnapshotEncoding;
 use mf_net_benches::{
-    running_as_test, BenchBox, BoxEntity, InterpBox, Motion, QuantBox, ScaleWorld, Stage,
-    SCALE_BOXES, SCALE_BUDGETS, SCALE_CLIENTS, SCALE_ROW,
+    running_as_test, BenchBox, BoxEntity, InterpBox, Link, Motion, Plain, QuantBox, ScaleWorld,
+    Sealed, Stage, SCALE_BOXES, SCALE_BUDGETS, SCALE_CLIENTS, SCALE_ROW,
 };
 
 #[global_allocator]
@@ -81,7 +84,7 @@ fn world<T: BenchBox>(boxes: usize, motion: Motion, budget: usize) -> ScaleWorld
 }
 
 /// Items per frame: every box for every client.
-fn items<T: BenchBox>(world: &RefCell<ScaleWorld<T>>) -> ItemsCount {
+fn items<T: BenchBox, L: Link>(world: &RefCell<ScaleWorld<T, L>>) -> ItemsCount {
     let world = world.borrow();
     ItemsCount::new(world.handles.len() * world.clients.len())
 }
@@ -201,7 +204,10 @@ mod acks {
 mod encoding {
     use super::*;
 
-    fn encoded(boxes: usize, encoding: SnapshotEncoding) -> RefCell<ScaleWorld<QuantBox>> {
+    fn encoded<L: Link>(
+        boxes: usize,
+        encoding: SnapshotEncoding,
+    ) -> RefCell<ScaleWorld<QuantBox, L>> {
         RefCell::new(match running_as_test() {
             true => ScaleWorld::encoded(SCALE_ROW, Motion::All, encoding, 2),
             false => ScaleWorld::encoded(boxes, Motion::All, encoding, SCALE_CLIENTS),
@@ -211,15 +217,15 @@ mod encoding {
     /// The server's tick after the clients' frames; `evicted`, with the caches emptied of
     /// what those frames and the tick before left there (see [`Eviction`]).
     fn server(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding, evicted: bool) {
-        server_of(bencher, encoded(boxes, encoding), evicted, 1);
+        server_of(bencher, encoded::<Plain>(boxes, encoding), evicted, 1);
     }
 
     /// The server's tick of `world` (see [`server`]); after the run, every client has
     /// acknowledged one of the `behind` newest ticks but the newest
     /// ([`ScaleWorld::acks_within`]).
-    fn server_of(
+    fn server_of<L: Link>(
         bencher: Bencher<'_, '_>,
-        world: RefCell<ScaleWorld<QuantBox>>,
+        world: RefCell<ScaleWorld<QuantBox, L>>,
         evicted: bool,
         behind: u32,
     ) {
@@ -267,11 +273,11 @@ mod encoding {
     }
 
     fn clients(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding) {
-        clients_of(bencher, encoded(boxes, encoding));
+        clients_of(bencher, encoded::<Plain>(boxes, encoding));
     }
 
     /// The clients' frames of `world`.
-    fn clients_of(bencher: Bencher<'_, '_>, world: RefCell<ScaleWorld<QuantBox>>) {
+    fn clients_of<L: Link>(bencher: Bencher<'_, '_>, world: RefCell<ScaleWorld<QuantBox, L>>) {
         bencher
             .counter(items(&world))
             .with_inputs(|| world.borrow_mut().advance_to(Stage::Clients))
@@ -300,6 +306,41 @@ mod encoding {
         server(bencher, boxes, SnapshotEncoding::Bits, true);
     }
 
+    /// The server's tick with every packet sealed by the secure layer ([`Sealed`]), as a
+    /// deployed server's are: the sealing grows with the bytes each snapshot takes.
+    #[divan::bench(args = [1000])]
+    fn server_tick_sealed_bytes(bencher: Bencher<'_, '_>, boxes: usize) {
+        server_of(
+            bencher,
+            encoded::<Sealed>(boxes, SnapshotEncoding::Bytes),
+            false,
+            1,
+        );
+    }
+
+    /// [`server_tick_sealed_bytes`] in the bit-packed encoding.
+    #[divan::bench(args = [1000])]
+    fn server_tick_sealed_bits(bencher: Bencher<'_, '_>, boxes: usize) {
+        server_of(
+            bencher,
+            encoded::<Sealed>(boxes, SnapshotEncoding::Bits),
+            false,
+            1,
+        );
+    }
+
+    /// The clients' frames with every packet sealed ([`server_tick_sealed_bytes`]).
+    #[divan::bench(args = [1000])]
+    fn client_frames_sealed_bytes(bencher: Bencher<'_, '_>, boxes: usize) {
+        clients_of(bencher, encoded::<Sealed>(boxes, SnapshotEncoding::Bytes));
+    }
+
+    /// [`client_frames_sealed_bytes`] in the bit-packed encoding.
+    #[divan::bench(args = [1000])]
+    fn client_frames_sealed_bits(bencher: Bencher<'_, '_>, boxes: usize) {
+        clients_of(bencher, encoded::<Sealed>(boxes, SnapshotEncoding::Bits));
+    }
+
     /// The clients' paces in the `spread` benchmarks: each client 1 to this many ticks behind.
     const SPREAD: u32 = 4;
 
@@ -307,7 +348,7 @@ mod encoding {
     /// [`ScaleWorld::set_paces`]): client `i` runs its frame every `1 + i % SPREAD` frames, so
     /// that they acknowledged different ticks, in no particular order.
     fn server_spread(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding) {
-        let world = encoded(boxes, encoding);
+        let world = encoded::<Plain>(boxes, encoding);
         world.borrow_mut().set_paces(SPREAD);
         world.borrow_mut().run_frames(2 * SPREAD as usize);
         server_of(bencher, world, false, SPREAD + 1);
@@ -337,7 +378,7 @@ mod encoding {
     /// which no other client shares.
     fn server_alone(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding) {
         let rows = if running_as_test() { SCALE_ROW } else { boxes };
-        let world = ScaleWorld::encoded(rows, Motion::All, encoding, 1);
+        let world = ScaleWorld::<QuantBox>::encoded(rows, Motion::All, encoding, 1);
         server_of(bencher, RefCell::new(world), false, 1);
     }
 
@@ -355,7 +396,7 @@ mod encoding {
     /// clients' frames run between two of its own (the server's tick still runs between).
     fn alone(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding) {
         let rows = if running_as_test() { SCALE_ROW } else { boxes };
-        let world = ScaleWorld::encoded(rows, Motion::All, encoding, 1);
+        let world = ScaleWorld::<QuantBox>::encoded(rows, Motion::All, encoding, 1);
         clients_of(bencher, RefCell::new(world));
     }
 

@@ -54,8 +54,9 @@ use mf_net::bus::{MessageBus, MessageRegistry};
 use mf_net::prelude::*;
 use mf_net::replication::{message_ids, SnapshotEncoding};
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
-use mf_net::transport::{TransportEvent, TransportStats};
+use mf_net::transport::{Transport, TransportEvent, TransportStats};
 use mf_net::wire::ProtocolViolation;
+use mf_net_secure::{SecureClient, SecureServer};
 
 // ---------------------------------------------------------------------------------------------
 // Replication fixtures
@@ -882,6 +883,51 @@ pub fn row_library<T: BenchBox>() -> SceneLibrary {
 /// A [`Multiplayer`] over a plain [`LoopbackTransport`] (what a [`ScaleWorld`] runs).
 pub type ScaleMultiplayer = Multiplayer<LoopbackTransport>;
 
+/// How a [`ScaleWorld`]'s server and clients reach each other over its [`LoopbackNetwork`].
+pub trait Link {
+    /// The server's transport.
+    type Server: Transport + 'static;
+    /// A client's transport.
+    type Client: Transport + 'static;
+    /// The server's transport, listening for `clients` clients.
+    fn listen(network: &LoopbackNetwork, clients: usize) -> Self::Server;
+    /// Client `index`'s transport (from 0), connecting with `connect_data`.
+    fn connect(network: &LoopbackNetwork, index: usize, connect_data: u32) -> Self::Client;
+}
+
+/// Plain loopback: packets cost a copy (the default).
+pub struct Plain;
+
+impl Link for Plain {
+    type Server = LoopbackTransport;
+    type Client = LoopbackTransport;
+
+    fn listen(network: &LoopbackNetwork, clients: usize) -> LoopbackTransport {
+        network.listen("scale", clients).expect("a fresh network")
+    }
+
+    fn connect(network: &LoopbackNetwork, _: usize, connect_data: u32) -> LoopbackTransport {
+        network.connect("scale", connect_data)
+    }
+}
+
+/// The secure layer over loopback ([`secure::server`], [`secure::client`]): every packet
+/// sealed by its sender and opened by its receiver, as a deployed game's are.
+pub struct Sealed;
+
+impl Link for Sealed {
+    type Server = SecureServer<LoopbackTransport>;
+    type Client = SecureClient<LoopbackTransport>;
+
+    fn listen(network: &LoopbackNetwork, clients: usize) -> Self::Server {
+        secure::server(network, clients)
+    }
+
+    fn connect(network: &LoopbackNetwork, index: usize, connect_data: u32) -> Self::Client {
+        secure::client(network, index as u64 + 1, connect_data)
+    }
+}
+
 /// The parts of one [`ScaleWorld`] frame, in order; [`ScaleWorld::next_stage`] is the one
 /// that runs next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -930,11 +976,11 @@ pub fn client_runs(frame: u32, client: u32, paces: u32) -> bool {
 /// [`client_frames`](Self::client_frames).
 ///
 /// Deterministic: the boxes' motion is [`step`]'s, time is only the frame length passed in.
-pub struct ScaleWorld<T: BenchBox = BoxEntity> {
+pub struct ScaleWorld<T: BenchBox = BoxEntity, L: Link = Plain> {
     /// The server.
-    pub server: ScaleMultiplayer,
+    pub server: Multiplayer<L::Server>,
     /// The clients, in connection order.
-    pub clients: Vec<ScaleMultiplayer>,
+    pub clients: Vec<Multiplayer<L::Client>>,
     /// The server's boxes, in net id order.
     pub handles: Vec<NetRef<T>>,
     boxes: Vec<BoxEntity>,
@@ -946,7 +992,7 @@ pub struct ScaleWorld<T: BenchBox = BoxEntity> {
     paces: u32,
 }
 
-impl<T: BenchBox> ScaleWorld<T> {
+impl<T: BenchBox, L: Link> ScaleWorld<T, L> {
     /// A server and [`SCALE_CLIENTS`] clients connected, `boxes` boxes spawned (their frame-0
     /// pose) and applied by every client, then [`SCALE_WARM_UP_FRAMES`] frames run (the boxes
     /// `motion` picks moving). `budget` is the server's `max_snapshot_bytes` (0: none); every
@@ -1063,16 +1109,15 @@ impl<T: BenchBox> ScaleWorld<T> {
         let messages = MessageRegistry::new(1);
         let dt = Duration::from_secs(1) / u32::from(config.tick_rate.max(1));
         assert_eq!(boxes % SCALE_ROW, 0, "boxes come in rows of {SCALE_ROW}");
-        let mut server = ScaleMultiplayer::new(row_library::<T>(), config);
-        let listen = net.listen("scale", clients).expect("a fresh network");
+        let mut server = Multiplayer::new(row_library::<T>(), config);
         server
-            .start_server(listen, messages.clone())
+            .start_server(L::listen(&net, clients), messages.clone())
             .expect("the server starts");
         let clients = (0..clients)
-            .map(|_| {
-                let mut client = ScaleMultiplayer::new(row_library::<T>(), config);
+            .map(|i| {
+                let mut client = Multiplayer::new(row_library::<T>(), config);
                 client
-                    .start_client(|data| net.connect("scale", data), messages.clone())
+                    .start_client(|data| L::connect(&net, i, data), messages.clone())
                     .expect("the client starts");
                 client
             })
@@ -1269,11 +1314,8 @@ impl<T: BenchBox> ScaleWorld<T> {
     /// Whether every client holds the server's values (compared in column order, which
     /// agrees on every peer while no box was removed).
     pub fn clients_match_server(&self) -> bool {
-        let values = |mp: &ScaleMultiplayer| -> Vec<T> {
-            mp.scene().iter::<T>().map(|(_, b)| b.clone()).collect()
-        };
-        let server = values(&self.server);
-        self.clients.iter().all(|c| values(c) == server)
+        let server = values::<T, _>(&self.server);
+        self.clients.iter().all(|c| values::<T, _>(c) == server)
     }
 
     /// Whether every client has acknowledged the server's newest tick but one, i.e. acks flow
@@ -1294,6 +1336,11 @@ impl<T: BenchBox> ScaleWorld<T> {
                 .is_some_and(|s| newest.wrapping_sub(s.acknowledged_tick) < ticks)
         })
     }
+}
+
+/// The `T` values of `mp`'s scene, in column order.
+fn values<T: BenchBox, Tr: Transport + 'static>(mp: &Multiplayer<Tr>) -> Vec<T> {
+    mp.scene().iter::<T>().map(|(_, b)| b.clone()).collect()
 }
 
 // ---------------------------------------------------------------------------------------------

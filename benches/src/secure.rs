@@ -25,8 +25,33 @@ pub fn issuer() -> TokenIssuer {
 
 /// A token for the fixtures' server.
 pub fn token() -> ConnectToken {
+    token_for(1)
+}
+
+/// A token for the fixtures' server, for client id `client_id`.
+pub fn token_for(client_id: u64) -> ConnectToken {
     let servers = [ADDRESS.parse().expect("an address")];
-    issuer().issue(1, b"bench", &servers, NOW).expect("a token")
+    issuer()
+        .issue(client_id, b"bench", &servers, NOW)
+        .expect("a token")
+}
+
+/// The fixtures' secure server listening on `network` for up to `clients` clients.
+pub fn server(network: &LoopbackNetwork, clients: usize) -> SecureServer<LoopbackTransport> {
+    let config = ServerConfig::new(PROTOCOL, KEY, vec![ADDRESS.parse().expect("an address")])
+        .with_max_clients(clients);
+    let listen = network.listen("bench", clients).expect("free name");
+    SecureServer::new(listen, config, NOW).expect("a valid configuration")
+}
+
+/// A secure client of [`server`] on `network`, client id `client_id`, connecting with
+/// `connect_data`.
+pub fn client(
+    network: &LoopbackNetwork,
+    client_id: u64,
+    connect_data: u32,
+) -> SecureClient<LoopbackTransport> {
+    SecureClient::new(network.connect("bench", connect_data), token_for(client_id))
 }
 
 /// A connected client and server, and the payload the client sends.
@@ -52,10 +77,8 @@ impl PacketFixture<SecureServer<LoopbackTransport>, SecureClient<LoopbackTranspo
     /// The secure path over the same loopback, `size`-byte payloads.
     pub fn secure(size: usize) -> Self {
         let network = LoopbackNetwork::new();
-        let config = ServerConfig::new(PROTOCOL, KEY, vec![ADDRESS.parse().expect("an address")]);
-        let server = SecureServer::new(network.listen("bench", 1).expect("free name"), config, NOW)
-            .expect("a valid configuration");
-        let client = SecureClient::new(network.connect("bench", 0), token());
+        let server = server(&network, 1);
+        let client = client(&network, 1, 0);
         Self::connected(server, client, size)
     }
 }
