@@ -148,11 +148,7 @@ impl Quantization {
     ) -> Result<(), DecodeError> {
         let mut window = r.window();
         let class = window.take(2);
-        #[allow(clippy::cast_possible_truncation)]
-        let field = CLASS_WIDTHS
-            .get(class as usize)
-            .copied()
-            .unwrap_or(self.bits);
+        let field = self.field_width(class);
         #[allow(clippy::cast_possible_truncation)]
         let fields = field * N as u32;
         if !window.fits(fields) {
@@ -185,11 +181,7 @@ impl Quantization {
     ) -> Result<(), DecodeError> {
         let mut ahead = r.clone();
         let class = ahead.read_bits(2)?;
-        #[allow(clippy::cast_possible_truncation)]
-        let field = CLASS_WIDTHS
-            .get(class as usize)
-            .copied()
-            .unwrap_or(self.bits);
+        let field = self.field_width(class);
         let mut raw = [0u32; 4];
         for v in &mut raw[..n] {
             #[allow(clippy::cast_possible_truncation)]
@@ -208,12 +200,19 @@ impl Quantization {
         components: usize,
         r: &mut BitReader<'_>,
     ) -> Result<(), DecodeError> {
-        #[allow(clippy::cast_possible_truncation)]
-        let field = CLASS_WIDTHS
-            .get(r.read_bits(2)? as usize)
-            .copied()
-            .unwrap_or(self.bits);
+        let field = self.field_width(r.read_bits(2)?);
         r.skip_bits(field as usize * components.min(4))
+    }
+
+    /// The width of each field of a vector of `class` (0 to 3): its delta width, or the
+    /// index's for an absolute vector.
+    #[inline]
+    fn field_width(&self, class: u64) -> u32 {
+        #[allow(clippy::cast_possible_truncation)]
+        CLASS_WIDTHS
+            .get(class as usize)
+            .copied()
+            .unwrap_or(self.bits)
     }
 
     /// The first `n` indexes of a vector delta of `class` whose fields are `raw` (differences,
