@@ -962,9 +962,9 @@ pub fn client_runs(frame: u32, client: u32, paces: u32) -> bool {
 }
 
 /// One server and [`SCALE_CLIENTS`] clients, all real [`Multiplayer`] instances over one
-/// [`LoopbackNetwork`], replicating `boxes` boxes of type `T` that the server moves every
-/// frame; the clients really acknowledge (the `scale` benchmarks and the tests crate's
-/// `scale_alloc` test).
+/// [`LoopbackNetwork`] (reached through the [`Link`] `L`: [`Plain`], or [`Sealed`] by the
+/// secure layer), replicating `boxes` boxes of type `T` that the server moves every frame; the
+/// clients really acknowledge (the `scale` benchmarks and the tests crate's `scale_alloc` test).
 ///
 /// One frame is one network tick (the frame length is exactly one tick interval of the
 /// config's `tick_rate`) and runs the [`Stage`]s in order: [`Move`](Stage::Move), the server's
