@@ -214,10 +214,15 @@ mod encoding {
         })
     }
 
-    /// The server's tick after the clients' frames; `evicted`, with the caches emptied of
-    /// what those frames and the tick before left there (see [`Eviction`]).
-    fn server(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding, evicted: bool) {
-        server_of(bencher, encoded::<Plain>(boxes, encoding), evicted, 1);
+    /// The server's tick after the clients' frames, over the link `L`; `evicted`, with the
+    /// caches emptied of what those frames and the tick before left there (see [`Eviction`]).
+    fn server<L: Link>(
+        bencher: Bencher<'_, '_>,
+        boxes: usize,
+        encoding: SnapshotEncoding,
+        evicted: bool,
+    ) {
+        server_of(bencher, encoded::<L>(boxes, encoding), evicted, 1);
     }
 
     /// The server's tick of `world` (see [`server`]); after the run, every client has
@@ -272,8 +277,9 @@ mod encoding {
         }
     }
 
-    fn clients(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding) {
-        clients_of(bencher, encoded::<Plain>(boxes, encoding));
+    /// The clients' frames, over the link `L`.
+    fn clients<L: Link>(bencher: Bencher<'_, '_>, boxes: usize, encoding: SnapshotEncoding) {
+        clients_of(bencher, encoded::<L>(boxes, encoding));
     }
 
     /// The clients' frames of `world`.
@@ -288,57 +294,47 @@ mod encoding {
 
     #[divan::bench(args = [1000])]
     fn server_tick_bytes(bencher: Bencher<'_, '_>, boxes: usize) {
-        server(bencher, boxes, SnapshotEncoding::Bytes, false);
+        server::<Plain>(bencher, boxes, SnapshotEncoding::Bytes, false);
     }
 
     #[divan::bench(args = [1000])]
     fn server_tick_evicted_bytes(bencher: Bencher<'_, '_>, boxes: usize) {
-        server(bencher, boxes, SnapshotEncoding::Bytes, true);
+        server::<Plain>(bencher, boxes, SnapshotEncoding::Bytes, true);
     }
 
     #[divan::bench(args = [1000])]
     fn server_tick_bits(bencher: Bencher<'_, '_>, boxes: usize) {
-        server(bencher, boxes, SnapshotEncoding::Bits, false);
+        server::<Plain>(bencher, boxes, SnapshotEncoding::Bits, false);
     }
 
     #[divan::bench(args = [1000])]
     fn server_tick_evicted_bits(bencher: Bencher<'_, '_>, boxes: usize) {
-        server(bencher, boxes, SnapshotEncoding::Bits, true);
+        server::<Plain>(bencher, boxes, SnapshotEncoding::Bits, true);
     }
 
     /// The server's tick with every packet sealed by the secure layer ([`Sealed`]), as a
     /// deployed server's are: the sealing grows with the bytes each snapshot takes.
     #[divan::bench(args = [1000])]
     fn server_tick_sealed_bytes(bencher: Bencher<'_, '_>, boxes: usize) {
-        server_of(
-            bencher,
-            encoded::<Sealed>(boxes, SnapshotEncoding::Bytes),
-            false,
-            1,
-        );
+        server::<Sealed>(bencher, boxes, SnapshotEncoding::Bytes, false);
     }
 
     /// [`server_tick_sealed_bytes`] in the bit-packed encoding.
     #[divan::bench(args = [1000])]
     fn server_tick_sealed_bits(bencher: Bencher<'_, '_>, boxes: usize) {
-        server_of(
-            bencher,
-            encoded::<Sealed>(boxes, SnapshotEncoding::Bits),
-            false,
-            1,
-        );
+        server::<Sealed>(bencher, boxes, SnapshotEncoding::Bits, false);
     }
 
     /// The clients' frames with every packet sealed ([`server_tick_sealed_bytes`]).
     #[divan::bench(args = [1000])]
     fn client_frames_sealed_bytes(bencher: Bencher<'_, '_>, boxes: usize) {
-        clients_of(bencher, encoded::<Sealed>(boxes, SnapshotEncoding::Bytes));
+        clients::<Sealed>(bencher, boxes, SnapshotEncoding::Bytes);
     }
 
     /// [`client_frames_sealed_bytes`] in the bit-packed encoding.
     #[divan::bench(args = [1000])]
     fn client_frames_sealed_bits(bencher: Bencher<'_, '_>, boxes: usize) {
-        clients_of(bencher, encoded::<Sealed>(boxes, SnapshotEncoding::Bits));
+        clients::<Sealed>(bencher, boxes, SnapshotEncoding::Bits);
     }
 
     /// The clients' paces in the `spread` benchmarks: each client 1 to this many ticks behind.
@@ -366,12 +362,12 @@ mod encoding {
 
     #[divan::bench(args = [1000])]
     fn client_frames_bytes(bencher: Bencher<'_, '_>, boxes: usize) {
-        clients(bencher, boxes, SnapshotEncoding::Bytes);
+        clients::<Plain>(bencher, boxes, SnapshotEncoding::Bytes);
     }
 
     #[divan::bench(args = [1000])]
     fn client_frames_bits(bencher: Bencher<'_, '_>, boxes: usize) {
-        clients(bencher, boxes, SnapshotEncoding::Bits);
+        clients::<Plain>(bencher, boxes, SnapshotEncoding::Bits);
     }
 
     /// The server's tick in a world of one client: the coding of every moving box's entry,

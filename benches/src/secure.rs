@@ -23,11 +23,6 @@ pub fn issuer() -> TokenIssuer {
     TokenIssuer::new(PROTOCOL, KEY)
 }
 
-/// A token for the fixtures' server.
-pub fn token() -> ConnectToken {
-    token_for(1)
-}
-
 /// A token for the fixtures' server, for client id `client_id`.
 pub fn token_for(client_id: u64) -> ConnectToken {
     let servers = [ADDRESS.parse().expect("an address")];
@@ -219,7 +214,7 @@ impl RequestFlood {
 fn captured_request() -> Vec<u8> {
     let network = LoopbackNetwork::new();
     let mut listener = network.listen("capture", 1).expect("free name");
-    let mut client = SecureClient::new(network.connect("capture", 0), token());
+    let mut client = SecureClient::new(network.connect("capture", 0), token_for(1));
     while client.poll_event().is_some() {}
     client.flush();
     while let Some(event) = listener.poll_event() {
