@@ -188,9 +188,15 @@ impl TickSync {
     fn is_stall(&mut self, dt: Duration, interval: Duration) -> bool {
         let typical = self.typical_dt.unwrap_or(dt);
         let long = interval.saturating_mul(CATCH_UP_TICKS.unsigned_abs());
-        let stall = dt > long && dt > typical.saturating_mul(STALL_FRAMES);
-        // An average of the last 8 or so frames, stalls included.
-        self.typical_dt = Some(typical - typical / 8 + dt / 8);
+        let stall_from = typical.saturating_mul(STALL_FRAMES);
+        let stall = dt > long && dt > stall_from;
+        // An average of the last 8 or so frames, each counted as at most a stall's shortest:
+        // a stall counted whole would make the typical frame seconds long, and a second stall
+        // right after it would not be one (its acks, late by the whole stall, would jump the
+        // clock that far again, on top of the ticks the frame's time made up). Frames that
+        // stay long still raise it, by three eighths a frame.
+        let counted = dt.min(stall_from);
+        self.typical_dt = Some(typical - typical / 8 + counted / 8);
         stall
     }
 
@@ -242,7 +248,10 @@ impl TickSync {
             .min(MAX_JUMP_TICKS);
         self.ignore_through = Some(present.wrapping_add(extra));
         let shift = i32::try_from(extra).unwrap_or(i32::MAX);
-        for lead in &mut self.leads[..self.lead_count] {
+        // Every slot of the ring, not the first `lead_count`: once it has wrapped, those are not
+        // the window's (the newest leads would keep the shortfall, and jump again every frame).
+        // The slots outside the window are written before they are read.
+        for lead in &mut self.leads {
             *lead = lead.saturating_add(shift);
         }
         self.jumps += 1;
@@ -365,6 +374,59 @@ mod tests {
             Some(102),
             "91 ticks late plus the margin, and the frame's tick"
         );
+    }
+
+    #[test]
+    fn a_jump_once_the_window_has_wrapped_moves_up_its_newest_leads() {
+        let mut s = TickSync::default();
+        s.start(10);
+        s.advance(TICK, TICK, 1, 0);
+        // More acks than the window holds (it wraps), a frame, then a few hundred more and a
+        // stall that forgets them: the window's newest slots are no longer its first ones.
+        for k in 0..LEAD_WINDOW as u32 + 88 {
+            s.on_ack(10 + k, 2);
+        }
+        s.advance(TICK, TICK, 1, 0);
+        for k in 0..450 {
+            s.on_ack(700 + k, 2);
+        }
+        s.advance(TICK * 30, TICK, 1, 0);
+        let present = s.present().unwrap();
+        s.on_ack(present.wrapping_add(1), -1);
+        s.advance(TICK, TICK, 1, 0);
+        assert_eq!(s.jumps, 1, "an input late by a tick jumps");
+        assert_eq!(
+            s.lowest_of(RECENT_ACKS),
+            Some(1),
+            "its lead moved up with the jump"
+        );
+        for _ in 0..30 {
+            s.advance(TICK, TICK, 1, 0);
+        }
+        assert_eq!(s.jumps, 1, "the jump made up the shortfall: no jump again");
+    }
+
+    #[test]
+    fn a_stall_right_after_a_stall_is_one_too() {
+        let mut s = TickSync::default();
+        s.start(10);
+        for k in 0..60 {
+            s.on_ack(10 + k, 1);
+            s.advance(TICK, TICK, 1, 0);
+        }
+        // Four seconds without a frame, then two seconds without a frame again: the acks that
+        // arrive meanwhile tell of inputs late by the second stall, which its frame's time
+        // makes up.
+        s.advance(TICK * 120, TICK, 1, 0);
+        let resumed = s.present().unwrap();
+        for late in 1..=56 {
+            s.on_ack(resumed, -late);
+        }
+        let before = s.present().unwrap();
+        let step = s.advance(TICK * 60, TICK, 1, 0);
+        assert_eq!(s.jumps, 0, "no jump on top of the time");
+        assert_eq!(step.skipped + step.due, 60);
+        assert_eq!(s.present(), Some(before.wrapping_add(60)));
     }
 
     #[test]
