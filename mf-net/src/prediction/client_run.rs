@@ -48,6 +48,7 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         let interval = Duration::from_secs(1) / u32::from(client.tick_rate.max(1));
         let margin = i32::from(config.lead_margin);
         let snapshot = client.newest_applied;
+        client.predict.sync.set_input_delay(config.input_delay);
         let Advance { skipped, due } = client.predict.sync.advance(dt, interval, margin, snapshot);
         let Some(present) = client.predict.sync.present() else {
             return;

@@ -76,8 +76,12 @@ pub(crate) struct TickSync {
     /// How far the present runs ahead of the newest snapshot, in 16ths of a tick (a moving
     /// average; `None` before the first frame): where a jump goes back to after a stall.
     ahead_of_snapshots: Option<i32>,
-    /// Acks of inputs up to this tick were sent before the last jump: ignored.
+    /// Acks of inputs up to this tick (as stamped: see `input_delay`) were sent before the
+    /// last jump or stall: ignored.
     ignore_through: Option<u32>,
+    /// Ticks between simulating a tick and the tick its input is stamped with (and acked by):
+    /// [`PredictionConfig::input_delay`](crate::prediction::PredictionConfig::input_delay).
+    input_delay: u32,
     /// The clock's current rate relative to the server's (1 ± [`MAX_SKEW`]).
     rate: f64,
     /// Times it jumped ahead.
@@ -96,6 +100,7 @@ impl Default for TickSync {
             typical_dt: None,
             ahead_of_snapshots: None,
             ignore_through: None,
+            input_delay: 0,
             rate: 1.0,
             jumps: 0,
         }
@@ -121,7 +126,13 @@ impl TickSync {
             .min()
     }
 
-    /// An input ack: inputs up to `newest` arrived with `lead` at the lowest.
+    /// Inputs are stamped `delay` ticks after the tick that sampled them (the acks name
+    /// stamps): set before each frame's [`advance`](Self::advance).
+    pub(crate) fn set_input_delay(&mut self, delay: u32) {
+        self.input_delay = delay;
+    }
+
+    /// An input ack: inputs up to `newest` (a stamp) arrived with `lead` at the lowest.
     pub(crate) fn on_ack(&mut self, newest: u32, lead: i32) {
         if self.ignore_through.is_some_and(|t| !tick_after(newest, t)) {
             return;
@@ -132,14 +143,14 @@ impl TickSync {
         self.fresh = (self.fresh + 1).min(LEAD_WINDOW);
     }
 
-    /// Forgets the acks recorded since the last frame, and the ones of inputs up to `through`
-    /// still on their way.
+    /// Forgets the acks recorded since the last frame, and the ones still on their way of
+    /// the inputs sampled up to tick `through` (stamped up to `input_delay` ticks later).
     fn forget_fresh(&mut self, through: u32) {
         let n = self.fresh.min(self.lead_count);
         self.lead_next = (self.lead_next + LEAD_WINDOW - n) % LEAD_WINDOW;
         self.lead_count -= n;
         self.fresh = 0;
-        self.ignore_through = Some(through);
+        self.ignore_through = Some(through.wrapping_add(self.input_delay));
     }
 
     /// The first tick: `start` (the newest server tick seen plus a guess of the lead).
@@ -246,7 +257,8 @@ impl TickSync {
         let extra = shortfall
             .max(usual.max(0).unsigned_abs())
             .min(MAX_JUMP_TICKS);
-        self.ignore_through = Some(present.wrapping_add(extra));
+        // The inputs sent before the jump are stamped up to `input_delay` ticks after it.
+        self.ignore_through = Some(present.wrapping_add(extra.max(self.input_delay)));
         let shift = i32::try_from(extra).unwrap_or(i32::MAX);
         // Every slot of the ring, not the first `lead_count`: once it has wrapped, those are not
         // the window's (the newest leads would keep the shortfall, and jump again every frame).
@@ -427,6 +439,27 @@ mod tests {
         assert_eq!(s.jumps, 0, "no jump on top of the time");
         assert_eq!(step.skipped + step.due, 60);
         assert_eq!(s.present(), Some(before.wrapping_add(60)));
+    }
+
+    #[test]
+    fn with_an_input_delay_the_acks_of_a_stall_are_forgotten_by_their_stamps() {
+        let mut s = TickSync::default();
+        s.set_input_delay(2);
+        s.start(10);
+        for k in 0..60 {
+            s.on_ack(12 + k, 1);
+            s.advance(TICK, TICK, 1, 0);
+        }
+        // The last input sent before the stall is stamped two ticks after the present.
+        let stamped = s.present().unwrap().wrapping_add(2);
+        s.advance(TICK * 90, TICK, 1, 0);
+        // Its acks, sent while the client stalled, say it arrived ever later.
+        s.on_ack(stamped, -85);
+        s.advance(TICK, TICK, 1, 0);
+        assert_eq!(s.jumps, 0, "the stall's time made it up: no jump");
+        s.on_ack(stamped.wrapping_add(100), -1);
+        s.advance(TICK, TICK, 1, 0);
+        assert_eq!(s.jumps, 1, "an input sent after the stall, late: a jump");
     }
 
     #[test]
