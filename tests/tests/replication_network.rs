@@ -261,3 +261,40 @@ fn continues_where_the_last_stopped(snapshot_encoding: SnapshotEncoding) {
         assert!(got > sent - 30, "{id}: {got}, server {sent}");
     }
 }
+
+/// A round trip longer than 64 ticks (600 ms at 128 Hz): the server remembers about two
+/// seconds of snapshots at any tick rate, so the client's acks still find theirs. (It kept 64
+/// whatever the rate: every ack came after its snapshot had left the ring, the client never
+/// made progress and was timed out after 15 s.)
+#[test]
+fn a_round_trip_of_more_than_64_ticks_at_128_hz_is_acknowledged() {
+    for snapshot_encoding in [SnapshotEncoding::Bits, SnapshotEncoding::Bytes] {
+        let config = MultiplayerConfig {
+            tick_rate: 128,
+            snapshot_encoding,
+            ..MultiplayerConfig::default()
+        };
+        let link = NetworkConditions::laggy(Duration::from_millis(300), Duration::ZERO);
+        let mut world = World::with(1, config, Some(link), 1, library);
+        let root = world.root();
+        for _ in 0..20 {
+            world.server.spawn(BODY, root, PeerId::SERVER).unwrap();
+        }
+        // 30 s of bodies moving every frame, 4 ticks a frame.
+        for frame in 0..900 {
+            churn(&mut world, frame);
+            world.frame();
+        }
+        let peer = world.clients[0].local_peer_id();
+        let stats = world.server.peer_stats(peer).expect("still connected");
+        let rtt = stats.round_trip_time;
+        assert!(rtt >= Duration::from_millis(600), "{rtt:?}");
+        assert!(
+            stats.unacknowledged_ratio() < 0.1,
+            "{snapshot_encoding:?}: {}",
+            stats.unacknowledged_ratio()
+        );
+        world.step(120);
+        world.assert_converged();
+    }
+}

@@ -11,6 +11,7 @@ use crate::bus::BusEvent;
 use crate::refs::{with_scope, Resolve};
 use crate::replication::client::state::ClientState;
 use crate::replication::multiplayer::rpc;
+use crate::replication::server::send_state::ring_ticks;
 use crate::replication::server::state::ServerState;
 use crate::replication::shared::config::{MultiplayerConfig, TickSource};
 use crate::replication::shared::events::EventQueue;
@@ -53,7 +54,12 @@ impl Replication {
                 rpc: RpcState::default(),
                 misuse: MisuseWatch::default(),
             },
-            role: Role::Server(ServerState::new(first_tick, first_net_id, Duration::ZERO)),
+            role: Role::Server(ServerState::new(
+                first_tick,
+                first_net_id,
+                Duration::ZERO,
+                ring_ticks(config.tick_rate),
+            )),
         }
     }
 
@@ -61,7 +67,8 @@ impl Replication {
     pub(crate) fn go_offline(&mut self, tick: u32) {
         let first_net_id = self.shared.config.first_net_id;
         let frame_start = self.shared.now.saturating_sub(self.shared.frame_dt);
-        self.role = Role::Server(ServerState::new(tick, first_net_id, frame_start));
+        let ring = ring_ticks(self.shared.config.tick_rate);
+        self.role = Role::Server(ServerState::new(tick, first_net_id, frame_start, ring));
     }
 
     /// A frame of `dt` starts: the only clock moves.

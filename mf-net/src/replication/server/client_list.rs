@@ -110,7 +110,11 @@ mod tests {
     fn list(peers: &[u64]) -> ClientList {
         let mut list = ClientList::default();
         for &p in peers {
-            list.push(ClientSlot::new(PeerId(p), Duration::ZERO));
+            list.push(ClientSlot::new(
+                PeerId(p),
+                Duration::ZERO,
+                crate::replication::server::send_state::RING,
+            ));
         }
         list
     }
@@ -135,7 +139,11 @@ mod tests {
         // The last slot itself.
         assert_eq!(list.swap_remove(2).peer, PeerId(7));
         check(&list);
-        list.push(ClientSlot::new(PeerId(4), Duration::ZERO));
+        list.push(ClientSlot::new(
+            PeerId(4),
+            Duration::ZERO,
+            crate::replication::server::send_state::RING,
+        ));
         check(&list);
         assert_eq!(list.index_of(PeerId(4)), Some(2));
         assert_eq!(list.ready_index_of(PeerId(4)), None, "not joined");

@@ -72,15 +72,16 @@ pub(crate) struct ClientSlot {
 }
 
 impl ClientSlot {
-    /// A client that just connected at `now` and has not said hello yet.
-    pub(crate) fn new(peer: PeerId, now: Duration) -> Self {
+    /// A client that just connected at `now` and has not said hello yet; the server remembers
+    /// the last `ring` snapshots it sends it.
+    pub(crate) fn new(peer: PeerId, now: Duration, ring: usize) -> Self {
         Self {
             peer,
             ready: false,
             connected_at: now,
             last_heard: now,
             last_progress: now,
-            send: SendState::default(),
+            send: SendState::new(ring),
             stats: crate::replication::shared::stats::PeerNetworkStats::default(),
             ack_window: crate::replication::shared::stats::AckWindow::default(),
             rpc: PeerRpcState::default(),

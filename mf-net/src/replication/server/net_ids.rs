@@ -15,7 +15,6 @@
 
 use std::collections::VecDeque;
 
-use crate::replication::server::send_state::RING;
 use crate::tick::{tick_after, tick_diff};
 
 /// A run of freed ids, `first..end`, freed at tick `at`, not yet safe to hand out.
@@ -45,17 +44,23 @@ pub(crate) struct NetIds {
     free: Vec<Run>,
     /// Instance names number spawns; past the fresh ids, they go on counting from here.
     names: u64,
+    /// Ticks a freed id waits at least: the snapshots the server remembers per client
+    /// ([`ring_ticks`](crate::replication::server::send_state::ring_ticks)), any of which may
+    /// still be acknowledged.
+    hold: u32,
 }
 
 impl NetIds {
-    /// Ids handed out upwards from `first` (0 counts as 1).
-    pub(crate) fn new(first: u32) -> Self {
+    /// Ids handed out upwards from `first` (0 counts as 1), each freed one held for at least
+    /// `hold` ticks.
+    pub(crate) fn new(first: u32, hold: usize) -> Self {
         let first = u64::from(first.max(1));
         Self {
             next: first,
             waiting: VecDeque::new(),
             free: Vec::new(),
             names: first,
+            hold: u32::try_from(hold).unwrap_or(u32::MAX),
         }
     }
 
@@ -67,7 +72,7 @@ impl NetIds {
 
     /// A run of `count` consecutive ids, fresh if any are left, else freed ones that no client
     /// can still refer to at `tick`: freed before `acked_by_all` (the oldest tick every ready
-    /// client has acknowledged, or `tick` without clients) and more than [`RING`] ticks ago.
+    /// client has acknowledged, or `tick` without clients) and more than the held ticks ago.
     /// `None` if no run of that length is free.
     pub(crate) fn allocate(&mut self, count: u32, tick: u32, acked_by_all: u32) -> Option<u32> {
         let count = count.max(1);
@@ -110,8 +115,8 @@ impl NetIds {
     /// Moves the waiting runs that became safe at `tick` into the free runs, merging adjacent
     /// ones. (Ticks in serial order: they wrap.)
     fn release(&mut self, tick: u32, acked_by_all: u32) {
-        let safe =
-            |f: &Freed| tick_after(acked_by_all, f.at) && tick_diff(tick, f.at) > RING as i32;
+        let hold = i32::try_from(self.hold).unwrap_or(i32::MAX);
+        let safe = |f: &Freed| tick_after(acked_by_all, f.at) && tick_diff(tick, f.at) > hold;
         let before = self.free.len();
         while let Some(f) = self.waiting.front().filter(|f| safe(f)) {
             self.free.push(Run {
@@ -150,13 +155,14 @@ impl NetIds {
 
 #[cfg(test)]
 mod tests {
-    use super::{NetIds, RING};
+    use super::NetIds;
+    use crate::replication::server::send_state::RING;
 
     const LATER: u32 = 1000;
 
     #[test]
     fn fresh_ids_go_upwards_then_freed_ones_are_reused_once_safe() {
-        let mut ids = NetIds::new(u32::MAX - 6);
+        let mut ids = NetIds::new(u32::MAX - 6, RING);
         assert_eq!(ids.allocate(3, 1, 1), Some(u32::MAX - 6));
         assert_eq!(ids.allocate(3, 1, 1), Some(u32::MAX - 3));
         // No fresh id is left, and nothing was freed: refused, never a repeated id.
@@ -173,7 +179,7 @@ mod tests {
 
     #[test]
     fn adjacent_freed_runs_join_and_the_rest_of_a_run_stays_free() {
-        let mut ids = NetIds::new(u32::MAX - 10);
+        let mut ids = NetIds::new(u32::MAX - 10, RING);
         for _ in 0..5 {
             ids.allocate(2, 1, 1).unwrap();
         }
@@ -191,7 +197,7 @@ mod tests {
 
     #[test]
     fn names_never_repeat() {
-        let mut ids = NetIds::new(u32::MAX - 2);
+        let mut ids = NetIds::new(u32::MAX - 2, RING);
         let mut names = Vec::new();
         for _ in 0..4 {
             names.push(ids.name_number());
@@ -205,7 +211,7 @@ mod tests {
 
     #[test]
     fn freed_ids_merge_while_fresh_ids_last() {
-        let mut ids = NetIds::new(1);
+        let mut ids = NetIds::new(1, RING);
         let mut live = std::collections::VecDeque::new();
         for tick in 0..10_000u32 {
             // Ten spawns and ten despawns a tick, each node living a hundred ticks.

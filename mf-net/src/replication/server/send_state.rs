@@ -1,7 +1,7 @@
 //! What the server sent one client and what the client acknowledged: per node it has (in net
 //! id order, [`Known`]) the newest acknowledged tick and any resync owed; the nodes with
 //! something to send (changed and not acknowledged since, or owed a resync), so that a snapshot
-//! walks only those; and the ring of the last [`RING`] snapshots sent, each with the keys of
+//! walks only those; and the ring of the last snapshots sent ([`ring_ticks`]), each with the keys of
 //! the nodes it carried, which an ack advances: all at once ([`Known::acknowledge_all`]) if
 //! it carried every node with state the client had, or every node it had something to send
 //! (the nodes it did not carry had nothing new since their acknowledged ticks), else node by
@@ -25,10 +25,20 @@ use crate::transport::PeerId;
 /// bytes).
 const NOT_PLACED_SHORT: u16 = u16::MAX;
 
-/// How many sent snapshots the server remembers per client. A power of two (it divides 2³²),
-/// so that `tick % RING` stays consecutive across the tick's wrap.
+/// The fewest sent snapshots the server remembers per client (see [`ring_ticks`]).
 pub(crate) const RING: usize = 64;
-const _: () = assert!(RING.is_power_of_two() && RING <= 1 << 31);
+const _: () = assert!(RING.is_power_of_two());
+
+/// How many sent snapshots the server remembers per client at `tick_rate` ticks a second: about
+/// two seconds' worth, at least [`RING`] (64 at 30 Hz, 256 at 128 Hz). An ack arriving after
+/// its snapshot left the ring counts for nothing, so this bounds the round trip a client may
+/// have. A power of two (it divides 2³²), so that the tick modulo the ring stays consecutive
+/// across the tick's wrap.
+pub(crate) fn ring_ticks(tick_rate: u8) -> usize {
+    (2 * usize::from(tick_rate.max(1)))
+        .next_power_of_two()
+        .max(RING)
+}
 
 /// One snapshot sent to a client: its tick, when it left, and which nodes it carried.
 #[derive(Debug, Default)]
@@ -148,7 +158,7 @@ impl Outgoing<'_> {
 pub(crate) struct SendState {
     /// The nodes the client has, in net id order (once it is ready).
     nodes: Known,
-    /// The last [`RING`] snapshots, by tick modulo [`RING`].
+    /// The last snapshots sent, by tick modulo the ring's length (a power of two).
     ring: Vec<SentSnapshot>,
     /// Net id the next snapshot starts at (0: the first node).
     cursor: u32,
@@ -188,11 +198,20 @@ pub(crate) struct SendState {
 
 impl Default for SendState {
     fn default() -> Self {
+        Self::new(RING)
+    }
+}
+
+impl SendState {
+    /// A fresh send state remembering the last `ring` snapshots (a power of two: see
+    /// [`ring_ticks`]).
+    pub(crate) fn new(ring: usize) -> Self {
+        debug_assert!(ring.is_power_of_two());
         Self {
             nodes: Known::default(),
             // A fresh ring: every entry acknowledged already, so no ack matches it before it
             // is used.
-            ring: (0..RING)
+            ring: (0..ring)
                 .map(|_| SentSnapshot {
                     acked: true,
                     ..SentSnapshot::default()
@@ -213,9 +232,13 @@ impl Default for SendState {
             last: 0,
         }
     }
-}
 
-impl SendState {
+    /// The ring entry of the snapshot of `tick`.
+    #[inline]
+    fn slot_of(&self, tick: u32) -> usize {
+        tick as usize & (self.ring.len() - 1)
+    }
+
     /// The client joins at `tick`: it has the nodes `keys` (in net id order, of `nodes`) as
     /// of `tick` (the spawns it was just sent, which are its baselines too), owing nothing: a
     /// node that does not change costs no entry (nor does one without state, which no
@@ -464,7 +487,7 @@ impl SendState {
     /// hold it.
     #[cfg(test)]
     pub(crate) fn carried(&self, tick: u32) -> Option<(&[u32], bool)> {
-        let entry = &self.ring[tick as usize % RING];
+        let entry = &self.ring[self.slot_of(tick)];
         (entry.used && entry.tick == tick).then_some((entry.nodes.as_slice(), entry.carried_all))
     }
 
@@ -486,7 +509,7 @@ impl SendState {
     ) -> (Option<bool>, Outgoing<'a>) {
         self.whole_at = None;
         self.fit_carried();
-        self.last = tick as usize % RING;
+        self.last = self.slot_of(tick);
         let entry = &mut self.ring[self.last];
         let left = entry.used.then_some(entry.acked);
         entry.tick = tick;
@@ -535,7 +558,8 @@ impl SendState {
     /// in the cache, where marking them on arrival read them cold, among every other client's
     /// acks, a whole frame before.
     pub(crate) fn receive_ack(&mut self, tick: u32, now: Duration) -> Option<Duration> {
-        let entry = &mut self.ring[tick as usize % RING];
+        let slot = self.slot_of(tick);
+        let entry = &mut self.ring[slot];
         if entry.tick != tick || entry.acked {
             return None;
         }
@@ -567,7 +591,7 @@ impl SendState {
     /// node's floor once no table holds it: see the client's `Baselines`), so that the node's
     /// next entry can be coded against the tick acknowledged whole.
     fn apply_ack(&mut self, tick: u32) {
-        let entry = &self.ring[tick as usize % RING];
+        let entry = &self.ring[self.slot_of(tick)];
         if entry.tick != tick {
             return;
         }
@@ -622,7 +646,8 @@ impl SendState {
     /// left to send but resyncs.
     pub(crate) fn walked_whole(&mut self, tick: u32) {
         self.whole_at = Some(tick);
-        let entry = &mut self.ring[tick as usize % RING];
+        let slot = self.slot_of(tick);
+        let entry = &mut self.ring[slot];
         entry.whole |= entry.tick == tick;
     }
 }

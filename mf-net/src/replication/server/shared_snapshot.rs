@@ -322,7 +322,11 @@ mod tests {
     fn clients(table: &NodeTable, keys: &[NodeKey]) -> Vec<ClientSlot> {
         (2..=4)
             .map(|peer| {
-                let mut c = ClientSlot::new(PeerId(peer), Duration::ZERO);
+                let mut c = ClientSlot::new(
+                    PeerId(peer),
+                    Duration::ZERO,
+                    crate::replication::server::send_state::RING,
+                );
                 c.ready = true;
                 c.send.join(table.keys().iter().copied(), 5, table);
                 c.send.refresh(keys, table, c.peer);
@@ -444,7 +448,11 @@ mod tests {
         let mut c: Vec<ClientSlot> = [(2, 4), (3, 5), (4, 2)]
             .into_iter()
             .map(|(peer, joined)| {
-                let mut c = ClientSlot::new(PeerId(peer), Duration::ZERO);
+                let mut c = ClientSlot::new(
+                    PeerId(peer),
+                    Duration::ZERO,
+                    crate::replication::server::send_state::RING,
+                );
                 c.ready = true;
                 c.send.join(table.keys().iter().copied(), joined, &table);
                 c.send.refresh(&keys, &table, c.peer);

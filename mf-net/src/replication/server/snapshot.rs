@@ -346,7 +346,11 @@ mod tests {
 
     /// A client `peer` that joined at tick 5.
     fn client(peer: u64, table: &NodeTable) -> ClientSlot {
-        let mut c = ClientSlot::new(PeerId(peer), Duration::ZERO);
+        let mut c = ClientSlot::new(
+            PeerId(peer),
+            Duration::ZERO,
+            crate::replication::server::send_state::RING,
+        );
         c.ready = true;
         c.send.join(table.keys().iter().copied(), 5, table);
         c

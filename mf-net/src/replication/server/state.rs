@@ -84,6 +84,9 @@ pub(crate) struct ServerState {
     next_tick_at: Option<Duration>,
     /// Fresh and freed net ids.
     pub(crate) ids: NetIds,
+    /// How many sent snapshots the server remembers per client (from the tick rate:
+    /// [`ring_ticks`](crate::replication::server::send_state::ring_ticks)).
+    ring: usize,
     /// Scratch for [`check_states`](Self::check_states).
     pub(crate) scratch: NetWriter,
     /// The networked nodes, in stable slots (per-client state is kept per slot).
@@ -135,14 +138,17 @@ pub(crate) struct ServerState {
 
 impl ServerState {
     /// A server at `tick` whose first spawn takes net id `first_net_id`, its tick clock
-    /// starting at `clock_from` (the beginning of the current frame).
-    pub(crate) fn new(tick: u32, first_net_id: u32, clock_from: Duration) -> Self {
+    /// starting at `clock_from` (the beginning of the current frame), remembering the last
+    /// `ring` snapshots sent to each client
+    /// ([`ring_ticks`](crate::replication::server::send_state::ring_ticks)).
+    pub(crate) fn new(tick: u32, first_net_id: u32, clock_from: Duration, ring: usize) -> Self {
         Self {
             tick,
             age_cursor: 0,
             clock_from,
             next_tick_at: None,
-            ids: NetIds::new(first_net_id),
+            ids: NetIds::new(first_net_id, ring),
+            ring,
             nodes: NodeTable::default(),
             groups: GroupTable::default(),
             changed: Vec::new(),
@@ -638,7 +644,7 @@ impl ServerState {
     /// A transport-level connection: the client must say hello within the handshake timeout.
     pub(crate) fn peer_connected(&mut self, peer: PeerId, now: Duration) {
         if self.clients.index_of(peer).is_none() {
-            self.clients.push(ClientSlot::new(peer, now));
+            self.clients.push(ClientSlot::new(peer, now, self.ring));
         }
     }
 

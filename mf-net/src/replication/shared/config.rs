@@ -16,7 +16,9 @@ use crate::transport::PeerId;
 pub struct MultiplayerConfig {
     /// Network ticks per second (1–255; 0 reads as 1): how often the server captures changes
     /// and sends snapshots, and how often clients send their ack heartbeat. Clients learn the
-    /// server's rate in the handshake. Default 30.
+    /// server's rate in the handshake. Default 30. The server remembers about two seconds of
+    /// the snapshots it sent each client (at least 64), which bounds the round trip a client
+    /// can acknowledge them over.
     pub tick_rate: u8,
     /// What advances the server's network ticks: its own clock, from the frame times
     /// (the default), or the engine ([`TickSource::External`]).

@@ -138,8 +138,8 @@ pub struct PeerNetworkStats {
     /// deviation of the samples from `round_trip_time` (`3/4 * RTTVAR + 1/4 * |SRTT - sample|`,
     /// half the first sample to begin with). Zero until the first ack.
     pub round_trip_variance: Duration,
-    /// Snapshots that left the ring of the last 64 sent to it without being acknowledged, since
-    /// it joined. *Unacknowledged*, not strictly lost: the snapshot or its ack was lost, or the
+    /// Snapshots that left the server's ring of the last ones sent to it (about two seconds'
+    /// worth: 64 at 30 Hz, 256 at 128 Hz) without being acknowledged, since it joined. *Unacknowledged*, not strictly lost: the snapshot or its ack was lost, or the
     /// client did not acknowledge it (it acknowledges only snapshots it applied in full; a
     /// stale, reordered one or one with an entry for a spawn still in flight is not).
     pub snapshots_unacknowledged: u64,
