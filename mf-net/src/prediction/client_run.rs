@@ -15,7 +15,7 @@ use crate::replication::shared::input_wire::{
 };
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::prediction_config::PredictionConfig;
-use crate::replication::shared::protocol::INPUT;
+use crate::replication::shared::protocol::{snapshot_memory, INPUT};
 use crate::store::Store;
 use crate::tick::tick_diff;
 use crate::transport::Channel;
@@ -109,13 +109,16 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
             .filter(|n| n.authority == local)
             .map(|n| n.node);
         let tick = client.newest_applied;
+        // A confirmation can be as old as the snapshots the server remembers: a shorter history
+        // would never compare it, and a misprediction would stand.
+        let memory = u32::try_from(snapshot_memory(client.tick_rate)).unwrap_or(u32::MAX);
         let p = &mut client.predict;
         p.activate(
             &mut client.replicas,
             scene,
             owned,
             tick,
-            config.history_ticks,
+            config.history_ticks.max(memory),
         );
         let interval = Duration::from_secs(1) / u32::from(client.tick_rate.max(1));
         let rtt = client.handshake_rtt.unwrap_or(interval * 2);

@@ -11,13 +11,13 @@ use crate::bus::BusEvent;
 use crate::refs::{with_scope, Resolve};
 use crate::replication::client::state::ClientState;
 use crate::replication::multiplayer::rpc;
-use crate::replication::server::send_state::ring_ticks;
 use crate::replication::server::state::ServerState;
 use crate::replication::shared::config::{MultiplayerConfig, TickSource};
 use crate::replication::shared::events::EventQueue;
 use crate::replication::shared::events::MultiplayerEvent;
 use crate::replication::shared::misuse::MisuseWatch;
 use crate::replication::shared::outbox::Outbox;
+use crate::replication::shared::protocol::snapshot_memory;
 use crate::replication::shared::protocol::{self, Kind, ToClient, ToServer};
 use crate::replication::shared::rpc_state::RpcState;
 use crate::replication::shared::spawners::SpawnerTable;
@@ -58,7 +58,7 @@ impl Replication {
                 first_tick,
                 first_net_id,
                 Duration::ZERO,
-                ring_ticks(config.tick_rate),
+                snapshot_memory(config.tick_rate),
             )),
         }
     }
@@ -67,7 +67,7 @@ impl Replication {
     pub(crate) fn go_offline(&mut self, tick: u32) {
         let first_net_id = self.shared.config.first_net_id;
         let frame_start = self.shared.now.saturating_sub(self.shared.frame_dt);
-        let ring = ring_ticks(self.shared.config.tick_rate);
+        let ring = snapshot_memory(self.shared.config.tick_rate);
         self.role = Role::Server(ServerState::new(tick, first_net_id, frame_start, ring));
     }
 

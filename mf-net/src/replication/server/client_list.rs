@@ -113,7 +113,7 @@ mod tests {
             list.push(ClientSlot::new(
                 PeerId(p),
                 Duration::ZERO,
-                crate::replication::server::send_state::RING,
+                crate::replication::shared::protocol::MIN_SNAPSHOT_MEMORY,
             ));
         }
         list
@@ -142,7 +142,7 @@ mod tests {
         list.push(ClientSlot::new(
             PeerId(4),
             Duration::ZERO,
-            crate::replication::server::send_state::RING,
+            crate::replication::shared::protocol::MIN_SNAPSHOT_MEMORY,
         ));
         check(&list);
         assert_eq!(list.index_of(PeerId(4)), Some(2));

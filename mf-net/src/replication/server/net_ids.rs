@@ -45,7 +45,7 @@ pub(crate) struct NetIds {
     /// Instance names number spawns; past the fresh ids, they go on counting from here.
     names: u64,
     /// Ticks a freed id waits at least: the snapshots the server remembers per client
-    /// ([`ring_ticks`](crate::replication::server::send_state::ring_ticks)), any of which may
+    /// ([`snapshot_memory`](crate::replication::shared::protocol::snapshot_memory)), any of which may
     /// still be acknowledged.
     hold: u32,
 }
@@ -156,13 +156,13 @@ impl NetIds {
 #[cfg(test)]
 mod tests {
     use super::NetIds;
-    use crate::replication::server::send_state::RING;
+    use crate::replication::shared::protocol::MIN_SNAPSHOT_MEMORY;
 
     const LATER: u32 = 1000;
 
     #[test]
     fn fresh_ids_go_upwards_then_freed_ones_are_reused_once_safe() {
-        let mut ids = NetIds::new(u32::MAX - 6, RING);
+        let mut ids = NetIds::new(u32::MAX - 6, MIN_SNAPSHOT_MEMORY);
         assert_eq!(ids.allocate(3, 1, 1), Some(u32::MAX - 6));
         assert_eq!(ids.allocate(3, 1, 1), Some(u32::MAX - 3));
         // No fresh id is left, and nothing was freed: refused, never a repeated id.
@@ -171,7 +171,7 @@ mod tests {
         // Not while a client may not have acknowledged the despawn, or a snapshot from before
         // it may still be acknowledged.
         assert_eq!(ids.allocate(3, LATER, 10), None);
-        assert_eq!(ids.allocate(3, 10 + RING as u32, 11), None);
+        assert_eq!(ids.allocate(3, 10 + MIN_SNAPSHOT_MEMORY as u32, 11), None);
         assert_eq!(ids.allocate(2, LATER, 11), Some(u32::MAX - 6));
         assert_eq!(ids.allocate(1, LATER, 11), Some(u32::MAX - 4));
         assert_eq!(ids.freed_count(), 0);
@@ -179,7 +179,7 @@ mod tests {
 
     #[test]
     fn adjacent_freed_runs_join_and_the_rest_of_a_run_stays_free() {
-        let mut ids = NetIds::new(u32::MAX - 10, RING);
+        let mut ids = NetIds::new(u32::MAX - 10, MIN_SNAPSHOT_MEMORY);
         for _ in 0..5 {
             ids.allocate(2, 1, 1).unwrap();
         }
@@ -197,7 +197,7 @@ mod tests {
 
     #[test]
     fn names_never_repeat() {
-        let mut ids = NetIds::new(u32::MAX - 2, RING);
+        let mut ids = NetIds::new(u32::MAX - 2, MIN_SNAPSHOT_MEMORY);
         let mut names = Vec::new();
         for _ in 0..4 {
             names.push(ids.name_number());
@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn freed_ids_merge_while_fresh_ids_last() {
-        let mut ids = NetIds::new(1, RING);
+        let mut ids = NetIds::new(1, MIN_SNAPSHOT_MEMORY);
         let mut live = std::collections::VecDeque::new();
         for tick in 0..10_000u32 {
             // Ten spawns and ten despawns a tick, each node living a hundred ticks.
@@ -226,7 +226,7 @@ mod tests {
         }
         // What waits is freed within the safety window; the rest merged into one run.
         assert!(
-            ids.runs_kept() <= 10 * (RING + 2) + 1,
+            ids.runs_kept() <= 10 * (MIN_SNAPSHOT_MEMORY + 2) + 1,
             "{}",
             ids.runs_kept()
         );

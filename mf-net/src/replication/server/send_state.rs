@@ -1,7 +1,8 @@
 //! What the server sent one client and what the client acknowledged: per node it has (in net
 //! id order, [`Known`]) the newest acknowledged tick and any resync owed; the nodes with
 //! something to send (changed and not acknowledged since, or owed a resync), so that a snapshot
-//! walks only those; and the ring of the last snapshots sent ([`ring_ticks`]), each with the keys of
+//! walks only those; and the ring of the last snapshots sent
+//! ([`snapshot_memory`](crate::replication::shared::protocol::snapshot_memory)), each with the keys of
 //! the nodes it carried, which an ack advances: all at once ([`Known::acknowledge_all`]) if
 //! it carried every node with state the client had, or every node it had something to send
 //! (the nodes it did not carry had nothing new since their acknowledged ticks), else node by
@@ -17,6 +18,7 @@ use crate::replication::server::alike::Alike;
 use crate::replication::server::kept_stand::ClientStand;
 use crate::replication::server::known::{Known, NodeSend, NOT_PLACED};
 use crate::replication::server::node_table::{NetNode, NodeKey, NodeTable};
+use crate::replication::shared::protocol::MIN_SNAPSHOT_MEMORY;
 use crate::replication::Audience;
 use crate::tick::{clamp_to, tick_after, tick_max};
 use crate::transport::PeerId;
@@ -24,21 +26,6 @@ use crate::transport::PeerId;
 /// A ring entry's place of a node not in the client list's array ([`NOT_PLACED`], in two
 /// bytes).
 const NOT_PLACED_SHORT: u16 = u16::MAX;
-
-/// The fewest sent snapshots the server remembers per client (see [`ring_ticks`]).
-pub(crate) const RING: usize = 64;
-const _: () = assert!(RING.is_power_of_two());
-
-/// How many sent snapshots the server remembers per client at `tick_rate` ticks a second: about
-/// two seconds' worth, at least [`RING`] (64 at 30 Hz, 256 at 128 Hz). An ack arriving after
-/// its snapshot left the ring counts for nothing, so this bounds the round trip a client may
-/// have. A power of two (it divides 2³²), so that the tick modulo the ring stays consecutive
-/// across the tick's wrap.
-pub(crate) fn ring_ticks(tick_rate: u8) -> usize {
-    (2 * usize::from(tick_rate.max(1)))
-        .next_power_of_two()
-        .max(RING)
-}
 
 /// One snapshot sent to a client: its tick, when it left, and which nodes it carried.
 #[derive(Debug, Default)]
@@ -198,13 +185,13 @@ pub(crate) struct SendState {
 
 impl Default for SendState {
     fn default() -> Self {
-        Self::new(RING)
+        Self::new(MIN_SNAPSHOT_MEMORY)
     }
 }
 
 impl SendState {
     /// A fresh send state remembering the last `ring` snapshots (a power of two: see
-    /// [`ring_ticks`]).
+    /// [`snapshot_memory`](crate::replication::shared::protocol::snapshot_memory)).
     pub(crate) fn new(ring: usize) -> Self {
         debug_assert!(ring.is_power_of_two());
         Self {

@@ -349,7 +349,7 @@ mod tests {
         let mut c = ClientSlot::new(
             PeerId(peer),
             Duration::ZERO,
-            crate::replication::server::send_state::RING,
+            crate::replication::shared::protocol::MIN_SNAPSHOT_MEMORY,
         );
         c.ready = true;
         c.send.join(table.keys().iter().copied(), 5, table);

@@ -85,7 +85,7 @@ pub(crate) struct ServerState {
     /// Fresh and freed net ids.
     pub(crate) ids: NetIds,
     /// How many sent snapshots the server remembers per client (from the tick rate:
-    /// [`ring_ticks`](crate::replication::server::send_state::ring_ticks)).
+    /// [`snapshot_memory`](crate::replication::shared::protocol::snapshot_memory)).
     ring: usize,
     /// Scratch for [`check_states`](Self::check_states).
     pub(crate) scratch: NetWriter,
@@ -140,7 +140,7 @@ impl ServerState {
     /// A server at `tick` whose first spawn takes net id `first_net_id`, its tick clock
     /// starting at `clock_from` (the beginning of the current frame), remembering the last
     /// `ring` snapshots sent to each client
-    /// ([`ring_ticks`](crate::replication::server::send_state::ring_ticks)).
+    /// ([`snapshot_memory`](crate::replication::shared::protocol::snapshot_memory)).
     pub(crate) fn new(tick: u32, first_net_id: u32, clock_from: Duration, ring: usize) -> Self {
         Self {
             tick,

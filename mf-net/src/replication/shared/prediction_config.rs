@@ -45,8 +45,10 @@ pub struct PredictionConfig {
     /// the worst of the recent ones (default 1). The client's clock steers toward it.
     pub lead_margin: u8,
     /// Client: ticks of predicted history kept per predicted node, and so the deepest rollback
-    /// (rounded up to a power of two; default 64, two seconds at 30 Hz). A confirmed tick older
-    /// than the history is not compared: the next confirmation within it is.
+    /// (rounded up to a power of two; default 64, two seconds at 30 Hz), and never fewer than
+    /// about two seconds of ticks (256 at 128 Hz): the server remembers its snapshots that long,
+    /// so a confirmation can be that old. A confirmed tick older than the history is not
+    /// compared: the next confirmation within it is.
     pub history_ticks: u32,
     /// Client: how long a correction's visual offset takes to fade (linearly) for predicted
     /// members that are also `interpolate`; zero shows corrections at once. Default 150 ms.

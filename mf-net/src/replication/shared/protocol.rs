@@ -13,6 +13,23 @@ use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
 /// `BASELINE_DEPTH` ticks that carried the node, so one at most `BASELINE_DEPTH - 1` ticks
 /// before a snapshot is still there when the snapshot arrives.
 pub(crate) const BASELINE_DEPTH: usize = 32;
+/// The fewest of the snapshots it sent a client the server remembers (see
+/// [`snapshot_memory`]).
+pub(crate) const MIN_SNAPSHOT_MEMORY: usize = 64;
+const _: () = assert!(MIN_SNAPSHOT_MEMORY.is_power_of_two());
+
+/// How many of the snapshots it sent a client the server remembers at `tick_rate` ticks a
+/// second: about two seconds' worth, at least [`MIN_SNAPSHOT_MEMORY`] (64 at 30 Hz, 256 at
+/// 128 Hz). An ack arriving after its snapshot was forgotten counts for nothing, so this bounds
+/// the round trip a client may have; a predicting client keeps as many ticks of history at
+/// least, since a confirmation can be that old. A power of two (it divides 2³²), so that the
+/// tick modulo it stays consecutive across the tick's wrap.
+pub(crate) fn snapshot_memory(tick_rate: u8) -> usize {
+    (2 * usize::from(tick_rate.max(1)))
+        .next_power_of_two()
+        .max(MIN_SNAPSHOT_MEMORY)
+}
+
 /// Scene index of a spawn message that binds a node every peer loads.
 pub(crate) const SCENE_BIND: i32 = -1;
 /// Scene index of a spawn message made by a spawner.
