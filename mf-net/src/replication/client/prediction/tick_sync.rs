@@ -177,8 +177,16 @@ impl TickSync {
             self.forget_fresh(present);
         }
         self.fresh = 0;
-        let shortfall = self.steer(margin);
+        let shortfall = self.steer(margin, tick_diff(present, snapshot));
         let elapsed = self.ticks_elapsed(dt, interval);
+        // The present stays past the newest snapshot: a confirmation of a tick not predicted
+        // yet is never compared with the prediction (an input delay longer than the round trip
+        // and the margin would otherwise keep the clock there).
+        let behind = tick_diff(snapshot, present.wrapping_add(elapsed)).saturating_add(1);
+        let shortfall = match u32::try_from(behind) {
+            Ok(behind) if behind > 0 => Some(shortfall.map_or(behind, |s| s.max(behind))),
+            _ => shortfall,
+        };
         let extra = shortfall.map_or(0, |s| self.jump(present, s, elapsed, snapshot));
         let total = elapsed.saturating_add(extra);
         let due = total.min(MAX_TICKS_PER_FRAME);
@@ -221,8 +229,9 @@ impl TickSync {
     }
 
     /// Sets the rate for the next frame from the recent acks, or returns the ticks to jump
-    /// ahead by now (the shortfall, when inputs arrive late).
-    fn steer(&mut self, margin: i32) -> Option<u32> {
+    /// ahead by now (the shortfall, when inputs arrive late); `ahead`: ticks the present is
+    /// past the newest snapshot (it slows down only from two on, so as to stay past it).
+    fn steer(&mut self, margin: i32, ahead: i32) -> Option<u32> {
         self.rate = 1.0;
         let (Some(recent), Some(lowest)) = (self.lowest_of(RECENT_ACKS), self.lowest_lead()) else {
             return None;
@@ -238,7 +247,7 @@ impl TickSync {
         }
         if error < 0 {
             self.rate = 1.0 + MAX_SKEW * f64::from(-error).min(2.0) / 2.0;
-        } else if error > 1 {
+        } else if error > 1 && ahead > 1 {
             self.rate = 1.0 - MAX_SKEW * f64::from(error - 1).min(2.0) / 2.0;
         }
         None
@@ -460,6 +469,30 @@ mod tests {
         s.on_ack(stamped.wrapping_add(100), -1);
         s.advance(TICK, TICK, 1, 0);
         assert_eq!(s.jumps, 1, "an input sent after the stall, late: a jump");
+    }
+
+    #[test]
+    fn the_present_stays_past_the_newest_snapshot_whatever_the_leads() {
+        let mut s = TickSync::default();
+        s.set_input_delay(3);
+        s.start(10);
+        // Inputs arrive early all along (the delay alone covers the round trip): the clock
+        // slows down while it is ahead of the snapshots, not into them.
+        for k in 0..600u32 {
+            let present = s.present().unwrap();
+            s.on_ack(present.wrapping_add(3), 4);
+            let snapshot = 10 + k;
+            s.advance(TICK, TICK, 0, snapshot);
+            assert!(
+                tick_after(s.present().unwrap(), snapshot),
+                "frame {k}: {:?} not past {snapshot}",
+                s.present()
+            );
+        }
+        // A snapshot newer than the present (a burst after a pause of the link) jumps past it.
+        let present = s.present().unwrap();
+        s.advance(TICK, TICK, 0, present.wrapping_add(5));
+        assert_eq!(s.present(), Some(present.wrapping_add(6)));
     }
 
     #[test]
