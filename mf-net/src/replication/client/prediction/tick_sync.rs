@@ -65,6 +65,9 @@ pub(crate) struct Advance {
 pub(crate) struct TickSync {
     /// The newest tick simulated; `None` before the first.
     present: Option<u32>,
+    /// The clock was just started, from the newest snapshot: the next frame's `dt` is already
+    /// in it.
+    started: bool,
     accumulator: Duration,
     leads: [i32; LEAD_WINDOW],
     lead_count: usize,
@@ -92,6 +95,7 @@ impl Default for TickSync {
     fn default() -> Self {
         Self {
             present: None,
+            started: false,
             accumulator: Duration::ZERO,
             leads: [0; LEAD_WINDOW],
             lead_count: 0,
@@ -157,6 +161,7 @@ impl TickSync {
     pub(crate) fn start(&mut self, start: u32) {
         self.present = Some(start.wrapping_sub(1));
         self.accumulator = Duration::ZERO;
+        self.started = true;
     }
 
     /// The frame advanced by `dt`: how many ticks to skip and to simulate now, steering toward
@@ -170,6 +175,13 @@ impl TickSync {
     ) -> Advance {
         let Some(present) = self.present else {
             return Advance { skipped: 0, due: 0 };
+        };
+        // The frame the clock starts in counts one tick: the start was placed from the newest
+        // snapshot, which arrived after the frame's time had passed (the whole of a loading
+        // pause, at times).
+        let dt = match std::mem::take(&mut self.started) {
+            true => interval,
+            false => dt,
         };
         if self.is_stall(dt, interval) {
             // A stall the frame's time tells of: the acks of inputs sent before it measured its
@@ -493,6 +505,23 @@ mod tests {
         let present = s.present().unwrap();
         s.advance(TICK, TICK, 0, present.wrapping_add(5));
         assert_eq!(s.present(), Some(present.wrapping_add(6)));
+    }
+
+    #[test]
+    fn the_frame_the_clock_starts_in_counts_one_tick_however_long() {
+        let mut s = TickSync::default();
+        s.start(100);
+        // A loading pause of three seconds ends the frame the prediction starts in: the start
+        // was placed from the snapshot that came after it.
+        let step = s.advance(TICK * 90, TICK, 1, 95);
+        assert_eq!((step.skipped, step.due), (0, 1));
+        assert_eq!(s.present(), Some(100));
+        let step = s.advance(TICK * 3, TICK, 1, 96);
+        assert_eq!(
+            (step.skipped, step.due),
+            (0, 3),
+            "the frames after it count whole"
+        );
     }
 
     #[test]
