@@ -5,6 +5,12 @@
 pub struct Rng(pub u64);
 
 impl Rng {
+    /// A generator for test seed `seed` (mixed, so that nearby seeds start far apart; never the
+    /// all-zero state xorshift cannot leave).
+    pub fn seeded(seed: u64) -> Self {
+        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
@@ -21,5 +27,19 @@ impl Rng {
     /// `true` with a chance of `percent` in 100.
     pub fn chance(&mut self, percent: u64) -> bool {
         self.below(100) < percent
+    }
+}
+
+/// The seeds a seeded chaos test runs: `default`, or with `CHAOS_SEEDS=n` in the environment,
+/// `n` seeds from `CHAOS_FROM` (default 0) instead (in release, for thousands:
+/// `CHAOS_SEEDS=20000 cargo test --release -p mf-net-tests --test prediction_chaos`).
+pub fn chaos_seeds(default: impl IntoIterator<Item = u64>) -> Vec<u64> {
+    let var = |name| std::env::var(name).ok().and_then(|s| s.parse::<u64>().ok());
+    match var("CHAOS_SEEDS") {
+        Some(n) => {
+            let from = var("CHAOS_FROM").unwrap_or(0);
+            (from..from + n).collect()
+        }
+        None => default.into_iter().collect(),
     }
 }

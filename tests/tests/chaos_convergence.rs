@@ -17,7 +17,7 @@ use mf_net::transport::simulated::NetworkConditions;
 mod replication_common;
 
 use mf_net_tests::harness::{networked, state_bytes, Mp, World};
-use mf_net_tests::rng::Rng;
+use mf_net_tests::rng::{chaos_seeds, Rng};
 use replication_common::{Body, Gun, BODY, TANK};
 
 /// Every member form the bit-packed encoding codes its own way.
@@ -122,7 +122,7 @@ fn value(rng: &mut Rng, old: i32) -> i32 {
 }
 
 fn run(seed: u64) {
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rng = Rng::seeded(seed);
     let config = MultiplayerConfig {
         snapshot_encoding: match rng.chance(70) {
             true => SnapshotEncoding::Bits,
@@ -347,22 +347,9 @@ fn sees_what_is_relevant(world: &World, c: usize) -> bool {
     networked(client).len() == expected
 }
 
-/// A few seeds; `CHAOS_SEEDS=n` (from `CHAOS_FROM`, default 0) runs `n` others instead, in
-/// release for thousands.
-fn seeds() -> Vec<u64> {
-    let var = |name| std::env::var(name).ok().and_then(|s| s.parse::<u64>().ok());
-    match var("CHAOS_SEEDS") {
-        Some(n) => {
-            let from = var("CHAOS_FROM").unwrap_or(0);
-            (from..from + n).collect()
-        }
-        None => (0..8).collect(),
-    }
-}
-
 #[test]
 fn random_worlds_converge() {
-    for seed in seeds() {
+    for seed in chaos_seeds(0..8) {
         run(seed);
     }
 }

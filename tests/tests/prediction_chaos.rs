@@ -15,7 +15,7 @@ use mf_net::replication::NetId;
 use mf_net::replication::SnapshotEncoding;
 use mf_net::transport::simulated::NetworkConditions;
 use mf_net_tests::harness::{networked, World};
-use mf_net_tests::rng::Rng;
+use mf_net_tests::rng::{chaos_seeds, Rng};
 
 mod prediction_common;
 use prediction_common::*;
@@ -34,7 +34,7 @@ fn link(rng: &mut Rng) -> Option<NetworkConditions> {
 }
 
 fn run(seed: u64) {
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rng = Rng::seeded(seed);
     let config = MultiplayerConfig {
         snapshot_encoding: match rng.chance(50) {
             true => SnapshotEncoding::Bits,
@@ -133,22 +133,9 @@ fn run(seed: u64) {
 /// `tick_sync`'s unit tests.)
 const FOUND: [u64; 5] = [4, 10, 25, 31, 3288];
 
-/// The seeds [`FOUND`] and a few more; `CHAOS_SEEDS=n` (from `CHAOS_FROM`, default 0) runs
-/// `n` others instead, in release for thousands.
-fn seeds() -> Vec<u64> {
-    let var = |name| std::env::var(name).ok().and_then(|s| s.parse::<u64>().ok());
-    match var("CHAOS_SEEDS") {
-        Some(n) => {
-            let from = var("CHAOS_FROM").unwrap_or(0);
-            (from..from + n).collect()
-        }
-        None => FOUND.into_iter().chain(100..140).collect(),
-    }
-}
-
 #[test]
 fn random_predicting_clients_end_where_the_server_is() {
-    for seed in seeds() {
+    for seed in chaos_seeds(FOUND.into_iter().chain(100..140)) {
         eprintln!("seed {seed}");
         run(seed);
     }
@@ -293,9 +280,7 @@ const FOUND_PLAYERS: [u64; 1] = [1907];
 
 #[test]
 fn random_players_end_where_the_server_has_them() {
-    let var = std::env::var("CHAOS_SEEDS").is_ok();
-    let found = FOUND_PLAYERS.into_iter().filter(|_| !var);
-    for seed in found.chain(seeds()) {
+    for seed in chaos_seeds(FOUND_PLAYERS.into_iter().chain(100..140)) {
         eprintln!("seed {seed}");
         run_players(seed);
     }
