@@ -2,11 +2,11 @@
 //! id order, [`Known`]) the newest acknowledged tick and any resync owed; the nodes with
 //! something to send (changed and not acknowledged since, or owed a resync), so that a snapshot
 //! walks only those; and the ring of the last snapshots sent
-//! ([`snapshot_memory`](crate::replication::shared::protocol::snapshot_memory)), each with the keys of
-//! the nodes it carried, which an ack advances: all at once ([`Known::acknowledge_all`]) if
-//! it carried every node with state the client had, or every node it had something to send
-//! (the nodes it did not carry had nothing new since their acknowledged ticks), else node by
-//! node.
+//! ([`snapshot_memory`](crate::replication::shared::protocol::snapshot_memory)), each with the
+//! keys of the nodes it carried, which an ack advances: all at once
+//! ([`Known::acknowledge_all`]) if it carried every node with state the client had, or every
+//! node it had something to send (the nodes it did not carry had nothing new since their
+//! acknowledged ticks), else node by node.
 //!
 //! Ticks wrap: they are compared by serial-number arithmetic ([`crate::tick`]), and
 //! [`age`](SendState::age) keeps every stored tick within [`HORIZON`](crate::tick::HORIZON) of

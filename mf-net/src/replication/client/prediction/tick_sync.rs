@@ -13,7 +13,12 @@
 //! jumps, and only forward: by the shortfall the acks report, or back to the clock's usual
 //! distance ahead of the newest snapshot if that is further (after a stall the game loop hid
 //! from the clock, the acks' shortfall misses their age and the slack the clock had learned).
-//! After a jump, acks of inputs sent before it are ignored.
+//! After a jump, acks of inputs sent before it are ignored (by their stamps: an input sampled at
+//! tick `t` is stamped `t + input_delay`, and acked by that). The present also stays past the
+//! newest snapshot, jumping past it if it must and slowing down only two ticks or more ahead
+//! of it: a confirmation of a tick not yet predicted is never compared with the prediction. The
+//! frame the clock starts in counts one tick, however long: the start was placed from the
+//! snapshot that arrived after it.
 //!
 //! A frame simulates at most [`MAX_TICKS_PER_FRAME`] ticks; the clock skips the rest (they are
 //! not simulated), so that after a stall it is on time again at once, however long the stall:
@@ -191,14 +196,7 @@ impl TickSync {
         self.fresh = 0;
         let shortfall = self.steer(margin, tick_diff(present, snapshot));
         let elapsed = self.ticks_elapsed(dt, interval);
-        // The present stays past the newest snapshot: a confirmation of a tick not predicted
-        // yet is never compared with the prediction (an input delay longer than the round trip
-        // and the margin would otherwise keep the clock there).
-        let behind = tick_diff(snapshot, present.wrapping_add(elapsed)).saturating_add(1);
-        let shortfall = match u32::try_from(behind) {
-            Ok(behind) if behind > 0 => Some(shortfall.map_or(behind, |s| s.max(behind))),
-            _ => shortfall,
-        };
+        let shortfall = past_snapshot(shortfall, present.wrapping_add(elapsed), snapshot);
         let extra = shortfall.map_or(0, |s| self.jump(present, s, elapsed, snapshot));
         let total = elapsed.saturating_add(extra);
         let due = total.min(MAX_TICKS_PER_FRAME);
@@ -289,6 +287,18 @@ impl TickSync {
         }
         self.jumps += 1;
         extra
+    }
+}
+
+/// The ticks to jump by: `shortfall`, or more if that does not take the present (`after` the
+/// frame's ticks) past the newest `snapshot`. A confirmation of a tick not predicted yet is
+/// never compared with the prediction; an input delay longer than the round trip and the
+/// margin would otherwise keep the clock there.
+fn past_snapshot(shortfall: Option<u32>, after: u32, snapshot: u32) -> Option<u32> {
+    let behind = tick_diff(snapshot, after).saturating_add(1);
+    match u32::try_from(behind) {
+        Ok(behind) if behind > 0 => Some(shortfall.map_or(behind, |s| s.max(behind))),
+        _ => shortfall,
     }
 }
 
