@@ -480,6 +480,38 @@ fn a_player_handed_to_another_client_is_predicted_there() {
     }
 }
 
+/// Handed over while it walks: the new owner had been showing it interpolated, a blend behind
+/// the server's newest state, and starts predicting from that newest state, not from the
+/// blend. (It started from the blend: with the player still after that, the server sent no
+/// entry to correct it, and the new owner showed it where the blend was, steps behind, for
+/// good.)
+#[test]
+fn a_player_handed_over_while_it_walks_is_predicted_from_the_servers_state() {
+    let (mut world, players) = two_players();
+    let mut sims = [Simulation::new(), Simulation::new(), Simulation::new()];
+    let mut walked = [0; 2];
+    for _ in 0..30 {
+        frame_all(&mut world, &mut sims, [1, 0], &mut walked);
+    }
+    let second = world.clients[1].local_peer_id();
+    world
+        .server
+        .set_authority(players[0], second, false)
+        .unwrap();
+    for _ in 0..60 {
+        frame_all(&mut world, &mut sims, [0, 0], &mut walked);
+    }
+    let server = world.server.scene();
+    let x = server
+        .get(server.net_ref::<Player>(players[0]).unwrap())
+        .unwrap()
+        .x;
+    assert!(x > 10.0, "it walked: {x}");
+    for client in 0..2 {
+        assert_eq!(x_on(&world, client, players[0]), x, "client {client}");
+    }
+}
+
 #[test]
 fn a_client_whose_inputs_stop_runs_on_only_for_the_repeat_limit() {
     let mut game = Game::new(MultiplayerConfig::default(), Some(bad_network()));

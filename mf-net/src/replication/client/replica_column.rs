@@ -261,8 +261,9 @@ pub(crate) trait ErasedReplicas: RuntimeColumn {
     /// Whether the type has predicted members.
     fn predicts(&self) -> bool;
     /// `row` is predicted from now on (if its type has a predicted member), confirmed as its
-    /// value is at `tick`, with `history` ticks of history (a power of two); it stops
-    /// interpolating. Returns whether it is predicted.
+    /// value is at `tick` (an interpolated row's snapped to its newest samples first: the
+    /// server's newest state, not the blend it showed), with `history` ticks of history (a
+    /// power of two); it stops interpolating. Returns whether it is predicted.
     fn start_prediction(
         &mut self,
         store: &mut dyn Store,
@@ -512,7 +513,12 @@ impl<T: Replicated> ErasedReplicas for ReplicaColumn<T> {
         }
         let mut started = false;
         lend::<T>(store, &mut |values| {
-            if let Some(value) = values.get_hinted(row.node, &mut row.hint) {
+            if let Some(value) = values.get_mut_hinted(row.node, &mut row.hint) {
+                // An interpolated value shows a past blend: the server's newest state, the
+                // prediction's confirmed one, is in its newest samples.
+                if let Some(interp) = row.interp.as_mut() {
+                    interp.snap(value);
+                }
                 row.pred = Some(Box::new(RowPrediction::new(value, tick, history)));
                 row.interp = None;
                 started = true;
