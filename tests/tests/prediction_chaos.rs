@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use mf_net::prediction::{MissingInput, PredictionConfig, Simulation};
 use mf_net::prelude::*;
+use mf_net::replication::interest::GridInterest;
 use mf_net::replication::NetId;
 use mf_net::replication::SnapshotEncoding;
 use mf_net::transport::simulated::NetworkConditions;
@@ -144,7 +145,7 @@ fn random_predicting_clients_end_where_the_server_is() {
 /// Several players, each predicted by its own client and interpolated by the others, under the
 /// same chaos (a link of its own per client): at rest, every client holds every player where
 /// the server has it.
-fn run_players(seed: u64, handovers: bool) {
+fn run_players(seed: u64, (handovers, gridded): (bool, bool)) {
     let mut rng = Rng(seed.wrapping_mul(0xD1B5_4A32_D192_ED03) | 1);
     let config = MultiplayerConfig {
         snapshot_encoding: match rng.chance(50) {
@@ -177,6 +178,23 @@ fn run_players(seed: u64, handovers: bool) {
     // Handovers draw from a generator of their own: the rest of a seed's chaos is the same
     // with them or without.
     let mut hands = Rng::seeded(seed);
+    if gridded {
+        // Players see the others within a cell or two of their own: they leave and enter each
+        // other's view as they walk.
+        let grid = GridInterest {
+            cell_size: 5.0,
+            radius_cells: 1,
+            hysteresis_cells: 1,
+            grace: Duration::from_millis(300),
+            position: player_position,
+            tiers: &[],
+        };
+        world.server.set_interest_policy(grid, 1).unwrap();
+        for (c, &player) in players.iter().enumerate() {
+            let peer = world.clients[c].local_peer_id();
+            world.server.set_focus(peer, Some(player)).unwrap();
+        }
+    }
     let mut sims: Vec<Simulation<Walk>> = (0..=clients).map(|_| Simulation::new()).collect();
     let mut dirs = vec![0i8; clients];
     let mut stalls = vec![Stall::default(); clients];
@@ -266,16 +284,25 @@ fn players_frame(
 
 /// Whether every client has every player, with the server's position.
 fn every_player_agrees(world: &World) -> bool {
-    let server: Vec<(NetId, u32)> = networked(&world.server)
+    let server: Vec<(NetId, NodeId, u32)> = networked(&world.server)
         .into_iter()
         .map(|(id, node)| {
             let player = world.server.scene().net_ref::<Player>(node).unwrap();
-            (id, world.server.scene().get(player).unwrap().x.to_bits())
+            (
+                id,
+                node,
+                world.server.scene().get(player).unwrap().x.to_bits(),
+            )
         })
         .collect();
     world.clients.iter().all(|client| {
-        server.iter().all(|&(id, x)| {
-            client.node(id).is_some_and(|node| {
+        let peer = client.local_peer_id();
+        server.iter().all(|&(id, node, x)| {
+            let copy = client.node(id);
+            if !world.server.is_relevant(node, peer) {
+                return copy.is_none();
+            }
+            copy.is_some_and(|node| {
                 let player = client.scene().net_ref::<Player>(node);
                 player
                     .and_then(|p| client.scene().get(p))
@@ -284,6 +311,12 @@ fn every_player_agrees(world: &World) -> bool {
             })
         })
     })
+}
+
+/// A player's position, for the grid.
+fn player_position(scene: &Scene, node: NodeId) -> Option<[f32; 3]> {
+    let player = scene.get(scene.net_ref::<Player>(node)?)?;
+    Some([player.x, 0.0, 0.0])
 }
 
 /// Seeds of [`run_players`] that fail on the code before a fix: 1907 (a client whose first
@@ -296,7 +329,17 @@ const FOUND_PLAYERS: [u64; 1] = [1907];
 fn random_players_end_where_the_server_has_them() {
     for seed in chaos_seeds(FOUND_PLAYERS.into_iter().chain(100..140)) {
         eprintln!("seed {seed}");
-        run_players(seed, false);
+        run_players(seed, (false, false));
+    }
+}
+
+/// [`random_players_end_where_the_server_has_them`], each client seeing the other players only
+/// near its own (a grid over their positions): they leave and enter its view as they walk.
+#[test]
+fn random_players_near_each_other_end_where_the_server_has_them() {
+    for seed in chaos_seeds(100..120) {
+        eprintln!("seed {seed}");
+        run_players(seed, (false, true));
     }
 }
 
@@ -308,6 +351,6 @@ fn random_players_end_where_the_server_has_them() {
 fn random_players_handed_over_end_where_the_server_has_them() {
     for seed in chaos_seeds([210].into_iter().chain(100..120)) {
         eprintln!("seed {seed}");
-        run_players(seed, true);
+        run_players(seed, (true, false));
     }
 }
