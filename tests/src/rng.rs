@@ -1,4 +1,10 @@
-//! A small deterministic generator (xorshift64*) for seeded tests.
+//! A small deterministic generator (xorshift64*) for seeded tests, and the draws the seeded
+//! chaos tests share.
+
+use std::time::Duration;
+
+use mf_net::replication::SnapshotEncoding;
+use mf_net::transport::simulated::NetworkConditions;
 
 /// xorshift64*: the same sequence for the same seed, on every machine.
 #[derive(Debug, Clone)]
@@ -41,5 +47,28 @@ pub fn chaos_seeds(default: impl IntoIterator<Item = u64>) -> Vec<u64> {
             (from..from + n).collect()
         }
         None => default.into_iter().collect(),
+    }
+}
+
+/// A random bad link for a seeded chaos test, or a perfect one a quarter of the time: loss up
+/// to 40 %, duplication and reordering up to 20 %, latency up to 200 ms, jitter up to 60 ms.
+pub fn chaos_link(rng: &mut Rng) -> Option<NetworkConditions> {
+    match rng.below(4) {
+        0 => None,
+        _ => Some(NetworkConditions {
+            loss: rng.below(40) as f32 / 100.0,
+            duplication: rng.below(20) as f32 / 100.0,
+            latency: Duration::from_millis(rng.below(200)),
+            jitter: Duration::from_millis(rng.below(60)),
+            reorder: rng.below(20) as f32 / 100.0,
+        }),
+    }
+}
+
+/// Either snapshot encoding, at random.
+pub fn chaos_encoding(rng: &mut Rng) -> SnapshotEncoding {
+    match rng.chance(50) {
+        true => SnapshotEncoding::Bits,
+        false => SnapshotEncoding::Bytes,
     }
 }

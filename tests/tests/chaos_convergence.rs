@@ -13,11 +13,10 @@ use std::time::Duration;
 use mf_net::prelude::*;
 use mf_net::replication::interest::GridInterest;
 use mf_net::replication::SnapshotEncoding;
-use mf_net::transport::simulated::NetworkConditions;
 mod replication_common;
 
 use mf_net_tests::harness::{networked, state_bytes, Mp, World};
-use mf_net_tests::rng::{chaos_seeds, Rng};
+use mf_net_tests::rng::{chaos_link, chaos_seeds, Rng};
 use replication_common::{Body, Gun, BODY, TANK};
 
 /// Every member form the bit-packed encoding codes its own way.
@@ -144,16 +143,7 @@ fn run(seed: u64) {
         },
         ..MultiplayerConfig::default()
     };
-    let conditions = match rng.below(3) {
-        0 => None,
-        _ => Some(NetworkConditions {
-            loss: rng.below(40) as f32 / 100.0,
-            duplication: rng.below(20) as f32 / 100.0,
-            latency: Duration::from_millis(rng.below(200)),
-            jitter: Duration::from_millis(rng.below(60)),
-            reorder: rng.below(20) as f32 / 100.0,
-        }),
-    };
+    let conditions = chaos_link(&mut rng);
     let clients = 1 + rng.below(3) as usize;
     let mut world = World::with(clients, config, conditions, seed, library);
     let gridded = rng.chance(40);

@@ -12,10 +12,8 @@
 use std::time::Duration;
 
 use mf_net::prelude::*;
-use mf_net::replication::SnapshotEncoding;
-use mf_net::transport::simulated::NetworkConditions;
 use mf_net_tests::harness::World;
-use mf_net_tests::rng::{chaos_seeds, Rng};
+use mf_net_tests::rng::{chaos_encoding, chaos_link, chaos_seeds, Rng};
 
 mod rpc_common;
 use rpc_common::{copy, library, pawn, spawn_pawn, Pawn, PawnRpcs};
@@ -23,23 +21,11 @@ use rpc_common::{copy, library, pawn, spawn_pawn, Pawn, PawnRpcs};
 fn run(seed: u64) {
     let mut rng = Rng::seeded(seed);
     let config = MultiplayerConfig {
-        snapshot_encoding: match rng.chance(50) {
-            true => SnapshotEncoding::Bits,
-            false => SnapshotEncoding::Bytes,
-        },
+        snapshot_encoding: chaos_encoding(&mut rng),
         tick_rate: [30, 60, 128][rng.below(3) as usize],
         ..MultiplayerConfig::default()
     };
-    let link = match rng.below(4) {
-        0 => None,
-        _ => Some(NetworkConditions {
-            loss: rng.below(30) as f32 / 100.0,
-            duplication: rng.below(20) as f32 / 100.0,
-            latency: Duration::from_millis(rng.below(150)),
-            jitter: Duration::from_millis(rng.below(50)),
-            reorder: rng.below(20) as f32 / 100.0,
-        }),
-    };
+    let link = chaos_link(&mut rng);
     let clients = 1 + rng.below(4) as usize;
     let mut world = World::with(clients, config, link, seed, library);
     let pawns: Vec<NetRef<Pawn>> = (0..clients)
