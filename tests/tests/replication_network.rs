@@ -13,7 +13,7 @@ use mf_net::replication::SnapshotEncoding;
 use mf_net::transport::simulated::NetworkConditions;
 mod replication_common;
 
-use mf_net_tests::harness::{differences, networked, World};
+use mf_net_tests::harness::{differences, networked, Mp, World};
 use replication_common::{library, Body, BODY};
 
 /// Calls `change` with each body's index and value on the server.
@@ -266,16 +266,28 @@ fn continues_where_the_last_stopped(snapshot_encoding: SnapshotEncoding) {
 /// seconds of snapshots at any tick rate, so the client's acks still find theirs. (It kept 64
 /// whatever the rate: every ack came after its snapshot had left the ring, the client never
 /// made progress and was timed out after 15 s.)
+/// The server's tick rate set after it was made, before it starts (`config_mut`), counts the
+/// same.
 #[test]
 fn a_round_trip_of_more_than_64_ticks_at_128_hz_is_acknowledged() {
-    for snapshot_encoding in [SnapshotEncoding::Bits, SnapshotEncoding::Bytes] {
+    let at_128_hz: fn(&mut Mp) = |mp| mp.config_mut().tick_rate = 128;
+    for (snapshot_encoding, set_late) in [
+        (SnapshotEncoding::Bits, false),
+        (SnapshotEncoding::Bytes, false),
+        (SnapshotEncoding::Bits, true),
+    ] {
         let config = MultiplayerConfig {
-            tick_rate: 128,
+            tick_rate: if set_late { 30 } else { 128 },
             snapshot_encoding,
             ..MultiplayerConfig::default()
         };
-        let link = NetworkConditions::laggy(Duration::from_millis(300), Duration::ZERO);
-        let mut world = World::with(1, config, Some(link), 1, library);
+        let link = Some(NetworkConditions::laggy(
+            Duration::from_millis(300),
+            Duration::ZERO,
+        ));
+        let setup = if set_late { at_128_hz } else { |_: &mut Mp| {} };
+        let mut world = World::with_setup(1, config, link, 1, library, setup);
+        assert_eq!(world.server.tick_rate(), 128);
         let root = world.root();
         for _ in 0..20 {
             world.server.spawn(BODY, root, PeerId::SERVER).unwrap();

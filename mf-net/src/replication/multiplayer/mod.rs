@@ -260,6 +260,10 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
         if !matches!(self.core.role, Role::Server(_)) {
             self.core.go_offline(self.core.shared.config.first_tick);
         }
+        if let Role::Server(server) = &mut self.core.role {
+            // The tick rate may have changed since the offline server was made.
+            server.start_at(self.core.shared.config.tick_rate);
+        }
         info!(
             tick_rate = self.core.shared.config.tick_rate,
             "multiplayer server started"

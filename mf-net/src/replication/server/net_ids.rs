@@ -64,6 +64,11 @@ impl NetIds {
         }
     }
 
+    /// Each freed id is held for at least `hold` ticks from now on.
+    pub(crate) fn set_hold(&mut self, hold: usize) {
+        self.hold = u32::try_from(hold).unwrap_or(u32::MAX);
+    }
+
     /// The number the next spawned instance is named with (`scene#N`): the next fresh id while
     /// there are fresh ids, then a count past `u32::MAX`, so names never repeat.
     pub(crate) fn name_number(&self) -> u64 {

@@ -34,8 +34,8 @@ use crate::replication::shared::instance::{
 use crate::replication::shared::net_id::NetId;
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{
-    self, ParentRef, SpawnHeaderRef, SpawnerPayload, ToServer, TypedNode, AUTHORITY, DESPAWN,
-    MAX_NAME_BYTES, SCENE_TYPED, SPAWN,
+    self, snapshot_memory, ParentRef, SpawnHeaderRef, SpawnerPayload, ToServer, TypedNode,
+    AUTHORITY, DESPAWN, MAX_NAME_BYTES, SCENE_TYPED, SPAWN,
 };
 use crate::replication::shared::state::Shared;
 use crate::replication::shared::write_value::write_value;
@@ -85,7 +85,7 @@ pub(crate) struct ServerState {
     /// Fresh and freed net ids.
     pub(crate) ids: NetIds,
     /// How many sent snapshots the server remembers per client (from the tick rate:
-    /// [`snapshot_memory`](crate::replication::shared::protocol::snapshot_memory)).
+    /// [`snapshot_memory`]).
     ring: usize,
     /// Scratch for [`check_states`](Self::check_states).
     pub(crate) scratch: NetWriter,
@@ -140,7 +140,7 @@ impl ServerState {
     /// A server at `tick` whose first spawn takes net id `first_net_id`, its tick clock
     /// starting at `clock_from` (the beginning of the current frame), remembering the last
     /// `ring` snapshots sent to each client
-    /// ([`snapshot_memory`](crate::replication::shared::protocol::snapshot_memory)).
+    /// ([`snapshot_memory`]).
     pub(crate) fn new(tick: u32, first_net_id: u32, clock_from: Duration, ring: usize) -> Self {
         Self {
             tick,
@@ -639,6 +639,14 @@ impl ServerState {
             core.disconnect(peer, reason);
             self.peer_left(Some(&mut *core), shared, peer, reason);
         }
+    }
+
+    /// The server starts at `tick_rate` (set before starting, after it was made offline): it
+    /// remembers that rate's [`snapshot_memory`] of snapshots for each client, and holds freed
+    /// net ids as long.
+    pub(crate) fn start_at(&mut self, tick_rate: u8) {
+        self.ring = snapshot_memory(tick_rate);
+        self.ids.set_hold(self.ring);
     }
 
     /// A transport-level connection: the client must say hello within the handshake timeout.
