@@ -8,7 +8,7 @@ use std::time::Duration;
 use mf_net::prelude::*;
 use mf_net::replication::{MultiplayerError, NetId};
 use mf_net::transport::simulated::NetworkConditions;
-use mf_net_tests::harness::{Mp, World};
+use mf_net_tests::harness::{messages, Mp, World};
 
 mod replication_common;
 use replication_common::{library, Body, BODY, TANK};
@@ -188,4 +188,39 @@ fn a_despawn_takes_the_nodes_under_it_whatever_ids_they_were_given() {
             );
         }
     }
+}
+
+/// The first net id and tick set through `config_mut` after the `Multiplayer` was made, before
+/// the server starts, count as if they had been passed to it (they were ignored: the offline
+/// server made with the `Multiplayer` kept id 1 and tick 0). Once the server has run, they no
+/// longer count: a new start goes on from its tick and ids.
+#[test]
+fn the_first_net_id_and_tick_set_before_the_start_count() {
+    const TICK: u32 = u32::MAX - 100;
+    let before_start: fn(&mut Mp) = |mp| {
+        mp.config_mut().first_net_id = FIRST;
+        mp.config_mut().first_tick = TICK;
+    };
+    let config = MultiplayerConfig::default();
+    let mut world = World::with_setup(1, config, None, 3, library, before_start);
+    let root = world.root();
+    let tank = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    assert_eq!(first_id(&world.server, tank), FIRST);
+    world.step(10);
+    world.assert_converged();
+    assert!(world.clients[0].node(NetId::new(FIRST).unwrap()).is_some());
+    let ran = world.server.tick().wrapping_sub(TICK);
+    assert!((10..20).contains(&ran), "{ran} ticks from the first");
+
+    world.server.stop();
+    world.server.config_mut().first_net_id = 1;
+    world.server.config_mut().first_tick = 0;
+    let listen = world.net.listen("again", 4).unwrap();
+    world
+        .server
+        .start_server(Box::new(listen), messages())
+        .unwrap();
+    assert_eq!(world.server.tick(), TICK.wrapping_add(ran));
+    let another = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    assert_eq!(first_id(&world.server, another), FIRST + 3);
 }

@@ -12,7 +12,7 @@ use mf_net::schema::hash_u64;
 use mf_net::transport::DisconnectReason;
 mod replication_common;
 
-use mf_net_tests::harness::{drain, networked, refusals, Dyn, Mp, World};
+use mf_net_tests::harness::{drain, messages, networked, refusals, Dyn, Mp, World};
 use replication_common::{library, Body, Gun, BODY, TANK};
 
 fn body(mp: &mut Mp, node: NodeId) -> &mut Body {
@@ -355,6 +355,31 @@ fn stopping_the_server_keeps_its_nodes_as_plain_nodes() {
     assert_eq!(world.clients[0].scene().len(), 1);
 }
 
+/// A server stopped and started again spawns the same scenes as before: its instance names
+/// go on from where they were, so a new tank is not named as the tank the first run left
+/// (the names started again from 1: the spawn was refused as a duplicate name).
+#[test]
+fn a_server_started_again_names_its_spawns_anew() {
+    let mut world = World::new(1, library);
+    let root = world.root();
+    let first = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    world.step(3);
+    world.server.stop();
+    world.step(2);
+    world.clients.clear();
+    let listen = world.net.listen("again", 4).unwrap();
+    world
+        .server
+        .start_server(Box::new(listen), messages())
+        .unwrap();
+    let second = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    assert_ne!(first, second);
+    assert!(world.server.scene().contains(first));
+    assert_eq!(world.server.net_id(first), None, "a plain node now");
+    world.step(3);
+    assert!(world.server.net_id(second).is_some());
+}
+
 /// A library whose `tank` has a `Body` where the normal one has a `Gun`.
 fn other_library() -> SceneLibrary {
     let mut scenes = SceneLibrary::new();
@@ -446,7 +471,7 @@ fn a_silent_server_times_out() {
 #[test]
 fn a_client_that_never_says_hello_times_out() {
     let mut world = World::new(0, library);
-    let data = mf_net::replication::connect_data(&mf_net_tests::harness::messages()).unwrap();
+    let data = mf_net::replication::connect_data(&messages()).unwrap();
     let mut raw = world.net.connect("game", data);
     let mut reason = None;
     for _ in 0..(30 * 6) {
@@ -470,7 +495,7 @@ fn a_client_never_welcomed_gives_up() {
     client
         .start_client(
             |data| -> Dyn { Box::new(net.connect("mute", data)) },
-            mf_net_tests::harness::messages(),
+            messages(),
         )
         .unwrap();
     let dt = Duration::from_secs(1) / 30;

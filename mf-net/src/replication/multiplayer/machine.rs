@@ -63,12 +63,29 @@ impl Replication {
         }
     }
 
-    /// Offline again: a fresh server half at `tick`.
-    pub(crate) fn go_offline(&mut self, tick: u32) {
-        let first_net_id = self.shared.config.first_net_id;
+    /// Offline again: a fresh server half at the configured first tick and net id.
+    pub(crate) fn go_offline(&mut self) {
+        self.role = Role::Server(self.offline_server());
+    }
+
+    /// A server stops serving: a fresh server half that goes on from its tick and net ids
+    /// (its networked nodes, plain nodes now, keep their instance names, which new spawns
+    /// must not take again).
+    pub(crate) fn stop_serving(&mut self) {
+        let fresh = self.offline_server();
+        if let Role::Server(server) = &mut self.role {
+            let stopped = std::mem::replace(server, fresh);
+            server.go_on_from(stopped);
+        }
+    }
+
+    /// A server half at the configured first tick and net id, its clock starting with this
+    /// frame.
+    fn offline_server(&self) -> ServerState {
+        let config = &self.shared.config;
         let frame_start = self.shared.now.saturating_sub(self.shared.frame_dt);
-        let ring = snapshot_memory(self.shared.config.tick_rate);
-        self.role = Role::Server(ServerState::new(tick, first_net_id, frame_start, ring));
+        let ring = snapshot_memory(config.tick_rate);
+        ServerState::new(config.first_tick, config.first_net_id, frame_start, ring)
     }
 
     /// A frame of `dt` starts: the only clock moves.

@@ -258,11 +258,11 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
     ) -> Result<(), MultiplayerError> {
         self.prepare(&mut messages)?;
         if !matches!(self.core.role, Role::Server(_)) {
-            self.core.go_offline(self.core.shared.config.first_tick);
+            self.core.go_offline();
         }
         if let Role::Server(server) = &mut self.core.role {
-            // The tick rate may have changed since the offline server was made.
-            server.start_at(self.core.shared.config.tick_rate);
+            // The settings may have changed since the offline server was made.
+            server.start_at(&self.core.shared.config);
         }
         info!(
             tick_rate = self.core.shared.config.tick_rate,
@@ -299,7 +299,8 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
     }
 
     /// Stops. A server disconnects every client ([`Shutdown`](DisconnectReason::Shutdown)) and
-    /// keeps its nodes as plain, non-networked nodes; a client disconnects
+    /// keeps its nodes as plain, non-networked nodes (started again, it goes on from its tick
+    /// and net ids, so new spawns take new instance names); a client disconnects
     /// ([`Closed`](DisconnectReason::Closed)), frees every spawned node and raises
     /// [`Disconnected`](MultiplayerEvent::Disconnected). Either way the instance is offline
     /// afterwards.
@@ -319,8 +320,7 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
                         reason: DisconnectReason::Shutdown,
                     });
                 }
-                let tick = server.tick;
-                self.core.go_offline(tick);
+                self.core.stop_serving();
                 info!("multiplayer server stopped");
             }
             Role::Client(client) => {
@@ -330,7 +330,7 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
                     DisconnectReason::Closed,
                     true,
                 );
-                self.core.go_offline(self.core.shared.config.first_tick);
+                self.core.go_offline();
             }
         }
         self.core.shared.stats.networked_nodes = 0;
@@ -388,7 +388,7 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
             if let Some(mut bus) = self.bus.take() {
                 bus.flush();
             }
-            self.core.go_offline(self.core.shared.config.first_tick);
+            self.core.go_offline();
         }
     }
 

@@ -26,7 +26,9 @@ use crate::replication::server::shared_snapshot::SharedSnapshot;
 use crate::replication::server::viewers::Viewers;
 use crate::replication::server::{snapshot, snapshot_bits};
 use crate::replication::shared::columns::ValueAt;
-use crate::replication::shared::config::{MultiplayerError, SnapshotEncoding, TickSource};
+use crate::replication::shared::config::{
+    MultiplayerConfig, MultiplayerError, SnapshotEncoding, TickSource,
+};
 use crate::replication::shared::events::MultiplayerEvent;
 use crate::replication::shared::instance::{
     as_scene, exists, instance_nodes, value_info, value_type,
@@ -82,6 +84,10 @@ pub(crate) struct ServerState {
     /// When the next network tick is due, on the runtime's frame time (`None` until the first
     /// end of frame: one interval after `clock_from`, at the tick rate of then).
     next_tick_at: Option<Duration>,
+    /// Whether the server has run: a frame ended or a tick passed since it was made, or it
+    /// goes on from a stopped server's tick. Until then, a start takes the configured first
+    /// tick and net id ([`start_at`](Self::start_at)).
+    ran: bool,
     /// Fresh and freed net ids.
     pub(crate) ids: NetIds,
     /// How many sent snapshots the server remembers per client (from the tick rate:
@@ -147,6 +153,7 @@ impl ServerState {
             age_cursor: 0,
             clock_from,
             next_tick_at: None,
+            ran: false,
             ids: NetIds::new(first_net_id, ring),
             ring,
             nodes: NodeTable::default(),
@@ -641,12 +648,25 @@ impl ServerState {
         }
     }
 
-    /// The server starts at `tick_rate` (set before starting, after it was made offline): it
-    /// remembers that rate's [`snapshot_memory`] of snapshots for each client, and holds freed
-    /// net ids as long.
-    pub(crate) fn start_at(&mut self, tick_rate: u8) {
-        self.ring = snapshot_memory(tick_rate);
+    /// The server starts with `config` as it is now (it may have changed since the server was
+    /// made offline): it remembers the tick rate's [`snapshot_memory`] of snapshots for each
+    /// client, and holds freed net ids as long. A server that has neither run a frame nor
+    /// spawned anything yet starts at the configured first tick and net id.
+    pub(crate) fn start_at(&mut self, config: &MultiplayerConfig) {
+        self.ring = snapshot_memory(config.tick_rate);
+        if !self.ran && self.nodes.len() == 0 && self.pending.is_empty() {
+            self.tick = config.first_tick;
+            self.ids = NetIds::new(config.first_net_id, self.ring);
+        }
         self.ids.set_hold(self.ring);
+    }
+
+    /// A fresh server goes on from a `stopped` one: from its tick and net ids, as a server
+    /// that has run (see [`start_at`](Self::start_at)).
+    pub(crate) fn go_on_from(&mut self, stopped: ServerState) {
+        self.tick = stopped.tick;
+        self.ids = stopped.ids;
+        self.ran = true;
     }
 
     /// A transport-level connection: the client must say hello within the handshake timeout.
@@ -861,6 +881,7 @@ impl ServerState {
 
     /// End of frame: despawns, spawns, timeouts, and on a net tick capture and snapshots.
     pub(crate) fn end_frame(&mut self, mut core: Option<&mut Outbox>, shared: &mut Shared) {
+        self.ran = true;
         if let Some(core) = core.as_deref_mut() {
             core.set_tick(self.tick);
         }
@@ -900,6 +921,7 @@ impl ServerState {
         core: Option<&mut Outbox>,
         shared: &mut Shared,
     ) {
+        self.ran = true;
         self.tick = self.tick.wrapping_add(ticks);
         node_table::capture(
             &mut self.nodes,

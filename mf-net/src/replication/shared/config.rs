@@ -68,7 +68,11 @@ pub struct MultiplayerConfig {
     /// only after every client has acknowledged a snapshot from after its despawn, and a spawn
     /// that finds no free run of ids long enough is refused
     /// ([`NetIdsExhausted`](MultiplayerError::NetIdsExhausted)). Set it to test that, or to go
-    /// on numbering where a persisted world left off. Read when the server state is made.
+    /// on numbering where a persisted world left off. Read when the server state is made
+    /// (with the [`Multiplayer`](crate::replication::multiplayer::Multiplayer), and after a
+    /// client's session ends) and again by
+    /// [`start_server`](crate::replication::multiplayer::Multiplayer::start_server) if the
+    /// server has not yet run a frame or spawned anything.
     pub first_net_id: u32,
     /// How a client shows `#[replicated(interpolate)]` members: blended a delay in the past
     /// (the default), or snapped to every snapshot (`enabled = false`); the delay, optionally
@@ -79,9 +83,10 @@ pub struct MultiplayerConfig {
     /// and for tests that run a server across the tick's wrap. Ticks are `u32` and wrap after
     /// 2³² ticks (195 days at 255 Hz); every comparison of ticks is by serial-number
     /// arithmetic (RFC 1982), so a server runs on across the wrap with its clients joined.
-    /// A running server keeps its tick through [`stop`](crate::replication::multiplayer::Multiplayer::stop) and a new
-    /// [`start_server`](crate::replication::multiplayer::Multiplayer::start_server); changing this afterwards has no
-    /// effect.
+    /// [`start_server`](crate::replication::multiplayer::Multiplayer::start_server) reads it
+    /// again if the server has not yet run a frame or spawned anything. A server that has
+    /// run keeps its tick through [`stop`](crate::replication::multiplayer::Multiplayer::stop)
+    /// and a new `start_server`; changing this then has no effect.
     pub first_tick: u32,
     /// Inputs and client-side prediction: input redundancy and delay, the missing-input
     /// policy, the client's lead margin, prediction history, error smoothing and the
