@@ -4,7 +4,9 @@
 //! links, with clients stalling, frames of varying length, tick rates and both encodings. Once
 //! the calls stop, every call ran exactly once, in order: each pawn's `x` on the server (and,
 //! replicated, on every client) is the sum of its owner's moves, and every client shows the
-//! server's hits on every pawn.
+//! server's hits on every pawn. And a ball handed from peer to peer while they move it: a move
+//! runs only if its sender has the ball when it arrives, and every move made by a peer that
+//! kept the ball until its calls arrived runs once.
 //!
 //! `CHAOS_SEEDS=n` (from `CHAOS_FROM`, default 0) runs `n` seeds instead of the default ones:
 //! `CHAOS_SEEDS=2000 cargo test --release -p mf-net-tests --test rpc_chaos`.
@@ -100,6 +102,111 @@ fn frame(world: &mut World, stalls: &mut [u64], rng: &mut Rng) {
         *stall = 0;
         client.begin_frame(dt);
         client.end_frame();
+    }
+}
+
+/// One seed of a ball handed from peer to peer while they move it. Every frame, each client
+/// that sees itself as the ball's authority may move it; the others' calls are refused before
+/// they are sent. After each of the server's receives, every move that ran came from the
+/// ball's authority of that moment. A turn that starts and ends with no call in flight (each
+/// other turn ends so) runs every move its authority made, once.
+fn handed_over(seed: u64) {
+    let mut rng = Rng::seeded(seed);
+    let config = MultiplayerConfig {
+        snapshot_encoding: chaos_encoding(&mut rng),
+        tick_rate: [30, 60, 128][rng.below(3) as usize],
+        ..MultiplayerConfig::default()
+    };
+    let link = chaos_link(&mut rng);
+    let clients = 2 + rng.below(3) as usize;
+    let mut world = World::with(clients, config, link, seed, library);
+    let ball = spawn_pawn(&mut world, PeerId::SERVER);
+    world.step(30);
+    let mut stalls = vec![0u64; clients];
+    let mut drained = true;
+    for turn in 0..4 + rng.below(8) {
+        let peers: Vec<PeerId> = world.server.peers().to_vec();
+        let to = match rng.below(peers.len() as u64 + 1) as usize {
+            i if i < peers.len() => peers[i],
+            _ => PeerId::SERVER,
+        };
+        world.server.set_authority(ball.node(), to, false).unwrap();
+        let (x_before, sent) = (pawn(&world.server, ball).x, drained.then_some(0i32));
+        let mut sent = sent;
+        for _ in 0..20 + rng.below(120) {
+            for (c, client) in world.clients.iter_mut().enumerate() {
+                if stalls[c] > 0 || !rng.chance(30) {
+                    continue;
+                }
+                let own = {
+                    let id = world.server.net_id(ball.node()).unwrap();
+                    let node = client.node(id).unwrap();
+                    client.scene().net_ref::<Pawn>(node).unwrap()
+                };
+                let dx = rng.below(21) as i32 - 10;
+                let mine = client.authority(own.node()) == client.local_peer_id();
+                let result = client.rpc(own).move_by(dx);
+                assert_eq!(
+                    result.is_ok(),
+                    mine,
+                    "seed {seed}: only the authority sends"
+                );
+                if mine && client.local_peer_id() == to {
+                    sent = sent.map(|s| s + dx);
+                }
+                if rng.chance(1) {
+                    stalls[c] = rng.below(60);
+                }
+            }
+            checked_frame(&mut world, &mut stalls, &mut rng, ball, seed);
+        }
+        drained = rng.chance(50);
+        if drained {
+            stalls.fill(0);
+            for _ in 0..150 {
+                checked_frame(&mut world, &mut stalls, &mut rng, ball, seed);
+            }
+            if let Some(sent) = sent {
+                let moved = pawn(&world.server, ball).x - x_before;
+                assert_eq!(moved, sent, "seed {seed}: turn {turn}'s moves by {to:?}");
+            }
+        }
+    }
+    stalls.fill(0);
+    for _ in 0..300 {
+        checked_frame(&mut world, &mut stalls, &mut rng, ball, seed);
+    }
+    let on_server = pawn(&world.server, ball).x;
+    for (k, client) in world.clients.iter().enumerate() {
+        let x = pawn(client, copy(&world, client, ball)).x;
+        assert_eq!(x, on_server, "seed {seed}: the ball on client {k}");
+    }
+}
+
+/// [`frame`], checking after the server's receive that every move that ran in it came from
+/// the ball's authority.
+fn checked_frame(
+    world: &mut World,
+    stalls: &mut [u64],
+    rng: &mut Rng,
+    ball: NetRef<Pawn>,
+    seed: u64,
+) {
+    let ran = pawn(&world.server, ball).senders.len();
+    let authority = world.server.authority(ball.node());
+    frame(world, stalls, rng);
+    let senders = &pawn(&world.server, ball).senders[ran..];
+    assert!(
+        senders.iter().all(|&s| s == authority),
+        "seed {seed}: moves by {senders:?} ran while {authority:?} had the ball"
+    );
+}
+
+#[test]
+fn a_ball_handed_over_moves_only_by_its_authority() {
+    for seed in chaos_seeds(0..24) {
+        eprintln!("seed {seed}");
+        handed_over(seed);
     }
 }
 
