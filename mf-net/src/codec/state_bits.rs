@@ -121,9 +121,15 @@ pub enum CodecBits {
     Bool,
 }
 
-/// Reads past one encoded `T`.
+/// Reads past one encoded `T`. A value with node references is read with no map of net ids
+/// lent: only its length is wanted here, and a read through the runtime's map would note the
+/// ids it names and hold back the next member a state read takes (`crate::refs`).
 fn skip_value<T: NetCodec>(r: &mut NetReader<'_>) -> Result<(), DecodeError> {
-    T::decode(r).map(drop)
+    if T::NODE_REFS {
+        crate::refs::with_scope(None, crate::refs::Resolve::Argument, || T::decode(r)).map(drop)
+    } else {
+        T::decode(r).map(drop)
+    }
 }
 
 /// The members of a replicated type in the order its byte form writes them: the flattened
