@@ -6,6 +6,8 @@ use std::time::Duration;
 use mf_net::replication::SnapshotEncoding;
 use mf_net::transport::simulated::NetworkConditions;
 
+use crate::harness::World;
+
 /// xorshift64*: the same sequence for the same seed, on every machine.
 #[derive(Debug, Clone)]
 pub struct Rng(pub u64);
@@ -70,5 +72,28 @@ pub fn chaos_encoding(rng: &mut Rng) -> SnapshotEncoding {
     match rng.chance(50) {
         true => SnapshotEncoding::Bits,
         false => SnapshotEncoding::Bytes,
+    }
+}
+
+/// One frame of a seeded chaos test: the server's, then every client's not stalled, the
+/// frame's length drawn (20 to 50 ms). `stalls` holds each client's frames left to stall
+/// (0: none): a stalled client runs no frame until its stall ends, then one as long as thirty
+/// frames.
+pub fn chaos_frame(world: &mut World, stalls: &mut [u64], rng: &mut Rng) {
+    let dt = Duration::from_millis(20 + rng.below(30));
+    world.server.begin_frame(dt);
+    world.server.end_frame();
+    for (client, stall) in world.clients.iter_mut().zip(stalls) {
+        let dt = match *stall {
+            0 => dt,
+            1 => dt * 30,
+            _ => {
+                *stall -= 1;
+                continue;
+            }
+        };
+        *stall = 0;
+        client.begin_frame(dt);
+        client.end_frame();
     }
 }

@@ -37,7 +37,7 @@ use mf_net::replication::interest::GridInterest;
 use mf_net::replication::{NetId, SnapshotEncoding};
 use mf_net::scene::SceneError;
 use mf_net_tests::harness::{networked, state_bytes, Mp, World};
-use mf_net_tests::rng::{chaos_encoding, chaos_link, chaos_seeds, Rng};
+use mf_net_tests::rng::{chaos_encoding, chaos_frame, chaos_link, chaos_seeds, Rng};
 
 /// A node naming others, with a reference member of every form.
 #[derive(Replicated, Debug, Default, Clone)]
@@ -303,7 +303,7 @@ impl Chaos {
         self.despawn(world);
         self.reassign(world);
         self.log.record(world);
-        self.frame(world);
+        chaos_frame(world, &mut self.stalls, &mut self.rng);
         self.log.record(world);
     }
 
@@ -457,27 +457,6 @@ impl Chaos {
         if self.rng.chance(2) {
             let c = self.rng.below(self.stalls.len() as u64) as usize;
             self.stalls[c] = self.rng.below(60);
-        }
-    }
-
-    /// One frame of the server, and of every client not stalled (a stalled client runs no
-    /// frame until its stall ends, then one as long as the stall); each frame's length varies.
-    fn frame(&mut self, world: &mut World) {
-        let dt = Duration::from_millis(20 + self.rng.below(30));
-        world.server.begin_frame(dt);
-        world.server.end_frame();
-        for (client, stall) in world.clients.iter_mut().zip(&mut self.stalls) {
-            let dt = match *stall {
-                0 => dt,
-                1 => dt * 30,
-                _ => {
-                    *stall -= 1;
-                    continue;
-                }
-            };
-            *stall = 0;
-            client.begin_frame(dt);
-            client.end_frame();
         }
     }
 }

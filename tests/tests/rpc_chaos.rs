@@ -11,25 +11,29 @@
 //! `CHAOS_SEEDS=n` (from `CHAOS_FROM`, default 0) runs `n` seeds instead of the default ones:
 //! `CHAOS_SEEDS=2000 cargo test --release -p mf-net-tests --test rpc_chaos`.
 
-use std::time::Duration;
-
 use mf_net::prelude::*;
 use mf_net_tests::harness::World;
-use mf_net_tests::rng::{chaos_encoding, chaos_link, chaos_seeds, Rng};
+use mf_net_tests::rng::{chaos_encoding, chaos_frame, chaos_link, chaos_seeds, Rng};
 
 mod rpc_common;
 use rpc_common::{copy, library, pawn, spawn_pawn, Pawn, PawnRpcs};
 
-fn run(seed: u64) {
-    let mut rng = Rng::seeded(seed);
+/// A world of `clients` clients for `seed`: either encoding, a tick rate of 30, 60 or 128, a
+/// bad link or a perfect one (drawn before the clients' count, as the seeds were first run).
+fn world(seed: u64, rng: &mut Rng, clients: impl FnOnce(&mut Rng) -> usize) -> (World, usize) {
     let config = MultiplayerConfig {
-        snapshot_encoding: chaos_encoding(&mut rng),
+        snapshot_encoding: chaos_encoding(rng),
         tick_rate: [30, 60, 128][rng.below(3) as usize],
         ..MultiplayerConfig::default()
     };
-    let link = chaos_link(&mut rng);
-    let clients = 1 + rng.below(4) as usize;
-    let mut world = World::with(clients, config, link, seed, library);
+    let link = chaos_link(rng);
+    let clients = clients(rng);
+    (World::with(clients, config, link, seed, library), clients)
+}
+
+fn run(seed: u64) {
+    let mut rng = Rng::seeded(seed);
+    let (mut world, clients) = world(seed, &mut rng, |rng| 1 + rng.below(4) as usize);
     let pawns: Vec<NetRef<Pawn>> = (0..clients)
         .map(|c| {
             let owner = world.clients[c].local_peer_id();
@@ -62,10 +66,10 @@ fn run(seed: u64) {
                 .hit(rng.below(5) as i32 + 1)
                 .unwrap();
         }
-        frame(&mut world, &mut stalls, &mut rng);
+        chaos_frame(&mut world, &mut stalls, &mut rng);
     }
     for _ in 0..300 {
-        frame(&mut world, &mut stalls, &mut rng);
+        chaos_frame(&mut world, &mut stalls, &mut rng);
     }
     for (c, &handle) in pawns.iter().enumerate() {
         let on_server = pawn(&world.server, handle);
@@ -84,27 +88,6 @@ fn run(seed: u64) {
     }
 }
 
-/// One frame of the server and of every client not stalled (a stalled client runs no frame
-/// until its stall ends, then one as long as the stall); each frame's length varies.
-fn frame(world: &mut World, stalls: &mut [u64], rng: &mut Rng) {
-    let dt = Duration::from_millis(20 + rng.below(30));
-    world.server.begin_frame(dt);
-    world.server.end_frame();
-    for (client, stall) in world.clients.iter_mut().zip(stalls) {
-        let dt = match *stall {
-            0 => dt,
-            1 => dt * 30,
-            _ => {
-                *stall -= 1;
-                continue;
-            }
-        };
-        *stall = 0;
-        client.begin_frame(dt);
-        client.end_frame();
-    }
-}
-
 /// One seed of a ball handed from peer to peer while they move it. Every frame, each client
 /// that sees itself as the ball's authority may move it; the others' calls are refused before
 /// they are sent. After each of the server's receives, every move that ran came from the
@@ -112,14 +95,7 @@ fn frame(world: &mut World, stalls: &mut [u64], rng: &mut Rng) {
 /// other turn ends so) runs every move its authority made, once.
 fn handed_over(seed: u64) {
     let mut rng = Rng::seeded(seed);
-    let config = MultiplayerConfig {
-        snapshot_encoding: chaos_encoding(&mut rng),
-        tick_rate: [30, 60, 128][rng.below(3) as usize],
-        ..MultiplayerConfig::default()
-    };
-    let link = chaos_link(&mut rng);
-    let clients = 2 + rng.below(3) as usize;
-    let mut world = World::with(clients, config, link, seed, library);
+    let (mut world, clients) = world(seed, &mut rng, |rng| 2 + rng.below(3) as usize);
     let ball = spawn_pawn(&mut world, PeerId::SERVER);
     world.step(30);
     let mut stalls = vec![0u64; clients];
@@ -183,7 +159,7 @@ fn handed_over(seed: u64) {
     }
 }
 
-/// [`frame`], checking after the server's receive that every move that ran in it came from
+/// [`chaos_frame`], checking after the server's receive that every move that ran in it came from
 /// the ball's authority.
 fn checked_frame(
     world: &mut World,
@@ -194,7 +170,7 @@ fn checked_frame(
 ) {
     let ran = pawn(&world.server, ball).senders.len();
     let authority = world.server.authority(ball.node());
-    frame(world, stalls, rng);
+    chaos_frame(world, stalls, rng);
     let senders = &pawn(&world.server, ball).senders[ran..];
     assert!(
         senders.iter().all(|&s| s == authority),
