@@ -561,10 +561,12 @@ impl ClientState {
         }
         // Ids in its range still listed were freed locally, and are no longer: forget them (and
         // failed spawns over the range).
-        let (by_node, replicas) = (&mut self.by_node, &mut self.replicas);
+        let (by_node, replicas, named_by) =
+            (&mut self.by_node, &mut self.replicas, &mut self.named_by);
         self.nodes.forget_range(header.first_net_id, end, |n| {
             by_node.remove(n.node);
             replicas.remove(n.node);
+            named_by.forget(n.net_id);
         });
         self.failed
             .retain(|f| f.first >= end || f.first.saturating_add(f.count) <= header.first_net_id);
@@ -697,6 +699,9 @@ impl ClientState {
         }
         let removed = self.nodes.removed();
         self.bit_snapshots.forget(removed);
+        for &referrer in removed {
+            self.named_by.forget(referrer);
+        }
         self.groups
             .retain(|g| removed.binary_search(&g.first).is_err());
         shared.stats.despawns += 1;
