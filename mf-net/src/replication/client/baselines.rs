@@ -34,6 +34,10 @@ struct Row {
     slots: u32,
 }
 
+/// [`Row::slots`] of an entry whose node was forgotten since (despawned, or gone from the
+/// client's interest): its values are no one's baseline, nor a floor once its table retires.
+const GONE: u32 = u32::MAX;
+
 /// The values of one snapshot's decoded entries.
 #[derive(Debug, Default)]
 struct TickTable {
@@ -88,6 +92,9 @@ impl TickTable {
     fn values_at(&mut self, at: usize, slots: usize) -> Option<&[Buckets]> {
         let row = *self.rows.get(at)?;
         self.cursor = at + 1;
+        if row.slots == GONE {
+            return None;
+        }
         let start = row.start as usize;
         let values = self.values.get(start..start + row.slots as usize)?;
         (values.len() == slots).then_some(values)
@@ -95,6 +102,20 @@ impl TickTable {
 }
 
 impl TickTable {
+    /// Node `id` is forgotten: its entry here, if it has one, is [`GONE`].
+    fn forget(&mut self, id: u32) {
+        if !self.may_hold(id) {
+            return;
+        }
+        let at = match self.sorted {
+            true => self.row_of(id),
+            false => self.rows.iter().position(|r| r.id == id),
+        };
+        if let Some(row) = at.and_then(|at| self.rows.get_mut(at)) {
+            row.slots = GONE;
+        }
+    }
+
     /// Where node `id` is or would be among the rows: a few steps from the cursor when it is
     /// ahead of it (the usual case), else a binary search.
     fn position(&self, id: u32) -> usize {
@@ -200,7 +221,7 @@ impl Baselines {
             while next_rows.get(at).is_some_and(|r| r.id < row.id) {
                 at += 1;
             }
-            if next_rows.get(at).is_some_and(|r| r.id == row.id) {
+            if row.slots == GONE || next_rows.get(at).is_some_and(|r| r.id == row.id) {
                 continue;
             }
             let start = row.start as usize;
@@ -271,10 +292,14 @@ impl Baselines {
         self.floors.set(id, (tick, 2 * self.begins + 1), values);
     }
 
-    /// Forgets the nodes `ids` (despawned): their floors.
+    /// Forgets the nodes `ids` (despawned): their floors, and their entries in the tables
+    /// (which would be kept as floors again when their tables retire).
     pub(crate) fn forget(&mut self, ids: &[u32]) {
         for &id in ids {
             self.floors.forget(id);
+            for table in &mut self.tables {
+                table.forget(id);
+            }
         }
     }
 
@@ -369,6 +394,22 @@ mod tests {
         assert_eq!(b.find(10, 7, 1), None, "another width");
         b.clear();
         assert_eq!(b.find(14, 7, 2), None, "cleared");
+    }
+
+    #[test]
+    fn a_forgotten_node_is_not_kept_when_its_tables_are_overwritten() {
+        let depth = BASELINE_DEPTH as u32;
+        let mut b = Baselines::default();
+        snapshot(&mut b, 10, &[(3, 30), (7, 70)]);
+        b.forget(&[3]);
+        assert_eq!(b.find(10, 3, 2), None, "forgotten");
+        assert_eq!(b.find(10, 7, 2), Some(&value(70)[..]));
+        snapshot(&mut b, 10 + depth, &[]);
+        snapshot(&mut b, 11 + depth, &[]);
+        b.floors.settle();
+        assert_eq!(b.find(11 + depth, 7, 2), Some(&value(70)[..]), "a floor");
+        assert_eq!(b.find(11 + depth, 3, 2), None, "no floor: it was forgotten");
+        assert!(b.floors.get(3).is_none());
     }
 
     #[test]
