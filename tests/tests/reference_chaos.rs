@@ -23,8 +23,9 @@
 //!   nothing, or a node that member named earlier on the server, as the client's own
 //!   (possibly since removed) copy, never another peer's handle;
 //! - a reference naming a node the server despawned names no node the client has (it is
-//!   unresolved, or names the client's removed copy), unless the member was held back before
-//!   the despawn, by this reference or another in it, and then is as above.
+//!   unresolved, or names the client's removed copy), unless another reference in the member
+//!   holds it back, and then is as above: a member held back for a node the client never had
+//!   is let go when the node is despawned.
 //!
 //! `CHAOS_SEEDS=n` (from `CHAOS_FROM`, default 0) runs `n` seeds instead of the default ones:
 //! `CHAOS_SEEDS=2000 cargo test --release -p mf-net-tests --test reference_chaos`.
@@ -546,7 +547,7 @@ fn references_agree(
     };
     for (m, (ours, theirs)) in views(ours).into_iter().zip(views(theirs)).enumerate() {
         let wants: Vec<Want> = ours.refs.iter().map(|&r| want(world, c, r)).collect();
-        let stale = wants.iter().any(|w| matches!(w, Want::Held | Want::Gone));
+        let stale = wants.iter().any(|w| matches!(w, Want::Held));
         let exact = exact(world, c, &ours, &wants, &theirs);
         if exact.is_err() && stale {
             held_back(world, log, c, node, m, &theirs)
@@ -660,6 +661,44 @@ fn a_held_reference_holds_back_only_its_own_member() {
         read.rock.is_unresolved(),
         "held back: the rock is not relevant"
     );
+}
+
+/// A member held back for a node the client does not have, which is then despawned, names
+/// nothing: the server tells the client the node is gone, and the client asks for the state
+/// that named it again. (It kept its earlier value, another live node, for good.)
+#[test]
+fn a_member_held_for_a_node_despawned_before_it_came_names_nothing() {
+    for encoding in [SnapshotEncoding::Bits, SnapshotEncoding::Bytes] {
+        let mut world = World::with_encoding(1, encoding, library);
+        let root = world.root();
+        let peer = world.clients[0].local_peer_id();
+        let mut spawn = || world.server.spawn(LINK, root, PeerId::SERVER).unwrap();
+        let (referrer, seen, hidden) = (spawn(), spawn(), spawn());
+        world.server.set_relevant(hidden, peer, false).unwrap();
+        world.step(5);
+        edit(&mut world, referrer).target = NetRef::new(seen);
+        world.step(5);
+        edit(&mut world, referrer).target = NetRef::new(hidden);
+        world.step(5);
+        let target = |world: &World| {
+            let client = &world.clients[0];
+            let copy = client.node(world.server.net_id(referrer).unwrap()).unwrap();
+            link(client, copy).unwrap().target
+        };
+        let seen_copy = world.clients[0].node(world.server.net_id(seen).unwrap());
+        assert_eq!(
+            Some(target(&world).node()),
+            seen_copy,
+            "{encoding:?}: held back"
+        );
+        world.server.despawn(hidden);
+        world.step(5);
+        assert!(
+            target(&world).is_unresolved(),
+            "{encoding:?}: names {:?}",
+            target(&world)
+        );
+    }
 }
 
 /// Short-lived nodes naming a long-lived one (shots naming their shooter) leave nothing behind

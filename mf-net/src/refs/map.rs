@@ -3,7 +3,7 @@
 
 use std::any::TypeId;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
 use std::rc::Rc;
 
@@ -17,6 +17,9 @@ struct Maps {
     to_net: HashMap<NodeId, u32, BuildHasherDefault<IntHasher>>,
     /// The node of each net id, and the type of its value when it was networked.
     from_net: HashMap<u32, (NodeId, Option<TypeId>)>,
+    /// A server's: the networked nodes a reference has been encoded to (see
+    /// [`NetIdMap::was_named`]); `None` on a client.
+    named: Option<HashSet<NodeId, BuildHasherDefault<IntHasher>>>,
 }
 
 /// The net id of every networked node of a server or a client, and the node (and its value's
@@ -26,6 +29,16 @@ struct Maps {
 pub(crate) struct NetIdMap(Rc<RefCell<Maps>>);
 
 impl NetIdMap {
+    /// A server's map, which also remembers which of its nodes references were encoded to
+    /// ([`was_named`](Self::was_named)).
+    pub(crate) fn noting_names() -> Self {
+        let maps = Maps {
+            named: Some(HashSet::default()),
+            ..Maps::default()
+        };
+        Self(Rc::new(RefCell::new(maps)))
+    }
+
     /// `node` is networked as `net_id`, holding a value of type `value_type`.
     pub(crate) fn insert(&self, node: NodeId, net_id: u32, value_type: Option<TypeId>) {
         let mut maps = self.0.borrow_mut();
@@ -41,6 +54,9 @@ impl NetIdMap {
         if let Some(id) = maps.to_net.remove(&node) {
             maps.from_net.remove(&id);
         }
+        if let Some(named) = &mut maps.named {
+            named.remove(&node);
+        }
     }
 
     /// Forgets every node.
@@ -48,11 +64,35 @@ impl NetIdMap {
         let mut maps = self.0.borrow_mut();
         maps.to_net.clear();
         maps.from_net.clear();
+        if let Some(named) = &mut maps.named {
+            named.clear();
+        }
     }
 
     /// The net id of `node`, if it is networked.
     pub(crate) fn get(&self, node: NodeId) -> Option<u32> {
         self.0.borrow().to_net.get(&node).copied()
+    }
+
+    /// The net id a reference to `node` is encoded as, if it is networked (on a server, noted
+    /// for [`was_named`](Self::was_named)).
+    pub(crate) fn encode(&self, node: NodeId) -> Option<u32> {
+        let mut maps = self.0.borrow_mut();
+        let id = maps.to_net.get(&node).copied()?;
+        if let Some(named) = &mut maps.named {
+            named.insert(node);
+        }
+        Some(id)
+    }
+
+    /// Server: whether a reference was encoded to `node` since it was networked: a client
+    /// that does not have it may hold a member back for it.
+    pub(crate) fn was_named(&self, node: NodeId) -> bool {
+        self.0
+            .borrow()
+            .named
+            .as_ref()
+            .is_some_and(|named| named.contains(&node))
     }
 
     /// Whether `node` is networked.

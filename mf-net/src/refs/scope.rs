@@ -95,7 +95,7 @@ pub(crate) fn record<R>(recorded: &mut Vec<u32>, f: impl FnOnce() -> R) -> R {
 pub(crate) fn encode(node: NodeId) -> u32 {
     SCOPE.with(|s| {
         let s = s.borrow();
-        s.map.as_ref().and_then(|m| m.get(node)).unwrap_or(0)
+        s.map.as_ref().and_then(|m| m.encode(node)).unwrap_or(0)
     })
 }
 

@@ -325,6 +325,9 @@ impl ClientState {
                     let id = ids.read_var_u32()?;
                     self.on_despawn(shared, id);
                 }
+                // A snapshot from before the despawn, arriving late, would name the node gone:
+                // a member naming it would be held back for good.
+                self.discard_up_to(tick);
                 Ok(true)
             }
             Kind::ToClient(ToClient::Authority) => {
@@ -658,6 +661,10 @@ impl ClientState {
         let node = self.node_of(id);
         let failed = self.failed.iter().any(|f| f.first == id);
         if node.is_none() && !failed {
+            // A node this client never had, despawned (the server tells clients of a node a
+            // reference named): a member held back for it asks for its state again, which
+            // names nothing now.
+            self.named_by.arrived(id, &mut self.resend);
             return;
         }
         if let Some(node) = node {

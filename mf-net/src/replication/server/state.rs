@@ -166,7 +166,7 @@ impl ServerState {
             bit_body: BitWriter::new(),
             shared_body: SharedBody::default(),
             pending: Vec::new(),
-            by_node: NetIdMap::default(),
+            by_node: NetIdMap::noting_names(),
             scratch: NetWriter::new(),
             clients: ClientList::default(),
             joined: Vec::new(),
@@ -1211,6 +1211,9 @@ impl ServerState {
                 }
             }
         }
+        if core.is_some() {
+            self.tell_named_gone(store);
+        }
         if let Some(core) = core.as_deref_mut() {
             self.flush_all_queued(core, shared);
         }
@@ -1291,6 +1294,25 @@ impl ServerState {
         }
         if let Some(core) = core {
             self.drop_failed(core, shared);
+        }
+    }
+
+    /// The freed nodes a reference was encoded to go as despawns to the clients that never had
+    /// them too: such a client may hold a member back until the node named arrives, which it
+    /// never will (it asks for the state that named it again, which now names nothing).
+    fn tell_named_gone(&mut self, store: &dyn Store) {
+        let named: Vec<u32> = self
+            .nodes
+            .values()
+            .filter(|n| !store.alive(n.node) && self.by_node.was_named(n.node))
+            .map(|n| n.net_id)
+            .collect();
+        for id in named {
+            for c in 0..self.clients.len() {
+                if self.clients[c].ready && !self.knows(c, id) {
+                    self.queue_despawn(c, id);
+                }
+            }
         }
     }
 
