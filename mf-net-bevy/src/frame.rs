@@ -5,7 +5,9 @@
 use std::time::Duration;
 
 use bevy_ecs::entity::Entity;
+use bevy_ecs::hierarchy::Children;
 use bevy_ecs::message::Message;
+use bevy_ecs::query::With;
 use bevy_ecs::world::World;
 use bevy_time::Time;
 use mf_net::replication::{MultiplayerEvent, ReplicationRegistry};
@@ -71,9 +73,17 @@ fn put_back(mp: &mut NetMultiplayer, ctx: RpcContext) {
 }
 
 /// One of Bevy's fixed steps: with [`TickSource::External`](mf_net::replication::TickSource),
-/// one network tick of the server (capture, one snapshot per client).
+/// one network tick of the server (capture, one snapshot per client). The new [`Networked`]
+/// entities are networked first, so that a reference set to one in the same frame is
+/// captured naming it (captured before, it went out as none, and the value, unchanged since,
+/// was never sent again).
 pub(crate) fn fixed_tick(world: &mut World) {
-    world.net(NetMultiplayer::tick_now);
+    world.net(|mp| {
+        if mp.is_server() {
+            network_new(mp);
+        }
+        mp.tick_now();
+    });
 }
 
 /// The core's frame ends: the server networks the new [`Networked`] entities, captures and
@@ -263,16 +273,63 @@ fn tag_spawned(mp: &mut NetMultiplayer) {
     mp.store_mut().to_network = new;
 }
 
-/// Every event of the core, as a [`NetEvent`]; an entity whose authority changed gets its new
-/// [`NetOwner`].
+/// Every event of the core, as a [`NetEvent`]; an entity whose authority changed, and its
+/// networked descendants (a recursive hand-over changes them too), get their [`NetOwner`]
+/// again. If the core's event queue overflowed, every networked entity does: an
+/// `AuthorityChanged` may be among the events lost.
 fn forward_events(mp: &mut NetMultiplayer) {
     while let Some(event) = mp.next_event() {
-        let world = mp.store_mut().world_mut();
-        if let MultiplayerEvent::AuthorityChanged { node, peer } = &event {
-            if let Some(mut entity) = entity_of(*node).and_then(|e| world.get_entity_mut(e).ok()) {
-                entity.insert(NetOwner(*peer));
+        if let MultiplayerEvent::AuthorityChanged { node, .. } = &event {
+            if let Some(entity) = entity_of(*node) {
+                owners_under(mp, entity);
             }
         }
-        world.write_message(NetEvent(event));
+        mp.store_mut().world_mut().write_message(NetEvent(event));
+    }
+    let lost = mp.stats().events_lost;
+    if lost != mp.store().events_lost {
+        mp.store_mut().events_lost = lost;
+        let world = mp.store_mut().world_mut();
+        let networked: Vec<Entity> = world
+            .query_filtered::<Entity, With<NetworkId>>()
+            .iter(world)
+            .collect();
+        for entity in networked {
+            set_owner(mp, entity);
+        }
+    }
+}
+
+/// The [`NetOwner`] of `entity` and of its networked descendants (see [`set_owner`]).
+fn owners_under(mp: &mut NetMultiplayer, entity: Entity) {
+    let mut stack = vec![entity];
+    while let Some(e) = stack.pop() {
+        set_owner(mp, e);
+        let world = mp.store().world();
+        if let Some(children) = world.get::<Children>(e) {
+            stack.extend(
+                children
+                    .iter()
+                    .filter(|&c| world.get::<NetworkId>(*c).is_some()),
+            );
+        }
+    }
+}
+
+/// `entity`'s [`NetOwner`]: the authority of its first replicated component, if that is
+/// networked.
+fn set_owner(mp: &mut NetMultiplayer, entity: Entity) {
+    let Some(node) = mp.store().first_node(entity) else {
+        return;
+    };
+    if mp.net_id(node).is_none() {
+        return;
+    }
+    let owner = NetOwner(mp.authority(node));
+    let world = mp.store_mut().world_mut();
+    if let Ok(mut e) = world.get_entity_mut(entity) {
+        if e.get::<NetOwner>() != Some(&owner) {
+            e.insert(owner);
+        }
     }
 }

@@ -74,6 +74,8 @@ pub struct BevyStore {
     pub(crate) focused: Vec<(PeerId, Entity)>,
     /// Whether the app's component types were checked for forgotten registrations.
     pub(crate) checked_types: bool,
+    /// The core's count of lost events when the adapter last looked (see `forward_events`).
+    pub(crate) events_lost: u64,
 }
 
 impl BevyStore {

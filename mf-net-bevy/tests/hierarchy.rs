@@ -15,6 +15,7 @@ use mf_net::prelude::*;
 use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net::transport::simulated::NetworkConditions;
 use mf_net_bevy::prelude::*;
+use mf_net_bevy::ReplicatedComponents;
 
 mod common;
 
@@ -36,6 +37,12 @@ struct Turret {
     angle: i32,
 }
 
+#[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
+struct Tow {
+    #[replicated]
+    towed: NetEntity,
+}
+
 fn app() -> App {
     let mut app = App::new();
     app.add_plugins((TimePlugin, MfNetPlugin::default()))
@@ -44,7 +51,8 @@ fn app() -> App {
         )))
         .replicate::<Ship>()
         .replicate::<Hull>()
-        .replicate::<Turret>();
+        .replicate::<Turret>()
+        .replicate::<Tow>();
     app
 }
 
@@ -149,4 +157,95 @@ fn an_entity_with_two_components_and_children_arrives_whole_and_leaves_whole() {
         let world = client.world_mut();
         assert_eq!(world.query::<&Turret>().iter(world).count(), 1);
     }
+}
+
+/// A recursive hand-over of an entity's first component gives the peer the entity's other
+/// components and its children that travelled with it, on the server and on the client, and
+/// every one of them shows it in its `NetOwner`. (The core took a node's descendants from its
+/// own scene only: under Bevy, the hull and the turret kept the server's authority, and the
+/// turret's `NetOwner` the server.)
+#[test]
+fn a_recursive_hand_over_gives_the_entity_and_its_children() {
+    let net = LoopbackNetwork::new();
+    let mut server = app();
+    common::start_server(&mut server, &net, None, 1);
+    let mut clients = vec![app()];
+    common::start_client(&mut clients[0], &net, None, 2);
+    common::run(&mut server, &mut clients, 10);
+    let peer = clients[0].world().resource::<NetStatus>().local_peer;
+
+    let world = server.world_mut();
+    let ship = world
+        .spawn((Ship { x: 1 }, Hull { armor: 5 }, Networked))
+        .id();
+    world.spawn((Turret { angle: 10 }, Networked, ChildOf(ship)));
+    common::run(&mut server, &mut clients, 10);
+    server.world_mut().net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let node = types.node_of::<Ship>(ship).unwrap();
+        mp.set_authority(node, peer, true).unwrap();
+    });
+    common::run(&mut server, &mut clients, 10);
+
+    for (app, name) in [(&mut server, "server"), (&mut clients[0], "client")] {
+        let world = app.world_mut();
+        let mut q = world.query::<(Entity, &NetOwner)>();
+        let owners: Vec<PeerId> = q.iter(world).map(|(_, o)| o.0).collect();
+        assert_eq!(
+            owners,
+            [peer, peer],
+            "{name}: the ship's and the turret's NetOwner"
+        );
+        let entities: Vec<Entity> = world
+            .query_filtered::<Entity, With<Networked>>()
+            .iter(world)
+            .collect();
+        assert_eq!(entities.len(), 2, "{name}");
+        world.net(|mp| {
+            let types = mp.store().world().resource::<ReplicatedComponents>();
+            let nodes: Vec<NodeId> = entities
+                .iter()
+                .flat_map(|&e| {
+                    [
+                        types.node_of::<Ship>(e),
+                        types.node_of::<Hull>(e),
+                        types.node_of::<Turret>(e),
+                    ]
+                })
+                .flatten()
+                .filter(|&n| mp.net_id(n).is_some())
+                .collect();
+            assert_eq!(nodes.len(), 3, "{name}: ship, hull, turret");
+            for node in nodes {
+                assert_eq!(mp.authority(node), peer, "{name}: {node:?}");
+            }
+        });
+    }
+}
+
+/// A reference set, in a frame's `Update`, to an entity spawned `Networked` in the same frame
+/// names it on clients. (The fixed tick captured the reference before the new entity was
+/// networked, in `PostUpdate`: it went out as none, and as the value never changed again,
+/// clients kept none for good.)
+#[test]
+fn a_reference_to_an_entity_spawned_in_the_same_frame_arrives() {
+    let net = LoopbackNetwork::new();
+    let mut server = app();
+    common::start_server(&mut server, &net, None, 1);
+    let mut clients = vec![app()];
+    common::start_client(&mut clients[0], &net, None, 2);
+    let tug = server.world_mut().spawn((Tow::default(), Networked)).id();
+    common::run(&mut server, &mut clients, 10);
+    // What a system in `Update` would do: the fixed step runs after it, in the same frame.
+    let world = server.world_mut();
+    let barge = world.spawn((Ship { x: 7 }, Networked)).id();
+    world.get_mut::<Tow>(tug).unwrap().towed = NetEntity::from(barge);
+    common::run(&mut server, &mut clients, 10);
+    let world = clients[0].world_mut();
+    let towed = world.query::<&Tow>().single(world).unwrap().towed;
+    let barge = world
+        .query_filtered::<Entity, With<Ship>>()
+        .single(world)
+        .unwrap();
+    assert_eq!(towed, NetEntity::from(barge));
 }

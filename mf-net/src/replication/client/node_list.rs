@@ -257,27 +257,38 @@ impl NodeList {
         );
     }
 
-    /// Lists in `removed` (ascending) node `id` and every node spawned under it, whatever
-    /// their net ids: a pass over every node adds those spawned under a node listed, until a
-    /// pass adds none.
+    /// Node `id` and the net ids of every node spawned under it, ascending.
+    pub(crate) fn subtree(&self, id: u32) -> Vec<u32> {
+        let mut found = Vec::new();
+        subtree_into(&self.nodes, id, &mut found);
+        found
+    }
+
+    /// Lists in `removed` (ascending) node `id` and every node spawned under it.
     fn find_subtree(&mut self, id: u32) {
-        let removed = &mut self.removed;
-        removed.clear();
-        removed.push(id);
-        loop {
-            let before = removed.len();
-            for n in &self.nodes {
-                let under = n.parent != 0 && removed[..before].binary_search(&n.parent).is_ok();
-                if under && removed[..before].binary_search(&n.net_id).is_err() {
-                    removed.push(n.net_id);
-                }
+        subtree_into(&self.nodes, id, &mut self.removed);
+    }
+}
+
+/// Lists in `found` (ascending) node `id` and every node of `nodes` spawned under it, whatever
+/// their net ids: a pass over every node adds those spawned under a node listed, until a pass
+/// adds none.
+fn subtree_into(nodes: &[ClientNode], id: u32, found: &mut Vec<u32>) {
+    found.clear();
+    found.push(id);
+    loop {
+        let before = found.len();
+        for n in nodes {
+            let under = n.parent != 0 && found[..before].binary_search(&n.parent).is_ok();
+            if under && found[..before].binary_search(&n.net_id).is_err() {
+                found.push(n.net_id);
             }
-            if removed.len() == before {
-                return;
-            }
-            removed.sort_unstable();
-            removed.dedup();
         }
+        if found.len() == before {
+            return;
+        }
+        found.sort_unstable();
+        found.dedup();
     }
 }
 

@@ -740,16 +740,16 @@ impl ClientState {
             }
         };
         if recursive {
-            let targets = match shared.scene() {
-                Some(scene) => scene.depth_first(node).collect(),
-                None => vec![node],
+            // The scene's descendants; in another storage, the nodes spawned under it.
+            let targets: Vec<u32> = match shared.scene() {
+                Some(scene) => scene
+                    .depth_first(node)
+                    .filter_map(|n| self.by_node.get(n))
+                    .collect(),
+                None => self.nodes.subtree(id),
             };
             for target in targets {
-                if let Some(i) = self
-                    .by_node
-                    .get(target)
-                    .and_then(|id| self.nodes.index_of(id))
-                {
+                if let Some(i) = self.nodes.index_of(target) {
                     set(self, shared, i);
                 }
             }

@@ -580,7 +580,9 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
     }
 
     /// Gives `peer` authority over the networked `node` (and its networked descendants if
-    /// `recursive`, the usual choice), on the server; clients learn it.
+    /// `recursive`, the usual choice: in the scene, its subtree's; in a storage of the game's
+    /// own, the nodes spawned under it, such as a Bevy entity's other components and the
+    /// children that travelled with it), on the server; clients learn it.
     ///
     /// # Errors
     ///

@@ -416,9 +416,11 @@ impl ServerState {
         recursive: bool,
     ) -> Option<()> {
         let top = self.by_node.get(node)?;
-        let targets: Vec<NodeId> = match shared.scene().filter(|_| recursive) {
-            Some(scene) => scene.depth_first(node).collect(),
-            None => vec![node],
+        // The scene's descendants; in another storage, the nodes spawned under it.
+        let targets: Vec<NodeId> = match (recursive, shared.scene()) {
+            (false, _) => vec![node],
+            (true, Some(scene)) => scene.depth_first(node).collect(),
+            (true, None) => self.spawned_under(top),
         };
         let mut top_flushed = false;
         for target in targets {
@@ -1295,6 +1297,28 @@ impl ServerState {
         if let Some(core) = core {
             self.drop_failed(core, shared);
         }
+    }
+
+    /// The networked node `top` and every node spawned under it, by their net parents: a
+    /// pass over the nodes adds those spawned under one found, until a pass adds none.
+    fn spawned_under(&self, top: u32) -> Vec<NodeId> {
+        let mut found = vec![top];
+        loop {
+            let before = found.len();
+            for n in self.nodes.values() {
+                let under =
+                    n.net_parent != 0 && found[..before].binary_search(&n.net_parent).is_ok();
+                if under && found[..before].binary_search(&n.net_id).is_err() {
+                    found.push(n.net_id);
+                }
+            }
+            if found.len() == before {
+                break;
+            }
+            found.sort_unstable();
+            found.dedup();
+        }
+        found.iter().filter_map(|&id| self.node_of(id)).collect()
     }
 
     /// The freed nodes a reference was encoded to go as despawns to the clients that never had
