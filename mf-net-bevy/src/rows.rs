@@ -76,6 +76,7 @@ where
         value_mut: value_mut::<C>,
         spawn: spawn::<C>,
         insert: insert::<C>,
+        remove: remove::<C>,
     }
 }
 
@@ -101,4 +102,12 @@ fn spawn<C: Component + Replicated + Default>(world: &mut World, parent: Option<
 fn insert<C: Component + Replicated + Default>(world: &mut World, entity: Entity) -> Option<()> {
     world.get_entity_mut(entity).ok()?.insert(C::default());
     Some(())
+}
+
+fn remove<C: Component + Replicated>(world: &mut World, entity: Entity) -> bool {
+    world
+        .get_entity_mut(entity)
+        .ok()
+        .and_then(|mut e| e.take::<C>())
+        .is_some()
 }

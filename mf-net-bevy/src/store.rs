@@ -175,9 +175,19 @@ impl Store for BevyStore {
         (ty.value_mut)(&mut self.world, entity_of(node)?)
     }
 
-    /// Despawns the node's entity, with its children: the entity is the unit of existence.
+    /// The node of an entity's first replicated component despawns the entity, with its
+    /// children: the entity is the unit of existence. Another component's node removes that
+    /// component only (as the server does when a game removes it).
     fn despawn(&mut self, node: NodeId) -> bool {
-        entity_of(node).is_some_and(|e| self.world.despawn(e))
+        let Some(entity) = entity_of(node) else {
+            return false;
+        };
+        if self.first_node(entity).is_some_and(|first| first != node) {
+            return self
+                .type_of(node)
+                .is_some_and(|ty| (ty.remove)(&mut self.world, entity));
+        }
+        self.world.despawn(entity)
     }
 
     fn spawn(&mut self, ty: TypeId) -> Option<NodeId> {

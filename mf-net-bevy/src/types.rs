@@ -25,6 +25,8 @@ pub(crate) struct ComponentType {
     pub(crate) spawn: fn(&mut World, Option<Entity>) -> Entity,
     /// Inserts the type's default value into an entity; `None` if there is no such entity.
     pub(crate) insert: fn(&mut World, Entity) -> Option<()>,
+    /// Removes the type's component from an entity; whether it had one.
+    pub(crate) remove: fn(&mut World, Entity) -> bool,
 }
 
 /// The component types registered with

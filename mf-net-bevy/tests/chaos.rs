@@ -579,8 +579,9 @@ impl Chaos {
         if let Some(e) = self.any_live().filter(|_| self.rng.chance(4)) {
             let k = self.rng.below(KINDS.len() as u64) as usize;
             let world = self.server.world_mut();
+            let root = world.get::<NetworkId>(e).is_some() && is_root(world, e, k);
             match (KINDS[k].has)(world, e) {
-                true if avoid("remove") && world.get::<NetworkId>(e).is_some() => {}
+                true if avoid("remove") && root => {}
                 true => (KINDS[k].remove)(world, e),
                 false => (KINDS[k].insert)(world, e),
             }
@@ -831,6 +832,20 @@ impl Chaos {
     }
 }
 
+/// Whether `e`'s component of kind `k` is its entity's first networked one (its group's root,
+/// or the node the entity's others are spawned under).
+fn is_root(world: &mut World, e: Entity, k: usize) -> bool {
+    world.net(|mp| {
+        let world = mp.store().world();
+        let types = world.resource::<ReplicatedComponents>();
+        let node = |k: usize| (KINDS[k].node)(types, e);
+        (0..KINDS.len())
+            .filter(|&k| (KINDS[k].has)(world, e))
+            .find(|&k| node(k).is_some_and(|n| mp.net_id(n).is_some()))
+            == Some(k)
+    })
+}
+
 /// `e`'s `Networked` descendants, appended to `out`; with `travelled`, only those that
 /// travelled in its group (the nodes spawned under it: a child networked on its own is a root
 /// to the network).
@@ -948,10 +963,12 @@ const UNFIXED: [&str; 2] = ["remove", "unnetwork"];
 /// Seeds that found a defect, each named by the `CHAOS_AVOID_KNOWN` word that leaves its draws
 /// out (each seed fails with its own draws in, and passes with its word given):
 ///
-/// - 2, `remove` (not fixed): a replicated component removed from a networked entity that
-///   keeps others. The server despawns that component's node only; a client's
-///   `BevyStore::despawn` despawns the whole entity (and its children), which the server goes
-///   on replicating.
+/// - 2, `remove` (fixed but for the entity's first component): a replicated component
+///   removed from a networked entity that keeps others. The server despawns that component's
+///   node only; a client's `BevyStore::despawn` despawned the whole entity (and its
+///   children), which the server went on replicating. It now removes the component, but for
+///   the entity's first one, whose node the others' are spawned under: clients still despawn
+///   the entity, and the server goes on replicating the rest.
 /// - 6, `unnetwork` (not fixed): `Networked` removed from an entity whose `Networked`
 ///   children travelled in its group. The server despawns the entity's nodes and keeps the
 ///   children's; clients despawn the entity with its children (and forget their nodes).

@@ -249,3 +249,29 @@ fn a_reference_to_an_entity_spawned_in_the_same_frame_arrives() {
         .unwrap();
     assert_eq!(towed, NetEntity::from(barge));
 }
+
+/// A replicated component removed from a networked entity leaves the entity and its other
+/// components on clients. (A client despawned the whole entity, with its children, which the
+/// server went on replicating.)
+#[test]
+fn a_component_removed_from_an_entity_leaves_the_rest() {
+    let net = LoopbackNetwork::new();
+    let mut server = app();
+    common::start_server(&mut server, &net, None, 1);
+    let mut clients = vec![app()];
+    common::start_client(&mut clients[0], &net, None, 2);
+    let world = server.world_mut();
+    let ship = world
+        .spawn((Ship { x: 1 }, Hull { armor: 5 }, Networked))
+        .id();
+    world.spawn((Turret { angle: 10 }, Networked, ChildOf(ship)));
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(
+        ships(&mut clients[0]),
+        [(Ship { x: 1 }, Some(Hull { armor: 5 }), vec![10])]
+    );
+    server.world_mut().entity_mut(ship).remove::<Hull>();
+    server.world_mut().get_mut::<Ship>(ship).unwrap().x = 2;
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(ships(&mut clients[0]), [(Ship { x: 2 }, None, vec![10])]);
+}
