@@ -316,15 +316,16 @@ fn owners_under(mp: &mut NetMultiplayer, entity: Entity) {
     }
 }
 
-/// `entity`'s [`NetOwner`]: the authority of its first replicated component, if that is
-/// networked.
+/// `entity`'s [`NetOwner`]: the authority of its first networked component (a component
+/// inserted since the entity was networked is not).
 fn set_owner(mp: &mut NetMultiplayer, entity: Entity) {
-    let Some(node) = mp.store().first_node(entity) else {
+    let first = mp
+        .store()
+        .nodes_of(entity)
+        .find(|&node| mp.net_id(node).is_some());
+    let Some(node) = first else {
         return;
     };
-    if mp.net_id(node).is_none() {
-        return;
-    }
     let owner = NetOwner(mp.authority(node));
     let world = mp.store_mut().world_mut();
     if let Ok(mut e) = world.get_entity_mut(entity) {

@@ -90,6 +90,16 @@ impl BevyStore {
         entity.contains_type_id(ty.type_id).then_some(ty)
     }
 
+    /// The nodes of `entity`'s replicated components, in registration order.
+    pub(crate) fn nodes_of(&self, entity: Entity) -> impl Iterator<Item = NodeId> + '_ {
+        let e = self.world.get_entity(entity).ok();
+        self.types()
+            .into_iter()
+            .flat_map(|types| types.iter())
+            .filter(move |t| e.is_some_and(|e| e.contains_type_id(t.type_id)))
+            .filter_map(move |t| node_at(entity, t.slot))
+    }
+
     /// The node of `entity`'s first replicated component (its group's root, if it is one).
     pub(crate) fn first_node(&self, entity: Entity) -> Option<NodeId> {
         let e = self.world.get_entity(entity).ok()?;

@@ -223,10 +223,10 @@ fn a_recursive_hand_over_gives_the_entity_and_its_children() {
     }
 }
 
-/// A reference set, in a frame's `Update`, to an entity spawned `Networked` in the same frame
-/// names it on clients. (The fixed tick captured the reference before the new entity was
-/// networked, in `PostUpdate`: it went out as none, and as the value never changed again,
-/// clients kept none for good.)
+/// A reference set before a frame's fixed step (in `PreUpdate` or `FixedUpdate`, say) to an
+/// entity spawned `Networked` in the same frame names it on clients. (The fixed tick captured
+/// the reference before the new entity was networked, in `PostUpdate`: it went out as none,
+/// and as the value never changed again, clients kept none for good.)
 #[test]
 fn a_reference_to_an_entity_spawned_in_the_same_frame_arrives() {
     let net = LoopbackNetwork::new();
@@ -236,7 +236,7 @@ fn a_reference_to_an_entity_spawned_in_the_same_frame_arrives() {
     common::start_client(&mut clients[0], &net, None, 2);
     let tug = server.world_mut().spawn((Tow::default(), Networked)).id();
     common::run(&mut server, &mut clients, 10);
-    // What a system in `Update` would do: the fixed step runs after it, in the same frame.
+    // What a system before the fixed step would do (here, between two frames).
     let world = server.world_mut();
     let barge = world.spawn((Ship { x: 7 }, Networked)).id();
     world.get_mut::<Tow>(tug).unwrap().towed = NetEntity::from(barge);
