@@ -4,6 +4,7 @@
 use std::ops::Range;
 
 use crate::replication::shared::columns::ValueAt;
+use crate::replication::shared::subtree::subtree;
 use crate::scene::NodeId;
 use crate::transport::PeerId;
 
@@ -260,35 +261,23 @@ impl NodeList {
     /// Node `id` and the net ids of every node spawned under it, ascending.
     pub(crate) fn subtree(&self, id: u32) -> Vec<u32> {
         let mut found = Vec::new();
-        subtree_into(&self.nodes, id, &mut found);
+        subtree(|| self.parents(), id, &mut found);
         found
     }
 
     /// Lists in `removed` (ascending) node `id` and every node spawned under it.
     fn find_subtree(&mut self, id: u32) {
-        subtree_into(&self.nodes, id, &mut self.removed);
+        let nodes = &self.nodes;
+        subtree(
+            || nodes.iter().map(|n| (n.net_id, n.parent)),
+            id,
+            &mut self.removed,
+        );
     }
-}
 
-/// Lists in `found` (ascending) node `id` and every node of `nodes` spawned under it, whatever
-/// their net ids: a pass over every node adds those spawned under a node listed, until a pass
-/// adds none.
-fn subtree_into(nodes: &[ClientNode], id: u32, found: &mut Vec<u32>) {
-    found.clear();
-    found.push(id);
-    loop {
-        let before = found.len();
-        for n in nodes {
-            let under = n.parent != 0 && found[..before].binary_search(&n.parent).is_ok();
-            if under && found[..before].binary_search(&n.net_id).is_err() {
-                found.push(n.net_id);
-            }
-        }
-        if found.len() == before {
-            return;
-        }
-        found.sort_unstable();
-        found.dedup();
+    /// Every node's net id and its parent's.
+    fn parents(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.nodes.iter().map(|n| (n.net_id, n.parent))
     }
 }
 

@@ -40,6 +40,7 @@ use crate::replication::shared::protocol::{
     AUTHORITY, DESPAWN, MAX_NAME_BYTES, SCENE_TYPED, SPAWN,
 };
 use crate::replication::shared::state::Shared;
+use crate::replication::shared::subtree::subtree;
 use crate::replication::shared::write_value::write_value;
 use crate::replication::Audience;
 use crate::scene::{NodeId, Scene};
@@ -1299,25 +1300,11 @@ impl ServerState {
         }
     }
 
-    /// The networked node `top` and every node spawned under it, by their net parents: a
-    /// pass over the nodes adds those spawned under one found, until a pass adds none.
+    /// The networked node `top` and every node spawned under it, by their net parents.
     fn spawned_under(&self, top: u32) -> Vec<NodeId> {
-        let mut found = vec![top];
-        loop {
-            let before = found.len();
-            for n in self.nodes.values() {
-                let under =
-                    n.net_parent != 0 && found[..before].binary_search(&n.net_parent).is_ok();
-                if under && found[..before].binary_search(&n.net_id).is_err() {
-                    found.push(n.net_id);
-                }
-            }
-            if found.len() == before {
-                break;
-            }
-            found.sort_unstable();
-            found.dedup();
-        }
+        let mut found = Vec::new();
+        let nodes = || self.nodes.values().map(|n| (n.net_id, n.net_parent));
+        subtree(nodes, top, &mut found);
         found.iter().filter_map(|&id| self.node_of(id)).collect()
     }
 

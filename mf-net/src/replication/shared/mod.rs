@@ -23,4 +23,5 @@ pub(crate) mod sorted_ids;
 pub(crate) mod spawners;
 pub(crate) mod state;
 pub(crate) mod stats;
+pub(crate) mod subtree;
 pub(crate) mod write_value;
