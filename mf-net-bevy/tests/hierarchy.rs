@@ -56,6 +56,16 @@ fn app() -> App {
     app
 }
 
+/// A server and one client over a perfect loopback (not joined yet).
+fn server_and_client() -> (App, Vec<App>) {
+    let net = LoopbackNetwork::new();
+    let mut server = app();
+    common::start_server(&mut server, &net, None, 1);
+    let mut clients = vec![app()];
+    common::start_client(&mut clients[0], &net, None, 2);
+    (server, clients)
+}
+
 /// Every ship on `app`: its value, its hull, and its turrets' angles (sorted).
 fn ships(app: &mut App) -> Vec<(Ship, Option<Hull>, Vec<i32>)> {
     let world = app.world_mut();
@@ -166,11 +176,7 @@ fn an_entity_with_two_components_and_children_arrives_whole_and_leaves_whole() {
 /// turret's `NetOwner` the server.)
 #[test]
 fn a_recursive_hand_over_gives_the_entity_and_its_children() {
-    let net = LoopbackNetwork::new();
-    let mut server = app();
-    common::start_server(&mut server, &net, None, 1);
-    let mut clients = vec![app()];
-    common::start_client(&mut clients[0], &net, None, 2);
+    let (mut server, mut clients) = server_and_client();
     common::run(&mut server, &mut clients, 10);
     let peer = clients[0].world().resource::<NetStatus>().local_peer;
 
@@ -229,11 +235,7 @@ fn a_recursive_hand_over_gives_the_entity_and_its_children() {
 /// and as the value never changed again, clients kept none for good.)
 #[test]
 fn a_reference_to_an_entity_spawned_in_the_same_frame_arrives() {
-    let net = LoopbackNetwork::new();
-    let mut server = app();
-    common::start_server(&mut server, &net, None, 1);
-    let mut clients = vec![app()];
-    common::start_client(&mut clients[0], &net, None, 2);
+    let (mut server, mut clients) = server_and_client();
     let tug = server.world_mut().spawn((Tow::default(), Networked)).id();
     common::run(&mut server, &mut clients, 10);
     // What a system before the fixed step would do (here, between two frames).
@@ -255,11 +257,7 @@ fn a_reference_to_an_entity_spawned_in_the_same_frame_arrives() {
 /// server went on replicating.)
 #[test]
 fn a_component_removed_from_an_entity_leaves_the_rest() {
-    let net = LoopbackNetwork::new();
-    let mut server = app();
-    common::start_server(&mut server, &net, None, 1);
-    let mut clients = vec![app()];
-    common::start_client(&mut clients[0], &net, None, 2);
+    let (mut server, mut clients) = server_and_client();
     let world = server.world_mut();
     let ship = world
         .spawn((Ship { x: 1 }, Hull { armor: 5 }, Networked))
