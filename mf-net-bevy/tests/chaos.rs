@@ -953,8 +953,9 @@ const UNFIXED: [&str; 3] = ["remove", "unnetwork", "fresh"];
 ///   `BevyStore::despawn` despawned the whole entity (and its children), which the server went
 ///   on replicating. It now removes the component, but for the entity's first one, whose node
 ///   the others' are spawned under: clients still despawn the entity, and the server goes on
-///   replicating the rest. Seed 536 still finds an entity that clients lose when a component
-///   other than the one the test takes for its first is removed.
+///   replicating the rest. Seed 536, with removals drawn, still ends with clients lacking an
+///   entity whose first networked component went, not explained yet (no component of that
+///   entity was removed directly).
 /// - 6, `unnetwork` (not fixed): `Networked` removed from an entity whose `Networked`
 ///   children travelled in its group. The server despawns the entity's nodes and keeps the
 ///   children's; clients despawn the entity with its children (and forget their nodes).
