@@ -19,7 +19,7 @@ use tracing::warn;
 use crate::components::{NetOwner, NetworkId, Networked};
 use crate::interest::sync_focus;
 use crate::net::{NetMultiplayer, NetWorldExt};
-use crate::node::entity_of;
+use crate::node::{entity_of, first_networked, slot_of, FirstSlot};
 use crate::queue::NetQueue;
 use crate::status::NetStatus;
 use crate::types::ReplicatedComponents;
@@ -247,7 +247,7 @@ fn tag(mp: &mut NetMultiplayer, node: NodeId) {
     };
     let owner = mp.authority(node);
     if let Ok(mut entity) = mp.store_mut().world_mut().get_entity_mut(entity) {
-        entity.insert((NetworkId(id), NetOwner(owner)));
+        entity.insert((NetworkId(id), NetOwner(owner), FirstSlot(slot_of(node))));
     }
 }
 
@@ -317,13 +317,14 @@ fn owners_under(mp: &mut NetMultiplayer, entity: Entity) {
 }
 
 /// `entity`'s [`NetOwner`]: the authority of its first networked component (a component
-/// inserted since the entity was networked is not).
+/// inserted since the entity was networked is not), while that is networked.
 fn set_owner(mp: &mut NetMultiplayer, entity: Entity) {
-    let first = mp
-        .store()
-        .nodes_of(entity)
-        .find(|&node| mp.net_id(node).is_some());
-    let Some(node) = first else {
+    let world = mp.store().world();
+    let first = world
+        .get_entity(entity)
+        .ok()
+        .and_then(|e| first_networked(&e));
+    let Some(node) = first.filter(|&node| mp.net_id(node).is_some()) else {
         return;
     };
     let owner = NetOwner(mp.authority(node));

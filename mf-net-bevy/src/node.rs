@@ -2,6 +2,7 @@
 //! [`MAX_REPLICATED_COMPONENTS`], plus the component type's slot (its registration order); the
 //! entity's generation.
 
+use bevy_ecs::component::Component;
 use bevy_ecs::entity::{Entity, EntityGeneration, EntityIndex};
 use mf_net::store::NodeId;
 
@@ -9,6 +10,16 @@ use mf_net::store::NodeId;
 /// entity's index times this, plus the type's slot (so the core's per-node tables stay about
 /// this many times the entity count).
 pub const MAX_REPLICATED_COMPONENTS: u32 = 16;
+
+/// The slot of a networked entity's first networked component: the node its others travel
+/// beside, and its children under (a component inserted since, in a lower slot, is not it).
+#[derive(Component, Debug, Clone, Copy)]
+pub(crate) struct FirstSlot(pub(crate) u32);
+
+/// The node of `entity`'s first networked component, if it is networked.
+pub(crate) fn first_networked(entity: &bevy_ecs::world::EntityRef<'_>) -> Option<NodeId> {
+    node_at(entity.id(), entity.get::<FirstSlot>()?.0)
+}
 
 /// The node of `entity`'s component in slot `slot`.
 pub(crate) fn node_at(entity: Entity, slot: u32) -> Option<NodeId> {

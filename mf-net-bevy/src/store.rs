@@ -17,7 +17,7 @@ use mf_net::transport::PeerId;
 
 use crate::components::NetFocus;
 use crate::components::{NetOwner, NetworkId, Networked};
-use crate::node::{entity_of, node_at, slot_of};
+use crate::node::{entity_of, first_networked, node_at, slot_of};
 use crate::types::{ComponentType, ReplicatedComponents};
 
 /// Stamps that no two removals, in any world of the process, share (see [`Store::removals`]).
@@ -88,16 +88,6 @@ impl BevyStore {
         let entity = self.world.get_entity(entity_of(node)?).ok()?;
         let ty = *self.types()?.by_slot(slot_of(node))?;
         entity.contains_type_id(ty.type_id).then_some(ty)
-    }
-
-    /// The nodes of `entity`'s replicated components, in registration order.
-    pub(crate) fn nodes_of(&self, entity: Entity) -> impl Iterator<Item = NodeId> + '_ {
-        let e = self.world.get_entity(entity).ok();
-        self.types()
-            .into_iter()
-            .flat_map(|types| types.iter())
-            .filter(move |t| e.is_some_and(|e| e.contains_type_id(t.type_id)))
-            .filter_map(move |t| node_at(entity, t.slot))
     }
 
     /// The node of `entity`'s first replicated component (its group's root, if it is one).
@@ -185,14 +175,22 @@ impl Store for BevyStore {
         (ty.value_mut)(&mut self.world, entity_of(node)?)
     }
 
-    /// The node of an entity's first replicated component despawns the entity, with its
-    /// children: the entity is the unit of existence. Another component's node removes that
-    /// component only (as the server does when a game removes it).
+    /// The node of a networked entity's first networked component despawns the entity, with
+    /// its children: the entity is the unit of existence. Another component's node removes
+    /// that component only (as the server does when a game removes it).
     fn despawn(&mut self, node: NodeId) -> bool {
         let Some(entity) = entity_of(node) else {
             return false;
         };
-        if self.first_node(entity).is_some_and(|first| first != node) {
+        // An entity a client made in this frame is not tagged yet: its components are its
+        // spawn's, the first of them its first networked one.
+        let tagged = self
+            .world
+            .get_entity(entity)
+            .ok()
+            .and_then(|e| first_networked(&e));
+        let first = tagged.or_else(|| self.first_node(entity));
+        if first.is_some_and(|first| first != node) {
             return self
                 .type_of(node)
                 .is_some_and(|ty| (ty.remove)(&mut self.world, entity));

@@ -580,7 +580,7 @@ impl Chaos {
             let k = self.rng.below(KINDS.len() as u64) as usize;
             let world = self.server.world_mut();
             match (KINDS[k].has)(world, e) {
-                true if avoid("remove") && world.get::<NetworkId>(e).is_some() => {}
+                true if avoid("remove") && is_first(world, e, k) => {}
                 true => (KINDS[k].remove)(world, e),
                 false => (KINDS[k].insert)(world, e),
             }
@@ -831,6 +831,18 @@ impl Chaos {
     }
 }
 
+/// Whether `e`'s component of kind `k` is its networked entity's first networked one (the
+/// one whose net id is the entity's `NetworkId`).
+fn is_first(world: &mut World, e: Entity, k: usize) -> bool {
+    let Some(&NetworkId(id)) = world.get::<NetworkId>(e) else {
+        return false;
+    };
+    world.net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        (KINDS[k].node)(types, e).and_then(|n| mp.net_id(n)) == Some(id)
+    })
+}
+
 /// `e`'s `Networked` descendants, appended to `out`; with `travelled`, only those that
 /// travelled in its group (the nodes spawned under it: a child networked on its own is a root
 /// to the network).
@@ -948,14 +960,18 @@ const UNFIXED: [&str; 3] = ["remove", "unnetwork", "fresh"];
 /// Seeds that found a defect, each named by the `CHAOS_AVOID_KNOWN` word that leaves its draws
 /// out (each seed fails with its own draws in, and passes with its word given):
 ///
-/// - 2, `remove` (fixed in part): a replicated component removed from a networked entity
-///   that keeps others. The server despawns that component's node only; a client's
-///   `BevyStore::despawn` despawned the whole entity (and its children), which the server went
-///   on replicating. It now removes the component, but for the entity's first one, whose node
-///   the others' are spawned under: clients still despawn the entity, and the server goes on
-///   replicating the rest. Seed 536, with removals drawn, still ends with clients lacking an
-///   entity whose first networked component went, not explained yet (no component of that
-///   entity was removed directly).
+/// - 2, `remove` (fixed but for the entity's first networked component): a replicated
+///   component removed from a networked entity that keeps others. The server despawns that
+///   component's node only; a client's `BevyStore::despawn` despawned the whole entity (and
+///   its children), which the server went on replicating. It now removes the component, but
+///   for the entity's first networked one, whose node the others' travel beside: clients still
+///   despawn the entity, and the server goes on replicating the rest. Only that case's draws
+///   are left out by default.
+/// - 536 and 3: the fix above, first written, told an entity's first component by the first
+///   replicated component present, which one inserted after the entity was networked can
+///   precede: clients lost the entity (536). The entity now keeps the slot of its first
+///   networked component; a client's entity not tagged with it yet (made in the same frame)
+///   goes by its first component, which is its spawn's (3).
 /// - 6, `unnetwork` (not fixed): `Networked` removed from an entity whose `Networked`
 ///   children travelled in its group. The server despawns the entity's nodes and keeps the
 ///   children's; clients despawn the entity with its children (and forget their nodes).
@@ -975,7 +991,7 @@ const UNFIXED: [&str; 3] = ["remove", "unnetwork", "fresh"];
 /// - 105: the fix of the last two, first written, took an entity's first replicated
 ///   component for its first networked one; a component inserted after the entity was
 ///   networked is not networked, and the `NetOwner` went stale again.
-const FOUND: [u64; 7] = [2, 6, 28, 105, 119, 536, 572];
+const FOUND: [u64; 8] = [2, 3, 6, 28, 105, 119, 536, 572];
 
 #[test]
 fn random_bevy_worlds_converge() {
