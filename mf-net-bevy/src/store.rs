@@ -90,7 +90,9 @@ impl BevyStore {
         entity.contains_type_id(ty.type_id).then_some(ty)
     }
 
-    /// The node of `entity`'s first replicated component (its group's root, if it is one).
+    /// The node of `entity`'s first replicated component present: its group's root when it is
+    /// networked now (later, a component inserted in a lower slot comes first: the entity's
+    /// [`FirstSlot`](crate::node::FirstSlot) says which is).
     pub(crate) fn first_node(&self, entity: Entity) -> Option<NodeId> {
         let e = self.world.get_entity(entity).ok()?;
         let ty = self

@@ -97,3 +97,30 @@ pub fn chaos_frame(world: &mut World, stalls: &mut [u64], rng: &mut Rng) {
         client.end_frame();
     }
 }
+
+/// A seeded chaos test's clients come and go: one joins (2 % of the time, up to five), one
+/// leaves (1 %, never the last: its index is returned), one stalls (`stall.0` %, for up to
+/// `stall.1` frames). `stalls` holds each client's frames left to stall (see [`chaos_frame`]).
+pub fn chaos_roster(
+    world: &mut World,
+    stalls: &mut Vec<u64>,
+    rng: &mut Rng,
+    stall: (u64, u64),
+) -> Option<usize> {
+    if rng.chance(2) && world.clients.len() < 5 {
+        world.connect_client();
+        stalls.push(0);
+    }
+    let mut left = None;
+    if rng.chance(1) && world.clients.len() > 1 {
+        let c = rng.below(world.clients.len() as u64) as usize;
+        world.clients.remove(c).stop();
+        stalls.remove(c);
+        left = Some(c);
+    }
+    if rng.chance(stall.0) {
+        let c = rng.below(stalls.len() as u64) as usize;
+        stalls[c] = rng.below(stall.1);
+    }
+    left
+}

@@ -16,7 +16,7 @@ use mf_net::replication::SnapshotEncoding;
 mod replication_common;
 
 use mf_net_tests::harness::{networked, state_bytes, Mp, World};
-use mf_net_tests::rng::{chaos_link, chaos_seeds, Rng};
+use mf_net_tests::rng::{chaos_link, chaos_roster, chaos_seeds, Rng};
 use replication_common::{Body, Gun, BODY, TANK};
 
 /// Every member form the bit-packed encoding codes its own way.
@@ -276,19 +276,7 @@ impl Chaos {
                 .map_or(PeerId::SERVER, Mp::local_peer_id);
             let _ = world.server.set_authority(node, peer, self.rng.chance(50));
         }
-        if self.rng.chance(2) && world.clients.len() < 5 {
-            world.connect_client();
-            self.stalls.push(0);
-        }
-        if self.rng.chance(1) && world.clients.len() > 1 {
-            let c = self.rng.below(world.clients.len() as u64) as usize;
-            world.clients.remove(c).stop();
-            self.stalls.remove(c);
-        }
-        if self.rng.chance(3) {
-            let c = self.rng.below(self.stalls.len() as u64) as usize;
-            self.stalls[c] = self.rng.below(90);
-        }
+        chaos_roster(world, &mut self.stalls, &mut self.rng, (3, 90));
     }
 
     /// One frame of the server, and of every client not stalled (a stalled client runs no

@@ -39,7 +39,7 @@ use mf_net::replication::{NetId, SnapshotEncoding};
 use mf_net::scene::SceneError;
 use mf_net_tests::alloc_counter::{is_counting, measure};
 use mf_net_tests::harness::{networked, state_bytes, Mp, World};
-use mf_net_tests::rng::{chaos_encoding, chaos_frame, chaos_link, chaos_seeds, Rng};
+use mf_net_tests::rng::{chaos_encoding, chaos_frame, chaos_link, chaos_roster, chaos_seeds, Rng};
 
 /// A node naming others, with a reference member of every form.
 #[derive(Replicated, Debug, Default, Clone)]
@@ -444,21 +444,9 @@ impl Chaos {
                 let _ = world.server.set_focus(peer, Some(node));
             }
         }
-        if self.rng.chance(2) && world.clients.len() < 5 {
-            world.connect_client();
-            self.stalls.push(0);
-        }
-        if self.rng.chance(1) && world.clients.len() > 1 {
-            let c = self.rng.below(world.clients.len() as u64) as usize;
-            world.clients.remove(c).stop();
-            self.stalls.remove(c);
-            if c < self.log.client_ids.len() {
-                self.log.client_ids.remove(c);
-            }
-        }
-        if self.rng.chance(2) {
-            let c = self.rng.below(self.stalls.len() as u64) as usize;
-            self.stalls[c] = self.rng.below(60);
+        let left = chaos_roster(world, &mut self.stalls, &mut self.rng, (2, 60));
+        if let Some(c) = left.filter(|&c| c < self.log.client_ids.len()) {
+            self.log.client_ids.remove(c);
         }
     }
 }

@@ -261,24 +261,20 @@ impl NodeList {
     /// Node `id` and the net ids of every node spawned under it, ascending.
     pub(crate) fn subtree(&self, id: u32) -> Vec<u32> {
         let mut found = Vec::new();
-        subtree(|| self.parents(), id, &mut found);
+        subtree(|| parents(&self.nodes), id, &mut found);
         found
     }
 
     /// Lists in `removed` (ascending) node `id` and every node spawned under it.
     fn find_subtree(&mut self, id: u32) {
         let nodes = &self.nodes;
-        subtree(
-            || nodes.iter().map(|n| (n.net_id, n.parent)),
-            id,
-            &mut self.removed,
-        );
+        subtree(|| parents(nodes), id, &mut self.removed);
     }
+}
 
-    /// Every node's net id and its parent's.
-    fn parents(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        self.nodes.iter().map(|n| (n.net_id, n.parent))
-    }
+/// Each of `nodes`' net id and its parent's.
+fn parents(nodes: &[ClientNode]) -> impl Iterator<Item = (u32, u32)> + '_ {
+    nodes.iter().map(|n| (n.net_id, n.parent))
 }
 
 #[cfg(test)]

@@ -1191,10 +1191,13 @@ impl ServerState {
     /// every freed node.
     fn despawn_freed(&mut self, mut core: Option<&mut Outbox>, shared: &mut Shared) {
         let store = &*shared.store;
-        let mut explicit = Vec::new();
+        let (mut explicit, mut named) = (Vec::new(), Vec::new());
         for n in self.nodes.values() {
             if store.alive(n.node) {
                 continue;
+            }
+            if self.by_node.was_named(n.node) {
+                named.push(n.net_id);
             }
             let parent = self.nodes.by_id(n.net_parent);
             let parent_alive = parent.is_some_and(|p| store.alive(p.node));
@@ -1215,7 +1218,7 @@ impl ServerState {
             }
         }
         if core.is_some() {
-            self.tell_named_gone(store);
+            self.tell_named_gone(&named);
         }
         if let Some(core) = core.as_deref_mut() {
             self.flush_all_queued(core, shared);
@@ -1308,17 +1311,12 @@ impl ServerState {
         found.iter().filter_map(|&id| self.node_of(id)).collect()
     }
 
-    /// The freed nodes a reference was encoded to go as despawns to the clients that never had
-    /// them too: such a client may hold a member back until the node named arrives, which it
-    /// never will (it asks for the state that named it again, which now names nothing).
-    fn tell_named_gone(&mut self, store: &dyn Store) {
-        let named: Vec<u32> = self
-            .nodes
-            .values()
-            .filter(|n| !store.alive(n.node) && self.by_node.was_named(n.node))
-            .map(|n| n.net_id)
-            .collect();
-        for id in named {
+    /// The freed nodes `named` (a reference was encoded to each) go as despawns to the clients
+    /// that never had them too: such a client may hold a member back until the node named
+    /// arrives, which it never will (it asks for the state that named it again, which now
+    /// names nothing).
+    fn tell_named_gone(&mut self, named: &[u32]) {
+        for &id in named {
             for c in 0..self.clients.len() {
                 if self.clients[c].ready && !self.knows(c, id) {
                     self.queue_despawn(c, id);
