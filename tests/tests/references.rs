@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use mf_net::prelude::*;
-use mf_net::replication::NetId;
+use mf_net::replication::{NetId, SnapshotEncoding};
 use mf_net::transport::simulated::NetworkConditions;
 use mf_net_tests::harness::{Mp, World};
 use rpc_common::RawClient;
@@ -465,4 +465,37 @@ fn calls_queued_outside_a_body_map_their_references_when_applied() {
     let attacker = server.owned_by::<Fighter>(peers[0]).next().unwrap();
     let victim = server.owned_by::<Fighter>(peers[1]).next().unwrap();
     assert_eq!(server.scene().get(attacker).unwrap().target, victim);
+}
+
+#[test]
+fn a_member_naming_a_node_before_it_was_networked_names_it_once_it_is() {
+    for encoding in [SnapshotEncoding::Bytes, SnapshotEncoding::Bits] {
+        let mut world = World::with_encoding(2, encoding, library);
+        let root = world.root();
+        let node = world.server.spawn(FIGHTER, root, PeerId::SERVER).unwrap();
+        let fighter = world.server.scene().net_ref::<Fighter>(node).unwrap();
+        // A node every peer holds at the same place, networked later by a bind.
+        let mut late = Vec::new();
+        for mp in std::iter::once(&mut world.server).chain(&mut world.clients) {
+            let scene = mp.scene_mut();
+            late.push(scene.add(root, "late").unwrap());
+            scene
+                .set_value(late[late.len() - 1], Fighter::default())
+                .unwrap();
+        }
+        let late = late[0];
+        let target = world.server.scene().net_ref::<Fighter>(late).unwrap();
+        // The fighter aims at it while it is not networked: its state names none.
+        world.server.scene_mut().get_mut(fighter).unwrap().target = target;
+        world.step(10);
+        world.server.bind(late).unwrap();
+        world.step(10);
+        let late_id = world.server.net_id(late).unwrap();
+        let fighter_id = world.server.net_id(node).unwrap();
+        for (c, client) in world.clients.iter().enumerate() {
+            let copy = handle(client, fighter_id).unwrap();
+            let got = named(client, client.scene().get(copy).unwrap().target);
+            assert_eq!(got, Some(late_id), "{encoding:?}: client {c}");
+        }
+    }
 }

@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
 use std::rc::Rc;
 
+use super::renames::Renames;
 use crate::int_hasher::IntHasher;
 use crate::store::NodeId;
 
@@ -20,6 +21,9 @@ struct Maps {
     /// A server's: the networked nodes a reference has been encoded to (see
     /// [`NetIdMap::was_named`]); `None` on a client.
     named: Option<HashSet<NodeId, BuildHasherDefault<IntHasher>>>,
+    /// A server's: the nodes references went to as none, and those that are renamed (see
+    /// [`NetIdMap::take_renamed`]).
+    renames: Renames,
 }
 
 /// The net id of every networked node of a server or a client, and the node (and its value's
@@ -46,6 +50,9 @@ impl NetIdMap {
             maps.from_net.remove(&old);
         }
         maps.from_net.insert(net_id, (node, value_type));
+        if maps.named.is_some() {
+            maps.renames.networked(node);
+        }
     }
 
     /// `node` is no longer networked.
@@ -67,6 +74,7 @@ impl NetIdMap {
         if let Some(named) = &mut maps.named {
             named.clear();
         }
+        maps.renames.clear();
     }
 
     /// The net id of `node`, if it is networked.
@@ -78,11 +86,30 @@ impl NetIdMap {
     /// for [`was_named`](Self::was_named)).
     pub(crate) fn encode(&self, node: NodeId) -> Option<u32> {
         let mut maps = self.0.borrow_mut();
-        let id = maps.to_net.get(&node).copied()?;
+        let maps = &mut *maps;
+        let id = maps.to_net.get(&node).copied();
         if let Some(named) = &mut maps.named {
-            named.insert(node);
+            if id.is_some() {
+                named.insert(node);
+            } else {
+                maps.renames.missed(node);
+            }
         }
-        Some(id)
+        id
+    }
+
+    /// Server: references to `node` may encode otherwise than when states last named it (an
+    /// engine's reference that names an object by one of several nodes, another of which it
+    /// names now): [`take_renamed`](Self::take_renamed) gives it.
+    pub(crate) fn renamed(&self, node: NodeId) {
+        self.0.borrow_mut().renames.renamed(node);
+    }
+
+    /// Server: the nodes whose references encode otherwise than when states last named them
+    /// (replacing what `out` held): each was networked after a reference to it went as none,
+    /// or was [`renamed`](Self::renamed). The states that name them are to be sent again.
+    pub(crate) fn take_renamed(&self, out: &mut Vec<NodeId>) {
+        self.0.borrow_mut().renames.take(out);
     }
 
     /// Server: whether a reference was encoded to `node` since it was networked: a client

@@ -14,6 +14,10 @@
 //!   interest), it asks the server to send the states that name it again, so that their
 //!   members take their values.
 //!
+//! A reference to a node that is not networked goes as none. The server notes such nodes; when
+//! one is networked, the states that name it go out again, whole, at the next capture (see
+//! [`Multiplayer::resend_states_naming`](crate::replication::Multiplayer::resend_states_naming)).
+//!
 //! A reference to a node of another type is refused like any malformed value
 //! ([`DecodeError::BadReference`]).
 //!
@@ -24,10 +28,11 @@
 
 mod codec;
 mod map;
+mod renames;
 mod scope;
 
 pub(crate) use map::NetIdMap;
-pub(crate) use scope::{held, record, take_named, with_scope, Resolve};
+pub(crate) use scope::{asked, held, record, take_named, with_scope, Resolve};
 
 use crate::store::NodeId;
 use crate::wire::DecodeError;

@@ -33,6 +33,8 @@ struct Scope {
     /// Whether a reference was held back since [`take_named`] last asked.
     held_entry: bool,
     recorded: Vec<u32>,
+    /// While [`asked`] runs: every node a reference was encoded to.
+    asked: Option<Vec<NodeId>>,
 }
 
 thread_local! {
@@ -60,6 +62,7 @@ fn enter(map: Option<&NetIdMap>, resolve: Resolve, recorded: Vec<u32>) -> Restor
         held_last: false,
         held_entry: false,
         recorded,
+        asked: None,
     };
     Restore(Some(
         SCOPE.with(|s| mem::replace(&mut *s.borrow_mut(), inner)),
@@ -90,11 +93,27 @@ pub(crate) fn record<R>(recorded: &mut Vec<u32>, f: impl FnOnce() -> R) -> R {
     value
 }
 
+/// Runs `f` in the scope running, noting into `asked` (cleared first; its capacity is kept)
+/// every node a reference is encoded to meanwhile, networked or not.
+pub(crate) fn asked<R>(asked: &mut Vec<NodeId>, f: impl FnOnce() -> R) -> R {
+    asked.clear();
+    let list = mem::take(asked);
+    SCOPE.with(|s| s.borrow_mut().asked = Some(list));
+    let value = f();
+    *asked = SCOPE
+        .with(|s| s.borrow_mut().asked.take())
+        .unwrap_or_default();
+    value
+}
+
 /// The net id a reference to `node` encodes as: its net id in the lent map, or 0 (none) when
 /// the node is not networked or no map is lent.
 pub(crate) fn encode(node: NodeId) -> u32 {
     SCOPE.with(|s| {
-        let s = s.borrow();
+        let mut s = s.borrow_mut();
+        if let Some(asked) = &mut s.asked {
+            asked.push(node);
+        }
         s.map.as_ref().and_then(|m| m.encode(node)).unwrap_or(0)
     })
 }

@@ -572,6 +572,19 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
         NetId::new(first).ok_or(MultiplayerError::NetIdsExhausted)
     }
 
+    /// Sends again, whole, at the next capture, the state of every networked node that holds a
+    /// reference to `node` (server only; elsewhere it does nothing). For an engine's own
+    /// reference type that travels as one of several nodes of an object
+    /// ([`refs::encode_node`](crate::refs::encode_node)), when that node changes: mf-net-bevy's
+    /// `NetEntity` travels as an entity's first networked component, which changes when the
+    /// entity is networked again. A reference encoded to a node before it was networked needs
+    /// no call: the runtime sends its state again when the node is networked.
+    pub fn resend_states_naming(&mut self, node: NodeId) {
+        if let Role::Server(server) = &self.core.role {
+            server.by_node.renamed(node);
+        }
+    }
+
     /// Frees `node` ([`Store::despawn`]; in the scene, with its subtree, as
     /// `scene_mut().remove(node)`): on the server a networked node is despawned at the end of
     /// the frame. Returns whether the node was in the storage.

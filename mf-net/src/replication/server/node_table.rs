@@ -226,20 +226,27 @@ pub(crate) fn group_of(groups: &GroupTable, net_id: u32) -> Option<GroupKey> {
     groups.get(key)?.holds(net_id).then_some(key)
 }
 
-/// Captures every networked value in `store` into its shadow state (one pass per type), stamping changes with `tick`, and replaces `changed` with the keys of the nodes
-/// whose state changed, in net id order (what the tick's snapshots start from: a node that did
-/// not change has nothing new to send). A row's tag is its node's slot; `rows` is scratch.
+/// Captures every networked value in `store` into its shadow state (one pass per type),
+/// stamping changes with `tick`, and replaces `changed` with the keys of the nodes whose state
+/// changed, in net id order (what the tick's snapshots start from: a node that did not change
+/// has nothing new to send). A state that names one of `renamed` (sorted) counts as changed in
+/// every member. A row's tag is its node's slot; `rows` is scratch.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn capture(
     nodes: &mut NodeTable,
     shadows: &mut Shadows,
     store: &mut dyn Store,
     tick: u32,
+    renamed: &[NodeId],
     changed: &mut Vec<NodeKey>,
     rows: &mut Vec<Changed>,
 ) {
     changed.clear();
     rows.clear();
     shadows.capture(store, tick, rows);
+    if !renamed.is_empty() {
+        shadows.restamp_naming(store, tick, renamed, rows);
+    }
     for row in rows.iter() {
         let Some(key) = nodes.key_at_slot(row.tag as usize) else {
             continue;
@@ -253,6 +260,9 @@ pub(crate) fn capture(
     // Columns are walked type by type; within one type rows are mostly in spawn (net id)
     // order already, which the sort finds in one pass.
     changed.sort_unstable_by_key(|key| key.id());
+    if !renamed.is_empty() {
+        changed.dedup();
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 
 use crate::codec::quantize::Buckets;
 use crate::codec::state_coder::Coding;
+use crate::refs;
 use crate::replicated::{Audience, Capture, Replicated};
 use crate::replication::shared::columns::{RuntimeColumn, ValueAt};
 use crate::replication::shared::each_value::{each_value, Aligned, HintedRow};
@@ -136,6 +137,24 @@ pub(crate) fn change_gap(last: u32, before: Option<u32>) -> u16 {
     })
 }
 
+/// The indexes of the rows whose state, written for either audience, encodes a reference to
+/// one of `renamed` (sorted).
+fn rows_naming<T: Replicated>(rows: &[ShadowRow<T>], renamed: &[NodeId]) -> Vec<usize> {
+    let (mut asked, mut w) = (Vec::new(), NetWriter::new());
+    let mut hits = Vec::new();
+    for (index, row) in rows.iter().enumerate() {
+        w.clear();
+        refs::asked(&mut asked, || {
+            T::write_full_for(&row.state, Audience::Owner, &mut w);
+            T::write_full_for(&row.state, Audience::NonOwner, &mut w);
+        });
+        if asked.iter().any(|n| renamed.binary_search(n).is_ok()) {
+            hits.push(index);
+        }
+    }
+    hits
+}
+
 fn row_index(index: usize) -> u32 {
     u32::try_from(index).unwrap_or_else(|_| panic!("a column holds more than u32::MAX rows"))
 }
@@ -162,6 +181,18 @@ pub(crate) trait ErasedShadows: RuntimeColumn {
         store: &mut dyn Store,
         tick: u32,
         column: u32,
+        changed: &mut Vec<Changed>,
+    );
+    /// Gives every row whose state names one of `renamed` (sorted: a reference in it is
+    /// encoded to one of them) a new shadow state of its value in `store`, every member
+    /// stamped `tick`, and appends each to `changed`: its whole state goes out again. Runs
+    /// in the runtime's reference scope. A type without node references has none.
+    fn restamp_naming(
+        &mut self,
+        store: &mut dyn Store,
+        tick: u32,
+        column: u32,
+        renamed: &[NodeId],
         changed: &mut Vec<Changed>,
     );
     /// Moves every change tick of `row`'s shadow state older than `floor` up to it
@@ -291,6 +322,39 @@ impl<T: Replicated> ErasedShadows for ShadowColumn<T> {
                     }
                 },
             );
+        });
+    }
+
+    fn restamp_naming(
+        &mut self,
+        store: &mut dyn Store,
+        tick: u32,
+        column: u32,
+        renamed: &[NodeId],
+        changed: &mut Vec<Changed>,
+    ) {
+        if !T::NODE_REFS {
+            return;
+        }
+        let hits = rows_naming::<T>(&self.rows, renamed);
+        let rows = &mut self.rows;
+        lend::<T>(store, &mut |values| {
+            for &index in &hits {
+                let row = &mut rows[index];
+                let Some(value) = values.get_hinted(row.node, &mut row.hint) else {
+                    continue;
+                };
+                row.state = value.new_state(tick);
+                row.last_changed = last_changed_of::<_, T>(&row.state);
+                changed.push(Changed {
+                    tag: row.tag,
+                    last_changed: row.last_changed,
+                    at: ValueAt {
+                        column,
+                        row: row_index(index),
+                    },
+                });
+            }
         });
     }
 

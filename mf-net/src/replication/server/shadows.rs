@@ -95,6 +95,21 @@ impl Shadows {
         }
     }
 
+    /// Gives every shadow state that names one of `renamed` (sorted) a new one, every member
+    /// stamped `tick`, and appends each to `changed` (see
+    /// [`ErasedShadows::restamp_naming`]).
+    pub(crate) fn restamp_naming(
+        &mut self,
+        store: &mut dyn Store,
+        tick: u32,
+        renamed: &[NodeId],
+        changed: &mut Vec<Changed>,
+    ) {
+        for (index, column) in self.columns.iter_mut() {
+            column.restamp_naming(store, tick, index, renamed, changed);
+        }
+    }
+
     /// `node`'s snapshot entry state (see
     /// [`Capture::write_since_for`](crate::replication::Capture::write_since_for)), read at
     /// `hint` when it is still the node's row, else found again.

@@ -130,6 +130,9 @@ pub(crate) struct ServerState {
     all_alive_at: Option<u64>,
     /// The shadow states' changed rows at the last capture (scratch, capacity kept).
     changed_rows: Vec<Changed>,
+    /// The nodes whose references encode otherwise than when the states naming them were last
+    /// sent ([`NetIdMap::take_renamed`]), at the last capture (scratch, capacity kept).
+    renamed: Vec<NodeId>,
     /// The shadow state of every networked node.
     pub(crate) shadows: Shadows,
     /// Which clients have each group.
@@ -176,6 +179,7 @@ impl ServerState {
             interest: Interest::default(),
             all_alive_at: None,
             changed_rows: Vec::new(),
+            renamed: Vec::new(),
             shadows: Shadows::default(),
             viewers: Viewers::default(),
             by_view: Vec::new(),
@@ -926,11 +930,15 @@ impl ServerState {
     ) {
         self.ran = true;
         self.tick = self.tick.wrapping_add(ticks);
+        // States naming a node whose references encode otherwise now go out again whole.
+        self.by_node.take_renamed(&mut self.renamed);
+        self.renamed.sort_unstable();
         node_table::capture(
             &mut self.nodes,
             &mut self.shadows,
             &mut *shared.store,
             self.tick,
+            &self.renamed,
             &mut self.changed,
             &mut self.changed_rows,
         );
