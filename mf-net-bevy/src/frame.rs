@@ -21,6 +21,7 @@ use crate::interest::sync_focus;
 use crate::net::{NetMultiplayer, NetWorldExt};
 use crate::node::{entity_of, first_networked, slot_of, FirstSlot};
 use crate::queue::NetQueue;
+use crate::renetwork;
 use crate::status::NetStatus;
 use crate::types::ReplicatedComponents;
 
@@ -87,7 +88,8 @@ pub(crate) fn fixed_tick(world: &mut World) {
 }
 
 /// The core's frame ends: the server networks the new [`Networked`] entities, captures and
-/// sends.
+/// sends, then networks again the entities clients lost while it kept them (see
+/// [`renetwork`]).
 pub(crate) fn send(world: &mut World) {
     world.net(|mp| {
         let world = mp.store_mut().world_mut();
@@ -103,10 +105,14 @@ pub(crate) fn send(world: &mut World) {
             mp.store_mut().checked_types = true;
         }
         if mp.is_server() {
+            renetwork::mark(mp);
             network_new(mp);
             sync_focus(mp);
         }
         mp.end_frame();
+        if mp.is_server() {
+            renetwork::network_again(mp, network_new);
+        }
         forward_events(mp);
     });
 }
@@ -318,7 +324,7 @@ fn owners_under(mp: &mut NetMultiplayer, entity: Entity) {
 
 /// `entity`'s [`NetOwner`]: the authority of its first networked component (a component
 /// inserted since the entity was networked is not), while that is networked.
-fn set_owner(mp: &mut NetMultiplayer, entity: Entity) {
+pub(crate) fn set_owner(mp: &mut NetMultiplayer, entity: Entity) {
     let world = mp.store().world();
     let first = world
         .get_entity(entity)

@@ -43,6 +43,7 @@ mod node;
 mod plugin;
 mod predict;
 mod queue;
+mod renetwork;
 mod replicate;
 mod rows;
 mod schedule;

@@ -18,6 +18,7 @@ use mf_net::transport::PeerId;
 use crate::components::NetFocus;
 use crate::components::{NetOwner, NetworkId, Networked};
 use crate::node::{entity_of, first_networked, node_at, slot_of};
+use crate::renetwork::{Renetwork, Renetworking};
 use crate::types::{ComponentType, ReplicatedComponents};
 
 /// Stamps that no two removals, in any world of the process, share (see [`Store::removals`]).
@@ -35,6 +36,11 @@ impl Default for Removals {
 }
 
 impl Removals {
+    /// The stamp.
+    pub(crate) fn stamp(&self) -> u64 {
+        self.0
+    }
+
     /// Something was removed.
     pub(crate) fn bump(&mut self) {
         self.0 = NEXT_REMOVAL.fetch_add(1, Ordering::Relaxed);
@@ -76,6 +82,8 @@ pub struct BevyStore {
     pub(crate) checked_types: bool,
     /// The core's count of lost events when the adapter last looked (see `forward_events`).
     pub(crate) events_lost: u64,
+    /// The entities the server networks again this frame.
+    pub(crate) renetworking: Renetworking,
 }
 
 impl BevyStore {
@@ -103,7 +111,7 @@ impl BevyStore {
     }
 
     /// Appends `entity`'s nodes to `group` (the first one linked by `link`, the others beside
-    /// it), then those of its [`Networked`] children, depth-first.
+    /// it), then those of its [`Networked`] children not networked yet, depth-first.
     fn push_entity(&self, entity: Entity, link: Link<u32>, group: &mut Vec<(NodeId, Link<u32>)>) {
         let (Ok(e), Some(types)) = (self.world.get_entity(entity), self.types()) else {
             return;
@@ -131,11 +139,12 @@ impl BevyStore {
             return;
         };
         for &child in children {
-            let networked = self
+            // A child networked on its own already stays so.
+            let joins = self
                 .world
                 .get_entity(child)
-                .is_ok_and(|c| c.contains::<Networked>());
-            if networked {
+                .is_ok_and(|c| c.contains::<Networked>() && !c.contains::<NetworkId>());
+            if joins {
                 self.push_entity(child, Link::ChildOf(at), group);
             }
         }
@@ -162,9 +171,10 @@ impl Store for BevyStore {
     }
 
     fn alive(&self, node: NodeId) -> bool {
+        // An entity networked again counts as gone until the frame's end has despawned it.
         let networked = entity_of(node)
             .and_then(|e| self.world.get_entity(e).ok())
-            .is_some_and(|e| e.contains::<Networked>());
+            .is_some_and(|e| e.contains::<Networked>() && !e.contains::<Renetwork>());
         networked && self.type_of(node).is_some()
     }
 

@@ -376,6 +376,10 @@ struct Chaos {
     owners: HashMap<(Entity, usize), PeerId>,
     /// Whether a grid decides relevance.
     gridded: bool,
+    /// The server's networked entities before its last frame.
+    networked_before: HashSet<Entity>,
+    /// Entities networked before, to be networked again (they keep their authorities).
+    awaiting: HashSet<Entity>,
 }
 
 fn run(seed: u64) {
@@ -413,6 +417,8 @@ fn run(seed: u64) {
         plain: HashSet::new(),
         owners: HashMap::new(),
         gridded: false,
+        networked_before: HashSet::new(),
+        awaiting: HashSet::new(),
     };
     chaos.setup();
     for _ in 0..40 + chaos.rng.below(200) {
@@ -579,12 +585,23 @@ impl Chaos {
         if let Some(e) = self.any_live().filter(|_| self.rng.chance(4)) {
             let k = self.rng.below(KINDS.len() as u64) as usize;
             let world = self.server.world_mut();
-            match (KINDS[k].has)(world, e) {
-                true if avoid("remove") && is_first(world, e, k) => {}
-                true => (KINDS[k].remove)(world, e),
-                false => (KINDS[k].insert)(world, e),
+            let lost_first = match (KINDS[k].has)(world, e) {
+                true if avoid("remove") && is_first(world, e, k) => false,
+                true => {
+                    let first = is_first(world, e, k);
+                    (KINDS[k].remove)(world, e);
+                    first
+                }
+                false => {
+                    (KINDS[k].insert)(world, e);
+                    false
+                }
+            };
+            if lost_first {
+                self.networked_again(e);
             }
             // A component inserted before the entity is networked goes with it.
+            let world = self.server.world();
             let owner = (0..KINDS.len()).find_map(|k| self.owners.get(&(e, k)).copied());
             if let Some(owner) = owner.filter(|_| world.get::<NetworkId>(e).is_none()) {
                 self.owners.insert((e, k), owner);
@@ -595,6 +612,10 @@ impl Chaos {
                 self.orphan(e);
             } else if avoid("unnetwork") {
                 return;
+            } else {
+                for child in networked_children(self.server.world(), e) {
+                    self.networked_again(child);
+                }
             }
             self.server.world_mut().entity_mut(e).remove::<Networked>();
         }
@@ -641,7 +662,7 @@ impl Chaos {
             }
             let target = match self.rng.below(4) {
                 0 => None,
-                1 => self.plain.iter().next().copied(),
+                1 => self.plain.iter().min().copied(),
                 _ => self.any_live(),
             };
             let fresh = target.is_some_and(|t| self.server.world().get::<NetworkId>(t).is_none());
@@ -734,8 +755,14 @@ impl Chaos {
             app.insert_resource(TimeUpdateStrategy::ManualDuration(dt));
             app.update();
         };
+        let world = self.server.world_mut();
+        let mut networked = world.query_filtered::<Entity, With<NetworkId>>();
+        self.networked_before = networked.iter(world).collect();
         set(&mut self.server, dt);
         self.refused();
+        let world = self.server.world();
+        self.awaiting
+            .retain(|&e| world.get::<NetworkId>(e).is_none());
         for (client, stall) in self.clients.iter_mut().zip(&mut self.stalls) {
             match *stall {
                 0 => set(client, dt),
@@ -762,7 +789,40 @@ impl Chaos {
         }
     }
 
-    /// `root` will never be networked: its children go as groups of their own, the server's.
+    /// The networked entity `e` lost its first networked component: if it holds another, it is
+    /// networked again as a root, its networked descendants in its group; if not (a component
+    /// inserted since it was networked is not), its networked children are networked again so.
+    /// Authorities stay.
+    fn networked_again(&mut self, e: Entity) {
+        let world = self.server.world_mut();
+        self.travelled.remove(&e);
+        self.awaiting.insert(e);
+        let networked = |k: &Kind| {
+            let world = &mut *world;
+            (k.has)(world, e)
+                && world.net(|mp| {
+                    let types = mp.store().world().resource::<ReplicatedComponents>();
+                    (k.node)(types, e).is_some_and(|n| mp.net_id(n).is_some())
+                })
+        };
+        let keeps_some = KINDS.iter().any(networked);
+        let world = self.server.world();
+        if !keeps_some {
+            for child in networked_children(world, e) {
+                self.networked_again(child);
+            }
+            return;
+        }
+        let mut stack = networked_children(world, e);
+        while let Some(d) = stack.pop() {
+            self.travelled.insert(d);
+            self.awaiting.insert(d);
+            stack.extend(networked_children(world, d));
+        }
+    }
+
+    /// `root` will never be networked (again): its children not networked before this frame (nor
+    /// awaiting to be networked again) go as groups of their own, the server's.
     fn orphan(&mut self, root: Entity) {
         let world = self.server.world();
         self.plain.insert(root);
@@ -771,6 +831,7 @@ impl Chaos {
         for child in world.get::<Children>(root).into_iter().flatten() {
             self.travelled.remove(child);
         }
+        subtree.retain(|e| !self.networked_before.contains(e) && !self.awaiting.contains(e));
         for (&(e, _), owner) in &mut self.owners {
             if subtree.contains(&e) {
                 *owner = PeerId::SERVER;
@@ -864,6 +925,15 @@ fn descendants(
     }
 }
 
+/// `e`'s children that are networked.
+fn networked_children(world: &World, e: Entity) -> Vec<Entity> {
+    let children = world.get::<Children>(e).into_iter().flatten();
+    children
+        .copied()
+        .filter(|&c| world.get::<Networked>(c).is_some() && world.get::<NetworkId>(c).is_some())
+        .collect()
+}
+
 /// The first node of an entity, as the adapter networks it.
 trait FirstNode {
     fn first_node_of(&self, e: Entity) -> Option<NodeId>;
@@ -955,43 +1025,46 @@ fn avoid(defect: &str) -> bool {
 }
 
 /// The defects found and not fixed yet (see [`FOUND`]).
-const UNFIXED: [&str; 3] = ["remove", "unnetwork", "fresh"];
+const UNFIXED: [&str; 0] = [];
 
 /// Seeds that found a defect, each named by the `CHAOS_AVOID_KNOWN` word that leaves its draws
 /// out (each seed fails with its own draws in, and passes with its word given):
 ///
-/// - 2, `remove` (fixed but for the entity's first networked component): a replicated
-///   component removed from a networked entity that keeps others. The server despawns that
-///   component's node only; a client's `BevyStore::despawn` despawned the whole entity (and
-///   its children), which the server went on replicating. It now removes the component, but
-///   for the entity's first networked one, whose node the others' travel beside: clients still
-///   despawn the entity, and the server goes on replicating the rest. Only that case's draws
-///   are left out by default.
+/// - 2, `remove` (fixed): a replicated component removed from a networked entity that keeps
+///   others. The server despawns that component's node only; a client's `BevyStore::despawn`
+///   despawned the whole entity (and its children), which the server went on replicating. It
+///   now removes the component; the entity's first networked component, whose node the others
+///   travel beside, was left out of that fix, and is fixed since: the server networks the
+///   entity again (with its children, authorities kept, and the states naming it sent again).
 /// - 536 and 3: the fix above, first written, told an entity's first component by the first
 ///   replicated component present, which one inserted after the entity was networked can
 ///   precede: clients lost the entity (536). The entity now keeps the slot of its first
 ///   networked component; a client's entity not tagged with it yet (made in the same frame)
 ///   goes by its first component, which is its spawn's (3).
-/// - 6, `unnetwork` (not fixed): `Networked` removed from an entity whose `Networked`
-///   children travelled in its group. The server despawns the entity's nodes and keeps the
-///   children's; clients despawn the entity with its children (and forget their nodes).
+/// - 6, `unnetwork` (fixed): `Networked` removed from an entity whose `Networked` children
+///   travelled in its group. The server despawned the entity's nodes and kept the children's;
+///   clients despawned the entity with its children (and forgot their nodes). The server now
+///   networks those children again.
+/// - 26 and 71: the two fixes above, first written, took into a re-networked entity's group
+///   a child networked on its own since (its group was refused, 26), and networked again,
+///   at every removal, the children of an entity left with no networked component (71).
 /// - 2, `recursive` (fixed): `set_authority(node, peer, true)` under a foreign store gave
 ///   `peer` that node only (the core took a node's descendants from the built-in scene), and
 ///   the adapter set the `NetOwner` of the entity named only.
-/// - 28, `fresh` (fixed but in part): a `NetEntity` set, before the frame's fixed tick, to an
+/// - 28 and 119, `fresh` (fixed): a `NetEntity` set, before the frame's fixed tick, to an
 ///   entity spawned `Networked` in the same frame. The tick's capture encoded it as none (the
 ///   entity was networked in `PostUpdate`, after it); the value never changed again, so
 ///   clients kept none while the server (and clients joining later) named the entity. The
-///   fixed tick now networks new entities first; seed 119 still finds a reference captured
-///   before its entity was networked, in a frame the fixed tick did not network it (the core
-///   does not send a state again when a node it named becomes networked).
+///   fixed tick now networks new entities first (28); and the core sends a state again when a
+///   node it named as none is networked (119: a reference captured before its entity was
+///   networked, in a frame the fixed tick did not network it).
 /// - 572, `lost` (fixed): a client whose frame applied more than the core's 1024 queued
 ///   events (after a stall) lost `AuthorityChanged` events, and with them the `NetOwner`
 ///   updates: its `NetOwner` stayed stale.
 /// - 105: the fix of the last two, first written, took an entity's first replicated
 ///   component for its first networked one; a component inserted after the entity was
 ///   networked is not networked, and the `NetOwner` went stale again.
-const FOUND: [u64; 8] = [2, 3, 6, 28, 105, 119, 536, 572];
+const FOUND: [u64; 10] = [2, 3, 6, 26, 28, 71, 105, 119, 536, 572];
 
 #[test]
 fn random_bevy_worlds_converge() {

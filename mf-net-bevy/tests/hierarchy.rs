@@ -273,3 +273,99 @@ fn a_component_removed_from_an_entity_leaves_the_rest() {
     common::run(&mut server, &mut clients, 10);
     assert_eq!(ships(&mut clients[0]), [(Ship { x: 2 }, None, vec![10])]);
 }
+
+/// The entity holding a `Hull` on `app`, with its `Ship` if any and its `NetOwner`; the turret
+/// angles under it; whether the tug tows it.
+fn hull_entity(app: &mut App) -> (Option<Ship>, Hull, Option<PeerId>, Vec<i32>, bool) {
+    let world = app.world_mut();
+    let (e, ship, hull, owner) = world
+        .query::<(Entity, Option<&Ship>, &Hull, Option<&NetOwner>)>()
+        .single(world)
+        .unwrap();
+    let (ship, hull, owner) = (ship.cloned(), hull.clone(), owner.map(|o| o.0));
+    let mut turrets = world.query::<(&Turret, &ChildOf)>();
+    let angles = turrets
+        .iter(world)
+        .filter(|(_, c)| c.parent() == e)
+        .map(|(t, _)| t.angle)
+        .collect();
+    let towed = world.query::<&Tow>().single(world).unwrap().towed;
+    (ship, hull, owner, angles, towed == NetEntity::from(e))
+}
+
+/// An entity whose first networked component is removed while it holds others is networked
+/// again on clients: its other components, its children (under it), the references to it, and
+/// each component's authority. (Clients despawned the entity and its children, which the server
+/// went on replicating.)
+#[test]
+fn an_entity_that_loses_its_first_component_keeps_the_rest_on_clients() {
+    let (mut server, mut clients) = server_and_client();
+    let world = server.world_mut();
+    let ship = world
+        .spawn((Ship { x: 1 }, Hull { armor: 5 }, Networked))
+        .id();
+    world.spawn((Turret { angle: 10 }, Networked, ChildOf(ship)));
+    world.spawn((Tow { towed: ship.into() }, Networked));
+    common::run(&mut server, &mut clients, 10);
+    // The client gets the hull (not the ship, the entity's first component).
+    let peer = clients[0].world_mut().net(|mp| mp.local_peer_id());
+    server.world_mut().net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let hull = types.node_of::<Hull>(ship).unwrap();
+        mp.set_authority(hull, peer, false).unwrap();
+    });
+    common::run(&mut server, &mut clients, 10);
+    let before = hull_entity(&mut clients[0]);
+    assert_eq!(
+        before,
+        (
+            Some(Ship { x: 1 }),
+            Hull { armor: 5 },
+            Some(PeerId::SERVER),
+            vec![10],
+            true
+        )
+    );
+    server.world_mut().entity_mut(ship).remove::<Ship>();
+    server.world_mut().get_mut::<Hull>(ship).unwrap().armor = 6;
+    common::run(&mut server, &mut clients, 10);
+    // The entity's first networked component is its hull now: its owner is the hull's.
+    assert_eq!(
+        hull_entity(&mut clients[0]),
+        (None, Hull { armor: 6 }, Some(peer), vec![10], true)
+    );
+    server.world_mut().net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let hull = types.node_of::<Hull>(ship).unwrap();
+        assert_eq!(mp.authority(hull), peer);
+    });
+}
+
+/// The networked children of an entity that is no longer `Networked` stay on clients (networked
+/// again, without their parent there); made `Networked` again, the entity comes back.
+#[test]
+fn the_children_of_an_entity_no_longer_networked_stay_on_clients() {
+    let (mut server, mut clients) = server_and_client();
+    let world = server.world_mut();
+    let ship = world.spawn((Ship { x: 1 }, Networked)).id();
+    world.spawn((Turret { angle: 10 }, Networked, ChildOf(ship)));
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(ships(&mut clients[0]), [(Ship { x: 1 }, None, vec![10])]);
+    server.world_mut().entity_mut(ship).remove::<Networked>();
+    common::run(&mut server, &mut clients, 10);
+    let angles = |app: &mut App| {
+        let world = app.world_mut();
+        let mut turrets = world.query::<(&Turret, Option<&ChildOf>)>();
+        let found: Vec<_> = turrets
+            .iter(world)
+            .map(|(t, c)| (t.angle, c.is_some()))
+            .collect();
+        found
+    };
+    assert!(ships(&mut clients[0]).is_empty());
+    assert_eq!(angles(&mut clients[0]), [(10, false)]);
+    server.world_mut().entity_mut(ship).insert(Networked);
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(ships(&mut clients[0]), [(Ship { x: 1 }, None, vec![])]);
+    assert_eq!(angles(&mut clients[0]), [(10, false)]);
+}

@@ -1,0 +1,228 @@
+//! Entities the server networks again, because clients lost them while the server kept them:
+//! an entity whose first networked component was removed while it holds others (its other
+//! components and its children travelled beside and under that component's node, and clients
+//! despawn the entity with it), and the networked children of an entity that is no longer
+//! [`Networked`], or holds no networked component any more (clients despawn them with their
+//! parent; a component inserted since the entity was networked is not networked). Such an
+//! entity loses its [`NetworkId`], so that no two entities show the same one.
+//!
+//! Before the frame's end, each such entity and its networked descendants are marked
+//! [`Renetwork`]: the store reports their nodes gone, so the core despawns them on clients.
+//! After it, they lose their [`NetworkId`] and are networked anew, as new entities on clients:
+//! each component keeps its authority, and the states that name them are sent again.
+
+use bevy_ecs::component::Component;
+use bevy_ecs::entity::Entity;
+use bevy_ecs::hierarchy::Children;
+use bevy_ecs::query::{QueryState, With, Without};
+use bevy_ecs::world::World;
+use mf_net::store::NodeId;
+use mf_net::transport::PeerId;
+
+use crate::components::{NetworkId, Networked};
+use crate::net::NetMultiplayer;
+use crate::node::{entity_of, node_at, FirstSlot};
+use crate::store::Removals;
+use crate::types::ReplicatedComponents;
+
+/// Marks an entity the server networks again: its nodes count as gone until the frame ends.
+#[derive(Component, Debug, Clone, Copy)]
+pub(crate) struct Renetwork;
+
+/// What the server networks again this frame (capacity kept).
+#[derive(Default)]
+pub(crate) struct Renetworking {
+    /// The removal stamp at the last look.
+    seen: u64,
+    /// The marked entities, each root before its descendants.
+    entities: Vec<Entity>,
+    /// The authority of each of their networked nodes, to give back once it is networked
+    /// again.
+    authorities: Vec<(NodeId, PeerId)>,
+    /// Their nodes, and those of entities no longer networked (see [`entity_nodes`]).
+    nodes: Vec<NodeId>,
+    /// Entities no longer `Networked` that still carry a `NetworkId`: they lose it (and are
+    /// networked anew if they are made `Networked` again).
+    unnetworked: Vec<Entity>,
+    /// The query for those, made once.
+    unnetworked_query: Option<Unnetworked>,
+    /// The query for networked entities, made once.
+    lost_query: Option<FirstSlots>,
+}
+
+/// Entities no longer `Networked` that carry a `NetworkId`.
+type Unnetworked = QueryState<Entity, (With<NetworkId>, Without<Networked>)>;
+
+/// Networked entities with the slot of their first networked component.
+type FirstSlots = QueryState<(Entity, &'static FirstSlot), (With<Networked>, Without<Renetwork>)>;
+
+/// Before the frame ends: marks what is to be networked again (only after something was
+/// removed).
+pub(crate) fn mark(mp: &mut NetMultiplayer) {
+    let stamp = |mp: &NetMultiplayer| {
+        let removals = mp.store().world().get_resource::<Removals>();
+        removals.map_or(0, Removals::stamp)
+    };
+    let mut r = std::mem::take(&mut mp.store_mut().renetworking);
+    if stamp(mp) != r.seen {
+        let mut roots = Vec::new();
+        let store = mp.store_mut();
+        let query = r
+            .unnetworked_query
+            .get_or_insert_with(|| store.world.query_filtered());
+        r.unnetworked.extend(query.iter(&store.world));
+        for &e in &r.unnetworked {
+            roots.extend(networked_children(&store.world, e));
+        }
+        for (e, keeps_some) in lost_first(mp, &mut r) {
+            if keeps_some {
+                roots.push(e);
+                continue;
+            }
+            // Nothing of it is networked now: it is networked anew (if it holds a replicated
+            // component inserted since) or refused, as a new `Networked` entity is.
+            r.nodes.extend(entity_nodes(mp.store().world(), e));
+            let world = mp.store_mut().world_mut();
+            world.entity_mut(e).remove::<(FirstSlot, NetworkId)>();
+            roots.extend(networked_children(world, e));
+        }
+        for root in roots {
+            mark_subtree(mp, root, &mut r);
+        }
+        r.seen = stamp(mp);
+    }
+    mp.store_mut().renetworking = r;
+}
+
+/// After the frame's end (the core despawned the marked entities' nodes): the marked entities
+/// are networked anew, their authorities given back, and the states that named them sent again.
+pub(crate) fn network_again(mp: &mut NetMultiplayer, network_new: fn(&mut NetMultiplayer)) {
+    let mut r = std::mem::take(&mut mp.store_mut().renetworking);
+    let world = mp.store_mut().world_mut();
+    for &e in r.entities.iter().chain(&r.unnetworked) {
+        if let Ok(mut entity) = world.get_entity_mut(e) {
+            entity.remove::<(Renetwork, NetworkId, FirstSlot)>();
+        }
+    }
+    r.unnetworked.clear();
+    if !r.entities.is_empty() {
+        network_new(mp);
+    }
+    // An entity whose group was refused (net ids ran out) is not `Networked` any more: its
+    // children are networked on their own at a later frame, and get their authorities then.
+    r.authorities
+        .retain(|&(node, peer)| give_back(mp, node, peer));
+    for &e in &r.entities {
+        crate::frame::set_owner(mp, e);
+    }
+    for &node in &r.nodes {
+        mp.resend_states_naming(node);
+    }
+    r.entities.clear();
+    r.nodes.clear();
+    mp.store_mut().renetworking = r;
+}
+
+/// Gives `node` the authority `peer` back if it is networked again; whether to wait for that
+/// (its entity is `Networked` but not networked yet).
+fn give_back(mp: &mut NetMultiplayer, node: NodeId, peer: PeerId) -> bool {
+    if mp.net_id(node).is_some() {
+        if mp.authority(node) != peer && mp.set_authority(node, peer, false).is_ok() {
+            if let Some(e) = entity_of(node) {
+                crate::frame::set_owner(mp, e);
+            }
+        }
+        return false;
+    }
+    let entity = entity_of(node).and_then(|e| mp.store().world().get_entity(e).ok());
+    entity.is_some_and(|e| e.contains::<Networked>() && !e.contains::<NetworkId>())
+}
+
+/// The networked entities whose first networked component is gone, each with whether it holds
+/// another networked one (then it is networked again; if not, its networked children are).
+fn lost_first(mp: &mut NetMultiplayer, r: &mut Renetworking) -> Vec<(Entity, bool)> {
+    let store = mp.store_mut();
+    let query = r
+        .lost_query
+        .get_or_insert_with(|| store.world.query_filtered());
+    let world = &store.world;
+    let Some(types) = world.get_resource::<ReplicatedComponents>() else {
+        return Vec::new();
+    };
+    let lost: Vec<Entity> = query
+        .iter(world)
+        .filter(|&(e, first)| {
+            let ty = types.by_slot(first.0).map(|t| t.type_id);
+            !ty.is_some_and(|ty| world.get_entity(e).is_ok_and(|e| e.contains_type_id(ty)))
+        })
+        .map(|(e, _)| e)
+        .collect();
+    if lost.is_empty() {
+        return Vec::new();
+    }
+    let world = mp.store().world();
+    let Some(types) = world.get_resource::<ReplicatedComponents>() else {
+        return Vec::new();
+    };
+    let networked = |e: Entity, slot: u32| {
+        let held = world.get_entity(e).is_ok_and(|entity| {
+            types
+                .by_slot(slot)
+                .is_some_and(|t| entity.contains_type_id(t.type_id))
+        });
+        held && node_at(e, slot).is_some_and(|node| mp.net_id(node).is_some())
+    };
+    let slots = u32::try_from(types.iter().count()).unwrap_or(0);
+    lost.into_iter()
+        .map(|e| (e, (0..slots).any(|slot| networked(e, slot))))
+        .collect()
+}
+
+/// The node of every registered type's component of `e`, held or not. A `NetEntity` travels as
+/// the entity's first networked node, which may be another once it is networked again: states
+/// naming any of them go again.
+fn entity_nodes(world: &World, e: Entity) -> impl Iterator<Item = NodeId> {
+    let types = world.get_resource::<ReplicatedComponents>();
+    let slots = types.map_or(0, |t| u32::try_from(t.iter().count()).unwrap_or(0));
+    (0..slots).filter_map(move |slot| node_at(e, slot))
+}
+
+/// `e`'s children that are networked.
+fn networked_children(world: &World, e: Entity) -> Vec<Entity> {
+    let Some(children) = world.get::<Children>(e) else {
+        return Vec::new();
+    };
+    children
+        .iter()
+        .copied()
+        .filter(|&c| world.get::<NetworkId>(c).is_some() && world.get::<Networked>(c).is_some())
+        .collect()
+}
+
+/// Marks `root` and its networked descendants (depth-first), noting their nodes' authorities
+/// and the node each travelled as.
+fn mark_subtree(mp: &mut NetMultiplayer, root: Entity, r: &mut Renetworking) {
+    let mut stack = vec![root];
+    while let Some(e) = stack.pop() {
+        if r.entities.contains(&e) {
+            continue;
+        }
+        let world = mp.store().world();
+        if world.get_entity(e).is_err() {
+            continue;
+        }
+        for node in entity_nodes(world, e) {
+            r.nodes.push(node);
+            if mp.net_id(node).is_some() {
+                r.authorities.push((node, mp.authority(node)));
+            }
+        }
+        stack.extend(networked_children(world, e));
+        r.entities.push(e);
+        let world = mp.store_mut().world_mut();
+        world.entity_mut(e).insert(Renetwork);
+        if let Some(mut removals) = world.get_resource_mut::<Removals>() {
+            removals.bump();
+        }
+    }
+}
