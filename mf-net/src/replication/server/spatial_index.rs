@@ -29,11 +29,21 @@ pub(crate) struct Move {
     pub(crate) to: Option<Cell>,
 }
 
+/// How many empty cells the index keeps beyond [`EMPTY_PER_OCCUPIED`] per occupied one: up to
+/// then, a group moving back into a cell finds its list's capacity.
+const EMPTY_CELLS_KEPT: usize = 4096;
+/// How many empty cells the index keeps per occupied one, beyond [`EMPTY_CELLS_KEPT`].
+const EMPTY_PER_OCCUPIED: usize = 4;
+
 /// The groups by cell (see the [module documentation](self)). Allocates nothing in steady
-/// state: a cell's list keeps its capacity when it empties.
+/// state: a cell's list keeps its capacity when it empties, unless the cells left empty
+/// outnumber [`EMPTY_CELLS_KEPT`] and four per occupied cell (groups that wander a wide world
+/// leave cells behind; those are dropped then).
 pub(crate) struct SpatialIndex {
     reach: u32,
     cells: HashMap<Cell, Vec<GroupKey>, BuildHasherDefault<IntHasher>>,
+    /// How many of `cells` are empty.
+    empty: usize,
     placed: PerSlot<Group, Placed>,
     unplaced: Vec<GroupKey>,
     /// The groups that changed cell, oldest first; `moves[0]` is move number `base`.
@@ -47,6 +57,7 @@ impl SpatialIndex {
         Self {
             reach,
             cells: HashMap::default(),
+            empty: 0,
             placed: PerSlot::default(),
             unplaced: Vec::new(),
             moves: Vec::new(),
@@ -101,7 +112,13 @@ impl SpatialIndex {
             });
         }
         let list = match cell {
-            Some(cell) => self.cells.entry(cell).or_default(),
+            Some(cell) => {
+                let list = self.cells.entry(cell).or_default();
+                if list.is_empty() && list.capacity() > 0 {
+                    self.empty -= 1;
+                }
+                list
+            }
             None => &mut self.unplaced,
         };
         let at = u32::try_from(list.len()).unwrap_or(u32::MAX);
@@ -136,6 +153,19 @@ impl SpatialIndex {
             if let Some(p) = self.placed.get_mut(moved) {
                 p.at = old.at;
             }
+        }
+        if list.is_empty() && old.cell.is_some() {
+            self.empty += 1;
+            self.drop_empty_cells_if_many();
+        }
+    }
+
+    /// Drops the empty cells once there are too many of them (see [`EMPTY_CELLS_KEPT`]).
+    fn drop_empty_cells_if_many(&mut self) {
+        let occupied = self.cells.len() - self.empty;
+        if self.empty > EMPTY_CELLS_KEPT + EMPTY_PER_OCCUPIED * occupied {
+            self.cells.retain(|_, list| !list.is_empty());
+            self.empty = 0;
         }
     }
 
@@ -243,5 +273,34 @@ mod tests {
         );
         assert!(!index.may_reach(index.cell(c), Some((5, 5))));
         assert!(index.may_reach(index.cell(c), Some((3, 2))));
+    }
+
+    #[test]
+    fn groups_wandering_a_wide_world_leave_a_bounded_number_of_cells_behind() {
+        use super::{EMPTY_CELLS_KEPT, EMPTY_PER_OCCUPIED};
+        let mut index = SpatialIndex::new(1);
+        let groups: Vec<GroupKey> = (0..10).map(|i| GroupKey::new(i, i + 1)).collect();
+        for step in 0..100_000i64 {
+            for (i, &g) in (0i64..).zip(&groups) {
+                index.place(g, Some((step, i * 1000)));
+            }
+            index.forget_moves(index.moves_end());
+            let bound = EMPTY_CELLS_KEPT + (EMPTY_PER_OCCUPIED + 1) * groups.len();
+            assert!(
+                index.cells.len() <= bound,
+                "step {step}: {}",
+                index.cells.len()
+            );
+        }
+        // Each group is still found where it is.
+        assert_eq!(near(&index, (99_999, 0)), [1]);
+        assert_eq!(near(&index, (99_999, 9000)), [10]);
+        // Going back and forth between two cells keeps both lists: nothing is dropped.
+        let before = index.cells.len();
+        for step in 0..1000i64 {
+            index.place(groups[0], Some((step % 2, -5)));
+        }
+        assert!(index.cells.len() <= before + 2);
+        assert_eq!(near(&index, (1, -5)), [1]);
     }
 }
