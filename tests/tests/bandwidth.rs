@@ -513,8 +513,20 @@ fn measure_bench_box(
     snapshot_encoding: SnapshotEncoding,
     latency: Duration,
 ) -> (u64, usize) {
+    measure_bench_box_at(30, boxes, snapshot_encoding, latency)
+}
+
+/// [`measure_bench_box`] at `tick_rate` ticks a second, a frame a tick: bytes over one second
+/// (`tick_rate` snapshots).
+fn measure_bench_box_at(
+    tick_rate: u8,
+    boxes: usize,
+    snapshot_encoding: SnapshotEncoding,
+    latency: Duration,
+) -> (u64, usize) {
     let config = MultiplayerConfig {
         snapshot_encoding,
+        tick_rate,
         ..MultiplayerConfig::default()
     };
     let conditions = NetworkConditions {
@@ -522,6 +534,7 @@ fn measure_bench_box(
         ..NetworkConditions::perfect()
     };
     let mut world = World::with(1, config, Some(conditions), 0, bench_box_library);
+    world.dt = Duration::from_secs(1) / u32::from(tick_rate);
     let root = world.root();
     let handles: Vec<_> = (0..boxes)
         .map(|_| {
@@ -529,7 +542,9 @@ fn measure_bench_box(
             world.server.scene().net_ref::<BenchBox>(node).unwrap()
         })
         .collect();
-    for _ in 0..40 {
+    // Warm-ups of 40 and 20 frames at 30 Hz, as long at other rates.
+    let frames = |at_30: u32| at_30 * u32::from(tick_rate) / 30;
+    for _ in 0..frames(40) {
         world.frame();
     }
     let idle_snapshot = world.clients[0].stats().last_snapshot_bytes;
@@ -545,19 +560,53 @@ fn measure_bench_box(
         }
         world.frame();
     };
-    for f in 1..=20 {
+    let warm = frames(20);
+    for f in 1..=warm {
         frame(&mut world, f);
     }
     let down = world.clients[0].stats().bytes_received;
-    for f in 21..=50 {
+    for f in warm + 1..=warm + u32::from(tick_rate) {
         frame(&mut world, f);
     }
     let second = world.clients[0].stats().bytes_received - down;
-    for _ in 0..40 {
+    for _ in 0..frames(40) {
         world.frame();
     }
     world.assert_converged();
     (second, idle_snapshot)
+}
+
+/// Bytes per moving box and tick in a second of [`measure_bench_box_at`].
+fn per_moving_box(tick_rate: u8, boxes: usize, (second, idle): (u64, usize)) -> f64 {
+    let ticks = u64::from(tick_rate);
+    (second - ticks * idle as u64) as f64 / (ticks * boxes as u64) as f64
+}
+
+/// At 128 Hz a client's acknowledgements take four times as many ticks: a baseline reaches 64
+/// ticks back there (half a second), so that a client 150 or 200 ms away each way (a round
+/// trip of 39 to 52 ticks) is still sent deltas. (The boxes move as far each tick as at
+/// 30 Hz, so deltas across as many ticks are larger.) Reaching 32 ticks back at every rate,
+/// those clients got every moving box whole: 1 793 408 B/s, 14.00 B a box.
+#[test]
+fn bandwidth_bench_box_at_128_hz() {
+    // Each way; bytes a second and the idle snapshot's size (a byte more once the default
+    // baseline is over a tick back); at most so many bytes a moving box.
+    for (latency, expected, most) in [
+        (0, (535_906, 9), 6.0),
+        (50, (1_160_576, 10), 10.0),
+        (150, (1_173_120, 10), 10.0),
+        (200, (1_178_880, 10), 10.0),
+    ] {
+        let latency = Duration::from_millis(latency);
+        let m = measure_bench_box_at(128, 1000, SnapshotEncoding::Bits, latency);
+        let per_box = per_moving_box(128, 1000, m);
+        println!(
+            "128 Hz, {latency:?} each way: {} B/s, {per_box:.2} B per moving box",
+            m.0
+        );
+        assert_eq!(m, expected, "pinned byte count changed");
+        assert!(per_box <= most, "{per_box:.2} B per moving box");
+    }
 }
 
 #[test]

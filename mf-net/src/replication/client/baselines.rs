@@ -1,14 +1,14 @@
 //! [`Baselines`]: the values each bit-packed entry a client decoded gave its node, by the
 //! snapshot's tick, as later entries' baselines.
 //!
-//! One table per tick of the last [`BASELINE_DEPTH`] (a ring indexed by tick modulo
-//! `BASELINE_DEPTH`): the entries of that tick's snapshot in the order it carried them, each its net id and its
-//! values. A snapshot is written into its table as it is read, front to back; and since a
+//! One table per tick of the last `depth` ([`baseline_depth`] at the server's tick rate: a
+//! ring indexed by tick modulo `depth`): the entries of that tick's snapshot in the order it
+//! carried them, each its net id and its values. A snapshot is written into its table as it is read, front to back; and since a
 //! snapshot's entries come in net id order and most are coded against one baseline tick, the
 //! entries it looks up in a baseline's table come in that table's order too: each lookup first
 //! tries the entry after the last one found, and only then searches. So both ends of the work
 //! walk memory in order, as a snapshot does, rather than a node's records scattered in a map.
-//! An entry names its baseline at most `BASELINE_DEPTH - 1` ticks back (the server's rule), so
+//! An entry names its baseline at most `depth - 1` ticks back (the server's rule), so
 //! a table is overwritten only once it can no longer be named.
 //!
 //! A baseline is a node's values *as of* a tick: the values of its newest entry at or before
@@ -23,7 +23,9 @@
 
 use crate::codec::quantize::Buckets;
 use crate::replication::client::floors::Floors;
-use crate::replication::shared::protocol::BASELINE_DEPTH;
+#[cfg(doc)]
+use crate::replication::shared::protocol::baseline_depth;
+use crate::replication::shared::protocol::{MAX_BASELINE_DEPTH, MIN_BASELINE_DEPTH};
 use crate::tick::{tick_after, tick_diff, HORIZON};
 
 /// One entry of a [`TickTable`]: its node, and where its values are.
@@ -137,11 +139,14 @@ impl TickTable {
 /// that one when it is begun (snapshots whose sizes vary in a cycle, as update tiers make
 /// them, would otherwise have each table wait for the largest to land on it). A table keeps
 /// at most as many entries as the client has nodes (a hostile server repeating one entry
-/// cannot make them larger), so they hold at most `BASELINE_DEPTH` values of each node, as a
-/// record per node would.
+/// cannot make them larger), so they hold at most `depth` values of each node, as a record per
+/// node would.
 #[derive(Default)]
 pub(crate) struct Baselines {
+    /// One table per tick of the last `depth`: made when the first is begun.
     tables: Vec<TickTable>,
+    /// How many ticks back a baseline may be ([`set_depth`](Self::set_depth); 0: the least).
+    depth: usize,
     /// The tick being written, if any.
     writing: Option<u32>,
     /// The most rows and values one table has held.
@@ -161,17 +166,34 @@ pub(crate) struct Baselines {
 }
 
 impl Baselines {
-    /// Starts the table of the snapshot of `tick`, in place of the one `BASELINE_DEPTH` ticks
-    /// before, to keep at most `limit` entries (the client's node count).
+    /// How many ticks back a baseline may be ([`baseline_depth`] at the server's tick rate):
+    /// how many tables the client keeps. Another depth than the tables' forgets them.
+    pub(crate) fn set_depth(&mut self, depth: usize) {
+        debug_assert!(depth.is_power_of_two());
+        self.depth = depth.clamp(MIN_BASELINE_DEPTH, MAX_BASELINE_DEPTH);
+        if !self.tables.is_empty() && self.tables.len() != self.depth {
+            self.clear();
+            self.tables.clear();
+        }
+    }
+
+    /// The slot of `tick`'s table (0 before any table is made).
+    fn slot(&self, tick: u32) -> usize {
+        tick as usize % self.tables.len().max(1)
+    }
+
+    /// Starts the table of the snapshot of `tick`, in place of the one `depth` ticks before, to
+    /// keep at most `limit` entries (the client's node count).
     pub(crate) fn begin(&mut self, tick: u32, limit: usize) {
         self.limit = limit;
         if self.tables.is_empty() {
-            self.tables.resize_with(BASELINE_DEPTH, TickTable::default);
+            let depth = self.depth.max(MIN_BASELINE_DEPTH);
+            self.tables.resize_with(depth, TickTable::default);
         }
         for table in &mut self.tables {
             table.cursor = 0;
         }
-        let slot = tick as usize % BASELINE_DEPTH;
+        let slot = self.slot(tick);
         if let Some(old) = self.tables[slot].tick.filter(|&old| old != tick) {
             self.retire(slot, old);
         }
@@ -210,7 +232,7 @@ impl Baselines {
     /// Both tables are in net id order: one walk along each.
     fn retire(&mut self, slot: usize, old: u32) {
         let next_tick = old.wrapping_add(1);
-        let next = &self.tables[(slot + 1) % BASELINE_DEPTH];
+        let next = &self.tables[(slot + 1) % self.tables.len()];
         let next_rows = match next.tick == Some(next_tick) {
             true => &next.rows[..],
             false => &[],
@@ -234,12 +256,12 @@ impl Baselines {
 
     /// Node `id`'s values as of `tick` (with `slots` values), if this client has them: those
     /// of its entry in the snapshot of `tick`, else of its newest entry before (in an older
-    /// table, else its floor). For a tick the server may name: at most `BASELINE_DEPTH - 1`
-    /// before the newest snapshot begun, which is not a baseline yet.
+    /// table, else its floor). For a tick the server may name: at most `depth - 1` before the
+    /// newest snapshot begun, which is not a baseline yet.
     pub(crate) fn find(&mut self, tick: u32, id: u32, slots: usize) -> Option<&[Buckets]> {
         // Its table, the usual case: newer than any spawn of the node the server names a tick
         // at or after.
-        let slot = tick as usize % BASELINE_DEPTH;
+        let slot = self.slot(tick);
         let writing = self.writing;
         let own = self
             .tables
@@ -308,7 +330,8 @@ impl Baselines {
         let Some(tick) = self.writing else {
             return;
         };
-        let Some(table) = self.tables.get_mut(tick as usize % BASELINE_DEPTH) else {
+        let slot = self.slot(tick);
+        let Some(table) = self.tables.get_mut(slot) else {
             return;
         };
         let (Ok(start), Ok(slots)) = (
@@ -334,7 +357,8 @@ impl Baselines {
         let Some(tick) = self.writing.take() else {
             return;
         };
-        if let Some(table) = self.tables.get_mut(tick as usize % BASELINE_DEPTH) {
+        let slot = self.slot(tick);
+        if let Some(table) = self.tables.get_mut(slot) {
             if !table.sorted {
                 table.rows.sort_unstable_by_key(|r| r.id);
             }
@@ -343,8 +367,12 @@ impl Baselines {
         }
         let tables = &self.tables;
         self.newest_first.clear();
-        self.newest_first
-            .extend((0..BASELINE_DEPTH as u8).filter(|&s| tables[usize::from(s)].tick.is_some()));
+        // At most `MAX_BASELINE_DEPTH` slots, which fit a byte.
+        #[allow(clippy::cast_possible_truncation)]
+        let slots = (0..tables.len())
+            .filter(|&s| tables[s].tick.is_some())
+            .map(|s| s as u8);
+        self.newest_first.extend(slots);
         self.newest_first
             .sort_unstable_by_key(|&s| std::cmp::Reverse(tables[usize::from(s)].begun));
     }
@@ -362,8 +390,9 @@ impl Baselines {
 
 #[cfg(test)]
 mod tests {
-    use super::{Baselines, BASELINE_DEPTH};
+    use super::Baselines;
     use crate::codec::quantize::Buckets;
+    use crate::replication::shared::protocol::MIN_BASELINE_DEPTH as BASELINE_DEPTH;
 
     fn value(v: u64) -> [Buckets; 2] {
         [Buckets::from_low_u64(v), Buckets::from_low_u64(v + 1)]
@@ -479,9 +508,17 @@ mod tests {
 
     #[test]
     fn every_tick_a_server_may_name_reads_as_the_newest_entry_decoded_by_then() {
-        let depth = BASELINE_DEPTH as u64;
+        // At 30, 128 and 255 ticks a second.
+        for depth in [32, 64, 128] {
+            every_tick_a_server_may_name_reads_at(depth);
+        }
+    }
+
+    fn every_tick_a_server_may_name_reads_at(depth: usize) {
         let mut rng = fastrand::Rng::with_seed(26);
         let mut b = Baselines::default();
+        b.set_depth(depth);
+        let depth = depth as u64;
         // Every entry decoded and every spawn, in order, by absolute tick (the tables' ticks
         // wrap: they start just before `u32::MAX`); and where each node's life began in it.
         let mut decoded: Vec<(u64, u32, u64)> = Vec::new();
@@ -519,7 +556,7 @@ mod tests {
                 life[id as usize] = Some(decoded.len());
                 decoded.push((now + 1, id, v));
             }
-            // Any tick the server may name: up to `BASELINE_DEPTH - 1` back.
+            // Any tick the server may name: up to `depth - 1` back.
             for _ in 0..5 {
                 let id = rng.u32(1..30);
                 // Not before the node's spawn: the server names none.
@@ -535,7 +572,7 @@ mod tests {
                     .find(|&&(t, i, _)| i == id && t <= asked)
                     .map(|&(_, _, v)| value(v).to_vec());
                 let found = b.find(wire(asked), id, 2).map(<[Buckets]>::to_vec);
-                assert_eq!(found, newest, "node {id} as of {asked}");
+                assert_eq!(found, newest, "depth {depth}: node {id} as of {asked}");
             }
         }
     }

@@ -79,6 +79,12 @@ impl BitSnapshots {
         self.history.clear();
     }
 
+    /// How many ticks back a baseline may be (the server's tick rate's
+    /// [`baseline_depth`](crate::replication::shared::protocol::baseline_depth)).
+    pub(crate) fn set_depth(&mut self, depth: usize) {
+        self.history.set_depth(depth);
+    }
+
     /// Node `id`, whose states have `layout`, was spawned with `state` (its byte form, as of
     /// `tick`): the values it gives are the node's baseline from then on.
     pub(crate) fn spawned(&mut self, (id, tick): (u32, u32), layout: &StateLayout, state: &[u8]) {

@@ -22,8 +22,8 @@ use crate::replication::shared::instance::{
 use crate::replication::shared::net_id::NetId;
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{
-    self, Kind, ParentRef, SpawnHeader, ToClient, TypedNode, ACK, HELLO, MAX_RESEND_IDS, RESEND,
-    SCENE_BIND, SCENE_TYPED,
+    self, baseline_depth, Kind, ParentRef, SpawnHeader, ToClient, TypedNode, ACK, HELLO,
+    MAX_RESEND_IDS, RESEND, SCENE_BIND, SCENE_TYPED,
 };
 use crate::replication::shared::state::Shared;
 use crate::replication::shared::stats::LinkTracker;
@@ -271,6 +271,7 @@ impl ClientState {
                 self.handshake_rtt = Some(shared.now.saturating_sub(self.hello_at));
                 self.local_peer = peer;
                 self.tick_rate = rate;
+                self.bit_snapshots.set_depth(baseline_depth(rate));
                 self.interp
                     .start(shared.config.interpolation, rate, tick, shared.now);
                 self.newest_applied = tick;

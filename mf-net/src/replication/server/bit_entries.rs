@@ -32,7 +32,6 @@ use crate::replication::server::node_table::{NetNode, NodeKey, NodeTable};
 use crate::replication::server::slot_records::SlotRecords;
 use crate::replication::server::slot_table::PREFETCH_AHEAD;
 use crate::replication::server::value_history::ValueHistory;
-use crate::replication::shared::protocol::BASELINE_DEPTH;
 use crate::replication::Audience;
 use crate::tick::tick_after;
 use crate::wire::BitWriter;
@@ -66,6 +65,7 @@ impl Record {
     fn serves(
         &self,
         (audience, acked, tick): (Audience, Option<u32>, u32),
+        depth: usize,
         since_of: impl Fn(u32) -> Option<u32>,
     ) -> bool {
         if self.audience != audience {
@@ -77,7 +77,7 @@ impl Record {
         let (Some(_), Some(a)) = (self.baseline, acked) else {
             return false;
         };
-        in_reach(a, tick)
+        in_reach(a, tick, depth)
             && !tick_after(self.from, a)
             && self.until.map_or(true, |until| tick_after(until, a))
             && since_of(a) == self.since
@@ -102,6 +102,13 @@ pub(crate) struct BitEntries {
 }
 
 impl BitEntries {
+    /// How many ticks back a baseline may be
+    /// ([`baseline_depth`](crate::replication::shared::protocol::baseline_depth)), before
+    /// anything is recorded.
+    pub(crate) fn set_depth(&mut self, depth: usize) {
+        self.history.set_depth(depth);
+    }
+
     /// A new tick, of a node table of `slots` slots: forgets the states coded in the last one.
     pub(crate) fn begin(&mut self, slots: usize) {
         self.records.begin(slots);
@@ -120,8 +127,9 @@ impl BitEntries {
         tick: u32,
     ) -> Option<Coded> {
         let since_of = |a| node.since_class(Some(a), audience);
+        let depth = self.history.depth();
         self.records
-            .find(key, |r| r.serves((audience, acked, tick), since_of))
+            .find(key, |r| r.serves((audience, acked, tick), depth, since_of))
             .map(|r| r.coded)
     }
 
@@ -434,10 +442,11 @@ fn owed_bit(key: NodeKey) -> (usize, u64) {
 }
 
 /// Whether a snapshot of `tick` can code against the values of tick `acked`: it is less than
-/// [`BASELINE_DEPTH`] ticks back (the client still holds them), and not `tick` itself.
-fn in_reach(acked: u32, tick: u32) -> bool {
+/// `depth` ticks back ([`baseline_depth`](crate::replication::shared::protocol::baseline_depth):
+/// the client still holds them), and not `tick` itself.
+fn in_reach(acked: u32, tick: u32, depth: usize) -> bool {
     let back = tick.wrapping_sub(acked);
-    back != 0 && (back as usize) < BASELINE_DEPTH
+    back != 0 && (back as usize) < depth
 }
 
 /// The baseline a snapshot of `tick` codes the node `key` against, for a client whose `since`
@@ -449,7 +458,7 @@ fn baseline(
     acked: Option<u32>,
     tick: u32,
 ) -> Option<Baseline<'_>> {
-    let a = acked.filter(|&a| in_reach(a, tick))?;
+    let a = acked.filter(|&a| in_reach(a, tick, history.depth()))?;
     let found = history.as_of(key, a)?;
     Some(Baseline {
         tick: a,
@@ -464,7 +473,7 @@ mod tests {
     use super::{baseline, BitEntries, Coded, Record};
     use crate::codec::quantize::Buckets;
     use crate::replication::server::node_table::NodeKey;
-    use crate::replication::shared::protocol::BASELINE_DEPTH;
+    use crate::replication::shared::protocol::MIN_BASELINE_DEPTH as BASELINE_DEPTH;
     use crate::replication::Audience;
 
     #[test]
@@ -506,7 +515,8 @@ mod tests {
             coded: Coded { byte: 0, bits: 0 },
         };
         let class = |a: u32| Some(190).filter(|_| a >= 190);
-        let serves = |audience, acked, tick| record.serves((audience, acked, tick), class);
+        let d = BASELINE_DEPTH;
+        let serves = |audience, acked, tick| record.serves((audience, acked, tick), d, class);
         let other = Audience::NonOwner;
         assert!(serves(other, Some(195), 200), "its own baseline");
         assert!(serves(other, Some(190), 200), "the values' own tick");
@@ -517,11 +527,11 @@ mod tests {
             ..record
         };
         assert!(
-            until.serves((other, Some(196), 200), class),
+            until.serves((other, Some(196), 200), d, class),
             "before the next record"
         );
         assert!(
-            !until.serves((other, Some(197), 200), class),
+            !until.serves((other, Some(197), 200), d, class),
             "the next record's"
         );
         assert!(!serves(other, Some(189), 200), "older values");
@@ -533,12 +543,12 @@ mod tests {
             baseline: None,
             ..record
         };
-        assert!(from_zero.serves((other, None, 200), class));
-        assert!(!from_zero.serves((other, Some(199), 200), class));
+        assert!(from_zero.serves((other, None, 200), d, class));
+        assert!(!from_zero.serves((other, Some(199), 200), d, class));
         let other_class = |_| Some(180);
-        assert!(!record.serves((other, Some(192), 200), other_class));
+        assert!(!record.serves((other, Some(192), 200), d, other_class));
         assert!(
-            record.serves((other, Some(195), 200), other_class),
+            record.serves((other, Some(195), 200), d, other_class),
             "coded so"
         );
     }

@@ -36,8 +36,8 @@ use crate::replication::shared::instance::{
 use crate::replication::shared::net_id::NetId;
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{
-    self, snapshot_memory, ParentRef, SpawnHeaderRef, SpawnerPayload, ToServer, TypedNode,
-    AUTHORITY, DESPAWN, MAX_NAME_BYTES, SCENE_TYPED, SPAWN,
+    self, baseline_depth, snapshot_memory, ParentRef, SpawnHeaderRef, SpawnerPayload, ToServer,
+    TypedNode, AUTHORITY, DESPAWN, MAX_NAME_BYTES, SCENE_TYPED, SPAWN,
 };
 use crate::replication::shared::state::Shared;
 use crate::replication::shared::subtree::subtree;
@@ -657,10 +657,12 @@ impl ServerState {
 
     /// The server starts with `config` as it is now (it may have changed since the server was
     /// made offline): it remembers the tick rate's [`snapshot_memory`] of snapshots for each
-    /// client, and holds freed net ids as long. A server that has neither run a frame nor
+    /// client, and holds freed net ids as long; bit-packed entries' baselines reach back its
+    /// [`baseline_depth`]. A server that has neither run a frame nor
     /// spawned anything yet starts at the configured first tick and net id.
     pub(crate) fn start_at(&mut self, config: &MultiplayerConfig) {
         self.ring = snapshot_memory(config.tick_rate);
+        self.bit_entries.set_depth(baseline_depth(config.tick_rate));
         if !self.ran && self.nodes.len() == 0 && self.pending.is_empty() {
             self.tick = config.first_tick;
             self.ids = NetIds::new(config.first_net_id, self.ring);

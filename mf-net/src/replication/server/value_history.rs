@@ -2,25 +2,27 @@
 //! entries are coded against them (see [`state_bits`](crate::codec::state_bits)).
 //!
 //! The server records a node's values at every tick it changes and asks for its values
-//! [as of](ValueHistory::as_of) a client's acknowledged tick. A baseline more than
-//! [`BASELINE_DEPTH`] − 1 ticks back is not coded against (the server sends the whole state,
-//! from zero), so a node keeps the records that some tick in that reach reads: its newest, and
-//! each older one until the record after it is that far back — up to [`BASELINE_DEPTH`] for a
-//! node that changes every tick, one for a node that changed once. The client keeps the values
-//! of the ticks it decoded in its own form, a record per tick modulo [`BASELINE_DEPTH`]
+//! [as of](ValueHistory::as_of) a client's acknowledged tick. A baseline more than the
+//! [depth](baseline_depth) − 1 ticks back is not coded against (the server sends the whole
+//! state, from zero), so a node keeps the records that some tick in that reach reads: its
+//! newest, and each older one until the record after it is that far back — up to the depth for
+//! a node that changes every tick, one for a node that changed once. The client keeps the
+//! values of the ticks it decoded in its own form, a record per tick modulo the depth
 //! (`client::baselines`).
 
 use crate::cache_hint::prefetch;
 use crate::codec::quantize::Buckets;
 use crate::replication::server::node_table::NodeKey;
 use crate::replication::server::region_pool::RegionPool;
-use crate::replication::shared::protocol::BASELINE_DEPTH;
+#[cfg(doc)]
+use crate::replication::shared::protocol::baseline_depth;
+use crate::replication::shared::protocol::{MAX_BASELINE_DEPTH, MIN_BASELINE_DEPTH};
 use crate::tick::tick_after;
 
 /// No region.
 const NONE: u32 = u32::MAX;
 
-/// One node slot's records: a ring of `cap` records (a power of two up to [`BASELINE_DEPTH`],
+/// One node slot's records: a ring of `cap` records (a power of two up to the depth,
 /// as the node needs more) in its region of [`ValueHistory::regions`], each its tick (in the
 /// first word of a `Buckets`) then its `slots` values, side by side, so that reading the
 /// newest record (the usual baseline) reads one or two cache lines.
@@ -82,7 +84,7 @@ impl Ring {
     /// Moves past a record written at the next position: the one after it is next, and the
     /// ring holds one more, up to its capacity.
     fn advance(&mut self) {
-        // Below `BASELINE_DEPTH`, which fits a byte.
+        // Below the depth, at most `MAX_BASELINE_DEPTH`, which fits a byte.
         #[allow(clippy::cast_possible_truncation)]
         {
             self.next = self.wrap(usize::from(self.next) + 1) as u8;
@@ -136,7 +138,6 @@ pub(crate) struct AsOf<'a> {
 /// one pool of pages: finding a node's newest record reads its ring and then the record, with
 /// nothing between. A ring knows its node's id: a record of a node gone from the slot is
 /// never read for the node after it.
-#[derive(Default)]
 pub(crate) struct ValueHistory {
     /// Each node slot's ring.
     rings: Vec<Ring>,
@@ -144,12 +145,45 @@ pub(crate) struct ValueHistory {
     regions: RegionPool<Buckets>,
     /// The tick the rings last grew at, and by how many values in all then.
     grown: (u32, usize),
+    /// How many ticks back a baseline may be ([`baseline_depth`]): the most records a ring
+    /// holds.
+    depth: usize,
 }
+
+impl Default for ValueHistory {
+    fn default() -> Self {
+        Self {
+            rings: Vec::new(),
+            regions: RegionPool::default(),
+            grown: (0, 0),
+            depth: MIN_BASELINE_DEPTH,
+        }
+    }
+}
+
+const _: () = assert!(MAX_BASELINE_DEPTH <= u8::MAX as usize);
 
 /// The most values the rings grow by in one tick (a mebibyte of them; see [`ValueHistory`]).
 const GROWTH_PER_TICK: usize = (1 << 20) / size_of::<Buckets>();
 
 impl ValueHistory {
+    /// How many ticks back a baseline may be ([`baseline_depth`]; a power of two from
+    /// [`MIN_BASELINE_DEPTH`] to [`MAX_BASELINE_DEPTH`]): rings hold at most that many records.
+    /// Another depth forgets every record.
+    pub(crate) fn set_depth(&mut self, depth: usize) {
+        debug_assert!(depth.is_power_of_two());
+        let depth = depth.clamp(MIN_BASELINE_DEPTH, MAX_BASELINE_DEPTH);
+        if depth != self.depth {
+            self.clear();
+            self.depth = depth;
+        }
+    }
+
+    /// How many ticks back a baseline may be.
+    pub(crate) fn depth(&self) -> usize {
+        self.depth
+    }
+
     /// Records `values` as node `key`'s at `tick`, replacing a record of the same tick; the
     /// oldest record goes once no tick within reach of `tick` reads it. Ticks are recorded in
     /// increasing order: a tick not after the newest record's starts the node's records over.
@@ -178,7 +212,7 @@ impl ValueHistory {
             }
             _ => {
                 let full = ring.len == ring.cap;
-                if full && usize::from(ring.cap) < BASELINE_DEPTH && self.oldest_read(&ring, tick) {
+                if full && usize::from(ring.cap) < self.depth && self.oldest_read(&ring, tick) {
                     // The ticks since the newest record (older ones may be far older: a
                     // spawn's values, recorded before the node first moved).
                     let pace = newest.map_or(1, |(_, t)| tick.wrapping_sub(t));
@@ -217,7 +251,7 @@ impl ValueHistory {
             return false;
         };
         let fits = ring.id == key.id() && ring.slots as usize == values.len();
-        let room = ring.len < ring.cap || usize::from(ring.cap) == BASELINE_DEPTH;
+        let room = ring.len < ring.cap || usize::from(ring.cap) == self.depth;
         if !(fits && room && ring.len > 0 && ring.start != NONE) {
             return false;
         }
@@ -246,14 +280,14 @@ impl ValueHistory {
             true => self.tick_at(ring, after),
             false => tick,
         };
-        // Baselines within reach are 1 to `BASELINE_DEPTH - 1` ticks back.
-        (tick.wrapping_sub(after) as usize) < BASELINE_DEPTH - 1
+        // Baselines within reach are 1 to `depth - 1` ticks back.
+        (tick.wrapping_sub(after) as usize) < self.depth - 1
     }
 
     /// `ring`, full, moved to a region of more records (its records kept, oldest first) for a
     /// record `pace` ticks after its newest, at `tick`: one grows to two; two or more to as
     /// many as a node changing at that pace keeps within reach (rounded up to a power of two,
-    /// at least twice as many, at most [`BASELINE_DEPTH`]). Sized by the pace rather than
+    /// at least twice as many, at most the depth). Sized by the pace rather than
     /// doubled step by step: nodes that move in step grow together, and the regions each step
     /// left behind would serve no one. `Some(None)` if the rings grew by
     /// [`GROWTH_PER_TICK`] values at `tick` already; `None` if the pool cannot name more pages.
@@ -262,13 +296,11 @@ impl ValueHistory {
             0 | 1 => 2,
             cap => {
                 let pace = pace.max(1);
-                // The records a baseline 1 to `BASELINE_DEPTH - 1` ticks back reads, and the
-                // newest.
-                let reach = BASELINE_DEPTH as u32 - 1;
-                let need = reach.div_ceil(pace) + 1;
-                let most = BASELINE_DEPTH as u32;
+                // The records a baseline 1 to `depth - 1` ticks back reads, and the newest.
+                let most = u32::try_from(self.depth).unwrap_or(u32::MAX);
+                let need = (most - 1).div_ceil(pace) + 1;
                 let cap = need.next_power_of_two().clamp(2 * u32::from(cap), most);
-                // At most `BASELINE_DEPTH`, which fits a byte.
+                // At most `MAX_BASELINE_DEPTH`, which fits a byte.
                 u8::try_from(cap).unwrap_or(u8::MAX)
             }
         };
@@ -459,9 +491,10 @@ impl ValueHistory {
 
 #[cfg(test)]
 mod tests {
-    use super::{ValueHistory, BASELINE_DEPTH, GROWTH_PER_TICK};
+    use super::{ValueHistory, GROWTH_PER_TICK};
     use crate::codec::quantize::Buckets;
     use crate::replication::server::node_table::NodeKey;
+    use crate::replication::shared::protocol::MIN_BASELINE_DEPTH as BASELINE_DEPTH;
 
     /// The key of node `id` in slot `id`.
     fn key(id: u32) -> NodeKey {
@@ -664,11 +697,35 @@ mod tests {
     }
 
     #[test]
+    fn at_a_deeper_reach_rings_hold_more_records() {
+        let mut h = ValueHistory::default();
+        h.set_depth(64);
+        let (busy, tenth) = (key(1), key(2));
+        for t in 0..300 {
+            h.record(busy, t, &value(u64::from(t)));
+            if t % 10 == 0 {
+                h.record(tenth, t, &value(u64::from(t)));
+            }
+        }
+        assert_eq!(h.capacity(busy), 64, "every tick");
+        assert_eq!(h.capacity(tenth), 8, "every tenth tick (7 read)");
+        assert_eq!(as_of(&h, busy, 299 - 63), Some(&value(236)[..]));
+        assert_eq!(as_of(&h, tenth, 299 - 63), Some(&value(230)[..]));
+    }
+
+    #[test]
     fn records_kept_by_need_read_as_records_kept_whole_for_every_baseline_within_reach() {
         // A model: every record of every node, against the history, after each record, for
         // every baseline within reach of it; nodes changing at random rates, despawned and
-        // replaced in their slots.
+        // replaced in their slots; at each depth (30, 128 and 255 ticks a second).
+        for depth in [32, 64, 128] {
+            records_kept_by_need_read_as_records_kept_whole_at(depth);
+        }
+    }
+
+    fn records_kept_by_need_read_as_records_kept_whole_at(depth: usize) {
         let mut h = ValueHistory::default();
+        h.set_depth(depth);
         let mut all: Vec<Vec<(u32, [Buckets; 2])>> = vec![Vec::new(); 8];
         let mut ids = [0u32; 8];
         let mut seed = 0x2545_F491_4F6C_DD1Du64;
@@ -698,7 +755,7 @@ mod tests {
                 let v = value(rnd(1 << 40));
                 h.record(node, tick, &v);
                 all[slot].push((tick, v));
-                for back in 1..BASELINE_DEPTH as u32 {
+                for back in 1..depth as u32 {
                     let a = tick - back;
                     let want = all[slot].iter().rposition(|&(t, _)| t <= a).map(|i| {
                         let until = all[slot].get(i + 1).map(|&(t, _)| t);
@@ -707,7 +764,10 @@ mod tests {
                     let got = h
                         .as_of(node, a)
                         .map(|v| (v.recorded, v.until, [v.values[0], v.values[1]]));
-                    assert_eq!(got, want, "node {node:?} as of {a} at {tick}");
+                    assert_eq!(
+                        got, want,
+                        "depth {depth}: node {node:?} as of {a} at {tick}"
+                    );
                 }
             }
         }

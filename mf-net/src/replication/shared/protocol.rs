@@ -8,11 +8,23 @@ use crate::schema;
 use crate::store::Link;
 use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
 
-/// How many ticks back a bit-packed entry's baseline may be, and how many records of each
-/// node's values the server keeps: a client holds a record for each of its last
-/// `BASELINE_DEPTH` ticks that carried the node, so one at most `BASELINE_DEPTH - 1` ticks
-/// before a snapshot is still there when the snapshot arrives.
-pub(crate) const BASELINE_DEPTH: usize = 32;
+/// The fewest ticks [`baseline_depth`] gives.
+pub(crate) const MIN_BASELINE_DEPTH: usize = 32;
+/// The most ticks [`baseline_depth`] gives (a ring of a node's records counts them in a byte).
+pub(crate) const MAX_BASELINE_DEPTH: usize = 128;
+
+/// How many ticks back a bit-packed entry's baseline may be at `tick_rate`, and how many
+/// records of each node's values the server keeps: a client holds a record for each of its
+/// last `depth` ticks that carried the node, so one at most `depth - 1` ticks before a
+/// snapshot is still there when the snapshot arrives. About half a second of ticks (32 up to
+/// 64 Hz, 64 at 128 Hz, 128 at 255 Hz), so that a client whose acknowledgements take up to
+/// that long is sent deltas at any rate; a power of two (it divides 2³²), so that the tick
+/// modulo it stays consecutive across the tick's wrap.
+pub(crate) fn baseline_depth(tick_rate: u8) -> usize {
+    (usize::from(tick_rate) / 2)
+        .next_power_of_two()
+        .clamp(MIN_BASELINE_DEPTH, MAX_BASELINE_DEPTH)
+}
 /// The fewest of the snapshots it sent a client the server remembers (see
 /// [`snapshot_memory`]).
 pub(crate) const MIN_SNAPSHOT_MEMORY: usize = 64;
@@ -380,6 +392,15 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    #[test]
+    fn a_baseline_reaches_back_about_half_a_second_at_any_tick_rate() {
+        let depths: Vec<usize> = [0, 1, 30, 60, 64, 100, 128, 200, 255]
+            .iter()
+            .map(|&rate| baseline_depth(rate))
+            .collect();
+        assert_eq!(depths, [32, 32, 32, 32, 32, 64, 64, 128, 128]);
+    }
 
     #[test]
     fn a_typed_spawn_header_carries_each_nodes_schema_hash_and_link() {
