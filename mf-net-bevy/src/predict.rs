@@ -1,5 +1,5 @@
 //! Owner prediction under Bevy: [`NetPredictionPlugin`] runs the core's
-//! [`Simulation`](mf_net::prediction::Simulation) with the game's own systems as the step: the
+//! [`Simulation`] with the game's own systems as the step: the
 //! [`NetStep`] schedule, run once per simulated tick on the lent world, with the tick's inputs
 //! in [`StepInputs`]. The server steps once per fixed step (before its network tick); a client
 //! once per frame, predicting its own entities and re-simulating after a misprediction.

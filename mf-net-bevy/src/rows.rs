@@ -34,7 +34,7 @@ impl<C: Component<Mutability = Mutable>> Rows<C> for QueryRows<'_, '_, C> {
     }
 }
 
-/// How a [`BevyStore`] lends its `C`s (the type's [`Lend`](mf_net::store::Lend)).
+/// How a [`BevyStore`] lends its `C`s (the type's [`Lend`]).
 pub(crate) fn lend_component<C: Component<Mutability = Mutable> + Replicated>(
     store: &mut dyn Store,
     f: &mut dyn FnMut(&mut dyn Rows<C>),

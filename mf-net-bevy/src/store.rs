@@ -48,7 +48,7 @@ impl Removals {
 }
 
 /// Entities to tag (and, on the server, to network): [`Networked`], with no
-/// [`NetworkId`](crate::NetworkId) yet.
+/// [`NetworkId`] yet.
 pub(crate) type NewEntities = QueryState<
     (Entity, Option<&'static NetOwner>, Option<&'static ChildOf>),
     (With<Networked>, Without<NetworkId>),
@@ -72,7 +72,7 @@ pub struct BevyStore {
     /// Each replicated type's query over the app's world (a `QueryState<&mut C>`), made at its
     /// first pass.
     pub(crate) queries: Vec<((TypeId, WorldId), Box<dyn Any>)>,
-    /// The server's query for focus entities ([`NetFocus`](crate::NetFocus)), made once.
+    /// The server's query for focus entities ([`NetFocus`]), made once.
     pub(crate) focus: Option<FocusEntities>,
     /// Scratch for the focus entities, with their owners (capacity kept).
     pub(crate) to_focus: Vec<(PeerId, Entity)>,

@@ -16,11 +16,11 @@ pub(crate) struct ComponentType {
     pub(crate) type_id: TypeId,
     /// Its registration order: the last part of its nodes' indexes.
     pub(crate) slot: u32,
-    /// The [`Lend<C>`] of the type.
+    /// The [`Lend<C>`](mf_net::store::Lend) of the type.
     pub(crate) lender: fn() -> &'static dyn Any,
     /// The component of an entity, mutably (an RPC's receiver).
     pub(crate) value_mut: for<'w> fn(&'w mut World, Entity) -> Option<&'w mut dyn Any>,
-    /// A new [`Networked`] entity holding the type's default value, a child of the entity
+    /// A new [`Networked`](crate::Networked) entity holding the type's default value, a child of the entity
     /// given (a client applying a spawn).
     pub(crate) spawn: fn(&mut World, Option<Entity>) -> Entity,
     /// Inserts the type's default value into an entity; `None` if there is no such entity.
