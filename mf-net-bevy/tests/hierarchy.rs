@@ -10,6 +10,7 @@ use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::ChildOf;
 use bevy_ecs::query::With;
+use bevy_ecs::world::World;
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
 use mf_net::prelude::*;
 use mf_net::transport::loopback::LoopbackNetwork;
@@ -252,17 +253,22 @@ fn a_reference_to_an_entity_spawned_in_the_same_frame_arrives() {
     assert_eq!(towed, NetEntity::from(barge));
 }
 
+/// A networked ship (x 1) with a hull (armor 5), and a turret (angle 10) under it.
+fn armed_ship(world: &mut World) -> Entity {
+    let ship = world
+        .spawn((Ship { x: 1 }, Hull { armor: 5 }, Networked))
+        .id();
+    world.spawn((Turret { angle: 10 }, Networked, ChildOf(ship)));
+    ship
+}
+
 /// A replicated component removed from a networked entity leaves the entity and its other
 /// components on clients. (A client despawned the whole entity, with its children, which the
 /// server went on replicating.)
 #[test]
 fn a_component_removed_from_an_entity_leaves_the_rest() {
     let (mut server, mut clients) = server_and_client();
-    let world = server.world_mut();
-    let ship = world
-        .spawn((Ship { x: 1 }, Hull { armor: 5 }, Networked))
-        .id();
-    world.spawn((Turret { angle: 10 }, Networked, ChildOf(ship)));
+    let ship = armed_ship(server.world_mut());
     common::run(&mut server, &mut clients, 10);
     assert_eq!(
         ships(&mut clients[0]),
@@ -301,10 +307,7 @@ fn hull_entity(app: &mut App) -> (Option<Ship>, Hull, Option<PeerId>, Vec<i32>, 
 fn an_entity_that_loses_its_first_component_keeps_the_rest_on_clients() {
     let (mut server, mut clients) = server_and_client();
     let world = server.world_mut();
-    let ship = world
-        .spawn((Ship { x: 1 }, Hull { armor: 5 }, Networked))
-        .id();
-    world.spawn((Turret { angle: 10 }, Networked, ChildOf(ship)));
+    let ship = armed_ship(world);
     world.spawn((Tow { towed: ship.into() }, Networked));
     common::run(&mut server, &mut clients, 10);
     // The client gets the hull (not the ship, the entity's first component).
