@@ -5,7 +5,6 @@
 use std::time::Duration;
 
 use bevy_ecs::entity::Entity;
-use bevy_ecs::hierarchy::Children;
 use bevy_ecs::message::Message;
 use bevy_ecs::query::With;
 use bevy_ecs::world::World;
@@ -19,7 +18,8 @@ use tracing::warn;
 use crate::components::{NetOwner, NetworkId, Networked};
 use crate::interest::sync_focus;
 use crate::net::{NetMultiplayer, NetWorldExt};
-use crate::node::{entity_of, first_networked, slot_of, FirstSlot};
+use crate::node::{entity_of, slot_of, FirstSlot};
+use crate::owner;
 use crate::queue::NetQueue;
 use crate::renetwork;
 use crate::status::NetStatus;
@@ -287,7 +287,7 @@ fn forward_events(mp: &mut NetMultiplayer) {
     while let Some(event) = mp.next_event() {
         if let MultiplayerEvent::AuthorityChanged { node, .. } = &event {
             if let Some(entity) = entity_of(*node) {
-                owners_under(mp, entity);
+                owner::owners_under(mp, entity);
             }
         }
         mp.store_mut().world_mut().write_message(NetEvent(event));
@@ -301,43 +301,7 @@ fn forward_events(mp: &mut NetMultiplayer) {
             .iter(world)
             .collect();
         for entity in networked {
-            set_owner(mp, entity);
-        }
-    }
-}
-
-/// The [`NetOwner`] of `entity` and of its networked descendants (see [`set_owner`]).
-fn owners_under(mp: &mut NetMultiplayer, entity: Entity) {
-    let mut stack = vec![entity];
-    while let Some(e) = stack.pop() {
-        set_owner(mp, e);
-        let world = mp.store().world();
-        if let Some(children) = world.get::<Children>(e) {
-            stack.extend(
-                children
-                    .iter()
-                    .filter(|&c| world.get::<NetworkId>(*c).is_some()),
-            );
-        }
-    }
-}
-
-/// `entity`'s [`NetOwner`]: the authority of its first networked component (a component
-/// inserted since the entity was networked is not), while that is networked.
-pub(crate) fn set_owner(mp: &mut NetMultiplayer, entity: Entity) {
-    let world = mp.store().world();
-    let first = world
-        .get_entity(entity)
-        .ok()
-        .and_then(|e| first_networked(&e));
-    let Some(node) = first.filter(|&node| mp.net_id(node).is_some()) else {
-        return;
-    };
-    let owner = NetOwner(mp.authority(node));
-    let world = mp.store_mut().world_mut();
-    if let Ok(mut e) = world.get_entity_mut(entity) {
-        if e.get::<NetOwner>() != Some(&owner) {
-            e.insert(owner);
+            owner::set_owner(mp, entity);
         }
     }
 }

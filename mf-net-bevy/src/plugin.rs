@@ -9,10 +9,11 @@ use crate::components::Networked;
 use crate::frame::{fixed_tick, receive, send, NetEvent, NotReplicated, UnregisteredComponent};
 use crate::net::Net;
 use crate::queue::NetQueue;
+use crate::removals::Removals;
 use crate::replicate::bump_on_remove;
 use crate::schedule::NetSystems;
 use crate::status::NetStatus;
-use crate::store::{BevyStore, Removals};
+use crate::store::BevyStore;
 use crate::types::ReplicatedComponents;
 
 /// Replication for a Bevy app: the app's world is the core's storage. The app starts offline

@@ -11,26 +11,23 @@
 //! After it, they lose their [`NetworkId`] and are networked anew, as new entities on clients:
 //! each component keeps its authority, and the states that name them are sent again.
 
-use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::Children;
 use bevy_ecs::query::{QueryState, With, Without};
+use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
 use mf_net::store::NodeId;
 use mf_net::transport::PeerId;
 
-use crate::components::{NetworkId, Networked};
+use crate::components::{NetworkId, Networked, Renetwork};
 use crate::net::NetMultiplayer;
 use crate::node::{entity_of, node_at, FirstSlot};
-use crate::store::Removals;
+use crate::owner::set_owner;
+use crate::removals::Removals;
 use crate::types::ReplicatedComponents;
 
-/// Marks an entity the server networks again: its nodes count as gone until the frame ends.
-#[derive(Component, Debug, Clone, Copy)]
-pub(crate) struct Renetwork;
-
-/// What the server networks again this frame (capacity kept).
-#[derive(Default)]
+/// What the server networks again this frame (capacity kept), a resource of the app's world.
+#[derive(Resource, Default)]
 pub(crate) struct Renetworking {
     /// The removal stamp at the last look.
     seen: u64,
@@ -56,6 +53,17 @@ type Unnetworked = QueryState<Entity, (With<NetworkId>, Without<Networked>)>;
 /// Networked entities with the slot of their first networked component.
 type FirstSlots = QueryState<(Entity, &'static FirstSlot), (With<Networked>, Without<Renetwork>)>;
 
+/// The server's [`Renetworking`], out of the world while it is used.
+fn take(mp: &mut NetMultiplayer) -> Renetworking {
+    let world = mp.store_mut().world_mut();
+    world.remove_resource::<Renetworking>().unwrap_or_default()
+}
+
+/// Puts `r` back into the world.
+fn put_back(mp: &mut NetMultiplayer, r: Renetworking) {
+    mp.store_mut().world_mut().insert_resource(r);
+}
+
 /// Before the frame ends: marks what is to be networked again (only after something was
 /// removed).
 pub(crate) fn mark(mp: &mut NetMultiplayer) {
@@ -63,7 +71,7 @@ pub(crate) fn mark(mp: &mut NetMultiplayer) {
         let removals = mp.store().world().get_resource::<Removals>();
         removals.map_or(0, Removals::stamp)
     };
-    let mut r = std::mem::take(&mut mp.store_mut().renetworking);
+    let mut r = take(mp);
     if stamp(mp) != r.seen {
         let mut roots = Vec::new();
         let store = mp.store_mut();
@@ -91,13 +99,13 @@ pub(crate) fn mark(mp: &mut NetMultiplayer) {
         }
         r.seen = stamp(mp);
     }
-    mp.store_mut().renetworking = r;
+    put_back(mp, r);
 }
 
 /// After the frame's end (the core despawned the marked entities' nodes): the marked entities
 /// are networked anew, their authorities given back, and the states that named them sent again.
 pub(crate) fn network_again(mp: &mut NetMultiplayer, network_new: fn(&mut NetMultiplayer)) {
-    let mut r = std::mem::take(&mut mp.store_mut().renetworking);
+    let mut r = take(mp);
     let world = mp.store_mut().world_mut();
     for &e in r.entities.iter().chain(&r.unnetworked) {
         if let Ok(mut entity) = world.get_entity_mut(e) {
@@ -113,14 +121,14 @@ pub(crate) fn network_again(mp: &mut NetMultiplayer, network_new: fn(&mut NetMul
     r.authorities
         .retain(|&(node, peer)| give_back(mp, node, peer));
     for &e in &r.entities {
-        crate::frame::set_owner(mp, e);
+        set_owner(mp, e);
     }
     for &node in &r.nodes {
         mp.resend_states_naming(node);
     }
     r.entities.clear();
     r.nodes.clear();
-    mp.store_mut().renetworking = r;
+    put_back(mp, r);
 }
 
 /// Gives `node` the authority `peer` back if it is networked again; whether to wait for that
@@ -129,7 +137,7 @@ fn give_back(mp: &mut NetMultiplayer, node: NodeId, peer: PeerId) -> bool {
     if mp.net_id(node).is_some() {
         if mp.authority(node) != peer && mp.set_authority(node, peer, false).is_ok() {
             if let Some(e) = entity_of(node) {
-                crate::frame::set_owner(mp, e);
+                set_owner(mp, e);
             }
         }
         return false;

@@ -9,8 +9,8 @@ use bevy_ecs::observer::On;
 use bevy_ecs::system::ResMut;
 use mf_net::replication::Replicated;
 
+use crate::removals::Removals;
 use crate::rows::component_type;
-use crate::store::Removals;
 use crate::types::ReplicatedComponents;
 
 /// Registering replicated component types on an [`App`].

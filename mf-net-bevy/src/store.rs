@@ -4,11 +4,9 @@
 //! components and its [`Networked`] children, depth-first.
 
 use std::any::{Any, TypeId};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::{ChildOf, Children};
-use bevy_ecs::resource::Resource;
 use bevy_ecs::world::{World, WorldId};
 use mf_net::store::{Link, NodeId, Store};
 
@@ -16,36 +14,10 @@ use bevy_ecs::query::{QueryState, With, Without};
 use mf_net::transport::PeerId;
 
 use crate::components::NetFocus;
-use crate::components::{NetOwner, NetworkId, Networked};
+use crate::components::{NetOwner, NetworkId, Networked, Renetwork};
 use crate::node::{entity_of, first_networked, node_at, slot_of};
-use crate::renetwork::{Renetwork, Renetworking};
+use crate::removals::Removals;
 use crate::types::{ComponentType, ReplicatedComponents};
-
-/// Stamps that no two removals, in any world of the process, share (see [`Store::removals`]).
-static NEXT_REMOVAL: AtomicU64 = AtomicU64::new(1);
-
-/// The world's removal stamp: drawn anew whenever a [`Networked`] entity or a replicated
-/// component goes.
-#[derive(Resource, Debug)]
-pub(crate) struct Removals(u64);
-
-impl Default for Removals {
-    fn default() -> Self {
-        Self(NEXT_REMOVAL.fetch_add(1, Ordering::Relaxed))
-    }
-}
-
-impl Removals {
-    /// The stamp.
-    pub(crate) fn stamp(&self) -> u64 {
-        self.0
-    }
-
-    /// Something was removed.
-    pub(crate) fn bump(&mut self) {
-        self.0 = NEXT_REMOVAL.fetch_add(1, Ordering::Relaxed);
-    }
-}
 
 /// Entities to tag (and, on the server, to network): [`Networked`], with no
 /// [`NetworkId`] yet.
@@ -82,8 +54,6 @@ pub struct BevyStore {
     pub(crate) checked_types: bool,
     /// The core's count of lost events when the adapter last looked (see `forward_events`).
     pub(crate) events_lost: u64,
-    /// The entities the server networks again this frame.
-    pub(crate) renetworking: Renetworking,
 }
 
 impl BevyStore {
@@ -179,7 +149,9 @@ impl Store for BevyStore {
     }
 
     fn removals(&self) -> u64 {
-        self.world.get_resource::<Removals>().map_or(0, |r| r.0)
+        self.world
+            .get_resource::<Removals>()
+            .map_or(0, Removals::stamp)
     }
 
     fn value_mut(&mut self, node: NodeId) -> Option<&mut dyn Any> {
