@@ -81,6 +81,7 @@ fn put_back(mp: &mut NetMultiplayer, ctx: RpcContext) {
 pub(crate) fn fixed_tick(world: &mut World) {
     world.net(|mp| {
         if mp.is_server() {
+            renetwork::mark(mp);
             network_new(mp);
         }
         mp.tick_now();
@@ -119,7 +120,10 @@ pub(crate) fn send(world: &mut World) {
 
 /// Networks every [`Networked`] entity without a [`NetworkId`], with its [`NetOwner`]'s
 /// authority, as one group with its other replicated components and its `Networked` children
-/// (which go with it, not on their own); then tags the group's entities.
+/// (which go with it, not on their own), under its parent if that is networked (see
+/// [`BevyStore::parent`](mf_net::store::Store::parent)); then tags the group's entities. The
+/// entities to network again are marked first ([`renetwork::mark`]), so that none is networked
+/// under a parent whose nodes the frame's end despawns.
 fn network_new(mp: &mut NetMultiplayer) {
     let store = mp.store_mut();
     let query = store
@@ -128,6 +132,8 @@ fn network_new(mp: &mut NetMultiplayer) {
     let mut new = std::mem::take(&mut store.to_network);
     new.clear();
     for (entity, owner, child_of) in query.iter(&store.world) {
+        // A child goes in its parent's group if the parent is not networked yet; as a group of
+        // its own, under its parent (the spawn names it), if it is.
         let parent = child_of.and_then(|c| store.world.get_entity(c.parent()).ok());
         let with_parent =
             parent.is_some_and(|p| p.contains::<Networked>() && !p.contains::<NetworkId>());

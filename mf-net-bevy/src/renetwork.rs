@@ -64,8 +64,8 @@ fn put_back(mp: &mut NetMultiplayer, r: Renetworking) {
     mp.store_mut().world_mut().insert_resource(r);
 }
 
-/// Before the frame ends: marks what is to be networked again (only after something was
-/// removed).
+/// Before new entities are networked (in the fixed step, and before the frame ends): marks
+/// what is to be networked again at the frame's end (only after something was removed).
 pub(crate) fn mark(mp: &mut NetMultiplayer) {
     let stamp = |mp: &NetMultiplayer| {
         let removals = mp.store().world().get_resource::<Removals>();
@@ -78,6 +78,7 @@ pub(crate) fn mark(mp: &mut NetMultiplayer) {
         let query = r
             .unnetworked_query
             .get_or_insert_with(|| store.world.query_filtered());
+        r.unnetworked.clear();
         r.unnetworked.extend(query.iter(&store.world));
         for &e in &r.unnetworked {
             roots.extend(networked_children(&store.world, e));

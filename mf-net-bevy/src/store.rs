@@ -192,6 +192,19 @@ impl Store for BevyStore {
         }
     }
 
+    /// The first networked component of the entity's parent, if the parent is networked (and
+    /// not being networked again: see `renetwork`) and that component is still there.
+    fn parent(&self, root: NodeId) -> Option<NodeId> {
+        let entity = self.world.get_entity(entity_of(root)?).ok()?;
+        let parent = entity.get::<ChildOf>()?.parent();
+        let parent = self.world.get_entity(parent).ok()?;
+        if !parent.contains::<Networked>() || parent.contains::<Renetwork>() {
+            return None;
+        }
+        let first = first_networked(&parent)?;
+        self.type_of(first).is_some().then_some(first)
+    }
+
     fn spawn_linked(&mut self, ty: TypeId, link: Link<NodeId>) -> Option<NodeId> {
         let ty = *self.types()?.get(ty)?;
         let entity = match link {

@@ -23,9 +23,9 @@
 //! - the components of one server entity are on one client entity, whose `NetworkId` and
 //!   `NetOwner` are the server entity's; a `NetOwner` is the authority of its entity's first
 //!   component (both ends);
-//! - a child that travelled in its parent's group is a child (`ChildOf`) of the parent's copy;
-//!   an entity that went as a group of its own (a child added under an entity already
-//!   networked: the book's "Not yet") is a root;
+//! - a child that travelled in its parent's group, or was networked under its networked
+//!   parent, is a child (`ChildOf`) of the parent's copy; one networked as a root (its parent
+//!   was never networked, or was being networked again in that frame) is a root;
 //! - a `NetEntity` member naming nothing, or an entity the server never networked, is `None`;
 //!   one naming a networked entity relevant to the client names the client's copy of it
 //!   (others are not compared: the book's References rules hold them back);
@@ -531,7 +531,8 @@ impl Chaos {
         let world = self.server.world_mut();
         let e = world.spawn(Networked).id();
         let travels = parent.is_some_and(|p| world.get::<NetworkId>(p).is_none());
-        // A child that travels is its group's; one under a networked parent goes alone.
+        // A child that travels is its group's; one under a networked parent goes in a group of
+        // its own (under the parent), with the server's authority.
         let owner = match parent {
             None => owner,
             Some(p) if travels => (0..KINDS.len())
@@ -545,11 +546,10 @@ impl Chaos {
         }
         let mut entity = world.entity_mut(e);
         match parent {
+            // In its parent's group, or in a group of its own under the parent: a child there.
             Some(p) => {
                 entity.insert(ChildOf(p));
-                if travels {
-                    self.travelled.insert(e);
-                }
+                self.travelled.insert(e);
             }
             None if owner != PeerId::SERVER => {
                 entity.insert(NetOwner(owner));
@@ -613,7 +613,9 @@ impl Chaos {
             } else if avoid("unnetwork") {
                 return;
             } else {
-                for child in networked_children(self.server.world(), e) {
+                let children = networked_children(self.server.world(), e);
+                self.server.world_mut().entity_mut(e).remove::<Networked>();
+                for child in children {
                     self.networked_again(child);
                 }
             }
@@ -789,14 +791,23 @@ impl Chaos {
         }
     }
 
-    /// The networked entity `e` lost its first networked component: if it holds another, it is
-    /// networked again as a root, its networked descendants in its group; if not (a component
-    /// inserted since it was networked is not), its networked children are networked again so.
-    /// Authorities stay.
+    /// The networked entity `e` lost its first networked component (or its parent stopped being
+    /// networked): if it holds another, it is networked again (under its parent if that is
+    /// networked), its networked descendants in its group; if not (a component inserted since
+    /// it was networked is not), its networked children are networked again so. Authorities
+    /// stay.
     fn networked_again(&mut self, e: Entity) {
-        let world = self.server.world_mut();
-        self.travelled.remove(&e);
+        // Under its parent if that is networked; a root otherwise.
+        let world = self.server.world();
+        let parent = world.get::<ChildOf>(e).map(ChildOf::parent);
+        let networked =
+            |p| world.get::<Networked>(p).is_some() && world.get::<NetworkId>(p).is_some();
+        match parent.is_some_and(networked) {
+            true => self.travelled.insert(e),
+            false => self.travelled.remove(&e),
+        };
         self.awaiting.insert(e);
+        let world = self.server.world_mut();
         let networked = |k: &Kind| {
             let world = &mut *world;
             (k.has)(world, e)
@@ -812,6 +823,14 @@ impl Chaos {
                 self.networked_again(child);
             }
             return;
+        }
+        // A child networked in the same frame goes on its own, without its parent (whose nodes
+        // that frame's end despawns).
+        let children = world.get::<Children>(e).into_iter().flatten();
+        for &c in children {
+            if world.get::<Networked>(c).is_some() && world.get::<NetworkId>(c).is_none() {
+                self.travelled.remove(&c);
+            }
         }
         let mut stack = networked_children(world, e);
         while let Some(d) = stack.pop() {

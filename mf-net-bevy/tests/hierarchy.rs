@@ -372,3 +372,33 @@ fn the_children_of_an_entity_no_longer_networked_stay_on_clients() {
     assert_eq!(ships(&mut clients[0]), [(Ship { x: 1 }, None, vec![])]);
     assert_eq!(angles(&mut clients[0]), [(10, false)]);
 }
+
+/// A `Networked` child spawned under an entity networked already arrives under the parent's
+/// copy, goes with it in a recursive hand-over, and leaves with it. (It went as a root of its
+/// own, without its `ChildOf`.)
+#[test]
+fn a_child_added_under_a_networked_entity_arrives_under_it() {
+    let (mut server, mut clients) = server_and_client();
+    let ship = server.world_mut().spawn((Ship { x: 1 }, Networked)).id();
+    common::run(&mut server, &mut clients, 10);
+    let turret = server
+        .world_mut()
+        .spawn((Turret { angle: 10 }, Networked, ChildOf(ship)))
+        .id();
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(ships(&mut clients[0]), [(Ship { x: 1 }, None, vec![10])]);
+    let peer = clients[0].world_mut().net(|mp| mp.local_peer_id());
+    server.world_mut().net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let (ship, turret) = (
+            types.node_of::<Ship>(ship).unwrap(),
+            types.node_of::<Turret>(turret).unwrap(),
+        );
+        mp.set_authority(ship, peer, true).unwrap();
+        assert_eq!(mp.authority(turret), peer);
+    });
+    server.world_mut().despawn(ship);
+    common::run(&mut server, &mut clients, 10);
+    let world = clients[0].world_mut();
+    assert_eq!(world.query::<&Turret>().iter(world).count(), 0);
+}

@@ -226,6 +226,18 @@ pub trait Store: Any {
         let _ = (root, group);
     }
 
+    /// The node the group [replicated](crate::replication::Multiplayer::replicate) from `root`
+    /// hangs under in the engine's hierarchy, if any (a Bevy entity's parent's first networked
+    /// component). When that node is networked, the group's spawn names it: each client makes
+    /// the root [a child of](Link::ChildOf) its copy, a client that lacks the parent's group
+    /// lacks this one too, and the group goes with its parent (despawned with it, and handed
+    /// over with it by a recursive [`set_authority`](crate::replication::Multiplayer::set_authority)).
+    /// By default, none: the group is a root.
+    fn parent(&self, root: NodeId) -> Option<NodeId> {
+        let _ = root;
+        None
+    }
+
     /// A new node holding the default value of type `ty`, placed as `link` says (a client
     /// applying a spawn of a [`group`](Self::group)): the root of a new object, a child of
     /// one, or another value of one. By default, [`spawn`](Self::spawn) for a root and `None`

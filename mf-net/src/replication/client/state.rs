@@ -29,7 +29,7 @@ use crate::replication::shared::state::Shared;
 use crate::replication::shared::stats::LinkTracker;
 use crate::replication::shared::write_value::write_value;
 use crate::scene::{NodeId, SceneIndex};
-use crate::store::Store;
+use crate::store::{Link, Store};
 use crate::tick::{tick_after, tick_diff, tick_max};
 use crate::transport::{Channel, DisconnectReason, PeerId};
 use crate::wire::{DecodeError, NetReader, NetWriter, ProtocolViolation};
@@ -458,7 +458,13 @@ impl ClientState {
             return Err("net ids already in use");
         }
         let typed = match header.scene {
-            SCENE_TYPED => Some(spawn_typed(&mut *shared.store, &header.typed)?),
+            SCENE_TYPED => {
+                let under = match header.parent {
+                    ParentRef::Net(id) => Some(self.node_of(id).ok_or("parent not found")?),
+                    ParentRef::Path(_) => None,
+                };
+                Some(spawn_typed(&mut *shared.store, &header.typed, under)?)
+            }
             _ => None,
         };
         let (root, bound) = match &typed {
@@ -1034,13 +1040,21 @@ impl ClientState {
 }
 
 /// The nodes a typed spawn makes, in its order: `store` creates each from the registered type
-/// whose schema hash the spawn names, placed by its link. If one cannot be made, the root is
-/// despawned again (taking what the store attached to it).
-fn spawn_typed(store: &mut dyn Store, typed: &[TypedNode]) -> Result<Vec<NodeId>, &'static str> {
+/// whose schema hash the spawn names, placed by its link (the root under `under`, the node of
+/// the group's networked parent, if it has one). If one cannot be made, the root is despawned
+/// again (taking what the store attached to it).
+fn spawn_typed(
+    store: &mut dyn Store,
+    typed: &[TypedNode],
+    under: Option<NodeId>,
+) -> Result<Vec<NodeId>, &'static str> {
     let mut made: Vec<NodeId> = Vec::with_capacity(typed.len());
     for node in typed {
         let made_one = registered_type(node.schema).and_then(|ty| {
-            let link = node.link.map(|j| made[j as usize]);
+            let link = match (made.is_empty(), under) {
+                (true, Some(parent)) => Link::ChildOf(parent),
+                _ => node.link.map(|j| made[j as usize]),
+            };
             store
                 .spawn_linked(ty, link)
                 .ok_or("the storage makes no node of the type")

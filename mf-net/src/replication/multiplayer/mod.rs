@@ -568,7 +568,8 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
         }
         server.check_states(&mut *shared.store, node)?;
         let store = &*shared.store;
-        let first = server.add_group(store, node, protocol::SCENE_TYPED, None, authority)?;
+        let parent = store.parent(node).filter(|&p| server.by_node.contains(p));
+        let first = server.add_group(store, node, protocol::SCENE_TYPED, parent, authority)?;
         NetId::new(first).ok_or(MultiplayerError::NetIdsExhausted)
     }
 

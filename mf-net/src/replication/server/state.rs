@@ -361,6 +361,11 @@ impl ServerState {
             Some((p, None)) => ParentRef::Path(scene.and_then(|s| s.path(p)).unwrap_or_default()),
             None => ParentRef::Path(String::new()),
         };
+        // A typed group's root hangs under its networked parent, if it has one.
+        let root_parent = match parent_ref {
+            ParentRef::Net(id) => id,
+            ParentRef::Path(_) => 0,
+        };
         let mut entries = Vec::with_capacity(nodes.len());
         for (offset, &node) in (0u32..).zip(&nodes) {
             let mut up = scene.and_then(|s| s.parent(node));
@@ -368,7 +373,8 @@ impl ServerState {
             let linked = typed
                 .get(offset as usize)
                 .and_then(|t| t.link.to().copied());
-            let mut net_parent = linked.map_or(0, |j| first + j);
+            let unlinked = if offset == 0 { root_parent } else { 0 };
+            let mut net_parent = linked.map_or(unlinked, |j| first + j);
             while let Some(ancestor) = up {
                 if let Some(id) = self.by_node.get(ancestor) {
                     net_parent = id;
