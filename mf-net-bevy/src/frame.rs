@@ -22,6 +22,7 @@ use crate::node::{entity_of, slot_of, FirstSlot};
 use crate::owner;
 use crate::queue::NetQueue;
 use crate::renetwork;
+use crate::reparent::{self, NetParent};
 use crate::status::NetStatus;
 use crate::types::ReplicatedComponents;
 
@@ -109,6 +110,8 @@ pub(crate) fn send(world: &mut World) {
             renetwork::mark(mp);
             network_new(mp);
             sync_focus(mp);
+        } else {
+            reparent::forget(mp.store_mut().world_mut());
         }
         mp.end_frame();
         if mp.is_server() {
@@ -236,17 +239,29 @@ pub struct NotReplicated {
     pub reason: String,
 }
 
-/// Gives every entity of the group rooted at `root` its [`NetworkId`] (its first node's) and
-/// [`NetOwner`].
+/// Gives every entity of the group rooted at `root` its [`NetworkId`] (its first node's),
+/// [`NetOwner`] and [`NetParent`].
 fn tag_group(mp: &mut NetMultiplayer, root: NodeId) {
     let store = mp.store_mut();
     let mut group = std::mem::take(&mut store.group);
     group.clear();
     group.push((root, Link::Root));
     store.group(root, &mut group);
+    // The group hangs under the parent its spawn names, if any; its other entities under
+    // their parents in it.
+    let mut under = mp.store().parent(root).and_then(entity_of);
     for &(node, link) in &group {
+        if let Link::ChildOf(j) = link {
+            under = group
+                .get(j as usize)
+                .and_then(|&(parent, _)| entity_of(parent));
+        }
         if !matches!(link, Link::Beside(_)) {
             tag(mp, node);
+            if let Some(entity) = entity_of(node) {
+                let world = mp.store_mut().world_mut();
+                world.entity_mut(entity).insert(NetParent(under));
+            }
         }
     }
     mp.store_mut().group = group;

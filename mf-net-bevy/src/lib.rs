@@ -46,6 +46,7 @@ mod predict;
 mod queue;
 mod removals;
 mod renetwork;
+mod reparent;
 mod replicate;
 mod rows;
 mod schedule;

@@ -10,6 +10,7 @@ use crate::frame::{fixed_tick, receive, send, NetEvent, NotReplicated, Unregiste
 use crate::net::Net;
 use crate::queue::NetQueue;
 use crate::removals::Removals;
+use crate::reparent::{note_insert, note_remove, Reparented};
 use crate::replicate::bump_on_remove;
 use crate::schedule::NetSystems;
 use crate::status::NetStatus;
@@ -55,6 +56,9 @@ impl Plugin for MfNetPlugin {
             .add_systems(FixedPostUpdate, fixed_tick.in_set(NetSystems::Tick))
             .add_systems(PostUpdate, send.in_set(NetSystems::Send))
             .add_observer(bump_on_remove::<Networked>)
+            .init_resource::<Reparented>()
+            .add_observer(note_insert)
+            .add_observer(note_remove)
             .configure_sets(PreUpdate, NetSystems::Receive)
             .configure_sets(FixedPostUpdate, NetSystems::Tick)
             .configure_sets(PostUpdate, NetSystems::Send);

@@ -3,7 +3,8 @@
 //! components and its children travelled beside and under that component's node, and clients
 //! despawn the entity with it), and the networked children of an entity that is no longer
 //! [`Networked`], or holds no networked component any more (clients despawn them with their
-//! parent; a component inserted since the entity was networked is not networked). Such an
+//! parent; a component inserted since the entity was networked is not networked); and an
+//! entity given another parent (see `reparent`). Such an
 //! entity loses its [`NetworkId`], so that no two entities show the same one.
 //!
 //! Before the frame's end, each such entity and its networked descendants are marked
@@ -24,6 +25,7 @@ use crate::net::NetMultiplayer;
 use crate::node::{entity_of, node_at, FirstSlot};
 use crate::owner::set_owner;
 use crate::removals::Removals;
+use crate::reparent;
 use crate::types::ReplicatedComponents;
 
 /// What the server networks again this frame (capacity kept), a resource of the app's world.
@@ -72,6 +74,9 @@ pub(crate) fn mark(mp: &mut NetMultiplayer) {
         removals.map_or(0, Removals::stamp)
     };
     let mut r = take(mp);
+    for e in reparent::moved(mp.store_mut().world_mut()) {
+        mark_subtree(mp, e, &mut r);
+    }
     if stamp(mp) != r.seen {
         let mut roots = Vec::new();
         let store = mp.store_mut();

@@ -6,7 +6,8 @@
 //! frame, on the server: `Networked` entities spawned (roots with children and grandchildren
 //! that travel in their group, children added under entities already networked, plain entities
 //! that are never networked) and despawned (roots and children), `Networked` removed,
-//! replicated components inserted into and removed from live entities, member values changed
+//! networked entities given another parent or none, replicated components inserted into and
+//! removed from live entities, member values changed
 //! (plain integers, floats, bools and strings, quantized vectors, fractions and rotations,
 //! interpolated members, `NetTransform` through `Transform`, `NetEntity` references),
 //! authority handed over (recursively or not), relevance set and cleared per client, players
@@ -579,8 +580,8 @@ impl Chaos {
         });
     }
 
-    /// Now and then: a replicated component inserted into or removed from a live entity,
-    /// `Networked` removed.
+    /// Now and then: a replicated component inserted into or removed from a live entity, a
+    /// networked entity given another parent, `Networked` removed.
     fn restructure(&mut self) {
         if let Some(e) = self.any_live().filter(|_| self.rng.chance(4)) {
             let k = self.rng.below(KINDS.len() as u64) as usize;
@@ -607,6 +608,9 @@ impl Chaos {
                 self.owners.insert((e, k), owner);
             }
         }
+        if let Some(e) = self.any_live().filter(|_| self.rng.chance(2)) {
+            self.reparent(e);
+        }
         if let Some(e) = self.any_live().filter(|_| self.rng.chance(1)) {
             if self.server.world().get::<NetworkId>(e).is_none() {
                 self.orphan(e);
@@ -622,6 +626,26 @@ impl Chaos {
             self.server.world_mut().entity_mut(e).remove::<Networked>();
         }
         self.prune();
+    }
+
+    /// Gives the networked entity `e` another networked parent (not in its subtree), or none:
+    /// it is networked again where it is now.
+    fn reparent(&mut self, e: Entity) {
+        let world = self.server.world();
+        if world.get::<NetworkId>(e).is_none() {
+            return;
+        }
+        let mut subtree = vec![e];
+        descendants(world, e, None, &mut subtree);
+        let parent = self
+            .any_live()
+            .filter(|p| !subtree.contains(p) && self.server.world().get::<NetworkId>(*p).is_some());
+        let mut entity = self.server.world_mut().entity_mut(e);
+        match parent {
+            Some(p) => entity.insert(ChildOf(p)),
+            None => entity.remove::<ChildOf>(),
+        };
+        self.networked_again(e);
     }
 
     /// Changes members of a share of the server's components of each type.

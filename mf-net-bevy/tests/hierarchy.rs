@@ -402,3 +402,47 @@ fn a_child_added_under_a_networked_entity_arrives_under_it() {
     let world = clients[0].world_mut();
     assert_eq!(world.query::<&Turret>().iter(world).count(), 0);
 }
+
+/// A networked entity given another parent, or none, is networked again where it now is:
+/// clients hold it under the new parent's copy (or as a root), and it outlives the old parent.
+/// (Clients kept it under the old parent, and despawned it with that one while the server went
+/// on replicating it.)
+#[test]
+fn a_networked_entity_given_another_parent_follows_it() {
+    let (mut server, mut clients) = server_and_client();
+    let world = server.world_mut();
+    let first = armed_ship(world);
+    let turret = world.query::<(Entity, &Turret)>().single(world).unwrap().0;
+    let second = world.spawn((Ship { x: 2 }, Networked)).id();
+    common::run(&mut server, &mut clients, 10);
+    let armed = |x, hull, turrets: &[i32]| (Ship { x }, hull, turrets.to_vec());
+    let hull = Some(Hull { armor: 5 });
+    assert_eq!(
+        ships(&mut clients[0]),
+        [armed(1, hull.clone(), &[10]), armed(2, None, &[])]
+    );
+    server
+        .world_mut()
+        .entity_mut(turret)
+        .insert(ChildOf(second));
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(
+        ships(&mut clients[0]),
+        [armed(1, hull.clone(), &[]), armed(2, None, &[10])]
+    );
+    server.world_mut().despawn(first);
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(ships(&mut clients[0]), [armed(2, None, &[10])]);
+    // Detached: a root, which outlives its old parent too.
+    server.world_mut().entity_mut(turret).remove::<ChildOf>();
+    server.world_mut().despawn(second);
+    common::run(&mut server, &mut clients, 10);
+    assert!(ships(&mut clients[0]).is_empty());
+    let world = clients[0].world_mut();
+    let turrets: Vec<_> = world
+        .query::<(&Turret, Option<&ChildOf>)>()
+        .iter(world)
+        .map(|(t, c)| (t.angle, c.is_some()))
+        .collect();
+    assert_eq!(turrets, [(10, false)]);
+}
