@@ -1091,6 +1091,12 @@ const UNFIXED: [&str; 0] = [];
 /// - 26 and 71: the two fixes above, first written, took into a re-networked entity's group
 ///   a child networked on its own since (its group was refused, 26), and networked again,
 ///   at every removal, the children of an entity left with no networked component (71).
+/// - 565: an entity whose only networked component was removed kept its `NetworkId`; its net
+///   id, freed, went to another entity, and two entities showed one id (a `NetEntity` to the
+///   first was expected to name the second). It now loses its `NetworkId`.
+/// - 856: the re-networking, first written, gave authorities back in its own frame only: the
+///   children of an entity whose group was refused (net ids ran out) were networked a frame
+///   later with their `NetOwner`'s authority instead of their own.
 /// - 2, `recursive` (fixed): `set_authority(node, peer, true)` under a foreign store gave
 ///   `peer` that node only (the core took a node's descendants from the built-in scene), and
 ///   the adapter set the `NetOwner` of the entity named only.
@@ -1107,7 +1113,7 @@ const UNFIXED: [&str; 0] = [];
 /// - 105: the fix of the last two, first written, took an entity's first replicated
 ///   component for its first networked one; a component inserted after the entity was
 ///   networked is not networked, and the `NetOwner` went stale again.
-const FOUND: [u64; 10] = [2, 3, 6, 26, 28, 71, 105, 119, 536, 572];
+const FOUND: [u64; 12] = [2, 3, 6, 26, 28, 71, 105, 119, 536, 565, 572, 856];
 
 #[test]
 fn random_bevy_worlds_converge() {
