@@ -21,6 +21,7 @@ use crate::net::{NetMultiplayer, NetWorldExt};
 use crate::node::{entity_of, slot_of, FirstSlot};
 use crate::owner;
 use crate::queue::NetQueue;
+use crate::removals::Removals;
 use crate::renetwork;
 use crate::reparent::{self, NetParent};
 use crate::status::NetStatus;
@@ -111,7 +112,11 @@ pub(crate) fn send(world: &mut World) {
             network_new(mp);
             sync_focus(mp);
         } else {
-            reparent::forget(mp.store_mut().world_mut());
+            let world = mp.store_mut().world_mut();
+            reparent::forget(world);
+            if let Some(mut removals) = world.get_resource_mut::<Removals>() {
+                removals.forget_from();
+            }
         }
         mp.end_frame();
         if mp.is_server() {

@@ -16,7 +16,7 @@ use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::Children;
 use bevy_ecs::query::{QueryState, With, Without};
 use bevy_ecs::resource::Resource;
-use bevy_ecs::world::World;
+use bevy_ecs::world::{EntityRef, World};
 use mf_net::store::NodeId;
 use mf_net::transport::PeerId;
 
@@ -45,15 +45,12 @@ pub(crate) struct Renetworking {
     unnetworked: Vec<Entity>,
     /// The query for those, made once.
     unnetworked_query: Option<Unnetworked>,
-    /// The query for networked entities, made once.
-    lost_query: Option<FirstSlots>,
+    /// The entities something was removed from since the last look ([`Removals`]).
+    removed: Vec<Entity>,
 }
 
 /// Entities no longer `Networked` that carry a `NetworkId`.
 type Unnetworked = QueryState<Entity, (With<NetworkId>, Without<Networked>)>;
-
-/// Networked entities with the slot of their first networked component.
-type FirstSlots = QueryState<(Entity, &'static FirstSlot), (With<Networked>, Without<Renetwork>)>;
 
 /// The server's [`Renetworking`], out of the world while it is used.
 fn take(mp: &mut NetMultiplayer) -> Renetworking {
@@ -74,6 +71,10 @@ pub(crate) fn mark(mp: &mut NetMultiplayer) {
         removals.map_or(0, Removals::stamp)
     };
     let mut r = take(mp);
+    let world = mp.store_mut().world_mut();
+    if let Some(mut removals) = world.get_resource_mut::<Removals>() {
+        removals.take_from(&mut r.removed);
+    }
     for e in reparent::moved(mp.store_mut().world_mut()) {
         mark_subtree(mp, e, &mut r);
     }
@@ -88,7 +89,7 @@ pub(crate) fn mark(mp: &mut NetMultiplayer) {
         for &e in &r.unnetworked {
             roots.extend(networked_children(&store.world, e));
         }
-        for (e, keeps_some) in lost_first(mp, &mut r) {
+        for (e, keeps_some) in lost_first(mp, &mut r.removed) {
             if keeps_some {
                 roots.push(e);
                 continue;
@@ -152,44 +153,43 @@ fn give_back(mp: &mut NetMultiplayer, node: NodeId, peer: PeerId) -> bool {
     entity.is_some_and(|e| e.contains::<Networked>() && !e.contains::<NetworkId>())
 }
 
-/// The networked entities whose first networked component is gone, each with whether it holds
-/// another networked one (then it is networked again; if not, its networked children are).
-fn lost_first(mp: &mut NetMultiplayer, r: &mut Renetworking) -> Vec<(Entity, bool)> {
-    let store = mp.store_mut();
-    let query = r
-        .lost_query
-        .get_or_insert_with(|| store.world.query_filtered());
-    let world = &store.world;
-    let Some(types) = world.get_resource::<ReplicatedComponents>() else {
-        return Vec::new();
-    };
-    let lost: Vec<Entity> = query
-        .iter(world)
-        .filter(|&(e, first)| {
-            let ty = types.by_slot(first.0).map(|t| t.type_id);
-            !ty.is_some_and(|ty| world.get_entity(e).is_ok_and(|e| e.contains_type_id(ty)))
-        })
-        .map(|(e, _)| e)
-        .collect();
-    if lost.is_empty() {
-        return Vec::new();
-    }
+/// The networked entities, among those something was removed from, whose first networked
+/// component is gone, each with whether it holds another networked one (then it is networked
+/// again; if not, its networked children are).
+fn lost_first(mp: &NetMultiplayer, removed: &mut [Entity]) -> Vec<(Entity, bool)> {
     let world = mp.store().world();
     let Some(types) = world.get_resource::<ReplicatedComponents>() else {
         return Vec::new();
     };
-    let networked = |e: Entity, slot: u32| {
-        let held = world.get_entity(e).is_ok_and(|entity| {
-            types
-                .by_slot(slot)
-                .is_some_and(|t| entity.contains_type_id(t.type_id))
-        });
-        held && node_at(e, slot).is_some_and(|node| mp.net_id(node).is_some())
+    let holds = |e: &EntityRef<'_>, slot: u32| {
+        types
+            .by_slot(slot)
+            .is_some_and(|t| e.contains_type_id(t.type_id))
+    };
+    let networked = |e: &EntityRef<'_>, slot: u32| {
+        holds(e, slot) && node_at(e.id(), slot).is_some_and(|node| mp.net_id(node).is_some())
     };
     let slots = u32::try_from(types.iter().count()).unwrap_or(0);
-    lost.into_iter()
-        .map(|e| (e, (0..slots).any(|slot| networked(e, slot))))
-        .collect()
+    removed.sort_unstable();
+    let mut lost = Vec::new();
+    let mut last = None;
+    for &e in removed.iter() {
+        if last.replace(e) == Some(e) {
+            continue;
+        }
+        let Ok(entity) = world.get_entity(e) else {
+            continue;
+        };
+        let Some(&FirstSlot(first)) = entity.get::<FirstSlot>() else {
+            continue;
+        };
+        let marked = entity.contains::<Renetwork>() || !entity.contains::<Networked>();
+        if marked || holds(&entity, first) {
+            continue;
+        }
+        lost.push((e, (0..slots).any(|slot| networked(&entity, slot))));
+    }
+    lost
 }
 
 /// The node of every registered type's component of `e`, held or not. A `NetEntity` travels as

@@ -42,10 +42,11 @@ impl ReplicateAppExt for App {
     }
 }
 
-/// A `C` went (removed, or its entity despawned): the server's scan for despawned nodes runs.
+/// A `C` went (removed, or its entity despawned): the server's scan for despawned nodes runs,
+/// and looks at the entity.
 pub(crate) fn bump_on_remove<C: Component>(
-    _: On<'_, '_, Remove, C>,
+    event: On<'_, '_, Remove, C>,
     mut removals: ResMut<'_, Removals>,
 ) {
-    removals.bump();
+    removals.removed_from(event.event().entity);
 }
