@@ -1,16 +1,20 @@
-//! Entities the server networks again, because clients lost them while the server kept them:
-//! an entity whose first networked component was removed while it holds others (its other
-//! components and its children travelled beside and under that component's node, and clients
-//! despawn the entity with it), and the networked children of an entity that is no longer
-//! [`Networked`], or holds no networked component any more (clients despawn them with their
-//! parent; a component inserted since the entity was networked is not networked); and an
-//! entity given another parent (see `reparent`). Such an
-//! entity loses its [`NetworkId`], so that no two entities show the same one.
+//! Entities the server networks again, because clients would lose them while the server keeps
+//! them:
 //!
-//! Before the frame's end, each such entity and its networked descendants are marked
-//! [`Renetwork`]: the store reports their nodes gone, so the core despawns them on clients.
-//! After it, they lose their [`NetworkId`] and are networked anew, as new entities on clients:
-//! each component keeps its authority, and the states that name them are sent again.
+//! - an entity whose first networked component was removed while it holds another networked
+//!   one: its other components and its children travelled beside and under that component's
+//!   node, and clients despawn the entity with it;
+//! - the networked children of an entity that is no longer [`Networked`], or holds no networked
+//!   component any more (a component inserted since it was networked is not networked): clients
+//!   despawn them with their parent. That entity loses its [`NetworkId`], so that no two
+//!   entities show the same one;
+//! - an entity given another parent (see `reparent`): clients hold it under the old one.
+//!
+//! Before new entities are networked, each such entity and its networked descendants are marked
+//! [`Renetwork`]: the store reports their nodes gone, so the core despawns them on clients at
+//! the frame's end. After it, they lose their [`NetworkId`] and are networked anew, as new
+//! entities on clients: each component keeps its authority, and the states that name them are
+//! sent again.
 
 use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::Children;
@@ -64,7 +68,8 @@ fn put_back(mp: &mut NetMultiplayer, r: Renetworking) {
 }
 
 /// Before new entities are networked (in the fixed step, and before the frame ends): marks
-/// what is to be networked again at the frame's end (only after something was removed).
+/// what is to be networked again at the frame's end (what was given another parent; after
+/// removals, what clients lose).
 pub(crate) fn mark(mp: &mut NetMultiplayer) {
     let stamp = |mp: &NetMultiplayer| {
         let removals = mp.store().world().get_resource::<Removals>();
@@ -79,34 +84,41 @@ pub(crate) fn mark(mp: &mut NetMultiplayer) {
         mark_subtree(mp, e, &mut r);
     }
     if stamp(mp) != r.seen {
-        let mut roots = Vec::new();
-        let store = mp.store_mut();
-        let query = r
-            .unnetworked_query
-            .get_or_insert_with(|| store.world.query_filtered());
-        r.unnetworked.clear();
-        r.unnetworked.extend(query.iter(&store.world));
-        for &e in &r.unnetworked {
-            roots.extend(networked_children(&store.world, e));
-        }
-        for (e, keeps_some) in lost_first(mp, &mut r.removed) {
-            if keeps_some {
-                roots.push(e);
-                continue;
-            }
-            // Nothing of it is networked now: it is networked anew (if it holds a replicated
-            // component inserted since) or refused, as a new `Networked` entity is.
-            r.nodes.extend(entity_nodes(mp.store().world(), e));
-            let world = mp.store_mut().world_mut();
-            world.entity_mut(e).remove::<(FirstSlot, NetworkId)>();
-            roots.extend(networked_children(world, e));
-        }
-        for root in roots {
+        for root in lost_after_removals(mp, &mut r) {
             mark_subtree(mp, root, &mut r);
         }
         r.seen = stamp(mp);
     }
     put_back(mp, r);
+}
+
+/// After removals: the roots of what clients lose (the children of entities no longer
+/// networked, entities that lost their first networked component). Entities left with nothing
+/// networked lose their `NetworkId`, and states naming them go again.
+fn lost_after_removals(mp: &mut NetMultiplayer, r: &mut Renetworking) -> Vec<Entity> {
+    let mut roots = Vec::new();
+    let store = mp.store_mut();
+    let query = r
+        .unnetworked_query
+        .get_or_insert_with(|| store.world.query_filtered());
+    r.unnetworked.clear();
+    r.unnetworked.extend(query.iter(&store.world));
+    for &e in &r.unnetworked {
+        roots.extend(networked_children(&store.world, e));
+    }
+    for (e, keeps_some) in lost_first(mp, &mut r.removed) {
+        if keeps_some {
+            roots.push(e);
+            continue;
+        }
+        // Nothing of it is networked now: it is networked anew (if it holds a replicated
+        // component inserted since) or refused, as a new `Networked` entity is.
+        r.nodes.extend(entity_nodes(mp.store().world(), e));
+        let world = mp.store_mut().world_mut();
+        world.entity_mut(e).remove::<(FirstSlot, NetworkId)>();
+        roots.extend(networked_children(world, e));
+    }
+    roots
 }
 
 /// After the frame's end (the core despawned the marked entities' nodes): the marked entities
