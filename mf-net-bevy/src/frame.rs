@@ -263,9 +263,9 @@ fn tag_group(mp: &mut NetMultiplayer, root: NodeId) {
         }
         if !matches!(link, Link::Beside(_)) {
             tag(mp, node);
-            if let Some(entity) = entity_of(node) {
-                let world = mp.store_mut().world_mut();
-                world.entity_mut(entity).insert(NetParent(under));
+            let world = mp.store_mut().world_mut();
+            if let Some(mut entity) = entity_of(node).and_then(|e| world.get_entity_mut(e).ok()) {
+                entity.insert(NetParent(under));
             }
         }
     }

@@ -115,7 +115,9 @@ fn lost_after_removals(mp: &mut NetMultiplayer, r: &mut Renetworking) -> Vec<Ent
         // component inserted since) or refused, as a new `Networked` entity is.
         r.nodes.extend(entity_nodes(mp.store().world(), e));
         let world = mp.store_mut().world_mut();
-        world.entity_mut(e).remove::<(FirstSlot, NetworkId)>();
+        if let Ok(mut entity) = world.get_entity_mut(e) {
+            entity.remove::<(FirstSlot, NetworkId)>();
+        }
         roots.extend(networked_children(world, e));
     }
     roots
@@ -246,7 +248,9 @@ fn mark_subtree(mp: &mut NetMultiplayer, root: Entity, r: &mut Renetworking) {
         stack.extend(networked_children(world, e));
         r.entities.push(e);
         let world = mp.store_mut().world_mut();
-        world.entity_mut(e).insert(Renetwork);
+        if let Ok(mut entity) = world.get_entity_mut(e) {
+            entity.insert(Renetwork);
+        }
         if let Some(mut removals) = world.get_resource_mut::<Removals>() {
             removals.bump();
         }
