@@ -499,3 +499,46 @@ fn a_member_naming_a_node_before_it_was_networked_names_it_once_it_is() {
         }
     }
 }
+
+/// Past the 4096 un-networked nodes the server notes by name, a node networked still has the
+/// states naming it sent again (every state that can hold a reference is looked through).
+#[test]
+fn past_the_noted_nodes_a_member_naming_a_node_before_it_was_networked_still_names_it() {
+    let mut world = World::new(1, library);
+    let root = world.root();
+    // 4200 fighters, each aimed at a node of the server's own that is never networked.
+    for i in 0..4200 {
+        let node = world.server.spawn(FIGHTER, root, PeerId::SERVER).unwrap();
+        let fighter = world.server.scene().net_ref::<Fighter>(node).unwrap();
+        let scene = world.server.scene_mut();
+        let local = scene.add(root, &format!("local{i}")).unwrap();
+        scene.set_value(local, Fighter::default()).unwrap();
+        let target = scene.net_ref::<Fighter>(local).unwrap();
+        scene.get_mut(fighter).unwrap().target = target;
+    }
+    world.step(5);
+    // One more aimed at a node every peer holds, networked later by a bind.
+    let node = world.server.spawn(FIGHTER, root, PeerId::SERVER).unwrap();
+    let fighter = world.server.scene().net_ref::<Fighter>(node).unwrap();
+    let mut late = Vec::new();
+    for mp in std::iter::once(&mut world.server).chain(&mut world.clients) {
+        let scene = mp.scene_mut();
+        late.push(scene.add(root, "late").unwrap());
+        scene
+            .set_value(late[late.len() - 1], Fighter::default())
+            .unwrap();
+    }
+    let target = world.server.scene().net_ref::<Fighter>(late[0]).unwrap();
+    world.server.scene_mut().get_mut(fighter).unwrap().target = target;
+    world.step(5);
+    world.server.bind(late[0]).unwrap();
+    world.step(5);
+    let (late_id, fighter_id) = (
+        world.server.net_id(late[0]).unwrap(),
+        world.server.net_id(node).unwrap(),
+    );
+    let client = &world.clients[0];
+    let copy = handle(client, fighter_id).unwrap();
+    let got = named(client, client.scene().get(copy).unwrap().target);
+    assert_eq!(got, Some(late_id));
+}
