@@ -31,8 +31,9 @@
 //!   one naming a networked entity relevant to the client names the client's copy of it
 //!   (others are not compared: the book's References rules hold them back);
 //! - a `NetTransform`'s `Transform` shows its translation and rotation;
-//! - and the client holds no other replicated component on a `Networked` entity, and no other
-//!   `Networked` entity.
+//! - the client holds no other replicated component on a `Networked` entity, and no other
+//!   `Networked` entity;
+//! - and no two entities of a peer (server or client) show one `NetworkId`.
 //!
 //! Besides, the server's authority of every networked component is the one its hand-overs
 //! gave: the owner of its group at spawn, then the peer of the last `set_authority` naming its
@@ -340,6 +341,14 @@ fn local_problems(app: &mut App, seen: &[Seen]) -> Vec<String> {
             problems.push(format!(
                 "{id:?}: Transform {transform:?}, NetTransform {net:?}"
             ));
+        }
+    }
+    // No two entities show one `NetworkId`.
+    let mut tagged = world.query::<&NetworkId>();
+    let mut shown_ids = HashSet::new();
+    for id in tagged.iter(world) {
+        if !shown_ids.insert(id.0) {
+            problems.push(format!("two entities show {id:?}"));
         }
     }
     let ids: HashSet<Option<NetId>> = seen.iter().map(|s| s.entity).collect();
