@@ -638,7 +638,7 @@ impl Chaos {
     }
 
     /// Gives the networked entity `e` another networked parent (not in its subtree), or none:
-    /// it is networked again where it is now.
+    /// it is networked again where it is now (if that is not where it was).
     fn reparent(&mut self, e: Entity) {
         let world = self.server.world();
         if world.get::<NetworkId>(e).is_none() {
@@ -649,12 +649,22 @@ impl Chaos {
         let parent = self
             .any_live()
             .filter(|p| !subtree.contains(p) && self.server.world().get::<NetworkId>(*p).is_some());
+        // The parent a spawn would name: a networked one, else none.
+        let world = self.server.world();
+        let networked = |p: &Entity| world.get::<NetworkId>(*p).is_some();
+        let was = world
+            .get::<ChildOf>(e)
+            .map(ChildOf::parent)
+            .filter(networked);
+        let now = parent.filter(networked);
         let mut entity = self.server.world_mut().entity_mut(e);
         match parent {
             Some(p) => entity.insert(ChildOf(p)),
             None => entity.remove::<ChildOf>(),
         };
-        self.networked_again(e);
+        if now != was {
+            self.networked_again(e);
+        }
     }
 
     /// Changes members of a share of the server's components of each type.

@@ -446,3 +446,37 @@ fn a_networked_entity_given_another_parent_follows_it() {
         .collect();
     assert_eq!(turrets, [(10, false)]);
 }
+
+/// A recursive hand-over in the frame a child stops being `Networked` does not reach the
+/// grandchildren under it: they no longer go with the entity (they are networked again on their
+/// own at the frame's end). (They took the new authority with them.)
+#[test]
+fn a_recursive_hand_over_skips_what_a_child_no_longer_networked_held() {
+    let (mut server, mut clients) = server_and_client();
+    let world = server.world_mut();
+    let ship = world.spawn((Ship { x: 1 }, Networked)).id();
+    let hull = world
+        .spawn((Hull { armor: 5 }, Networked, ChildOf(ship)))
+        .id();
+    let turret = world
+        .spawn((Turret { angle: 10 }, Networked, ChildOf(hull)))
+        .id();
+    common::run(&mut server, &mut clients, 10);
+    let peer = clients[0].world_mut().net(|mp| mp.local_peer_id());
+    server.world_mut().entity_mut(hull).remove::<Networked>();
+    server.world_mut().net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let ship = types.node_of::<Ship>(ship).unwrap();
+        mp.set_authority(ship, peer, true).unwrap();
+    });
+    common::run(&mut server, &mut clients, 10);
+    server.world_mut().net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let (ship, turret) = (
+            types.node_of::<Ship>(ship).unwrap(),
+            types.node_of::<Turret>(turret).unwrap(),
+        );
+        assert_eq!(mp.authority(ship), peer);
+        assert_eq!(mp.authority(turret), PeerId::SERVER);
+    });
+}

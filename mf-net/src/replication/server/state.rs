@@ -431,7 +431,7 @@ impl ServerState {
         let targets: Vec<NodeId> = match (recursive, shared.scene()) {
             (false, _) => vec![node],
             (true, Some(scene)) => scene.depth_first(node).collect(),
-            (true, None) => self.spawned_under(top),
+            (true, None) => self.spawned_under(top, &*shared.store),
         };
         let mut top_flushed = false;
         for target in targets {
@@ -1319,10 +1319,13 @@ impl ServerState {
         }
     }
 
-    /// The networked node `top` and every node spawned under it, by their net parents.
-    fn spawned_under(&self, top: u32) -> Vec<NodeId> {
+    /// The networked node `top` and every node spawned under it, by their net parents, through
+    /// nodes still alive in `store` (one freed, or no longer networked by its engine, does not
+    /// hold what was spawned under it any more: that goes at the frame's end).
+    fn spawned_under(&self, top: u32, store: &dyn Store) -> Vec<NodeId> {
         let mut found = Vec::new();
-        let nodes = || self.nodes.values().map(|n| (n.net_id, n.net_parent));
+        let alive = self.nodes.values().filter(|n| store.alive(n.node));
+        let nodes = || alive.clone().map(|n| (n.net_id, n.net_parent));
         subtree(nodes, top, &mut found);
         found.iter().filter_map(|&id| self.node_of(id)).collect()
     }
