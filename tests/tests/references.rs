@@ -467,6 +467,20 @@ fn calls_queued_outside_a_body_map_their_references_when_applied() {
     assert_eq!(server.scene().get(attacker).unwrap().target, victim);
 }
 
+/// A fighter every peer holds at the same place under the root, named "late", for a bind to
+/// network later: the server's node.
+fn late_fighter(world: &mut World) -> NodeId {
+    let root = world.root();
+    let mut late = Vec::new();
+    for mp in std::iter::once(&mut world.server).chain(&mut world.clients) {
+        let scene = mp.scene_mut();
+        let node = scene.add(root, "late").unwrap();
+        scene.set_value(node, Fighter::default()).unwrap();
+        late.push(node);
+    }
+    late[0]
+}
+
 #[test]
 fn a_member_naming_a_node_before_it_was_networked_names_it_once_it_is() {
     for encoding in [SnapshotEncoding::Bytes, SnapshotEncoding::Bits] {
@@ -474,16 +488,7 @@ fn a_member_naming_a_node_before_it_was_networked_names_it_once_it_is() {
         let root = world.root();
         let node = world.server.spawn(FIGHTER, root, PeerId::SERVER).unwrap();
         let fighter = world.server.scene().net_ref::<Fighter>(node).unwrap();
-        // A node every peer holds at the same place, networked later by a bind.
-        let mut late = Vec::new();
-        for mp in std::iter::once(&mut world.server).chain(&mut world.clients) {
-            let scene = mp.scene_mut();
-            late.push(scene.add(root, "late").unwrap());
-            scene
-                .set_value(late[late.len() - 1], Fighter::default())
-                .unwrap();
-        }
-        let late = late[0];
+        let late = late_fighter(&mut world);
         let target = world.server.scene().net_ref::<Fighter>(late).unwrap();
         // The fighter aims at it while it is not networked: its state names none.
         world.server.scene_mut().get_mut(fighter).unwrap().target = target;
@@ -520,21 +525,14 @@ fn past_the_noted_nodes_a_member_naming_a_node_before_it_was_networked_still_nam
     // One more aimed at a node every peer holds, networked later by a bind.
     let node = world.server.spawn(FIGHTER, root, PeerId::SERVER).unwrap();
     let fighter = world.server.scene().net_ref::<Fighter>(node).unwrap();
-    let mut late = Vec::new();
-    for mp in std::iter::once(&mut world.server).chain(&mut world.clients) {
-        let scene = mp.scene_mut();
-        late.push(scene.add(root, "late").unwrap());
-        scene
-            .set_value(late[late.len() - 1], Fighter::default())
-            .unwrap();
-    }
-    let target = world.server.scene().net_ref::<Fighter>(late[0]).unwrap();
+    let late = late_fighter(&mut world);
+    let target = world.server.scene().net_ref::<Fighter>(late).unwrap();
     world.server.scene_mut().get_mut(fighter).unwrap().target = target;
     world.step(5);
-    world.server.bind(late[0]).unwrap();
+    world.server.bind(late).unwrap();
     world.step(5);
     let (late_id, fighter_id) = (
-        world.server.net_id(late[0]).unwrap(),
+        world.server.net_id(late).unwrap(),
         world.server.net_id(node).unwrap(),
     );
     let client = &world.clients[0];
