@@ -177,9 +177,10 @@ impl Baselines {
         }
     }
 
-    /// The slot of `tick`'s table (0 before any table is made).
+    /// The slot of `tick`'s table (0 before any table is made): the tick modulo the table
+    /// count, a power of two.
     fn slot(&self, tick: u32) -> usize {
-        tick as usize % self.tables.len().max(1)
+        tick as usize & self.tables.len().saturating_sub(1)
     }
 
     /// Starts the table of the snapshot of `tick`, in place of the one `depth` ticks before, to
@@ -232,7 +233,7 @@ impl Baselines {
     /// Both tables are in net id order: one walk along each.
     fn retire(&mut self, slot: usize, old: u32) {
         let next_tick = old.wrapping_add(1);
-        let next = &self.tables[(slot + 1) % self.tables.len()];
+        let next = &self.tables[self.slot(next_tick)];
         let next_rows = match next.tick == Some(next_tick) {
             true => &next.rows[..],
             false => &[],

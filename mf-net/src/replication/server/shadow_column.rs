@@ -336,26 +336,18 @@ impl<T: Replicated> ErasedShadows for ShadowColumn<T> {
         if !T::NODE_REFS {
             return;
         }
-        let hits = rows_naming::<T>(&self.rows, renamed);
-        let rows = &mut self.rows;
-        lend::<T>(store, &mut |values| {
-            for &index in &hits {
-                let row = &mut rows[index];
-                let Some(value) = values.get_hinted(row.node, &mut row.hint) else {
-                    continue;
-                };
-                row.state = value.new_state(tick);
-                row.last_changed = last_changed_of::<_, T>(&row.state);
+        for index in rows_naming::<T>(&self.rows, renamed) {
+            let (node, tag) = (self.rows[index].node, self.rows[index].tag);
+            let restarted = self.start(store, node, Some(row_index(index)), tag, tick);
+            if let Some((last_changed, row)) = restarted {
+                let at = ValueAt { column, row };
                 changed.push(Changed {
-                    tag: row.tag,
-                    last_changed: row.last_changed,
-                    at: ValueAt {
-                        column,
-                        row: row_index(index),
-                    },
+                    tag,
+                    last_changed,
+                    at,
                 });
             }
-        });
+        }
     }
 
     fn age(&mut self, row: u32, floor: u32) -> Option<LastChanged> {
