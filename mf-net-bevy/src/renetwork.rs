@@ -14,17 +14,18 @@
 //! [`Renetwork`]: the store reports their nodes gone, so the core despawns them on clients at
 //! the frame's end. After it, they lose their [`NetworkId`] and are networked anew, as new
 //! entities on clients: each component keeps its authority, and the states that name them are
-//! sent again.
+//! sent again. What a client that left at that frame's end owned goes as a leaving client's
+//! nodes go at any other time.
 
 use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::Children;
 use bevy_ecs::query::{QueryState, With, Without};
 use bevy_ecs::resource::Resource;
 use bevy_ecs::world::{EntityRef, World};
-use mf_net::store::NodeId;
+use mf_net::store::{NodeId, Store};
 use mf_net::transport::PeerId;
 
-use crate::components::{NetworkId, Networked, Renetwork};
+use crate::components::{NetOwner, NetworkId, Networked, Renetwork};
 use crate::net::NetMultiplayer;
 use crate::node::{entity_of, node_at, FirstSlot};
 use crate::owner::set_owner;
@@ -127,6 +128,7 @@ fn lost_after_removals(mp: &mut NetMultiplayer, r: &mut Renetworking) -> Vec<Ent
 /// are networked anew, their authorities given back, and the states that named them sent again.
 pub(crate) fn network_again(mp: &mut NetMultiplayer, network_new: fn(&mut NetMultiplayer)) {
     let mut r = take(mp);
+    drop_what_leavers_owned(mp, &mut r);
     let world = mp.store_mut().world_mut();
     for &e in r.entities.iter().chain(&r.unnetworked) {
         if let Ok(mut entity) = world.get_entity_mut(e) {
@@ -150,6 +152,33 @@ pub(crate) fn network_again(mp: &mut NetMultiplayer, network_new: fn(&mut NetMul
     r.entities.clear();
     r.nodes.clear();
     put_back(mp, r);
+}
+
+/// What a client that left at the frame's end (a timeout, after [`mark`]) owned among the
+/// marked nodes goes as a leaving client's nodes go at any other time: despawned (as the
+/// store despawns them: a component, or the entity with its children if it is the entity's
+/// first), or the server's with `despawn_owned_on_disconnect` off. The core no longer held
+/// them when the client left.
+fn drop_what_leavers_owned(mp: &mut NetMultiplayer, r: &mut Renetworking) {
+    let left =
+        |mp: &NetMultiplayer, peer: PeerId| peer != PeerId::SERVER && !mp.peers().contains(&peer);
+    let despawn = mp.config().despawn_owned_on_disconnect;
+    r.authorities.retain(|&(node, peer)| {
+        if !left(mp, peer) {
+            return true;
+        }
+        if despawn {
+            mp.store_mut().despawn(node);
+        }
+        false
+    });
+    for &e in &r.entities {
+        let owner = mp.store().world().get::<NetOwner>(e).map(|o| o.0);
+        if owner.is_some_and(|peer| left(mp, peer)) {
+            let world = mp.store_mut().world_mut();
+            world.entity_mut(e).insert(NetOwner(PeerId::SERVER));
+        }
+    }
 }
 
 /// Gives `node` the authority `peer` back if it is networked again; whether to wait for that

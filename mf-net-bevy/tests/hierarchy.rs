@@ -480,3 +480,77 @@ fn a_recursive_hand_over_skips_what_a_child_no_longer_networked_held() {
         assert_eq!(mp.authority(turret), PeerId::SERVER);
     });
 }
+
+/// A server whose clients time out after `timeout_frames` silent frames, despawning what a
+/// leaving client owned if `despawn_owned`, and two clients (not joined yet).
+fn server_and_two_clients(despawn_owned: bool, timeout_frames: u32) -> (App, Vec<App>) {
+    let net = LoopbackNetwork::new();
+    let mut server = app();
+    server.world_mut().net(|mp| {
+        let config = mp.config_mut();
+        config.peer_timeout = Duration::from_nanos(33_333_333) * timeout_frames;
+        config.despawn_owned_on_disconnect = despawn_owned;
+    });
+    common::start_server(&mut server, &net, None, 1);
+    let mut clients = vec![app(), app()];
+    for (seed, client) in (2..).zip(clients.iter_mut()) {
+        common::start_client(client, &net, None, seed);
+    }
+    (server, clients)
+}
+
+/// The server's frames after the first client falls silent until it times out, with its ship
+/// (a hull, a turret under it, all its own) losing its first component in frame `remove_at`;
+/// then ten more frames. Returns that count, and the apps.
+fn owner_times_out(despawn_owned: bool, remove_at: Option<usize>) -> (usize, App, Vec<App>) {
+    let (mut server, mut clients) = server_and_two_clients(despawn_owned, 20);
+    common::run(&mut server, &mut clients, 10);
+    let owner = clients[0].world_mut().net(|mp| mp.local_peer_id());
+    let world = server.world_mut();
+    let ship = armed_ship(world);
+    world.entity_mut(ship).insert(NetOwner(owner));
+    common::run(&mut server, &mut clients, 10);
+    let mut frames = 0;
+    while server.world_mut().net(|mp| mp.peers().contains(&owner)) {
+        if remove_at == Some(frames) {
+            server.world_mut().entity_mut(ship).remove::<Ship>();
+        }
+        common::run(&mut server, &mut clients[1..], 1);
+        frames += 1;
+        assert!(frames < 100, "the silent client times out");
+    }
+    common::run(&mut server, &mut clients[1..], 10);
+    (frames, server, clients)
+}
+
+/// Every hull on `app`, with whether its entity is `Networked` and its `NetOwner`.
+fn hulls(app: &mut App) -> Vec<(Hull, bool, Option<PeerId>)> {
+    let world = app.world_mut();
+    let mut hulls = world.query::<(&Hull, Option<&Networked>, Option<&NetOwner>)>();
+    hulls
+        .iter(world)
+        .map(|(h, n, o)| (h.clone(), n.is_some(), o.map(|o| o.0)))
+        .collect()
+}
+
+/// A client that times out in the frame its entity is networked again (it lost its first
+/// component) loses what it owned as in any other frame: despawned with the default settings,
+/// handed to the server with `despawn_owned_on_disconnect` off. (The server refused to network
+/// the entity again, with the authority of a peer gone: it stayed, no longer `Networked`.)
+#[test]
+fn a_client_timing_out_while_its_entity_is_networked_again_loses_it_as_ever() {
+    // The frame it times out in, when nothing else happens.
+    let (last, ..) = owner_times_out(true, None);
+    let (_, mut server, mut clients) = owner_times_out(true, Some(last - 1));
+    assert_eq!(hulls(&mut server), []);
+    assert_eq!(hulls(&mut clients[1]), []);
+    let turrets = |app: &mut App| app.world_mut().query::<&Turret>().iter(app.world()).count();
+    assert_eq!((turrets(&mut server), turrets(&mut clients[1])), (0, 0));
+
+    let (last, ..) = owner_times_out(false, None);
+    let (_, mut server, mut clients) = owner_times_out(false, Some(last - 1));
+    let kept = (Hull { armor: 5 }, true, Some(PeerId::SERVER));
+    assert_eq!(hulls(&mut server), std::slice::from_ref(&kept));
+    assert_eq!(hulls(&mut clients[1]), [kept]);
+    assert_eq!((turrets(&mut server), turrets(&mut clients[1])), (1, 1));
+}
