@@ -15,7 +15,7 @@ use mf_net::store::{Link, NodeId, Store};
 use mf_net::transport::PeerId;
 use tracing::warn;
 
-use crate::components::{NetOwner, NetworkId, Networked};
+use crate::components::{NetOwner, NetworkId, Networked, Renetwork};
 use crate::interest::sync_focus;
 use crate::net::{NetMultiplayer, NetWorldExt};
 use crate::node::{entity_of, slot_of, FirstSlot};
@@ -140,11 +140,13 @@ fn network_new(mp: &mut NetMultiplayer) {
     let mut new = std::mem::take(&mut store.to_network);
     new.clear();
     for (entity, owner, child_of) in query.iter(&store.world) {
-        // A child goes in its parent's group if the parent is not networked yet; as a group of
-        // its own, under its parent (the spawn names it), if it is.
+        // A child goes in its parent's group if the parent is not networked yet, or is to be
+        // networked again at the frame's end; as a group of its own, under its parent (the
+        // spawn names it), if it is networked.
         let parent = child_of.and_then(|c| store.world.get_entity(c.parent()).ok());
-        let with_parent =
-            parent.is_some_and(|p| p.contains::<Networked>() && !p.contains::<NetworkId>());
+        let with_parent = parent.is_some_and(|p| {
+            p.contains::<Networked>() && (!p.contains::<NetworkId>() || p.contains::<Renetwork>())
+        });
         if !with_parent {
             new.push((entity, owner.map_or(PeerId::SERVER, |o| o.0)));
         }
