@@ -27,8 +27,8 @@ use mf_net::transport::PeerId;
 
 use crate::components::{NetOwner, NetworkId, Networked, Renetwork};
 use crate::net::NetMultiplayer;
-use crate::node::{entity_of, node_at, FirstSlot};
-use crate::owner::set_owner;
+use crate::node::{entity_of, first_networked, node_at, FirstSlot};
+use crate::owner::{owners_under, set_owner};
 use crate::removals::Removals;
 use crate::reparent;
 use crate::types::ReplicatedComponents;
@@ -38,6 +38,10 @@ use crate::types::ReplicatedComponents;
 pub(crate) struct Renetworking {
     /// The removal stamp at the last look.
     seen: u64,
+    /// Children made `Networked` under a marked entity in the frame it is networked again:
+    /// they go in its group, then take their own [`NetOwner`]'s authority (the server's
+    /// without one), as a child added later under a networked entity does.
+    joining: Vec<(Entity, PeerId)>,
     /// The marked entities, each root before its descendants.
     entities: Vec<Entity>,
     /// The authority of each of their networked nodes, to give back once it is networked
@@ -129,6 +133,7 @@ fn lost_after_removals(mp: &mut NetMultiplayer, r: &mut Renetworking) -> Vec<Ent
 pub(crate) fn network_again(mp: &mut NetMultiplayer, network_new: fn(&mut NetMultiplayer)) {
     let mut r = take(mp);
     drop_what_leavers_owned(mp, &mut r);
+    note_joining(mp.store().world(), &mut r);
     let world = mp.store_mut().world_mut();
     for &e in r.entities.iter().chain(&r.unnetworked) {
         if let Ok(mut entity) = world.get_entity_mut(e) {
@@ -146,12 +151,39 @@ pub(crate) fn network_again(mp: &mut NetMultiplayer, network_new: fn(&mut NetMul
     for &e in &r.entities {
         set_owner(mp, e);
     }
+    for &(e, owner) in &r.joining {
+        let first = mp.store().world().get_entity(e).ok();
+        let node = first.and_then(|e| first_networked(&e));
+        if let Some(node) = node.filter(|&n| mp.net_id(n).is_some() && mp.authority(n) != owner) {
+            if mp.set_authority(node, owner, true).is_ok() {
+                owners_under(mp, e);
+            }
+        }
+    }
+    r.joining.clear();
     for &node in &r.nodes {
         mp.resend_states_naming(node);
     }
     r.entities.clear();
     r.nodes.clear();
     put_back(mp, r);
+}
+
+/// The children made `Networked` under the marked entities this frame, with their owners
+/// (see [`Renetworking::joining`]).
+fn note_joining(world: &World, r: &mut Renetworking) {
+    for &e in &r.entities {
+        let children = world.get::<Children>(e).into_iter().flatten();
+        for &c in children {
+            let Ok(child) = world.get_entity(c) else {
+                continue;
+            };
+            if child.contains::<Networked>() && !child.contains::<NetworkId>() {
+                let owner = child.get::<NetOwner>().map_or(PeerId::SERVER, |o| o.0);
+                r.joining.push((c, owner));
+            }
+        }
+    }
 }
 
 /// What a client that left at the frame's end (a timeout, after [`mark`]) owned among the

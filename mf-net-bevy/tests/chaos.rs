@@ -867,12 +867,12 @@ impl Chaos {
             }
             return;
         }
-        // A child networked in the same frame goes on its own, without its parent (whose nodes
-        // that frame's end despawns).
+        // A child made `Networked` in the same frame goes in its group, under it, with its own
+        // authority (as one added later does).
         let children = world.get::<Children>(e).into_iter().flatten();
         for &c in children {
             if world.get::<Networked>(c).is_some() && world.get::<NetworkId>(c).is_none() {
-                self.travelled.remove(&c);
+                self.travelled.insert(c);
             }
         }
         let mut stack = networked_children(world, e);

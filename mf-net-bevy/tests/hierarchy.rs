@@ -556,27 +556,36 @@ fn a_client_timing_out_while_its_entity_is_networked_again_loses_it_as_ever() {
 }
 
 /// A `Networked` child spawned under an entity in the frame that entity is networked again
-/// (here, it lost its first component) arrives under it. (It went as a root of its own: its
-/// parent's nodes were on their way out.)
+/// (here, it lost its first component) arrives under it, with its own owner's authority (the
+/// server's), as a child added at any other time. (It went as a root of its own: its parent's
+/// nodes were on their way out.)
 #[test]
 fn a_child_added_while_its_parent_is_networked_again_arrives_under_it() {
     let (mut server, mut clients) = server_and_client();
+    let peer = {
+        common::run(&mut server, &mut clients, 10);
+        clients[0].world_mut().net(|mp| mp.local_peer_id())
+    };
     let ship = armed_ship(server.world_mut());
+    server.world_mut().entity_mut(ship).insert(NetOwner(peer));
     common::run(&mut server, &mut clients, 10);
     let world = server.world_mut();
     world.entity_mut(ship).remove::<Ship>();
     world.spawn((Turret { angle: 20 }, Networked, ChildOf(ship)));
     common::run(&mut server, &mut clients, 10);
-    let world = clients[0].world_mut();
-    let hull = world
-        .query_filtered::<Entity, With<Hull>>()
-        .single(world)
-        .unwrap();
-    let mut turrets = world.query::<(&Turret, Option<&ChildOf>)>();
-    let mut under: Vec<_> = turrets
-        .iter(world)
-        .map(|(t, c)| (t.angle, c.map(ChildOf::parent) == Some(hull)))
-        .collect();
-    under.sort_unstable();
-    assert_eq!(under, [(10, true), (20, true)]);
+    let want = [(10, true, peer), (20, true, PeerId::SERVER)];
+    for app in [&mut server, &mut clients[0]] {
+        let world = app.world_mut();
+        let hull = world
+            .query_filtered::<Entity, With<Hull>>()
+            .single(world)
+            .unwrap();
+        let mut turrets = world.query::<(&Turret, Option<&ChildOf>, &NetOwner)>();
+        let mut under: Vec<_> = turrets
+            .iter(world)
+            .map(|(t, c, o)| (t.angle, c.map(ChildOf::parent) == Some(hull), o.0))
+            .collect();
+        under.sort_unstable();
+        assert_eq!(under, want);
+    }
 }
