@@ -589,3 +589,41 @@ fn a_child_added_while_its_parent_is_networked_again_arrives_under_it() {
         assert_eq!(under, want);
     }
 }
+
+/// A recursive hand-over, in the frame after an entity was networked again under the entity
+/// handed over (its spawn not sent yet), reaches it. (The hand-over passed it by: it looked
+/// only at the nodes already sent.)
+#[test]
+fn a_recursive_hand_over_reaches_an_entity_just_networked_again_under_it() {
+    let (mut server, mut clients) = server_and_client();
+    common::run(&mut server, &mut clients, 10);
+    let peer = clients[0].world_mut().net(|mp| mp.local_peer_id());
+    let world = server.world_mut();
+    let (first, second) = (
+        world.spawn((Ship { x: 1 }, Networked)).id(),
+        world.spawn((Ship { x: 2 }, Networked)).id(),
+    );
+    let turret = world
+        .spawn((Turret { angle: 10 }, Networked, ChildOf(first)))
+        .id();
+    common::run(&mut server, &mut clients, 10);
+    // Networked again under the second ship at the frame's end; handed over with it next.
+    server
+        .world_mut()
+        .entity_mut(turret)
+        .insert(ChildOf(second));
+    common::run(&mut server, &mut clients, 1);
+    server.world_mut().net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let ship = types.node_of::<Ship>(second).unwrap();
+        mp.set_authority(ship, peer, true).unwrap();
+    });
+    common::run(&mut server, &mut clients, 10);
+    for app in [&mut server, &mut clients[0]] {
+        let world = app.world_mut();
+        let mut turrets = world.query::<(&Turret, &ChildOf, &NetOwner)>();
+        let (_, parent, owner) = turrets.single(world).unwrap();
+        let parent_x = world.get::<Ship>(parent.parent()).unwrap().x;
+        assert_eq!((parent_x, owner.0), (2, peer));
+    }
+}

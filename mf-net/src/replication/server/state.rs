@@ -1321,11 +1321,20 @@ impl ServerState {
 
     /// The networked node `top` and every node spawned under it, by their net parents, through
     /// nodes still alive in `store` (one freed, or no longer networked by its engine, does not
-    /// hold what was spawned under it any more: that goes at the frame's end).
+    /// hold what was spawned under it any more: that goes at the frame's end). Nodes whose
+    /// spawn is still to go out (networked since the last frame's end) count too.
     fn spawned_under(&self, top: u32, store: &dyn Store) -> Vec<NodeId> {
         let mut found = Vec::new();
-        let alive = self.nodes.values().filter(|n| store.alive(n.node));
-        let nodes = || alive.clone().map(|n| (n.net_id, n.net_parent));
+        let sent = self
+            .nodes
+            .values()
+            .map(|n| (n.node, n.net_id, n.net_parent));
+        let pending = self.pending.iter().flat_map(|p| {
+            let ids = p.group.first..;
+            ids.zip(&p.nodes).map(|(id, &(node, _, up))| (node, id, up))
+        });
+        let alive = sent.chain(pending).filter(|n| store.alive(n.0));
+        let nodes = || alive.clone().map(|(_, id, up)| (id, up));
         subtree(nodes, top, &mut found);
         found.iter().filter_map(|&id| self.node_of(id)).collect()
     }
