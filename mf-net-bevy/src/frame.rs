@@ -85,6 +85,7 @@ pub(crate) fn fixed_tick(world: &mut World) {
         if mp.is_server() {
             renetwork::mark(mp);
             network_new(mp);
+            renetwork::mark_deferred(mp);
         }
         mp.tick_now();
     });
@@ -110,6 +111,7 @@ pub(crate) fn send(world: &mut World) {
         if mp.is_server() {
             renetwork::mark(mp);
             network_new(mp);
+            renetwork::mark_deferred(mp);
             sync_focus(mp);
         } else {
             let world = mp.store_mut().world_mut();

@@ -85,7 +85,7 @@ pub(crate) fn mark(mp: &mut NetMultiplayer) {
     if let Some(mut removals) = world.get_resource_mut::<Removals>() {
         removals.take_from(&mut r.removed);
     }
-    for e in reparent::moved(mp.store_mut().world_mut()) {
+    for e in reparent::follow(mp) {
         mark_subtree(mp, e, &mut r);
     }
     if stamp(mp) != r.seen {
@@ -93,6 +93,21 @@ pub(crate) fn mark(mp: &mut NetMultiplayer) {
             mark_subtree(mp, root, &mut r);
         }
         r.seen = stamp(mp);
+    }
+    put_back(mp, r);
+}
+
+/// After new entities are networked (in the fixed step, and before the frame ends): the
+/// entities given a parent networked just now move under it on clients, or are marked to be
+/// networked again (see [`reparent::follow_deferred`]).
+pub(crate) fn mark_deferred(mp: &mut NetMultiplayer) {
+    let again = reparent::follow_deferred(mp);
+    if again.is_empty() {
+        return;
+    }
+    let mut r = take(mp);
+    for e in again {
+        mark_subtree(mp, e, &mut r);
     }
     put_back(mp, r);
 }

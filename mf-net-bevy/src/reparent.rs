@@ -1,8 +1,9 @@
-//! Networked entities whose parent changed: each keeps the entity it was networked under
+//! Networked entities whose parent changed: each keeps the entity it hangs under on clients
 //! ([`NetParent`], on the server), and an observer notes every entity whose `ChildOf` was
-//! inserted, replaced or removed ([`Reparented`]). One whose network parent is no longer the
-//! one it was networked under is networked again (see `renetwork`): clients hold it where it
-//! was spawned, and would despawn it with that parent.
+//! inserted, replaced or removed ([`Reparented`]). One whose network parent is no longer that
+//! one is moved there on clients (clients would hold it where it was, and despawn it with that
+//! parent); one that travelled in its parent's group, which the core cannot move out of it, is
+//! networked again (see `renetwork`).
 
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
@@ -12,66 +13,132 @@ use bevy_ecs::observer::On;
 use bevy_ecs::resource::Resource;
 use bevy_ecs::system::ResMut;
 use bevy_ecs::world::World;
+use mf_net::store::Store;
 
-use crate::components::{NetworkId, Networked};
+use crate::components::{NetworkId, Networked, Renetwork};
+use crate::net::NetMultiplayer;
+use crate::node::{entity_of, first_networked};
 
-/// The entity a networked entity was networked under, on the server: its parent in its group,
-/// or the networked parent its group's spawn named; `None` for a root.
+/// The entity a networked entity hangs under on clients, kept by the server: its parent in its
+/// group, or the networked parent its group's spawn named or it was moved under since; `None`
+/// for a root.
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct NetParent(pub(crate) Option<Entity>);
 
-/// The entities whose `ChildOf` changed since the last look (capacity kept).
+/// The entities whose `ChildOf` changed since the last look (capacity kept), and those made
+/// roots until their new parent is networked (see [`follow`]).
 #[derive(Resource, Default)]
-pub(crate) struct Reparented(Vec<Entity>);
+pub(crate) struct Reparented {
+    noted: Vec<Entity>,
+    deferred: Vec<Entity>,
+}
 
 /// A `ChildOf` was inserted (or replaced).
 pub(crate) fn note_insert(event: On<'_, '_, Insert, ChildOf>, mut moved: ResMut<'_, Reparented>) {
-    moved.0.push(event.event().entity);
+    moved.noted.push(event.event().entity);
 }
 
 /// A `ChildOf` was removed (or its entity despawned).
 pub(crate) fn note_remove(event: On<'_, '_, Remove, ChildOf>, mut moved: ResMut<'_, Reparented>) {
-    moved.0.push(event.event().entity);
+    moved.noted.push(event.event().entity);
 }
 
-/// The networked entities whose parent is no longer the one they were networked under (the
-/// parent a group's spawn would name now: a networked one, else none); forgets the notes.
-pub(crate) fn moved(world: &mut World) -> Vec<Entity> {
+/// The networked entities whose parent changed since the last look; forgets the notes.
+fn noted(world: &mut World) -> Vec<Entity> {
     let Some(mut notes) = world.get_resource_mut::<Reparented>() else {
         return Vec::new();
     };
-    let mut notes = std::mem::take(&mut notes.0);
-    notes.sort_unstable();
-    notes.dedup();
-    let moved = notes
-        .iter()
-        .copied()
-        .filter(|&e| {
-            let Ok(entity) = world.get_entity(e) else {
-                return false;
-            };
-            let Some(&NetParent(was)) = entity.get::<NetParent>() else {
-                return false;
-            };
-            let parent = entity.get::<ChildOf>().map(ChildOf::parent);
-            let networked = |p: Entity| {
-                world
-                    .get_entity(p)
-                    .is_ok_and(|p| p.contains::<Networked>() && p.contains::<NetworkId>())
-            };
-            entity.contains::<Networked>() && parent.filter(|&p| networked(p)) != was
-        })
-        .collect();
-    notes.clear();
-    if let Some(mut kept) = world.get_resource_mut::<Reparented>() {
-        kept.0 = notes;
+    let mut noted = std::mem::take(&mut notes.noted);
+    noted.sort_unstable();
+    noted.dedup();
+    noted.retain(|&e| {
+        world
+            .get_entity(e)
+            .is_ok_and(|e| e.contains::<Networked>() && e.contains::<NetParent>())
+    });
+    noted
+}
+
+/// The server: each networked entity whose network parent (the parent a spawn of it would
+/// name, see [`BevyStore::parent`](mf_net::store::Store::parent)) is no longer the one it
+/// hangs under on clients follows it there
+/// ([`set_parent`](mf_net::replication::Multiplayer::set_parent)). One under a parent about to
+/// be networked (`Networked`, not networked yet) is made a root at once, so that its old
+/// parent's despawn in this frame leaves it, and follows the parent once that is networked
+/// ([`follow_deferred`]). Returns those the core cannot move (an entity that travelled in its
+/// parent's group, or under a parent networked again in this frame): they are to be networked
+/// again.
+pub(crate) fn follow(mp: &mut NetMultiplayer) -> Vec<Entity> {
+    let noted = noted(mp.store_mut().world_mut());
+    follow_these(mp, noted)
+}
+
+/// After new entities are networked: the entities [`follow`] made roots until their parent
+/// was networked follow it now. Returns those the core cannot move.
+pub(crate) fn follow_deferred(mp: &mut NetMultiplayer) -> Vec<Entity> {
+    let world = mp.store_mut().world_mut();
+    let deferred = world
+        .get_resource_mut::<Reparented>()
+        .map(|mut r| std::mem::take(&mut r.deferred))
+        .unwrap_or_default();
+    if deferred.is_empty() {
+        return Vec::new();
     }
-    moved
+    follow_these(mp, deferred)
+}
+
+/// [`follow`] for the entities `these`.
+fn follow_these(mp: &mut NetMultiplayer, these: Vec<Entity>) -> Vec<Entity> {
+    let mut again = Vec::new();
+    for e in these {
+        let world = mp.store().world();
+        let first = world.get_entity(e).ok().and_then(|e| first_networked(&e));
+        let Some(first) = first.filter(|&n| mp.net_id(n).is_some()) else {
+            continue;
+        };
+        let under = world
+            .get_entity(e)
+            .ok()
+            .and_then(|e| e.get::<ChildOf>().map(ChildOf::parent));
+        let under = under.and_then(|p| world.get_entity(p).ok());
+        let (mut parent, mut waits) = (mp.store().parent(first), false);
+        if let Some(under) = under.filter(|p| p.contains::<Networked>()) {
+            if under.contains::<Renetwork>() {
+                // It goes in that parent's new group.
+                again.push(e);
+                continue;
+            }
+            if !under.contains::<NetworkId>() {
+                (parent, waits) = (None, true);
+            }
+        }
+        let now = parent.and_then(entity_of);
+        if world.get::<NetParent>(e) != Some(&NetParent(now)) {
+            match mp.set_parent(first, parent) {
+                Ok(()) => {
+                    let world = mp.store_mut().world_mut();
+                    world.entity_mut(e).insert(NetParent(now));
+                }
+                Err(_) => {
+                    again.push(e);
+                    continue;
+                }
+            }
+        }
+        if waits {
+            let world = mp.store_mut().world_mut();
+            if let Some(mut r) = world.get_resource_mut::<Reparented>() {
+                r.deferred.push(e);
+            }
+        }
+    }
+    again
 }
 
 /// Forgets the notes (a client's: it networks nothing).
 pub(crate) fn forget(world: &mut World) {
     if let Some(mut notes) = world.get_resource_mut::<Reparented>() {
-        notes.0.clear();
+        notes.noted.clear();
+        notes.deferred.clear();
     }
 }

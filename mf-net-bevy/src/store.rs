@@ -205,6 +205,24 @@ impl Store for BevyStore {
         self.type_of(first).is_some().then_some(first)
     }
 
+    /// A client: the entity of `root` becomes a child of `parent`'s entity (`ChildOf`), or a
+    /// root.
+    fn set_parent(&mut self, root: NodeId, parent: Option<NodeId>) -> bool {
+        let Some(mut entity) = entity_of(root).and_then(|e| self.world.get_entity_mut(e).ok())
+        else {
+            return false;
+        };
+        match parent.and_then(entity_of) {
+            Some(parent) => {
+                entity.insert(ChildOf(parent));
+            }
+            None => {
+                entity.remove::<ChildOf>();
+            }
+        }
+        true
+    }
+
     fn spawn_linked(&mut self, ty: TypeId, link: Link<NodeId>) -> Option<NodeId> {
         let ty = *self.types()?.get(ty)?;
         let entity = match link {

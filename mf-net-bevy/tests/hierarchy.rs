@@ -9,7 +9,7 @@ use bevy_app::App;
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::ChildOf;
-use bevy_ecs::query::With;
+use bevy_ecs::query::{Has, With};
 use bevy_ecs::world::World;
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
 use mf_net::prelude::*;
@@ -626,4 +626,129 @@ fn a_recursive_hand_over_reaches_an_entity_just_networked_again_under_it() {
         let parent_x = world.get::<Ship>(parent.parent()).unwrap().x;
         assert_eq!((parent_x, owner.0), (2, peer));
     }
+}
+
+/// A client's mark on an entity it holds: the entity kept, not made anew.
+#[derive(Component)]
+struct Marked;
+
+/// The turrets on `app`: each one's angle, whether it carries [`Marked`], and the `x` of the
+/// ship it is under (none: a root).
+fn turrets(app: &mut App) -> Vec<(i32, bool, Option<i32>)> {
+    let world = app.world_mut();
+    let mut turrets = world.query::<(&Turret, Has<Marked>, Option<&ChildOf>)>();
+    let mut out: Vec<_> = turrets
+        .iter(world)
+        .map(|(t, marked, c)| {
+            let ship = c.and_then(|c| world.get::<Ship>(c.parent())).map(|s| s.x);
+            (t.angle, marked, ship)
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// Marks every turret `app` holds.
+fn mark_turrets(app: &mut App) {
+    let world = app.world_mut();
+    let found: Vec<Entity> = world
+        .query_filtered::<Entity, With<Turret>>()
+        .iter(world)
+        .collect();
+    for e in found {
+        world.entity_mut(e).insert(Marked);
+    }
+}
+
+/// Two networked ships (x 1 and 2), and a turret (angle 10) added under the first once it is
+/// networked: a group of its own, under it.
+fn two_ships_and_a_turret(server: &mut App, clients: &mut [App]) -> (Entity, Entity, Entity) {
+    let world = server.world_mut();
+    let first = world.spawn((Ship { x: 1 }, Networked)).id();
+    let second = world.spawn((Ship { x: 2 }, Networked)).id();
+    common::run(server, clients, 10);
+    let world = server.world_mut();
+    let turret = world
+        .spawn((Turret { angle: 10 }, Networked, ChildOf(first)))
+        .id();
+    common::run(server, clients, 10);
+    (first, second, turret)
+}
+
+/// A networked entity moved under another parent, or to none, is moved on clients: the same
+/// entity, with what the client added to it, outliving its old parent despawned in the same
+/// frame, and leaving with its new one. (Clients despawned it and made a new one.)
+#[test]
+fn a_group_moved_to_another_parent_keeps_its_entity_on_clients() {
+    let (mut server, mut clients) = server_and_client();
+    let (first, second, turret) = two_ships_and_a_turret(&mut server, &mut clients);
+    assert_eq!(turrets(&mut clients[0]), [(10, false, Some(1))]);
+    mark_turrets(&mut clients[0]);
+    let world = server.world_mut();
+    world.entity_mut(turret).insert(ChildOf(second));
+    world.despawn(first);
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(turrets(&mut clients[0]), [(10, true, Some(2))]);
+    server.world_mut().entity_mut(turret).remove::<ChildOf>();
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(turrets(&mut clients[0]), [(10, true, None)]);
+    server
+        .world_mut()
+        .entity_mut(turret)
+        .insert(ChildOf(second));
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(turrets(&mut clients[0]), [(10, true, Some(2))]);
+    server.world_mut().despawn(second);
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(turrets(&mut clients[0]), []);
+    assert_eq!(turrets(&mut server), []);
+}
+
+/// A networked entity moved under a parent spawned in the same frame, its old parent despawned
+/// in that frame too, arrives under the new parent, the same entity.
+#[test]
+fn a_group_moved_under_a_parent_spawned_in_the_same_frame_arrives_under_it() {
+    let (mut server, mut clients) = server_and_client();
+    let (first, _, turret) = two_ships_and_a_turret(&mut server, &mut clients);
+    mark_turrets(&mut clients[0]);
+    let world = server.world_mut();
+    let third = world.spawn((Ship { x: 3 }, Networked)).id();
+    world.entity_mut(turret).insert(ChildOf(third));
+    world.despawn(first);
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(turrets(&mut clients[0]), [(10, true, Some(3))]);
+}
+
+/// A networked entity moved under a parent a client does not have leaves that client, and
+/// comes back under the parent with it.
+#[test]
+fn a_group_moved_under_a_parent_a_client_lacks_leaves_it_and_comes_back_with_it() {
+    let (mut server, mut clients) = server_and_client();
+    let peer = {
+        common::run(&mut server, &mut clients, 10);
+        clients[0].world_mut().net(|mp| mp.local_peer_id())
+    };
+    let (_, second, turret) = two_ships_and_a_turret(&mut server, &mut clients);
+    let relevant = |server: &mut App, yes: bool| {
+        server.world_mut().net(|mp| {
+            let types = mp.store().world().resource::<ReplicatedComponents>();
+            let ship = types.node_of::<Ship>(second).unwrap();
+            mp.set_relevant(ship, peer, yes).unwrap();
+        });
+    };
+    relevant(&mut server, false);
+    common::run(&mut server, &mut clients, 10);
+    let xs = |app: &mut App| ships(app).into_iter().map(|s| s.0.x).collect::<Vec<_>>();
+    assert_eq!(xs(&mut clients[0]), [1]);
+    assert_eq!(turrets(&mut clients[0]), [(10, false, Some(1))]);
+    server
+        .world_mut()
+        .entity_mut(turret)
+        .insert(ChildOf(second));
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(turrets(&mut clients[0]), []);
+    relevant(&mut server, true);
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(xs(&mut clients[0]), [1, 2]);
+    assert_eq!(turrets(&mut clients[0]), [(10, false, Some(2))]);
 }

@@ -238,6 +238,16 @@ pub trait Store: Any {
         None
     }
 
+    /// A client: the group whose root is `root` moved, on the server, under the networked node
+    /// `parent` (`None`: to no parent; see
+    /// [`set_parent`](crate::replication::Multiplayer::set_parent)): the engine's hierarchy
+    /// follows (a Bevy entity's `ChildOf`). Returns whether it did. By default the store keeps
+    /// no such hierarchy: `false`.
+    fn set_parent(&mut self, root: NodeId, parent: Option<NodeId>) -> bool {
+        let _ = (root, parent);
+        false
+    }
+
     /// A new node holding the default value of type `ty`, placed as `link` says (a client
     /// applying a spawn of a [`group`](Self::group)): the root of a new object, a child of
     /// one, or another value of one. By default, [`spawn`](Self::spawn) for a root and `None`

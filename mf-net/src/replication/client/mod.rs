@@ -10,6 +10,7 @@ pub(crate) mod interpolation;
 pub(crate) mod named_by;
 mod node_list;
 pub(crate) mod prediction;
+pub(crate) mod reparent;
 pub(crate) mod replica_column;
 pub(crate) mod replicas;
 pub(crate) mod state;

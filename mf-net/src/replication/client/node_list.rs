@@ -209,6 +209,17 @@ impl NodeList {
         &self.removed
     }
 
+    /// Node `i` (an index of [`index_of`](Self::index_of)) hangs under net id `parent` from now
+    /// on (0: none).
+    pub(crate) fn set_parent(&mut self, i: usize, parent: u32) {
+        let Some(n) = self.nodes.get_mut(i) else {
+            return;
+        };
+        self.inverted -= usize::from(n.inverted());
+        n.parent = parent;
+        self.inverted += usize::from(n.inverted());
+    }
+
     /// Forgets node `id` and every node spawned under it, each handed to `forget` first, and
     /// lists their net ids in [`removed`](Self::removed), in one pass that moves each node it
     /// keeps down over those it forgets. Parents mostly have lower net ids than the nodes

@@ -339,6 +339,13 @@ impl ClientState {
                 self.on_authority(shared, id, peer, recursive);
                 Ok(true)
             }
+            Kind::ToClient(ToClient::Parent) => {
+                let first = r.read_var_u32()?;
+                let parent = r.read_var_u32()?;
+                r.finish()?;
+                self.on_parent(shared, first, parent);
+                Ok(true)
+            }
             Kind::ToClient(ToClient::Snapshot) => self.on_snapshot(shared, tick, r),
             Kind::ToServer(_) | Kind::Rpc => {
                 Err(DecodeError::Protocol(ProtocolViolation::WrongDirection))

@@ -626,6 +626,33 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
             .ok_or(MultiplayerError::NotNetworked(node))
     }
 
+    /// Moves the group networked from `root` (a node [`replicate`](Self::replicate) networked)
+    /// under the networked node `parent`, or to no parent (`None`), on the server, after the
+    /// game moved it in its own storage (a Bevy entity given another `ChildOf`). Clients that
+    /// have the group move it too ([`Store::set_parent`]), keeping what they hold of it; one
+    /// that lacks the parent's group loses the group, as a group spawned under that parent is
+    /// not sent to it. From then on the group goes with its new parent: despawned with it,
+    /// handed over with it by a recursive [`set_authority`](Self::set_authority), relevant
+    /// only to clients that have it. The engine adapter calls this; nodes of the built-in scene
+    /// do not move.
+    ///
+    /// # Errors
+    ///
+    /// [`NotServer`](MultiplayerError::NotServer),
+    /// [`NotNetworked`](MultiplayerError::NotNetworked) (`root` or `parent`),
+    /// [`NotGroupRoot`](MultiplayerError::NotGroupRoot) (a node inside a group, or a scene's),
+    /// [`ParentInside`](MultiplayerError::ParentInside) (`parent` is in the group's subtree).
+    pub fn set_parent(
+        &mut self,
+        root: NodeId,
+        parent: Option<NodeId>,
+    ) -> Result<(), MultiplayerError> {
+        let Role::Server(server) = &mut self.core.role else {
+            return Err(MultiplayerError::NotServer);
+        };
+        server.set_parent(outbox(&mut self.bus), &mut self.core.shared, root, parent)
+    }
+
     /// The authority of `node`: its owner if networked, the server otherwise.
     pub fn authority(&self, node: NodeId) -> PeerId {
         match &self.core.role {

@@ -1,4 +1,4 @@
-//! [`ControlQueue`]: the spawns and despawns decided for one client and not sent yet, in the
+//! [`ControlQueue`]: the spawns, despawns and moves decided for one client and not sent yet, in the
 //! order they were decided, sent in as few reliable messages as the per-message limits allow:
 //! a client walking into a new part of the world is sent a spawn message per kilobyte of spawns
 //! and one despawn message per pass, not one reliable message per group (each of which costs a
@@ -25,6 +25,8 @@ pub(crate) enum Queued {
     Spawn { end: u32 },
     /// The despawn of the group whose first net id this is.
     Despawn(u32),
+    /// The group whose first net id is `first` moved under the node `parent` (0: none).
+    Parent { first: u32, parent: u32 },
 }
 
 /// The spawns and despawns queued for one client (see the [module documentation](self)).
@@ -45,6 +47,12 @@ impl ControlQueue {
     /// Queues the despawn of the group whose first net id is `first`.
     pub(crate) fn despawn(&mut self, first: u32) {
         self.queued.push(Queued::Despawn(first));
+    }
+
+    /// Queues the move of the group whose first net id is `first` under the node `parent` (0:
+    /// none).
+    pub(crate) fn parent(&mut self, first: u32, parent: u32) {
+        self.queued.push(Queued::Parent { first, parent });
     }
 
     /// Queues a spawn whose payload `write` writes (through `scratch` if it is 128 bytes or
@@ -89,6 +97,8 @@ pub(crate) enum QueuedMessage<'a> {
     Despawns(DespawnIds<'a>),
     /// Spawns: the payloads, each behind its length, as the message carries them.
     Spawns(&'a [u8]),
+    /// A group moved: its first net id, and its parent's (0: none).
+    Parent(u32, u32),
 }
 
 /// The first net ids of a despawn message.
@@ -114,9 +124,13 @@ impl<'a> Iterator for Messages<'a> {
                 self.at += run;
                 let first: fn(&Queued) -> Option<u32> = |q| match *q {
                     Queued::Despawn(first) => Some(first),
-                    Queued::Spawn { .. } => None,
+                    Queued::Spawn { .. } | Queued::Parent { .. } => None,
                 };
                 QueuedMessage::Despawns(rest[..run].iter().filter_map(first))
+            }
+            Queued::Parent { first, parent } => {
+                self.at += 1;
+                QueuedMessage::Parent(first, parent)
             }
             Queued::Spawn { .. } => {
                 let (run, end) = spawn_run(rest, self.from);
@@ -199,12 +213,14 @@ mod tests {
         spawn_of(&mut queue, 600);
         spawn_of(&mut queue, 600);
         queue.despawn(9);
+        queue.parent(9, 5);
         queue.despawn(11);
         let kinds: Vec<String> = queue
             .messages()
             .map(|m| match m {
                 QueuedMessage::Despawns(ids) => format!("despawn {:?}", ids.collect::<Vec<_>>()),
                 QueuedMessage::Spawns(bytes) => format!("spawns of {} bytes", bytes.len()),
+                QueuedMessage::Parent(first, parent) => format!("{first} under {parent}"),
             })
             .collect();
         assert_eq!(
@@ -213,7 +229,9 @@ mod tests {
                 "despawn [5]",
                 "spawns of 602 bytes",
                 "spawns of 602 bytes",
-                "despawn [9, 11]"
+                "despawn [9]",
+                "9 under 5",
+                "despawn [11]"
             ]
         );
     }

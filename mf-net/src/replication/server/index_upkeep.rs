@@ -71,6 +71,12 @@ impl ServerState {
     /// group it is nested in.
     pub(crate) fn note_group(&mut self, shared: &Shared, g: GroupKey) {
         self.place(shared, g);
+        self.nest(g);
+    }
+
+    /// Notes group `g` in the nested list of the group its parent is in, if it has a
+    /// networked parent.
+    pub(crate) fn nest(&mut self, g: GroupKey) {
         let Some(group) = self.groups.get(g) else {
             return;
         };
@@ -81,20 +87,23 @@ impl ServerState {
         }
     }
 
+    /// Takes group `g` out of the nested list of the group its parent is in.
+    pub(crate) fn unnest(&mut self, g: GroupKey) {
+        let parent = self.groups.get(g).and_then(|group| match group.parent {
+            ParentRef::Net(parent) => Some(parent),
+            ParentRef::Path(_) => None,
+        });
+        if let Some(pg) = parent.and_then(|parent| self.group_of(parent)) {
+            if let Some(list) = self.interest.nested.get_mut(&pg.id()) {
+                list.retain(|&child| child != g);
+            }
+        }
+    }
+
     /// Group `g` is leaving the table: out of the index, its manual settings and the nested
     /// lists.
     pub(crate) fn forget_interest(&mut self, g: GroupKey) {
-        let parent = self.groups.get(g).and_then(|group| match group.parent {
-            ParentRef::Net(parent) => Some(parent),
-            _ => None,
-        });
-        if let Some(parent) = parent {
-            if let Some(pg) = self.group_of(parent) {
-                if let Some(list) = self.interest.nested.get_mut(&pg.id()) {
-                    list.retain(|&child| child != g);
-                }
-            }
-        }
+        self.unnest(g);
         self.interest.forget_group(g);
     }
 }

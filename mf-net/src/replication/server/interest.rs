@@ -448,6 +448,32 @@ impl ServerState {
         }
     }
 
+    /// Group `g` leaves the client at `c` whatever it would want (it moved under a parent the
+    /// client lacks): despawned there, and the groups nested under it with it.
+    pub(crate) fn take_away(
+        &mut self,
+        core: &mut Outbox,
+        shared: &mut Shared,
+        c: usize,
+        g: GroupKey,
+    ) {
+        if self.clients[c].vis.state(g) != Some(Vis::Visible) {
+            return;
+        }
+        self.hide(shared, c, g, false);
+        let asking = Asking {
+            grace: self.grace(),
+            fresh: false,
+        };
+        let children = self.interest.nested.get(&g.id()).map_or(0, Vec::len);
+        for i in 0..children {
+            let Some(&child) = self.interest.nested.get(&g.id()).and_then(|l| l.get(i)) else {
+                break;
+            };
+            self.ask(core, shared, c, child, asking);
+        }
+    }
+
     /// After the evaluations of a frame: drops from each client's grace list the groups no
     /// longer in grace, recounts the update tiers of the clients whose periods changed, and
     /// forgets the moves every client has seen.

@@ -25,6 +25,7 @@ pub(crate) mod node_states;
 pub(crate) mod node_table;
 pub(crate) mod per_slot;
 pub(crate) mod region_pool;
+pub(crate) mod reparent;
 pub(crate) mod resend;
 pub(crate) mod send_state;
 pub(crate) mod shadow_column;

@@ -37,7 +37,7 @@ use crate::replication::shared::net_id::NetId;
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{
     self, baseline_depth, snapshot_memory, ParentRef, SpawnHeaderRef, SpawnerPayload, ToServer,
-    TypedNode, AUTHORITY, DESPAWN, MAX_NAME_BYTES, SCENE_TYPED, SPAWN,
+    TypedNode, AUTHORITY, DESPAWN, MAX_NAME_BYTES, PARENT, SCENE_TYPED, SPAWN,
 };
 use crate::replication::shared::state::Shared;
 use crate::replication::shared::subtree::subtree;
@@ -133,6 +133,9 @@ pub(crate) struct ServerState {
     /// The nodes whose references encode otherwise than when the states naming them were last
     /// sent ([`NetIdMap::take_renamed`]), at the last capture (scratch, capacity kept).
     renamed: Vec<NodeId>,
+    /// The groups moved under a parent whose spawn had not gone out yet, by first net id: the
+    /// clients are told after the frame's spawns (see `reparent`).
+    pub(crate) moved: Vec<u32>,
     /// The shadow state of every networked node.
     pub(crate) shadows: Shadows,
     /// Which clients have each group.
@@ -180,6 +183,7 @@ impl ServerState {
             all_alive_at: None,
             changed_rows: Vec::new(),
             renamed: Vec::new(),
+            moved: Vec::new(),
             shadows: Shadows::default(),
             viewers: Viewers::default(),
             by_view: Vec::new(),
@@ -604,6 +608,12 @@ impl ServerState {
                         w.write_bytes(bytes);
                     })
                 }
+                QueuedMessage::Parent(first, parent) => {
+                    self.send_reliable_to(core, shared, peer, Some(c), PARENT, |w| {
+                        w.write_var_u32(first);
+                        w.write_var_u32(parent);
+                    })
+                }
             };
             if !sent {
                 break;
@@ -914,9 +924,15 @@ impl ServerState {
         if !self.pending.is_empty() {
             self.flush_spawns(core.as_deref_mut(), shared);
         }
-        if let Some(core) = core.as_deref_mut() {
-            self.check_timeouts(core, shared);
-            self.update_interest(core, shared);
+        match core.as_deref_mut() {
+            Some(core) => {
+                if !self.moved.is_empty() {
+                    self.tell_moved_late(core, shared);
+                }
+                self.check_timeouts(core, shared);
+                self.update_interest(core, shared);
+            }
+            None => self.moved.clear(),
         }
         if shared.config.tick_source == TickSource::OwnClock {
             let (ticks, next) = self.ticks_due(shared.now, shared.config.tick_rate);

@@ -188,6 +188,13 @@ pub enum MultiplayerError {
     ReplicateInScene,
     /// The peer is neither the server nor a client that joined.
     UnknownPeer(PeerId),
+    /// [`set_parent`](crate::replication::Multiplayer::set_parent) moves the root of a group
+    /// [`replicate`](crate::replication::Multiplayer::replicate) networked; this node travels
+    /// inside its group (or is a scene's).
+    NotGroupRoot(NodeId),
+    /// [`set_parent`](crate::replication::Multiplayer::set_parent): the parent is in the
+    /// group's own subtree.
+    ParentInside(NodeId),
     /// A scene operation failed (unknown scene, missing parent, duplicate name, builder error).
     Scene(SceneError),
     /// The replication messages could not be registered.
@@ -246,6 +253,14 @@ impl fmt::Display for MultiplayerError {
             Self::AlreadyStarted => f.write_str("multiplayer is already running; stop it first"),
             Self::NotServer => f.write_str("only the server can do this"),
             Self::NotNetworked(node) => write!(f, "node {node} is not networked"),
+            Self::NotGroupRoot(node) => write!(
+                f,
+                "node {node} is not the root of a replicated group: move the root `replicate` networked"
+            ),
+            Self::ParentInside(node) => write!(
+                f,
+                "the new parent of node {node} is in its own subtree: pick a node outside it"
+            ),
             Self::AlreadyNetworked(node) => write!(f, "node {node} is already networked"),
             Self::NoValue(node) => write!(f, "node {node} holds no replicated value"),
             Self::InvalidGroup(node) => write!(

@@ -71,6 +71,9 @@ pub const INPUT_ACK: u16 = HELLO + 10;
 /// Client → server: nodes whose state held a member back (it named a node the client does not
 /// have yet), to be sent again (see [`NetRef`](crate::scene::NetRef)).
 pub const RESEND: u16 = HELLO + 11;
+/// Server → client: a networked group moved to another parent (or to none): its first net id,
+/// then the parent's net id (0: none).
+pub const PARENT: u16 = HELLO + 12;
 /// The most net ids one [`RESEND`] carries.
 pub const MAX_RESEND_IDS: usize = 256;
 
@@ -119,6 +122,8 @@ pub(crate) enum ToClient {
     Authority,
     /// [`INPUT_ACK`].
     InputAck,
+    /// [`PARENT`].
+    Parent,
 }
 
 /// One replication message: its id, the stable name it enters the message registry's
@@ -138,7 +143,7 @@ pub(crate) struct Message {
 /// differently is refused, the refusal naming the message; the dispatch finds a message's
 /// handler here ([`lookup`]). A new message id goes here, and a changed layout raises its
 /// `layout`.
-pub(crate) const MESSAGES: [Message; 12] = [
+pub(crate) const MESSAGES: [Message; 13] = [
     message(
         HELLO,
         "mf_net::replication::Hello",
@@ -208,6 +213,11 @@ pub(crate) const MESSAGES: [Message; 12] = [
         "mf_net::replication::Resend",
         Kind::ToServer(ToServer::Resend),
     ),
+    message(
+        PARENT,
+        "mf_net::replication::Parent",
+        Kind::ToClient(ToClient::Parent),
+    ),
 ];
 
 /// The message with id `id`, if it is one of [`MESSAGES`]: the ids are contiguous from
@@ -242,7 +252,7 @@ mod tests {
             assert_eq!(m.id, HELLO + i, "{}", m.name);
         }
         // The last constant above is the table's last entry.
-        assert_eq!(MESSAGES.last().map(|m| m.id), Some(RESEND));
+        assert_eq!(MESSAGES.last().map(|m| m.id), Some(PARENT));
     }
 
     #[test]
@@ -251,7 +261,7 @@ mod tests {
             assert_eq!(lookup(m.id), Some(m), "{}", m.name);
         }
         assert_eq!(lookup(HELLO - 1), None);
-        assert_eq!(lookup(RESEND + 1), None);
+        assert_eq!(lookup(PARENT + 1), None);
         assert_eq!(lookup(0), None);
         assert_eq!(lookup(u16::MAX), None);
     }

@@ -1,0 +1,151 @@
+//! A networked group moved under another parent, or to none ([`ServerState::set_parent`]):
+//! from then on its spawn names the new parent, and it goes with that parent (a client that
+//! lacks the parent lacks it, it is despawned with the parent, a recursive hand-over of the
+//! parent reaches it). Each client that has it is told ([`PARENT`](crate::replication::message_ids::PARENT)),
+//! in order with its spawns and despawns: at once when the new parent's spawn went out
+//! already, else it is made a root at once (so that despawning the old parent in the same
+//! frame leaves it) and put under the parent after that frame's spawns. A client that lacks
+//! the new parent's group loses the group instead.
+
+use crate::replication::server::group_vis::Vis;
+use crate::replication::server::node_table::GroupKey;
+use crate::replication::server::state::ServerState;
+use crate::replication::shared::config::MultiplayerError;
+use crate::replication::shared::outbox::Outbox;
+use crate::replication::shared::protocol::{ParentRef, SCENE_TYPED};
+use crate::replication::shared::state::Shared;
+use crate::replication::shared::subtree::subtree;
+use crate::store::NodeId;
+
+impl ServerState {
+    /// Moves the group whose root is `root` (a node [`replicate`] networked) under the
+    /// networked node `parent`, or makes it a root (`None`).
+    ///
+    /// [`replicate`]: crate::replication::Multiplayer::replicate
+    pub(crate) fn set_parent(
+        &mut self,
+        core: Option<&mut Outbox>,
+        shared: &mut Shared,
+        root: NodeId,
+        parent: Option<NodeId>,
+    ) -> Result<(), MultiplayerError> {
+        let first = self
+            .by_node
+            .get(root)
+            .ok_or(MultiplayerError::NotNetworked(root))?;
+        let up = match parent {
+            Some(p) => self
+                .by_node
+                .get(p)
+                .ok_or(MultiplayerError::NotNetworked(p))?,
+            None => 0,
+        };
+        if !self.is_typed_root(first) {
+            return Err(MultiplayerError::NotGroupRoot(root));
+        }
+        if up != 0 && self.under(first).binary_search(&up).is_ok() {
+            return Err(MultiplayerError::ParentInside(root));
+        }
+        let parent_ref = match up {
+            0 => ParentRef::Path(String::new()),
+            id => ParentRef::Net(id),
+        };
+        if let Some(p) = self.pending.iter_mut().find(|p| p.group.first == first) {
+            // Its spawn names the parent when it goes out.
+            p.group.parent = parent_ref;
+            if let Some(node) = p.nodes.first_mut() {
+                node.2 = up;
+            }
+            return Ok(());
+        }
+        let Some(g) = self.groups.find(first) else {
+            return Err(MultiplayerError::NotGroupRoot(root));
+        };
+        self.unnest(g);
+        if let Some(group) = self.groups.get_mut(g) {
+            group.parent = parent_ref;
+        }
+        if let Some(n) = self
+            .nodes
+            .find(first)
+            .and_then(|key| self.nodes.get_mut(key))
+        {
+            n.net_parent = up;
+        }
+        self.nest(g);
+        let parent_sent = up == 0 || self.group_of(up).is_some();
+        if let Some(core) = core {
+            match parent_sent {
+                true => self.tell_moved(core, shared, g, up),
+                // A root until the parent's spawn has gone out.
+                false => self.tell_moved(core, shared, g, 0),
+            }
+        }
+        if !parent_sent {
+            self.moved.push(first);
+        }
+        self.interest.groups_due.push(first);
+        Ok(())
+    }
+
+    /// After a frame's spawns: the groups moved under a parent spawned in that frame go under
+    /// it on the clients that have them.
+    pub(crate) fn tell_moved_late(&mut self, core: &mut Outbox, shared: &mut Shared) {
+        let mut moved = std::mem::take(&mut self.moved);
+        for &first in &moved {
+            let Some(g) = self.groups.find(first) else {
+                continue;
+            };
+            let up = match self.groups.get(g).map(|group| &group.parent) {
+                Some(ParentRef::Net(id)) => *id,
+                _ => 0,
+            };
+            self.tell_moved(core, shared, g, up);
+        }
+        moved.clear();
+        self.moved = moved;
+    }
+
+    /// Tells each client that has group `g` that it is under the node `up` now (0: none); a
+    /// client that lacks `up`'s group loses `g` instead.
+    fn tell_moved(&mut self, core: &mut Outbox, shared: &mut Shared, g: GroupKey, up: u32) {
+        let parent_group = (up != 0).then(|| self.group_of(up)).flatten();
+        for c in 0..self.clients.len() {
+            let client = &self.clients[c];
+            if !client.ready || client.vis.state(g) != Some(Vis::Visible) {
+                continue;
+            }
+            let lacks_parent =
+                parent_group.is_some_and(|pg| client.vis.state(pg) == Some(Vis::Hidden));
+            match lacks_parent {
+                true => self.take_away(core, shared, c, g),
+                false => self.clients[c].queue.parent(g.id(), up),
+            }
+        }
+        self.flush_all_queued(core, shared);
+    }
+
+    /// Whether the net id `first` is the root of a typed group (flushed or pending).
+    fn is_typed_root(&self, first: u32) -> bool {
+        if let Some(p) = self.pending.iter().find(|p| p.group.first == first) {
+            return p.group.scene == SCENE_TYPED;
+        }
+        self.groups
+            .find(first)
+            .and_then(|g| self.groups.get(g))
+            .is_some_and(|group| group.scene == SCENE_TYPED)
+    }
+
+    /// The net id `first` and every node spawned under it (flushed or pending), ascending.
+    fn under(&self, first: u32) -> Vec<u32> {
+        let sent = self.nodes.values().map(|n| (n.net_id, n.net_parent));
+        let pending = self.pending.iter().flat_map(|p| {
+            let ids = p.group.first..;
+            ids.zip(&p.nodes).map(|(id, &(_, _, up))| (id, up))
+        });
+        let all = sent.chain(pending);
+        let mut found = Vec::new();
+        subtree(|| all.clone(), first, &mut found);
+        found
+    }
+}
