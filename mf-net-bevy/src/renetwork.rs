@@ -112,8 +112,9 @@ pub(crate) fn mark_deferred(mp: &mut NetMultiplayer) {
     put_back(mp, r);
 }
 
-/// After removals: the roots of what clients lose (the children of entities no longer
-/// networked, entities that lost their first networked component). Entities left with nothing
+/// After removals: the roots of what clients lose (entities that lost their first networked
+/// component, and the children of entities no longer networked that travelled in their
+/// group; those networked on their own are made roots instead). Entities left with nothing
 /// networked lose their `NetworkId`, and states naming them go again.
 fn lost_after_removals(mp: &mut NetMultiplayer, r: &mut Renetworking) -> Vec<Entity> {
     let mut roots = Vec::new();
@@ -123,8 +124,9 @@ fn lost_after_removals(mp: &mut NetMultiplayer, r: &mut Renetworking) -> Vec<Ent
         .get_or_insert_with(|| store.world.query_filtered());
     r.unnetworked.clear();
     r.unnetworked.extend(query.iter(&store.world));
+    let mut children = Vec::new();
     for &e in &r.unnetworked {
-        roots.extend(networked_children(&store.world, e));
+        children.extend(networked_children(&store.world, e));
     }
     for (e, keeps_some) in lost_first(mp, &mut r.removed) {
         if keeps_some {
@@ -138,8 +140,13 @@ fn lost_after_removals(mp: &mut NetMultiplayer, r: &mut Renetworking) -> Vec<Ent
         if let Ok(mut entity) = world.get_entity_mut(e) {
             entity.remove::<(FirstSlot, NetworkId)>();
         }
-        roots.extend(networked_children(world, e));
+        children.extend(networked_children(world, e));
     }
+    roots.extend(
+        children
+            .into_iter()
+            .filter(|&c| !reparent::make_root(mp, c)),
+    );
     roots
 }
 
@@ -303,8 +310,10 @@ fn networked_children(world: &World, e: Entity) -> Vec<Entity> {
         .collect()
 }
 
-/// Marks `root` and its networked descendants (depth-first), noting their nodes' authorities
-/// and the node each travelled as.
+/// Marks `root` and the networked descendants that travelled in its group (depth-first),
+/// noting their nodes' authorities and the node each travelled as. Descendants networked on
+/// their own are made roots on clients until `root` is networked again, and keep their
+/// entities there (see [`reparent::make_root`]).
 fn mark_subtree(mp: &mut NetMultiplayer, root: Entity, r: &mut Renetworking) {
     let mut stack = vec![root];
     while let Some(e) = stack.pop() {
@@ -321,7 +330,12 @@ fn mark_subtree(mp: &mut NetMultiplayer, root: Entity, r: &mut Renetworking) {
                 r.authorities.push((node, mp.authority(node)));
             }
         }
-        stack.extend(networked_children(world, e));
+        // Its children networked on their own stay so: roots until it is networked again.
+        for c in networked_children(world, e) {
+            if !reparent::make_root(mp, c) {
+                stack.push(c);
+            }
+        }
         r.entities.push(e);
         let world = mp.store_mut().world_mut();
         if let Ok(mut entity) = world.get_entity_mut(e) {

@@ -87,6 +87,29 @@ pub(crate) fn follow_deferred(mp: &mut NetMultiplayer) -> Vec<Entity> {
     follow_these(mp, deferred)
 }
 
+/// The server: the networked entity `e`, whose parent's nodes go at the frame's end (the
+/// parent is no longer networked, or is networked again), becomes a root on clients
+/// ([`set_parent`](mf_net::replication::Multiplayer::set_parent) to none) before they go, and
+/// follows its parent again once that is networked ([`follow_deferred`]). Returns whether it
+/// did: `false` for one that travelled in its parent's group, which the core cannot move out
+/// of it.
+pub(crate) fn make_root(mp: &mut NetMultiplayer, e: Entity) -> bool {
+    let world = mp.store().world();
+    let first = world.get_entity(e).ok().and_then(|e| first_networked(&e));
+    let Some(first) = first.filter(|&n| mp.net_id(n).is_some()) else {
+        return false;
+    };
+    if mp.set_parent(first, None).is_err() {
+        return false;
+    }
+    let world = mp.store_mut().world_mut();
+    world.entity_mut(e).insert(NetParent(None));
+    if let Some(mut r) = world.get_resource_mut::<Reparented>() {
+        r.deferred.push(e);
+    }
+    true
+}
+
 /// [`follow`] for the entities `these`.
 fn follow_these(mp: &mut NetMultiplayer, these: Vec<Entity>) -> Vec<Entity> {
     let mut again = Vec::new();
@@ -101,17 +124,15 @@ fn follow_these(mp: &mut NetMultiplayer, these: Vec<Entity>) -> Vec<Entity> {
             .ok()
             .and_then(|e| e.get::<ChildOf>().map(ChildOf::parent));
         let under = under.and_then(|p| world.get_entity(p).ok());
-        let (mut parent, mut waits) = (mp.store().parent(first), false);
-        if let Some(under) = under.filter(|p| p.contains::<Networked>()) {
-            if under.contains::<Renetwork>() {
-                // It goes in that parent's new group.
-                again.push(e);
-                continue;
-            }
-            if !under.contains::<NetworkId>() {
-                (parent, waits) = (None, true);
-            }
-        }
+        // A parent about to be networked (anew, at the frame's end): a root until it is.
+        let waits = under.is_some_and(|p| {
+            p.contains::<Networked>() && (!p.contains::<NetworkId>() || p.contains::<Renetwork>())
+        });
+        let parent = if waits {
+            None
+        } else {
+            mp.store().parent(first)
+        };
         let now = parent.and_then(entity_of);
         if world.get::<NetParent>(e) != Some(&NetParent(now)) {
             match mp.set_parent(first, parent) {

@@ -752,3 +752,47 @@ fn a_group_moved_under_a_parent_a_client_lacks_leaves_it_and_comes_back_with_it(
     assert_eq!(xs(&mut clients[0]), [1, 2]);
     assert_eq!(turrets(&mut clients[0]), [(10, false, Some(2))]);
 }
+
+/// A networked entity of its own under an entity that stops being networked (no longer
+/// `Networked`, or left with no networked component) stays on clients as a root: the same
+/// entity. (Clients despawned it and made a new one.)
+#[test]
+fn a_group_under_an_entity_no_longer_networked_stays_on_clients_as_it_was() {
+    for lose_all in [false, true] {
+        let (mut server, mut clients) = server_and_client();
+        let (first, ..) = two_ships_and_a_turret(&mut server, &mut clients);
+        mark_turrets(&mut clients[0]);
+        let mut ship = server.world_mut().entity_mut(first);
+        match lose_all {
+            false => ship.remove::<Networked>(),
+            true => ship.remove::<Ship>(),
+        };
+        common::run(&mut server, &mut clients, 10);
+        assert_eq!(turrets(&mut clients[0]), [(10, true, None)], "{lose_all}");
+    }
+}
+
+/// An entity networked again (its first networked component removed) keeps, on clients, the
+/// entities networked on their own under it: the same entities, under its new copy. (Clients
+/// despawned them with it and made new ones.)
+#[test]
+fn an_entity_networked_again_keeps_the_groups_under_it_on_clients() {
+    let (mut server, mut clients) = server_and_client();
+    let ship = armed_ship(server.world_mut());
+    common::run(&mut server, &mut clients, 10);
+    let world = server.world_mut();
+    world.spawn((Turret { angle: 20 }, Networked, ChildOf(ship)));
+    common::run(&mut server, &mut clients, 10);
+    mark_turrets(&mut clients[0]);
+    server.world_mut().entity_mut(ship).remove::<Ship>();
+    common::run(&mut server, &mut clients, 10);
+    let world = clients[0].world_mut();
+    let mut turrets = world.query::<(&Turret, Has<Marked>, &ChildOf)>();
+    let mut found: Vec<_> = turrets
+        .iter(world)
+        .map(|(t, marked, c)| (t.angle, marked, world.get::<Hull>(c.parent()).is_some()))
+        .collect();
+    found.sort_unstable();
+    // The turret that travelled with the ship is made anew; the one added later is kept.
+    assert_eq!(found, [(10, false, true), (20, true, true)]);
+}
