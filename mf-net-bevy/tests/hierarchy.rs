@@ -796,3 +796,55 @@ fn an_entity_networked_again_keeps_the_groups_under_it_on_clients() {
     // The turret that travelled with the ship is made anew; the one added later is kept.
     assert_eq!(found, [(10, false, true), (20, true, true)]);
 }
+
+/// `set_parent` refuses what it cannot move: a node inside a group, a parent inside the group's
+/// own subtree, a node not networked, and any call on a client.
+#[test]
+fn set_parent_refuses_what_it_cannot_move() {
+    use mf_net::replication::MultiplayerError::{
+        NotGroupRoot, NotNetworked, NotServer, ParentInside,
+    };
+    let (mut server, mut clients) = server_and_client();
+    let (first, second, turret) = two_ships_and_a_turret(&mut server, &mut clients);
+    let armed = armed_ship(server.world_mut());
+    let plain = server.world_mut().spawn(Ship { x: 9 }).id();
+    common::run(&mut server, &mut clients, 10);
+    let in_group = {
+        let world = server.world_mut();
+        let mut children = world.query::<(Entity, &ChildOf)>();
+        children
+            .iter(world)
+            .find(|(_, c)| c.parent() == armed)
+            .unwrap()
+            .0
+    };
+    server.world_mut().net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let ship = |e| types.node_of::<Ship>(e).unwrap();
+        let hull = types.node_of::<Hull>(armed).unwrap();
+        let (turret, in_group) = (
+            types.node_of::<Turret>(turret).unwrap(),
+            types.node_of::<Turret>(in_group).unwrap(),
+        );
+        let (first, second, armed, plain) = (ship(first), ship(second), ship(armed), ship(plain));
+        assert_eq!(mp.set_parent(hull, None), Err(NotGroupRoot(hull)));
+        assert_eq!(
+            mp.set_parent(in_group, Some(second)),
+            Err(NotGroupRoot(in_group))
+        );
+        assert_eq!(mp.set_parent(first, Some(turret)), Err(ParentInside(first)));
+        assert_eq!(mp.set_parent(plain, None), Err(NotNetworked(plain)));
+        assert_eq!(mp.set_parent(first, Some(plain)), Err(NotNetworked(plain)));
+        assert_eq!(mp.set_parent(armed, Some(second)), Ok(()));
+    });
+    clients[0].world_mut().net(|mp| {
+        let world = mp.store().world();
+        let mut ships = world.try_query::<(Entity, &Ship)>().unwrap();
+        let e = ships.iter(world).next().unwrap().0;
+        let node = world
+            .resource::<ReplicatedComponents>()
+            .node_of::<Ship>(e)
+            .unwrap();
+        assert_eq!(mp.set_parent(node, None), Err(NotServer));
+    });
+}

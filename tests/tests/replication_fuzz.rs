@@ -32,7 +32,8 @@ use mf_net::codec::state_bits::{
 use mf_net::prediction::Simulation;
 use mf_net::prelude::*;
 use mf_net::replication::message_ids::{
-    self as protocol, AUTHORITY, DESPAWN, HELLO, INPUT, INPUT_ACK, RPC, SNAPSHOT, SPAWN, WELCOME,
+    self as protocol, AUTHORITY, DESPAWN, HELLO, INPUT, INPUT_ACK, PARENT, RPC, SNAPSHOT, SPAWN,
+    WELCOME,
 };
 use mf_net::replication::{NetId, ReplicationRegistry, SnapshotEncoding};
 use mf_net::transport::loopback::{LoopbackNetwork, LoopbackTransport};
@@ -1760,4 +1761,49 @@ fn a_spawn_message_applies_each_spawn_and_one_whose_lengths_do_not_add_up_applie
     assert_eq!((hp(&client, 3), hp(&client, 4)), (None, None));
     assert_eq!(client.stats().control_dropped, dropped + 2);
     assert!(client.is_running() && !raw.client_gone);
+}
+
+/// A group move ([`PARENT`]) the client cannot make is dropped and counted: a group or a parent
+/// it lacks, a parent inside the group's own subtree (a cycle would never end a despawn's
+/// walk), a message cut short or running on. One it can make moves the group in its node
+/// list: despawning the new parent takes the group along.
+#[test]
+fn a_group_move_the_client_cannot_make_is_dropped_and_one_it_can_is_kept() {
+    let net = LoopbackNetwork::new();
+    let (mut client, mut raw) = welcomed_pair(&net);
+    raw.send(&body_spawn(1, "a", &Body::default()), Channel::Reliable);
+    raw.send(&body_spawn(2, "b", &Body::default()), Channel::Reliable);
+    client_frame(&mut client, &mut raw);
+    let moved = |first: u32, parent: u32, extra: &[u8]| {
+        let mut w = NetWriter::new();
+        w.write_var_u32(first);
+        w.write_var_u32(parent);
+        w.write_bytes(extra);
+        packet(PARENT, 0, w.as_slice())
+    };
+    let dropped = client.stats().control_dropped;
+    for bad in [
+        moved(9, 0, &[]),        // no such group
+        moved(1, 9, &[]),        // no such parent
+        moved(1, 1, &[]),        // under itself
+        moved(1, 2, &[7]),       // running on
+        packet(PARENT, 0, &[1]), // cut short
+    ] {
+        raw.send(&bad, Channel::Reliable);
+    }
+    client_frame(&mut client, &mut raw);
+    assert_eq!(client.stats().control_dropped, dropped + 5);
+    // `a` under `b`; then `b` under `a` would close a cycle.
+    raw.send(&moved(1, 2, &[]), Channel::Reliable);
+    raw.send(&moved(2, 1, &[]), Channel::Reliable);
+    client_frame(&mut client, &mut raw);
+    assert_eq!(client.stats().control_dropped, dropped + 6);
+    let mut w = NetWriter::new();
+    w.write_var_u32(2);
+    raw.send(&packet(DESPAWN, 0, w.as_slice()), Channel::Reliable);
+    client_frame(&mut client, &mut raw);
+    for id in [1, 2] {
+        assert!(client.node(NetId::new(id).unwrap()).is_none(), "{id}");
+    }
+    assert!(client.is_running());
 }
