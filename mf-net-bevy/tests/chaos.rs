@@ -787,6 +787,9 @@ impl Chaos {
         let mut given = vec![e];
         if recursive && whole {
             descendants(world, e, Some(&self.travelled), &mut given);
+            // A child made `Networked` in this frame is networked at its end with its own
+            // owner's authority (the hand-over reaches what is networked when it is made).
+            given.retain(|&d| d == e || world.get::<NetworkId>(d).is_some());
         }
         for (&(owned, k), owner) in &mut self.owners {
             if given.contains(&owned) && ((recursive && whole) || k == first) {
@@ -1139,6 +1142,10 @@ const UNFIXED: [&str; 0] = [];
 /// - 4520: a recursive hand-over in the frame after an entity was networked again under the
 ///   entity handed over (its spawn not sent yet) passed it by: the core looked only at the
 ///   nodes already sent.
+/// - 9 (the test's model): a recursive hand-over reaches what is networked when it is made; a
+///   child made `Networked` under the entity earlier in the frame is networked at its end with
+///   its own owner's authority. The model gave it the entity's (which networking the entity
+///   again, with that child in its group, used to give it).
 /// - 7138 (the test's model): a recursive hand-over through an entity's component in the frame
 ///   its first networked component was removed (before it is networked again) gives that
 ///   component alone, as through any component but the first; the model gave the entity.
