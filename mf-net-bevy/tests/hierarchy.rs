@@ -848,3 +848,28 @@ fn set_parent_refuses_what_it_cannot_move() {
         assert_eq!(mp.set_parent(node, None), Err(NotServer));
     });
 }
+
+/// A client joining after a networked entity was moved under one networked after it (a parent
+/// with a higher net id) gets it under that parent.
+#[test]
+fn a_client_joining_later_gets_a_moved_entity_under_its_new_parent() {
+    let net = LoopbackNetwork::new();
+    let mut server = app();
+    common::start_server(&mut server, &net, None, 1);
+    let mut clients = vec![app()];
+    common::start_client(&mut clients[0], &net, None, 2);
+    let turret = server
+        .world_mut()
+        .spawn((Turret { angle: 10 }, Networked))
+        .id();
+    common::run(&mut server, &mut clients, 10);
+    let ship = server.world_mut().spawn((Ship { x: 5 }, Networked)).id();
+    common::run(&mut server, &mut clients, 10);
+    server.world_mut().entity_mut(turret).insert(ChildOf(ship));
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(turrets(&mut clients[0]), [(10, false, Some(5))]);
+    clients.push(app());
+    common::start_client(&mut clients[1], &net, None, 3);
+    common::run(&mut server, &mut clients, 20);
+    assert_eq!(turrets(&mut clients[1]), [(10, false, Some(5))]);
+}
