@@ -13,9 +13,9 @@
 //! Before new entities are networked, each such entity and its networked descendants are marked
 //! [`Renetwork`]: the store reports their nodes gone, so the core despawns them on clients at
 //! the frame's end. After it, they lose their [`NetworkId`] and are networked anew, as new
-//! entities on clients: each component keeps its authority, and the states that name them are
-//! sent again. What a client that left at that frame's end owned goes as a leaving client's
-//! nodes go at any other time.
+//! entities on clients: each component keeps its authority, each client the relevance
+//! `set_relevant` set for it, and the states that name them are sent again. What a client
+//! that left at that frame's end owned goes as a leaving client's nodes go at any other time.
 
 use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::Children;
@@ -47,6 +47,9 @@ pub(crate) struct Renetworking {
     /// The authority of each of their networked nodes, to give back once it is networked
     /// again.
     authorities: Vec<(NodeId, PeerId)>,
+    /// The relevance each peer was set for each of them (`set_relevant`, for its group), to
+    /// set again once it is networked again.
+    relevance: Vec<(Entity, PeerId, bool)>,
     /// Their nodes, and those of entities no longer networked (see [`entity_nodes`]).
     nodes: Vec<NodeId>,
     /// Entities no longer `Networked` that still carry a `NetworkId`: they lose it (and are
@@ -173,6 +176,14 @@ pub(crate) fn network_again(mp: &mut NetMultiplayer, network_new: fn(&mut NetMul
     for &e in &r.entities {
         set_owner(mp, e);
     }
+    for &(e, peer, relevant) in &r.relevance {
+        let first = mp.store().world().get_entity(e).ok();
+        if let Some(node) = first.and_then(|e| first_networked(&e)) {
+            // Refused (not networked again) or the peer gone: nothing to set.
+            let _ = mp.set_relevant(node, peer, relevant);
+        }
+    }
+    r.relevance.clear();
     for &(e, owner) in &r.joining {
         let first = mp.store().world().get_entity(e).ok();
         let node = first.and_then(|e| first_networked(&e));
@@ -328,6 +339,14 @@ fn mark_subtree(mp: &mut NetMultiplayer, root: Entity, r: &mut Renetworking) {
             r.nodes.push(node);
             if mp.net_id(node).is_some() {
                 r.authorities.push((node, mp.authority(node)));
+            }
+        }
+        let first = world.get_entity(e).ok().and_then(|e| first_networked(&e));
+        if let Some(first) = first.filter(|&n| mp.net_id(n).is_some()) {
+            for &peer in mp.peers() {
+                if let Some(relevant) = mp.relevance_set(first, peer) {
+                    r.relevance.push((e, peer, relevant));
+                }
             }
         }
         // Its children networked on their own stay so: roots until it is networked again.

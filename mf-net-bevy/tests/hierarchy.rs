@@ -873,3 +873,34 @@ fn a_client_joining_later_gets_a_moved_entity_under_its_new_parent() {
     common::run(&mut server, &mut clients, 20);
     assert_eq!(turrets(&mut clients[1]), [(10, false, Some(5))]);
 }
+
+/// The relevance set for a client (`set_relevant`) stays with an entity networked again. (It
+/// started afresh: the client got the entity it was set not to have.)
+#[test]
+fn an_entity_networked_again_keeps_the_relevance_set_for_each_client() {
+    let (mut server, mut clients) = server_and_client();
+    common::run(&mut server, &mut clients, 10);
+    let peer = clients[0].world_mut().net(|mp| mp.local_peer_id());
+    let ship = armed_ship(server.world_mut());
+    common::run(&mut server, &mut clients, 10);
+    server.world_mut().net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let ship = types.node_of::<Ship>(ship).unwrap();
+        mp.set_relevant(ship, peer, false).unwrap();
+    });
+    common::run(&mut server, &mut clients, 10);
+    let hulls = |app: &mut App| app.world_mut().query::<&Hull>().iter(app.world()).count();
+    assert_eq!(hulls(&mut clients[0]), 0);
+    server.world_mut().entity_mut(ship).remove::<Ship>();
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(hulls(&mut clients[0]), 0);
+    server.world_mut().net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let hull = types.node_of::<Hull>(ship).unwrap();
+        assert_eq!(mp.relevance_set(hull, peer), Some(false));
+        mp.clear_relevant(hull, peer).unwrap();
+        assert_eq!(mp.relevance_set(hull, peer), None);
+    });
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(hulls(&mut clients[0]), 1);
+}

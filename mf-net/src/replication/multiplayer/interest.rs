@@ -75,6 +75,16 @@ impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
         self.set_manual(node, peer, None)
     }
 
+    /// Server: the [`set_relevant`](Self::set_relevant) setting for the group of the networked
+    /// `node` (flushed or spawned this frame) and the client `peer`, if one is set.
+    pub fn relevance_set(&self, node: NodeId, peer: PeerId) -> Option<bool> {
+        let Role::Server(server) = &self.core.role else {
+            return None;
+        };
+        let first = server.group_first_of_node(node)?;
+        server.interest.manual.get(&(first, peer)).copied()
+    }
+
     fn set_manual(
         &mut self,
         node: NodeId,
