@@ -14,7 +14,6 @@ use crate::replication::shared::config::MultiplayerError;
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{ParentRef, SCENE_TYPED};
 use crate::replication::shared::state::Shared;
-use crate::replication::shared::subtree::subtree;
 use crate::store::NodeId;
 
 impl ServerState {
@@ -43,7 +42,7 @@ impl ServerState {
         if !self.is_typed_root(first) {
             return Err(MultiplayerError::NotGroupRoot(root));
         }
-        if up != 0 && self.under(first).binary_search(&up).is_ok() {
+        if up != 0 && self.is_under(up, first) {
             return Err(MultiplayerError::ParentInside(root));
         }
         let parent_ref = match up {
@@ -136,16 +135,31 @@ impl ServerState {
             .is_some_and(|group| group.scene == SCENE_TYPED)
     }
 
-    /// The net id `first` and every node spawned under it (flushed or pending), ascending.
-    fn under(&self, first: u32) -> Vec<u32> {
-        let sent = self.nodes.values().map(|n| (n.net_id, n.net_parent));
-        let pending = self.pending.iter().flat_map(|p| {
-            let ids = p.group.first..;
-            ids.zip(&p.nodes).map(|(id, &(_, _, up))| (id, up))
-        });
-        let all = sent.chain(pending);
-        let mut found = Vec::new();
-        subtree(|| all.clone(), first, &mut found);
-        found
+    /// Whether the node `id` is `top` or was spawned under it (flushed or pending): a walk up
+    /// its net parents, as long as the chain of its ancestors.
+    fn is_under(&self, mut id: u32, top: u32) -> bool {
+        // Net parents form no cycle (a move under its own subtree is refused): the bound only
+        // guards the walk.
+        for _ in 0..=self.nodes.len() + self.pending.len() {
+            if id == top {
+                return true;
+            }
+            match self.net_parent_of(id) {
+                Some(up) if up != 0 => id = up,
+                _ => return false,
+            }
+        }
+        false
+    }
+
+    /// The net parent of the networked node `id` (flushed or pending; 0: none).
+    fn net_parent_of(&self, id: u32) -> Option<u32> {
+        if let Some(n) = self.nodes.by_id(id) {
+            return Some(n.net_parent);
+        }
+        self.pending.iter().find_map(|p| {
+            let offset = id.checked_sub(p.group.first)?;
+            p.nodes.get(offset as usize).map(|n| n.2)
+        })
     }
 }
