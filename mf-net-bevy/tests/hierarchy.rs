@@ -904,3 +904,33 @@ fn an_entity_networked_again_keeps_the_relevance_set_for_each_client() {
     common::run(&mut server, &mut clients, 10);
     assert_eq!(hulls(&mut clients[0]), 1);
 }
+
+/// A networked entity moved under a parent spawned in the same frame goes with that parent
+/// from then on: when the parent stops being relevant to a client and becomes relevant again,
+/// the client gets both back. (The server kept it as sent to the client, which had despawned
+/// it with the parent.)
+#[test]
+fn a_group_moved_under_a_parent_spawned_in_the_same_frame_goes_with_it() {
+    let (mut server, mut clients) = server_and_client();
+    common::run(&mut server, &mut clients, 10);
+    let peer = clients[0].world_mut().net(|mp| mp.local_peer_id());
+    let (_, _, turret) = two_ships_and_a_turret(&mut server, &mut clients);
+    let world = server.world_mut();
+    let third = world.spawn((Ship { x: 3 }, Networked)).id();
+    world.entity_mut(turret).insert(ChildOf(third));
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(turrets(&mut clients[0]), [(10, false, Some(3))]);
+    let relevant = |server: &mut App, yes: bool| {
+        server.world_mut().net(|mp| {
+            let types = mp.store().world().resource::<ReplicatedComponents>();
+            let ship = types.node_of::<Ship>(third).unwrap();
+            mp.set_relevant(ship, peer, yes).unwrap();
+        });
+    };
+    relevant(&mut server, false);
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(turrets(&mut clients[0]), []);
+    relevant(&mut server, true);
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(turrets(&mut clients[0]), [(10, false, Some(3))]);
+}

@@ -9,7 +9,7 @@
 
 use crate::replication::server::group_vis::Vis;
 use crate::replication::server::node_table::GroupKey;
-use crate::replication::server::state::ServerState;
+use crate::replication::server::state::{Pending, ServerState};
 use crate::replication::shared::config::MultiplayerError;
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{ParentRef, SCENE_TYPED};
@@ -49,12 +49,14 @@ impl ServerState {
             0 => ParentRef::Path(String::new()),
             id => ParentRef::Net(id),
         };
-        if let Some(p) = self.pending.iter_mut().find(|p| p.group.first == first) {
-            // Its spawn names the parent when it goes out.
+        if let Some(at) = self.pending.iter().position(|p| p.group.first == first) {
+            // Its spawn names the parent when it goes out, after the parent's.
+            let p = &mut self.pending[at];
             p.group.parent = parent_ref;
             if let Some(node) = p.nodes.first_mut() {
                 node.2 = up;
             }
+            self.spawn_after_parent(at, up);
             return Ok(());
         }
         let Some(g) = self.groups.find(first) else {
@@ -99,6 +101,9 @@ impl ServerState {
                 Some(ParentRef::Net(id)) => *id,
                 _ => 0,
             };
+            // Nested under the parent's group, which exists now.
+            self.unnest(g);
+            self.nest(g);
             self.tell_moved(core, shared, g, up);
         }
         moved.clear();
@@ -122,6 +127,20 @@ impl ServerState {
             }
         }
         self.flush_all_queued(core, shared);
+    }
+
+    /// Moves the pending spawn at `at` after the pending spawn holding the node `up`, if that
+    /// comes later: spawns go out in the order pending, and a client must have a group's parent
+    /// before the group.
+    fn spawn_after_parent(&mut self, at: usize, up: u32) {
+        let holds = |p: &Pending| {
+            up.checked_sub(p.group.first)
+                .is_some_and(|o| o < p.group.count)
+        };
+        if let Some(parent_at) = self.pending.iter().position(holds).filter(|&i| i > at) {
+            let moved = self.pending.remove(at);
+            self.pending.insert(parent_at, moved);
+        }
     }
 
     /// Whether the net id `first` is the root of a typed group (flushed or pending).
@@ -161,5 +180,51 @@ impl ServerState {
             let offset = id.checked_sub(p.group.first)?;
             p.nodes.get(offset as usize).map(|n| n.2)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::replication::server::node_table::Group;
+    use crate::transport::PeerId;
+
+    /// A pending typed spawn of `count` nodes from net id `first`, under nothing, its other
+    /// nodes under its first.
+    fn pending(first: u32, count: u32) -> Pending {
+        let up = |i: u32| if i == 0 { 0 } else { first };
+        let node = |i: u32| (NodeId::new(first + i, 0), PeerId::SERVER, up(i));
+        Pending {
+            group: Group {
+                first,
+                count,
+                scene: SCENE_TYPED,
+                ..Group::default()
+            },
+            nodes: (0..count).map(node).collect(),
+        }
+    }
+
+    /// A group moved, before its spawn went out, under a node spawned after it goes out after
+    /// that node's group (a client lacking the parent would refuse the spawn); under one
+    /// spawned before it, or under nothing, it keeps its place. A move under its own node, or
+    /// under a node spawned under it, is refused.
+    #[test]
+    fn a_pending_spawn_moved_under_a_later_one_goes_after_it() {
+        let mut server = ServerState::new(0, 1, Duration::ZERO, 64);
+        server.pending = vec![pending(1, 2), pending(3, 1), pending(4, 3)];
+        let order = |s: &ServerState| s.pending.iter().map(|p| p.group.first).collect::<Vec<_>>();
+        server.spawn_after_parent(0, 5);
+        assert_eq!(order(&server), [3, 4, 1]);
+        server.spawn_after_parent(2, 3);
+        assert_eq!(order(&server), [3, 4, 1]);
+        server.spawn_after_parent(0, 0);
+        assert_eq!(order(&server), [3, 4, 1]);
+        server.pending[0].nodes[0].2 = 5; // 3 under 5, in the group from 4
+        assert!(server.is_under(3, 4));
+        assert!(server.is_under(4, 4));
+        assert!(!server.is_under(1, 4));
     }
 }
