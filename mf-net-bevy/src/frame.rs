@@ -21,9 +21,8 @@ use crate::net::{NetMultiplayer, NetWorldExt};
 use crate::node::{entity_of, slot_of, FirstSlot};
 use crate::owner;
 use crate::queue::NetQueue;
-use crate::removals::Removals;
 use crate::renetwork;
-use crate::reparent::{self, NetParent};
+use crate::reparent::NetParent;
 use crate::status::NetStatus;
 use crate::types::ReplicatedComponents;
 
@@ -114,11 +113,7 @@ pub(crate) fn send(world: &mut World) {
             renetwork::mark_deferred(mp);
             sync_focus(mp);
         } else {
-            let world = mp.store_mut().world_mut();
-            reparent::forget(world);
-            if let Some(mut removals) = world.get_resource_mut::<Removals>() {
-                removals.forget_from();
-            }
+            renetwork::forget_notes(mp.store_mut().world_mut());
         }
         mp.end_frame();
         if mp.is_server() {

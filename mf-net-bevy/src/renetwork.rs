@@ -115,6 +115,14 @@ pub(crate) fn mark_deferred(mp: &mut NetMultiplayer) {
     put_back(mp, r);
 }
 
+/// A client's frame: forgets the notes of removals and new parents (it networks nothing).
+pub(crate) fn forget_notes(world: &mut World) {
+    reparent::forget(world);
+    if let Some(mut removals) = world.get_resource_mut::<Removals>() {
+        removals.forget_from();
+    }
+}
+
 /// After removals: the roots of what clients lose (entities that lost their first networked
 /// component, and the children of entities no longer networked that travelled in their
 /// group; those networked on their own are made roots instead). Entities left with nothing
