@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used)]
 //! Node and connection lifecycle: a networked node detached and attached again in the same
 //! frame stays networked, one still detached at the end of the frame is despawned (and kept as a
-//! plain node on the server), reparenting is not replicated; control messages the transport
+//! plain node on the server), `Scene::reparent` alone is not replicated and
+//! `Multiplayer::reparent` is; control messages the transport
 //! refuses disconnect the client with `ReliableSendFailed` on both ends; timeouts keep their
 //! reason when leaving sends control messages.
 
@@ -139,6 +140,8 @@ fn spawned_and_detached_in_the_same_frame_sends_nothing() {
     );
 }
 
+/// `Scene::reparent` alone moves the node on the server only; `Multiplayer::reparent` moves it
+/// on clients too (see `an_instance_moved_with_reparent_moves_on_clients`).
 #[test]
 fn reparenting_a_networked_node_is_not_replicated() {
     let mut world = World::new(1, library);
@@ -163,6 +166,111 @@ fn reparenting_a_networked_node_is_not_replicated() {
     assert_eq!(
         world.clients[0].scene().path(copy).as_deref(),
         Some("/root/tank#1")
+    );
+}
+
+/// The path of the copy of the server's `node` on `client`.
+fn copy_path(world: &World, client: usize, node: NodeId) -> Option<String> {
+    let id = world.server.net_id(node)?;
+    let copy = world.clients[client].node(id)?;
+    world.clients[client].scene().path(copy)
+}
+
+/// `Multiplayer::reparent` moves an instance on the server and on every client, the same
+/// copy: under a networked node, under a plain node of another instance (found by its path),
+/// back under the root. From then on it goes with its new parent: despawned with it, and a
+/// client that joins later gets it there.
+#[test]
+fn an_instance_moved_with_reparent_moves_on_clients() {
+    let mut world = World::new(1, library);
+    let root = world.root();
+    let moved = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    let carrier = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    world.step(3);
+    let id = world.server.net_id(moved).unwrap();
+    let copy = world.clients[0].node(id).unwrap();
+    let paths = |world: &World| (world.server.scene().path(moved), copy_path(world, 0, moved));
+    world.server.reparent(moved, carrier).unwrap();
+    body(&mut world.server, moved).x = 4;
+    world.step(3);
+    let carried = world.server.scene().path(carrier).unwrap();
+    let (server, client) = paths(&world);
+    assert_eq!(server, Some(format!("{carried}/tank#1")));
+    assert_eq!(client, server);
+    assert_eq!(world.clients[0].node(id), Some(copy), "the same copy");
+    world.assert_converged();
+    // Under a plain node of the carrier: the client finds it by its path.
+    let turret = world.server.scene().child(carrier, "turret").unwrap();
+    world.server.reparent(moved, turret).unwrap();
+    world.step(3);
+    let (server, client) = paths(&world);
+    assert_eq!(server, Some(format!("{carried}/turret/tank#1")));
+    assert_eq!(client, server);
+    // A client joining now gets it there.
+    let late = world.connect_client();
+    world.step(6);
+    assert_eq!(copy_path(&world, late, moved), server);
+    world.assert_converged();
+    // Despawned with its new parent, on every peer.
+    world.server.despawn(carrier);
+    world.step(3);
+    assert!(!world.server.scene().contains(moved));
+    for client in &world.clients {
+        assert!(client.node(id).is_none());
+    }
+    world.assert_converged();
+}
+
+/// Moved back under the root, an instance outlives the parent it was under, despawned in the
+/// same frame.
+#[test]
+fn an_instance_moved_out_outlives_its_old_parent() {
+    let mut world = World::new(1, library);
+    let root = world.root();
+    let moved = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    let carrier = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    world.step(3);
+    world.server.reparent(moved, carrier).unwrap();
+    world.step(3);
+    world.server.reparent(moved, root).unwrap();
+    world.server.despawn(carrier);
+    world.step(3);
+    assert_eq!(copy_path(&world, 0, moved).as_deref(), Some("/root/tank#1"));
+    world.assert_converged();
+}
+
+/// `Multiplayer::reparent` refuses what it cannot move, and moves nothing then: a node inside
+/// an instance, a plain node, a parent inside the instance, and any call on a client.
+#[test]
+fn reparent_refuses_what_it_cannot_move() {
+    let mut world = World::new(1, library);
+    let root = world.root();
+    let tank = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    let plain = world.server.scene_mut().add(root, "plain").unwrap();
+    world.step(3);
+    let gun = world.server.scene().child(tank, "gun").unwrap();
+    let server = &mut world.server;
+    assert_eq!(
+        server.reparent(gun, root),
+        Err(MultiplayerError::NotGroupRoot(gun))
+    );
+    assert_eq!(
+        server.reparent(plain, tank),
+        Err(MultiplayerError::NotNetworked(plain))
+    );
+    assert_eq!(
+        server.reparent(tank, gun),
+        Err(MultiplayerError::Scene(SceneError::InsideItself {
+            node: tank,
+            parent: gun
+        }))
+    );
+    assert_eq!(server.scene().path(tank).as_deref(), Some("/root/tank#1"));
+    let id = world.server.net_id(tank).unwrap();
+    let copy = world.clients[0].node(id).unwrap();
+    assert_eq!(
+        world.clients[0].reparent(copy, root),
+        Err(MultiplayerError::NotServer)
     );
 }
 

@@ -49,6 +49,12 @@ impl Store for Scene {
     }
 
     /// [Removes](Scene::remove) `node` and its subtree.
+    /// Moves `root` under `parent` (the scene's root for none).
+    fn set_parent(&mut self, root: NodeId, parent: Option<NodeId>) -> bool {
+        let parent = parent.unwrap_or_else(|| self.root());
+        self.reparent(root, parent).is_ok()
+    }
+
     fn despawn(&mut self, node: NodeId) -> bool {
         self.remove(node)
     }

@@ -102,7 +102,8 @@ impl Scene {
 
     /// Moves `node` (with its subtree) to be the last child of `parent`: [`detach`] then
     /// [`attach`] in one step (it also attaches a detached node). Every id stays valid. Not
-    /// replicated for a networked node (see [`detach`]).
+    /// replicated for a networked node (see [`detach`]): move a networked instance with
+    /// [`Multiplayer::reparent`](crate::replication::Multiplayer::reparent).
     ///
     /// [`detach`]: Self::detach
     /// [`attach`]: Self::attach

@@ -6,37 +6,62 @@ use tracing::warn;
 
 use crate::replication::client::state::ClientState;
 use crate::replication::shared::state::Shared;
+use crate::scene::{NodeId, Scene};
+
+/// A group's new parent, as a move names it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Up<'a> {
+    /// The networked node with this net id.
+    Net(u32),
+    /// The scene node at this path (one every peer loads); empty: none.
+    Path(&'a str),
+}
 
 impl ClientState {
-    /// The group whose first net id is `first` hangs under the node `parent` (0: none) from
-    /// now on. A move the client cannot make (a group or a parent it lacks, a parent inside
-    /// the group's own subtree) changes nothing and is counted as dropped.
-    pub(crate) fn on_parent(&mut self, shared: &mut Shared, first: u32, parent: u32) {
+    /// The group whose first net id is `first` hangs under `up` from now on. A move the client
+    /// cannot make (a group or a parent it lacks, a parent inside the group's own subtree)
+    /// changes nothing and is counted as dropped.
+    pub(crate) fn on_parent(&mut self, shared: &mut Shared, first: u32, up: Up<'_>) {
         let (Some(i), Some(root)) = (self.nodes.index_of(first), self.node_of(first)) else {
-            return drop_move(shared, first, parent, "no such group");
+            return drop_move(shared, first, "no such group");
         };
-        let up = match parent {
-            0 => None,
-            id => match self.node_of(id) {
-                Some(node) => Some(node),
-                None => return drop_move(shared, first, parent, "no such parent"),
+        // The parent, and the nearest networked node up from it (what a despawn takes the
+        // group with).
+        let (parent, net_parent) = match up {
+            Up::Net(id) => match self.node_of(id) {
+                Some(node) => (Some(node), id),
+                None => return drop_move(shared, first, "no such parent"),
+            },
+            Up::Path("") => (None, 0),
+            Up::Path(path) => match shared.scene().and_then(|s| s.find(path)) {
+                Some(node) => (Some(node), self.networked_up(shared.scene(), node)),
+                None => return drop_move(shared, first, "no such parent"),
             },
         };
-        if parent != 0 && self.nodes.subtree(first).binary_search(&parent).is_ok() {
-            return drop_move(shared, first, parent, "the parent is inside the group");
+        if net_parent != 0 && self.nodes.subtree(first).binary_search(&net_parent).is_ok() {
+            return drop_move(shared, first, "the parent is inside the group");
         }
-        self.nodes.set_parent(i, parent);
-        if !shared.store.set_parent(root, up) {
-            warn!(
-                first,
-                parent, "the storage keeps no hierarchy of replicated groups"
-            );
+        self.nodes.set_parent(i, net_parent);
+        if !shared.store.set_parent(root, parent) {
+            warn!(first, "the storage could not move the group");
         }
+    }
+
+    /// The net id of the nearest networked node from `node` up its scene (0: none).
+    fn networked_up(&self, scene: Option<&Scene>, node: NodeId) -> u32 {
+        let mut at = Some(node);
+        while let Some(n) = at {
+            if let Some(id) = self.by_node.get(n) {
+                return id;
+            }
+            at = scene.and_then(|s| s.parent(n));
+        }
+        0
     }
 }
 
 /// Counts a move the client cannot make.
-fn drop_move(shared: &mut Shared, first: u32, parent: u32, why: &'static str) {
-    warn!(first, parent, why, "group move dropped");
+fn drop_move(shared: &mut Shared, first: u32, why: &'static str) {
+    warn!(first, why, "group move dropped");
     shared.stats.control_dropped += 1;
 }

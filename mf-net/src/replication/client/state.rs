@@ -14,6 +14,7 @@ use crate::replication::client::entry::EntryRef;
 use crate::replication::client::entry_batch::EntryBatch;
 use crate::replication::client::interpolation::ClientInterpolation;
 use crate::replication::client::node_list::{ClientNode, Located, NodeList};
+use crate::replication::client::reparent::Up;
 use crate::replication::client::replicas::Replicas;
 use crate::replication::shared::events::MultiplayerEvent;
 use crate::replication::shared::instance::{
@@ -23,7 +24,7 @@ use crate::replication::shared::net_id::NetId;
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{
     self, baseline_depth, Kind, ParentRef, SpawnHeader, ToClient, TypedNode, ACK, HELLO,
-    MAX_RESEND_IDS, RESEND, SCENE_BIND, SCENE_TYPED,
+    MAX_NAME_BYTES, MAX_RESEND_IDS, RESEND, SCENE_BIND, SCENE_TYPED,
 };
 use crate::replication::shared::state::Shared;
 use crate::replication::shared::stats::LinkTracker;
@@ -341,7 +342,10 @@ impl ClientState {
             }
             Kind::ToClient(ToClient::Parent) => {
                 let first = r.read_var_u32()?;
-                let parent = r.read_var_u32()?;
+                let parent = match r.read_var_u32()? {
+                    0 => Up::Path(r.read_str_max(MAX_NAME_BYTES)?),
+                    id => Up::Net(id),
+                };
                 r.finish()?;
                 self.on_parent(shared, first, parent);
                 Ok(true)
@@ -588,30 +592,27 @@ impl ClientState {
         self.failed
             .retain(|f| f.first >= end || f.first.saturating_add(f.count) <= header.first_net_id);
         let authority = PeerId(header.authority);
-        let root_parent = match header.parent {
-            ParentRef::Net(id) => id,
-            ParentRef::Path(_) => 0,
-        };
         for (offset, &node) in (0u32..).zip(&nodes) {
             if !exists(&*shared.store, node) {
                 continue;
             }
             let net_id = header.first_net_id + offset;
             let linked = header.typed.get(offset as usize).and_then(|t| t.link.to());
-            // Ancestors come first (depth-first order), so they are listed already.
-            let parent = if node == root {
-                root_parent
-            } else if let Some(&j) = linked {
-                header.first_net_id + j
-            } else {
-                let mut up = parent(&*shared.store, node);
-                loop {
-                    match up {
-                        Some(a) => match self.by_node.get(a) {
-                            Some(id) => break id,
-                            None => up = parent(&*shared.store, a),
-                        },
-                        None => break 0,
+            // Ancestors come first (depth-first order), so they are listed already. A root under
+            // a plain node goes with the networked node that is inside of, as on the server.
+            let parent = match (node == root, &header.parent, linked) {
+                (true, ParentRef::Net(id), _) => *id,
+                (false, _, Some(&j)) => header.first_net_id + j,
+                _ => {
+                    let mut up = parent(&*shared.store, node);
+                    loop {
+                        match up {
+                            Some(a) => match self.by_node.get(a) {
+                                Some(id) => break id,
+                                None => up = parent(&*shared.store, a),
+                            },
+                            None => break 0,
+                        }
                     }
                 }
             };

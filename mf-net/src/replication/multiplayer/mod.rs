@@ -653,6 +653,32 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
         server.set_parent(outbox(&mut self.bus), &mut self.core.shared, root, parent)
     }
 
+    /// Moves the scene node `node`, the root of a networked scene or spawner instance, under
+    /// the scene node `parent` (with its subtree, as [`Scene::reparent`](crate::scene::Scene::reparent)),
+    /// on the server and on every client that has it: the client moves its copy under its
+    /// own `parent` (the same networked node, or the node at the same path), keeping what it
+    /// holds. A client that lacks `parent`'s group loses the instance, as one spawned under
+    /// that parent is not sent to it. From then on the instance goes with its new parent:
+    /// despawned with it, handed over with it by a recursive
+    /// [`set_authority`](Self::set_authority), and spawned under it for clients that join.
+    /// Other networked nodes do not move: a node inside an instance travels with it, and a
+    /// bound node stays where every peer's scene has it.
+    ///
+    /// # Errors
+    ///
+    /// [`NotServer`](MultiplayerError::NotServer), [`NeedsScene`](MultiplayerError::NeedsScene),
+    /// [`NotNetworked`](MultiplayerError::NotNetworked),
+    /// [`NotGroupRoot`](MultiplayerError::NotGroupRoot) (a node inside an instance, or bound),
+    /// [`NameTooLong`](MultiplayerError::NameTooLong) (the path of a parent that is not
+    /// networked), [`Scene`](MultiplayerError::Scene) (as `Scene::reparent`: a parent inside
+    /// the instance, a name taken there). On error nothing moves.
+    pub fn reparent(&mut self, node: NodeId, parent: NodeId) -> Result<(), MultiplayerError> {
+        let Role::Server(server) = &mut self.core.role else {
+            return Err(MultiplayerError::NotServer);
+        };
+        server.reparent(outbox(&mut self.bus), &mut self.core.shared, node, parent)
+    }
+
     /// The authority of `node`: its owner if networked, the server otherwise.
     pub fn authority(&self, node: NodeId) -> PeerId {
         match &self.core.role {

@@ -25,8 +25,9 @@ pub(crate) enum Queued {
     Spawn { end: u32 },
     /// The despawn of the group whose first net id this is.
     Despawn(u32),
-    /// The group whose first net id is `first` moved under the node `parent` (0: none).
-    Parent { first: u32, parent: u32 },
+    /// A group moved: its [`PARENT`](crate::replication::message_ids::PARENT) payload, in the
+    /// buffer up to this offset (from the previous entry's end).
+    Parent { end: u32 },
 }
 
 /// The spawns and despawns queued for one client (see the [module documentation](self)).
@@ -34,7 +35,8 @@ pub(crate) enum Queued {
 #[derive(Default)]
 pub(crate) struct ControlQueue {
     queued: Vec<Queued>,
-    /// The queued spawns' payloads, back to back, each behind its length.
+    /// The queued spawns' payloads, back to back, each behind its length, and the moves'
+    /// payloads among them.
     spawns: NetWriter,
 }
 
@@ -49,10 +51,11 @@ impl ControlQueue {
         self.queued.push(Queued::Despawn(first));
     }
 
-    /// Queues the move of the group whose first net id is `first` under the node `parent` (0:
-    /// none).
-    pub(crate) fn parent(&mut self, first: u32, parent: u32) {
-        self.queued.push(Queued::Parent { first, parent });
+    /// Queues the move of a group, its payload written by `write`.
+    pub(crate) fn parent(&mut self, write: impl FnOnce(&mut NetWriter)) {
+        write(&mut self.spawns);
+        let end = u32::try_from(self.spawns.len()).unwrap_or(u32::MAX);
+        self.queued.push(Queued::Parent { end });
     }
 
     /// Queues a spawn whose payload `write` writes (through `scratch` if it is 128 bytes or
@@ -97,8 +100,8 @@ pub(crate) enum QueuedMessage<'a> {
     Despawns(DespawnIds<'a>),
     /// Spawns: the payloads, each behind its length, as the message carries them.
     Spawns(&'a [u8]),
-    /// A group moved: its first net id, and its parent's (0: none).
-    Parent(u32, u32),
+    /// A group moved: the message's payload.
+    Parent(&'a [u8]),
 }
 
 /// The first net ids of a despawn message.
@@ -128,9 +131,11 @@ impl<'a> Iterator for Messages<'a> {
                 };
                 QueuedMessage::Despawns(rest[..run].iter().filter_map(first))
             }
-            Queued::Parent { first, parent } => {
-                self.at += 1;
-                QueuedMessage::Parent(first, parent)
+            Queued::Parent { end } => {
+                let end = end as usize;
+                let bytes = &self.queue.spawns.as_slice()[self.from..end];
+                (self.at, self.from) = (self.at + 1, end);
+                QueuedMessage::Parent(bytes)
             }
             Queued::Spawn { .. } => {
                 let (run, end) = spawn_run(rest, self.from);
@@ -213,14 +218,14 @@ mod tests {
         spawn_of(&mut queue, 600);
         spawn_of(&mut queue, 600);
         queue.despawn(9);
-        queue.parent(9, 5);
+        queue.parent(|w| w.write_bytes(&[9, 5]));
         queue.despawn(11);
         let kinds: Vec<String> = queue
             .messages()
             .map(|m| match m {
                 QueuedMessage::Despawns(ids) => format!("despawn {:?}", ids.collect::<Vec<_>>()),
                 QueuedMessage::Spawns(bytes) => format!("spawns of {} bytes", bytes.len()),
-                QueuedMessage::Parent(first, parent) => format!("{first} under {parent}"),
+                QueuedMessage::Parent(bytes) => format!("move {bytes:?}"),
             })
             .collect();
         assert_eq!(
@@ -230,7 +235,7 @@ mod tests {
                 "spawns of 602 bytes",
                 "spawns of 602 bytes",
                 "despawn [9]",
-                "9 under 5",
+                "move [9, 5]",
                 "despawn [11]"
             ]
         );

@@ -6,7 +6,6 @@
 use crate::replication::server::node_table::GroupKey;
 use crate::replication::server::spatial_index::SpatialIndex;
 use crate::replication::server::state::ServerState;
-use crate::replication::shared::protocol::ParentRef;
 use crate::replication::shared::state::Shared;
 
 impl ServerState {
@@ -74,26 +73,30 @@ impl ServerState {
         self.nest(g);
     }
 
-    /// Notes group `g` in the nested list of the group its parent is in, if it has a
-    /// networked parent.
+    /// Notes group `g` in the nested list of the group of the nearest networked node up from
+    /// it ([`Group::up`](crate::replication::server::node_table::Group::up)), if any.
     pub(crate) fn nest(&mut self, g: GroupKey) {
-        let Some(group) = self.groups.get(g) else {
+        let Some(up) = self
+            .groups
+            .get(g)
+            .map(|group| group.up)
+            .filter(|&up| up != 0)
+        else {
             return;
         };
-        if let ParentRef::Net(parent) = group.parent {
-            if let Some(pg) = self.group_of(parent).filter(|&pg| pg != g) {
-                self.interest.nested.entry(pg.id()).or_default().push(g);
-            }
+        if let Some(pg) = self.group_of(up).filter(|&pg| pg != g) {
+            self.interest.nested.entry(pg.id()).or_default().push(g);
         }
     }
 
-    /// Takes group `g` out of the nested list of the group its parent is in.
+    /// Takes group `g` out of the nested list [`nest`](Self::nest) put it in.
     pub(crate) fn unnest(&mut self, g: GroupKey) {
-        let parent = self.groups.get(g).and_then(|group| match group.parent {
-            ParentRef::Net(parent) => Some(parent),
-            ParentRef::Path(_) => None,
-        });
-        if let Some(pg) = parent.and_then(|parent| self.group_of(parent)) {
+        let up = self
+            .groups
+            .get(g)
+            .map(|group| group.up)
+            .filter(|&up| up != 0);
+        if let Some(pg) = up.and_then(|up| self.group_of(up)) {
             if let Some(list) = self.interest.nested.get_mut(&pg.id()) {
                 list.retain(|&child| child != g);
             }

@@ -112,8 +112,8 @@ impl ServerState {
             return Want::Hide { silent: true };
         };
         let peer = self.clients[c].peer;
-        if let ParentRef::Net(parent) = group.parent {
-            if let Some(pg) = self.group_of(parent).filter(|&pg| pg != g) {
+        if group.up != 0 {
+            if let Some(pg) = self.group_of(group.up).filter(|&pg| pg != g) {
                 if self.clients[c].vis.state(pg) == Some(Vis::Hidden) {
                     return Want::Hide { silent: true };
                 }

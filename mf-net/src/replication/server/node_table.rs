@@ -135,7 +135,12 @@ pub(crate) fn since_class(since: Option<u32>, last: u32, gap: u16) -> Option<u32
 #[derive(Debug, Clone)]
 #[repr(C)]
 pub(crate) struct Group {
+    /// The parent its spawn names.
     pub(crate) parent: ParentRef,
+    /// The net id of the nearest networked node up from its root (its parent if networked, or
+    /// the networked node a plain parent is inside of; 0: none): the group goes with that
+    /// node's group (relevance, despawn).
+    pub(crate) up: u32,
     pub(crate) name: String,
     /// A spawner spawn's spawner and data (scene index −2), kept for late joiners.
     pub(crate) spawner: Option<SpawnerPayload>,
@@ -161,6 +166,7 @@ impl Default for Group {
     fn default() -> Self {
         Self {
             parent: ParentRef::Net(0),
+            up: 0,
             name: String::new(),
             spawner: None,
             typed: Vec::new(),

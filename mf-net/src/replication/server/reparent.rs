@@ -11,8 +11,9 @@ use crate::replication::server::group_vis::Vis;
 use crate::replication::server::node_table::GroupKey;
 use crate::replication::server::state::{Pending, ServerState};
 use crate::replication::shared::config::MultiplayerError;
+use crate::replication::shared::instance::as_scene_mut;
 use crate::replication::shared::outbox::Outbox;
-use crate::replication::shared::protocol::{ParentRef, SCENE_TYPED};
+use crate::replication::shared::protocol::{ParentRef, MAX_NAME_BYTES, SCENE_BIND, SCENE_TYPED};
 use crate::replication::shared::state::Shared;
 use crate::store::NodeId;
 
@@ -39,7 +40,7 @@ impl ServerState {
                 .ok_or(MultiplayerError::NotNetworked(p))?,
             None => 0,
         };
-        if !self.is_typed_root(first) {
+        if self.root_kind(first) != Some(SCENE_TYPED) {
             return Err(MultiplayerError::NotGroupRoot(root));
         }
         if up != 0 && self.is_under(up, first) {
@@ -49,22 +50,88 @@ impl ServerState {
             0 => ParentRef::Path(String::new()),
             id => ParentRef::Net(id),
         };
+        self.move_group(core, shared, first, (parent_ref, up));
+        Ok(())
+    }
+
+    /// Moves the scene node `node`, the root of a spawned scene or spawner instance, under the
+    /// scene node `parent` in the server's scene (with its subtree), and on clients.
+    pub(crate) fn reparent(
+        &mut self,
+        core: Option<&mut Outbox>,
+        shared: &mut Shared,
+        node: NodeId,
+        parent: NodeId,
+    ) -> Result<(), MultiplayerError> {
+        let first = self
+            .by_node
+            .get(node)
+            .ok_or(MultiplayerError::NotNetworked(node))?;
+        let kind = self.root_kind(first);
+        if kind.is_none() || kind == Some(SCENE_BIND) || kind == Some(SCENE_TYPED) {
+            return Err(MultiplayerError::NotGroupRoot(node));
+        }
+        let scene = shared.scene().ok_or(MultiplayerError::NeedsScene)?;
+        let parent_ref = match self.by_node.get(parent) {
+            Some(id) => ParentRef::Net(id),
+            None => {
+                let path = scene.path(parent).unwrap_or_default();
+                if path.len() > MAX_NAME_BYTES {
+                    let (len, limit) = (path.len(), MAX_NAME_BYTES);
+                    return Err(MultiplayerError::NameTooLong { len, limit });
+                }
+                ParentRef::Path(path)
+            }
+        };
+        let scene = as_scene_mut(&mut *shared.store).ok_or(MultiplayerError::NeedsScene)?;
+        scene
+            .reparent(node, parent)
+            .map_err(MultiplayerError::Scene)?;
+        // The nearest networked node up from the parent: what a despawn takes the group with.
+        let mut up = Some(parent);
+        let up = std::iter::from_fn(|| {
+            let at = up?;
+            up = scene.parent(at);
+            Some(at)
+        })
+        .find_map(|n| self.by_node.get(n))
+        .unwrap_or(0);
+        self.move_group(core, shared, first, (parent_ref, up));
+        Ok(())
+    }
+
+    /// Moves the group whose first net id is `first` under `parent` (its net parent, the
+    /// nearest networked node up from it, `up`; 0: none), and tells the clients.
+    fn move_group(
+        &mut self,
+        core: Option<&mut Outbox>,
+        shared: &mut Shared,
+        first: u32,
+        (parent, up): (ParentRef, u32),
+    ) {
         if let Some(at) = self.pending.iter().position(|p| p.group.first == first) {
             // Its spawn names the parent when it goes out, after the parent's.
             let p = &mut self.pending[at];
-            p.group.parent = parent_ref;
+            (p.group.parent, p.group.up) = (parent, up);
             if let Some(node) = p.nodes.first_mut() {
                 node.2 = up;
             }
             self.spawn_after_parent(at, up);
-            return Ok(());
+            return;
         }
         let Some(g) = self.groups.find(first) else {
-            return Err(MultiplayerError::NotGroupRoot(root));
+            return;
+        };
+        // A parent whose spawn has not gone out yet: a root on clients until it has.
+        let parent_sent = up == 0 || self.group_of(up).is_some();
+        let told = match parent_sent {
+            true => parent.clone(),
+            false => ParentRef::Path(String::new()),
         };
         self.unnest(g);
         if let Some(group) = self.groups.get_mut(g) {
-            group.parent = parent_ref;
+            group.parent = parent;
+            group.up = up;
         }
         if let Some(n) = self
             .nodes
@@ -74,19 +141,14 @@ impl ServerState {
             n.net_parent = up;
         }
         self.nest(g);
-        let parent_sent = up == 0 || self.group_of(up).is_some();
         if let Some(core) = core {
-            match parent_sent {
-                true => self.tell_moved(core, shared, g, up),
-                // A root until the parent's spawn has gone out.
-                false => self.tell_moved(core, shared, g, 0),
-            }
+            let told_up = if parent_sent { up } else { 0 };
+            self.tell_moved(core, shared, g, (&told, told_up));
         }
         if !parent_sent {
             self.moved.push(first);
         }
         self.interest.groups_due.push(first);
-        Ok(())
     }
 
     /// After a frame's spawns: the groups moved under a parent spawned in that frame go under
@@ -97,22 +159,28 @@ impl ServerState {
             let Some(g) = self.groups.find(first) else {
                 continue;
             };
-            let up = match self.groups.get(g).map(|group| &group.parent) {
-                Some(ParentRef::Net(id)) => *id,
-                _ => 0,
+            let Some(group) = self.groups.get(g) else {
+                continue;
             };
+            let (parent, up) = (group.parent.clone(), group.up);
             // Nested under the parent's group, which exists now.
             self.unnest(g);
             self.nest(g);
-            self.tell_moved(core, shared, g, up);
+            self.tell_moved(core, shared, g, (&parent, up));
         }
         moved.clear();
         self.moved = moved;
     }
 
-    /// Tells each client that has group `g` that it is under the node `up` now (0: none); a
-    /// client that lacks `up`'s group loses `g` instead.
-    fn tell_moved(&mut self, core: &mut Outbox, shared: &mut Shared, g: GroupKey, up: u32) {
+    /// Tells each client that has group `g` that it is under `parent` now (its nearest
+    /// networked node up, `up`); a client that lacks that node's group loses `g` instead.
+    fn tell_moved(
+        &mut self,
+        core: &mut Outbox,
+        shared: &mut Shared,
+        g: GroupKey,
+        (parent, up): (&ParentRef, u32),
+    ) {
         let parent_group = (up != 0).then(|| self.group_of(up)).flatten();
         for c in 0..self.clients.len() {
             let client = &self.clients[c];
@@ -123,7 +191,10 @@ impl ServerState {
                 parent_group.is_some_and(|pg| client.vis.state(pg) == Some(Vis::Hidden));
             match lacks_parent {
                 true => self.take_away(core, shared, c, g),
-                false => self.clients[c].queue.parent(g.id(), up),
+                false => self.clients[c].queue.parent(|w| {
+                    w.write_var_u32(g.id());
+                    parent.write(w);
+                }),
             }
         }
         self.flush_all_queued(core, shared);
@@ -143,15 +214,14 @@ impl ServerState {
         }
     }
 
-    /// Whether the net id `first` is the root of a typed group (flushed or pending).
-    fn is_typed_root(&self, first: u32) -> bool {
+    /// The kind of the group whose root is the net id `first` (flushed or pending; its scene
+    /// index, or a negative kind), if it is one's root.
+    fn root_kind(&self, first: u32) -> Option<i32> {
         if let Some(p) = self.pending.iter().find(|p| p.group.first == first) {
-            return p.group.scene == SCENE_TYPED;
+            return Some(p.group.scene);
         }
-        self.groups
-            .find(first)
-            .and_then(|g| self.groups.get(g))
-            .is_some_and(|group| group.scene == SCENE_TYPED)
+        let g = self.groups.find(first)?;
+        self.groups.get(g).map(|group| group.scene)
     }
 
     /// Whether the node `id` is `top` or was spawned under it (flushed or pending): a walk up

@@ -397,6 +397,7 @@ impl ServerState {
                 count,
                 scene: kind,
                 parent: parent_ref,
+                up: entries.first().map_or(0, |n| n.2),
                 name: scene
                     .and_then(|s| s.name(root))
                     .unwrap_or_default()
@@ -608,10 +609,9 @@ impl ServerState {
                         w.write_bytes(bytes);
                     })
                 }
-                QueuedMessage::Parent(first, parent) => {
+                QueuedMessage::Parent(bytes) => {
                     self.send_reliable_to(core, shared, peer, Some(c), PARENT, |w| {
-                        w.write_var_u32(first);
-                        w.write_var_u32(parent);
+                        w.write_bytes(bytes);
                     })
                 }
             };

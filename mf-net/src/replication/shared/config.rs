@@ -189,8 +189,10 @@ pub enum MultiplayerError {
     /// The peer is neither the server nor a client that joined.
     UnknownPeer(PeerId),
     /// [`set_parent`](crate::replication::Multiplayer::set_parent) moves the root of a group
-    /// [`replicate`](crate::replication::Multiplayer::replicate) networked; this node travels
-    /// inside its group (or is a scene's).
+    /// [`replicate`](crate::replication::Multiplayer::replicate) networked, and
+    /// [`reparent`](crate::replication::Multiplayer::reparent) the root of a networked scene or
+    /// spawner instance; this node travels inside its group (or is bound, or is another
+    /// kind's).
     NotGroupRoot(NodeId),
     /// [`set_parent`](crate::replication::Multiplayer::set_parent): the parent is in the
     /// group's own subtree.

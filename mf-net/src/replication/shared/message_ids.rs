@@ -72,7 +72,7 @@ pub const INPUT_ACK: u16 = HELLO + 10;
 /// have yet), to be sent again (see [`NetRef`](crate::scene::NetRef)).
 pub const RESEND: u16 = HELLO + 11;
 /// Server → client: a networked group moved to another parent (or to none): its first net id,
-/// then the parent's net id (0: none).
+/// then the parent as a spawn names it (its net id; or 0, then its path, empty for none).
 pub const PARENT: u16 = HELLO + 12;
 /// The most net ids one [`RESEND`] carries.
 pub const MAX_RESEND_IDS: usize = 256;

@@ -250,6 +250,20 @@ pub(crate) enum ParentRef {
     Path(String),
 }
 
+impl ParentRef {
+    /// Writes it as a spawn (and a move, [`PARENT`]) names a parent: the net id, or 0 then the
+    /// path.
+    pub(crate) fn write(&self, w: &mut NetWriter) {
+        match self {
+            ParentRef::Net(id) => w.write_var_u32(*id),
+            ParentRef::Path(path) => {
+                w.write_var_u32(0);
+                w.write_str(path);
+            }
+        }
+    }
+}
+
 /// What a spawner spawn carries besides the header: which spawner, and its encoded data.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct SpawnerPayload {
@@ -294,13 +308,7 @@ impl SpawnHeaderRef<'_> {
     pub(crate) fn write(&self, w: &mut NetWriter) {
         w.write_var_u32(self.first_net_id);
         w.write_var_i32(self.scene);
-        match self.parent {
-            ParentRef::Net(id) => w.write_var_u32(*id),
-            ParentRef::Path(path) => {
-                w.write_var_u32(0);
-                w.write_str(path);
-            }
-        }
+        self.parent.write(w);
         w.write_str(self.name);
         w.write_var_u64(self.authority);
         w.write_var_u32(self.count);
