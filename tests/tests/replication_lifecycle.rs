@@ -553,3 +553,31 @@ fn the_tick_after_a_despawn_moves_a_value_every_change_still_goes_out_at_once() 
         world.assert_converged();
     }
 }
+
+/// An instance spawned under a plain node of another instance goes with that instance: a
+/// client that has it despawns it (and forgets its ids) with the instance, and one that lacks
+/// the instance is not sent it. (Clients kept its ids after the instance's despawn; a client
+/// lacking the instance was sent a spawn it could not place.)
+#[test]
+fn an_instance_under_a_plain_node_of_another_goes_with_that_one() {
+    let mut world = World::new(2, library);
+    let root = world.root();
+    let carrier = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    world.step(3);
+    let peer = world.clients[1].local_peer_id();
+    world.server.set_relevant(carrier, peer, false).unwrap();
+    world.step(3);
+    let turret = world.server.scene().child(carrier, "turret").unwrap();
+    let carried = world.server.spawn(TANK, turret, PeerId::SERVER).unwrap();
+    world.step(3);
+    let id = world.server.net_id(carried).unwrap();
+    assert!(world.clients[0].node(id).is_some());
+    assert!(world.clients[1].node(id).is_none());
+    assert_eq!(world.clients[1].stats().spawn_failures, 0);
+    world.server.despawn(carrier);
+    world.step(3);
+    for client in &world.clients {
+        assert!(client.node(id).is_none());
+    }
+    world.assert_converged();
+}
