@@ -184,30 +184,42 @@ pub(crate) fn network_again(mp: &mut NetMultiplayer, network_new: fn(&mut NetMul
     for &e in &r.entities {
         set_owner(mp, e);
     }
-    for &(e, peer, relevant) in &r.relevance {
-        let first = mp.store().world().get_entity(e).ok();
-        if let Some(node) = first.and_then(|e| first_networked(&e)) {
-            // Refused (not networked again) or the peer gone: nothing to set.
-            let _ = mp.set_relevant(node, peer, relevant);
-        }
-    }
-    r.relevance.clear();
-    for &(e, owner) in &r.joining {
-        let first = mp.store().world().get_entity(e).ok();
-        let node = first.and_then(|e| first_networked(&e));
-        if let Some(node) = node.filter(|&n| mp.net_id(n).is_some() && mp.authority(n) != owner) {
-            if mp.set_authority(node, owner, true).is_ok() {
-                owners_under(mp, e);
-            }
-        }
-    }
-    r.joining.clear();
+    set_relevance_again(mp, r.relevance.drain(..));
+    give_joiners_their_own(mp, r.joining.drain(..));
     for &node in &r.nodes {
         mp.resend_states_naming(node);
     }
     r.entities.clear();
     r.nodes.clear();
     put_back(mp, r);
+}
+
+/// Each entity networked again gets the relevance `set_relevant` set for each peer before.
+fn set_relevance_again(mp: &mut NetMultiplayer, set: impl Iterator<Item = (Entity, PeerId, bool)>) {
+    for (e, peer, relevant) in set {
+        let entity = mp.store().world().get_entity(e).ok();
+        if let Some(node) = entity.and_then(|e| first_networked(&e)) {
+            // Refused (not networked again) or the peer gone: nothing to set.
+            let _ = mp.set_relevant(node, peer, relevant);
+        }
+    }
+}
+
+/// Each child that joined its parent's new group takes its own owner's authority (see
+/// [`Renetworking::joining`]).
+fn give_joiners_their_own(
+    mp: &mut NetMultiplayer,
+    joining: impl Iterator<Item = (Entity, PeerId)>,
+) {
+    for (e, owner) in joining {
+        let entity = mp.store().world().get_entity(e).ok();
+        let node = entity.and_then(|e| first_networked(&e));
+        if let Some(node) = node.filter(|&n| mp.net_id(n).is_some() && mp.authority(n) != owner) {
+            if mp.set_authority(node, owner, true).is_ok() {
+                owners_under(mp, e);
+            }
+        }
+    }
 }
 
 /// The children made `Networked` under the marked entities this frame, with their owners

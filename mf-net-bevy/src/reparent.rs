@@ -63,11 +63,10 @@ fn noted(world: &mut World) -> Vec<Entity> {
 /// name, see [`BevyStore::parent`](mf_net::store::Store::parent)) is no longer the one it
 /// hangs under on clients follows it there
 /// ([`set_parent`](mf_net::replication::Multiplayer::set_parent)). One under a parent about to
-/// be networked (`Networked`, not networked yet) is made a root at once, so that its old
-/// parent's despawn in this frame leaves it, and follows the parent once that is networked
-/// ([`follow_deferred`]). Returns those the core cannot move (an entity that travelled in its
-/// parent's group, or under a parent networked again in this frame): they are to be networked
-/// again.
+/// be networked (`Networked` and not networked yet, or networked again at this frame's end) is
+/// made a root at once, so that its old parent's despawn in this frame leaves it, and follows
+/// the parent once that is networked ([`follow_deferred`]). Returns those the core cannot move
+/// (an entity that travelled in its parent's group): they are to be networked again.
 pub(crate) fn follow(mp: &mut NetMultiplayer) -> Vec<Entity> {
     let noted = noted(mp.store_mut().world_mut());
     follow_these(mp, noted)
