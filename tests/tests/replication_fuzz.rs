@@ -412,6 +412,11 @@ fn record_session_as(encoding: SnapshotEncoding) -> Corpus {
     step_all(&mut [&mut server, &mut client], 3);
 
     server.set_authority(tank, PeerId::SERVER, true).unwrap();
+    // Group moves: under a networked node, under a plain one (by its path), back.
+    server.reparent(body, tank).unwrap();
+    let turret = server.scene().child(tank, "turret").unwrap();
+    server.reparent(body, turret).unwrap();
+    server.reparent(body, root).unwrap();
     server.rpc(s).announce("hi".into()).unwrap();
     server.rpc(s).poke(3).unwrap();
     let mine = client.node(server.net_id(ship).unwrap()).unwrap();
@@ -447,7 +452,9 @@ fn record_session_as(encoding: SnapshotEncoding) -> Corpus {
         to_client,
         to_server,
     };
-    for id in [WELCOME, SPAWN, DESPAWN, SNAPSHOT, AUTHORITY, RPC, INPUT_ACK] {
+    for id in [
+        WELCOME, SPAWN, DESPAWN, SNAPSHOT, AUTHORITY, RPC, INPUT_ACK, PARENT,
+    ] {
         assert!(
             !corpus.of(&corpus.to_client, id).is_empty(),
             "the corpus has server message {id}"
