@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used)]
-//! Seeded chaos: random spawns (at the root and under other nodes) and despawns, value changes
+//! Seeded chaos: random spawns (at the root and under other nodes), moves and despawns, value changes
 //! of every size and member form, relevance set per client or by a grid, authority moved,
 //! clients joining, leaving and stalling, frames of varying length, tick rates, a byte budget,
 //! net ids and ticks near their ends, both encodings, over a bad network. Once the changes
@@ -220,6 +220,24 @@ impl Chaos {
             }
         }
         self.live.retain(|&n| world.server.scene().contains(n));
+        if self.rng.chance(10) {
+            self.move_one(world);
+        }
+    }
+
+    /// Moves a live instance under the root, another live instance, or a plain node of one
+    /// (a tank's turret); a move into its own subtree is refused.
+    fn move_one(&mut self, world: &mut World) {
+        let (Some(node), Some(other)) = (self.any_node(), self.any_node()) else {
+            return;
+        };
+        let scene = world.server.scene();
+        let parent = match self.rng.below(3) {
+            0 => world.root(),
+            1 => other,
+            _ => scene.child(other, "turret").unwrap_or(other),
+        };
+        let _ = world.server.reparent(node, parent);
     }
 
     /// Changes members of a share of the nodes of each type.
@@ -319,6 +337,9 @@ fn sees_what_is_relevant(world: &World, c: usize) -> bool {
         expected += 1;
         let Some(copy) = copy else { return false };
         if state_bytes(&world.server, node) != state_bytes(client, copy) {
+            return false;
+        }
+        if world.server.scene().path(node) != client.scene().path(copy) {
             return false;
         }
     }

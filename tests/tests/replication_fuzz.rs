@@ -1814,3 +1814,49 @@ fn a_group_move_the_client_cannot_make_is_dropped_and_one_it_can_is_kept() {
     }
     assert!(client.is_running());
 }
+
+/// A group move the client's scene refuses (a name taken under the new parent) is dropped and
+/// counted, and the client's node list stays with its scene: a despawn of the old parent takes
+/// the group from both. (The list moved alone; the scene removed the node with its old parent
+/// while the list kept it, with the column it was found in.)
+#[test]
+fn a_group_move_the_scene_refuses_leaves_the_node_list_with_the_scene() {
+    let net = LoopbackNetwork::new();
+    let (mut client, mut raw) = welcomed_pair(&net);
+    let under = |id: u32, parent: &str, name: &str| {
+        let mut payload = body_spawn_payload(id, name, &Body::default());
+        // The parent path follows the first net id, the scene index and a 0.
+        let at = 3;
+        let mut w = NetWriter::new();
+        w.write_str(parent);
+        let old = {
+            let mut o = NetWriter::new();
+            o.write_str("/root");
+            o.as_slice().len()
+        };
+        payload.splice(at..at + old, w.as_slice().iter().copied());
+        spawn_packet(&payload)
+    };
+    raw.send(&body_spawn(1, "a", &Body::default()), Channel::Reliable);
+    raw.send(&body_spawn(2, "b", &Body::default()), Channel::Reliable);
+    raw.send(&under(3, "/root/b", "a"), Channel::Reliable);
+    client_frame(&mut client, &mut raw);
+    let node = client.node(NetId::new(3).unwrap()).unwrap();
+    assert_eq!(client.scene().path(node).as_deref(), Some("/root/b/a"));
+    let dropped = client.stats().control_dropped;
+    // `/root/b/a` to `/root`, where an `a` is already.
+    let mut w = NetWriter::new();
+    w.write_var_u32(3);
+    w.write_var_u32(0);
+    w.write_str("/root");
+    raw.send(&packet(PARENT, 0, w.as_slice()), Channel::Reliable);
+    client_frame(&mut client, &mut raw);
+    assert_eq!(client.stats().control_dropped, dropped + 1);
+    assert_eq!(client.scene().path(node).as_deref(), Some("/root/b/a"));
+    let mut w = NetWriter::new();
+    w.write_var_u32(2);
+    raw.send(&packet(DESPAWN, 0, w.as_slice()), Channel::Reliable);
+    client_frame(&mut client, &mut raw);
+    assert!(client.node(NetId::new(3).unwrap()).is_none());
+    assert!(client.node(NetId::new(1).unwrap()).is_some());
+}

@@ -19,8 +19,8 @@ pub(crate) enum Up<'a> {
 
 impl ClientState {
     /// The group whose first net id is `first` hangs under `up` from now on. A move the client
-    /// cannot make (a group or a parent it lacks, a parent inside the group's own subtree)
-    /// changes nothing and is counted as dropped.
+    /// cannot make (a group or a parent it lacks, a parent inside the group's own subtree, one
+    /// its storage refuses) changes nothing and is counted as dropped.
     pub(crate) fn on_parent(&mut self, shared: &mut Shared, first: u32, up: Up<'_>) {
         let (Some(i), Some(root)) = (self.nodes.index_of(first), self.node_of(first)) else {
             return drop_move(shared, first, "no such group");
@@ -41,10 +41,13 @@ impl ClientState {
         if net_parent != 0 && self.nodes.subtree(first).binary_search(&net_parent).is_ok() {
             return drop_move(shared, first, "the parent is inside the group");
         }
-        self.nodes.set_parent(i, net_parent);
-        if !shared.store.set_parent(root, parent) {
-            warn!(first, "the storage could not move the group");
+        // The list follows the storage, which may refuse (a name taken under the parent); a
+        // node gone locally follows the server.
+        if shared.store.set_parent(root, parent) || !shared.store.alive(root) {
+            self.nodes.set_parent(i, net_parent);
+            return;
         }
+        drop_move(shared, first, "the storage refused the move");
     }
 
     /// The net id of the nearest networked node from `node` up its scene (0: none).
