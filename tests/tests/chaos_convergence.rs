@@ -237,7 +237,12 @@ impl Chaos {
             1 => other,
             _ => scene.child(other, "turret").unwrap_or(other),
         };
-        let _ = world.server.reparent(node, parent);
+        let (id, path) = (world.server.net_id(node), world.server.scene().path(parent));
+        let result = world.server.reparent(node, parent);
+        eprintln!(
+            "move {id:?} under {path:?} ({:?}): {result:?}",
+            world.server.net_id(parent)
+        );
     }
 
     /// Changes members of a share of the nodes of each type.
@@ -349,6 +354,8 @@ fn sees_what_is_relevant(world: &World, c: usize) -> bool {
 #[test]
 fn random_worlds_converge() {
     for seed in chaos_seeds(0..8) {
+        // Shown with a failure (the test's output is captured otherwise).
+        println!("seed {seed}");
         run(seed);
     }
 }

@@ -581,3 +581,25 @@ fn an_instance_under_a_plain_node_of_another_goes_with_that_one() {
     }
     world.assert_converged();
 }
+
+/// An instance under a plain node of an instance that moves is spawned for clients joining later
+/// at that node's new path. (Its spawn named the old path, which no longer exists: the spawn
+/// failed.)
+#[test]
+fn an_instance_under_a_moved_instance_reaches_a_late_joiner_at_its_new_path() {
+    let mut world = World::new(1, library);
+    let root = world.root();
+    let moved = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    let turret = world.server.scene().child(moved, "turret").unwrap();
+    let inner = world.server.spawn(BODY, turret, PeerId::SERVER).unwrap();
+    let carrier = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    world.step(3);
+    world.server.reparent(moved, carrier).unwrap();
+    world.step(3);
+    let late = world.connect_client();
+    world.step(6);
+    let path = world.server.scene().path(inner);
+    assert_eq!(copy_path(&world, late, inner), path);
+    assert_eq!(world.clients[late].stats().spawn_failures, 0);
+    world.assert_converged();
+}

@@ -15,6 +15,7 @@ use crate::replication::shared::instance::as_scene_mut;
 use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{ParentRef, MAX_NAME_BYTES, SCENE_BIND, SCENE_TYPED};
 use crate::replication::shared::state::Shared;
+use crate::scene::Scene;
 use crate::store::NodeId;
 
 impl ServerState {
@@ -84,9 +85,21 @@ impl ServerState {
             }
         };
         let scene = as_scene_mut(&mut *shared.store).ok_or(MultiplayerError::NeedsScene)?;
+        let was = scene.parent(node);
         scene
             .reparent(node, parent)
             .map_err(MultiplayerError::Scene)?;
+        // The groups under plain nodes of what moved name those nodes by their new paths.
+        let paths = match self.paths_under(scene, first) {
+            Ok(paths) => paths,
+            Err(error) => {
+                if let Some(was) = was {
+                    let _ = scene.reparent(node, was);
+                }
+                return Err(error);
+            }
+        };
+        self.rename_parents(paths);
         // The nearest networked node up from the parent: what a despawn takes the group with.
         let mut up = Some(parent);
         let up = std::iter::from_fn(|| {
@@ -198,6 +211,61 @@ impl ServerState {
             }
         }
         self.flush_all_queued(core, shared);
+    }
+
+    /// The new path of the plain parent of each group under the group from `first` (flushed, by
+    /// the nested lists, or pending, by the scene), after that group moved in `scene`; an error
+    /// if one is now longer than clients read.
+    fn paths_under(
+        &self,
+        scene: &Scene,
+        first: u32,
+    ) -> Result<Vec<(u32, String)>, MultiplayerError> {
+        let flushed = self.groups.find(first).into_iter();
+        let mut stack: Vec<GroupKey> = flushed.collect();
+        let mut groups = Vec::new();
+        while let Some(g) = stack.pop() {
+            let nested = self.interest.nested.get(&g.id());
+            for &child in nested.into_iter().flatten() {
+                if let Some(group) = self.groups.get(child) {
+                    groups.push((group.first, group.root, &group.parent));
+                }
+                stack.push(child);
+            }
+        }
+        let pending = self
+            .pending
+            .iter()
+            .map(|p| (p.group.first, p.group.root, &p.group.parent));
+        let mut paths = Vec::new();
+        for (id, root, parent) in groups.into_iter().chain(pending) {
+            let ParentRef::Path(old) = parent else {
+                continue;
+            };
+            let path = scene
+                .parent(root)
+                .and_then(|p| scene.path(p))
+                .unwrap_or_default();
+            if path.len() > MAX_NAME_BYTES {
+                let (len, limit) = (path.len(), MAX_NAME_BYTES);
+                return Err(MultiplayerError::NameTooLong { len, limit });
+            }
+            if path != *old {
+                paths.push((id, path));
+            }
+        }
+        Ok(paths)
+    }
+
+    /// Gives each group (flushed or pending, by its first net id) its parent's new path.
+    fn rename_parents(&mut self, paths: Vec<(u32, String)>) {
+        for (first, path) in paths {
+            if let Some(group) = self.groups.find(first).and_then(|g| self.groups.get_mut(g)) {
+                group.parent = ParentRef::Path(path);
+            } else if let Some(p) = self.pending.iter_mut().find(|p| p.group.first == first) {
+                p.group.parent = ParentRef::Path(path);
+            }
+        }
     }
 
     /// Moves the pending spawn at `at` after the pending spawn holding the node `up`, if that
