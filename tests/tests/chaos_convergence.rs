@@ -237,12 +237,7 @@ impl Chaos {
             1 => other,
             _ => scene.child(other, "turret").unwrap_or(other),
         };
-        let (id, path) = (world.server.net_id(node), world.server.scene().path(parent));
-        let result = world.server.reparent(node, parent);
-        eprintln!(
-            "move {id:?} under {path:?} ({:?}): {result:?}",
-            world.server.net_id(parent)
-        );
+        let _ = world.server.reparent(node, parent);
     }
 
     /// Changes members of a share of the nodes of each type.
