@@ -603,3 +603,35 @@ fn an_instance_under_a_moved_instance_reaches_a_late_joiner_at_its_new_path() {
     assert_eq!(world.clients[late].stats().spawn_failures, 0);
     world.assert_converged();
 }
+
+/// A client joining in the frame an instance is moved under one spawned in that frame (whose
+/// spawn has not gone out when the client is sent the world) gets the new one, then the moved
+/// one under it. (It was sent the moved one first, under a parent it did not have: the spawn
+/// failed.)
+#[test]
+fn a_client_joining_as_an_instance_moves_under_a_new_one_gets_both() {
+    let mut world = World::new(0, library);
+    let root = world.root();
+    let moved = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    world.step(2);
+    let late = world.connect_client();
+    // Each frame until the client joins: a new carrier, and the instance moved under it before
+    // the frame (in which the server may take the client's hello and send it the world).
+    for _ in 0..20 {
+        if !world.server.peers().is_empty() {
+            break;
+        }
+        let carrier = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+        let turret = world.server.scene().child(carrier, "turret").unwrap();
+        world.server.reparent(moved, turret).unwrap();
+        world.frame();
+    }
+    assert_eq!(world.server.peers().len(), 1, "the client joined");
+    world.step(6);
+    assert_eq!(world.clients[late].stats().spawn_failures, 0);
+    assert_eq!(
+        copy_path(&world, late, moved),
+        world.server.scene().path(moved)
+    );
+    world.assert_converged();
+}

@@ -113,10 +113,13 @@ impl ServerState {
         };
         let peer = self.clients[c].peer;
         if group.up != 0 {
-            if let Some(pg) = self.group_of(group.up).filter(|&pg| pg != g) {
-                if self.clients[c].vis.state(pg) == Some(Vis::Hidden) {
-                    return Want::Hide { silent: true };
-                }
+            // A parent whose spawn has not gone out (a group moved under one spawned this
+            // frame), or not decided for the client yet (one moved under a later group is asked
+            // about first), is one the client does not have.
+            let pg = self.group_of(group.up);
+            let had = pg.and_then(|pg| self.clients[c].vis.state(pg));
+            if pg != Some(g) && !matches!(had, Some(Vis::Visible | Vis::Dormant)) {
+                return Want::Hide { silent: true };
             }
         }
         const EVERY_TICK: Want = Want::Show { period: 1 };

@@ -200,8 +200,9 @@ impl ServerState {
             if !client.ready || client.vis.state(g) != Some(Vis::Visible) {
                 continue;
             }
-            let lacks_parent =
-                parent_group.is_some_and(|pg| client.vis.state(pg) == Some(Vis::Hidden));
+            let lacks_parent = parent_group.is_some_and(|pg| {
+                !matches!(client.vis.state(pg), Some(Vis::Visible | Vis::Dormant))
+            });
             match lacks_parent {
                 true => self.take_away(core, shared, c, g),
                 false => self.clients[c].queue.parent(|w| {
