@@ -8,33 +8,26 @@ use crate::replication::client::state::ClientState;
 use crate::replication::shared::state::Shared;
 use crate::scene::{NodeId, Scene};
 
-/// A group's new parent, as a move names it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Up<'a> {
-    /// The networked node with this net id.
-    Net(u32),
-    /// The scene node at this path (one every peer loads); empty: none.
-    Path(&'a str),
-}
-
 impl ClientState {
-    /// The group whose first net id is `first` hangs under `up` from now on. A move the client
-    /// cannot make (a group or a parent it lacks, a parent inside the group's own subtree, one
-    /// its storage refuses) changes nothing and is counted as dropped.
-    pub(crate) fn on_parent(&mut self, shared: &mut Shared, first: u32, up: Up<'_>) {
+    /// The group whose first net id is `first` hangs under `up` from now on: the networked
+    /// node with that net id, or (0) the scene node at that path (one every peer loads;
+    /// empty: none). A move the client cannot make (a group or a parent it lacks, a parent
+    /// inside the group's own subtree, one its storage refuses) changes nothing and is counted
+    /// as dropped.
+    pub(crate) fn on_parent(&mut self, shared: &mut Shared, first: u32, up: (u32, &str)) {
         let (Some(i), Some(root)) = (self.nodes.index_of(first), self.node_of(first)) else {
             return drop_move(shared, first, "no such group");
         };
         // The parent, and the nearest networked node up from it (what a despawn takes the
         // group with).
         let (parent, net_parent) = match up {
-            Up::Net(id) => match self.node_of(id) {
-                Some(node) => (Some(node), id),
+            (0, "") => (None, 0),
+            (0, path) => match shared.scene().and_then(|s| s.find(path)) {
+                Some(node) => (Some(node), self.networked_up(shared.scene(), node)),
                 None => return drop_move(shared, first, "no such parent"),
             },
-            Up::Path("") => (None, 0),
-            Up::Path(path) => match shared.scene().and_then(|s| s.find(path)) {
-                Some(node) => (Some(node), self.networked_up(shared.scene(), node)),
+            (id, _) => match self.node_of(id) {
+                Some(node) => (Some(node), id),
                 None => return drop_move(shared, first, "no such parent"),
             },
         };

@@ -14,7 +14,6 @@ use crate::replication::client::entry::EntryRef;
 use crate::replication::client::entry_batch::EntryBatch;
 use crate::replication::client::interpolation::ClientInterpolation;
 use crate::replication::client::node_list::{ClientNode, Located, NodeList};
-use crate::replication::client::reparent::Up;
 use crate::replication::client::replicas::Replicas;
 use crate::replication::shared::events::MultiplayerEvent;
 use crate::replication::shared::instance::{
@@ -342,12 +341,13 @@ impl ClientState {
             }
             Kind::ToClient(ToClient::Parent) => {
                 let first = r.read_var_u32()?;
-                let parent = match r.read_var_u32()? {
-                    0 => Up::Path(r.read_str_max(MAX_NAME_BYTES)?),
-                    id => Up::Net(id),
+                let parent = r.read_var_u32()?;
+                let path = match parent {
+                    0 => r.read_str_max(MAX_NAME_BYTES)?,
+                    _ => "",
                 };
                 r.finish()?;
-                self.on_parent(shared, first, parent);
+                self.on_parent(shared, first, (parent, path));
                 Ok(true)
             }
             Kind::ToClient(ToClient::Snapshot) => self.on_snapshot(shared, tick, r),
