@@ -73,17 +73,7 @@ impl ServerState {
             return Err(MultiplayerError::NotGroupRoot(node));
         }
         let scene = shared.scene().ok_or(MultiplayerError::NeedsScene)?;
-        let parent_ref = match self.by_node.get(parent) {
-            Some(id) => ParentRef::Net(id),
-            None => {
-                let path = scene.path(parent).unwrap_or_default();
-                if path.len() > MAX_NAME_BYTES {
-                    let (len, limit) = (path.len(), MAX_NAME_BYTES);
-                    return Err(MultiplayerError::NameTooLong { len, limit });
-                }
-                ParentRef::Path(path)
-            }
-        };
+        let parent_ref = self.parent_ref(scene, parent)?;
         let scene = as_scene_mut(&mut *shared.store).ok_or(MultiplayerError::NeedsScene)?;
         let was = scene.parent(node);
         scene
@@ -100,17 +90,36 @@ impl ServerState {
             }
         };
         self.rename_parents(paths);
-        // The nearest networked node up from the parent: what a despawn takes the group with.
-        let mut up = Some(parent);
-        let up = std::iter::from_fn(|| {
-            let at = up?;
-            up = scene.parent(at);
-            Some(at)
-        })
-        .find_map(|n| self.by_node.get(n))
-        .unwrap_or(0);
+        let up = self.networked_up(scene, parent);
         self.move_group(core, shared, first, (parent_ref, up));
         Ok(())
+    }
+
+    /// How a spawn names the scene node `parent`: by its net id if it is networked, else by its
+    /// path (an error if longer than clients read).
+    fn parent_ref(&self, scene: &Scene, parent: NodeId) -> Result<ParentRef, MultiplayerError> {
+        if let Some(id) = self.by_node.get(parent) {
+            return Ok(ParentRef::Net(id));
+        }
+        let path = scene.path(parent).unwrap_or_default();
+        if path.len() > MAX_NAME_BYTES {
+            let (len, limit) = (path.len(), MAX_NAME_BYTES);
+            return Err(MultiplayerError::NameTooLong { len, limit });
+        }
+        Ok(ParentRef::Path(path))
+    }
+
+    /// The net id of the nearest networked node from `node` up its scene (0: none): what a
+    /// despawn takes a group under `node` with.
+    fn networked_up(&self, scene: &Scene, node: NodeId) -> u32 {
+        let mut at = Some(node);
+        while let Some(n) = at {
+            if let Some(id) = self.by_node.get(n) {
+                return id;
+            }
+            at = scene.parent(n);
+        }
+        0
     }
 
     /// Moves the group whose first net id is `first` under `parent` (its net parent, the
