@@ -3,6 +3,8 @@
 use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::Children;
 
+use mf_net::store::NodeId;
+
 use crate::components::{NetOwner, NetworkId};
 use crate::net::NetMultiplayer;
 use crate::node::first_networked;
@@ -26,12 +28,7 @@ pub(crate) fn owners_under(mp: &mut NetMultiplayer, entity: Entity) {
 /// `entity`'s [`NetOwner`]: the authority of its first networked component (a component
 /// inserted since the entity was networked is not), while that is networked.
 pub(crate) fn set_owner(mp: &mut NetMultiplayer, entity: Entity) {
-    let world = mp.store().world();
-    let first = world
-        .get_entity(entity)
-        .ok()
-        .and_then(|e| first_networked(&e));
-    let Some(node) = first.filter(|&node| mp.net_id(node).is_some()) else {
+    let Some(node) = networked_first(mp, entity) else {
         return;
     };
     let owner = NetOwner(mp.authority(node));
@@ -41,4 +38,10 @@ pub(crate) fn set_owner(mp: &mut NetMultiplayer, entity: Entity) {
             e.insert(owner);
         }
     }
+}
+
+/// The node of `entity`'s first networked component, while that is networked.
+pub(crate) fn networked_first(mp: &NetMultiplayer, entity: Entity) -> Option<NodeId> {
+    let entity = mp.store().world().get_entity(entity).ok()?;
+    first_networked(&entity).filter(|&node| mp.net_id(node).is_some())
 }

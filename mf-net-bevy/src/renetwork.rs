@@ -27,8 +27,8 @@ use mf_net::transport::PeerId;
 
 use crate::components::{NetOwner, NetworkId, Networked, Renetwork};
 use crate::net::NetMultiplayer;
-use crate::node::{entity_of, first_networked, node_at, FirstSlot};
-use crate::owner::{owners_under, set_owner};
+use crate::node::{entity_of, node_at, FirstSlot};
+use crate::owner::{networked_first, owners_under, set_owner};
 use crate::removals::Removals;
 use crate::reparent;
 use crate::types::ReplicatedComponents;
@@ -197,8 +197,7 @@ pub(crate) fn network_again(mp: &mut NetMultiplayer, network_new: fn(&mut NetMul
 /// Each entity networked again gets the relevance `set_relevant` set for each peer before.
 fn set_relevance_again(mp: &mut NetMultiplayer, set: impl Iterator<Item = (Entity, PeerId, bool)>) {
     for (e, peer, relevant) in set {
-        let entity = mp.store().world().get_entity(e).ok();
-        if let Some(node) = entity.and_then(|e| first_networked(&e)) {
+        if let Some(node) = networked_first(mp, e) {
             // Refused (not networked again) or the peer gone: nothing to set.
             let _ = mp.set_relevant(node, peer, relevant);
         }
@@ -212,9 +211,8 @@ fn give_joiners_their_own(
     joining: impl Iterator<Item = (Entity, PeerId)>,
 ) {
     for (e, owner) in joining {
-        let entity = mp.store().world().get_entity(e).ok();
-        let node = entity.and_then(|e| first_networked(&e));
-        if let Some(node) = node.filter(|&n| mp.net_id(n).is_some() && mp.authority(n) != owner) {
+        let node = networked_first(mp, e);
+        if let Some(node) = node.filter(|&n| mp.authority(n) != owner) {
             if mp.set_authority(node, owner, true).is_ok() {
                 owners_under(mp, e);
             }
@@ -361,8 +359,7 @@ fn mark_subtree(mp: &mut NetMultiplayer, root: Entity, r: &mut Renetworking) {
                 r.authorities.push((node, mp.authority(node)));
             }
         }
-        let first = world.get_entity(e).ok().and_then(|e| first_networked(&e));
-        if let Some(first) = first.filter(|&n| mp.net_id(n).is_some()) {
+        if let Some(first) = networked_first(mp, e) {
             for &peer in mp.peers() {
                 if let Some(relevant) = mp.relevance_set(first, peer) {
                     r.relevance.push((e, peer, relevant));

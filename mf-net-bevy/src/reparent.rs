@@ -17,7 +17,8 @@ use mf_net::store::Store;
 
 use crate::components::{NetworkId, Networked, Renetwork};
 use crate::net::NetMultiplayer;
-use crate::node::{entity_of, first_networked};
+use crate::node::entity_of;
+use crate::owner::networked_first;
 
 /// The entity a networked entity hangs under on clients, kept by the server: its parent in its
 /// group, or the networked parent its group's spawn named or it was moved under since; `None`
@@ -26,7 +27,7 @@ use crate::node::{entity_of, first_networked};
 pub(crate) struct NetParent(pub(crate) Option<Entity>);
 
 /// The entities whose `ChildOf` changed since the last look (capacity kept), and those made
-/// roots until their new parent is networked (see [`follow`]).
+/// roots until their new parent is networked (see [`follow`]; rare, capacity not kept).
 #[derive(Resource, Default)]
 pub(crate) struct Reparented {
     noted: Vec<Entity>,
@@ -68,8 +69,16 @@ fn noted(world: &mut World) -> Vec<Entity> {
 /// the parent once that is networked ([`follow_deferred`]). Returns those the core cannot move
 /// (an entity that travelled in its parent's group): they are to be networked again.
 pub(crate) fn follow(mp: &mut NetMultiplayer) -> Vec<Entity> {
-    let noted = noted(mp.store_mut().world_mut());
-    follow_these(mp, noted)
+    let mut noted = noted(mp.store_mut().world_mut());
+    let again = follow_these(mp, &noted);
+    // The list goes back for the next notes, its capacity kept.
+    noted.clear();
+    if let Some(mut notes) = mp.store_mut().world_mut().get_resource_mut::<Reparented>() {
+        if notes.noted.is_empty() {
+            notes.noted = noted;
+        }
+    }
+    again
 }
 
 /// After new entities are networked: the entities [`follow`] made roots until their parent
@@ -83,7 +92,7 @@ pub(crate) fn follow_deferred(mp: &mut NetMultiplayer) -> Vec<Entity> {
     if deferred.is_empty() {
         return Vec::new();
     }
-    follow_these(mp, deferred)
+    follow_these(mp, &deferred)
 }
 
 /// The server: the networked entity `e`, whose parent's nodes go at the frame's end (the
@@ -93,9 +102,7 @@ pub(crate) fn follow_deferred(mp: &mut NetMultiplayer) -> Vec<Entity> {
 /// did: `false` for one that travelled in its parent's group, which the core cannot move out
 /// of it.
 pub(crate) fn make_root(mp: &mut NetMultiplayer, e: Entity) -> bool {
-    let world = mp.store().world();
-    let first = world.get_entity(e).ok().and_then(|e| first_networked(&e));
-    let Some(first) = first.filter(|&n| mp.net_id(n).is_some()) else {
+    let Some(first) = networked_first(mp, e) else {
         return false;
     };
     if mp.set_parent(first, None).is_err() {
@@ -110,14 +117,13 @@ pub(crate) fn make_root(mp: &mut NetMultiplayer, e: Entity) -> bool {
 }
 
 /// [`follow`] for the entities `these`.
-fn follow_these(mp: &mut NetMultiplayer, these: Vec<Entity>) -> Vec<Entity> {
+fn follow_these(mp: &mut NetMultiplayer, these: &[Entity]) -> Vec<Entity> {
     let mut again = Vec::new();
-    for e in these {
-        let world = mp.store().world();
-        let first = world.get_entity(e).ok().and_then(|e| first_networked(&e));
-        let Some(first) = first.filter(|&n| mp.net_id(n).is_some()) else {
+    for &e in these {
+        let Some(first) = networked_first(mp, e) else {
             continue;
         };
+        let world = mp.store().world();
         let under = world
             .get_entity(e)
             .ok()

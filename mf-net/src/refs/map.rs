@@ -9,6 +9,7 @@ use std::rc::Rc;
 
 use super::renames::Renames;
 use crate::int_hasher::IntHasher;
+use crate::scene::Scene;
 use crate::store::NodeId;
 
 #[derive(Debug, Default)]
@@ -80,6 +81,19 @@ impl NetIdMap {
     /// The net id of `node`, if it is networked.
     pub(crate) fn get(&self, node: NodeId) -> Option<u32> {
         self.0.borrow().to_net.get(&node).copied()
+    }
+
+    /// The net id of the nearest networked node from `node` up `scene` (0: none): what a
+    /// despawn takes a group spawned or moved under `node` with.
+    pub(crate) fn networked_up(&self, scene: &Scene, node: NodeId) -> u32 {
+        let mut at = Some(node);
+        while let Some(n) = at {
+            if let Some(id) = self.get(n) {
+                return id;
+            }
+            at = scene.parent(n);
+        }
+        0
     }
 
     /// The net id a reference to `node` is encoded as, if it is networked (on a server, noted

@@ -6,7 +6,6 @@ use tracing::warn;
 
 use crate::replication::client::state::ClientState;
 use crate::replication::shared::state::Shared;
-use crate::scene::{NodeId, Scene};
 
 impl ClientState {
     /// The group whose first net id is `first` hangs under `up` from now on: the networked
@@ -22,8 +21,8 @@ impl ClientState {
         // group with).
         let (parent, net_parent) = match up {
             (0, "") => (None, 0),
-            (0, path) => match shared.scene().and_then(|s| s.find(path)) {
-                Some(node) => (Some(node), self.networked_up(shared.scene(), node)),
+            (0, path) => match shared.scene().and_then(|s| Some((s, s.find(path)?))) {
+                Some((scene, node)) => (Some(node), self.by_node.networked_up(scene, node)),
                 None => return drop_move(shared, first, "no such parent"),
             },
             (id, _) => match self.node_of(id) {
@@ -41,18 +40,6 @@ impl ClientState {
             return;
         }
         drop_move(shared, first, "the storage refused the move");
-    }
-
-    /// The net id of the nearest networked node from `node` up its scene (0: none).
-    fn networked_up(&self, scene: Option<&Scene>, node: NodeId) -> u32 {
-        let mut at = Some(node);
-        while let Some(n) = at {
-            if let Some(id) = self.by_node.get(n) {
-                return id;
-            }
-            at = scene.and_then(|s| s.parent(n));
-        }
-        0
     }
 }
 

@@ -603,18 +603,10 @@ impl ClientState {
             let parent = match (node == root, &header.parent, linked) {
                 (true, ParentRef::Net(id), _) => *id,
                 (false, _, Some(&j)) => header.first_net_id + j,
-                _ => {
-                    let mut up = parent(&*shared.store, node);
-                    loop {
-                        match up {
-                            Some(a) => match self.by_node.get(a) {
-                                Some(id) => break id,
-                                None => up = parent(&*shared.store, a),
-                            },
-                            None => break 0,
-                        }
-                    }
-                }
+                _ => match (shared.scene(), parent(&*shared.store, node)) {
+                    (Some(scene), Some(up)) => self.by_node.networked_up(scene, up),
+                    _ => 0,
+                },
             };
             self.nodes
                 .insert(ClientNode::new(net_id, node, authority, parent));

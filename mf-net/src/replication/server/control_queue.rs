@@ -30,7 +30,7 @@ pub(crate) enum Queued {
     Parent { end: u32 },
 }
 
-/// The spawns and despawns queued for one client (see the [module documentation](self)).
+/// The spawns, despawns and moves queued for one client (see the [module documentation](self)).
 /// Allocates nothing once its buffers have grown.
 #[derive(Default)]
 pub(crate) struct ControlQueue {

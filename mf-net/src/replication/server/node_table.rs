@@ -139,7 +139,8 @@ pub(crate) struct Group {
     pub(crate) parent: ParentRef,
     /// The net id of the nearest networked node up from its root (its parent if networked, or
     /// the networked node a plain parent is inside of; 0: none): the group goes with that
-    /// node's group (relevance, despawn).
+    /// node's group (relevance, despawn). Its root node's net parent, kept here too so that a
+    /// relevance question reads no node record.
     pub(crate) up: u32,
     pub(crate) name: String,
     /// A spawner spawn's spawner and data (scene index −2), kept for late joiners.

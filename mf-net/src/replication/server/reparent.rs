@@ -90,7 +90,7 @@ impl ServerState {
             }
         };
         self.rename_parents(paths);
-        let up = self.networked_up(scene, parent);
+        let up = self.by_node.networked_up(scene, parent);
         self.move_group(core, shared, first, (parent_ref, up));
         Ok(())
     }
@@ -107,19 +107,6 @@ impl ServerState {
             return Err(MultiplayerError::NameTooLong { len, limit });
         }
         Ok(ParentRef::Path(path))
-    }
-
-    /// The net id of the nearest networked node from `node` up its scene (0: none): what a
-    /// despawn takes a group under `node` with.
-    fn networked_up(&self, scene: &Scene, node: NodeId) -> u32 {
-        let mut at = Some(node);
-        while let Some(n) = at {
-            if let Some(id) = self.by_node.get(n) {
-                return id;
-            }
-            at = scene.parent(n);
-        }
-        0
     }
 
     /// Moves the group whose first net id is `first` under `parent` (its net parent, the
@@ -324,10 +311,7 @@ impl ServerState {
         if let Some(n) = self.nodes.by_id(id) {
             return Some(n.net_parent);
         }
-        self.pending.iter().find_map(|p| {
-            let offset = id.checked_sub(p.group.first)?;
-            p.nodes.get(offset as usize).map(|n| n.2)
-        })
+        self.pending_node(id).map(|n| n.2)
     }
 }
 

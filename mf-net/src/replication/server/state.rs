@@ -197,10 +197,7 @@ impl ServerState {
         if let Some(n) = self.nodes.by_id(net_id) {
             return Some(n.node);
         }
-        self.pending.iter().find_map(|p| {
-            let offset = net_id.checked_sub(p.group.first)?;
-            p.nodes.get(offset as usize).map(|n| n.0)
-        })
+        self.pending_node(net_id).map(|n| n.0)
     }
 
     /// The authority of a networked node.
@@ -209,9 +206,14 @@ impl ServerState {
         if let Some(n) = self.nodes.by_id(id) {
             return Some(n.authority);
         }
+        self.pending_node(id).map(|n| n.1)
+    }
+
+    /// The node `net_id` of a spawn still to go out: its node, authority and net parent.
+    pub(crate) fn pending_node(&self, net_id: u32) -> Option<&(NodeId, PeerId, u32)> {
         self.pending.iter().find_map(|p| {
-            let offset = id.checked_sub(p.group.first)?;
-            p.nodes.get(offset as usize).map(|n| n.1)
+            let offset = net_id.checked_sub(p.group.first)?;
+            p.nodes.get(offset as usize)
         })
     }
 
@@ -372,19 +374,18 @@ impl ServerState {
         };
         let mut entries = Vec::with_capacity(nodes.len());
         for (offset, &node) in (0u32..).zip(&nodes) {
-            let mut up = scene.and_then(|s| s.parent(node));
-            // In a typed group, a node's parent is the node it is linked to.
+            // In a typed group, a node's parent is the node it is linked to; in a scene, the
+            // nearest networked node up from it.
             let linked = typed
                 .get(offset as usize)
                 .and_then(|t| t.link.to().copied());
             let unlinked = if offset == 0 { root_parent } else { 0 };
             let mut net_parent = linked.map_or(unlinked, |j| first + j);
-            while let Some(ancestor) = up {
-                if let Some(id) = self.by_node.get(ancestor) {
-                    net_parent = id;
-                    break;
+            if let Some((scene, up)) = scene.and_then(|s| Some((s, s.parent(node)?))) {
+                match self.by_node.networked_up(scene, up) {
+                    0 => {}
+                    id => net_parent = id,
                 }
-                up = scene.and_then(|s| s.parent(ancestor));
             }
             self.by_node
                 .insert(node, first + offset, store.value_type(node));
