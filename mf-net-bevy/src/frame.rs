@@ -5,13 +5,14 @@
 use std::time::Duration;
 
 use bevy_ecs::entity::Entity;
+use bevy_ecs::hierarchy::Children;
 use bevy_ecs::message::Message;
 use bevy_ecs::query::With;
-use bevy_ecs::world::World;
+use bevy_ecs::world::{EntityRef, World};
 use bevy_time::Time;
 use mf_net::replication::{MultiplayerEvent, ReplicationRegistry};
 use mf_net::rpc::RpcContext;
-use mf_net::store::{Link, NodeId, Store};
+use mf_net::store::{NodeId, Store};
 use mf_net::transport::PeerId;
 use tracing::warn;
 
@@ -123,49 +124,87 @@ pub(crate) fn send(world: &mut World) {
     });
 }
 
-/// Networks every [`Networked`] entity without a [`NetworkId`], with its [`NetOwner`]'s
-/// authority, as one group with its other replicated components and its `Networked` children
-/// (which go with it, not on their own), under its parent if that is networked (see
-/// [`BevyStore::parent`](mf_net::store::Store::parent)); then tags the group's entities. The
-/// entities to network again are marked first ([`renetwork::mark`]), so that none is networked
-/// under a parent whose nodes the frame's end despawns.
+/// Networks every [`Networked`] entity without a [`NetworkId`] as a group of its own (its
+/// replicated components), with its [`NetOwner`]'s authority, under its parent if that is
+/// networked (see [`BevyStore::parent`](mf_net::store::Store::parent)); then tags it. A child
+/// whose parent is to be networked (now, or again at the frame's end) is networked right after
+/// it, under it, with its own `NetOwner`'s authority or else its parent's. The entities to
+/// network again are marked first ([`renetwork::mark`]), so that none is networked under a
+/// parent whose nodes the frame's end despawns.
 fn network_new(mp: &mut NetMultiplayer) {
     let store = mp.store_mut();
     let query = store
         .new_entities
         .get_or_insert_with(|| store.world.query_filtered());
-    let mut new = std::mem::take(&mut store.to_network);
-    new.clear();
+    let mut roots = std::mem::take(&mut store.to_network);
+    roots.clear();
     for (entity, owner, child_of) in query.iter(&store.world) {
-        // A child goes in its parent's group if the parent is not networked yet, or is to be
-        // networked again at the frame's end; as a group of its own, under its parent (the
-        // spawn names it), if it is networked.
         let parent = child_of.and_then(|c| store.world.get_entity(c.parent()).ok());
-        let with_parent = parent.is_some_and(|p| {
-            p.contains::<Networked>() && (!p.contains::<NetworkId>() || p.contains::<Renetwork>())
-        });
-        if !with_parent {
-            new.push((entity, owner.map_or(PeerId::SERVER, |o| o.0)));
+        if !parent.is_some_and(|p| waits(&p)) {
+            roots.push((entity, owner.map_or(PeerId::SERVER, |o| o.0)));
         }
     }
-    for &(entity, authority) in &new {
-        let Some(root) = mp.store().first_node(entity) else {
-            let why = match unregistered(mp.store().world(), entity) {
-                Some(name) => format!(
-                    "its component `{name}` is `Replicated` but not registered: call \
-                     `app.replicate::<{name}>()`"
-                ),
-                None => "it holds no replicated component".to_owned(),
-            };
-            refuse(mp, entity, &why);
+    let mut below = Vec::new();
+    for &root in &roots {
+        below.push(root);
+        while let Some((entity, authority)) = below.pop() {
+            if network_one(mp, entity, authority) {
+                push_waiting_children(mp.store().world(), (entity, authority), &mut below);
+            }
+        }
+    }
+    mp.store_mut().to_network = roots;
+}
+
+/// Whether an entity's children networked now wait for it: it is [`Networked`], and not
+/// networked yet or to be networked again at the frame's end.
+fn waits(parent: &EntityRef<'_>) -> bool {
+    parent.contains::<Networked>()
+        && (!parent.contains::<NetworkId>() || parent.contains::<Renetwork>())
+}
+
+/// Networks `entity` with `authority` and tags it, or refuses it; whether it was networked.
+fn network_one(mp: &mut NetMultiplayer, entity: Entity, authority: PeerId) -> bool {
+    let Some(root) = mp.store().first_node(entity) else {
+        let why = match unregistered(mp.store().world(), entity) {
+            Some(name) => format!(
+                "its component `{name}` is `Replicated` but not registered: call \
+                 `app.replicate::<{name}>()`"
+            ),
+            None => "it holds no replicated component".to_owned(),
+        };
+        refuse(mp, entity, &why);
+        return false;
+    };
+    match mp.replicate(root, authority) {
+        Ok(_) => {
+            tag_group(mp, root);
+            true
+        }
+        Err(error) => {
+            refuse(mp, entity, &error);
+            false
+        }
+    }
+}
+
+/// Pushes onto `below` the children of `parent`, just networked with `authority`, that are
+/// [`Networked`] and not networked yet, each with its own [`NetOwner`]'s authority or else
+/// `authority` (last child first, so that they are networked in order).
+fn push_waiting_children(
+    world: &World,
+    (parent, authority): (Entity, PeerId),
+    below: &mut Vec<(Entity, PeerId)>,
+) {
+    let children = world.get::<Children>(parent).into_iter().flatten();
+    for &child in children.rev() {
+        let Ok(c) = world.get_entity(child) else {
             continue;
         };
-        match mp.replicate(root, authority) {
-            Ok(_) => tag_group(mp, root),
-            Err(error) => refuse(mp, entity, &error),
+        if c.contains::<Networked>() && !c.contains::<NetworkId>() {
+            below.push((child, c.get::<NetOwner>().map_or(authority, |o| o.0)));
         }
     }
-    mp.store_mut().to_network = new;
 }
 
 /// The name of a component of `entity` whose type derives `Replicated` but was never
@@ -243,32 +282,15 @@ pub struct NotReplicated {
     pub reason: String,
 }
 
-/// Gives every entity of the group rooted at `root` its [`NetworkId`] (its first node's),
-/// [`NetOwner`] and [`NetParent`].
+/// Gives the entity of the group rooted at `root` its [`NetworkId`] (its first node's),
+/// [`NetOwner`] and [`NetParent`] (the parent its spawn names, if any).
 fn tag_group(mp: &mut NetMultiplayer, root: NodeId) {
-    let store = mp.store_mut();
-    let mut group = std::mem::take(&mut store.group);
-    group.clear();
-    group.push((root, Link::Root));
-    store.group(root, &mut group);
-    // The group hangs under the parent its spawn names, if any; its other entities under
-    // their parents in it.
-    let mut under = mp.store().parent(root).and_then(entity_of);
-    for &(node, link) in &group {
-        if let Link::ChildOf(j) = link {
-            under = group
-                .get(j as usize)
-                .and_then(|&(parent, _)| entity_of(parent));
-        }
-        if !matches!(link, Link::Beside(_)) {
-            tag(mp, node);
-            let world = mp.store_mut().world_mut();
-            if let Some(mut entity) = entity_of(node).and_then(|e| world.get_entity_mut(e).ok()) {
-                entity.insert(NetParent(under));
-            }
-        }
+    tag(mp, root);
+    let under = mp.store().parent(root).and_then(entity_of);
+    let world = mp.store_mut().world_mut();
+    if let Some(mut entity) = entity_of(root).and_then(|e| world.get_entity_mut(e).ok()) {
+        entity.insert(NetParent(under));
     }
-    mp.store_mut().group = group;
 }
 
 /// Tags the entity of `node` (its first) with its [`NetworkId`] and [`NetOwner`].

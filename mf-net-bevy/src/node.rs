@@ -11,8 +11,9 @@ use mf_net::store::NodeId;
 /// this many times the entity count).
 pub const MAX_REPLICATED_COMPONENTS: u32 = 16;
 
-/// The slot of a networked entity's first networked component: the node its others travel
-/// beside, and its children under (a component inserted since, in a lower slot, is not it).
+/// The slot of a networked entity's first networked component: its group's root, the node its
+/// others travel beside and its children's groups hang under (a component inserted since, in a
+/// lower slot, is not it).
 #[derive(Component, Debug, Clone, Copy)]
 pub(crate) struct FirstSlot(pub(crate) u32);
 

@@ -2,17 +2,17 @@
 //! them:
 //!
 //! - an entity whose first networked component was removed while it holds another networked
-//!   one: its other components and its children travelled beside and under that component's
-//!   node, and clients despawn the entity with it;
-//! - the networked children of an entity that is no longer [`Networked`], or holds no networked
-//!   component any more (a component inserted since it was networked is not networked): clients
-//!   despawn them with their parent. That entity loses its [`NetworkId`], so that no two
-//!   entities show the same one;
-//! - an entity given another parent (see `reparent`): clients hold it under the old one.
+//!   one: its other components travelled beside that component's node, and clients despawn the
+//!   entity with it;
+//! - an entity given another parent that the core would not move there (see `reparent`).
 //!
-//! Before new entities are networked, each such entity and its networked descendants are marked
-//! [`Renetwork`]: the store reports their nodes gone, so the core despawns them on clients at
-//! the frame's end. After it, they lose their [`NetworkId`] and are networked anew, as new
+//! Before new entities are networked, each such entity is marked [`Renetwork`]: the store
+//! reports its nodes gone, so the core despawns them on clients at the frame's end. Its
+//! networked children are made roots on clients first, and follow it once it is networked
+//! again (so clients keep them); so are those of an entity that is no longer [`Networked`], or
+//! holds no networked component any more (a component inserted since it was networked is not
+//! networked), which loses its [`NetworkId`], so that no two entities show the same one. After
+//! the frame's end, the marked entities lose their `NetworkId` and are networked anew, as new
 //! entities on clients: each component keeps its authority, each client the relevance
 //! `set_relevant` set for it, and the states that name them are sent again. What a client
 //! that left at that frame's end owned goes as a leaving client's nodes go at any other time.
@@ -39,8 +39,8 @@ pub(crate) struct Renetworking {
     /// The removal stamp at the last look.
     seen: u64,
     /// Children made `Networked` under a marked entity in the frame it is networked again:
-    /// they go in its group, then take their own [`NetOwner`]'s authority (the server's
-    /// without one), as a child added later under a networked entity does.
+    /// they are networked right after it, then take their own [`NetOwner`]'s authority (the
+    /// server's without one), as a child added later under a networked entity does.
     joining: Vec<(Entity, PeerId)>,
     /// The marked entities, each root before its descendants.
     entities: Vec<Entity>,
@@ -124,9 +124,9 @@ pub(crate) fn forget_notes(world: &mut World) {
 }
 
 /// After removals: the roots of what clients lose (entities that lost their first networked
-/// component, and the children of entities no longer networked that travelled in their
-/// group; those networked on their own are made roots instead). Entities left with nothing
-/// networked lose their `NetworkId`, and states naming them go again.
+/// component; the children of entities no longer networked are made roots instead, or, should
+/// the core not move one, lost too). Entities left with nothing networked lose their
+/// `NetworkId`, and states naming them go again.
 fn lost_after_removals(mp: &mut NetMultiplayer, r: &mut Renetworking) -> Vec<Entity> {
     let mut roots = Vec::new();
     let store = mp.store_mut();
@@ -204,8 +204,8 @@ fn set_relevance_again(mp: &mut NetMultiplayer, set: impl Iterator<Item = (Entit
     }
 }
 
-/// Each child that joined its parent's new group takes its own owner's authority (see
-/// [`Renetworking::joining`]).
+/// Each child networked right after its parent was networked again takes its own owner's
+/// authority (see [`Renetworking::joining`]).
 fn give_joiners_their_own(
     mp: &mut NetMultiplayer,
     joining: impl Iterator<Item = (Entity, PeerId)>,
@@ -339,10 +339,9 @@ fn networked_children(world: &World, e: Entity) -> Vec<Entity> {
         .collect()
 }
 
-/// Marks `root` and the networked descendants that travelled in its group (depth-first),
-/// noting their nodes' authorities and the node each travelled as. Descendants networked on
-/// their own are made roots on clients until `root` is networked again, and keep their
-/// entities there (see [`reparent::make_root`]).
+/// Marks `root`, noting its nodes' authorities and relevance. Its networked children are made
+/// roots on clients until `root` is networked again, and keep their entities there (see
+/// [`reparent::make_root`]); one the core would not move is marked with it, and so on down.
 fn mark_subtree(mp: &mut NetMultiplayer, root: Entity, r: &mut Renetworking) {
     let mut stack = vec![root];
     while let Some(e) = stack.pop() {

@@ -2,8 +2,7 @@
 //! ([`NetParent`], on the server), and an observer notes every entity whose `ChildOf` was
 //! inserted, replaced or removed ([`Reparented`]). One whose network parent is no longer that
 //! one is moved there on clients (clients would hold it where it was, and despawn it with that
-//! parent); one that travelled in its parent's group, which the core cannot move out of it, is
-//! networked again (see `renetwork`).
+//! parent). One the core will not move there is networked again (see `renetwork`).
 
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
@@ -20,9 +19,8 @@ use crate::net::NetMultiplayer;
 use crate::node::entity_of;
 use crate::owner::networked_first;
 
-/// The entity a networked entity hangs under on clients, kept by the server: its parent in its
-/// group, or the networked parent its group's spawn named or it was moved under since; `None`
-/// for a root.
+/// The entity a networked entity hangs under on clients, kept by the server: the networked
+/// parent its spawn named or it was moved under since; `None` for a root.
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct NetParent(pub(crate) Option<Entity>);
 
@@ -66,8 +64,8 @@ fn noted(world: &mut World) -> Vec<Entity> {
 /// ([`set_parent`](mf_net::replication::Multiplayer::set_parent)). One under a parent about to
 /// be networked (`Networked` and not networked yet, or networked again at this frame's end) is
 /// made a root at once, so that its old parent's despawn in this frame leaves it, and follows
-/// the parent once that is networked ([`follow_deferred`]). Returns those the core cannot move
-/// (an entity that travelled in its parent's group): they are to be networked again.
+/// the parent once that is networked ([`follow_deferred`]). Returns those the core will not
+/// move: they are to be networked again.
 pub(crate) fn follow(mp: &mut NetMultiplayer) -> Vec<Entity> {
     let mut noted = noted(mp.store_mut().world_mut());
     let again = follow_these(mp, &noted);
@@ -99,8 +97,7 @@ pub(crate) fn follow_deferred(mp: &mut NetMultiplayer) -> Vec<Entity> {
 /// parent is no longer networked, or is networked again), becomes a root on clients
 /// ([`set_parent`](mf_net::replication::Multiplayer::set_parent) to none) before they go, and
 /// follows its parent again once that is networked ([`follow_deferred`]). Returns whether it
-/// did: `false` for one that travelled in its parent's group, which the core cannot move out
-/// of it.
+/// did (`false` if the core will not move it).
 pub(crate) fn make_root(mp: &mut NetMultiplayer, e: Entity) -> bool {
     let Some(first) = networked_first(mp, e) else {
         return false;
@@ -116,49 +113,61 @@ pub(crate) fn make_root(mp: &mut NetMultiplayer, e: Entity) -> bool {
     true
 }
 
-/// [`follow`] for the entities `these`.
+/// [`follow`] for the entities `these`. A move the core refuses is tried again once the
+/// others have been made (in one frame, an entity may go under what was its child, which is
+/// inside its subtree until that child's own move is made); those it still refuses are
+/// returned.
 fn follow_these(mp: &mut NetMultiplayer, these: &[Entity]) -> Vec<Entity> {
-    let mut again = Vec::new();
-    for &e in these {
-        let Some(first) = networked_first(mp, e) else {
-            continue;
-        };
-        let world = mp.store().world();
-        let under = world
-            .get_entity(e)
-            .ok()
-            .and_then(|e| e.get::<ChildOf>().map(ChildOf::parent));
-        let under = under.and_then(|p| world.get_entity(p).ok());
-        // A parent about to be networked (anew, at the frame's end): a root until it is.
-        let waits = under.is_some_and(|p| {
-            p.contains::<Networked>() && (!p.contains::<NetworkId>() || p.contains::<Renetwork>())
-        });
-        let parent = if waits {
-            None
-        } else {
-            mp.store().parent(first)
-        };
-        let now = parent.and_then(entity_of);
-        if world.get::<NetParent>(e) != Some(&NetParent(now)) {
-            match mp.set_parent(first, parent) {
-                Ok(()) => {
-                    let world = mp.store_mut().world_mut();
-                    world.entity_mut(e).insert(NetParent(now));
-                }
-                Err(_) => {
-                    again.push(e);
-                    continue;
-                }
-            }
-        }
-        if waits {
-            let world = mp.store_mut().world_mut();
-            if let Some(mut r) = world.get_resource_mut::<Reparented>() {
-                r.deferred.push(e);
-            }
+    let mut refused: Vec<Entity> = these
+        .iter()
+        .copied()
+        .filter(|&e| !follow_one(mp, e))
+        .collect();
+    while !refused.is_empty() {
+        let before = refused.len();
+        refused.retain(|&e| !follow_one(mp, e));
+        if refused.len() == before {
+            break;
         }
     }
-    again
+    refused
+}
+
+/// [`follow`] for the entity `e`; `false` if the core refuses the move.
+fn follow_one(mp: &mut NetMultiplayer, e: Entity) -> bool {
+    let Some(first) = networked_first(mp, e) else {
+        return true;
+    };
+    let world = mp.store().world();
+    let under = world
+        .get_entity(e)
+        .ok()
+        .and_then(|e| e.get::<ChildOf>().map(ChildOf::parent));
+    let under = under.and_then(|p| world.get_entity(p).ok());
+    // A parent about to be networked (anew, at the frame's end): a root until it is.
+    let waits = under.is_some_and(|p| {
+        p.contains::<Networked>() && (!p.contains::<NetworkId>() || p.contains::<Renetwork>())
+    });
+    let parent = if waits {
+        None
+    } else {
+        mp.store().parent(first)
+    };
+    let now = parent.and_then(entity_of);
+    if world.get::<NetParent>(e) != Some(&NetParent(now)) {
+        if mp.set_parent(first, parent).is_err() {
+            return false;
+        }
+        let world = mp.store_mut().world_mut();
+        world.entity_mut(e).insert(NetParent(now));
+    }
+    if waits {
+        let world = mp.store_mut().world_mut();
+        if let Some(mut r) = world.get_resource_mut::<Reparented>() {
+            r.deferred.push(e);
+        }
+    }
+    true
 }
 
 /// Forgets the notes (a client's: it networks nothing).

@@ -18,8 +18,9 @@ pub trait ReplicateAppExt {
     /// Replicates the component `C`: a [`Networked`](crate::Networked) entity holding a `C` is networked by the
     /// server, and each client gives its copy of the entity `C`'s default value before it
     /// reads the server's state into it. An entity may hold several replicated components;
-    /// they travel together, with the entity's `Networked` children. Add [`MfNetPlugin`](crate::MfNetPlugin)
-    /// first; at most [`MAX_REPLICATED_COMPONENTS`](crate::MAX_REPLICATED_COMPONENTS) types.
+    /// they travel together, and the entity's `Networked` children under it. Add
+    /// [`MfNetPlugin`](crate::MfNetPlugin) first; at most
+    /// [`MAX_REPLICATED_COMPONENTS`](crate::MAX_REPLICATED_COMPONENTS) types.
     ///
     /// # Panics
     ///

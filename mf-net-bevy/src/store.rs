@@ -1,12 +1,12 @@
 //! [`BevyStore`]: a Bevy [`World`] as the core's storage. A node is one replicated component
 //! of an entity: the entity's index and generation, and the component type's slot (its
-//! registration order). An entity is networked as one group with its other replicated
-//! components and its [`Networked`] children, depth-first.
+//! registration order). An entity is networked as one group of its replicated components; each
+//! of its [`Networked`] children is a group of its own, under it.
 
 use std::any::{Any, TypeId};
 
 use bevy_ecs::entity::Entity;
-use bevy_ecs::hierarchy::{ChildOf, Children};
+use bevy_ecs::hierarchy::ChildOf;
 use bevy_ecs::world::{World, WorldId};
 use mf_net::store::{Link, NodeId, Store};
 
@@ -39,8 +39,6 @@ pub struct BevyStore {
     pub(crate) new_entities: Option<NewEntities>,
     /// Scratch for the entities to network (capacity kept).
     pub(crate) to_network: Vec<(Entity, PeerId)>,
-    /// Scratch for a group's nodes (capacity kept).
-    pub(crate) group: Vec<(NodeId, Link<u32>)>,
     /// Each replicated type's query over the app's world (a `QueryState<&mut C>`), made at its
     /// first pass.
     pub(crate) queries: Vec<((TypeId, WorldId), Box<dyn Any>)>,
@@ -80,44 +78,18 @@ impl BevyStore {
         node_at(entity, ty.slot)
     }
 
-    /// Appends `entity`'s nodes to `group` (the first one linked by `link`, the others beside
-    /// it), then those of its [`Networked`] children not networked yet, depth-first.
-    fn push_entity(&self, entity: Entity, link: Link<u32>, group: &mut Vec<(NodeId, Link<u32>)>) {
+    /// Appends the nodes of the replicated components of `root`'s entity but `root` (which
+    /// `group` holds), each beside it.
+    fn push_components(&self, root: NodeId, group: &mut Vec<(NodeId, Link<u32>)>) {
+        let Some(entity) = entity_of(root) else {
+            return;
+        };
         let (Ok(e), Some(types)) = (self.world.get_entity(entity), self.types()) else {
             return;
         };
-        // Where the entity's first node is: the root's is in `group` already, at 0.
-        let at = match link {
-            Link::Root => 0,
-            _ => u32::try_from(group.len()).unwrap_or(u32::MAX),
-        };
-        let mut first = true;
-        for ty in types.iter().filter(|t| e.contains_type_id(t.type_id)) {
-            let Some(node) = node_at(entity, ty.slot) else {
-                continue;
-            };
-            let here = if first { link } else { Link::Beside(at) };
-            if !(first && link == Link::Root) {
-                group.push((node, here));
-            }
-            first = false;
-        }
-        if first {
-            return; // no replicated component: not a node, nor are its children
-        }
-        let Some(children) = e.get::<Children>() else {
-            return;
-        };
-        for &child in children {
-            // A child networked on its own already stays so.
-            let joins = self
-                .world
-                .get_entity(child)
-                .is_ok_and(|c| c.contains::<Networked>() && !c.contains::<NetworkId>());
-            if joins {
-                self.push_entity(child, Link::ChildOf(at), group);
-            }
-        }
+        let held = types.iter().filter(|t| e.contains_type_id(t.type_id));
+        let others = held.filter_map(|ty| node_at(entity, ty.slot));
+        group.extend(others.filter(|&n| n != root).map(|n| (n, Link::Beside(0))));
     }
 
     /// The world the core works on (the app's, while the core runs).
@@ -186,10 +158,10 @@ impl Store for BevyStore {
         self.spawn_linked(ty, Link::Root)
     }
 
+    /// An entity's group is its replicated components; its `Networked` children are groups
+    /// of their own, under it.
     fn group(&self, root: NodeId, group: &mut Vec<(NodeId, Link<u32>)>) {
-        if let Some(entity) = entity_of(root) {
-            self.push_entity(entity, Link::Root, group);
-        }
+        self.push_components(root, group);
     }
 
     /// The first networked component of the entity's parent, if the parent is networked (and

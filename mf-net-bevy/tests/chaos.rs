@@ -4,7 +4,7 @@
 //! Each seed draws the tick rate (30, 60 or 128 Hz), the snapshot encoding, a byte budget, net
 //! ids near their end, a link, and whether a `NetGrid` decides relevance; then, frame after
 //! frame, on the server: `Networked` entities spawned (roots with children and grandchildren
-//! that travel in their group, children added under entities already networked, plain entities
+//! networked with them, children added under entities already networked, plain entities
 //! that are never networked) and despawned (roots and children), `Networked` removed,
 //! networked entities given another parent or none, replicated components inserted into and
 //! removed from live entities, member values changed
@@ -24,9 +24,9 @@
 //! - the components of one server entity are on one client entity, whose `NetworkId` and
 //!   `NetOwner` are the server entity's; a `NetOwner` is the authority of its entity's first
 //!   component (both ends);
-//! - a child that travelled in its parent's group, or was networked under its networked
-//!   parent, is a child (`ChildOf`) of the parent's copy; one networked as a root (its parent
-//!   was never networked, or was being networked again in that frame) is a root;
+//! - a child spawned with its parent, or networked or moved under its networked parent, is a
+//!   child (`ChildOf`) of the parent's copy; one networked as a root (its parent was never
+//!   networked, or was being networked again in that frame) is a root;
 //! - a `NetEntity` member naming nothing, or an entity the server never networked, is `None`;
 //!   one naming a networked entity relevant to the client names the client's copy of it
 //!   (others are not compared: the book's References rules hold them back);
@@ -38,8 +38,7 @@
 //! Besides, the server's authority of every networked component is the one its hand-overs
 //! gave: the owner of its group at spawn, then the peer of the last `set_authority` naming its
 //! entity's first component (with `recursive`, for every component of the entity and of its
-//! networked descendants that travelled in its group, the nodes spawned under it; without, for
-//! that component only).
+//! networked descendants, the groups under it; without, for that component only).
 //!
 //! `CHAOS_SEEDS=n` (from `CHAOS_FROM`, default 0) runs `n` seeds instead of the default ones:
 //! `CHAOS_SEEDS=2000 cargo test --release -p mf-net-bevy --test chaos`. The draws that meet
@@ -377,8 +376,8 @@ struct Chaos {
     started: u64,
     /// The server's entities the test made `Networked` (pruned of the dead).
     live: Vec<Entity>,
-    /// Children spawned with their parent, before either was networked: they travel in its
-    /// group.
+    /// Children that go with their parent (spawned with it or under it, or moved under it
+    /// since): each is a group under the parent's.
     travelled: HashSet<Entity>,
     /// Entities never networked.
     plain: HashSet<Entity>,
@@ -638,7 +637,8 @@ impl Chaos {
     }
 
     /// Gives the networked entity `e` another networked parent (not in its subtree), or none:
-    /// it is networked again where it is now (if that is not where it was).
+    /// it goes with the parent it has now (if that is not where it was), its authorities kept,
+    /// as an entity networked again does.
     fn reparent(&mut self, e: Entity) {
         let world = self.server.world();
         if world.get::<NetworkId>(e).is_none() {

@@ -704,6 +704,131 @@ fn a_group_moved_to_another_parent_keeps_its_entity_on_clients() {
     assert_eq!(turrets(&mut server), []);
 }
 
+/// A child spawned with its parent (both networked in the same frame) is a group of its own:
+/// moved under another parent, or to none, it is moved on clients, the same entity with what
+/// the client added to it. (It travelled in its parent's spawn, which the core cannot take it
+/// out of: it was networked again, and clients despawned it and made a new one.)
+#[test]
+fn a_child_spawned_with_its_parent_moves_as_the_same_entity() {
+    let (mut server, mut clients) = server_and_client();
+    let world = server.world_mut();
+    let first = armed_ship(world);
+    let turret = world.query::<(Entity, &Turret)>().single(world).unwrap().0;
+    let second = world.spawn((Ship { x: 2 }, Networked)).id();
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(turrets(&mut clients[0]), [(10, false, Some(1))]);
+    mark_turrets(&mut clients[0]);
+    let world = server.world_mut();
+    world.entity_mut(turret).insert(ChildOf(second));
+    world.despawn(first);
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(turrets(&mut clients[0]), [(10, true, Some(2))]);
+    server.world_mut().entity_mut(turret).remove::<ChildOf>();
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(turrets(&mut clients[0]), [(10, true, None)]);
+}
+
+/// Two entities swapping places in one frame (the child made a root, its parent put under it)
+/// are moved on clients, the same entities. (The parent's move came first and was refused, its
+/// new parent inside its subtree until the child's own move: it was networked again, and
+/// clients made a new one.)
+#[test]
+fn two_entities_swapping_places_in_a_frame_keep_their_entities() {
+    // The moves are made in the order of the entities: either one's first.
+    for child_first in [false, true] {
+        swap_places(child_first);
+    }
+}
+
+/// A ship and a turret under it, the turret spawned first if `child_first`, swap places.
+fn swap_places(child_first: bool) {
+    let (mut server, mut clients) = server_and_client();
+    let world = server.world_mut();
+    let (turret, ship) = match child_first {
+        true => {
+            let turret = world.spawn((Turret { angle: 10 }, Networked)).id();
+            (turret, world.spawn((Ship { x: 1 }, Networked)).id())
+        }
+        false => {
+            let ship = world.spawn((Ship { x: 1 }, Networked)).id();
+            (world.spawn((Turret { angle: 10 }, Networked)).id(), ship)
+        }
+    };
+    world.entity_mut(turret).insert(ChildOf(ship));
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(turrets(&mut clients[0]), [(10, false, Some(1))]);
+    let world = clients[0].world_mut();
+    let all: Vec<Entity> = world
+        .query_filtered::<Entity, With<Networked>>()
+        .iter(world)
+        .collect();
+    for e in all {
+        world.entity_mut(e).insert(Marked);
+    }
+    let world = server.world_mut();
+    world.entity_mut(turret).remove::<ChildOf>();
+    world.entity_mut(ship).insert(ChildOf(turret));
+    common::run(&mut server, &mut clients, 10);
+    let world = clients[0].world_mut();
+    let (ship, marked, under) = world
+        .query::<(&Ship, Has<Marked>, &ChildOf)>()
+        .single(world)
+        .unwrap();
+    assert_eq!((ship.x, marked), (1, true), "child first: {child_first}");
+    assert_eq!(
+        world.get::<Turret>(under.parent()),
+        Some(&Turret { angle: 10 })
+    );
+    assert_eq!(turrets(&mut clients[0]), [(10, true, None)]);
+}
+
+/// The children spawned with an entity that stops being `Networked` stay on clients as the
+/// same entities, roots now. (They travelled in its spawn: clients despawned them with it, and
+/// the server networked them again as new entities.)
+#[test]
+fn a_child_spawned_with_an_entity_no_longer_networked_stays_the_same_entity() {
+    let (mut server, mut clients) = server_and_client();
+    let ship = armed_ship(server.world_mut());
+    common::run(&mut server, &mut clients, 10);
+    mark_turrets(&mut clients[0]);
+    server.world_mut().entity_mut(ship).remove::<Networked>();
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(turrets(&mut clients[0]), [(10, true, None)]);
+    assert!(ships(&mut clients[0]).is_empty());
+}
+
+/// A child spawned with its parent takes its own `NetOwner`'s authority, or else its parent's.
+/// (It took its parent's either way, and its `NetOwner` was overwritten with it.)
+#[test]
+fn a_child_spawned_with_its_parent_takes_its_own_owner_or_its_parents() {
+    let (mut server, mut clients) = server_and_client();
+    common::run(&mut server, &mut clients, 10);
+    let peer = clients[0].world().resource::<NetStatus>().local_peer;
+    let world = server.world_mut();
+    let ship = world.spawn((Ship { x: 1 }, Networked, NetOwner(peer))).id();
+    let inherits = world
+        .spawn((Turret { angle: 10 }, Networked, ChildOf(ship)))
+        .id();
+    let own = (Turret { angle: 20 }, Networked, NetOwner(PeerId::SERVER));
+    let owns = world.spawn((own, ChildOf(ship))).id();
+    common::run(&mut server, &mut clients, 10);
+    server.world_mut().net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let turret = |e| types.node_of::<Turret>(e).unwrap();
+        let (inherits, owns) = (turret(inherits), turret(owns));
+        assert_eq!(mp.authority(inherits), peer);
+        assert_eq!(mp.authority(owns), PeerId::SERVER);
+    });
+    let world = clients[0].world_mut();
+    let mut owners: Vec<(i32, PeerId)> = world
+        .query::<(&Turret, &NetOwner)>()
+        .iter(world)
+        .map(|(t, o)| (t.angle, o.0))
+        .collect();
+    owners.sort_unstable_by_key(|&(angle, _)| angle);
+    assert_eq!(owners, [(10, peer), (20, PeerId::SERVER)]);
+}
+
 /// A networked entity moved under a parent spawned in the same frame, its old parent despawned
 /// in that frame too, arrives under the new parent, the same entity.
 #[test]
@@ -773,8 +898,9 @@ fn a_group_under_an_entity_no_longer_networked_stays_on_clients_as_it_was() {
 }
 
 /// An entity networked again (its first networked component removed) keeps, on clients, the
-/// entities networked on their own under it: the same entities, under its new copy. (Clients
-/// despawned them with it and made new ones.)
+/// networked entities under it, those spawned with it and those added later: the same
+/// entities, under its new copy. (Clients despawned them with it and made new ones; then, the
+/// children spawned with it still.)
 #[test]
 fn an_entity_networked_again_keeps_the_groups_under_it_on_clients() {
     let (mut server, mut clients) = server_and_client();
@@ -793,12 +919,12 @@ fn an_entity_networked_again_keeps_the_groups_under_it_on_clients() {
         .map(|(t, marked, c)| (t.angle, marked, world.get::<Hull>(c.parent()).is_some()))
         .collect();
     found.sort_unstable();
-    // The turret that travelled with the ship is made anew; the one added later is kept.
-    assert_eq!(found, [(10, false, true), (20, true, true)]);
+    assert_eq!(found, [(10, true, true), (20, true, true)]);
 }
 
-/// `set_parent` refuses what it cannot move: a node inside a group, a parent inside the group's
-/// own subtree, a node not networked, and any call on a client.
+/// `set_parent` refuses what it cannot move: a node inside a group (a component beside the
+/// entity's first), a parent inside the group's own subtree, a node not networked, and any call
+/// on a client; a child spawned with its parent is a group of its own, and moves.
 #[test]
 fn set_parent_refuses_what_it_cannot_move() {
     use mf_net::replication::MultiplayerError::{
@@ -809,7 +935,7 @@ fn set_parent_refuses_what_it_cannot_move() {
     let armed = armed_ship(server.world_mut());
     let plain = server.world_mut().spawn(Ship { x: 9 }).id();
     common::run(&mut server, &mut clients, 10);
-    let in_group = {
+    let spawned_with = {
         let world = server.world_mut();
         let mut children = world.query::<(Entity, &ChildOf)>();
         children
@@ -822,16 +948,13 @@ fn set_parent_refuses_what_it_cannot_move() {
         let types = mp.store().world().resource::<ReplicatedComponents>();
         let ship = |e| types.node_of::<Ship>(e).unwrap();
         let hull = types.node_of::<Hull>(armed).unwrap();
-        let (turret, in_group) = (
+        let (turret, spawned_with) = (
             types.node_of::<Turret>(turret).unwrap(),
-            types.node_of::<Turret>(in_group).unwrap(),
+            types.node_of::<Turret>(spawned_with).unwrap(),
         );
         let (first, second, armed, plain) = (ship(first), ship(second), ship(armed), ship(plain));
         assert_eq!(mp.set_parent(hull, None), Err(NotGroupRoot(hull)));
-        assert_eq!(
-            mp.set_parent(in_group, Some(second)),
-            Err(NotGroupRoot(in_group))
-        );
+        assert_eq!(mp.set_parent(spawned_with, Some(second)), Ok(()));
         assert_eq!(mp.set_parent(first, Some(turret)), Err(ParentInside(first)));
         assert_eq!(mp.set_parent(plain, None), Err(NotNetworked(plain)));
         assert_eq!(mp.set_parent(first, Some(plain)), Err(NotNetworked(plain)));
