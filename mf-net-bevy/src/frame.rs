@@ -18,6 +18,7 @@ use tracing::warn;
 
 use crate::components::{NetOwner, NetworkId, Networked, Renetwork};
 use crate::interest::sync_focus;
+use crate::messages;
 use crate::net::{NetMultiplayer, NetWorldExt};
 use crate::node::{entity_of, slot_of, FirstSlot};
 use crate::owner;
@@ -38,11 +39,13 @@ pub(crate) fn receive(world: &mut World) {
         .get_resource::<Time>()
         .map_or(Duration::ZERO, Time::delta);
     world.net(|mp| {
+        messages::subscribe_new_bus(mp);
         mp.begin_frame(dt);
         if !mp.is_server() {
             tag_spawned(mp);
         }
         forward_events(mp);
+        messages::deliver_received(mp);
         let status = NetStatus {
             local_peer: mp.local_peer_id(),
             is_server: mp.is_server(),
@@ -116,6 +119,7 @@ pub(crate) fn send(world: &mut World) {
         } else {
             renetwork::forget_notes(mp.store_mut().world_mut());
         }
+        messages::send_written(mp);
         mp.end_frame();
         if mp.is_server() {
             renetwork::network_again(mp, network_new);

@@ -5,8 +5,10 @@
 //! (and [`NetOwner`] for a client's). The core runs in the app's schedules: it receives in
 //! `PreUpdate` and captures and sends in `PostUpdate`. Its events arrive as [`NetEvent`]
 //! messages, and [`NetStatus`] says what this peer is. Systems send RPCs through the
-//! [`NetRpc`] parameter (queued, sent in `PostUpdate`); other calls of the core that touch
-//! values (starting it, for one) go through [`NetWorldExt::net`], which lends it the world.
+//! [`NetRpc`] parameter (queued, sent in `PostUpdate`), and game messages as [`NetSend`] and
+//! [`NetReceived`] (see [`NetMessageAppExt::add_net_message`]); other calls of the core that
+//! touch values (starting it, for one) go through [`NetWorldExt::net`], which lends it the
+//! world.
 //!
 //! ```
 //! use bevy_app::App;
@@ -38,6 +40,7 @@ mod components;
 mod entity_ref;
 mod frame;
 mod interest;
+mod messages;
 mod net;
 mod node;
 mod owner;
@@ -59,6 +62,7 @@ pub use components::{NetFocus, NetOwner, NetworkId, Networked};
 pub use entity_ref::NetEntity;
 pub use frame::{NetEvent, NotReplicated, UnregisteredComponent};
 pub use interest::NetGrid;
+pub use messages::{NetMessageAppExt, NetMessageTypes, NetReceived, NetSend, SendTo};
 pub use net::{Net, NetMultiplayer, NetWorldExt};
 pub use node::{entity_of, MAX_REPLICATED_COMPONENTS};
 pub use plugin::MfNetPlugin;
@@ -74,9 +78,9 @@ pub use types::ReplicatedComponents;
 /// The adapter's items for a glob import.
 pub mod prelude {
     pub use crate::{
-        entity_of, LocalInput, MfNetPlugin, NetEntity, NetEvent, NetFocus, NetGrid, NetOwner,
-        NetPredictionPlugin, NetRpc, NetStatus, NetStep, NetTransform, NetTransformPlugin,
-        NetWorldExt, NetworkId, Networked, NotReplicated, ReplicateAppExt, StepInputs,
-        UnregisteredComponent,
+        entity_of, LocalInput, MfNetPlugin, NetEntity, NetEvent, NetFocus, NetGrid,
+        NetMessageAppExt, NetMessageTypes, NetOwner, NetPredictionPlugin, NetReceived, NetRpc,
+        NetSend, NetStatus, NetStep, NetTransform, NetTransformPlugin, NetWorldExt, NetworkId,
+        Networked, NotReplicated, ReplicateAppExt, SendTo, StepInputs, UnregisteredComponent,
     };
 }

@@ -150,6 +150,8 @@ use crate::transport::{DisconnectReason, PeerId, Transport};
 /// `Multiplayer` owns the transport's bus and pumps it through the machine each frame.
 pub struct Multiplayer<T: Transport, S: Store = Scene> {
     bus: Option<MessageBus<T>>,
+    /// How many buses were started (see [`starts`](Self::starts)).
+    starts: u64,
     core: Replication,
     /// The type of `core`'s storage.
     store: PhantomData<fn() -> S>,
@@ -203,6 +205,7 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
     fn from_parts(store: S, scenes: SceneLibrary, config: MultiplayerConfig) -> Self {
         Self {
             bus: None,
+            starts: 0,
             core: Replication::new(Box::new(store), scenes, config),
             store: PhantomData,
         }
@@ -269,6 +272,7 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
             "multiplayer server started"
         );
         self.bus = Some(MessageBus::server(transport, messages));
+        self.starts += 1;
         Ok(())
     }
 
@@ -295,6 +299,7 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
         self.core.role = Role::Client(ClientState::new(self.core.shared.now));
         info!("multiplayer client started");
         self.bus = Some(MessageBus::client(transport, messages));
+        self.starts += 1;
         Ok(())
     }
 
@@ -766,6 +771,13 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
     /// Whether a server or client is running (not offline).
     pub fn is_running(&self) -> bool {
         self.bus.is_some()
+    }
+
+    /// How many times this instance started, as a server or a client: each start makes a new
+    /// [`bus`](Self::bus), so an engine adapter that subscribes to game messages does so again
+    /// when this changes.
+    pub fn starts(&self) -> u64 {
+        self.starts
     }
 
     /// Our peer id: [`PeerId::SERVER`] on the server and offline; on a client, the id the
