@@ -7,7 +7,6 @@ use std::time::Duration;
 use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::Children;
 use bevy_ecs::message::Message;
-use bevy_ecs::query::With;
 use bevy_ecs::world::{EntityRef, World};
 use bevy_time::Time;
 use mf_net::replication::{MultiplayerEvent, ReplicationRegistry};
@@ -18,9 +17,10 @@ use tracing::warn;
 
 use crate::components::{NetOwner, NetworkId, Networked, Renetwork};
 use crate::interest::sync_focus;
+use crate::late;
 use crate::messages;
 use crate::net::{NetMultiplayer, NetWorldExt};
-use crate::node::{entity_of, slot_of, FirstSlot};
+use crate::node::{entity_of, first_networked, slot_of, FirstSlot};
 use crate::owner;
 use crate::queue::NetQueue;
 use crate::renetwork;
@@ -158,6 +158,7 @@ fn network_new(mp: &mut NetMultiplayer) {
         }
     }
     mp.store_mut().to_network = roots;
+    late::network_inserted(mp);
 }
 
 /// Whether an entity's children networked now wait for it: it is [`Networked`], and not
@@ -323,36 +324,34 @@ fn tag_spawned(mp: &mut NetMultiplayer) {
             .map(|(e, _, _)| (e, PeerId::SERVER)),
     );
     for &(entity, _) in &new {
-        if let Some(node) = mp.store().first_node(entity) {
+        // The store marked the component the entity was made with as its first.
+        let world = mp.store().world();
+        let first = world
+            .get_entity(entity)
+            .ok()
+            .and_then(|e| first_networked(&e));
+        if let Some(node) = first {
             tag(mp, node);
         }
     }
     mp.store_mut().to_network = new;
 }
 
-/// Every event of the core, as a [`NetEvent`]; an entity whose authority changed, and its
-/// networked descendants (a recursive hand-over changes them too), get their [`NetOwner`]
-/// again. If the core's event queue overflowed, every networked entity does: an
-/// `AuthorityChanged` may be among the events lost.
+/// Every event of the core, as a [`NetEvent`]. If an authority changed, or the core's event
+/// queue overflowed (an `AuthorityChanged` may be among the events lost), every networked
+/// entity gets its [`NetOwner`] again (see [`owner::owners_of_all`]).
 fn forward_events(mp: &mut NetMultiplayer) {
+    let mut changed = false;
     while let Some(event) = mp.next_event() {
-        if let MultiplayerEvent::AuthorityChanged { node, .. } = &event {
-            if let Some(entity) = entity_of(*node) {
-                owner::owners_under(mp, entity);
-            }
-        }
+        changed |= matches!(event, MultiplayerEvent::AuthorityChanged { .. });
         mp.store_mut().world_mut().write_message(NetEvent(event));
     }
     let lost = mp.stats().events_lost;
     if lost != mp.store().events_lost {
         mp.store_mut().events_lost = lost;
-        let world = mp.store_mut().world_mut();
-        let networked: Vec<Entity> = world
-            .query_filtered::<Entity, With<NetworkId>>()
-            .iter(world)
-            .collect();
-        for entity in networked {
-            owner::set_owner(mp, entity);
-        }
+        changed = true;
+    }
+    if changed {
+        owner::owners_of_all(mp);
     }
 }

@@ -40,6 +40,7 @@ mod components;
 mod entity_ref;
 mod frame;
 mod interest;
+mod late;
 mod messages;
 mod net;
 mod node;

@@ -1,28 +1,29 @@
 //! [`NetOwner`]: an entity's is the authority of its first networked component, on every peer.
 
 use bevy_ecs::entity::Entity;
-use bevy_ecs::hierarchy::Children;
 
 use mf_net::store::NodeId;
 
-use crate::components::{NetOwner, NetworkId};
+use crate::components::NetOwner;
 use crate::net::NetMultiplayer;
 use crate::node::first_networked;
 
-/// The [`NetOwner`] of `entity` and of its networked descendants (see [`set_owner`]).
-pub(crate) fn owners_under(mp: &mut NetMultiplayer, entity: Entity) {
-    let mut stack = vec![entity];
-    while let Some(e) = stack.pop() {
+/// Every networked entity's [`NetOwner`] (see [`set_owner`]), once a frame's authorities
+/// changed: a recursive hand-over may have changed any of them, and a walk down from the entity
+/// handed over would miss what moved elsewhere since the hand-over was made (in that frame on
+/// the server, or in the same messages on a client).
+pub(crate) fn owners_of_all(mp: &mut NetMultiplayer) {
+    let store = mp.store_mut();
+    let query = store
+        .networked
+        .get_or_insert_with(|| store.world.query_filtered());
+    let mut all = std::mem::take(&mut store.entities);
+    all.clear();
+    all.extend(query.iter(&store.world));
+    for &e in &all {
         set_owner(mp, e);
-        let world = mp.store().world();
-        if let Some(children) = world.get::<Children>(e) {
-            stack.extend(
-                children
-                    .iter()
-                    .filter(|&c| world.get::<NetworkId>(*c).is_some()),
-            );
-        }
     }
+    mp.store_mut().entities = all;
 }
 
 /// `entity`'s [`NetOwner`]: the authority of its first networked component (a component

@@ -10,8 +10,8 @@
 //! reports its nodes gone, so the core despawns them on clients at the frame's end. Its
 //! networked children are made roots on clients first, and follow it once it is networked
 //! again (so clients keep them); so are those of an entity that is no longer [`Networked`], or
-//! holds no networked component any more (a component inserted since it was networked is not
-//! networked), which loses its [`NetworkId`], so that no two entities show the same one. After
+//! holds no networked component any more (one inserted in that frame is not networked yet),
+//! which loses its [`NetworkId`], so that no two entities show the same one. After
 //! the frame's end, the marked entities lose their `NetworkId` and are networked anew, as new
 //! entities on clients: each component keeps its authority, each client the relevance
 //! `set_relevant` set for it, and the states that name them are sent again. What a client
@@ -26,9 +26,10 @@ use mf_net::store::{NodeId, Store};
 use mf_net::transport::PeerId;
 
 use crate::components::{NetOwner, NetworkId, Networked, Renetwork};
+use crate::late;
 use crate::net::NetMultiplayer;
 use crate::node::{entity_of, node_at, FirstSlot};
-use crate::owner::{networked_first, owners_under, set_owner};
+use crate::owner::{networked_first, set_owner};
 use crate::removals::Removals;
 use crate::reparent;
 use crate::types::ReplicatedComponents;
@@ -115,9 +116,11 @@ pub(crate) fn mark_deferred(mp: &mut NetMultiplayer) {
     put_back(mp, r);
 }
 
-/// A client's frame: forgets the notes of removals and new parents (it networks nothing).
+/// A client's frame: forgets the notes of removals, new parents and inserted components (it
+/// networks nothing).
 pub(crate) fn forget_notes(world: &mut World) {
     reparent::forget(world);
+    late::forget(world);
     if let Some(mut removals) = world.get_resource_mut::<Removals>() {
         removals.forget_from();
     }
@@ -145,7 +148,7 @@ fn lost_after_removals(mp: &mut NetMultiplayer, r: &mut Renetworking) -> Vec<Ent
             continue;
         }
         // Nothing of it is networked now: it is networked anew (if it holds a replicated
-        // component inserted since) or refused, as a new `Networked` entity is.
+        // component inserted in this frame) or refused, as a new `Networked` entity is.
         r.nodes.extend(entity_nodes(mp.store().world(), e));
         let world = mp.store_mut().world_mut();
         if let Ok(mut entity) = world.get_entity_mut(e) {
@@ -205,7 +208,8 @@ fn set_relevance_again(mp: &mut NetMultiplayer, set: impl Iterator<Item = (Entit
 }
 
 /// Each child networked right after its parent was networked again takes its own owner's
-/// authority (see [`Renetworking::joining`]).
+/// authority (see [`Renetworking::joining`]); the frame's events give the entities their
+/// [`NetOwner`]s.
 fn give_joiners_their_own(
     mp: &mut NetMultiplayer,
     joining: impl Iterator<Item = (Entity, PeerId)>,
@@ -213,9 +217,8 @@ fn give_joiners_their_own(
     for (e, owner) in joining {
         let node = networked_first(mp, e);
         if let Some(node) = node.filter(|&n| mp.authority(n) != owner) {
-            if mp.set_authority(node, owner, true).is_ok() {
-                owners_under(mp, e);
-            }
+            // Refused only for a node no longer networked.
+            let _ = mp.set_authority(node, owner, true);
         }
     }
 }

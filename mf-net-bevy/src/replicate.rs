@@ -9,6 +9,7 @@ use bevy_ecs::observer::On;
 use bevy_ecs::system::ResMut;
 use mf_net::replication::Replicated;
 
+use crate::late::{note_insert, Inserted};
 use crate::removals::Removals;
 use crate::rows::component_type;
 use crate::types::ReplicatedComponents;
@@ -39,7 +40,9 @@ impl ReplicateAppExt for App {
         self.world_mut()
             .resource_mut::<ReplicatedComponents>()
             .add(TypeId::of::<C>(), component_type::<C>);
+        self.init_resource::<Inserted>();
         self.add_observer(bump_on_remove::<C>)
+            .add_observer(note_insert::<C>)
     }
 }
 

@@ -15,7 +15,7 @@ use mf_net::transport::PeerId;
 
 use crate::components::NetFocus;
 use crate::components::{NetOwner, NetworkId, Networked, Renetwork};
-use crate::node::{entity_of, first_networked, node_at, slot_of};
+use crate::node::{entity_of, first_networked, node_at, slot_of, FirstSlot};
 use crate::removals::Removals;
 use crate::types::{ComponentType, ReplicatedComponents};
 
@@ -39,6 +39,10 @@ pub struct BevyStore {
     pub(crate) new_entities: Option<NewEntities>,
     /// Scratch for the entities to network (capacity kept).
     pub(crate) to_network: Vec<(Entity, PeerId)>,
+    /// The app world's query for the networked entities, made once.
+    pub(crate) networked: Option<QueryState<Entity, With<NetworkId>>>,
+    /// Scratch for the networked entities (capacity kept).
+    pub(crate) entities: Vec<Entity>,
     /// Each replicated type's query over the app's world (a `QueryState<&mut C>`), made at its
     /// first pass.
     pub(crate) queries: Vec<((TypeId, WorldId), Box<dyn Any>)>,
@@ -79,7 +83,8 @@ impl BevyStore {
     }
 
     /// Appends the nodes of the replicated components of `root`'s entity but `root` (which
-    /// `group` holds), each beside it.
+    /// `group` holds), each beside it; none for a component inserted since the entity was
+    /// networked (a group of its own, beside the entity's first networked component).
     fn push_components(&self, root: NodeId, group: &mut Vec<(NodeId, Link<u32>)>) {
         let Some(entity) = entity_of(root) else {
             return;
@@ -87,6 +92,9 @@ impl BevyStore {
         let (Ok(e), Some(types)) = (self.world.get_entity(entity), self.types()) else {
             return;
         };
+        if first_networked(&e).is_some_and(|first| first != root) {
+            return;
+        }
         let held = types.iter().filter(|t| e.contains_type_id(t.type_id));
         let others = held.filter_map(|ty| node_at(entity, ty.slot));
         group.extend(others.filter(|&n| n != root).map(|n| (n, Link::Beside(0))));
@@ -138,14 +146,11 @@ impl Store for BevyStore {
         let Some(entity) = entity_of(node) else {
             return false;
         };
-        // An entity a client made in this frame is not tagged yet: its components are its
-        // spawn's, the first of them its first networked one.
-        let tagged = self
+        let first = self
             .world
             .get_entity(entity)
             .ok()
             .and_then(|e| first_networked(&e));
-        let first = tagged.or_else(|| self.first_node(entity));
         if first.is_some_and(|first| first != node) {
             return self
                 .type_of(node)
@@ -165,9 +170,13 @@ impl Store for BevyStore {
     }
 
     /// The first networked component of the entity's parent, if the parent is networked (and
-    /// not being networked again: see `renetwork`) and that component is still there.
+    /// not being networked again: see `renetwork`) and that component is still there; for a
+    /// component inserted since its entity was networked, the entity's first networked one.
     fn parent(&self, root: NodeId) -> Option<NodeId> {
         let entity = self.world.get_entity(entity_of(root)?).ok()?;
+        if let Some(first) = first_networked(&entity).filter(|&first| first != root) {
+            return Some(first);
+        }
         let parent = entity.get::<ChildOf>()?.parent();
         let parent = self.world.get_entity(parent).ok()?;
         if !parent.contains::<Networked>() || parent.contains::<Renetwork>() {
@@ -175,6 +184,14 @@ impl Store for BevyStore {
         }
         let first = first_networked(&parent)?;
         self.type_of(first).is_some().then_some(first)
+    }
+
+    /// A component inserted since its entity was networked goes beside the entity's first
+    /// networked component.
+    fn beside_parent(&self, root: NodeId) -> bool {
+        let entity = entity_of(root).and_then(|e| self.world.get_entity(e).ok());
+        let first = entity.and_then(|e| first_networked(&e));
+        first.is_some_and(|first| first != root)
     }
 
     /// A client: the entity of `root` becomes a child of `parent`'s entity (`ChildOf`), or a
@@ -197,6 +214,8 @@ impl Store for BevyStore {
 
     fn spawn_linked(&mut self, ty: TypeId, link: Link<NodeId>) -> Option<NodeId> {
         let ty = *self.types()?.get(ty)?;
+        // A new entity's first networked component is the one it is made with (a component
+        // in a lower slot may arrive beside it later).
         let entity = match link {
             Link::Root => (ty.spawn)(&mut self.world, None),
             Link::ChildOf(parent) => {
@@ -207,9 +226,10 @@ impl Store for BevyStore {
             Link::Beside(other) => {
                 let entity = entity_of(other)?;
                 (ty.insert)(&mut self.world, entity)?;
-                entity
+                return node_at(entity, ty.slot);
             }
         };
+        self.world.entity_mut(entity).insert(FirstSlot(ty.slot));
         node_at(entity, ty.slot)
     }
 }

@@ -609,11 +609,17 @@ impl Chaos {
             if lost_first {
                 self.networked_again(e);
             }
-            // A component inserted before the entity is networked goes with it.
-            let world = self.server.world();
-            let owner = (0..KINDS.len()).find_map(|k| self.owners.get(&(e, k)).copied());
-            if let Some(owner) = owner.filter(|_| world.get::<NetworkId>(e).is_none()) {
-                self.owners.insert((e, k), owner);
+            // A component inserted before the entity is networked goes with it; one inserted
+            // since, beside its first networked component, with that one's authority.
+            let world = self.server.world_mut();
+            let owner = match world.get::<NetworkId>(e) {
+                None => (0..KINDS.len()).find_map(|k| self.owners.get(&(e, k)).copied()),
+                Some(_) => (0..KINDS.len())
+                    .find(|&j| is_first(world, e, j))
+                    .and_then(|j| self.owners.get(&(e, j)).copied()),
+            };
+            if let Some(owner) = owner.filter(|_| (KINDS[k].has)(world, e)) {
+                self.owners.entry((e, k)).or_insert(owner);
             }
         }
         if let Some(e) = self.any_live().filter(|_| self.rng.chance(2)) {
@@ -791,8 +797,20 @@ impl Chaos {
             // owner's authority (the hand-over reaches what is networked when it is made).
             given.retain(|&d| d == e || world.get::<NetworkId>(d).is_some());
         }
+        // A component inserted since the entity was networked and not networked yet takes
+        // the first one's authority when it is.
+        let late: Vec<usize> = (0..KINDS.len())
+            .filter(|&k| {
+                (KINDS[k].has)(world, e)
+                    && world.net(|mp| {
+                        let types = mp.store().world().resource::<ReplicatedComponents>();
+                        (KINDS[k].node)(types, e).is_some_and(|n| mp.net_id(n).is_none())
+                    })
+            })
+            .collect();
         for (&(owned, k), owner) in &mut self.owners {
-            if given.contains(&owned) && ((recursive && whole) || k == first) {
+            let late = whole && owned == e && late.contains(&k);
+            if given.contains(&owned) && ((recursive && whole) || k == first || late) {
                 *owner = peer;
             }
         }

@@ -728,6 +728,116 @@ fn a_child_spawned_with_its_parent_moves_as_the_same_entity() {
     assert_eq!(turrets(&mut clients[0]), [(10, true, None)]);
 }
 
+/// A replicated component inserted into a networked entity arrives in the clients' copy of the
+/// entity (the same entity), reaches a client joining later, changes, goes with a recursive
+/// hand-over of the entity, cannot move on its own, and leaves when it is removed. (It was
+/// never sent: only the components an entity held when it was networked were.)
+#[test]
+fn a_component_inserted_into_a_networked_entity_arrives_in_it() {
+    let net = LoopbackNetwork::new();
+    let mut server = app();
+    common::start_server(&mut server, &net, None, 1);
+    let mut clients = vec![app()];
+    common::start_client(&mut clients[0], &net, None, 2);
+    let ship = server.world_mut().spawn((Ship { x: 1 }, Networked)).id();
+    common::run(&mut server, &mut clients, 10);
+    let world = clients[0].world_mut();
+    let copy = world.query::<(Entity, &Ship)>().single(world).unwrap().0;
+    world.entity_mut(copy).insert(Marked);
+
+    server
+        .world_mut()
+        .entity_mut(ship)
+        .insert(Hull { armor: 5 });
+    common::run(&mut server, &mut clients, 10);
+    let hull = Some(Hull { armor: 5 });
+    assert_eq!(
+        ships(&mut clients[0]),
+        [(Ship { x: 1 }, hull.clone(), vec![])]
+    );
+    assert!(
+        clients[0].world().get::<Marked>(copy).is_some(),
+        "the same entity"
+    );
+    assert!(clients[0].world().get::<Hull>(copy).is_some());
+    clients.push(app());
+    common::start_client(&mut clients[1], &net, None, 3);
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(ships(&mut clients[1]), [(Ship { x: 1 }, hull, vec![])]);
+
+    server.world_mut().get_mut::<Hull>(ship).unwrap().armor = 6;
+    let peer = clients[0].world().resource::<NetStatus>().local_peer;
+    server.world_mut().net(|mp| {
+        use mf_net::replication::MultiplayerError::NotGroupRoot;
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let (first, hull) = (
+            types.node_of::<Ship>(ship).unwrap(),
+            types.node_of::<Hull>(ship).unwrap(),
+        );
+        assert_eq!(mp.set_parent(hull, None), Err(NotGroupRoot(hull)));
+        mp.set_authority(first, peer, true).unwrap();
+        assert_eq!(mp.authority(hull), peer);
+    });
+    common::run(&mut server, &mut clients, 10);
+    for client in &mut clients {
+        assert_eq!(
+            ships(client),
+            [(Ship { x: 1 }, Some(Hull { armor: 6 }), vec![])]
+        );
+    }
+
+    server.world_mut().entity_mut(ship).remove::<Hull>();
+    common::run(&mut server, &mut clients, 10);
+    for client in &mut clients {
+        assert_eq!(ships(client), [(Ship { x: 1 }, None, vec![])]);
+    }
+    assert!(
+        clients[0].world().get::<Marked>(copy).is_some(),
+        "the same entity"
+    );
+    server.world_mut().despawn(ship);
+    common::run(&mut server, &mut clients, 10);
+    for client in &mut clients {
+        assert!(ships(client).is_empty());
+    }
+}
+
+/// A recursive hand-over of an entity, then a move of its child elsewhere before the frame's
+/// events are read (in the same frame on the server; in the same messages on a client that
+/// stalled): the child's `NetOwner` shows the authority the hand-over gave it, on both ends.
+/// (The events were read by walking down from the entity handed over, which no longer held
+/// the child: its `NetOwner` kept the old owner.)
+#[test]
+fn a_child_moved_away_after_a_recursive_hand_over_shows_its_new_owner() {
+    let (mut server, mut clients) = server_and_client();
+    let (first, second, turret) = two_ships_and_a_turret(&mut server, &mut clients);
+    let peer = clients[0].world().resource::<NetStatus>().local_peer;
+    server.world_mut().net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let ship = types.node_of::<Ship>(first).unwrap();
+        mp.set_authority(ship, peer, true).unwrap();
+    });
+    server
+        .world_mut()
+        .entity_mut(turret)
+        .insert(ChildOf(second));
+    // The client stalls while the server sends both.
+    for _ in 0..10 {
+        server.update();
+    }
+    common::run(&mut server, &mut clients, 10);
+    for (app, name) in [(&mut server, "server"), (&mut clients[0], "client")] {
+        let world = app.world_mut();
+        let (owner, under) = world
+            .query::<(&NetOwner, &ChildOf)>()
+            .iter(world)
+            .next()
+            .map(|(o, c)| (o.0, world.get::<Ship>(c.parent()).map(|s| s.x)))
+            .unwrap();
+        assert_eq!((owner, under), (peer, Some(2)), "{name}: the turret");
+    }
+}
+
 /// Two entities swapping places in one frame (the child made a root, its parent put under it)
 /// are moved on clients, the same entities. (The parent's move came first and was refused, its
 /// new parent inside its subtree until the child's own move: it was networked again, and

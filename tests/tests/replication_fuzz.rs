@@ -1774,6 +1774,40 @@ fn a_spawn_message_applies_each_spawn_and_one_whose_lengths_do_not_add_up_applie
 /// it lacks, a parent inside the group's own subtree (a cycle would never end a despawn's
 /// walk), a message cut short or running on. One it can make moves the group in its node
 /// list: despawning the new parent takes the group along.
+/// A typed spawn whose root goes beside its parent but names none (a parent by path) is
+/// refused as a failed spawn, and the client carries on. (Without that check, the client
+/// would read the root's link as naming a node made before it, and index past what it made.)
+#[test]
+fn a_typed_spawn_beside_no_parent_fails_and_the_client_carries_on() {
+    let net = LoopbackNetwork::new();
+    let (mut client, mut raw) = welcomed_pair(&net);
+    let body = ReplicationRegistry::global().id_of::<Body>().unwrap();
+    let schema = ReplicationRegistry::global()
+        .get(body)
+        .unwrap()
+        .schema_hash();
+    let mut w = NetWriter::new();
+    w.write_var_u32(5); // first net id
+    w.write_var_i32(-3); // a typed spawn
+    w.write_var_u32(0); // its parent by path: none
+    w.write_str("");
+    w.write_str("beside");
+    w.write_var_u64(1); // authority
+    w.write_var_u32(1); // one node
+    w.write_u64(schema);
+    w.write_var_u64(2); // beside the group's parent
+    raw.send(&spawn_packet(w.as_slice()), Channel::Reliable);
+    client_frame(&mut client, &mut raw);
+    let failed = drain(&mut client)
+        .into_iter()
+        .any(|e| matches!(e, MultiplayerEvent::SpawnFailed { .. }));
+    assert!(failed, "the spawn failed");
+    assert!(client.node(NetId::new(5).unwrap()).is_none());
+    raw.send(&body_spawn(1, "a", &Body::default()), Channel::Reliable);
+    client_frame(&mut client, &mut raw);
+    assert!(client.node(NetId::new(1).unwrap()).is_some());
+}
+
 #[test]
 fn a_group_move_the_client_cannot_make_is_dropped_and_one_it_can_is_kept() {
     let net = LoopbackNetwork::new();

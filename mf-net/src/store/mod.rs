@@ -238,6 +238,16 @@ pub trait Store: Any {
         None
     }
 
+    /// Whether the group [replicated](crate::replication::Multiplayer::replicate) from `root`
+    /// is another value of its [`parent`](Self::parent)'s object rather than a child of it (a
+    /// component inserted into a Bevy entity networked already): each client makes the root
+    /// [beside](Link::Beside) its copy of the parent, and the group cannot
+    /// [move](crate::replication::Multiplayer::set_parent). By default, `false`.
+    fn beside_parent(&self, root: NodeId) -> bool {
+        let _ = root;
+        false
+    }
+
     /// A client: the group whose root is `root` moved, on the server, under the networked node
     /// `parent` (`None`: to no parent; see
     /// [`set_parent`](crate::replication::Multiplayer::set_parent)): the engine's hierarchy

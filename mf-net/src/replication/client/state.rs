@@ -1041,8 +1041,8 @@ impl ClientState {
 
 /// The nodes a typed spawn makes, in its order: `store` creates each from the registered type
 /// whose schema hash the spawn names, placed by its link (the root under `under`, the node of
-/// the group's networked parent, if it has one). If one cannot be made, the root is despawned
-/// again (taking what the store attached to it).
+/// the group's networked parent, if it has one, or beside it if the spawn says so). If one
+/// cannot be made, the root is despawned again (taking what the store attached to it).
 fn spawn_typed(
     store: &mut dyn Store,
     typed: &[TypedNode],
@@ -1051,8 +1051,12 @@ fn spawn_typed(
     let mut made: Vec<NodeId> = Vec::with_capacity(typed.len());
     for node in typed {
         let made_one = registered_type(node.schema).and_then(|ty| {
-            let link = match (made.is_empty(), under) {
-                (true, Some(parent)) => Link::ChildOf(parent),
+            let link = match (made.is_empty(), under, node.link) {
+                (true, Some(parent), Link::Beside(_)) => Link::Beside(parent),
+                (true, Some(parent), _) => Link::ChildOf(parent),
+                (true, None, Link::Beside(_)) => return Err("a spawn beside no parent"),
+                // Every link of a node after the root names one made before it (checked as
+                // the spawn was read).
                 _ => node.link.map(|j| made[j as usize]),
             };
             store

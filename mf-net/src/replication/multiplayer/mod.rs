@@ -540,9 +540,11 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
     /// The node goes with the nodes of its storage's [`group`](Store::group) (alone, by
     /// default: the other values of its object and its children, for a storage that has
     /// them), in one spawn with consecutive net ids; each is named by its type's schema hash
-    /// and made by the client's storage as its link says ([`Store::spawn_linked`]). A client
-    /// whose registry has no such type, or whose storage makes no such node, raises
-    /// [`SpawnFailed`](MultiplayerEvent::SpawnFailed).
+    /// and made by the client's storage as its link says ([`Store::spawn_linked`]). The group's
+    /// root goes under its [`parent`](Store::parent), if that is networked: a child of the
+    /// client's copy, or another value of it when [`beside_parent`](Store::beside_parent) says
+    /// so. A client whose registry has no such type, or whose storage makes no such node,
+    /// raises [`SpawnFailed`](MultiplayerEvent::SpawnFailed).
     ///
     /// # Errors
     ///
@@ -645,7 +647,8 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
     ///
     /// [`NotServer`](MultiplayerError::NotServer),
     /// [`NotNetworked`](MultiplayerError::NotNetworked) (`root` or `parent`),
-    /// [`NotGroupRoot`](MultiplayerError::NotGroupRoot) (a node inside a group, or a scene's),
+    /// [`NotGroupRoot`](MultiplayerError::NotGroupRoot) (a node inside a group, a scene's, or
+    /// the root of a group beside its parent),
     /// [`ParentInside`](MultiplayerError::ParentInside) (`parent` is in the group's subtree).
     pub fn set_parent(
         &mut self,

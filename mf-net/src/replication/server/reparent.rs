@@ -16,7 +16,7 @@ use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{ParentRef, MAX_NAME_BYTES, SCENE_BIND, SCENE_TYPED};
 use crate::replication::shared::state::Shared;
 use crate::scene::Scene;
-use crate::store::NodeId;
+use crate::store::{Link, NodeId};
 
 impl ServerState {
     /// Moves the group whose root is `root` (a node [`replicate`] networked) under the
@@ -41,7 +41,7 @@ impl ServerState {
                 .ok_or(MultiplayerError::NotNetworked(p))?,
             None => 0,
         };
-        if self.root_kind(first) != Some(SCENE_TYPED) {
+        if self.root_kind(first) != Some(SCENE_TYPED) || self.is_beside(first) {
             return Err(MultiplayerError::NotGroupRoot(root));
         }
         if up != 0 && self.is_under(up, first) {
@@ -287,6 +287,18 @@ impl ServerState {
         }
         let g = self.groups.find(first)?;
         self.groups.get(g).map(|group| group.scene)
+    }
+
+    /// Whether the typed group from `first` (flushed or pending) is beside its parent (see
+    /// [`Store::beside_parent`](crate::store::Store::beside_parent)).
+    fn is_beside(&self, first: u32) -> bool {
+        let pending = self.pending.iter().find(|p| p.group.first == first);
+        let group = pending.map(|p| &p.group).or_else(|| {
+            let g = self.groups.find(first)?;
+            self.groups.get(g)
+        });
+        let root = group.and_then(|g| g.typed.first());
+        root.is_some_and(|r| matches!(r.link, Link::Beside(_)))
     }
 
     /// Whether the node `id` is `top` or was spawned under it (flushed or pending): a walk up

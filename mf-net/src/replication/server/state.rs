@@ -352,7 +352,7 @@ impl ServerState {
         authority: PeerId,
     ) -> Result<u32, MultiplayerError> {
         let scene = as_scene(store).filter(|_| kind != SCENE_TYPED);
-        let (nodes, typed) = match scene {
+        let (nodes, mut typed) = match scene {
             Some(scene) => (instance_nodes(scene, root), Vec::new()),
             None => typed_group(store, root),
         };
@@ -372,12 +372,19 @@ impl ServerState {
             ParentRef::Net(id) => id,
             ParentRef::Path(_) => 0,
         };
+        // Beside it, if the store says its root is another value of the parent's object.
+        if root_parent != 0 && store.beside_parent(root) {
+            if let Some(root) = typed.first_mut() {
+                root.link = Link::Beside(0);
+            }
+        }
         let mut entries = Vec::with_capacity(nodes.len());
         for (offset, &node) in (0u32..).zip(&nodes) {
-            // In a typed group, a node's parent is the node it is linked to; in a scene, the
-            // nearest networked node up from it.
+            // In a typed group, a node's parent is the node it is linked to (the root's, the
+            // group's parent); in a scene, the nearest networked node up from it.
             let linked = typed
                 .get(offset as usize)
+                .filter(|_| offset != 0)
                 .and_then(|t| t.link.to().copied());
             let unlinked = if offset == 0 { root_parent } else { 0 };
             let mut net_parent = linked.map_or(unlinked, |j| first + j);

@@ -65,7 +65,8 @@ impl TypedNode {
 
     fn write(&self, w: &mut NetWriter) {
         w.write_u64(self.schema);
-        // 0: the root; 2j + 1: a child of node j; 2j + 2: beside node j.
+        // 0: the root; 2j + 1: a child of node j; 2j + 2: beside node j (for the root, 2:
+        // beside the group's parent).
         let code = match self.link {
             Link::Root => 0,
             Link::ChildOf(j) => u64::from(j) * 2 + 1,
@@ -74,14 +75,15 @@ impl TypedNode {
         w.write_var_u64(code);
     }
 
-    /// Reads the node at `index` of its group: the root first, every other one linked to a
-    /// node before it.
+    /// Reads the node at `index` of its group: the root first (a root, or beside the group's
+    /// parent), every other one linked to a node before it.
     fn read(r: &mut NetReader<'_>, index: u32) -> Result<Self, DecodeError> {
         let schema = r.read_u64()?;
         let code = r.read_var_u64()?;
         let to = u32::try_from(code.saturating_sub(1) / 2).map_err(|_| DecodeError::OutOfRange)?;
         let link = match code {
             0 if index == 0 => Link::Root,
+            2 if index == 0 => Link::Beside(0),
             c if c % 2 == 1 && to < index => Link::ChildOf(to),
             c if c > 0 && c % 2 == 0 && to < index => Link::Beside(to),
             _ => return Err(DecodeError::InvalidValue),
@@ -460,6 +462,13 @@ mod tests {
                 "{at}: {code}"
             );
         }
+        // A root beside the group's parent (2), read back so; never beside another node (4).
+        let mut beside = bytes.to_vec();
+        beside[15] = 2;
+        let read = SpawnHeader::read(&mut NetReader::new(&beside)).unwrap();
+        assert_eq!(read.typed[0].link, Link::Beside(0));
+        beside[15] = 4;
+        assert!(SpawnHeader::read(&mut NetReader::new(&beside)).is_err());
         let mut many = bytes.to_vec();
         many[6] = 100;
         assert_eq!(
