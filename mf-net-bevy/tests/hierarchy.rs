@@ -838,6 +838,91 @@ fn a_child_moved_away_after_a_recursive_hand_over_shows_its_new_owner() {
     }
 }
 
+/// A `NetEntity` naming an entity whose component inserted later, in a lower slot than its
+/// first networked one, is removed names the entity on a client that gets the entity only
+/// after: the reference travelled as that component's node (the entity's lowest networked
+/// one), which that client never gets, and its state goes again once the entity arrives.
+#[test]
+fn a_reference_to_an_entity_survives_the_removal_of_a_component_inserted_below_its_first() {
+    let (mut server, mut clients) = server_and_client();
+    // Networked with a hull (slot 1); a ship (slot 0) inserted later.
+    let hulled = server
+        .world_mut()
+        .spawn((Hull { armor: 5 }, Networked))
+        .id();
+    common::run(&mut server, &mut clients, 10);
+    server.world_mut().entity_mut(hulled).insert(Ship { x: 1 });
+    common::run(&mut server, &mut clients, 10);
+    // Hidden from the client, then named by a tug's reference, then its ship removed.
+    let peer = clients[0].world().resource::<NetStatus>().local_peer;
+    let relevant = |server: &mut App, relevant: bool| {
+        server.world_mut().net(|mp| {
+            let types = mp.store().world().resource::<ReplicatedComponents>();
+            let hull = types.node_of::<Hull>(hulled).unwrap();
+            mp.set_relevant(hull, peer, relevant).unwrap();
+        });
+    };
+    relevant(&mut server, false);
+    common::run(&mut server, &mut clients, 10);
+    let towing = (
+        Tow {
+            towed: hulled.into(),
+        },
+        Networked,
+    );
+    server.world_mut().spawn(towing);
+    common::run(&mut server, &mut clients, 10);
+    server.world_mut().entity_mut(hulled).remove::<Ship>();
+    common::run(&mut server, &mut clients, 10);
+    relevant(&mut server, true);
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(ships(&mut clients[0]), []);
+    assert!(
+        hull_entity(&mut clients[0]).4,
+        "the tug tows the hull's entity"
+    );
+}
+
+/// `set_relevant` through a component inserted into a networked entity sets the entity's
+/// relevance, as through any of its components: the client loses the whole entity, then gets
+/// it back whole. (It set the relevance of that component's own spawn: the client kept the
+/// entity without it, and a reference to the entity, which travelled as that component's node,
+/// arrived as none.)
+#[test]
+fn set_relevant_through_a_component_inserted_later_is_the_entitys() {
+    let (mut server, mut clients) = server_and_client();
+    let hulled = server
+        .world_mut()
+        .spawn((Hull { armor: 5 }, Networked))
+        .id();
+    common::run(&mut server, &mut clients, 10);
+    server.world_mut().entity_mut(hulled).insert(Ship { x: 1 });
+    common::run(&mut server, &mut clients, 10);
+    let peer = clients[0].world().resource::<NetStatus>().local_peer;
+    let relevant = |server: &mut App, relevant: bool| {
+        server.world_mut().net(|mp| {
+            let types = mp.store().world().resource::<ReplicatedComponents>();
+            let (ship, hull) = (
+                types.node_of::<Ship>(hulled).unwrap(),
+                types.node_of::<Hull>(hulled).unwrap(),
+            );
+            mp.set_relevant(ship, peer, relevant).unwrap();
+            assert_eq!(mp.relevance_set(hull, peer), Some(relevant));
+        });
+    };
+    relevant(&mut server, false);
+    common::run(&mut server, &mut clients, 10);
+    let world = clients[0].world_mut();
+    assert_eq!(world.query::<&Hull>().iter(world).count(), 0);
+    assert_eq!(world.query::<&Ship>().iter(world).count(), 0);
+    relevant(&mut server, true);
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(
+        ships(&mut clients[0]),
+        [(Ship { x: 1 }, Some(Hull { armor: 5 }), vec![])]
+    );
+}
+
 /// Two entities swapping places in one frame (the child made a root, its parent put under it)
 /// are moved on clients, the same entities. (The parent's move came first and was refused, its
 /// new parent inside its subtree until the child's own move: it was networked again, and

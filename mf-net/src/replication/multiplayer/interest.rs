@@ -47,9 +47,10 @@ impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
     }
 
     /// Makes the spawn group of the networked `node` (its instance or bound group; the whole
-    /// group, whichever of its nodes is named) relevant or not to the joined client `peer`, over
-    /// the policy, from the end of this frame (no grace). A group with a node `peer` has
-    /// authority over stays relevant to it regardless.
+    /// group, whichever of its nodes is named; for a group beside its parent, see
+    /// [`Store::beside_parent`](crate::store::Store::beside_parent), the parent's) relevant or
+    /// not to the joined client `peer`, over the policy, from the end of this frame (no grace).
+    /// A group with a node `peer` has authority over stays relevant to it regardless.
     ///
     /// # Errors
     ///

@@ -64,16 +64,32 @@ impl ServerState {
         node_table::group_of(&self.groups, net_id)
     }
 
-    /// The first net id of the group (flushed or pending) holding the networked `node`.
+    /// The first net id of the group (flushed or pending) holding the networked `node`; for a
+    /// group beside its parent (another value of the parent's object), that of the parent's
+    /// group, and so on up: relevance is the object's.
     pub(crate) fn group_first_of_node(&self, node: NodeId) -> Option<u32> {
-        let id = self.by_node.get(node)?;
-        if let Some(g) = self.group_of(id) {
-            return Some(g.id());
+        let mut id = self.by_node.get(node)?;
+        // Net parents form no cycle: the bound only guards the walk.
+        for _ in 0..=self.nodes.len() + self.pending.len() {
+            let (first, up) = self.group_first_and_up(id)?;
+            if up == 0 || !self.is_beside(first) {
+                return Some(first);
+            }
+            id = up;
+        }
+        None
+    }
+
+    /// The first net id of the group (flushed or pending) holding the net id `id`, and the
+    /// group's [`up`](crate::replication::server::node_table::Group::up).
+    fn group_first_and_up(&self, id: u32) -> Option<(u32, u32)> {
+        if let Some(g) = self.group_of(id).and_then(|g| self.groups.get(g)) {
+            return Some((g.first, g.up));
         }
         self.pending
             .iter()
             .find(|p| id >= p.group.first && id < p.group.first.saturating_add(p.group.count))
-            .map(|p| p.group.first)
+            .map(|p| (p.group.first, p.group.up))
     }
 
     /// Whether the client at `c` has the flushed node `net_id` (it is in a group it sees).

@@ -291,7 +291,7 @@ impl ServerState {
 
     /// Whether the typed group from `first` (flushed or pending) is beside its parent (see
     /// [`Store::beside_parent`](crate::store::Store::beside_parent)).
-    fn is_beside(&self, first: u32) -> bool {
+    pub(crate) fn is_beside(&self, first: u32) -> bool {
         let pending = self.pending.iter().find(|p| p.group.first == first);
         let group = pending.map(|p| &p.group).or_else(|| {
             let g = self.groups.find(first)?;
