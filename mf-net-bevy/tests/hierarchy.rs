@@ -838,6 +838,18 @@ fn a_child_moved_away_after_a_recursive_hand_over_shows_its_new_owner() {
     }
 }
 
+/// An entity networked with a hull (slot 1), a ship (slot 0) inserted later, both on clients.
+fn hull_then_ship(server: &mut App, clients: &mut [App]) -> Entity {
+    let hulled = server
+        .world_mut()
+        .spawn((Hull { armor: 5 }, Networked))
+        .id();
+    common::run(server, clients, 10);
+    server.world_mut().entity_mut(hulled).insert(Ship { x: 1 });
+    common::run(server, clients, 10);
+    hulled
+}
+
 /// A `NetEntity` naming an entity whose component inserted later, in a lower slot than its
 /// first networked one, is removed names the entity on a client that gets the entity only
 /// after: the reference travelled as that component's node (the entity's lowest networked
@@ -845,14 +857,7 @@ fn a_child_moved_away_after_a_recursive_hand_over_shows_its_new_owner() {
 #[test]
 fn a_reference_to_an_entity_survives_the_removal_of_a_component_inserted_below_its_first() {
     let (mut server, mut clients) = server_and_client();
-    // Networked with a hull (slot 1); a ship (slot 0) inserted later.
-    let hulled = server
-        .world_mut()
-        .spawn((Hull { armor: 5 }, Networked))
-        .id();
-    common::run(&mut server, &mut clients, 10);
-    server.world_mut().entity_mut(hulled).insert(Ship { x: 1 });
-    common::run(&mut server, &mut clients, 10);
+    let hulled = hull_then_ship(&mut server, &mut clients);
     // Hidden from the client, then named by a tug's reference, then its ship removed.
     let peer = clients[0].world().resource::<NetStatus>().local_peer;
     let relevant = |server: &mut App, relevant: bool| {
@@ -891,13 +896,7 @@ fn a_reference_to_an_entity_survives_the_removal_of_a_component_inserted_below_i
 #[test]
 fn set_relevant_through_a_component_inserted_later_is_the_entitys() {
     let (mut server, mut clients) = server_and_client();
-    let hulled = server
-        .world_mut()
-        .spawn((Hull { armor: 5 }, Networked))
-        .id();
-    common::run(&mut server, &mut clients, 10);
-    server.world_mut().entity_mut(hulled).insert(Ship { x: 1 });
-    common::run(&mut server, &mut clients, 10);
+    let hulled = hull_then_ship(&mut server, &mut clients);
     let peer = clients[0].world().resource::<NetStatus>().local_peer;
     let relevant = |server: &mut App, relevant: bool| {
         server.world_mut().net(|mp| {

@@ -63,6 +63,18 @@ fn registry(app: &App) -> mf_net::bus::MessageRegistry {
     types.registry(1).unwrap()
 }
 
+/// A server of `net`, started.
+fn server(net: &LoopbackNetwork) -> App {
+    let mut server = app();
+    let registry = registry(&server);
+    let listen = net.listen("game", 8).unwrap();
+    server
+        .world_mut()
+        .net(|mp| mp.start_server(Box::new(listen), registry))
+        .unwrap();
+    server
+}
+
 fn start_client(app: &mut App, net: &LoopbackNetwork) {
     let registry = registry(app);
     app.world_mut().net(|mp| {
@@ -74,13 +86,7 @@ fn start_client(app: &mut App, net: &LoopbackNetwork) {
 /// A server and two clients, joined.
 fn joined() -> (App, Vec<App>, [PeerId; 2]) {
     let net = LoopbackNetwork::new();
-    let mut server = app();
-    let registry = registry(&server);
-    let listen = net.listen("game", 8).unwrap();
-    server
-        .world_mut()
-        .net(|mp| mp.start_server(Box::new(listen), registry))
-        .unwrap();
+    let mut server = server(&net);
     let mut clients = vec![app(), app()];
     for client in &mut clients {
         start_client(client, &net);
@@ -154,13 +160,7 @@ fn a_client_started_again_hears_the_server() {
     assert_eq!(heard(&mut offline), []);
 
     let net = LoopbackNetwork::new();
-    let mut server = app();
-    let registry = registry(&server);
-    let listen = net.listen("game", 8).unwrap();
-    server
-        .world_mut()
-        .net(|mp| mp.start_server(Box::new(listen), registry))
-        .unwrap();
+    let mut server = server(&net);
     let mut clients = vec![app()];
     start_client(&mut clients[0], &net);
     common::run(&mut server, &mut clients, 10);
