@@ -14,6 +14,7 @@ use mf_net::prelude::*;
 use mf_net::replication::interest::GridInterest;
 use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net_bevy::prelude::*;
+use mf_net_bevy::ReplicatedComponents;
 
 mod common;
 
@@ -23,13 +24,21 @@ struct Crate {
     label: i32,
 }
 
+/// A second replicated component, inserted later.
+#[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
+struct Paint {
+    #[replicated]
+    color: u32,
+}
+
 fn app() -> App {
     let mut app = App::new();
     app.add_plugins((TimePlugin, MfNetPlugin::default(), NetTransformPlugin))
         .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_nanos(
             33_333_333,
         )))
-        .replicate::<Crate>();
+        .replicate::<Crate>()
+        .replicate::<Paint>();
     app
 }
 
@@ -119,4 +128,56 @@ fn each_client_sees_what_is_near_its_player_and_it_follows_the_player() {
     assert_eq!(networked(&mut clients[0]), 3);
     assert_eq!(crates(&mut clients[1]), [2]);
     assert_eq!(networked(&mut clients[1]), 3);
+}
+
+/// A component inserted into a networked entity is relevant to a client exactly when its
+/// entity is: a crate the client owns, far beyond its reach, keeps the paint inserted later,
+/// though the server has authority over the paint. (The paint's own spawn was asked about on
+/// its own: out of reach, and not the client's, it never went.)
+#[test]
+fn a_component_inserted_later_is_relevant_as_its_entity_is() {
+    let net = LoopbackNetwork::new();
+    let mut server = app();
+    common::start_server(&mut server, &net, None, 0);
+    server.world_mut().net(|mp| {
+        let grid = GridInterest {
+            cell_size: 10.0,
+            radius_cells: 1,
+            hysteresis_cells: 0,
+            grace: Duration::ZERO,
+            position: |_, _| None,
+            tiers: &[],
+        };
+        mp.set_interest_policy(NetGrid(grid), 1).unwrap();
+    });
+    let mut clients = vec![app()];
+    common::start_client(&mut clients[0], &net, None, 0);
+    common::run(&mut server, &mut clients, 5);
+    let peer = clients[0].world().resource::<NetStatus>().local_peer;
+    let world = server.world_mut();
+    let player = (NetTransform::default(), Networked, NetOwner(peer), NetFocus);
+    world.spawn((Transform::default(), player));
+    let far = Transform::from_xyz(100.0, 0.0, 0.0);
+    let owned = (NetTransform::default(), Networked, NetOwner(peer));
+    let boat = world.spawn((Crate { label: 1 }, far, owned)).id();
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(crates(&mut clients[0]), [1], "its own crate, out of reach");
+    server
+        .world_mut()
+        .entity_mut(boat)
+        .insert(Paint { color: 7 });
+    server.update();
+    server.world_mut().net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let paint = types.node_of::<Paint>(boat).unwrap();
+        mp.set_authority(paint, PeerId::SERVER, false).unwrap();
+    });
+    common::run(&mut server, &mut clients, 10);
+    let world = clients[0].world_mut();
+    let paints: Vec<u32> = world
+        .query::<&Paint>()
+        .iter(world)
+        .map(|p| p.color)
+        .collect();
+    assert_eq!(paints, [7]);
 }

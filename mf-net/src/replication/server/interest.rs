@@ -133,9 +133,20 @@ impl ServerState {
             // frame), or not decided for the client yet (one moved under a later group is asked
             // about first), is one the client does not have.
             let pg = self.group_of(group.up);
-            let had = pg.and_then(|pg| self.clients[c].vis.state(pg));
-            if pg != Some(g) && !matches!(had, Some(Vis::Visible | Vis::Dormant)) {
+            let had = pg.and_then(|pg| self.clients[c].vis.get(pg));
+            let state = had.map(|vis| vis.state);
+            if pg != Some(g) && !matches!(state, Some(Vis::Visible | Vis::Dormant)) {
                 return Want::Hide { silent: true };
+            }
+            // Another value of its parent's object: relevant as the object is, updated as
+            // often.
+            if let Some(parent) = had.filter(|_| group.beside_parent()) {
+                return match parent.state {
+                    Vis::Visible => Want::Show {
+                        period: parent.period,
+                    },
+                    _ => Want::Hide { silent: false },
+                };
             }
         }
         const EVERY_TICK: Want = Want::Show { period: 1 };

@@ -11,7 +11,7 @@ use crate::replication::shared::columns::ValueAt;
 use crate::replication::shared::protocol::{ParentRef, SpawnerPayload, TypedNode};
 use crate::replication::Audience;
 use crate::scene::NodeId;
-use crate::store::Store;
+use crate::store::{Link, Store};
 use crate::tick::tick_after;
 use crate::transport::PeerId;
 
@@ -160,6 +160,16 @@ pub(crate) struct Group {
     pub(crate) first: u32,
     pub(crate) count: u32,
     pub(crate) root: NodeId,
+}
+
+impl Group {
+    /// Whether its root is another value of its parent's object (see
+    /// [`Store::beside_parent`](crate::store::Store::beside_parent)): it goes as its parent
+    /// goes.
+    pub(crate) fn beside_parent(&self) -> bool {
+        let root = self.typed.first();
+        root.is_some_and(|r| matches!(r.link, Link::Beside(_)))
+    }
 }
 
 /// What a vacant slot of the group table holds (no group's record: its id is 0).

@@ -16,7 +16,7 @@ use crate::replication::shared::outbox::Outbox;
 use crate::replication::shared::protocol::{ParentRef, MAX_NAME_BYTES, SCENE_BIND, SCENE_TYPED};
 use crate::replication::shared::state::Shared;
 use crate::scene::Scene;
-use crate::store::{Link, NodeId};
+use crate::store::NodeId;
 
 impl ServerState {
     /// Moves the group whose root is `root` (a node [`replicate`] networked) under the
@@ -297,8 +297,7 @@ impl ServerState {
             let g = self.groups.find(first)?;
             self.groups.get(g)
         });
-        let root = group.and_then(|g| g.typed.first());
-        root.is_some_and(|r| matches!(r.link, Link::Beside(_)))
+        group.is_some_and(|g| g.beside_parent())
     }
 
     /// Whether the node `id` is `top` or was spawned under it (flushed or pending): a walk up
