@@ -448,8 +448,10 @@ fn a_networked_entity_given_another_parent_follows_it() {
 }
 
 /// A recursive hand-over in the frame a child stops being `Networked` does not reach the
-/// grandchildren under it: they no longer go with the entity (they are networked again on their
-/// own at the frame's end). (They took the new authority with them.)
+/// grandchildren under it, on the server or on clients: they no longer go with the entity (they
+/// are roots from the frame's end on). (They took the new authority with them; then, since each
+/// networked entity is a group of its own, they took it on clients alone, which walked the
+/// subtree as they had been told it.)
 #[test]
 fn a_recursive_hand_over_skips_what_a_child_no_longer_networked_held() {
     let (mut server, mut clients) = server_and_client();
@@ -478,6 +480,16 @@ fn a_recursive_hand_over_skips_what_a_child_no_longer_networked_held() {
         );
         assert_eq!(mp.authority(ship), peer);
         assert_eq!(mp.authority(turret), PeerId::SERVER);
+    });
+    let world = clients[0].world_mut();
+    let (turret, owner) = world.query::<(&Turret, &NetOwner)>().single(world).unwrap();
+    assert_eq!((turret.angle, owner.0), (10, PeerId::SERVER));
+    world.net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let mut turrets = mp.store().world().try_query::<(Entity, &Turret)>().unwrap();
+        let e = turrets.iter(mp.store().world()).next().unwrap().0;
+        let node = types.node_of::<Turret>(e).unwrap();
+        assert_eq!(mp.authority(node), PeerId::SERVER, "the client's turret");
     });
 }
 

@@ -440,10 +440,11 @@ impl ServerState {
         recursive: bool,
     ) -> Option<()> {
         let top = self.by_node.get(node)?;
-        // The scene's descendants; in another storage, the nodes spawned under it.
-        let targets: Vec<NodeId> = match (recursive, shared.scene()) {
-            (false, _) => vec![node],
-            (true, Some(scene)) => scene.depth_first(node).collect(),
+        // The scene's descendants; in another storage, the nodes spawned under it (and the
+        // flushed ones clients also find under it, through nodes no longer alive).
+        let (targets, kept) = match (recursive, shared.scene()) {
+            (false, _) => (vec![node], Vec::new()),
+            (true, Some(scene)) => (scene.depth_first(node).collect(), Vec::new()),
             (true, None) => self.spawned_under(top, &*shared.store),
         };
         let mut top_flushed = false;
@@ -462,48 +463,59 @@ impl ServerState {
             .push(MultiplayerEvent::AuthorityChanged { node, peer });
         if top_flushed {
             if let Some(core) = core {
-                let encode = |w: &mut NetWriter| {
-                    w.write_var_u32(top);
-                    w.write_var_u64(peer.0);
-                    w.write_bool(recursive);
-                };
-                // Every joined client gets it (one that lacks the node ignores it). When every
-                // connection has joined, that is every connection: encode once.
-                let all_joined = self.joined.len() == core.peers().len()
-                    && core.peers().iter().all(|p| self.joined.contains(p));
-                if all_joined {
-                    let mut refused = Vec::new();
-                    let (_, len) = core.broadcast_with_failures(
-                        AUTHORITY,
-                        Channel::Reliable,
-                        &mut refused,
-                        encode,
-                    );
-                    for c in self.clients.iter_mut().filter(|c| c.ready) {
-                        if !refused.contains(&c.peer) {
-                            c.stats.bytes_sent += len as u64;
-                        }
-                    }
-                    for to in refused {
-                        warn!(%to, id = AUTHORITY, "control message refused; disconnecting the client");
-                        shared.stats.control_send_failures += 1;
-                        if !self.failed.contains(&to) {
-                            self.failed.push(to);
-                        }
-                    }
-                } else {
-                    for c in 0..self.clients.len() {
-                        if !self.clients[c].ready {
-                            continue;
-                        }
-                        let to = self.clients[c].peer;
-                        self.send_control(core, shared, to, AUTHORITY, encode);
-                    }
+                self.tell_authority(core, shared, (top, peer, recursive));
+                // Clients walk the subtree as they were told it: those it passed by keep their
+                // own authority, told after.
+                for (id, authority) in kept {
+                    self.tell_authority(core, shared, (id, authority, false));
                 }
                 self.drop_failed(core, shared);
             }
         }
         Some(())
+    }
+
+    /// Tells every joined client that `peer` has authority over the node `id` (and over the
+    /// nodes spawned under it, `recursive`).
+    fn tell_authority(
+        &mut self,
+        core: &mut Outbox,
+        shared: &mut Shared,
+        (id, peer, recursive): (u32, PeerId, bool),
+    ) {
+        let encode = |w: &mut NetWriter| {
+            w.write_var_u32(id);
+            w.write_var_u64(peer.0);
+            w.write_bool(recursive);
+        };
+        // Every joined client gets it (one that lacks the node ignores it). When every
+        // connection has joined, that is every connection: encode once.
+        let all_joined = self.joined.len() == core.peers().len()
+            && core.peers().iter().all(|p| self.joined.contains(p));
+        if !all_joined {
+            for c in 0..self.clients.len() {
+                if self.clients[c].ready {
+                    let to = self.clients[c].peer;
+                    self.send_control(core, shared, to, AUTHORITY, encode);
+                }
+            }
+            return;
+        }
+        let mut refused = Vec::new();
+        let (_, len) =
+            core.broadcast_with_failures(AUTHORITY, Channel::Reliable, &mut refused, encode);
+        for c in self.clients.iter_mut().filter(|c| c.ready) {
+            if !refused.contains(&c.peer) {
+                c.stats.bytes_sent += len as u64;
+            }
+        }
+        for to in refused {
+            warn!(%to, id = AUTHORITY, "control message refused; disconnecting the client");
+            shared.stats.control_send_failures += 1;
+            if !self.failed.contains(&to) {
+                self.failed.push(to);
+            }
+        }
     }
 
     /// Makes `peer` the authority of the node `id` (flushed or pending); returns whether it is
@@ -1345,10 +1357,11 @@ impl ServerState {
 
     /// The networked node `top` and every node spawned under it, by their net parents, through
     /// nodes still alive in `store` (one freed, or no longer networked by its engine, does not
-    /// hold what was spawned under it any more: that goes at the frame's end). Nodes whose
-    /// spawn is still to go out (networked since the last frame's end) count too.
-    fn spawned_under(&self, top: u32, store: &dyn Store) -> Vec<NodeId> {
-        let mut found = Vec::new();
+    /// hold what was spawned under it any more: that goes at the frame's end, or is kept apart
+    /// by its engine). Nodes whose spawn is still to go out (networked since the last frame's
+    /// end) count too. Besides, the flushed nodes still alive that clients find under `top`
+    /// only through nodes no longer alive (the way they were told), with their authorities.
+    fn spawned_under(&self, top: u32, store: &dyn Store) -> (Vec<NodeId>, Vec<(u32, PeerId)>) {
         let sent = self
             .nodes
             .values()
@@ -1357,10 +1370,24 @@ impl ServerState {
             let ids = p.group.first..;
             ids.zip(&p.nodes).map(|(id, &(node, _, up))| (node, id, up))
         });
-        let alive = sent.chain(pending).filter(|n| store.alive(n.0));
-        let nodes = || alive.clone().map(|(_, id, up)| (id, up));
-        subtree(nodes, top, &mut found);
-        found.iter().filter_map(|&id| self.node_of(id)).collect()
+        let alive = sent.clone().chain(pending).filter(|n| store.alive(n.0));
+        let mut found = Vec::new();
+        subtree(
+            || alive.clone().map(|(_, id, up)| (id, up)),
+            top,
+            &mut found,
+        );
+        let mut told = Vec::new();
+        subtree(|| sent.clone().map(|(_, id, up)| (id, up)), top, &mut told);
+        let kept = told
+            .into_iter()
+            .filter(|id| found.binary_search(id).is_err())
+            .filter_map(|id| self.nodes.get(self.nodes.find(id)?))
+            .filter(|n| store.alive(n.node))
+            .map(|n| (n.net_id, n.authority))
+            .collect();
+        let nodes = found.iter().filter_map(|&id| self.node_of(id)).collect();
+        (nodes, kept)
     }
 
     /// The freed nodes `named` (a reference was encoded to each) go as despawns to the clients
