@@ -1171,8 +1171,25 @@ const UNFIXED: [&str; 0] = [];
 ///   the same frame under that parent's group once it existed: when the parent left a client,
 ///   the server kept the group as sent to it (the client had despawned it with the parent),
 ///   and never sent it again.
-const FOUND: [u64; 16] = [
-    2, 3, 6, 9, 26, 28, 71, 105, 119, 536, 565, 572, 856, 1819, 4520, 7138,
+/// - 105 (again) and 104: a component inserted after its entity was networked is networked
+///   now, a spawn of its own beside the entity's first component. A client joining later
+///   tagged its copy of the entity with that component's net id when it sorted first (105:
+///   the store now marks the component an entity is made with); and `set_relevant` through
+///   that component hid it alone, so a `NetEntity` naming the entity, travelling as its node,
+///   arrived as none (104: relevance through it is now the entity's).
+/// - 928: that component's spawn was asked about by interest on its own (its cell, its
+///   authority), and could be hidden from a client that had the entity. It is now relevant
+///   exactly as the entity is.
+/// - 2024: a recursive hand-over, then a move of a child elsewhere, in one server frame or in
+///   one client frame's messages: the `NetOwner`s were set by walking down from the entity
+///   handed over, which no longer held the child. A frame with an authority change now sets
+///   every entity's.
+/// - 2671: a recursive hand-over in the frame an entity under it lost its first component
+///   passed by what was under that entity on the server, while clients, told the hand-over
+///   before those children were made roots, gave it to them. The server now tells clients the
+///   authorities of what it passed by.
+const FOUND: [u64; 20] = [
+    2, 3, 6, 9, 26, 28, 71, 104, 105, 119, 536, 565, 572, 856, 928, 1819, 2024, 2671, 4520, 7138,
 ];
 
 #[test]
