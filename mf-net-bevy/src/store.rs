@@ -72,7 +72,7 @@ impl BevyStore {
 
     /// The node of `entity`'s first replicated component present: its group's root when it is
     /// networked now (later, a component inserted in a lower slot comes first: the entity's
-    /// [`FirstSlot`](crate::node::FirstSlot) says which is).
+    /// [`FirstSlot`] says which is).
     pub(crate) fn first_node(&self, entity: Entity) -> Option<NodeId> {
         let e = self.world.get_entity(entity).ok()?;
         let ty = self

@@ -164,8 +164,7 @@ pub(crate) struct Group {
 
 impl Group {
     /// Whether its root is another value of its parent's object (see
-    /// [`Store::beside_parent`](crate::store::Store::beside_parent)): it goes as its parent
-    /// goes.
+    /// [`Store::beside_parent`]): it goes as its parent goes.
     pub(crate) fn beside_parent(&self) -> bool {
         let root = self.typed.first();
         root.is_some_and(|r| matches!(r.link, Link::Beside(_)))
