@@ -687,6 +687,25 @@ fn two_ships_and_a_turret(server: &mut App, clients: &mut [App]) -> (Entity, Ent
     (first, second, turret)
 }
 
+/// Moves `turret`, under the ship `first` (x 1) on clients, under the ship `second` (x 2) as
+/// `first` is despawned, then to no parent: each time, the client's turret is the one it
+/// marked before, where the server's is.
+fn move_turret_away(server: &mut App, clients: &mut [App], (first, second, turret): Trio) {
+    assert_eq!(turrets(&mut clients[0]), [(10, false, Some(1))]);
+    mark_turrets(&mut clients[0]);
+    let world = server.world_mut();
+    world.entity_mut(turret).insert(ChildOf(second));
+    world.despawn(first);
+    common::run(server, clients, 10);
+    assert_eq!(turrets(&mut clients[0]), [(10, true, Some(2))]);
+    server.world_mut().entity_mut(turret).remove::<ChildOf>();
+    common::run(server, clients, 10);
+    assert_eq!(turrets(&mut clients[0]), [(10, true, None)]);
+}
+
+/// Two ships and a turret.
+type Trio = (Entity, Entity, Entity);
+
 /// A networked entity moved under another parent, or to none, is moved on clients: the same
 /// entity, with what the client added to it, outliving its old parent despawned in the same
 /// frame, and leaving with its new one. (Clients despawned it and made a new one.)
@@ -694,16 +713,7 @@ fn two_ships_and_a_turret(server: &mut App, clients: &mut [App]) -> (Entity, Ent
 fn a_group_moved_to_another_parent_keeps_its_entity_on_clients() {
     let (mut server, mut clients) = server_and_client();
     let (first, second, turret) = two_ships_and_a_turret(&mut server, &mut clients);
-    assert_eq!(turrets(&mut clients[0]), [(10, false, Some(1))]);
-    mark_turrets(&mut clients[0]);
-    let world = server.world_mut();
-    world.entity_mut(turret).insert(ChildOf(second));
-    world.despawn(first);
-    common::run(&mut server, &mut clients, 10);
-    assert_eq!(turrets(&mut clients[0]), [(10, true, Some(2))]);
-    server.world_mut().entity_mut(turret).remove::<ChildOf>();
-    common::run(&mut server, &mut clients, 10);
-    assert_eq!(turrets(&mut clients[0]), [(10, true, None)]);
+    move_turret_away(&mut server, &mut clients, (first, second, turret));
     server
         .world_mut()
         .entity_mut(turret)
@@ -728,16 +738,7 @@ fn a_child_spawned_with_its_parent_moves_as_the_same_entity() {
     let turret = world.query::<(Entity, &Turret)>().single(world).unwrap().0;
     let second = world.spawn((Ship { x: 2 }, Networked)).id();
     common::run(&mut server, &mut clients, 10);
-    assert_eq!(turrets(&mut clients[0]), [(10, false, Some(1))]);
-    mark_turrets(&mut clients[0]);
-    let world = server.world_mut();
-    world.entity_mut(turret).insert(ChildOf(second));
-    world.despawn(first);
-    common::run(&mut server, &mut clients, 10);
-    assert_eq!(turrets(&mut clients[0]), [(10, true, Some(2))]);
-    server.world_mut().entity_mut(turret).remove::<ChildOf>();
-    common::run(&mut server, &mut clients, 10);
-    assert_eq!(turrets(&mut clients[0]), [(10, true, None)]);
+    move_turret_away(&mut server, &mut clients, (first, second, turret));
 }
 
 /// A replicated component inserted into a networked entity arrives in the clients' copy of the

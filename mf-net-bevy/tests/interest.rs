@@ -60,11 +60,10 @@ fn networked(app: &mut App) -> usize {
     world.query::<&NetworkId>().iter(world).count()
 }
 
-#[test]
-fn each_client_sees_what_is_near_its_player_and_it_follows_the_player() {
-    let net = LoopbackNetwork::new();
+/// A server of `net` whose clients see the cells of 10 units next to their player's.
+fn gridded_server(net: &LoopbackNetwork) -> App {
     let mut server = app();
-    common::start_server(&mut server, &net, None, 0);
+    common::start_server(&mut server, net, None, 0);
     server.world_mut().net(|mp| {
         let grid = GridInterest {
             cell_size: 10.0,
@@ -76,6 +75,13 @@ fn each_client_sees_what_is_near_its_player_and_it_follows_the_player() {
         };
         mp.set_interest_policy(NetGrid(grid), 1).unwrap();
     });
+    server
+}
+
+#[test]
+fn each_client_sees_what_is_near_its_player_and_it_follows_the_player() {
+    let net = LoopbackNetwork::new();
+    let mut server = gridded_server(&net);
     let mut clients: Vec<App> = (0..2)
         .map(|_| {
             let mut client = app();
@@ -137,19 +143,7 @@ fn each_client_sees_what_is_near_its_player_and_it_follows_the_player() {
 #[test]
 fn a_component_inserted_later_is_relevant_as_its_entity_is() {
     let net = LoopbackNetwork::new();
-    let mut server = app();
-    common::start_server(&mut server, &net, None, 0);
-    server.world_mut().net(|mp| {
-        let grid = GridInterest {
-            cell_size: 10.0,
-            radius_cells: 1,
-            hysteresis_cells: 0,
-            grace: Duration::ZERO,
-            position: |_, _| None,
-            tiers: &[],
-        };
-        mp.set_interest_policy(NetGrid(grid), 1).unwrap();
-    });
+    let mut server = gridded_server(&net);
     let mut clients = vec![app()];
     common::start_client(&mut clients[0], &net, None, 0);
     common::run(&mut server, &mut clients, 5);
