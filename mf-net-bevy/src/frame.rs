@@ -7,7 +7,7 @@ use std::time::Duration;
 use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::Children;
 use bevy_ecs::message::Message;
-use bevy_ecs::world::{EntityRef, World};
+use bevy_ecs::world::World;
 use bevy_time::Time;
 use mf_net::replication::{MultiplayerEvent, ReplicationRegistry};
 use mf_net::rpc::RpcContext;
@@ -15,7 +15,7 @@ use mf_net::store::{NodeId, Store};
 use mf_net::transport::PeerId;
 use tracing::warn;
 
-use crate::components::{NetOwner, NetworkId, Networked, Renetwork};
+use crate::components::{NetOwner, NetworkId, Networked};
 use crate::interest::sync_focus;
 use crate::late;
 use crate::messages;
@@ -24,7 +24,7 @@ use crate::node::{entity_of, first_networked, slot_of, FirstSlot};
 use crate::owner;
 use crate::queue::NetQueue;
 use crate::renetwork;
-use crate::reparent::NetParent;
+use crate::reparent::{self, NetParent};
 use crate::status::NetStatus;
 use crate::types::ReplicatedComponents;
 
@@ -144,7 +144,7 @@ fn network_new(mp: &mut NetMultiplayer) {
     roots.clear();
     for (entity, owner, child_of) in query.iter(&store.world) {
         let parent = child_of.and_then(|c| store.world.get_entity(c.parent()).ok());
-        if !parent.is_some_and(|p| waits(&p)) {
+        if !parent.is_some_and(|p| reparent::to_be_networked(&p)) {
             roots.push((entity, owner.map_or(PeerId::SERVER, |o| o.0)));
         }
     }
@@ -159,13 +159,6 @@ fn network_new(mp: &mut NetMultiplayer) {
     }
     mp.store_mut().to_network = roots;
     late::network_inserted(mp);
-}
-
-/// Whether an entity's children networked now wait for it: it is [`Networked`], and not
-/// networked yet or to be networked again at the frame's end.
-fn waits(parent: &EntityRef<'_>) -> bool {
-    parent.contains::<Networked>()
-        && (!parent.contains::<NetworkId>() || parent.contains::<Renetwork>())
 }
 
 /// Networks `entity` with `authority` and tags it, or refuses it; whether it was networked.

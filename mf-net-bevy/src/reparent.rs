@@ -11,7 +11,7 @@ use bevy_ecs::lifecycle::{Insert, Remove};
 use bevy_ecs::observer::On;
 use bevy_ecs::resource::Resource;
 use bevy_ecs::system::ResMut;
-use bevy_ecs::world::World;
+use bevy_ecs::world::{EntityRef, World};
 use mf_net::store::Store;
 
 use crate::components::{NetworkId, Networked, Renetwork};
@@ -145,9 +145,7 @@ fn follow_one(mp: &mut NetMultiplayer, e: Entity) -> bool {
         .and_then(|e| e.get::<ChildOf>().map(ChildOf::parent));
     let under = under.and_then(|p| world.get_entity(p).ok());
     // A parent about to be networked (anew, at the frame's end): a root until it is.
-    let waits = under.is_some_and(|p| {
-        p.contains::<Networked>() && (!p.contains::<NetworkId>() || p.contains::<Renetwork>())
-    });
+    let waits = under.is_some_and(|p| to_be_networked(&p));
     let parent = if waits {
         None
     } else {
@@ -168,6 +166,13 @@ fn follow_one(mp: &mut NetMultiplayer, e: Entity) -> bool {
         }
     }
     true
+}
+
+/// Whether `entity` is to be networked (anew): it is [`Networked`], and not networked yet or
+/// to be networked again at the frame's end. Its children wait for it.
+pub(crate) fn to_be_networked(entity: &EntityRef<'_>) -> bool {
+    entity.contains::<Networked>()
+        && (!entity.contains::<NetworkId>() || entity.contains::<Renetwork>())
 }
 
 /// Forgets the notes (a client's: it networks nothing).
