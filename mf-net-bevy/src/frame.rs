@@ -19,13 +19,14 @@ use crate::components::{NetOwner, NetworkId, Networked};
 use crate::interest::sync_focus;
 use crate::late;
 use crate::messages;
-use crate::net::{NetMultiplayer, NetWorldExt};
+use crate::net::NetWorldExt;
 use crate::node::{entity_of, first_networked, slot_of, FirstSlot};
 use crate::owner;
 use crate::queue::NetQueue;
 use crate::renetwork;
 use crate::reparent::{self, NetParent};
 use crate::status::NetStatus;
+use crate::store::NetMultiplayer;
 use crate::types::ReplicatedComponents;
 
 /// A [`MultiplayerEvent`] of the app's replication, as a Bevy message: read them with

@@ -7,9 +7,9 @@ use std::any::Any;
 use mf_net::replication::interest::{Cell, GridInterest, InterestPolicy, InterestQuery, Relevance};
 use mf_net::store::{NodeId, Store};
 
-use crate::net::NetMultiplayer;
 use crate::node::entity_of;
 use crate::store::BevyStore;
+use crate::store::NetMultiplayer;
 use crate::transform::NetTransform;
 
 /// [`GridInterest`] over a Bevy world: a group's position is its root entity's

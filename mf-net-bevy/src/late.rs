@@ -18,9 +18,9 @@ use mf_net::store::NodeId;
 use tracing::warn;
 
 use crate::components::{NetworkId, Networked, Renetwork};
-use crate::net::NetMultiplayer;
 use crate::node::node_at;
 use crate::owner::networked_first;
+use crate::store::NetMultiplayer;
 use crate::types::ReplicatedComponents;
 
 /// The networked entities a replicated component was inserted into since the last look

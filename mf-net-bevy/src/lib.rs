@@ -64,7 +64,7 @@ pub use entity_ref::NetEntity;
 pub use frame::{NetEvent, NotReplicated, UnregisteredComponent};
 pub use interest::NetGrid;
 pub use messages::{NetMessageAppExt, NetMessageTypes, NetReceived, NetSend, SendTo};
-pub use net::{Net, NetMultiplayer, NetWorldExt};
+pub use net::{Net, NetWorldExt};
 pub use node::{entity_of, MAX_REPLICATED_COMPONENTS};
 pub use plugin::MfNetPlugin;
 pub use predict::{LocalInput, NetPredictionPlugin, NetStep, StepInputs};
@@ -72,7 +72,7 @@ pub use queue::{NetQueue, NetRpc};
 pub use replicate::ReplicateAppExt;
 pub use schedule::NetSystems;
 pub use status::NetStatus;
-pub use store::BevyStore;
+pub use store::{BevyStore, NetMultiplayer};
 pub use transform::{NetTransform, NetTransformPlugin};
 pub use types::ReplicatedComponents;
 

@@ -21,7 +21,7 @@ use mf_net::codec::NetCodec;
 use mf_net::transport::{Channel, PeerId};
 use tracing::warn;
 
-use crate::net::NetMultiplayer;
+use crate::store::NetMultiplayer;
 
 /// Where a [`NetSend`] goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

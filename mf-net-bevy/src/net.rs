@@ -2,13 +2,9 @@
 //! [`NetWorldExt::net`], which runs it with the app's world lent as its storage.
 
 use bevy_ecs::world::World;
-use mf_net::replication::Multiplayer;
-use mf_net::transport::Transport;
 
-use crate::store::BevyStore;
-
-/// The app's replication: a [`Multiplayer`] whose storage is the app's world.
-pub type NetMultiplayer = Multiplayer<Box<dyn Transport>, BevyStore>;
+use crate::renetwork;
+use crate::store::NetMultiplayer;
 
 /// The app's [`NetMultiplayer`], as the plugin keeps it (a non-send resource). Reach it with
 /// [`NetWorldExt::net`].
@@ -22,7 +18,12 @@ pub trait NetWorldExt {
     /// `f`, `mp.store_mut().world_mut()` is this world, and every call of the core that reads
     /// or writes values (RPC senders, `replicate`, `despawn`, `start_server`) sees its
     /// entities. A node is one replicated component of an entity ([`entity_of`](crate::entity_of),
-    /// [`ReplicatedComponents::node_of`](crate::ReplicatedComponents::node_of)).
+    /// [`ReplicatedComponents::node_of`](crate::ReplicatedComponents::node_of)). On the server,
+    /// what the world changed since the adapter last looked is taken first (networked
+    /// entities given another parent move, those that lost their first networked component are
+    /// marked to be networked again), so that `f` finds the network as the world is: a
+    /// recursive `set_authority` reaches the entities under the one named now, not those the
+    /// last frame left there.
     ///
     /// # Panics
     ///
@@ -56,6 +57,9 @@ impl NetWorldExt for World {
             net: Some(net),
         };
         let mp = &mut lent.net.as_mut().expect("lent until dropped").mp;
+        if mp.is_server() {
+            renetwork::mark(mp);
+        }
         f(mp)
     }
 }

@@ -5,8 +5,8 @@ use bevy_ecs::entity::Entity;
 use mf_net::store::NodeId;
 
 use crate::components::NetOwner;
-use crate::net::NetMultiplayer;
 use crate::node::first_networked;
+use crate::store::NetMultiplayer;
 
 /// Every networked entity's [`NetOwner`] (see [`set_owner`]), once a frame's authorities
 /// changed: a recursive hand-over may have changed any of them, and a walk down from the entity

@@ -27,11 +27,11 @@ use mf_net::transport::PeerId;
 
 use crate::components::{NetOwner, NetworkId, Networked, Renetwork};
 use crate::late;
-use crate::net::NetMultiplayer;
 use crate::node::{entity_of, node_at, FirstSlot};
 use crate::owner::{networked_first, set_owner};
 use crate::removals::Removals;
 use crate::reparent;
+use crate::store::NetMultiplayer;
 use crate::types::ReplicatedComponents;
 
 /// What the server networks again this frame (capacity kept), a resource of the app's world.
@@ -98,7 +98,29 @@ pub(crate) fn mark(mp: &mut NetMultiplayer) {
         }
         r.seen = stamp(mp);
     }
+    note_settings(mp, &mut r);
     put_back(mp, r);
+}
+
+/// The authority of each marked node and the relevance set for each marked entity, as they
+/// are now: a hand-over or `set_relevant` made after an entity was marked (marking runs
+/// whenever the world is lent) holds when it is networked again.
+fn note_settings(mp: &NetMultiplayer, r: &mut Renetworking) {
+    for (node, peer) in &mut r.authorities {
+        if mp.net_id(*node).is_some() {
+            *peer = mp.authority(*node);
+        }
+    }
+    r.relevance.clear();
+    for &e in &r.entities {
+        if let Some(first) = networked_first(mp, e) {
+            for &peer in mp.peers() {
+                if let Some(relevant) = mp.relevance_set(first, peer) {
+                    r.relevance.push((e, peer, relevant));
+                }
+            }
+        }
+    }
 }
 
 /// After new entities are networked (in the fixed step, and before the frame ends): the
@@ -342,7 +364,7 @@ fn networked_children(world: &World, e: Entity) -> Vec<Entity> {
         .collect()
 }
 
-/// Marks `root`, noting its nodes' authorities and relevance. Its networked children are made
+/// Marks `root`, noting its nodes (see [`note_settings`]). Its networked children are made
 /// roots on clients until `root` is networked again, and keep their entities there (see
 /// [`reparent::make_root`]); one the core would not move is marked with it, and so on down.
 fn mark_subtree(mp: &mut NetMultiplayer, root: Entity, r: &mut Renetworking) {
@@ -359,13 +381,6 @@ fn mark_subtree(mp: &mut NetMultiplayer, root: Entity, r: &mut Renetworking) {
             r.nodes.push(node);
             if mp.net_id(node).is_some() {
                 r.authorities.push((node, mp.authority(node)));
-            }
-        }
-        if let Some(first) = networked_first(mp, e) {
-            for &peer in mp.peers() {
-                if let Some(relevant) = mp.relevance_set(first, peer) {
-                    r.relevance.push((e, peer, relevant));
-                }
             }
         }
         // Its children networked on their own stay so: roots until it is networked again.

@@ -15,9 +15,9 @@ use bevy_ecs::world::{EntityRef, World};
 use mf_net::store::Store;
 
 use crate::components::{NetworkId, Networked, Renetwork};
-use crate::net::NetMultiplayer;
 use crate::node::entity_of;
 use crate::owner::networked_first;
+use crate::store::NetMultiplayer;
 
 /// The entity a networked entity hangs under on clients, kept by the server: the networked
 /// parent its spawn named or it was moved under since; `None` for a root.

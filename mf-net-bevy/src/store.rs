@@ -8,7 +8,9 @@ use std::any::{Any, TypeId};
 use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::ChildOf;
 use bevy_ecs::world::{World, WorldId};
+use mf_net::replication::Multiplayer;
 use mf_net::store::{Link, NodeId, Store};
+use mf_net::transport::Transport;
 
 use bevy_ecs::query::{QueryState, With, Without};
 use mf_net::transport::PeerId;
@@ -18,6 +20,9 @@ use crate::components::{NetOwner, NetworkId, Networked, Renetwork};
 use crate::node::{entity_of, first_networked, node_at, slot_of, FirstSlot};
 use crate::removals::Removals;
 use crate::types::{ComponentType, ReplicatedComponents};
+
+/// The app's replication: a [`Multiplayer`] whose storage is the app's world.
+pub type NetMultiplayer = Multiplayer<Box<dyn Transport>, BevyStore>;
 
 /// Entities to tag (and, on the server, to network): [`Networked`], with no
 /// [`NetworkId`] yet.

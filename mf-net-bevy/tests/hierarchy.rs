@@ -863,6 +863,73 @@ fn hull_then_ship(server: &mut App, clients: &mut [App]) -> Entity {
     hulled
 }
 
+/// A recursive hand-over made right after a child was moved elsewhere, in the same frame,
+/// does not reach it, on the server or on clients: the network takes the move before the
+/// hand-over. (The move was taken at the frame's networking, after the hand-over had reached
+/// the child under its old parent.)
+#[test]
+fn a_recursive_hand_over_right_after_a_move_leaves_what_moved() {
+    let (mut server, mut clients) = server_and_client();
+    let (first, second, turret) = two_ships_and_a_turret(&mut server, &mut clients);
+    let peer = clients[0].world().resource::<NetStatus>().local_peer;
+    server
+        .world_mut()
+        .entity_mut(turret)
+        .insert(ChildOf(second));
+    server.world_mut().net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let ship = types.node_of::<Ship>(first).unwrap();
+        let turret = types.node_of::<Turret>(turret).unwrap();
+        mp.set_authority(ship, peer, true).unwrap();
+        assert_eq!(mp.authority(turret), PeerId::SERVER);
+    });
+    common::run(&mut server, &mut clients, 10);
+    for (app, name) in [(&mut server, "server"), (&mut clients[0], "client")] {
+        let world = app.world_mut();
+        let (owner, under) = world
+            .query::<(&NetOwner, &ChildOf)>()
+            .iter(world)
+            .next()
+            .map(|(o, c)| (o.0, world.get::<Ship>(c.parent()).map(|s| s.x)))
+            .unwrap();
+        assert_eq!(
+            (owner, under),
+            (PeerId::SERVER, Some(2)),
+            "{name}: the turret"
+        );
+    }
+}
+
+/// A hand-over made after an entity lost its first networked component, in the same frame,
+/// holds once the entity is networked again, as does a `set_relevant` made then. (The
+/// authorities and relevance noted when the entity was marked, before them, were given back.)
+#[test]
+fn settings_made_after_an_entity_lost_its_first_component_hold() {
+    let (mut server, mut clients) = server_and_client();
+    let ship = armed_ship(server.world_mut());
+    common::run(&mut server, &mut clients, 10);
+    let peer = clients[0].world().resource::<NetStatus>().local_peer;
+    server.world_mut().entity_mut(ship).remove::<Ship>();
+    server.world_mut().net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let hull = types.node_of::<Hull>(ship).unwrap();
+        mp.set_authority(hull, peer, false).unwrap();
+        mp.set_relevant(hull, peer, true).unwrap();
+    });
+    common::run(&mut server, &mut clients, 10);
+    server.world_mut().net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let hull = types.node_of::<Hull>(ship).unwrap();
+        assert!(mp.net_id(hull).is_some(), "networked again");
+        assert_eq!(mp.authority(hull), peer);
+        assert_eq!(mp.relevance_set(hull, peer), Some(true));
+    });
+    assert_eq!(
+        hulls(&mut clients[0]),
+        [(Hull { armor: 5 }, true, Some(peer))]
+    );
+}
+
 /// A `NetEntity` naming an entity whose component inserted later, in a lower slot than its
 /// first networked one, is removed names the entity on a client that gets the entity only
 /// after: the reference travelled as that component's node (the entity's lowest networked
