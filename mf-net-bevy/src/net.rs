@@ -1,4 +1,4 @@
-//! [`Net`]: the app's [`Multiplayer`], kept as a non-send resource, and
+//! [`Net`]: the app's [`NetMultiplayer`], kept as a non-send resource, and
 //! [`NetWorldExt::net`], which runs it with the app's world lent as its storage.
 
 use bevy_ecs::world::World;
