@@ -83,11 +83,10 @@ fn put_back(mp: &mut NetMultiplayer, ctx: RpcContext) {
 /// one network tick of the server (capture, one snapshot per client). The new [`Networked`]
 /// entities are networked first, so that a reference set to one in the same frame is
 /// captured naming it (captured before, it went out as none, and the value, unchanged since,
-/// was never sent again).
+/// was never sent again). (Lending the world marked what is to be networked again.)
 pub(crate) fn fixed_tick(world: &mut World) {
     world.net(|mp| {
         if mp.is_server() {
-            renetwork::mark(mp);
             network_new(mp);
             renetwork::mark_deferred(mp);
         }
@@ -113,6 +112,7 @@ pub(crate) fn send(world: &mut World) {
             mp.store_mut().checked_types = true;
         }
         if mp.is_server() {
+            // Again: the queue's calls ran game code since the world was lent.
             renetwork::mark(mp);
             network_new(mp);
             renetwork::mark_deferred(mp);

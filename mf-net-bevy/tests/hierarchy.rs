@@ -840,15 +840,16 @@ fn a_child_moved_away_after_a_recursive_hand_over_shows_its_new_owner() {
     }
     common::run(&mut server, &mut clients, 10);
     for (app, name) in [(&mut server, "server"), (&mut clients[0], "client")] {
-        let world = app.world_mut();
-        let (owner, under) = world
-            .query::<(&NetOwner, &ChildOf)>()
-            .iter(world)
-            .next()
-            .map(|(o, c)| (o.0, world.get::<Ship>(c.parent()).map(|s| s.x)))
-            .unwrap();
-        assert_eq!((owner, under), (peer, Some(2)), "{name}: the turret");
+        assert_eq!(turret_owner(app), (peer, Some(2)), "{name}: the turret");
     }
+}
+
+/// The `NetOwner` of the one child entity on `app` (the turret), and the ship it is under.
+fn turret_owner(app: &mut App) -> (PeerId, Option<i32>) {
+    let world = app.world_mut();
+    let mut children = world.query::<(&NetOwner, &ChildOf)>();
+    let (owner, under) = children.single(world).unwrap();
+    (owner.0, world.get::<Ship>(under.parent()).map(|s| s.x))
 }
 
 /// An entity networked with a hull (slot 1), a ship (slot 0) inserted later, both on clients.
@@ -885,18 +886,8 @@ fn a_recursive_hand_over_right_after_a_move_leaves_what_moved() {
     });
     common::run(&mut server, &mut clients, 10);
     for (app, name) in [(&mut server, "server"), (&mut clients[0], "client")] {
-        let world = app.world_mut();
-        let (owner, under) = world
-            .query::<(&NetOwner, &ChildOf)>()
-            .iter(world)
-            .next()
-            .map(|(o, c)| (o.0, world.get::<Ship>(c.parent()).map(|s| s.x)))
-            .unwrap();
-        assert_eq!(
-            (owner, under),
-            (PeerId::SERVER, Some(2)),
-            "{name}: the turret"
-        );
+        let want = (PeerId::SERVER, Some(2));
+        assert_eq!(turret_owner(app), want, "{name}: the turret");
     }
 }
 

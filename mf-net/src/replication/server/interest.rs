@@ -25,7 +25,7 @@ use crate::replication::interest::{Cell, InterestPolicy, InterestQuery, Relevanc
 use crate::replication::server::asked::Around;
 use crate::replication::server::group_vis::{next_slot, GroupVis, Vis};
 use crate::replication::server::node_table::{
-    self, group_keys, group_nodes, prefetch_group, GroupKey,
+    self, group_keys, group_nodes, prefetch_group, Group, GroupKey,
 };
 use crate::replication::server::slot_table::PREFETCH_AHEAD;
 use crate::replication::server::spatial_index;
@@ -71,25 +71,21 @@ impl ServerState {
         let mut id = self.by_node.get(node)?;
         // Net parents form no cycle: the bound only guards the walk.
         for _ in 0..=self.nodes.len() + self.pending.len() {
-            let (first, up) = self.group_first_and_up(id)?;
-            if up == 0 || !self.is_beside(first) {
-                return Some(first);
+            let group = self.group_holding(id)?;
+            if group.up == 0 || !group.beside_parent() {
+                return Some(group.first);
             }
-            id = up;
+            id = group.up;
         }
         None
     }
 
-    /// The first net id of the group (flushed or pending) holding the net id `id`, and the
-    /// group's [`up`](crate::replication::server::node_table::Group::up).
-    fn group_first_and_up(&self, id: u32) -> Option<(u32, u32)> {
+    /// The group (flushed or pending) holding the net id `id`.
+    pub(crate) fn group_holding(&self, id: u32) -> Option<&Group> {
         if let Some(g) = self.group_of(id).and_then(|g| self.groups.get(g)) {
-            return Some((g.first, g.up));
+            return Some(g);
         }
-        self.pending
-            .iter()
-            .find(|p| id >= p.group.first && id < p.group.first.saturating_add(p.group.count))
-            .map(|p| (p.group.first, p.group.up))
+        self.pending.iter().map(|p| &p.group).find(|g| g.holds(id))
     }
 
     /// Whether the client at `c` has the flushed node `net_id` (it is in a group it sees).

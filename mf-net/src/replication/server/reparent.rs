@@ -8,7 +8,7 @@
 //! the new parent's group loses the group instead.
 
 use crate::replication::server::group_vis::Vis;
-use crate::replication::server::node_table::GroupKey;
+use crate::replication::server::node_table::{Group, GroupKey};
 use crate::replication::server::state::{Pending, ServerState};
 use crate::replication::shared::config::MultiplayerError;
 use crate::replication::shared::instance::as_scene_mut;
@@ -41,7 +41,8 @@ impl ServerState {
                 .ok_or(MultiplayerError::NotNetworked(p))?,
             None => 0,
         };
-        if self.root_kind(first) != Some(SCENE_TYPED) || self.is_beside(first) {
+        let group = self.group_rooted_at(first);
+        if group.map(|g| g.scene) != Some(SCENE_TYPED) || group.is_some_and(Group::beside_parent) {
             return Err(MultiplayerError::NotGroupRoot(root));
         }
         if up != 0 && self.is_under(up, first) {
@@ -282,22 +283,12 @@ impl ServerState {
     /// The kind of the group whose root is the net id `first` (flushed or pending; its scene
     /// index, or a negative kind), if it is one's root.
     fn root_kind(&self, first: u32) -> Option<i32> {
-        if let Some(p) = self.pending.iter().find(|p| p.group.first == first) {
-            return Some(p.group.scene);
-        }
-        let g = self.groups.find(first)?;
-        self.groups.get(g).map(|group| group.scene)
+        self.group_rooted_at(first).map(|g| g.scene)
     }
 
-    /// Whether the typed group from `first` (flushed or pending) is beside its parent (see
-    /// [`Store::beside_parent`](crate::store::Store::beside_parent)).
-    pub(crate) fn is_beside(&self, first: u32) -> bool {
-        let pending = self.pending.iter().find(|p| p.group.first == first);
-        let group = pending.map(|p| &p.group).or_else(|| {
-            let g = self.groups.find(first)?;
-            self.groups.get(g)
-        });
-        group.is_some_and(|g| g.beside_parent())
+    /// The group (flushed or pending) whose first net id is `first`.
+    fn group_rooted_at(&self, first: u32) -> Option<&Group> {
+        self.group_holding(first).filter(|g| g.first == first)
     }
 
     /// Whether the node `id` is `top` or was spawned under it (flushed or pending): a walk up
