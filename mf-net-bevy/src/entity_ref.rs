@@ -6,11 +6,11 @@ use mf_net::refs::{decode_node, encode_node};
 use mf_net::schema::hash_name;
 use mf_net::wire::{DecodeError, NetReader, NetWriter};
 
-use crate::node::{entity_of, node_at, MAX_REPLICATED_COMPONENTS};
+use crate::node::{entity_node, entity_of};
 
 /// A reference to a networked entity, for a `#[replicated]` member or an RPC argument (Bevy's
-/// `Entity` cannot take mf-net's codec): it travels as the net id of the entity's first
-/// replicated component and arrives as the receiver's own entity. `None` names no entity: the
+/// `Entity` cannot take mf-net's codec): it travels as the net id of the entity's own node
+/// ([`entity_node`](crate::entity_node)) and arrives as the receiver's own entity. `None` names no entity: the
 /// default, what an entity that is not networked travels as, and what a receiver that does not
 /// have the entity gets in an argument. A member naming an entity a client does not have yet
 /// keeps its value until the entity is there (the rules of `NetRef`).
@@ -30,13 +30,7 @@ impl NetCodec for NetEntity {
     const NODE_REFS: bool = true;
 
     fn encode(&self, w: &mut NetWriter) {
-        let net_id = self.0.map_or(0, |entity| {
-            (0..MAX_REPLICATED_COMPONENTS)
-                .filter_map(|slot| node_at(entity, slot))
-                .map(encode_node)
-                .find(|&id| id != 0)
-                .unwrap_or(0)
-        });
+        let net_id = self.0.and_then(entity_node).map_or(0, encode_node);
         w.write_var_u32(net_id);
     }
 

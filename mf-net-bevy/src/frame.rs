@@ -20,7 +20,7 @@ use crate::interest::sync_focus;
 use crate::late;
 use crate::messages;
 use crate::net::NetWorldExt;
-use crate::node::{entity_of, first_networked, slot_of, FirstSlot};
+use crate::node::{entity_node, entity_of, networked_node, EntityNode};
 use crate::owner;
 use crate::queue::NetQueue;
 use crate::renetwork;
@@ -162,9 +162,11 @@ fn network_new(mp: &mut NetMultiplayer) {
     late::network_inserted(mp);
 }
 
-/// Networks `entity` with `authority` and tags it, or refuses it; whether it was networked.
+/// Networks `entity` with `authority` (its own node, with its replicated components beside)
+/// and tags it, or refuses it; whether it was networked.
 fn network_one(mp: &mut NetMultiplayer, entity: Entity, authority: PeerId) -> bool {
-    let Some(root) = mp.store().first_node(entity) else {
+    let root = entity_node(entity).filter(|_| mp.store().holds_replicated(entity));
+    let Some(root) = root else {
         let why = match unregistered(mp.store().world(), entity) {
             Some(name) => format!(
                 "its component `{name}` is `Replicated` but not registered: call \
@@ -175,12 +177,16 @@ fn network_one(mp: &mut NetMultiplayer, entity: Entity, authority: PeerId) -> bo
         refuse(mp, entity, &why);
         return false;
     };
+    let world = mp.store_mut().world_mut();
+    world.entity_mut(entity).insert(EntityNode {});
     match mp.replicate(root, authority) {
         Ok(_) => {
             tag_group(mp, root);
             true
         }
         Err(error) => {
+            let world = mp.store_mut().world_mut();
+            world.entity_mut(entity).remove::<EntityNode>();
             refuse(mp, entity, &error);
             false
         }
@@ -281,8 +287,8 @@ pub struct NotReplicated {
     pub reason: String,
 }
 
-/// Gives the entity of the group rooted at `root` its [`NetworkId`] (its first node's),
-/// [`NetOwner`] and [`NetParent`] (the parent its spawn names, if any).
+/// Gives the entity whose node is `root` its [`NetworkId`], [`NetOwner`] and [`NetParent`]
+/// (the parent its spawn names, if any).
 fn tag_group(mp: &mut NetMultiplayer, root: NodeId) {
     tag(mp, root);
     let under = mp.store().parent(root).and_then(entity_of);
@@ -292,14 +298,14 @@ fn tag_group(mp: &mut NetMultiplayer, root: NodeId) {
     }
 }
 
-/// Tags the entity of `node` (its first) with its [`NetworkId`] and [`NetOwner`].
+/// Tags the entity whose node is `node` with its [`NetworkId`] and [`NetOwner`].
 fn tag(mp: &mut NetMultiplayer, node: NodeId) {
     let (Some(id), Some(entity)) = (mp.net_id(node), entity_of(node)) else {
         return;
     };
     let owner = mp.authority(node);
     if let Ok(mut entity) = mp.store_mut().world_mut().get_entity_mut(entity) {
-        entity.insert((NetworkId(id), NetOwner(owner), FirstSlot(slot_of(node))));
+        entity.insert((NetworkId(id), NetOwner(owner)));
     }
 }
 
@@ -318,13 +324,12 @@ fn tag_spawned(mp: &mut NetMultiplayer) {
             .map(|(e, _, _)| (e, PeerId::SERVER)),
     );
     for &(entity, _) in &new {
-        // The store marked the component the entity was made with as its first.
         let world = mp.store().world();
-        let first = world
+        let node = world
             .get_entity(entity)
             .ok()
-            .and_then(|e| first_networked(&e));
-        if let Some(node) = first {
+            .and_then(|e| networked_node(&e));
+        if let Some(node) = node {
             tag(mp, node);
         }
     }

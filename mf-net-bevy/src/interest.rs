@@ -7,7 +7,7 @@ use std::any::Any;
 use mf_net::replication::interest::{Cell, GridInterest, InterestPolicy, InterestQuery, Relevance};
 use mf_net::store::{NodeId, Store};
 
-use crate::node::entity_of;
+use crate::node::{entity_of, networked_node};
 use crate::store::BevyStore;
 use crate::store::NetMultiplayer;
 use crate::transform::NetTransform;
@@ -86,7 +86,8 @@ pub(crate) fn sync_focus(mp: &mut NetMultiplayer) {
         if mp.store().focused.contains(&(peer, entity)) {
             continue;
         }
-        let Some(node) = mp.store().first_node(entity) else {
+        let entity_ref = mp.store().world().get_entity(entity).ok();
+        let Some(node) = entity_ref.and_then(|e| networked_node(&e)) else {
             continue;
         };
         if mp.set_focus(peer, Some(node)).is_ok() {

@@ -1,7 +1,6 @@
 //! Replicated components inserted into entities the server networked already: at the next
 //! networking of new entities, each is networked as a group of its own beside the entity's
-//! first networked component (see
-//! [`Store::beside_parent`](mf_net::store::Store::beside_parent)), with that component's
+//! node (see [`Store::beside_parent`](mf_net::store::Store::beside_parent)), with the node's
 //! authority. Clients insert it into their copy of the entity, and remove it when the server's
 //! is removed; it goes with the entity (despawned with it, handed over with it by a recursive
 //! `set_authority`).
@@ -19,7 +18,7 @@ use tracing::warn;
 
 use crate::components::{NetworkId, Networked, Renetwork};
 use crate::node::node_at;
-use crate::owner::networked_first;
+use crate::owner::networked_entity;
 use crate::store::NetMultiplayer;
 use crate::types::ReplicatedComponents;
 
@@ -43,7 +42,7 @@ pub(crate) fn note_insert<C: Component>(
 }
 
 /// The server, when it networks new entities: the replicated components inserted since into
-/// networked entities are networked, each beside its entity's first networked component.
+/// networked entities are networked, each beside its entity's node.
 pub(crate) fn network_inserted(mp: &mut NetMultiplayer) {
     let world = mp.store_mut().world_mut();
     let Some(mut inserted) = world.get_resource_mut::<Inserted>() else {
@@ -69,10 +68,10 @@ pub(crate) fn network_inserted(mp: &mut NetMultiplayer) {
 }
 
 /// Networks the replicated components of the networked entity `e` that are not networked,
-/// with the authority of its first networked component. An entity to be networked again at
+/// with the authority of its node. An entity to be networked again at
 /// the frame's end is left alone: it is networked anew with all its components then.
 fn network_components(mp: &mut NetMultiplayer, e: Entity) {
-    let Some(first) = networked_first(mp, e) else {
+    let Some(own) = networked_entity(mp, e) else {
         return;
     };
     let world = mp.store().world();
@@ -90,7 +89,7 @@ fn network_components(mp: &mut NetMultiplayer, e: Entity) {
         .filter_map(|t| node_at(e, t.slot))
         .filter(|&node| mp.net_id(node).is_none())
         .collect();
-    let authority = mp.authority(first);
+    let authority = mp.authority(own);
     for node in nodes {
         if let Err(error) = mp.replicate(node, authority) {
             warn!(?e, %error, "a component inserted into a networked entity cannot be replicated");

@@ -65,7 +65,7 @@ pub use frame::{NetEvent, NotReplicated, UnregisteredComponent};
 pub use interest::NetGrid;
 pub use messages::{NetMessageAppExt, NetMessageTypes, NetReceived, NetSend, SendTo};
 pub use net::{Net, NetWorldExt};
-pub use node::{entity_of, MAX_REPLICATED_COMPONENTS};
+pub use node::{entity_node, entity_of, MAX_REPLICATED_COMPONENTS};
 pub use plugin::MfNetPlugin;
 pub use predict::{LocalInput, NetPredictionPlugin, NetStep, StepInputs};
 pub use queue::{NetQueue, NetRpc};
@@ -79,7 +79,7 @@ pub use types::ReplicatedComponents;
 /// The adapter's items for a glob import.
 pub mod prelude {
     pub use crate::{
-        entity_of, LocalInput, MfNetPlugin, NetEntity, NetEvent, NetFocus, NetGrid,
+        entity_node, entity_of, LocalInput, MfNetPlugin, NetEntity, NetEvent, NetFocus, NetGrid,
         NetMessageAppExt, NetMessageTypes, NetOwner, NetPredictionPlugin, NetReceived, NetRpc,
         NetSend, NetStatus, NetStep, NetTransform, NetTransformPlugin, NetWorldExt, NetworkId,
         Networked, NotReplicated, ReplicateAppExt, SendTo, StepInputs, UnregisteredComponent,

@@ -17,11 +17,11 @@ pub trait NetWorldExt {
     /// Runs `f` on the app's [`NetMultiplayer`] with this world lent as its storage: inside
     /// `f`, `mp.store_mut().world_mut()` is this world, and every call of the core that reads
     /// or writes values (RPC senders, `replicate`, `despawn`, `start_server`) sees its
-    /// entities. A node is one replicated component of an entity ([`entity_of`](crate::entity_of),
-    /// [`ReplicatedComponents::node_of`](crate::ReplicatedComponents::node_of)). On the server,
-    /// what the world changed since the adapter last looked is taken first (networked
-    /// entities given another parent move, those that lost their first networked component are
-    /// marked to be networked again), so that `f` finds the network as the world is: a
+    /// entities. A node is an entity ([`entity_node`](crate::entity_node)) or one of its
+    /// replicated components ([`ReplicatedComponents::node_of`](crate::ReplicatedComponents::node_of));
+    /// [`entity_of`](crate::entity_of) gives the entity of either. On the server, what the
+    /// world changed since the adapter last looked is taken first (networked entities given
+    /// another parent move), so that `f` finds the network as the world is: a
     /// recursive `set_authority` reaches the entities under the one named now, not those the
     /// last frame left there.
     ///

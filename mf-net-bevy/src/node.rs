@@ -1,25 +1,44 @@
-//! How a node of the core names a replicated component of an entity: the entity's index times
-//! [`MAX_REPLICATED_COMPONENTS`], plus the component type's slot (its registration order); the
-//! entity's generation.
+//! How a node of the core names an entity or one of its replicated components: the entity's
+//! index times [`MAX_REPLICATED_COMPONENTS`], plus a slot; the entity's generation. Slot 0 is
+//! the entity's own node ([`EntityNode`]), the root of its group; each registered component
+//! type has the slot of its registration order after it.
 
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::{Entity, EntityGeneration, EntityIndex};
+use mf_net::replication::Replicated;
 use mf_net::store::NodeId;
 
-/// How many replicated component types an app registers at most: a node's index is its
-/// entity's index times this, plus the type's slot (so the core's per-node tables stay about
-/// this many times the entity count).
+/// How many nodes an entity has at most: its own ([`entity_node`]) and one per replicated
+/// component type, so an app registers at most one type fewer. A node's index is its
+/// entity's index times this, plus the slot (so the core's per-node tables stay about this
+/// many times the entity count).
 pub const MAX_REPLICATED_COMPONENTS: u32 = 16;
 
-/// The slot of a networked entity's first networked component: its group's root, the node its
-/// others travel beside and its children's groups hang under (a component inserted since, in a
-/// lower slot, is not it).
-#[derive(Component, Debug, Clone, Copy)]
-pub(crate) struct FirstSlot(pub(crate) u32);
+/// The entity's own node, held by every networked entity: the root of its group, what its
+/// replicated components travel beside and its children's groups hang under. It carries no
+/// value: an entity keeps its node (and its entity on clients) whichever of its components
+/// come and go.
+#[derive(Component, Replicated, Debug, Default, Clone, Copy)]
+#[replicated(name = "mf_net_bevy::EntityNode")]
+pub(crate) struct EntityNode {}
 
-/// The node of `entity`'s first networked component, if it is networked.
-pub(crate) fn first_networked(entity: &bevy_ecs::world::EntityRef<'_>) -> Option<NodeId> {
-    node_at(entity.id(), entity.get::<FirstSlot>()?.0)
+/// The slot of an entity's own node.
+pub(crate) const ENTITY_SLOT: u32 = 0;
+
+/// The node of `entity` itself: the one to hand the entity over with (a recursive
+/// `set_authority` gives its replicated components and its networked descendants), to set its
+/// relevance with, and the one a [`NetEntity`](crate::NetEntity) names. `None` only for an
+/// entity index past what nodes can name.
+pub fn entity_node(entity: Entity) -> Option<NodeId> {
+    node_at(entity, ENTITY_SLOT)
+}
+
+/// The node of `entity`, if it is networked (it holds its [`EntityNode`]).
+pub(crate) fn networked_node(entity: &bevy_ecs::world::EntityRef<'_>) -> Option<NodeId> {
+    entity
+        .contains::<EntityNode>()
+        .then(|| entity_node(entity.id()))
+        .flatten()
 }
 
 /// The node of `entity`'s component in slot `slot`.
@@ -31,12 +50,12 @@ pub(crate) fn node_at(entity: Entity, slot: u32) -> Option<NodeId> {
     Some(NodeId::new(index, entity.generation().to_bits()))
 }
 
-/// The slot of the component `node` is.
+/// The slot of `node`: [`ENTITY_SLOT`] for an entity's own node, else its component type's.
 pub(crate) fn slot_of(node: NodeId) -> u32 {
     node.index() % MAX_REPLICATED_COMPONENTS
 }
 
-/// The entity whose component `node` is.
+/// The entity `node` is, or whose component it is.
 pub fn entity_of(node: NodeId) -> Option<Entity> {
     let index = EntityIndex::from_raw_u32(node.index() / MAX_REPLICATED_COMPONENTS)?;
     let generation = EntityGeneration::from_bits(node.generation());

@@ -1,11 +1,11 @@
-//! [`NetOwner`]: an entity's is the authority of its first networked component, on every peer.
+//! [`NetOwner`]: an entity's is the authority of its own node, on every peer.
 
 use bevy_ecs::entity::Entity;
 
 use mf_net::store::NodeId;
 
 use crate::components::NetOwner;
-use crate::node::first_networked;
+use crate::node::networked_node;
 use crate::store::NetMultiplayer;
 
 /// Every networked entity's [`NetOwner`] (see [`set_owner`]), once a frame's authorities
@@ -26,10 +26,9 @@ pub(crate) fn owners_of_all(mp: &mut NetMultiplayer) {
     mp.store_mut().entities = all;
 }
 
-/// `entity`'s [`NetOwner`]: the authority of its first networked component (a component
-/// inserted since the entity was networked is not), while that is networked.
+/// `entity`'s [`NetOwner`]: the authority of its own node, while that is networked.
 pub(crate) fn set_owner(mp: &mut NetMultiplayer, entity: Entity) {
-    let Some(node) = networked_first(mp, entity) else {
+    let Some(node) = networked_entity(mp, entity) else {
         return;
     };
     let owner = NetOwner(mp.authority(node));
@@ -41,8 +40,8 @@ pub(crate) fn set_owner(mp: &mut NetMultiplayer, entity: Entity) {
     }
 }
 
-/// The node of `entity`'s first networked component, while that is networked.
-pub(crate) fn networked_first(mp: &NetMultiplayer, entity: Entity) -> Option<NodeId> {
+/// The node of `entity`, while it is networked.
+pub(crate) fn networked_entity(mp: &NetMultiplayer, entity: Entity) -> Option<NodeId> {
     let entity = mp.store().world().get_entity(entity).ok()?;
-    first_networked(&entity).filter(|&node| mp.net_id(node).is_some())
+    networked_node(&entity).filter(|&node| mp.net_id(node).is_some())
 }

@@ -1,19 +1,13 @@
 //! Entities the server networks again, because clients would lose them while the server keeps
-//! them:
-//!
-//! - an entity whose first networked component was removed while it holds another networked
-//!   one: its other components travelled beside that component's node, and clients despawn the
-//!   entity with it;
-//! - an entity given another parent that the core would not move there (see `reparent`).
+//! them: an entity given another parent that the core would not move there (see `reparent`).
 //!
 //! Before new entities are networked, each such entity is marked [`Renetwork`]: the store
 //! reports its nodes gone, so the core despawns them on clients at the frame's end. Its
 //! networked children are made roots on clients first, and follow it once it is networked
-//! again (so clients keep them); so are those of an entity that is no longer [`Networked`], or
-//! holds no networked component any more (one inserted in that frame is not networked yet),
-//! which loses its [`NetworkId`], so that no two entities show the same one. After
-//! the frame's end, the marked entities lose their `NetworkId` and are networked anew, as new
-//! entities on clients: each component keeps its authority, each client the relevance
+//! again (so clients keep them); so are those of an entity that is no longer [`Networked`],
+//! which loses its [`NetworkId`] and its [`EntityNode`], so that no two entities show the same
+//! one. After the frame's end, the marked entities lose their `NetworkId` and are networked
+//! anew, as new entities on clients: each component keeps its authority, each client the relevance
 //! `set_relevant` set for it, and the states that name them are sent again. What a client
 //! that left at that frame's end owned goes as a leaving client's nodes go at any other time.
 
@@ -21,14 +15,14 @@ use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::Children;
 use bevy_ecs::query::{QueryState, With, Without};
 use bevy_ecs::resource::Resource;
-use bevy_ecs::world::{EntityRef, World};
+use bevy_ecs::world::World;
 use mf_net::store::{NodeId, Store};
 use mf_net::transport::PeerId;
 
 use crate::components::{NetOwner, NetworkId, Networked, Renetwork};
 use crate::late;
-use crate::node::{entity_of, node_at, FirstSlot};
-use crate::owner::{networked_first, set_owner};
+use crate::node::{entity_of, node_at, EntityNode};
+use crate::owner::{networked_entity, set_owner};
 use crate::removals::Removals;
 use crate::reparent;
 use crate::store::NetMultiplayer;
@@ -51,15 +45,13 @@ pub(crate) struct Renetworking {
     /// The relevance each peer was set for each of them (`set_relevant`, for its group), to
     /// set again once it is networked again.
     relevance: Vec<(Entity, PeerId, bool)>,
-    /// Their nodes, and those of entities no longer networked (see [`entity_nodes`]).
+    /// Their nodes (see [`entity_nodes`]).
     nodes: Vec<NodeId>,
     /// Entities no longer `Networked` that still carry a `NetworkId`: they lose it (and are
     /// networked anew if they are made `Networked` again).
     unnetworked: Vec<Entity>,
     /// The query for those, made once.
     unnetworked_query: Option<Unnetworked>,
-    /// The entities something was removed from since the last look ([`Removals`]).
-    removed: Vec<Entity>,
 }
 
 /// Entities no longer `Networked` that carry a `NetworkId`.
@@ -78,22 +70,19 @@ fn put_back(mp: &mut NetMultiplayer, r: Renetworking) {
 
 /// Before new entities are networked (in the fixed step, and before the frame ends): marks
 /// what is to be networked again at the frame's end (what was given another parent; after
-/// removals, what clients lose).
+/// removals, the children of entities no longer networked that the core would not make
+/// roots).
 pub(crate) fn mark(mp: &mut NetMultiplayer) {
     let stamp = |mp: &NetMultiplayer| {
         let removals = mp.store().world().get_resource::<Removals>();
         removals.map_or(0, Removals::stamp)
     };
     let mut r = take(mp);
-    let world = mp.store_mut().world_mut();
-    if let Some(mut removals) = world.get_resource_mut::<Removals>() {
-        removals.take_from(&mut r.removed);
-    }
     for e in reparent::follow(mp) {
         mark_subtree(mp, e, &mut r);
     }
     if stamp(mp) != r.seen {
-        for root in lost_after_removals(mp, &mut r) {
+        for root in lost_with_unnetworked(mp, &mut r) {
             mark_subtree(mp, root, &mut r);
         }
         r.seen = stamp(mp);
@@ -113,7 +102,7 @@ fn note_settings(mp: &NetMultiplayer, r: &mut Renetworking) {
     }
     r.relevance.clear();
     for &e in &r.entities {
-        if let Some(first) = networked_first(mp, e) {
+        if let Some(first) = networked_entity(mp, e) {
             for &peer in mp.peers() {
                 if let Some(relevant) = mp.relevance_set(first, peer) {
                     r.relevance.push((e, peer, relevant));
@@ -138,22 +127,17 @@ pub(crate) fn mark_deferred(mp: &mut NetMultiplayer) {
     put_back(mp, r);
 }
 
-/// A client's frame: forgets the notes of removals, new parents and inserted components (it
-/// networks nothing).
+/// A client's frame: forgets the notes of new parents and inserted components (it networks
+/// nothing).
 pub(crate) fn forget_notes(world: &mut World) {
     reparent::forget(world);
     late::forget(world);
-    if let Some(mut removals) = world.get_resource_mut::<Removals>() {
-        removals.forget_from();
-    }
 }
 
-/// After removals: the roots of what clients lose (entities that lost their first networked
-/// component; the children of entities no longer networked are made roots instead, or, should
-/// the core not move one, lost too). Entities left with nothing networked lose their
-/// `NetworkId`, and states naming them go again.
-fn lost_after_removals(mp: &mut NetMultiplayer, r: &mut Renetworking) -> Vec<Entity> {
-    let mut roots = Vec::new();
+/// After removals: the networked children of entities no longer networked are made roots on
+/// clients; returns those the core would not move (clients would lose them: they are networked
+/// again).
+fn lost_with_unnetworked(mp: &mut NetMultiplayer, r: &mut Renetworking) -> Vec<Entity> {
     let store = mp.store_mut();
     let query = r
         .unnetworked_query
@@ -164,26 +148,8 @@ fn lost_after_removals(mp: &mut NetMultiplayer, r: &mut Renetworking) -> Vec<Ent
     for &e in &r.unnetworked {
         children.extend(networked_children(&store.world, e));
     }
-    for (e, keeps_some) in lost_first(mp, &mut r.removed) {
-        if keeps_some {
-            roots.push(e);
-            continue;
-        }
-        // Nothing of it is networked now: it is networked anew (if it holds a replicated
-        // component inserted in this frame) or refused, as a new `Networked` entity is.
-        r.nodes.extend(entity_nodes(mp.store().world(), e));
-        let world = mp.store_mut().world_mut();
-        if let Ok(mut entity) = world.get_entity_mut(e) {
-            entity.remove::<(FirstSlot, NetworkId)>();
-        }
-        children.extend(networked_children(world, e));
-    }
-    roots.extend(
-        children
-            .into_iter()
-            .filter(|&c| !reparent::make_root(mp, c)),
-    );
-    roots
+    children.retain(|&c| !reparent::make_root(mp, c));
+    children
 }
 
 /// After the frame's end (the core despawned the marked entities' nodes): the marked entities
@@ -195,7 +161,7 @@ pub(crate) fn network_again(mp: &mut NetMultiplayer, network_new: fn(&mut NetMul
     let world = mp.store_mut().world_mut();
     for &e in r.entities.iter().chain(&r.unnetworked) {
         if let Ok(mut entity) = world.get_entity_mut(e) {
-            entity.remove::<(Renetwork, NetworkId, FirstSlot)>();
+            entity.remove::<(Renetwork, NetworkId, EntityNode)>();
         }
     }
     r.unnetworked.clear();
@@ -222,7 +188,7 @@ pub(crate) fn network_again(mp: &mut NetMultiplayer, network_new: fn(&mut NetMul
 /// Each entity networked again gets the relevance `set_relevant` set for each peer before.
 fn set_relevance_again(mp: &mut NetMultiplayer, set: impl Iterator<Item = (Entity, PeerId, bool)>) {
     for (e, peer, relevant) in set {
-        if let Some(node) = networked_first(mp, e) {
+        if let Some(node) = networked_entity(mp, e) {
             // Refused (not networked again) or the peer gone: nothing to set.
             let _ = mp.set_relevant(node, peer, relevant);
         }
@@ -237,7 +203,7 @@ fn give_joiners_their_own(
     joining: impl Iterator<Item = (Entity, PeerId)>,
 ) {
     for (e, owner) in joining {
-        let node = networked_first(mp, e);
+        let node = networked_entity(mp, e);
         if let Some(node) = node.filter(|&n| mp.authority(n) != owner) {
             // Refused only for a node no longer networked.
             let _ = mp.set_authority(node, owner, true);
@@ -264,8 +230,8 @@ fn note_joining(world: &World, r: &mut Renetworking) {
 
 /// What a client that left at the frame's end (a timeout, after [`mark`]) owned among the
 /// marked nodes goes as a leaving client's nodes go at any other time: despawned (as the
-/// store despawns them: a component, or the entity with its children if it is the entity's
-/// first), or the server's with `despawn_owned_on_disconnect` off. The core no longer held
+/// store despawns them: a component, or the entity with its children for the entity's own
+/// node), or the server's with `despawn_owned_on_disconnect` off. The core no longer held
 /// them when the client left.
 fn drop_what_leavers_owned(mp: &mut NetMultiplayer, r: &mut Renetworking) {
     let left =
@@ -304,51 +270,10 @@ fn give_back(mp: &mut NetMultiplayer, node: NodeId, peer: PeerId) -> bool {
     entity.is_some_and(|e| e.contains::<Networked>() && !e.contains::<NetworkId>())
 }
 
-/// The networked entities, among those something was removed from, whose first networked
-/// component is gone, each with whether it holds another networked one (then it is networked
-/// again; if not, its networked children are).
-fn lost_first(mp: &NetMultiplayer, removed: &mut [Entity]) -> Vec<(Entity, bool)> {
-    let world = mp.store().world();
-    let Some(types) = world.get_resource::<ReplicatedComponents>() else {
-        return Vec::new();
-    };
-    let holds = |e: &EntityRef<'_>, slot: u32| {
-        types
-            .by_slot(slot)
-            .is_some_and(|t| e.contains_type_id(t.type_id))
-    };
-    let networked = |e: &EntityRef<'_>, slot: u32| {
-        holds(e, slot) && node_at(e.id(), slot).is_some_and(|node| mp.net_id(node).is_some())
-    };
-    let slots = u32::try_from(types.iter().count()).unwrap_or(0);
-    removed.sort_unstable();
-    let mut lost = Vec::new();
-    let mut last = None;
-    for &e in removed.iter() {
-        if last.replace(e) == Some(e) {
-            continue;
-        }
-        let Ok(entity) = world.get_entity(e) else {
-            continue;
-        };
-        let Some(&FirstSlot(first)) = entity.get::<FirstSlot>() else {
-            continue;
-        };
-        let marked = entity.contains::<Renetwork>() || !entity.contains::<Networked>();
-        if marked || holds(&entity, first) {
-            continue;
-        }
-        lost.push((e, (0..slots).any(|slot| networked(&entity, slot))));
-    }
-    lost
-}
-
-/// The node of every registered type's component of `e`, held or not. A `NetEntity` travels as
-/// the entity's first networked node, which may be another once it is networked again: states
-/// naming any of them go again.
+/// The node of `e` and of every registered type's component of `e`, held or not.
 fn entity_nodes(world: &World, e: Entity) -> impl Iterator<Item = NodeId> {
     let types = world.get_resource::<ReplicatedComponents>();
-    let slots = types.map_or(0, |t| u32::try_from(t.iter().count()).unwrap_or(0));
+    let slots = types.map_or(0, ReplicatedComponents::slots);
     (0..slots).filter_map(move |slot| node_at(e, slot))
 }
 

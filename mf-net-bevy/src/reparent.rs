@@ -16,7 +16,7 @@ use mf_net::store::Store;
 
 use crate::components::{NetworkId, Networked, Renetwork};
 use crate::node::entity_of;
-use crate::owner::networked_first;
+use crate::owner::networked_entity;
 use crate::store::NetMultiplayer;
 
 /// The entity a networked entity hangs under on clients, kept by the server: the networked
@@ -99,10 +99,10 @@ pub(crate) fn follow_deferred(mp: &mut NetMultiplayer) -> Vec<Entity> {
 /// follows its parent again once that is networked ([`follow_deferred`]). Returns whether it
 /// did (`false` if the core will not move it).
 pub(crate) fn make_root(mp: &mut NetMultiplayer, e: Entity) -> bool {
-    let Some(first) = networked_first(mp, e) else {
+    let Some(own) = networked_entity(mp, e) else {
         return false;
     };
-    if mp.set_parent(first, None).is_err() {
+    if mp.set_parent(own, None).is_err() {
         return false;
     }
     let world = mp.store_mut().world_mut();
@@ -135,7 +135,7 @@ fn follow_these(mp: &mut NetMultiplayer, these: &[Entity]) -> Vec<Entity> {
 
 /// [`follow`] for the entity `e`; `false` if the core refuses the move.
 fn follow_one(mp: &mut NetMultiplayer, e: Entity) -> bool {
-    let Some(first) = networked_first(mp, e) else {
+    let Some(own) = networked_entity(mp, e) else {
         return true;
     };
     let world = mp.store().world();
@@ -146,14 +146,10 @@ fn follow_one(mp: &mut NetMultiplayer, e: Entity) -> bool {
     let under = under.and_then(|p| world.get_entity(p).ok());
     // A parent about to be networked (anew, at the frame's end): a root until it is.
     let waits = under.is_some_and(|p| to_be_networked(&p));
-    let parent = if waits {
-        None
-    } else {
-        mp.store().parent(first)
-    };
+    let parent = if waits { None } else { mp.store().parent(own) };
     let now = parent.and_then(entity_of);
     if world.get::<NetParent>(e) != Some(&NetParent(now)) {
-        if mp.set_parent(first, parent).is_err() {
+        if mp.set_parent(own, parent).is_err() {
             return false;
         }
         let world = mp.store_mut().world_mut();

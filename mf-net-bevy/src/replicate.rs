@@ -46,11 +46,10 @@ impl ReplicateAppExt for App {
     }
 }
 
-/// A `C` went (removed, or its entity despawned): the server's scan for despawned nodes runs,
-/// and looks at the entity.
+/// A `C` went (removed, or its entity despawned): the server's scan for despawned nodes runs.
 pub(crate) fn bump_on_remove<C: Component>(
-    event: On<'_, '_, Remove, C>,
+    _: On<'_, '_, Remove, C>,
     mut removals: ResMut<'_, Removals>,
 ) {
-    removals.removed_from(event.event().entity);
+    removals.bump();
 }

@@ -1,7 +1,8 @@
-//! [`BevyStore`]: a Bevy [`World`] as the core's storage. A node is one replicated component
-//! of an entity: the entity's index and generation, and the component type's slot (its
-//! registration order). An entity is networked as one group of its replicated components; each
-//! of its [`Networked`] children is a group of its own, under it.
+//! [`BevyStore`]: a Bevy [`World`] as the core's storage. A node is an entity's own node
+//! ([`EntityNode`](crate::node::EntityNode)) or one of its replicated components: the entity's
+//! index and generation, and the slot (see [`node`](crate::node)). An entity is networked as
+//! one group, its own node the root and its replicated components beside it; each of its
+//! [`Networked`] children is a group of its own, under it.
 
 use std::any::{Any, TypeId};
 
@@ -17,7 +18,7 @@ use mf_net::transport::PeerId;
 
 use crate::components::NetFocus;
 use crate::components::{NetOwner, NetworkId, Networked, Renetwork};
-use crate::node::{entity_of, first_networked, node_at, slot_of, FirstSlot};
+use crate::node::{entity_of, networked_node, node_at, slot_of, ENTITY_SLOT};
 use crate::removals::Removals;
 use crate::types::{ComponentType, ReplicatedComponents};
 
@@ -75,34 +76,28 @@ impl BevyStore {
         entity.contains_type_id(ty.type_id).then_some(ty)
     }
 
-    /// The node of `entity`'s first replicated component present: its group's root when it is
-    /// networked now (later, a component inserted in a lower slot comes first: the entity's
-    /// [`FirstSlot`] says which is).
-    pub(crate) fn first_node(&self, entity: Entity) -> Option<NodeId> {
-        let e = self.world.get_entity(entity).ok()?;
-        let ty = self
-            .types()?
-            .iter()
-            .find(|t| e.contains_type_id(t.type_id))?;
-        node_at(entity, ty.slot)
+    /// Whether `entity` holds a component of a registered replicated type.
+    pub(crate) fn holds_replicated(&self, entity: Entity) -> bool {
+        let (Ok(e), Some(types)) = (self.world.get_entity(entity), self.types()) else {
+            return false;
+        };
+        types.iter().any(|t| e.contains_type_id(t.type_id))
     }
 
-    /// Appends the nodes of the replicated components of `root`'s entity but `root` (which
-    /// `group` holds), each beside it; none for a component inserted since the entity was
-    /// networked (a group of its own, beside the entity's first networked component).
+    /// Appends the nodes of the replicated components of the entity whose own node is `root`
+    /// (which `group` holds), each beside it; none for a component's node (a component
+    /// inserted since its entity was networked is a group of its own, beside the entity's
+    /// node).
     fn push_components(&self, root: NodeId, group: &mut Vec<(NodeId, Link<u32>)>) {
-        let Some(entity) = entity_of(root) else {
+        let Some(entity) = entity_of(root).filter(|_| slot_of(root) == ENTITY_SLOT) else {
             return;
         };
         let (Ok(e), Some(types)) = (self.world.get_entity(entity), self.types()) else {
             return;
         };
-        if first_networked(&e).is_some_and(|first| first != root) {
-            return;
-        }
         let held = types.iter().filter(|t| e.contains_type_id(t.type_id));
-        let others = held.filter_map(|ty| node_at(entity, ty.slot));
-        group.extend(others.filter(|&n| n != root).map(|n| (n, Link::Beside(0))));
+        let nodes = held.filter_map(|ty| node_at(entity, ty.slot));
+        group.extend(nodes.map(|n| (n, Link::Beside(0))));
     }
 
     /// The world the core works on (the app's, while the core runs).
@@ -144,19 +139,14 @@ impl Store for BevyStore {
         (ty.value_mut)(&mut self.world, entity_of(node)?)
     }
 
-    /// The node of a networked entity's first networked component despawns the entity, with
-    /// its children: the entity is the unit of existence. Another component's node removes
-    /// that component only (as the server does when a game removes it).
+    /// An entity's own node despawns the entity, with its children: the entity is the unit of
+    /// existence. A component's node removes that component only (as the server does when a
+    /// game removes it).
     fn despawn(&mut self, node: NodeId) -> bool {
         let Some(entity) = entity_of(node) else {
             return false;
         };
-        let first = self
-            .world
-            .get_entity(entity)
-            .ok()
-            .and_then(|e| first_networked(&e));
-        if first.is_some_and(|first| first != node) {
+        if slot_of(node) != ENTITY_SLOT {
             return self
                 .type_of(node)
                 .is_some_and(|ty| (ty.remove)(&mut self.world, entity));
@@ -168,35 +158,31 @@ impl Store for BevyStore {
         self.spawn_linked(ty, Link::Root)
     }
 
-    /// An entity's group is its replicated components; its `Networked` children are groups
-    /// of their own, under it.
+    /// An entity's group is its own node and its replicated components; its `Networked`
+    /// children are groups of their own, under it.
     fn group(&self, root: NodeId, group: &mut Vec<(NodeId, Link<u32>)>) {
         self.push_components(root, group);
     }
 
-    /// The first networked component of the entity's parent, if the parent is networked (and
-    /// not being networked again: see `renetwork`) and that component is still there; for a
-    /// component inserted since its entity was networked, the entity's first networked one.
+    /// The node of the entity's parent, if the parent is networked (and not being networked
+    /// again: see `renetwork`); for a component inserted since its entity was networked, the
+    /// entity's node.
     fn parent(&self, root: NodeId) -> Option<NodeId> {
         let entity = self.world.get_entity(entity_of(root)?).ok()?;
-        if let Some(first) = first_networked(&entity).filter(|&first| first != root) {
-            return Some(first);
+        if slot_of(root) != ENTITY_SLOT {
+            return networked_node(&entity);
         }
         let parent = entity.get::<ChildOf>()?.parent();
         let parent = self.world.get_entity(parent).ok()?;
         if !parent.contains::<Networked>() || parent.contains::<Renetwork>() {
             return None;
         }
-        let first = first_networked(&parent)?;
-        self.type_of(first).is_some().then_some(first)
+        networked_node(&parent)
     }
 
-    /// A component inserted since its entity was networked goes beside the entity's first
-    /// networked component.
+    /// A component inserted since its entity was networked goes beside the entity's node.
     fn beside_parent(&self, root: NodeId) -> bool {
-        let entity = entity_of(root).and_then(|e| self.world.get_entity(e).ok());
-        let first = entity.and_then(|e| first_networked(&e));
-        first.is_some_and(|first| first != root)
+        slot_of(root) != ENTITY_SLOT
     }
 
     /// A client: the entity of `root` becomes a child of `parent`'s entity (`ChildOf`), or a
@@ -219,8 +205,10 @@ impl Store for BevyStore {
 
     fn spawn_linked(&mut self, ty: TypeId, link: Link<NodeId>) -> Option<NodeId> {
         let ty = *self.types()?.get(ty)?;
-        // A new entity's first networked component is the one it is made with (a component
-        // in a lower slot may arrive beside it later).
+        // An entity is made with its own node; a component is inserted into one.
+        if matches!(link, Link::Beside(_)) == (ty.slot == ENTITY_SLOT) {
+            return None;
+        }
         let entity = match link {
             Link::Root => (ty.spawn)(&mut self.world, None),
             Link::ChildOf(parent) => {
@@ -234,7 +222,6 @@ impl Store for BevyStore {
                 return node_at(entity, ty.slot);
             }
         };
-        self.world.entity_mut(entity).insert(FirstSlot(ty.slot));
         node_at(entity, ty.slot)
     }
 }

@@ -8,7 +8,8 @@ use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
 use mf_net::store::NodeId;
 
-use crate::node::{node_at, MAX_REPLICATED_COMPONENTS};
+use crate::node::{node_at, EntityNode, ENTITY_SLOT, MAX_REPLICATED_COMPONENTS};
+use crate::rows::component_type;
 
 /// One replicated component type, type-erased.
 #[derive(Clone, Copy)]
@@ -31,10 +32,19 @@ pub(crate) struct ComponentType {
 
 /// The component types registered with
 /// [`replicate`](crate::ReplicateAppExt::replicate), in registration order (a type's
-/// position is its slot in its nodes' indexes).
-#[derive(Resource, Default)]
+/// position is its slot in its nodes' indexes), after the entity's own node
+/// ([`EntityNode`], slot 0).
+#[derive(Resource)]
 pub struct ReplicatedComponents {
     types: Vec<ComponentType>,
+}
+
+impl Default for ReplicatedComponents {
+    fn default() -> Self {
+        Self {
+            types: vec![component_type::<EntityNode>(ENTITY_SLOT)],
+        }
+    }
 }
 
 impl ReplicatedComponents {
@@ -42,7 +52,8 @@ impl ReplicatedComponents {
     ///
     /// # Panics
     ///
-    /// If [`MAX_REPLICATED_COMPONENTS`] types are registered already.
+    /// If one type fewer than [`MAX_REPLICATED_COMPONENTS`] is registered already (the
+    /// entity's own node takes a slot).
     pub(crate) fn add(&mut self, type_id: TypeId, entry: impl FnOnce(u32) -> ComponentType) {
         if self.types.iter().any(|t| t.type_id == type_id) {
             return;
@@ -50,8 +61,9 @@ impl ReplicatedComponents {
         let slot = u32::try_from(self.types.len()).unwrap_or(u32::MAX);
         assert!(
             slot < MAX_REPLICATED_COMPONENTS,
-            "mf-net-bevy replicates at most {MAX_REPLICATED_COMPONENTS} component types; \
-             group members into fewer components (a struct marked #[replicated(flatten)])"
+            "mf-net-bevy replicates at most {} component types; group members into fewer \
+             components (a struct marked #[replicated(flatten)])",
+            MAX_REPLICATED_COMPONENTS - 1
         );
         self.types.push(entry(slot));
     }
@@ -72,9 +84,14 @@ impl ReplicatedComponents {
         self.types.iter().find(|t| t.type_id == ty)
     }
 
-    /// The registered types.
+    /// How many slots are taken: the entity's own node's and the registered types'.
+    pub(crate) fn slots(&self) -> u32 {
+        u32::try_from(self.types.len()).unwrap_or(u32::MAX)
+    }
+
+    /// The registered component types (not the entity's own node).
     pub(crate) fn iter(&self) -> impl Iterator<Item = &ComponentType> {
-        self.types.iter()
+        self.types.iter().skip(1)
     }
 
     /// Whether `ty` is registered.

@@ -22,8 +22,8 @@
 //!   same type on one of its `Networked` entities, with the same full state (quantized members
 //!   by their quantized value), and the same authority;
 //! - the components of one server entity are on one client entity, whose `NetworkId` and
-//!   `NetOwner` are the server entity's; a `NetOwner` is the authority of its entity's first
-//!   component (both ends);
+//!   `NetOwner` are the server entity's, with the entity's own node of that net id and
+//!   authority; a `NetOwner` is the authority of its entity's node (both ends);
 //! - a child spawned with its parent, or networked or moved under its networked parent, is a
 //!   child (`ChildOf`) of the parent's copy; one networked as a root (its parent was never
 //!   networked, or was being networked again in that frame) is a root;
@@ -35,10 +35,11 @@
 //!   `Networked` entity;
 //! - and no two entities of a peer (server or client) show one `NetworkId`.
 //!
-//! Besides, the server's authority of every networked component is the one its hand-overs
-//! gave: the owner of its group at spawn, then the peer of the last `set_authority` naming its
-//! entity's first component (with `recursive`, for every component of the entity and of its
-//! networked descendants, the groups under it; without, for that component only).
+//! Besides, the server's authority of every networked entity and component is the one its
+//! hand-overs gave: the owner of its group at spawn, then the peer of the last `set_authority`
+//! naming it, or naming its entity's node with `recursive` (which gives every component of the
+//! entity and its networked descendants, the groups under it; a component inserted later and
+//! not networked yet takes the entity's when it is).
 //!
 //! `CHAOS_SEEDS=n` (from `CHAOS_FROM`, default 0) runs `n` seeds instead of the default ones:
 //! `CHAOS_SEEDS=2000 cargo test --release -p mf-net-bevy --test chaos`. The draws that meet
@@ -136,7 +137,26 @@ const fn kind<C: Component<Mutability = Mutable> + Replicated + Default>(
     }
 }
 
-/// The registered types, in slot order (`NetTransformPlugin` registers first).
+/// The entity's own node, as a kind of its own: no state, not inserted nor removed.
+const ENTITY: Kind = Kind {
+    name: "entity",
+    node: |_, e| entity_node(e),
+    state: |_, _| Some(Vec::new()),
+    has: |_, _| true,
+    insert: |_, _| {},
+    remove: |_, _| {},
+};
+
+/// [`ENTITY`]'s key in [`Chaos::owners`].
+const OWN: usize = usize::MAX;
+
+/// The kind of key `k` of [`Chaos::owners`].
+fn kind_of(k: usize) -> &'static Kind {
+    KINDS.get(k).unwrap_or(&ENTITY)
+}
+
+/// The registered types, in slot order after the entity's own node (`NetTransformPlugin`
+/// registers first).
 const KINDS: [Kind; 4] = [
     kind::<NetTransform>("NetTransform"),
     kind::<Body>("Body"),
@@ -221,7 +241,7 @@ fn view(app: &mut App, role: &Role<'_>) -> Vec<Seen> {
     world.net(|mp| {
         let mut out: Vec<Seen> = entities
             .iter()
-            .flat_map(|&e| KINDS.iter().map(move |k| (e, k)))
+            .flat_map(|&e| KINDS.iter().chain([&ENTITY]).map(move |k| (e, k)))
             .filter_map(|(e, k)| seen(mp, e, k, role))
             .collect();
         out.sort();
@@ -307,22 +327,17 @@ fn differences(expected: &[Seen], held: &mut [Seen]) -> Option<String> {
         .then(|| format!("expected but not held: {missing:#?}\nheld but not expected: {extra:#?}"))
 }
 
-/// Problems on one peer that need no comparison: an entity's `NetOwner` that is not the
-/// authority of its first component, a `Networked` entity with no networked component, a
-/// client's `Transform` that does not show its `NetTransform`.
+/// Problems on one peer that need no comparison: an entity whose `NetworkId` is not its
+/// node's net id, or whose `NetOwner` is not its node's authority, a `Networked` entity
+/// unknown to the core, a client's `Transform` that does not show its `NetTransform`.
 fn local_problems(app: &mut App, seen: &[Seen]) -> Vec<String> {
     let mut problems = Vec::new();
-    // An entity's first component is the one whose net id it shows (a component inserted
-    // since may have a lower one: ids are reused).
-    let mut firsts: HashMap<NetId, &Seen> = HashMap::new();
-    for s in seen.iter().filter(|s| s.id.is_some() && s.id == s.entity) {
-        if let Some(e) = s.entity {
-            firsts.insert(e, s);
-        }
-    }
-    for (e, first) in &firsts {
-        if first.owner != Some(first.authority) {
-            problems.push(format!("entity {e}: NetOwner {:?}, {first:?}", first.owner));
+    for s in seen
+        .iter()
+        .filter(|s| s.kind == ENTITY.name && s.id.is_some())
+    {
+        if s.entity != s.id || s.owner != Some(s.authority) {
+            problems.push(format!("entity {s:?}: NetOwner {:?}", s.owner));
         }
     }
     let world = app.world_mut();
@@ -352,9 +367,7 @@ fn local_problems(app: &mut App, seen: &[Seen]) -> Vec<String> {
     let ids: HashSet<Option<NetId>> = seen.iter().map(|s| s.entity).collect();
     for id in networked.iter(world) {
         if !is_server && !ids.contains(&id.map(|n| n.0)) {
-            problems.push(format!(
-                "Networked entity {id:?} without a networked component"
-            ));
+            problems.push(format!("Networked entity {id:?} unknown to the core"));
         }
     }
     problems
@@ -380,7 +393,8 @@ struct Chaos {
     travelled: HashSet<Entity>,
     /// Entities never networked.
     plain: HashSet<Entity>,
-    /// The authority each networked component must have: by entity and kind.
+    /// The authority each networked component must have: by entity and kind ([`OWN`]: the
+    /// entity's own node).
     owners: HashMap<(Entity, usize), PeerId>,
     /// Whether a grid decides relevance.
     gridded: bool,
@@ -543,11 +557,10 @@ impl Chaos {
         // its own (under the parent), with the server's authority.
         let owner = match parent {
             None => owner,
-            Some(p) if travels => (0..KINDS.len())
-                .find_map(|k| self.owners.get(&(p, k)).copied())
-                .unwrap_or(owner),
+            Some(p) if travels => self.owners.get(&(p, OWN)).copied().unwrap_or(owner),
             Some(_) => PeerId::SERVER,
         };
+        self.owners.insert((e, OWN), owner);
         for &k in &kinds {
             (KINDS[k].insert)(world, e);
             self.owners.insert((e, k), owner);
@@ -583,7 +596,7 @@ impl Chaos {
         self.owners.retain(|(e, k), _| {
             world
                 .get_entity(*e)
-                .is_ok_and(|x| x.contains::<Networked>() && (KINDS[*k].has)(world, *e))
+                .is_ok_and(|x| x.contains::<Networked>() && (kind_of(*k).has)(world, *e))
         });
     }
 
@@ -593,30 +606,13 @@ impl Chaos {
         if let Some(e) = self.any_live().filter(|_| self.rng.chance(4)) {
             let k = self.rng.below(KINDS.len() as u64) as usize;
             let world = self.server.world_mut();
-            let lost_first = match (KINDS[k].has)(world, e) {
-                true if avoid("remove") && is_first(world, e, k) => false,
-                true => {
-                    let first = is_first(world, e, k);
-                    (KINDS[k].remove)(world, e);
-                    first
-                }
-                false => {
-                    (KINDS[k].insert)(world, e);
-                    false
-                }
-            };
-            if lost_first {
-                self.networked_again(e);
+            match (KINDS[k].has)(world, e) {
+                true => (KINDS[k].remove)(world, e),
+                false => (KINDS[k].insert)(world, e),
             }
             // A component inserted before the entity is networked goes with it; one inserted
-            // since, beside its first networked component, with that one's authority.
-            let world = self.server.world_mut();
-            let owner = match world.get::<NetworkId>(e) {
-                None => (0..KINDS.len()).find_map(|k| self.owners.get(&(e, k)).copied()),
-                Some(_) => (0..KINDS.len())
-                    .find(|&j| is_first(world, e, j))
-                    .and_then(|j| self.owners.get(&(e, j)).copied()),
-            };
+            // since, beside the entity's node: either way with the node's authority.
+            let owner = self.owners.get(&(e, OWN)).copied();
             if let Some(owner) = owner.filter(|_| (KINDS[k].has)(world, e)) {
                 self.owners.entry((e, k)).or_insert(owner);
             }
@@ -733,8 +729,16 @@ impl Chaos {
         if let Some(e) = self.any_live().filter(|_| self.rng.chance(20)) {
             let peer = self.any_peer();
             let how = self.rng.below(3);
+            let through = self.rng.below(KINDS.len() as u64 + 1) as usize;
             self.server.world_mut().net(|mp| {
-                let Some(node) = mp.store().first_node_of(e) else {
+                // Through the entity's node or any of its components: the entity's.
+                let world = mp.store().world();
+                let types = world.resource::<ReplicatedComponents>();
+                let node = match KINDS.get(through).filter(|k| (k.has)(world, e)) {
+                    Some(k) => (k.node)(types, e),
+                    None => entity_node(e),
+                };
+                let Some(node) = node else {
                     return;
                 };
                 let _ = match how {
@@ -763,41 +767,42 @@ impl Chaos {
         }
     }
 
-    /// Gives `peer` authority over `e`'s first component (and, `recursive`, its networked
-    /// descendants), and notes what it should give.
+    /// Gives `peer` authority over `e`'s node or one of its networked components (and,
+    /// `recursive`, what is under it), and notes what it should give.
     fn hand_over(&mut self, e: Entity, peer: PeerId, recursive: bool) {
+        let through = self.rng.below(KINDS.len() as u64 + 1) as usize;
+        let k = KINDS.get(through).map_or(OWN, |_| through);
         let world = self.server.world_mut();
-        let first = world.net(|mp| {
-            let types = mp.store().world().resource::<ReplicatedComponents>();
-            let has = |k: &usize| (KINDS[*k].has)(mp.store().world(), e);
-            let node = |k: usize| (KINDS[k].node)(types, e).unwrap();
-            (0..KINDS.len())
-                .filter(has)
-                .find(|&k| mp.net_id(node(k)).is_some())
-                .map(|k| (k, node(k)))
+        let node = world.net(|mp| {
+            let world = mp.store().world();
+            let types = world.resource::<ReplicatedComponents>();
+            let kind = kind_of(k);
+            let node = (kind.node)(types, e).filter(|_| (kind.has)(world, e))?;
+            mp.net_id(node).map(|_| node)
         });
-        let Some((first, node)) = first else {
+        let Some(node) = node else {
             return;
         };
-        // The entity's first networked component was removed in this frame (it is networked
-        // again at the frame's end): the component picked is not the one the others travel
-        // beside, and a recursive hand-over through it gives that component alone.
-        let whole = world.get::<NetworkId>(e).is_none() || is_first(world, e, first);
         if world
             .net(|mp| mp.set_authority(node, peer, recursive))
             .is_err()
         {
             return;
         }
+        if k != OWN {
+            // A component has nothing under it.
+            self.owners.insert((e, k), peer);
+            return;
+        }
         let mut given = vec![e];
-        if recursive && whole {
+        if recursive {
             descendants(world, e, Some(&self.travelled), &mut given);
             // A child made `Networked` in this frame is networked at its end with its own
             // owner's authority (the hand-over reaches what is networked when it is made).
             given.retain(|&d| d == e || world.get::<NetworkId>(d).is_some());
         }
         // A component inserted since the entity was networked and not networked yet takes
-        // the first one's authority when it is.
+        // the node's authority when it is.
         let late: Vec<usize> = (0..KINDS.len())
             .filter(|&k| {
                 (KINDS[k].has)(world, e)
@@ -808,8 +813,8 @@ impl Chaos {
             })
             .collect();
         for (&(owned, k), owner) in &mut self.owners {
-            let late = whole && owned == e && late.contains(&k);
-            if given.contains(&owned) && ((recursive && whole) || k == first || late) {
+            let late = owned == e && late.contains(&k);
+            if given.contains(&owned) && (recursive || k == OWN || late) {
                 *owner = peer;
             }
         }
@@ -858,11 +863,9 @@ impl Chaos {
         }
     }
 
-    /// The networked entity `e` lost its first networked component (or its parent stopped being
-    /// networked): if it holds another, it is networked again (under its parent if that is
-    /// networked), its networked descendants in its group; if not (a component inserted since
-    /// it was networked is not), its networked children are networked again so. Authorities
-    /// stay.
+    /// The networked entity `e` was given another parent (or its parent stopped being
+    /// networked): it goes under its parent if that is networked, as a root otherwise, its
+    /// networked descendants with it. Authorities stay.
     fn networked_again(&mut self, e: Entity) {
         // Under its parent if that is networked; a root otherwise.
         let world = self.server.world();
@@ -874,23 +877,7 @@ impl Chaos {
             false => self.travelled.remove(&e),
         };
         self.awaiting.insert(e);
-        let world = self.server.world_mut();
-        let networked = |k: &Kind| {
-            let world = &mut *world;
-            (k.has)(world, e)
-                && world.net(|mp| {
-                    let types = mp.store().world().resource::<ReplicatedComponents>();
-                    (k.node)(types, e).is_some_and(|n| mp.net_id(n).is_some())
-                })
-        };
-        let keeps_some = KINDS.iter().any(networked);
         let world = self.server.world();
-        if !keeps_some {
-            for child in networked_children(world, e) {
-                self.networked_again(child);
-            }
-            return;
-        }
         // A child made `Networked` in the same frame goes in its group, under it, with its own
         // authority (as one added later does).
         let children = world.get::<Children>(e).into_iter().flatten();
@@ -963,11 +950,11 @@ impl Chaos {
             let types = world.resource::<ReplicatedComponents>();
             let mut out = Vec::new();
             for (&(e, k), &want) in owners {
-                let node = (KINDS[k].node)(types, e).unwrap();
+                let node = (kind_of(k).node)(types, e).unwrap();
                 let Some(id) = mp.net_id(node) else { continue };
                 let has = mp.authority(node);
                 if has != want {
-                    let name = KINDS[k].name;
+                    let name = kind_of(k).name;
                     out.push(format!(
                         "{id} ({name}): authority {has:?}, handed to {want:?}"
                     ));
@@ -976,18 +963,6 @@ impl Chaos {
             out
         })
     }
-}
-
-/// Whether `e`'s component of kind `k` is its networked entity's first networked one (the
-/// one whose net id is the entity's `NetworkId`).
-fn is_first(world: &mut World, e: Entity, k: usize) -> bool {
-    let Some(&NetworkId(id)) = world.get::<NetworkId>(e) else {
-        return false;
-    };
-    world.net(|mp| {
-        let types = mp.store().world().resource::<ReplicatedComponents>();
-        (KINDS[k].node)(types, e).and_then(|n| mp.net_id(n)) == Some(id)
-    })
 }
 
 /// `e`'s `Networked` descendants, appended to `out`; with `travelled`, only those that
@@ -1018,22 +993,6 @@ fn networked_children(world: &World, e: Entity) -> Vec<Entity> {
         .copied()
         .filter(|&c| world.get::<Networked>(c).is_some() && world.get::<NetworkId>(c).is_some())
         .collect()
-}
-
-/// The first node of an entity, as the adapter networks it.
-trait FirstNode {
-    fn first_node_of(&self, e: Entity) -> Option<NodeId>;
-}
-
-impl FirstNode for mf_net_bevy::BevyStore {
-    fn first_node_of(&self, e: Entity) -> Option<NodeId> {
-        let world = self.world();
-        let types = world.resource::<ReplicatedComponents>();
-        KINDS
-            .iter()
-            .find(|k| (k.has)(world, e))
-            .and_then(|k| (k.node)(types, e))
-    }
 }
 
 /// A position near the origin (where the grid's cells and the foci are).

@@ -170,8 +170,8 @@ fn an_entity_with_two_components_and_children_arrives_whole_and_leaves_whole() {
     }
 }
 
-/// A recursive hand-over of an entity's first component gives the peer the entity's other
-/// components and its children that travelled with it, on the server and on the client, and
+/// A recursive hand-over of an entity's node gives the peer the entity's components and its
+/// children that travelled with it, on the server and on the client, and
 /// every one of them shows it in its `NetOwner`. (The core took a node's descendants from its
 /// own scene only: under Bevy, the hull and the turret kept the server's authority, and the
 /// turret's `NetOwner` the server.)
@@ -188,9 +188,8 @@ fn a_recursive_hand_over_gives_the_entity_and_its_children() {
     world.spawn((Turret { angle: 10 }, Networked, ChildOf(ship)));
     common::run(&mut server, &mut clients, 10);
     server.world_mut().net(|mp| {
-        let types = mp.store().world().resource::<ReplicatedComponents>();
-        let node = types.node_of::<Ship>(ship).unwrap();
-        mp.set_authority(node, peer, true).unwrap();
+        mp.set_authority(entity_node(ship).unwrap(), peer, true)
+            .unwrap();
     });
     common::run(&mut server, &mut clients, 10);
 
@@ -299,48 +298,60 @@ fn hull_entity(app: &mut App) -> (Option<Ship>, Hull, Option<PeerId>, Vec<i32>, 
     (ship, hull, owner, angles, towed == NetEntity::from(e))
 }
 
-/// An entity whose first networked component is removed while it holds others is networked
-/// again on clients: its other components, its children (under it), the references to it, and
-/// each component's authority. (Clients despawned the entity and its children, which the server
-/// went on replicating.)
+/// Removing any replicated component of a networked entity, the one it was networked with
+/// first included, leaves the same entity on clients: its other components, what a client added
+/// to it, its children under it, the references to it, each component's authority, and the
+/// relevance set for it; a hand-over and a `set_relevant` made in the frame of the removal hold.
+/// (Removing the entity's first networked component networked the entity again: clients
+/// despawned their copy and made a new one, without what they had added to it.)
 #[test]
-fn an_entity_that_loses_its_first_component_keeps_the_rest_on_clients() {
+fn an_entity_keeps_its_entity_on_clients_whichever_component_is_removed() {
     let (mut server, mut clients) = server_and_client();
     let world = server.world_mut();
     let ship = armed_ship(world);
     world.spawn((Tow { towed: ship.into() }, Networked));
     common::run(&mut server, &mut clients, 10);
-    // The client gets the hull (not the ship, the entity's first component).
     let peer = clients[0].world_mut().net(|mp| mp.local_peer_id());
+    let world = clients[0].world_mut();
+    let copy = world
+        .query_filtered::<Entity, With<Hull>>()
+        .single(world)
+        .unwrap();
+    world.entity_mut(copy).insert(Marked);
+
+    server.world_mut().entity_mut(ship).remove::<Ship>();
+    server.world_mut().get_mut::<Hull>(ship).unwrap().armor = 6;
     server.world_mut().net(|mp| {
         let types = mp.store().world().resource::<ReplicatedComponents>();
         let hull = types.node_of::<Hull>(ship).unwrap();
         mp.set_authority(hull, peer, false).unwrap();
+        mp.set_relevant(entity_node(ship).unwrap(), peer, true)
+            .unwrap();
     });
     common::run(&mut server, &mut clients, 10);
-    let before = hull_entity(&mut clients[0]);
-    assert_eq!(
-        before,
-        (
-            Some(Ship { x: 1 }),
-            Hull { armor: 5 },
-            Some(PeerId::SERVER),
-            vec![10],
-            true
-        )
+    let shown = (
+        None,
+        Hull { armor: 6 },
+        Some(PeerId::SERVER),
+        vec![10],
+        true,
     );
-    server.world_mut().entity_mut(ship).remove::<Ship>();
-    server.world_mut().get_mut::<Hull>(ship).unwrap().armor = 6;
-    common::run(&mut server, &mut clients, 10);
-    // The entity's first networked component is its hull now: its owner is the hull's.
-    assert_eq!(
-        hull_entity(&mut clients[0]),
-        (None, Hull { armor: 6 }, Some(peer), vec![10], true)
+    assert_eq!(hull_entity(&mut clients[0]), shown);
+    assert!(
+        clients[0].world().get::<Marked>(copy).is_some(),
+        "the same entity"
     );
     server.world_mut().net(|mp| {
         let types = mp.store().world().resource::<ReplicatedComponents>();
         let hull = types.node_of::<Hull>(ship).unwrap();
         assert_eq!(mp.authority(hull), peer);
+        let own = entity_node(ship).unwrap();
+        assert_eq!(mp.relevance_set(own, peer), Some(true));
+    });
+    clients[0].world_mut().net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let hull = types.node_of::<Hull>(copy).unwrap();
+        assert_eq!(mp.authority(hull), peer, "the client's hull");
     });
 }
 
@@ -391,7 +402,7 @@ fn a_child_added_under_a_networked_entity_arrives_under_it() {
     server.world_mut().net(|mp| {
         let types = mp.store().world().resource::<ReplicatedComponents>();
         let (ship, turret) = (
-            types.node_of::<Ship>(ship).unwrap(),
+            entity_node(ship).unwrap(),
             types.node_of::<Turret>(turret).unwrap(),
         );
         mp.set_authority(ship, peer, true).unwrap();
@@ -467,9 +478,8 @@ fn a_recursive_hand_over_skips_what_a_child_no_longer_networked_held() {
     let peer = clients[0].world_mut().net(|mp| mp.local_peer_id());
     server.world_mut().entity_mut(hull).remove::<Networked>();
     server.world_mut().net(|mp| {
-        let types = mp.store().world().resource::<ReplicatedComponents>();
-        let ship = types.node_of::<Ship>(ship).unwrap();
-        mp.set_authority(ship, peer, true).unwrap();
+        mp.set_authority(entity_node(ship).unwrap(), peer, true)
+            .unwrap();
     });
     common::run(&mut server, &mut clients, 10);
     server.world_mut().net(|mp| {
@@ -512,7 +522,7 @@ fn server_and_two_clients(despawn_owned: bool, timeout_frames: u32) -> (App, Vec
 }
 
 /// The server's frames after the first client falls silent until it times out, with its ship
-/// (a hull, a turret under it, all its own) losing its first component in frame `remove_at`;
+/// (a hull, a turret under it, all its own) losing its `Ship` in frame `remove_at`;
 /// then ten more frames. Returns that count, and the apps.
 fn owner_times_out(despawn_owned: bool, remove_at: Option<usize>) -> (usize, App, Vec<App>) {
     let (mut server, mut clients) = server_and_two_clients(despawn_owned, 20);
@@ -545,12 +555,13 @@ fn hulls(app: &mut App) -> Vec<(Hull, bool, Option<PeerId>)> {
         .collect()
 }
 
-/// A client that times out in the frame its entity is networked again (it lost its first
-/// component) loses what it owned as in any other frame: despawned with the default settings,
-/// handed to the server with `despawn_owned_on_disconnect` off. (The server refused to network
-/// the entity again, with the authority of a peer gone: it stayed, no longer `Networked`.)
+/// A client that times out in the frame its entity loses the component it was networked with
+/// first loses what it owned as in any other frame: despawned with the default settings,
+/// handed to the server with `despawn_owned_on_disconnect` off. (When such a removal networked
+/// the entity again, the server refused to, with the authority of a peer gone: it stayed, no
+/// longer `Networked`.)
 #[test]
-fn a_client_timing_out_while_its_entity_is_networked_again_loses_it_as_ever() {
+fn a_client_timing_out_as_its_entity_loses_a_component_loses_it_as_ever() {
     // The frame it times out in, when nothing else happens.
     let (last, ..) = owner_times_out(true, None);
     let (_, mut server, mut clients) = owner_times_out(true, Some(last - 1));
@@ -567,12 +578,12 @@ fn a_client_timing_out_while_its_entity_is_networked_again_loses_it_as_ever() {
     assert_eq!((turrets(&mut server), turrets(&mut clients[1])), (1, 1));
 }
 
-/// A `Networked` child spawned under an entity in the frame that entity is networked again
-/// (here, it lost its first component) arrives under it, with its own owner's authority (the
-/// server's), as a child added at any other time. (It went as a root of its own: its parent's
-/// nodes were on their way out.)
+/// A `Networked` child spawned under an entity in the frame that entity loses the component it
+/// was networked with first arrives under it, with its own owner's authority (the server's),
+/// as a child added at any other time. (When such a removal networked the entity again, the
+/// child went as a root of its own: its parent's nodes were on their way out.)
 #[test]
-fn a_child_added_while_its_parent_is_networked_again_arrives_under_it() {
+fn a_child_added_as_its_parent_loses_a_component_arrives_under_it() {
     let (mut server, mut clients) = server_and_client();
     let peer = {
         common::run(&mut server, &mut clients, 10);
@@ -626,9 +637,8 @@ fn a_recursive_hand_over_reaches_an_entity_just_networked_again_under_it() {
         .insert(ChildOf(second));
     common::run(&mut server, &mut clients, 1);
     server.world_mut().net(|mp| {
-        let types = mp.store().world().resource::<ReplicatedComponents>();
-        let ship = types.node_of::<Ship>(second).unwrap();
-        mp.set_authority(ship, peer, true).unwrap();
+        mp.set_authority(entity_node(second).unwrap(), peer, true)
+            .unwrap();
     });
     common::run(&mut server, &mut clients, 10);
     for app in [&mut server, &mut clients[0]] {
@@ -783,12 +793,12 @@ fn a_component_inserted_into_a_networked_entity_arrives_in_it() {
     server.world_mut().net(|mp| {
         use mf_net::replication::MultiplayerError::NotGroupRoot;
         let types = mp.store().world().resource::<ReplicatedComponents>();
-        let (first, hull) = (
-            types.node_of::<Ship>(ship).unwrap(),
+        let (own, hull) = (
+            entity_node(ship).unwrap(),
             types.node_of::<Hull>(ship).unwrap(),
         );
         assert_eq!(mp.set_parent(hull, None), Err(NotGroupRoot(hull)));
-        mp.set_authority(first, peer, true).unwrap();
+        mp.set_authority(own, peer, true).unwrap();
         assert_eq!(mp.authority(hull), peer);
     });
     common::run(&mut server, &mut clients, 10);
@@ -826,9 +836,8 @@ fn a_child_moved_away_after_a_recursive_hand_over_shows_its_new_owner() {
     let (first, second, turret) = two_ships_and_a_turret(&mut server, &mut clients);
     let peer = clients[0].world().resource::<NetStatus>().local_peer;
     server.world_mut().net(|mp| {
-        let types = mp.store().world().resource::<ReplicatedComponents>();
-        let ship = types.node_of::<Ship>(first).unwrap();
-        mp.set_authority(ship, peer, true).unwrap();
+        mp.set_authority(entity_node(first).unwrap(), peer, true)
+            .unwrap();
     });
     server
         .world_mut()
@@ -852,7 +861,8 @@ fn turret_owner(app: &mut App) -> (PeerId, Option<i32>) {
     (owner.0, world.get::<Ship>(under.parent()).map(|s| s.x))
 }
 
-/// An entity networked with a hull (slot 1), a ship (slot 0) inserted later, both on clients.
+/// An entity networked with a hull, a ship (registered before the hull) inserted later, both on
+/// clients.
 fn hull_then_ship(server: &mut App, clients: &mut [App]) -> Entity {
     let hulled = server
         .world_mut()
@@ -879,7 +889,7 @@ fn a_recursive_hand_over_right_after_a_move_leaves_what_moved() {
         .insert(ChildOf(second));
     server.world_mut().net(|mp| {
         let types = mp.store().world().resource::<ReplicatedComponents>();
-        let ship = types.node_of::<Ship>(first).unwrap();
+        let ship = entity_node(first).unwrap();
         let turret = types.node_of::<Turret>(turret).unwrap();
         mp.set_authority(ship, peer, true).unwrap();
         assert_eq!(mp.authority(turret), PeerId::SERVER);
@@ -891,42 +901,12 @@ fn a_recursive_hand_over_right_after_a_move_leaves_what_moved() {
     }
 }
 
-/// A hand-over made after an entity lost its first networked component, in the same frame,
-/// holds once the entity is networked again, as does a `set_relevant` made then. (The
-/// authorities and relevance noted when the entity was marked, before them, were given back.)
+/// A `NetEntity` naming an entity one of whose components, inserted later, is removed names the
+/// entity on a client that gets the entity only after. (The reference travelled as the entity's
+/// lowest networked node, that component's, which that client never got; it travels as the
+/// entity's own node now.)
 #[test]
-fn settings_made_after_an_entity_lost_its_first_component_hold() {
-    let (mut server, mut clients) = server_and_client();
-    let ship = armed_ship(server.world_mut());
-    common::run(&mut server, &mut clients, 10);
-    let peer = clients[0].world().resource::<NetStatus>().local_peer;
-    server.world_mut().entity_mut(ship).remove::<Ship>();
-    server.world_mut().net(|mp| {
-        let types = mp.store().world().resource::<ReplicatedComponents>();
-        let hull = types.node_of::<Hull>(ship).unwrap();
-        mp.set_authority(hull, peer, false).unwrap();
-        mp.set_relevant(hull, peer, true).unwrap();
-    });
-    common::run(&mut server, &mut clients, 10);
-    server.world_mut().net(|mp| {
-        let types = mp.store().world().resource::<ReplicatedComponents>();
-        let hull = types.node_of::<Hull>(ship).unwrap();
-        assert!(mp.net_id(hull).is_some(), "networked again");
-        assert_eq!(mp.authority(hull), peer);
-        assert_eq!(mp.relevance_set(hull, peer), Some(true));
-    });
-    assert_eq!(
-        hulls(&mut clients[0]),
-        [(Hull { armor: 5 }, true, Some(peer))]
-    );
-}
-
-/// A `NetEntity` naming an entity whose component inserted later, in a lower slot than its
-/// first networked one, is removed names the entity on a client that gets the entity only
-/// after: the reference travelled as that component's node (the entity's lowest networked
-/// one), which that client never gets, and its state goes again once the entity arrives.
-#[test]
-fn a_reference_to_an_entity_survives_the_removal_of_a_component_inserted_below_its_first() {
+fn a_reference_to_an_entity_survives_the_removal_of_a_component_inserted_later() {
     let (mut server, mut clients) = server_and_client();
     let hulled = hull_then_ship(&mut server, &mut clients);
     // Hidden from the client, then named by a tug's reference, then its ship removed.
@@ -1144,8 +1124,9 @@ fn a_group_moved_under_a_parent_a_client_lacks_leaves_it_and_comes_back_with_it(
 }
 
 /// A networked entity of its own under an entity that stops being networked (no longer
-/// `Networked`, or left with no networked component) stays on clients as a root: the same
-/// entity. (Clients despawned it and made a new one.)
+/// `Networked`) stays on clients as a root: the same entity. (Clients despawned it and made a
+/// new one.) Under an entity left with no replicated component, it stays under that entity's
+/// copy, which stays too. (The entity was no longer networked; the child stayed as a root.)
 #[test]
 fn a_group_under_an_entity_no_longer_networked_stays_on_clients_as_it_was() {
     for lose_all in [false, true] {
@@ -1159,15 +1140,20 @@ fn a_group_under_an_entity_no_longer_networked_stays_on_clients_as_it_was() {
         };
         common::run(&mut server, &mut clients, 10);
         assert_eq!(turrets(&mut clients[0]), [(10, true, None)], "{lose_all}");
+        let world = clients[0].world_mut();
+        let mut under = world.query_filtered::<&ChildOf, With<Turret>>();
+        let parent = under.iter(world).next().map(ChildOf::parent);
+        let networked = parent.is_some_and(|p| world.get::<Networked>(p).is_some());
+        assert_eq!(networked, lose_all, "under the emptied entity");
     }
 }
 
-/// An entity networked again (its first networked component removed) keeps, on clients, the
+/// An entity that loses the component it was networked with first keeps, on clients, the
 /// networked entities under it, those spawned with it and those added later: the same
-/// entities, under its new copy. (Clients despawned them with it and made new ones; then, the
-/// children spawned with it still.)
+/// entities, under it. (It was networked again: clients despawned them with it and made new
+/// ones; then, the children spawned with it still.)
 #[test]
-fn an_entity_networked_again_keeps_the_groups_under_it_on_clients() {
+fn an_entity_losing_a_component_keeps_the_groups_under_it_on_clients() {
     let (mut server, mut clients) = server_and_client();
     let ship = armed_ship(server.world_mut());
     common::run(&mut server, &mut clients, 10);
@@ -1211,12 +1197,9 @@ fn set_parent_refuses_what_it_cannot_move() {
     };
     server.world_mut().net(|mp| {
         let types = mp.store().world().resource::<ReplicatedComponents>();
-        let ship = |e| types.node_of::<Ship>(e).unwrap();
+        let ship = |e| entity_node(e).unwrap();
         let hull = types.node_of::<Hull>(armed).unwrap();
-        let (turret, spawned_with) = (
-            types.node_of::<Turret>(turret).unwrap(),
-            types.node_of::<Turret>(spawned_with).unwrap(),
-        );
+        let (turret, spawned_with) = (ship(turret), ship(spawned_with));
         let (first, second, armed, plain) = (ship(first), ship(second), ship(armed), ship(plain));
         assert_eq!(mp.set_parent(hull, None), Err(NotGroupRoot(hull)));
         assert_eq!(mp.set_parent(spawned_with, Some(second)), Ok(()));
@@ -1262,10 +1245,11 @@ fn a_client_joining_later_gets_a_moved_entity_under_its_new_parent() {
     assert_eq!(turrets(&mut clients[1]), [(10, false, Some(5))]);
 }
 
-/// The relevance set for a client (`set_relevant`) stays with an entity networked again. (It
-/// started afresh: the client got the entity it was set not to have.)
+/// The relevance set for a client (`set_relevant`) stays with an entity that loses the
+/// component it was networked with first. (It was networked again, and its relevance started
+/// afresh: the client got the entity it was set not to have.)
 #[test]
-fn an_entity_networked_again_keeps_the_relevance_set_for_each_client() {
+fn an_entity_losing_a_component_keeps_the_relevance_set_for_each_client() {
     let (mut server, mut clients) = server_and_client();
     common::run(&mut server, &mut clients, 10);
     let peer = clients[0].world_mut().net(|mp| mp.local_peer_id());
