@@ -28,8 +28,3 @@ pub struct NetworkId(pub NetId);
 /// ([`set_focus`](mf_net::replication::Multiplayer::set_focus)) whenever that changes.
 #[derive(Component, Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NetFocus;
-
-/// Marks an entity the server networks again (see `renetwork`): its nodes count as gone until
-/// the frame's end has despawned them.
-#[derive(Component, Debug, Clone, Copy)]
-pub(crate) struct Renetwork;

@@ -10,7 +10,7 @@ use crate::node::{entity_node, entity_of};
 
 /// A reference to a networked entity, for a `#[replicated]` member or an RPC argument (Bevy's
 /// `Entity` cannot take mf-net's codec): it travels as the net id of the entity's own node
-/// ([`entity_node`](crate::entity_node)) and arrives as the receiver's own entity. `None` names no entity: the
+/// ([`entity_node`]) and arrives as the receiver's own entity. `None` names no entity: the
 /// default, what an entity that is not networked travels as, and what a receiver that does not
 /// have the entity gets in an argument. A member naming an entity a client does not have yet
 /// keeps its value until the entity is there (the rules of `NetRef`).

@@ -23,11 +23,11 @@ use crate::net::NetWorldExt;
 use crate::node::{entity_node, entity_of, networked_node, EntityNode};
 use crate::owner;
 use crate::queue::NetQueue;
-use crate::renetwork;
 use crate::reparent::{self, NetParent};
 use crate::status::NetStatus;
 use crate::store::NetMultiplayer;
 use crate::types::ReplicatedComponents;
+use crate::world_changes;
 
 /// A [`MultiplayerEvent`] of the app's replication, as a Bevy message: read them with
 /// `MessageReader<NetEvent>`.
@@ -83,20 +83,20 @@ fn put_back(mp: &mut NetMultiplayer, ctx: RpcContext) {
 /// one network tick of the server (capture, one snapshot per client). The new [`Networked`]
 /// entities are networked first, so that a reference set to one in the same frame is
 /// captured naming it (captured before, it went out as none, and the value, unchanged since,
-/// was never sent again). (Lending the world marked what is to be networked again.)
+/// was never sent again). (Lending the world took the world's changes: see [`world_changes`].)
 pub(crate) fn fixed_tick(world: &mut World) {
     world.net(|mp| {
         if mp.is_server() {
             network_new(mp);
-            renetwork::mark_deferred(mp);
+            world_changes::take_deferred(mp);
         }
         mp.tick_now();
     });
 }
 
-/// The core's frame ends: the server networks the new [`Networked`] entities, captures and
-/// sends, then networks again the entities clients lost while it kept them (see
-/// [`renetwork`]).
+/// The core's frame ends: the server takes the world's changes (see [`world_changes`]),
+/// networks the new [`Networked`] entities, captures and sends, then forgets the net ids of
+/// the entities no longer networked.
 pub(crate) fn send(world: &mut World) {
     world.net(|mp| {
         let world = mp.store_mut().world_mut();
@@ -113,17 +113,17 @@ pub(crate) fn send(world: &mut World) {
         }
         if mp.is_server() {
             // Again: the queue's calls ran game code since the world was lent.
-            renetwork::mark(mp);
+            world_changes::take(mp);
             network_new(mp);
-            renetwork::mark_deferred(mp);
+            world_changes::take_deferred(mp);
             sync_focus(mp);
         } else {
-            renetwork::forget_notes(mp.store_mut().world_mut());
+            world_changes::forget_notes(mp.store_mut().world_mut());
         }
         messages::send_written(mp);
         mp.end_frame();
         if mp.is_server() {
-            renetwork::network_again(mp, network_new);
+            world_changes::after_frame(mp);
         }
         forward_events(mp);
     });
@@ -132,10 +132,8 @@ pub(crate) fn send(world: &mut World) {
 /// Networks every [`Networked`] entity without a [`NetworkId`] as a group of its own (its
 /// replicated components), with its [`NetOwner`]'s authority, under its parent if that is
 /// networked (see [`BevyStore::parent`](mf_net::store::Store::parent)); then tags it. A child
-/// whose parent is to be networked (now, or again at the frame's end) is networked right after
-/// it, under it, with its own `NetOwner`'s authority or else its parent's. The entities to
-/// network again are marked first ([`renetwork::mark`]), so that none is networked under a
-/// parent whose nodes the frame's end despawns.
+/// whose parent is to be networked now is networked right after it, under it, with its own
+/// `NetOwner`'s authority or else its parent's.
 fn network_new(mp: &mut NetMultiplayer) {
     let store = mp.store_mut();
     let query = store

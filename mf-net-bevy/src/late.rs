@@ -16,7 +16,7 @@ use bevy_ecs::world::World;
 use mf_net::store::NodeId;
 use tracing::warn;
 
-use crate::components::{NetworkId, Networked, Renetwork};
+use crate::components::{NetworkId, Networked};
 use crate::node::node_at;
 use crate::owner::networked_entity;
 use crate::store::NetMultiplayer;
@@ -68,8 +68,7 @@ pub(crate) fn network_inserted(mp: &mut NetMultiplayer) {
 }
 
 /// Networks the replicated components of the networked entity `e` that are not networked,
-/// with the authority of its node. An entity to be networked again at
-/// the frame's end is left alone: it is networked anew with all its components then.
+/// with the authority of its node.
 fn network_components(mp: &mut NetMultiplayer, e: Entity) {
     let Some(own) = networked_entity(mp, e) else {
         return;
@@ -81,7 +80,7 @@ fn network_components(mp: &mut NetMultiplayer, e: Entity) {
     ) else {
         return;
     };
-    if !entity.contains::<Networked>() || entity.contains::<Renetwork>() {
+    if !entity.contains::<Networked>() {
         return;
     }
     let held = types.iter().filter(|t| entity.contains_type_id(t.type_id));

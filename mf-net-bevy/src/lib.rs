@@ -49,7 +49,6 @@ mod plugin;
 mod predict;
 mod queue;
 mod removals;
-mod renetwork;
 mod reparent;
 mod replicate;
 mod rows;
@@ -58,6 +57,7 @@ mod status;
 mod store;
 mod transform;
 mod types;
+mod world_changes;
 
 pub use components::{NetFocus, NetOwner, NetworkId, Networked};
 pub use entity_ref::NetEntity;

@@ -3,8 +3,8 @@
 
 use bevy_ecs::world::World;
 
-use crate::renetwork;
 use crate::store::NetMultiplayer;
+use crate::world_changes;
 
 /// The app's [`NetMultiplayer`], as the plugin keeps it (a non-send resource). Reach it with
 /// [`NetWorldExt::net`].
@@ -58,7 +58,7 @@ impl NetWorldExt for World {
         };
         let mp = &mut lent.net.as_mut().expect("lent until dropped").mp;
         if mp.is_server() {
-            renetwork::mark(mp);
+            world_changes::take(mp);
         }
         f(mp)
     }

@@ -2,7 +2,7 @@
 //! ([`NetParent`], on the server), and an observer notes every entity whose `ChildOf` was
 //! inserted, replaced or removed ([`Reparented`]). One whose network parent is no longer that
 //! one is moved there on clients (clients would hold it where it was, and despawn it with that
-//! parent). One the core will not move there is networked again (see `renetwork`).
+//! parent).
 
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
@@ -14,7 +14,7 @@ use bevy_ecs::system::ResMut;
 use bevy_ecs::world::{EntityRef, World};
 use mf_net::store::Store;
 
-use crate::components::{NetworkId, Networked, Renetwork};
+use crate::components::{NetworkId, Networked};
 use crate::node::entity_of;
 use crate::owner::networked_entity;
 use crate::store::NetMultiplayer;
@@ -62,10 +62,9 @@ fn noted(world: &mut World) -> Vec<Entity> {
 /// name, see [`BevyStore::parent`](mf_net::store::Store::parent)) is no longer the one it
 /// hangs under on clients follows it there
 /// ([`set_parent`](mf_net::replication::Multiplayer::set_parent)). One under a parent about to
-/// be networked (`Networked` and not networked yet, or networked again at this frame's end) is
-/// made a root at once, so that its old parent's despawn in this frame leaves it, and follows
-/// the parent once that is networked ([`follow_deferred`]). Returns those the core will not
-/// move: they are to be networked again.
+/// be networked (`Networked` and not networked yet) is made a root at once, so that its old
+/// parent's despawn in this frame leaves it, and follows the parent once that is networked
+/// ([`follow_deferred`]). Returns those the core will not move.
 pub(crate) fn follow(mp: &mut NetMultiplayer) -> Vec<Entity> {
     let mut noted = noted(mp.store_mut().world_mut());
     let again = follow_these(mp, &noted);
@@ -94,7 +93,7 @@ pub(crate) fn follow_deferred(mp: &mut NetMultiplayer) -> Vec<Entity> {
 }
 
 /// The server: the networked entity `e`, whose parent's nodes go at the frame's end (the
-/// parent is no longer networked, or is networked again), becomes a root on clients
+/// parent is no longer networked), becomes a root on clients
 /// ([`set_parent`](mf_net::replication::Multiplayer::set_parent) to none) before they go, and
 /// follows its parent again once that is networked ([`follow_deferred`]). Returns whether it
 /// did (`false` if the core will not move it).
@@ -164,11 +163,10 @@ fn follow_one(mp: &mut NetMultiplayer, e: Entity) -> bool {
     true
 }
 
-/// Whether `entity` is to be networked (anew): it is [`Networked`], and not networked yet or
-/// to be networked again at the frame's end. Its children wait for it.
+/// Whether `entity` is to be networked: it is [`Networked`], and not networked yet. Its
+/// children wait for it.
 pub(crate) fn to_be_networked(entity: &EntityRef<'_>) -> bool {
-    entity.contains::<Networked>()
-        && (!entity.contains::<NetworkId>() || entity.contains::<Renetwork>())
+    entity.contains::<Networked>() && !entity.contains::<NetworkId>()
 }
 
 /// Forgets the notes (a client's: it networks nothing).

@@ -17,7 +17,7 @@ use bevy_ecs::query::{QueryState, With, Without};
 use mf_net::transport::PeerId;
 
 use crate::components::NetFocus;
-use crate::components::{NetOwner, NetworkId, Networked, Renetwork};
+use crate::components::{NetOwner, NetworkId, Networked};
 use crate::node::{entity_of, networked_node, node_at, slot_of, ENTITY_SLOT};
 use crate::removals::Removals;
 use crate::types::{ComponentType, ReplicatedComponents};
@@ -121,10 +121,9 @@ impl Store for BevyStore {
     }
 
     fn alive(&self, node: NodeId) -> bool {
-        // An entity networked again counts as gone until the frame's end has despawned it.
         let networked = entity_of(node)
             .and_then(|e| self.world.get_entity(e).ok())
-            .is_some_and(|e| e.contains::<Networked>() && !e.contains::<Renetwork>());
+            .is_some_and(|e| e.contains::<Networked>());
         networked && self.type_of(node).is_some()
     }
 
@@ -164,9 +163,8 @@ impl Store for BevyStore {
         self.push_components(root, group);
     }
 
-    /// The node of the entity's parent, if the parent is networked (and not being networked
-    /// again: see `renetwork`); for a component inserted since its entity was networked, the
-    /// entity's node.
+    /// The node of the entity's parent, if the parent is networked; for a component inserted
+    /// since its entity was networked, the entity's node.
     fn parent(&self, root: NodeId) -> Option<NodeId> {
         let entity = self.world.get_entity(entity_of(root)?).ok()?;
         if slot_of(root) != ENTITY_SLOT {
@@ -174,7 +172,7 @@ impl Store for BevyStore {
         }
         let parent = entity.get::<ChildOf>()?.parent();
         let parent = self.world.get_entity(parent).ok()?;
-        if !parent.contains::<Networked>() || parent.contains::<Renetwork>() {
+        if !parent.contains::<Networked>() {
             return None;
         }
         networked_node(&parent)

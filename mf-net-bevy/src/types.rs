@@ -33,7 +33,7 @@ pub(crate) struct ComponentType {
 /// The component types registered with
 /// [`replicate`](crate::ReplicateAppExt::replicate), in registration order (a type's
 /// position is its slot in its nodes' indexes), after the entity's own node
-/// ([`EntityNode`], slot 0).
+/// ([`entity_node`](crate::entity_node), slot 0).
 #[derive(Resource)]
 pub struct ReplicatedComponents {
     types: Vec<ComponentType>,
@@ -82,11 +82,6 @@ impl ReplicatedComponents {
     /// The registered type `ty`.
     pub(crate) fn get(&self, ty: TypeId) -> Option<&ComponentType> {
         self.types.iter().find(|t| t.type_id == ty)
-    }
-
-    /// How many slots are taken: the entity's own node's and the registered types'.
-    pub(crate) fn slots(&self) -> u32 {
-        u32::try_from(self.types.len()).unwrap_or(u32::MAX)
     }
 
     /// The registered component types (not the entity's own node).
