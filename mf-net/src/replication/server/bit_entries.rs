@@ -205,7 +205,7 @@ impl BitEntries {
         node: &NetNode,
         tick: u32,
     ) {
-        if !node.has_state() {
+        if !node.carries_state() {
             return;
         }
         // A state holding a string over the limit is not sent (see `StateOverLimit`): its
@@ -331,7 +331,7 @@ impl BitEntries {
         let back = baseline.map_or(0, |b| tick.wrapping_sub(b));
         let (from, bits) = (coded.byte as usize * 8, coded.bits as usize);
         let state = self.coding.bits.flushed().get(coded.byte as usize..);
-        let entry = (key.id(), node.ty);
+        let entry = (key.id(), node.type_number());
         let baseline = (back, default_back);
         if write_short_entry(
             body,

@@ -24,6 +24,9 @@ pub(crate) type NodeTable = SlotTable<NetNode>;
 /// The server's flushed spawn groups, by first net id.
 pub(crate) type GroupTable = SlotTable<Group>;
 
+/// The bit of [`NetNode::ty`] that marks a type without members (type numbers stay below it).
+pub(crate) const STILL: u16 = 0x8000;
+
 /// A networked node on the server.
 pub(crate) struct NetNode {
     pub(crate) net_id: u32,
@@ -33,6 +36,7 @@ pub(crate) struct NetNode {
     /// Its value's replicated type, as bit-packed entries name it (its
     /// [`ReplicatedTypeId`](crate::replication::ReplicatedTypeId) number), once the value has
     /// a shadow state in its column; 0 without one (an instance root that holds no value).
+    /// With [`STILL`] set for a type without members (see [`carries_state`](Self::carries_state)).
     pub(crate) ty: u16,
     /// The shadow state's newest change ticks for the node's owner and for other clients (0
     /// without a state), copied here by capture so that a snapshot skips nodes with nothing to
@@ -74,6 +78,20 @@ impl NetNode {
     #[inline]
     pub(crate) fn has_state(&self) -> bool {
         self.ty != 0
+    }
+
+    /// Whether snapshots carry the node's state: it has one, with members that can change. A
+    /// state without members (an engine's node of an object, such as mf-net-bevy's entity
+    /// node) travels with the spawn and never changes.
+    #[inline]
+    pub(crate) fn carries_state(&self) -> bool {
+        self.ty != 0 && self.ty & STILL == 0
+    }
+
+    /// Its value's type number (see [`ty`](Self::ty)).
+    #[inline]
+    pub(crate) fn type_number(&self) -> u16 {
+        self.ty & !STILL
     }
 
     /// The newest tick stamped on a member a snapshot for `audience` carries.

@@ -163,6 +163,9 @@ pub(crate) struct SendState {
     /// The node table's [`version`](crate::replication::server::slot_table::SlotTable::version) when `pending`
     /// was last found to hold every node of it (`None`: not then).
     full_at: Option<u64>,
+    /// The version of the server's list of changed nodes that `pending` is a copy of, if it is
+    /// one (see [`refresh_seen`](Self::refresh_seen)).
+    pending_from: Option<u64>,
     /// Whether the byte budget keeps the client behind: `pending` is not kept up, and
     /// snapshots walk the node table (see [`refresh`](Self::refresh)).
     scanning: bool,
@@ -210,6 +213,7 @@ impl SendState {
             spare: Vec::new(),
             pending_alike: Alike::default(),
             full_at: None,
+            pending_from: None,
             scanning: false,
             whole_at: None,
             settled: false,
@@ -237,9 +241,10 @@ impl SendState {
         nodes: &NodeTable,
     ) {
         let joined = NodeSend::new(tick, None);
-        let stateless = |key| !nodes.get(key).is_some_and(|n| n.has_state());
+        let stateless = |key| !nodes.get(key).is_some_and(|n| n.carries_state());
         self.nodes.fill(keys, joined, stateless);
         self.pending.clear();
+        self.pending_from = None;
         self.pending_alike.changed();
         self.incoming.clear();
         self.full_at = None;
@@ -368,18 +373,40 @@ impl SendState {
     /// tick costs what that client is sent, not every pending node. The first refresh after
     /// a snapshot goes out whole rebuilds the list from the table, once.
     pub(crate) fn refresh(&mut self, changed: &[NodeKey], nodes: &NodeTable, peer: PeerId) {
-        self.refresh_with(changed, nodes, peer, false);
+        self.refresh_with((changed, None), nodes, peer, false);
     }
 
     /// [`refresh`](Self::refresh) with `changed` holding only nodes the client has (those of
-    /// the groups it sees): they join the pending list unasked (the snapshot's walk passes over
-    /// any with nothing for the client), so that a node that changes every tick costs no look at
-    /// the node table here.
-    pub(crate) fn refresh_seen(&mut self, changed: &[NodeKey], nodes: &NodeTable, peer: PeerId) {
-        self.refresh_with(changed, nodes, peer, true);
+    /// the groups it sees, or every changed node for a client that has every node: see
+    /// [`has_every`](Self::has_every)): they join the pending list unasked (the snapshot's walk
+    /// passes over any with nothing for the client), so that a node that changes every tick
+    /// costs no look at the node table here. `version`, if given, names `changed`'s content:
+    /// a pending list copied from the same version is kept without a look.
+    pub(crate) fn refresh_seen(
+        &mut self,
+        (changed, version): (&[NodeKey], Option<u64>),
+        nodes: &NodeTable,
+        peer: PeerId,
+    ) {
+        self.refresh_with((changed, version), nodes, peer, true);
     }
 
-    fn refresh_with(&mut self, changed: &[NodeKey], nodes: &NodeTable, peer: PeerId, seen: bool) {
+    /// Whether the client has as many nodes as `nodes` holds: every one of them, once the
+    /// nodes that left the table are forgotten (one it lacks in the meantime is passed over
+    /// by the snapshot's walk).
+    pub(crate) fn has_every(&self, nodes: &NodeTable) -> bool {
+        self.nodes.len() == nodes.len()
+    }
+
+    fn refresh_with(
+        &mut self,
+        (changed, version): (&[NodeKey], Option<u64>),
+        nodes: &NodeTable,
+        peer: PeerId,
+        seen: bool,
+    ) {
+        // Whatever changes the list below leaves it a copy of no version.
+        let from = self.pending_from.take();
         self.fit();
         self.nodes.settle();
         self.apply_acks();
@@ -407,6 +434,19 @@ impl SendState {
         let everything = changed.len() == nodes.len();
         let full = self.full_at == Some(nodes.version());
         if everything && full && self.incoming.is_empty() {
+            self.pending_from = from;
+            return;
+        }
+        if seen && self.incoming.is_empty() && (settled || self.pending.is_empty()) {
+            // What is left to send is what changed, every node of it the client has: the list
+            // is `changed`, kept as it is while the same nodes go on changing.
+            if version.is_none() || from != version {
+                self.pending.clear();
+                self.pending.extend_from_slice(changed);
+                self.pending_alike.changed();
+            }
+            self.pending_from = version;
+            self.full_at = (self.pending.len() == nodes.len()).then(|| nodes.version());
             return;
         }
         if settled {
@@ -706,7 +746,7 @@ pub(crate) fn wants(node: &NetNode, ack: &NodeSend, peer: PeerId) -> bool {
 /// [`wants`], for a client receiving the node as `audience`.
 #[inline]
 pub(crate) fn wants_as(node: &NetNode, ack: &NodeSend, audience: Audience) -> bool {
-    node.has_state()
+    node.carries_state()
         && ack.since().map_or(true, |since| {
             tick_after(node.last_changed_for(audience), since)
         })
@@ -754,7 +794,7 @@ mod tests {
 
     use super::SendState;
     use crate::replication::server::known::NodeSend;
-    use crate::replication::server::node_table::{NodeKey, NodeTable};
+    use crate::replication::server::node_table::{NodeKey, NodeTable, STILL};
     use crate::replication::server::test_support::{node, FakeState};
     use crate::transport::PeerId;
 
@@ -930,6 +970,47 @@ mod tests {
         send.owe_resync(keys[0], 50);
         send.age(keys[0], table.get(keys[0]).unwrap(), floor, tick, PEER);
         assert_eq!(send.node(keys[0]).unwrap().resync(), Some(floor));
+    }
+
+    /// A node of a type without members (its state travels with its spawn and never changes)
+    /// is never pending, and is not one a snapshot waits for: one that carries every other
+    /// node carries all there is to send, noted without listing their ids. (Counted as a node
+    /// with state, it made every snapshot of an engine whose objects each have one list every
+    /// id, and its ack mark them one by one.)
+    #[test]
+    fn a_node_without_members_is_never_waited_for() {
+        let (mut table, keys) = table(3);
+        table.get_mut(keys[2]).unwrap().ty |= STILL;
+        let mut send = SendState::default();
+        send.join(table.keys().iter().copied(), 5, &table);
+        for &k in &keys {
+            touch(&mut table, k, 6, true, true);
+        }
+        send.refresh(&keys, &table, PEER);
+        assert_eq!(send.pending(), &keys[..2]);
+        let mut out = send.start_snapshot(6, Duration::ZERO, &table).1;
+        out.carry(keys[..2].iter().map(|k| k.id()));
+        assert!(out.carries_all());
+        assert!(out.carried.is_empty());
+    }
+
+    /// A pending list copied from a version of the server's list of changed nodes stays as it
+    /// is while that version does, without a look at the list; another version replaces it.
+    #[test]
+    fn a_list_copied_from_the_changed_nodes_stays_while_they_do() {
+        let (table, keys) = table(3);
+        let mut send = SendState::default();
+        send.join(table.keys().iter().copied(), 5, &table);
+        send.refresh_seen((&keys[..2], Some(1)), &table, PEER);
+        assert_eq!(send.pending(), &keys[..2]);
+        sent(&mut send, &table, 6, &keys[..2]);
+        send.walked_whole(6);
+        send.ack(6, Duration::ZERO);
+        // The same version names the same list: (here another, to show it is not read).
+        send.refresh_seen((&keys[1..], Some(1)), &table, PEER);
+        assert_eq!(send.pending(), &keys[..2]);
+        send.refresh_seen((&keys[1..], Some(2)), &table, PEER);
+        assert_eq!(send.pending(), &keys[1..]);
     }
 
     #[test]

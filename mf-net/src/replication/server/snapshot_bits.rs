@@ -251,7 +251,7 @@ impl<S: NodeStates> Coder<'_, S> {
                 cursor = node.net_id;
                 break;
             }
-            so_far.advance(e.key.id(), node.ty);
+            so_far.advance(e.key.id(), node.type_number());
             EntryCache::accept(node);
             out.carry_one(e.key.id(), place);
             if e.acked.is_none() {

@@ -17,7 +17,7 @@ use crate::replication::server::group_vis::{next_slot, GroupVis, Vis};
 use crate::replication::server::interest_state::Interest;
 use crate::replication::server::net_ids::NetIds;
 use crate::replication::server::node_table::{
-    self, group_keys, group_nodes, Group, GroupKey, GroupTable, NetNode, NodeKey, NodeTable,
+    self, group_keys, group_nodes, Group, GroupKey, GroupTable, NetNode, NodeKey, NodeTable, STILL,
 };
 use crate::replication::server::shadow_column::{Changed, LastChanged};
 use crate::replication::server::shadows::Shadows;
@@ -102,6 +102,11 @@ pub(crate) struct ServerState {
     pub(crate) groups: GroupTable,
     /// The nodes whose state changed at the last capture, in net id order.
     pub(crate) changed: Vec<NodeKey>,
+    /// Those of the capture before, and a number that changes whenever `changed` is not the
+    /// same list as they are: a client whose pending list is a copy of `changed` keeps it
+    /// while the same nodes go on changing, without comparing them.
+    previous_changed: Vec<NodeKey>,
+    changed_version: u64,
     /// This tick's snapshot entries, encoded once and copied into every client's snapshot.
     entries: EntryCache,
     /// This tick's snapshot sent to every client standing where it was written from.
@@ -166,6 +171,8 @@ impl ServerState {
             nodes: NodeTable::default(),
             groups: GroupTable::default(),
             changed: Vec::new(),
+            previous_changed: Vec::new(),
+            changed_version: 0,
             entries: EntryCache::default(),
             shared_snapshot: SharedSnapshot::default(),
             bit_entries: BitEntries::default(),
@@ -977,6 +984,7 @@ impl ServerState {
         // States naming a node whose references encode otherwise now go out again whole.
         self.by_node.take_renamed(&mut self.renamed);
         self.renamed.sort_unstable();
+        std::mem::swap(&mut self.changed, &mut self.previous_changed);
         node_table::capture(
             &mut self.nodes,
             &mut self.shadows,
@@ -986,6 +994,9 @@ impl ServerState {
             &mut self.changed,
             &mut self.changed_rows,
         );
+        if self.changed != self.previous_changed {
+            self.changed_version = self.changed_version.wrapping_add(1);
+        }
         self.record_values(shared);
         self.age_some();
         if let Some(core) = core {
@@ -1043,7 +1054,7 @@ impl ServerState {
             let Some(n) = self.nodes.get(key) else {
                 continue;
             };
-            if !n.has_state() {
+            if !n.carries_state() {
                 continue;
             }
             let stale = |t: u32| crate::tick::tick_after(floor, t);
@@ -1116,7 +1127,12 @@ impl ServerState {
                 ..
             } = client;
             match scatter {
-                true => send.refresh_seen(visible_changed, nodes, peer),
+                true => send.refresh_seen((visible_changed, None), nodes, peer),
+                // Without restrictions, a client that has every node sees every change.
+                false if send.has_every(nodes) => {
+                    let changed = (&self.changed[..], Some(self.changed_version));
+                    send.refresh_seen(changed, nodes, peer);
+                }
                 false => send.refresh(&self.changed, nodes, peer),
             }
             let (scene, entries) = (&self.shadows, &mut self.entries);
@@ -1440,7 +1456,9 @@ impl ServerState {
             }
         }
         let n = self.nodes.len();
-        self.changed.reserve(n.saturating_sub(self.changed.len()));
+        for list in [&mut self.changed, &mut self.previous_changed] {
+            list.reserve(n.saturating_sub(list.len()));
+        }
         if let Some(core) = core {
             self.flush_all_queued(core, shared);
             self.drop_failed(core, shared);
@@ -1465,7 +1483,12 @@ impl ServerState {
             let net_id = first + offset;
             let value = value_type(&*shared.store, node);
             let owner_conditions = value.is_some_and(|(_, info)| info.has_owner_conditions());
+            let still = value.is_some_and(|(_, info)| info.layout().slots() == 0);
             let ty = value.map_or(0, |(id, _)| id.get());
+            let ty = match still && ty & STILL == 0 {
+                true => ty | STILL,
+                false => ty,
+            };
             let record = NetNode {
                 net_id,
                 node,
@@ -1513,7 +1536,7 @@ impl ServerState {
         // client's coded against the spawn's values until it acknowledges a later entry). A
         // dormant copy is stale: resynced at once.
         for &key in group_keys(&self.nodes, group) {
-            let stateful = self.nodes.get(key).is_some_and(|n| n.has_state());
+            let stateful = self.nodes.get(key).is_some_and(|n| n.carries_state());
             match spawned {
                 true => client.send.add(key, self.tick, stateful),
                 false => client.send.show(key, self.tick, stateful),
