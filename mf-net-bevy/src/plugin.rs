@@ -11,11 +11,10 @@ use crate::net::Net;
 use crate::queue::NetQueue;
 use crate::removals::Removals;
 use crate::reparent::{note_insert, note_remove, Reparented};
-use crate::replicate::bump_on_remove;
+use crate::replicate::{bump_on_remove, init_components};
 use crate::schedule::NetSystems;
 use crate::status::NetStatus;
 use crate::store::BevyStore;
-use crate::types::ReplicatedComponents;
 
 /// Replication for a Bevy app: the app's world is the core's storage. The app starts offline
 /// (the server role, as singleplayer); start it with
@@ -47,8 +46,8 @@ impl Default for MfNetPlugin {
 
 impl Plugin for MfNetPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<ReplicatedComponents>()
-            .init_resource::<Removals>()
+        init_components(app);
+        app.init_resource::<Removals>()
             .add_message::<NetEvent>()
             .add_message::<NotReplicated>()
             .add_message::<UnregisteredComponent>()

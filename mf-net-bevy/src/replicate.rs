@@ -10,6 +10,7 @@ use bevy_ecs::system::ResMut;
 use mf_net::replication::Replicated;
 
 use crate::late::{note_insert, Inserted};
+use crate::node::{EntityNode, ENTITY_SLOT};
 use crate::removals::Removals;
 use crate::rows::component_type;
 use crate::types::ReplicatedComponents;
@@ -36,13 +37,22 @@ impl ReplicateAppExt for App {
     where
         C: Component<Mutability = Mutable> + Replicated + Default,
     {
-        self.init_resource::<ReplicatedComponents>();
+        init_components(self);
         self.world_mut()
             .resource_mut::<ReplicatedComponents>()
             .add(TypeId::of::<C>(), component_type::<C>);
         self.init_resource::<Inserted>();
         self.add_observer(bump_on_remove::<C>)
             .add_observer(note_insert::<C>)
+    }
+}
+
+/// Gives `app` its [`ReplicatedComponents`] if it has none: the entity's own node, then no
+/// component type.
+pub(crate) fn init_components(app: &mut App) {
+    if !app.world().contains_resource::<ReplicatedComponents>() {
+        let entity = component_type::<EntityNode>(ENTITY_SLOT);
+        app.insert_resource(ReplicatedComponents::new(entity));
     }
 }
 

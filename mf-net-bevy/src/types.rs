@@ -8,8 +8,7 @@ use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
 use mf_net::store::NodeId;
 
-use crate::node::{node_at, EntityNode, ENTITY_SLOT, MAX_REPLICATED_COMPONENTS};
-use crate::rows::component_type;
+use crate::node::{node_at, ENTITY_SLOT, MAX_REPLICATED_COMPONENTS};
 
 /// One replicated component type, type-erased.
 #[derive(Clone, Copy)]
@@ -39,15 +38,15 @@ pub struct ReplicatedComponents {
     types: Vec<ComponentType>,
 }
 
-impl Default for ReplicatedComponents {
-    fn default() -> Self {
+impl ReplicatedComponents {
+    /// No component type yet: only the entity's own node, `entity`, in slot 0.
+    pub(crate) fn new(entity: ComponentType) -> Self {
+        debug_assert_eq!(entity.slot, ENTITY_SLOT);
         Self {
-            types: vec![component_type::<EntityNode>(ENTITY_SLOT)],
+            types: vec![entity],
         }
     }
-}
 
-impl ReplicatedComponents {
     /// Registers the type `type_id` (once), its entry made by `entry` with its slot.
     ///
     /// # Panics

@@ -1079,8 +1079,9 @@ const UNFIXED: [&str; 0] = [];
 ///   others. The server despawns that component's node only; a client's `BevyStore::despawn`
 ///   despawned the whole entity (and its children), which the server went on replicating. It
 ///   now removes the component; the entity's first networked component, whose node the others
-///   travel beside, was left out of that fix, and is fixed since: the server networks the
-///   entity again (with its children, authorities kept, and the states naming it sent again).
+///   travel beside, was left out of that fix, and was fixed next by networking the entity
+///   again (clients made a new entity). Each entity now has a node of its own, which the
+///   components travel beside: removing any of them removes that component alone.
 /// - 536 and 3: the fix above, first written, told an entity's first component by the first
 ///   replicated component present, which one inserted after the entity was networked can
 ///   precede: clients lost the entity (536). The entity now keeps the slot of its first
