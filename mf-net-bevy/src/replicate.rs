@@ -21,8 +21,9 @@ pub trait ReplicateAppExt {
     /// server, and each client gives its copy of the entity `C`'s default value before it
     /// reads the server's state into it. An entity may hold several replicated components;
     /// they travel together, and the entity's `Networked` children under it. Add
-    /// [`MfNetPlugin`](crate::MfNetPlugin) first; at most
-    /// [`MAX_REPLICATED_COMPONENTS`](crate::MAX_REPLICATED_COMPONENTS) types.
+    /// [`MfNetPlugin`](crate::MfNetPlugin) first; at most one type fewer than
+    /// [`MAX_REPLICATED_COMPONENTS`](crate::MAX_REPLICATED_COMPONENTS) (15: the entity's own
+    /// node takes a slot).
     ///
     /// # Panics
     ///
