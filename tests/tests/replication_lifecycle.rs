@@ -604,6 +604,38 @@ fn an_instance_under_a_moved_instance_reaches_a_late_joiner_at_its_new_path() {
     world.assert_converged();
 }
 
+/// A move refused because it would give a group under a plain node of the moved instance a
+/// path clients cannot read is undone: the instance stays where it was, in its place among its
+/// siblings, and clients see no move. (Moved back, it went last among its parent's children.)
+#[test]
+fn a_refused_move_leaves_the_instance_in_its_place() {
+    let mut world = World::new(1, library);
+    let root = world.root();
+    let moved = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    let turret = world.server.scene().child(moved, "turret").unwrap();
+    world.server.spawn(BODY, turret, PeerId::SERVER).unwrap();
+    world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    // A plain node whose path leaves no room for the moved instance's own.
+    let mut far = root;
+    for _ in 0..4 {
+        far = world
+            .server
+            .scene_mut()
+            .add(far, &"p".repeat(1020))
+            .unwrap();
+    }
+    world.step(3);
+    let before = world.server.scene().children(root).to_vec();
+    let refused = world.server.reparent(moved, far);
+    assert!(
+        matches!(refused, Err(MultiplayerError::NameTooLong { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(world.server.scene().children(root), before);
+    world.step(3);
+    world.assert_converged();
+}
+
 /// A client joining in the frame an instance is moved under one spawned in that frame (whose
 /// spawn has not gone out when the client is sent the world) gets the new one, then the moved
 /// one under it. (It was sent the moved one first, under a parent it did not have: the spawn

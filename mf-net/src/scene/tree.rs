@@ -132,6 +132,18 @@ impl Scene {
         self.attach(node, parent)
     }
 
+    /// Moves `node` back under `parent`, at `at` among its children (where it was before a move
+    /// that is being undone).
+    pub(crate) fn put_back(&mut self, node: NodeId, parent: NodeId, at: usize) {
+        if self.reparent(node, parent).is_err() {
+            return;
+        }
+        if let Some(p) = self.node_mut(parent) {
+            p.children.retain(|&child| child != node);
+            p.children.insert(at.min(p.children.len()), node);
+        }
+    }
+
     /// Checks that `node` may become a child of `parent` (which is not its parent now).
     fn check_move(&self, node: NodeId, parent: NodeId) -> Result<(), SceneError> {
         let name = &self.node(node).ok_or(SceneError::NoSuchNode(node))?.name;

@@ -76,7 +76,10 @@ impl ServerState {
         let scene = shared.scene().ok_or(MultiplayerError::NeedsScene)?;
         let parent_ref = self.parent_ref(scene, parent)?;
         let scene = as_scene_mut(&mut *shared.store).ok_or(MultiplayerError::NeedsScene)?;
-        let was = scene.parent(node);
+        let was = scene.parent(node).map(|p| {
+            let at = scene.children(p).iter().position(|&c| c == node);
+            (p, at.unwrap_or(usize::MAX))
+        });
         scene
             .reparent(node, parent)
             .map_err(MultiplayerError::Scene)?;
@@ -84,8 +87,8 @@ impl ServerState {
         let paths = match self.paths_under(scene, first) {
             Ok(paths) => paths,
             Err(error) => {
-                if let Some(was) = was {
-                    let _ = scene.reparent(node, was);
+                if let Some((was, at)) = was {
+                    scene.put_back(node, was, at);
                 }
                 return Err(error);
             }
