@@ -198,8 +198,8 @@ mod acks {
 }
 
 /// The two snapshot encodings side by side ([`SnapshotEncoding`]): quantized boxes
-/// ([`QuantBox`]), every box moving, no budget; `<part>_<encoding>/<boxes>`, timed as
-/// `server_tick` and `client_frames`.
+/// ([`QuantBox`]), every box moving (`server_tick_tenth_<encoding>`: a tenth), no budget;
+/// `<part>_<encoding>/<boxes>`, timed as `server_tick` and `client_frames`.
 #[divan::bench_group(sample_count = 20, sample_size = 1)]
 mod encoding {
     use super::*;
@@ -208,9 +208,18 @@ mod encoding {
         boxes: usize,
         encoding: SnapshotEncoding,
     ) -> RefCell<ScaleWorld<QuantBox, L>> {
+        moving::<L>(boxes, Motion::All, encoding)
+    }
+
+    /// [`encoded`], the boxes moving as `motion` says.
+    fn moving<L: Link>(
+        boxes: usize,
+        motion: Motion,
+        encoding: SnapshotEncoding,
+    ) -> RefCell<ScaleWorld<QuantBox, L>> {
         RefCell::new(match running_as_test() {
-            true => ScaleWorld::encoded(SCALE_ROW, Motion::All, encoding, 2),
-            false => ScaleWorld::encoded(boxes, Motion::All, encoding, SCALE_CLIENTS),
+            true => ScaleWorld::encoded(SCALE_ROW, motion, encoding, 2),
+            false => ScaleWorld::encoded(boxes, motion, encoding, SCALE_CLIENTS),
         })
     }
 
@@ -295,6 +304,18 @@ mod encoding {
     #[divan::bench(args = [1000])]
     fn server_tick_bytes(bencher: Bencher<'_, '_>, boxes: usize) {
         server::<Plain>(bencher, boxes, SnapshotEncoding::Bytes, false);
+    }
+
+    #[divan::bench(args = [1000])]
+    fn server_tick_tenth_bytes(bencher: Bencher<'_, '_>, boxes: usize) {
+        let world = moving::<Plain>(boxes, Motion::TenPercent, SnapshotEncoding::Bytes);
+        server_of(bencher, world, false, 1);
+    }
+
+    #[divan::bench(args = [1000])]
+    fn server_tick_tenth_bits(bencher: Bencher<'_, '_>, boxes: usize) {
+        let world = moving::<Plain>(boxes, Motion::TenPercent, SnapshotEncoding::Bits);
+        server_of(bencher, world, false, 1);
     }
 
     #[divan::bench(args = [1000])]
