@@ -18,7 +18,8 @@ pub trait NetWorldExt {
     /// `f`, `mp.store_mut().world_mut()` is this world, and every call of the core that reads
     /// or writes values (RPC senders, `replicate`, `despawn`, `start_server`) sees its
     /// entities. A node is an entity ([`entity_node`](crate::entity_node)) or one of its
-    /// replicated components ([`ReplicatedComponents::node_of`](crate::ReplicatedComponents::node_of));
+    /// replicated components
+    /// ([`ReplicatedComponents::node_of`](crate::ReplicatedComponents::node_of));
     /// [`entity_of`](crate::entity_of) gives the entity of either. On the server, what the
     /// world changed since the adapter last looked is taken first (networked entities given
     /// another parent move), so that `f` finds the network as the world is: a

@@ -584,9 +584,10 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
     /// reference to `node` (server only; elsewhere it does nothing). For an engine's own
     /// reference type that travels as one of several nodes of an object
     /// ([`refs::encode_node`](crate::refs::encode_node)), when that node changes or is
-    /// networked anew: mf-net-bevy's `NetEntity` travels as an entity's own node, which takes a
-    /// new net id when the entity is networked again. A reference encoded to a node before it was networked needs
-    /// no call: the runtime sends its state again when the node is networked.
+    /// networked anew (mf-net-bevy's `NetEntity` travels as an entity's own node, which takes
+    /// a new net id when the entity is networked again). A reference encoded to a node before
+    /// it was networked needs no call: the runtime sends its state again when the node is
+    /// networked.
     pub fn resend_states_naming(&mut self, node: NodeId) {
         if let Role::Server(server) = &self.core.role {
             server.by_node.renamed(node);
