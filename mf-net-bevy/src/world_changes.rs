@@ -23,8 +23,9 @@ use crate::store::NetMultiplayer;
 /// resource of the app's world.
 #[derive(Resource, Default)]
 pub(crate) struct Unnetworked {
-    /// The removal stamp at the last look.
+    /// The removal stamp at the last look, before and after a frame's end.
     seen: u64,
+    cleared: u64,
     entities: Vec<Entity>,
     /// Their query, made once.
     query: Option<UnnetworkedQuery>,
@@ -33,10 +34,22 @@ pub(crate) struct Unnetworked {
 /// The entities no longer `Networked` that carry a `NetworkId`.
 type UnnetworkedQuery = QueryState<Entity, (With<NetworkId>, Without<Networked>)>;
 
-/// The server's [`Unnetworked`], out of the world while it is used.
-fn take_notes(mp: &mut NetMultiplayer) -> Unnetworked {
+/// The server's [`Unnetworked`], out of the world while it is used, if something was removed
+/// since `last` says.
+fn take_notes(mp: &mut NetMultiplayer, last: fn(&Unnetworked) -> u64) -> Option<Unnetworked> {
     let world = mp.store_mut().world_mut();
-    world.remove_resource::<Unnetworked>().unwrap_or_default()
+    let stamp = world.get_resource::<Removals>().map_or(0, Removals::stamp);
+    let notes = world.get_resource::<Unnetworked>();
+    if notes.map_or(0, last) == stamp {
+        return None;
+    }
+    Some(world.remove_resource::<Unnetworked>().unwrap_or_default())
+}
+
+/// The removal stamp now.
+fn stamp(mp: &NetMultiplayer) -> u64 {
+    let removals = mp.store().world().get_resource::<Removals>();
+    removals.map_or(0, Removals::stamp)
 }
 
 /// Before new entities are networked (whenever the world is lent, and before the frame ends):
@@ -46,24 +59,22 @@ pub(crate) fn take(mp: &mut NetMultiplayer) {
     for e in reparent::follow(mp) {
         refused(e);
     }
-    let stamp = mp.store().world().get_resource::<Removals>();
-    let stamp = stamp.map_or(0, Removals::stamp);
-    let mut u = take_notes(mp);
-    if stamp != u.seen {
-        collect(mp, &mut u);
-        let world = mp.store().world();
-        let children: Vec<Entity> = u
-            .entities
-            .iter()
-            .flat_map(|&e| networked_children(world, e))
-            .collect();
-        for c in children {
-            if !reparent::make_root(mp, c) {
-                refused(c);
-            }
+    let Some(mut u) = take_notes(mp, |u| u.seen) else {
+        return;
+    };
+    collect(mp, &mut u);
+    let world = mp.store().world();
+    let children: Vec<Entity> = u
+        .entities
+        .iter()
+        .flat_map(|&e| networked_children(world, e))
+        .collect();
+    for c in children {
+        if !reparent::make_root(mp, c) {
+            refused(c);
         }
-        u.seen = stamp;
     }
+    u.seen = stamp(mp);
     mp.store_mut().world_mut().insert_resource(u);
 }
 
@@ -77,14 +88,17 @@ pub(crate) fn take_deferred(mp: &mut NetMultiplayer) {
 
 /// After the frame's end: the entities no longer `Networked` lose their `NetworkId` and node.
 pub(crate) fn after_frame(mp: &mut NetMultiplayer) {
-    let mut u = take_notes(mp);
+    let Some(mut u) = take_notes(mp, |u| u.cleared) else {
+        return;
+    };
     collect(mp, &mut u);
     let world = mp.store_mut().world_mut();
     for &e in &u.entities {
         world.entity_mut(e).remove::<(NetworkId, EntityNode)>();
     }
     u.entities.clear();
-    world.insert_resource(u);
+    u.cleared = stamp(mp);
+    mp.store_mut().world_mut().insert_resource(u);
 }
 
 /// A client's frame: forgets the notes of new parents and inserted components (it networks
