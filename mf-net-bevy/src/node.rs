@@ -27,8 +27,35 @@ pub(crate) const ENTITY_SLOT: u32 = 0;
 
 /// The node of `entity` itself: the one to hand the entity over with (a recursive
 /// `set_authority` gives its replicated components and its networked descendants), to set its
-/// relevance with, and the one a [`NetEntity`](crate::NetEntity) names. `None` only for an
-/// entity index past what nodes can name.
+/// relevance with, and the one a [`NetEntity`](crate::NetEntity) names; its net id is the
+/// entity's [`NetworkId`](crate::NetworkId). `None` only for an entity index past what nodes
+/// can name.
+///
+/// ```
+/// use bevy_app::App;
+/// use bevy_ecs::component::Component;
+/// use mf_net::prelude::*;
+/// use mf_net_bevy::prelude::*;
+///
+/// #[derive(Component, Replicated, Default)]
+/// struct Ship {
+///     #[replicated]
+///     hp: i32,
+/// }
+///
+/// let mut app = App::new();
+/// app.add_plugins((bevy_time::TimePlugin, MfNetPlugin::default()))
+///     .replicate::<Ship>();
+/// let ship = app.world_mut().spawn((Ship { hp: 3 }, Networked)).id();
+/// app.update();
+/// let shown = app.world().get::<NetworkId>(ship).unwrap().0;
+/// app.world_mut().net(|mp| {
+///     let node = entity_node(ship).unwrap();
+///     assert_eq!(mp.net_id(node), Some(shown));
+///     // The entity, its components and its networked children: the server's (as they are).
+///     mp.set_authority(node, PeerId::SERVER, true).unwrap();
+/// });
+/// ```
 pub fn entity_node(entity: Entity) -> Option<NodeId> {
     node_at(entity, ENTITY_SLOT)
 }
