@@ -26,7 +26,7 @@
 //!   authority; a `NetOwner` is the authority of its entity's node (both ends);
 //! - a child spawned with its parent, or networked or moved under its networked parent, is a
 //!   child (`ChildOf`) of the parent's copy; one networked as a root (its parent was never
-//!   networked, or was being networked again in that frame) is a root;
+//!   networked, or stopped being networked) is a root;
 //! - a `NetEntity` member naming nothing, or an entity the server never networked, is `None`;
 //!   one naming a networked entity relevant to the client names the client's copy of it
 //!   (others are not compared: the book's References rules hold them back);
@@ -400,8 +400,6 @@ struct Chaos {
     gridded: bool,
     /// The server's networked entities before its last frame.
     networked_before: HashSet<Entity>,
-    /// Entities networked before, to be networked again (they keep their authorities).
-    awaiting: HashSet<Entity>,
 }
 
 fn run(seed: u64) {
@@ -440,7 +438,6 @@ fn run(seed: u64) {
         owners: HashMap::new(),
         gridded: false,
         networked_before: HashSet::new(),
-        awaiting: HashSet::new(),
     };
     chaos.setup();
     for _ in 0..40 + chaos.rng.below(200) {
@@ -629,7 +626,7 @@ impl Chaos {
                 let children = networked_children(self.server.world(), e);
                 self.server.world_mut().entity_mut(e).remove::<Networked>();
                 for child in children {
-                    self.networked_again(child);
+                    self.follows_parent(child);
                 }
             }
             self.server.world_mut().entity_mut(e).remove::<Networked>();
@@ -638,8 +635,8 @@ impl Chaos {
     }
 
     /// Gives the networked entity `e` another networked parent (not in its subtree), or none:
-    /// it goes with the parent it has now (if that is not where it was), its authorities kept,
-    /// as an entity networked again does.
+    /// it goes with the parent it has now (if that is not where it was), its authorities kept
+    /// (see [`Chaos::follows_parent`]).
     fn reparent(&mut self, e: Entity) {
         let world = self.server.world();
         if world.get::<NetworkId>(e).is_none() {
@@ -664,7 +661,7 @@ impl Chaos {
             None => entity.remove::<ChildOf>(),
         };
         if now != was {
-            self.networked_again(e);
+            self.follows_parent(e);
         }
     }
 
@@ -834,9 +831,6 @@ impl Chaos {
         self.networked_before = networked.iter(world).collect();
         set(&mut self.server, dt);
         self.refused();
-        let world = self.server.world();
-        self.awaiting
-            .retain(|&e| world.get::<NetworkId>(e).is_none());
         for (client, stall) in self.clients.iter_mut().zip(&mut self.stalls) {
             match *stall {
                 0 => set(client, dt),
@@ -866,7 +860,7 @@ impl Chaos {
     /// The networked entity `e` was given another parent (or its parent stopped being
     /// networked): it goes under its parent if that is networked, as a root otherwise, its
     /// networked descendants with it. Authorities stay.
-    fn networked_again(&mut self, e: Entity) {
+    fn follows_parent(&mut self, e: Entity) {
         // Under its parent if that is networked; a root otherwise.
         let world = self.server.world();
         let parent = world.get::<ChildOf>(e).map(ChildOf::parent);
@@ -876,7 +870,6 @@ impl Chaos {
             true => self.travelled.insert(e),
             false => self.travelled.remove(&e),
         };
-        self.awaiting.insert(e);
         let world = self.server.world();
         // A child made `Networked` in the same frame goes in its group, under it, with its own
         // authority (as one added later does).
@@ -889,13 +882,12 @@ impl Chaos {
         let mut stack = networked_children(world, e);
         while let Some(d) = stack.pop() {
             self.travelled.insert(d);
-            self.awaiting.insert(d);
             stack.extend(networked_children(world, d));
         }
     }
 
-    /// `root` will never be networked (again): its children not networked before this frame (nor
-    /// awaiting to be networked again) go as groups of their own, the server's.
+    /// `root` will never be networked (again): its children not networked before this frame go
+    /// as groups of their own, the server's.
     fn orphan(&mut self, root: Entity) {
         let world = self.server.world();
         self.plain.insert(root);
@@ -904,7 +896,7 @@ impl Chaos {
         for child in world.get::<Children>(root).into_iter().flatten() {
             self.travelled.remove(child);
         }
-        subtree.retain(|e| !self.networked_before.contains(e) && !self.awaiting.contains(e));
+        subtree.retain(|e| !self.networked_before.contains(e));
         for (&(e, _), owner) in &mut self.owners {
             if subtree.contains(&e) {
                 *owner = PeerId::SERVER;

@@ -75,7 +75,7 @@ pub enum ReplicationRegistryError {
         /// The other.
         second: &'static str,
     },
-    /// More types than a `u16` id can number.
+    /// More types than [`ReplicationRegistry::MAX_TYPES`].
     TooManyTypes {
         /// How many there are.
         count: usize,
@@ -96,8 +96,8 @@ impl fmt::Display for ReplicationRegistryError {
             ),
             Self::TooManyTypes { count } => write!(
                 f,
-                "{count} replicated types are linked, more than the {} a type id can number",
-                u16::MAX
+                "{count} replicated types are linked, more than the {} a registry numbers",
+                ReplicationRegistry::MAX_TYPES
             ),
         }
     }
@@ -117,6 +117,10 @@ pub struct ReplicationRegistry {
 }
 
 impl ReplicationRegistry {
+    /// How many types a registry numbers at most: their numbers fit 15 bits (the server keeps
+    /// a flag of its own beside a node's type number).
+    pub const MAX_TYPES: usize = 0x7FFF;
+
     /// The registry of every type submitted by `#[derive(Replicated)]` in the linked program.
     pub fn from_inventory() -> Result<Self, ReplicationRegistryError> {
         Self::from_types(RegisteredType::linked())
@@ -142,7 +146,7 @@ impl ReplicationRegistry {
                 second: pair[1].rust_name(),
             });
         }
-        if types.len() > usize::from(u16::MAX) {
+        if types.len() > Self::MAX_TYPES {
             return Err(ReplicationRegistryError::TooManyTypes { count: types.len() });
         }
         let mut by_type = HashMap::with_capacity(types.len());

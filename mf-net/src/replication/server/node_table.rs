@@ -24,7 +24,8 @@ pub(crate) type NodeTable = SlotTable<NetNode>;
 /// The server's flushed spawn groups, by first net id.
 pub(crate) type GroupTable = SlotTable<Group>;
 
-/// The bit of [`NetNode::ty`] that marks a type without members (type numbers stay below it).
+/// The bit of [`NetNode::ty`] that marks a type without members (type numbers stay below it:
+/// see [`ReplicationRegistry::MAX_TYPES`](crate::replication::ReplicationRegistry::MAX_TYPES)).
 pub(crate) const STILL: u16 = 0x8000;
 
 /// A networked node on the server.

@@ -1485,10 +1485,8 @@ impl ServerState {
             let owner_conditions = value.is_some_and(|(_, info)| info.has_owner_conditions());
             let still = value.is_some_and(|(_, info)| info.layout().slots() == 0);
             let ty = value.map_or(0, |(id, _)| id.get());
-            let ty = match still && ty & STILL == 0 {
-                true => ty | STILL,
-                false => ty,
-            };
+            debug_assert_eq!(ty & STILL, 0, "type numbers stay below the flag");
+            let ty = if still { ty | STILL } else { ty };
             let record = NetNode {
                 net_id,
                 node,
