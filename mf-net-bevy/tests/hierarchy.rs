@@ -1306,3 +1306,40 @@ fn a_group_moved_under_a_parent_spawned_in_the_same_frame_goes_with_it() {
     common::run(&mut server, &mut clients, 10);
     assert_eq!(turrets(&mut clients[0]), [(10, false, Some(3))]);
 }
+
+/// A ship moved under its own turret (a cycle in the server's hierarchy, which Bevy does not
+/// refuse) cannot move there on clients: the core refuses a parent inside the entity's own
+/// subtree, and clients keep both where they were, the same entities, their values still
+/// replicated. Once the turret is moved out from under the ship, the ship's next move is
+/// followed again.
+#[test]
+fn a_move_under_its_own_child_leaves_the_entity_where_it_was_on_clients() {
+    let (mut server, mut clients) = server_and_client();
+    let world = server.world_mut();
+    let ship = world.spawn((Ship { x: 1 }, Networked)).id();
+    let turret = world
+        .spawn((Turret { angle: 10 }, Networked, ChildOf(ship)))
+        .id();
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(turrets(&mut clients[0]), [(10, false, Some(1))]);
+    mark_turrets(&mut clients[0]);
+    let world = server.world_mut();
+    world.entity_mut(ship).insert(ChildOf(turret));
+    world.get_mut::<Turret>(turret).unwrap().angle = 20;
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(turrets(&mut clients[0]), [(20, true, Some(1))]);
+    let world = clients[0].world_mut();
+    let placed: Vec<_> = world
+        .query::<(&Ship, Option<&ChildOf>)>()
+        .iter(world)
+        .map(|(s, c)| (s.x, c.is_some()))
+        .collect();
+    assert_eq!(placed, [(1, false)], "the ship stays a root");
+    // The cycle broken, and the ship moved again (to no parent): followed.
+    let world = server.world_mut();
+    world.entity_mut(turret).remove::<ChildOf>();
+    world.entity_mut(ship).remove::<ChildOf>();
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(turrets(&mut clients[0]), [(20, true, None)]);
+    assert_eq!(ships(&mut clients[0]), [(Ship { x: 1 }, None, Vec::new())]);
+}
