@@ -19,6 +19,10 @@
 //! - **Hostile counts.** Spawns claiming billions of nodes or absent ids, hellos with billions
 //!   of scenes, nodes or RPC signatures, snapshot entries and RPC arguments claiming huge
 //!   lengths: each is dropped without allocating more than a few kilobytes.
+//!
+//! The seeded tests take other seeds from the environment, as the chaos tests do (in release,
+//! for thousands: `CHAOS_SEEDS=2000 cargo test --release -p mf-net-tests --test
+//! replication_fuzz`).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -41,6 +45,7 @@ use mf_net::transport::{SendError, TransportEvent};
 use mf_net::wire::BitWriter;
 use mf_net_tests::alloc_counter;
 use mf_net_tests::harness::{drain, messages, refusals, Dyn, Mp, World};
+use mf_net_tests::rng::chaos_seeds;
 use mf_net_tests::send_hook::SendHook;
 
 mod replication_common;
@@ -629,11 +634,12 @@ fn fuzz_server(seed: u64, corpus: &Corpus, packets: usize) -> usize {
 #[test]
 fn a_server_survives_thousands_of_hostile_packets_and_its_honest_client_converges() {
     let corpus = record_session();
+    let seeds = chaos_seeds(1..=SEEDS);
     let mut total = 0;
-    for seed in 1..=SEEDS {
+    for &seed in &seeds {
         total += fuzz_server(seed, &corpus, PACKETS_PER_SEED);
     }
-    assert_eq!(total, SEEDS as usize * PACKETS_PER_SEED);
+    assert_eq!(total, seeds.len() * PACKETS_PER_SEED);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -903,11 +909,12 @@ fn fuzz_client(seed: u64, corpus: &Corpus, encoding: SnapshotEncoding, packets: 
 fn a_client_survives_thousands_of_hostile_packets_before_and_after_its_welcome() {
     for encoding in [SnapshotEncoding::Bytes, SnapshotEncoding::Bits] {
         let corpus = record_session_as(encoding);
+        let seeds = chaos_seeds(1..=SEEDS);
         let mut total = 0;
-        for seed in 1..=SEEDS {
+        for &seed in &seeds {
             total += fuzz_client(seed, &corpus, encoding, PACKETS_PER_SEED);
         }
-        assert!(total >= SEEDS as usize * PACKETS_PER_SEED);
+        assert!(total >= seeds.len() * PACKETS_PER_SEED);
     }
 }
 
@@ -1629,12 +1636,19 @@ fn a_client_lacking_a_baseline_leaves_the_snapshot_unacknowledged_and_heals() {
 /// without a panic, and still applies (and acknowledges) a well-formed one afterwards.
 #[test]
 fn hostile_bit_packed_snapshots_never_panic_and_a_good_one_still_applies() {
+    for seed in chaos_seeds([26]) {
+        hostile_bit_packed_snapshots(seed);
+    }
+}
+
+/// [`hostile_bit_packed_snapshots_never_panic_and_a_good_one_still_applies`] for one seed.
+fn hostile_bit_packed_snapshots(seed: u64) {
     let net = LoopbackNetwork::new();
     let (mut client, mut raw) = welcomed_pair_with(&net, 1);
     raw.send(&body_spawn(1, "a", &Body::default()), Channel::Reliable);
     client_frame(&mut client, &mut raw);
     let good = bit_snapshot_setting_x(1, 7);
-    let mut rng = Rng(26);
+    let mut rng = Rng(seed);
     let mut tick = client.tick();
     for round in 0..3000 {
         tick += 1;
