@@ -180,6 +180,7 @@ fn network_one(mp: &mut NetMultiplayer, entity: Entity, authority: PeerId) -> bo
     match mp.replicate(root, authority) {
         Ok(_) => {
             tag_group(mp, root);
+            world_changes::networked_anew(mp, entity, root);
             true
         }
         Err(error) => {

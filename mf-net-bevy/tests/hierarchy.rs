@@ -1343,3 +1343,38 @@ fn a_move_under_its_own_child_leaves_the_entity_where_it_was_on_clients() {
     assert_eq!(turrets(&mut clients[0]), [(20, true, None)]);
     assert_eq!(ships(&mut clients[0]), [(Ship { x: 1 }, None, Vec::new())]);
 }
+
+/// A reference to an entity that is not networked travels as none; once the entity is
+/// networked, the state naming it is sent again (its component unchanged) and the client's
+/// reference names the client's entity. Networked again after it stopped being `Networked`,
+/// it is a new entity on the client, and the reference follows it there.
+#[test]
+fn a_reference_to_an_entity_networked_later_or_again_arrives() {
+    let (mut server, mut clients) = server_and_client();
+    let world = server.world_mut();
+    let barge = world.spawn(Ship { x: 7 }).id();
+    world.spawn((
+        Tow {
+            towed: barge.into(),
+        },
+        Networked,
+    ));
+    common::run(&mut server, &mut clients, 10);
+    let towed = |app: &mut App| {
+        let world = app.world_mut();
+        let towed = world.query::<&Tow>().single(world).unwrap().towed;
+        let mut ships = world.query_filtered::<Entity, With<Ship>>();
+        (towed, ships.iter(world).collect::<Vec<_>>())
+    };
+    assert_eq!(towed(&mut clients[0]), (NetEntity(None), Vec::new()));
+    for round in 0..2 {
+        server.world_mut().entity_mut(barge).insert(Networked);
+        common::run(&mut server, &mut clients, 10);
+        let (reference, ships) = towed(&mut clients[0]);
+        assert_eq!(ships.len(), 1, "round {round}");
+        assert_eq!(reference, NetEntity::from(ships[0]), "round {round}");
+        server.world_mut().entity_mut(barge).remove::<Networked>();
+        common::run(&mut server, &mut clients, 10);
+        assert_eq!(towed(&mut clients[0]).1, [], "round {round}");
+    }
+}
