@@ -181,6 +181,9 @@ fn network_one(mp: &mut NetMultiplayer, entity: Entity, authority: PeerId) -> bo
         Ok(_) => {
             tag_group(mp, root);
             world_changes::networked_anew(mp, entity, root);
+            for child in reparent::adopt(mp, entity) {
+                world_changes::refused(child);
+            }
             true
         }
         Err(error) => {

@@ -6,7 +6,7 @@
 
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
-use bevy_ecs::hierarchy::ChildOf;
+use bevy_ecs::hierarchy::{ChildOf, Children};
 use bevy_ecs::lifecycle::{Insert, Remove};
 use bevy_ecs::observer::On;
 use bevy_ecs::resource::Resource;
@@ -110,6 +110,21 @@ pub(crate) fn make_root(mp: &mut NetMultiplayer, e: Entity) -> bool {
         r.deferred.push(e);
     }
     true
+}
+
+/// The server just networked `entity`: its children networked before it (roots on clients,
+/// since it was not networked then: it had stopped being networked, or never was) follow it
+/// there. Returns those the core will not move.
+pub(crate) fn adopt(mp: &mut NetMultiplayer, entity: Entity) -> Vec<Entity> {
+    let world = mp.store().world();
+    let networked = |c: &&Entity| {
+        world
+            .get_entity(**c)
+            .is_ok_and(|c| c.contains::<Networked>() && c.contains::<NetParent>())
+    };
+    let children = world.get::<Children>(entity).into_iter().flatten();
+    let children: Vec<Entity> = children.filter(networked).copied().collect();
+    follow_these(mp, &children)
 }
 
 /// [`follow`] for the entities `these`. A move the core refuses is tried again once the

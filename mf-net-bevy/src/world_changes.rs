@@ -137,7 +137,7 @@ fn collect(mp: &mut NetMultiplayer, u: &mut Unnetworked) {
 /// The core refused to move networked entity `e` where its parent now is: clients keep it
 /// where it was. (The core refuses only a parent inside `e`'s own subtree, which a Bevy
 /// hierarchy without cycles does not make once the frame's other moves are made.)
-fn refused(e: Entity) {
+pub(crate) fn refused(e: Entity) {
     warn!(
         ?e,
         "a networked entity cannot move under its new parent; clients keep it where it was"

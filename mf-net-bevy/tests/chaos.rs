@@ -5,11 +5,11 @@
 //! ids near their end, a link, and whether a `NetGrid` decides relevance; then, frame after
 //! frame, on the server: `Networked` entities spawned (roots with children and grandchildren
 //! networked with them, children added under entities already networked, plain entities
-//! that are never networked) and despawned (roots and children), `Networked` removed,
-//! networked entities given another parent or none, replicated components inserted into and
-//! removed from live entities, member values changed
-//! (plain integers, floats, bools and strings, quantized vectors, fractions and rotations,
-//! interpolated members, `NetTransform` through `Transform`, `NetEntity` references),
+//! that are never networked) and despawned (roots and children), `Networked` removed (and
+//! now and then inserted again, a later frame), networked entities given another parent or
+//! none, replicated components inserted into and removed from live entities, member values
+//! changed (plain integers, floats, bools and strings, quantized vectors, fractions and
+//! rotations, interpolated members, `NetTransform` through `Transform`, `NetEntity` references),
 //! authority handed over (recursively or not), relevance set and cleared per client, players
 //! with `NetFocus`; clients joining late, leaving and stalling (no frame for a while, then one
 //! long frame); frames of varying length.
@@ -400,6 +400,8 @@ struct Chaos {
     gridded: bool,
     /// The server's networked entities before its last frame.
     networked_before: HashSet<Entity>,
+    /// The entities whose `Networked` was removed once they were networked, while they live.
+    unnetworked: Vec<Entity>,
 }
 
 fn run(seed: u64) {
@@ -438,6 +440,7 @@ fn run(seed: u64) {
         owners: HashMap::new(),
         gridded: false,
         networked_before: HashSet::new(),
+        unnetworked: Vec::new(),
     };
     chaos.setup();
     for _ in 0..40 + chaos.rng.below(200) {
@@ -628,10 +631,43 @@ impl Chaos {
                 for child in children {
                     self.follows_parent(child);
                 }
+                self.unnetworked.push(e);
             }
             self.server.world_mut().entity_mut(e).remove::<Networked>();
         }
+        if self.rng.chance(2) {
+            self.renetwork();
+        }
         self.prune();
+    }
+
+    /// Makes `Networked` again an entity that stopped being networked at an earlier frame's
+    /// end (it lost its `NetworkId`), if one lives: it is networked anew, with its `NetOwner`'s
+    /// authority or else the server's for its node and components, under its parent if that
+    /// is networked. Its children networked meanwhile stay where they are.
+    fn renetwork(&mut self) {
+        let world = self.server.world();
+        let gone = |e: &Entity| {
+            world
+                .get_entity(*e)
+                .is_ok_and(|x| !x.contains::<Networked>() && !x.contains::<NetworkId>())
+        };
+        let ready: Vec<Entity> = self.unnetworked.iter().copied().filter(gone).collect();
+        let Some(&e) = ready.get(self.rng.below(ready.len() as u64 + 1) as usize) else {
+            return;
+        };
+        self.unnetworked.retain(|&u| u != e);
+        let owner = world.get::<NetOwner>(e).map_or(PeerId::SERVER, |o| o.0);
+        let kinds: Vec<usize> = (0..KINDS.len())
+            .filter(|&k| (KINDS[k].has)(world, e))
+            .collect();
+        self.owners.insert((e, OWN), owner);
+        for k in kinds {
+            self.owners.insert((e, k), owner);
+        }
+        self.server.world_mut().entity_mut(e).insert(Networked);
+        self.follows_parent(e);
+        self.live.push(e);
     }
 
     /// Gives the networked entity `e` another networked parent (not in its subtree), or none:

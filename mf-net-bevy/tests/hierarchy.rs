@@ -355,8 +355,8 @@ fn an_entity_keeps_its_entity_on_clients_whichever_component_is_removed() {
     });
 }
 
-/// The networked children of an entity that is no longer `Networked` stay on clients (networked
-/// again, without their parent there); made `Networked` again, the entity comes back.
+/// The networked children of an entity that is no longer `Networked` stay on clients, as
+/// roots; made `Networked` again, the entity comes back, and they go under it again.
 #[test]
 fn the_children_of_an_entity_no_longer_networked_stay_on_clients() {
     let (mut server, mut clients) = server_and_client();
@@ -380,8 +380,8 @@ fn the_children_of_an_entity_no_longer_networked_stay_on_clients() {
     assert_eq!(angles(&mut clients[0]), [(10, false)]);
     server.world_mut().entity_mut(ship).insert(Networked);
     common::run(&mut server, &mut clients, 10);
-    assert_eq!(ships(&mut clients[0]), [(Ship { x: 1 }, None, vec![])]);
-    assert_eq!(angles(&mut clients[0]), [(10, false)]);
+    assert_eq!(ships(&mut clients[0]), [(Ship { x: 1 }, None, vec![10])]);
+    assert_eq!(angles(&mut clients[0]), [(10, true)]);
 }
 
 /// A `Networked` child spawned under an entity networked already arrives under the parent's
@@ -1377,4 +1377,33 @@ fn a_reference_to_an_entity_networked_later_or_again_arrives() {
         common::run(&mut server, &mut clients, 10);
         assert_eq!(towed(&mut clients[0]).1, [], "round {round}");
     }
+}
+
+/// An entity networked again takes back, on clients, its children that stayed networked
+/// while it was not (roots there meanwhile): the same entities, under its new copy. So does
+/// an entity networked for the first time under which networked entities were moved.
+#[test]
+fn an_entity_networked_again_takes_its_networked_children_back() {
+    let (mut server, mut clients) = server_and_client();
+    let world = server.world_mut();
+    let ship = world.spawn((Ship { x: 1 }, Networked)).id();
+    world.spawn((Turret { angle: 10 }, Networked, ChildOf(ship)));
+    let dock = world.spawn(Ship { x: 2 }).id();
+    let crane = world.spawn((Turret { angle: 20 }, Networked)).id();
+    common::run(&mut server, &mut clients, 10);
+    server.world_mut().entity_mut(crane).insert(ChildOf(dock));
+    server.world_mut().entity_mut(ship).remove::<Networked>();
+    common::run(&mut server, &mut clients, 10);
+    let roots = [(10, false, None), (20, false, None)];
+    assert_eq!(turrets(&mut clients[0]), roots);
+    mark_turrets(&mut clients[0]);
+    server.world_mut().entity_mut(ship).insert(Networked);
+    server.world_mut().entity_mut(dock).insert(Networked);
+    common::run(&mut server, &mut clients, 10);
+    let under = [(10, true, Some(1)), (20, true, Some(2))];
+    assert_eq!(turrets(&mut clients[0]), under);
+    // They go with it.
+    server.world_mut().despawn(ship);
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(turrets(&mut clients[0]), [(20, true, Some(2))]);
 }
