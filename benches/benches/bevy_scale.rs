@@ -9,15 +9,16 @@
 //! - `client_frames/scene` and `client_frames/bevy`: the 64 clients' `begin_frame` +
 //!   `end_frame` (apply the snapshot, ack).
 //!
-//! The boxes are the same members (`BoxEntity`; `BevyBox` under Bevy), so the snapshots are
-//! the same bytes. Counted per box × client. The adapter's overhead per entity is the
-//! difference per item. Run: `cargo bench -p mf-net-benches --bench bevy_scale`. Run as a test,
-//! two clients and 100 boxes.
+//! The boxes are the same members (`BoxEntity`; `BevyBox` under Bevy), and both sides send
+//! the default snapshot encoding, so the snapshots carry the same states. Counted per box ×
+//! client. The adapter's overhead per entity is the difference per item. Run: `cargo bench -p
+//! mf-net-benches --bench bevy_scale`. Run as a test, two clients and 100 boxes.
 
 use std::cell::RefCell;
 
 use divan::counter::ItemsCount;
 use divan::Bencher;
+use mf_net::prelude::MultiplayerConfig;
 use mf_net_benches::bevy_scale::BevyScaleWorld;
 use mf_net_benches::{running_as_test, BoxEntity, Motion, ScaleWorld, Stage, SCALE_CLIENTS};
 
@@ -35,9 +36,11 @@ fn sizes() -> (usize, usize) {
     }
 }
 
+/// The `Scene` side, in the encoding the Bevy side uses (the default configuration's).
 fn scene_world() -> ScaleWorld<BoxEntity> {
     let (boxes, clients) = sizes();
-    ScaleWorld::with_clients(boxes, Motion::All, 0, clients, 70)
+    let encoding = MultiplayerConfig::default().snapshot_encoding;
+    ScaleWorld::encoded(boxes, Motion::All, encoding, clients)
 }
 
 fn bevy_world() -> BevyScaleWorld {
