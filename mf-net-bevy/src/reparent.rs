@@ -2,7 +2,7 @@
 //! ([`NetParent`], on the server), and an observer notes every entity whose `ChildOf` was
 //! inserted, replaced or removed ([`Reparented`]). One whose network parent is no longer that
 //! one is moved there on clients (clients would hold it where it was, and despawn it with that
-//! parent).
+//! parent); so are the networked children of an entity networked after them ([`adopt`]).
 
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;

@@ -23,8 +23,8 @@ use crate::removals::Removals;
 use crate::reparent;
 use crate::store::NetMultiplayer;
 
-/// The entities no longer `Networked` that still carry a `NetworkId` (capacity kept), a
-/// resource of the app's world.
+/// The entities no longer `Networked` that still carry a `NetworkId` (capacity kept), and those
+/// that lost it while they lived, a resource of the app's world.
 #[derive(Resource, Default)]
 pub(crate) struct Unnetworked {
     /// The removal stamp at the last look, before and after a frame's end.
