@@ -1407,3 +1407,31 @@ fn an_entity_networked_again_takes_its_networked_children_back() {
     common::run(&mut server, &mut clients, 10);
     assert_eq!(turrets(&mut clients[0]), [(20, true, Some(2))]);
 }
+
+/// `Networked` removed and inserted again in one frame: nothing happens on the network. The
+/// entity keeps its net id, its children stay under it on clients, and a reference to it still
+/// names the client's copy.
+#[test]
+fn networked_removed_and_inserted_in_one_frame_changes_nothing() {
+    let (mut server, mut clients) = server_and_client();
+    let world = server.world_mut();
+    let ship = world.spawn((Ship { x: 1 }, Networked)).id();
+    world.spawn((Turret { angle: 10 }, Networked, ChildOf(ship)));
+    world.spawn((Tow { towed: ship.into() }, Networked));
+    common::run(&mut server, &mut clients, 10);
+    mark_turrets(&mut clients[0]);
+    let id = server.world().get::<NetworkId>(ship).copied();
+    let world = server.world_mut();
+    world.entity_mut(ship).remove::<Networked>();
+    world.entity_mut(ship).insert(Networked);
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(server.world().get::<NetworkId>(ship).copied(), id);
+    assert_eq!(turrets(&mut clients[0]), [(10, true, Some(1))]);
+    let world = clients[0].world_mut();
+    let towed = world.query::<&Tow>().single(world).unwrap().towed;
+    let copy = world
+        .query_filtered::<Entity, With<Ship>>()
+        .single(world)
+        .unwrap();
+    assert_eq!(towed, NetEntity::from(copy));
+}

@@ -116,3 +116,38 @@ fn clients_predict_their_own_walkers_and_converge_with_the_server() {
         assert!(stats.ticks_predicted > 0, "client {i} predicted");
     }
 }
+
+/// A walker its client predicts, made `Networked` again after it stopped being networked, is
+/// a new entity on the client, which predicts it again and ends where the server has it.
+#[test]
+fn a_walker_networked_again_is_predicted_again() {
+    let net = LoopbackNetwork::new();
+    let mut server = app();
+    common::start_server(&mut server, &net, None, 5);
+    let mut clients = vec![app()];
+    common::start_client(&mut clients[0], &net, None, 9);
+    common::run(&mut server, &mut clients, 40);
+    let peer = clients[0].world().resource::<NetStatus>().local_peer;
+    let walker = (Walker::default(), Networked, NetOwner(peer));
+    let walker = server.world_mut().spawn(walker).id();
+    clients[0].insert_resource(LocalInput(Walk { dir: 1 }));
+    common::run(&mut server, &mut clients, 30);
+    server.world_mut().entity_mut(walker).remove::<Networked>();
+    common::run(&mut server, &mut clients, 20);
+    assert_eq!(walkers(&mut clients[0]), []);
+    server.world_mut().entity_mut(walker).insert(Networked);
+    common::run(&mut server, &mut clients, 30);
+    let before = walkers(&mut clients[0]);
+    assert_eq!(before.len(), 1);
+    clients[0].update();
+    let after = walkers(&mut clients[0]);
+    assert!(
+        after[0].1 > before[0].1,
+        "predicted at once: {before:?} -> {after:?}"
+    );
+    clients[0].insert_resource(LocalInput(Walk { dir: 0 }));
+    common::run(&mut server, &mut clients, 60);
+    let want = walkers(&mut server);
+    assert!(want[0].1 > 0.0, "it walked: {want:?}");
+    assert_eq!(walkers(&mut clients[0]), want);
+}
