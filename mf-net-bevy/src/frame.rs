@@ -161,7 +161,9 @@ fn network_new(mp: &mut NetMultiplayer) {
 }
 
 /// Networks `entity` with `authority` (its own node, with its replicated components beside)
-/// and tags it, or refuses it; whether it was networked.
+/// and tags it, or refuses it; whether it was networked. An entity networked before (it kept
+/// the [`NetParent`] its first networking gave it) has the states that name it sent again:
+/// their references named its old net id. Its networked children go under it on clients.
 fn network_one(mp: &mut NetMultiplayer, entity: Entity, authority: PeerId) -> bool {
     let root = entity_node(entity).filter(|_| mp.store().holds_replicated(entity));
     let Some(root) = root else {
@@ -176,11 +178,15 @@ fn network_one(mp: &mut NetMultiplayer, entity: Entity, authority: PeerId) -> bo
         return false;
     };
     let world = mp.store_mut().world_mut();
-    world.entity_mut(entity).insert(EntityNode {});
+    let mut tagged = world.entity_mut(entity);
+    let again = tagged.contains::<NetParent>();
+    tagged.insert(EntityNode {});
     match mp.replicate(root, authority) {
         Ok(_) => {
             tag_group(mp, root);
-            world_changes::networked_anew(mp, entity, root);
+            if again {
+                mp.resend_states_naming(root);
+            }
             for child in reparent::adopt(mp, entity) {
                 world_changes::refused(child);
             }

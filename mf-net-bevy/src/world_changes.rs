@@ -3,17 +3,13 @@
 //! networked children of an entity no longer [`Networked`] are made roots on clients, the same
 //! entities. After the frame's end (the core despawned it on clients), an entity no longer
 //! `Networked` loses its [`NetworkId`] and its node, so that no two entities show one id; made
-//! `Networked` again, it is networked anew, and the states that name it are sent again, so
-//! that clients' references to it name the new copy.
-
-use std::collections::HashSet;
+//! `Networked` again, it is networked anew.
 
 use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::Children;
 use bevy_ecs::query::{QueryState, With, Without};
 use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
-use mf_net::store::NodeId;
 use tracing::warn;
 
 use crate::components::{NetworkId, Networked};
@@ -23,17 +19,14 @@ use crate::removals::Removals;
 use crate::reparent;
 use crate::store::NetMultiplayer;
 
-/// The entities no longer `Networked` that still carry a `NetworkId` (capacity kept), and those
-/// that lost it while they lived, a resource of the app's world.
+/// The entities no longer `Networked` that still carry a `NetworkId` (capacity kept), a
+/// resource of the app's world.
 #[derive(Resource, Default)]
 pub(crate) struct Unnetworked {
     /// The removal stamp at the last look, before and after a frame's end.
     seen: u64,
     cleared: u64,
     entities: Vec<Entity>,
-    /// The entities that lost their node while they lived: references to one were sent as
-    /// its old net id, which a new networking of it does not keep.
-    before: HashSet<Entity>,
     /// Their query, made once.
     query: Option<UnnetworkedQuery>,
 }
@@ -103,20 +96,9 @@ pub(crate) fn after_frame(mp: &mut NetMultiplayer) {
     for &e in &u.entities {
         world.entity_mut(e).remove::<(NetworkId, EntityNode)>();
     }
-    u.before.retain(|&e| world.get_entity(e).is_ok());
-    u.before.extend(u.entities.drain(..));
+    u.entities.clear();
     u.cleared = stamp(mp);
     mp.store_mut().world_mut().insert_resource(u);
-}
-
-/// The server just networked `entity` as `node`: if it had been networked before, the states
-/// that name it go out again (their references named its old net id).
-pub(crate) fn networked_anew(mp: &mut NetMultiplayer, entity: Entity, node: NodeId) {
-    let world = mp.store_mut().world_mut();
-    let before = world.get_resource_mut::<Unnetworked>();
-    if before.is_some_and(|mut u| !u.before.is_empty() && u.before.remove(&entity)) {
-        mp.resend_states_naming(node);
-    }
 }
 
 /// A client's frame: forgets the notes of new parents and inserted components (it networks
