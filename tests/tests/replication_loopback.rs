@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use mf_net::prelude::*;
+use mf_net::replication::interest::{InterestPolicy, InterestQuery};
 use mf_net::replication::{MultiplayerError, MultiplayerEvent, NetId, ReplicationRegistry};
 use mf_net::scene::SceneShape;
 use mf_net::schema::hash_u64;
@@ -378,6 +379,44 @@ fn a_server_started_again_names_its_spawns_anew() {
     assert_eq!(world.server.net_id(first), None, "a plain node now");
     world.step(3);
     assert!(world.server.net_id(second).is_some());
+}
+
+/// Hides every group from every client.
+struct HideAll;
+
+impl InterestPolicy for HideAll {
+    fn relevant(&mut self, _: &InterestQuery<'_>) -> bool {
+        false
+    }
+}
+
+/// A server stopped and started again keeps its interest policy: what it hid from the clients
+/// of its first run stays hidden from those of the next (a fresh policy would have shown them
+/// everything).
+#[test]
+fn a_server_started_again_keeps_its_interest_policy() {
+    let mut world = World::new(1, library);
+    world.server.set_interest_policy(HideAll, 1).unwrap();
+    let root = world.root();
+    world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    world.step(3);
+    assert!(networked(&world.clients[0]).is_empty());
+    world.server.stop();
+    world.step(2);
+    world.clients.clear();
+    let listen = world.net.listen("game", 4).unwrap();
+    world
+        .server
+        .start_server(Box::new(listen), messages())
+        .unwrap();
+    world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    world.connect_client();
+    world.step(5);
+    assert_eq!(world.server.peers().len(), 1, "the new client joined");
+    assert!(
+        networked(&world.clients[0]).is_empty(),
+        "the tank stays hidden"
+    );
 }
 
 /// A library whose `tank` has a `Body` where the normal one has a `Gun`.

@@ -305,7 +305,8 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
 
     /// Stops. A server disconnects every client ([`Shutdown`](DisconnectReason::Shutdown)) and
     /// keeps its nodes as plain, non-networked nodes (started again, it goes on from its tick
-    /// and net ids, so new spawns take new instance names); a client disconnects
+    /// and net ids, so new spawns take new instance names, and keeps its interest policy); a
+    /// client disconnects
     /// ([`Closed`](DisconnectReason::Closed)), frees every spawned node and raises
     /// [`Disconnected`](MultiplayerEvent::Disconnected). Either way the instance is offline
     /// afterwards.

@@ -714,11 +714,15 @@ impl ServerState {
     }
 
     /// A fresh server goes on from a `stopped` one: from its tick and net ids, as a server
-    /// that has run (see [`start_at`](Self::start_at)).
+    /// that has run (see [`start_at`](Self::start_at)), with its interest policy (its index
+    /// built anew for the nodes networked from now on).
     pub(crate) fn go_on_from(&mut self, stopped: ServerState) {
         self.tick = stopped.tick;
         self.ids = stopped.ids;
         self.ran = true;
+        self.interest.policy = stopped.interest.policy;
+        self.interest.every = stopped.interest.every;
+        self.interest.all_due = true;
     }
 
     /// A transport-level connection: the client must say hello within the handshake timeout.
