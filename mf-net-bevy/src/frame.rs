@@ -24,6 +24,7 @@ use crate::node::{entity_node, entity_of, networked_node, EntityNode};
 use crate::owner;
 use crate::queue::NetQueue;
 use crate::reparent::{self, NetParent};
+use crate::restarts;
 use crate::status::NetStatus;
 use crate::store::NetMultiplayer;
 use crate::types::ReplicatedComponents;
@@ -42,6 +43,7 @@ pub(crate) fn receive(world: &mut World) {
     world.net(|mp| {
         messages::subscribe_new_bus(mp);
         mp.begin_frame(dt);
+        restarts::forget_stale_tags(mp);
         if !mp.is_server() {
             tag_spawned(mp);
         }
@@ -99,6 +101,7 @@ pub(crate) fn fixed_tick(world: &mut World) {
 /// the entities no longer networked.
 pub(crate) fn send(world: &mut World) {
     world.net(|mp| {
+        restarts::forget_stale_tags(mp);
         let world = mp.store_mut().world_mut();
         let queue = world
             .get_non_send_mut::<NetQueue>()

@@ -51,6 +51,7 @@ mod queue;
 mod removals;
 mod reparent;
 mod replicate;
+mod restarts;
 mod rows;
 mod schedule;
 mod status;

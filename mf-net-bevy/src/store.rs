@@ -62,6 +62,9 @@ pub struct BevyStore {
     pub(crate) checked_types: bool,
     /// The core's count of lost events when the adapter last looked (see `forward_events`).
     pub(crate) events_lost: u64,
+    /// The core's starts, and whether it ran, when the adapter last looked (see
+    /// [`restarts`](crate::restarts)).
+    pub(crate) run: (u64, bool),
 }
 
 impl BevyStore {

@@ -175,3 +175,48 @@ fn a_component_inserted_later_is_relevant_as_its_entity_is() {
         .collect();
     assert_eq!(paints, [7]);
 }
+
+/// A server stopped and started again keeps its grid, and the client of its next run given the
+/// player a client of the first run had (under the same peer id: a new listener numbers its
+/// clients from the start) sees what is near that player.
+#[test]
+fn a_server_started_again_keeps_its_grid_and_sets_each_focus_anew() {
+    let net = LoopbackNetwork::new();
+    let mut server = gridded_server(&net);
+    server
+        .world_mut()
+        .net(|mp| mp.config_mut().despawn_owned_on_disconnect = false);
+    let mut clients = vec![app()];
+    common::start_client(&mut clients[0], &net, None, 0);
+    common::run(&mut server, &mut clients, 5);
+    let peer = clients[0].world().resource::<NetStatus>().local_peer;
+    let world = server.world_mut();
+    for (label, x) in [(1, 2.0), (2, 102.0)] {
+        let at = Transform::from_xyz(x, 0.0, 0.0);
+        world.spawn((Crate { label }, at, NetTransform::default(), Networked));
+    }
+    let at = Transform::from_xyz(0.0, 0.0, 0.0);
+    let player = (at, NetTransform::default(), Networked, NetOwner(peer));
+    let player = world.spawn((player, NetFocus)).id();
+    common::run(&mut server, &mut clients, 20);
+    assert_eq!(crates(&mut clients[0]), [1]);
+
+    // Stopped, the player goes to the server; started again, to the new client.
+    server.world_mut().net(|mp| mp.stop());
+    common::run(&mut server, &mut clients, 3);
+    let listen = net.listen("game", 16).unwrap();
+    server.world_mut().net(|mp| {
+        let registry = mf_net::bus::MessageRegistry::new(1);
+        mp.start_server(Box::new(listen), registry).unwrap();
+    });
+    common::start_client(&mut clients[0], &net, None, 0);
+    common::run(&mut server, &mut clients, 5);
+    let again = clients[0].world().resource::<NetStatus>().local_peer;
+    assert_eq!(again, peer, "the same peer id");
+    let node = entity_node(player).unwrap();
+    server
+        .world_mut()
+        .net(|mp| mp.set_authority(node, again, true).unwrap());
+    common::run(&mut server, &mut clients, 20);
+    assert_eq!(crates(&mut clients[0]), [1]);
+}
