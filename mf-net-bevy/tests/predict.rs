@@ -151,3 +151,51 @@ fn a_walker_networked_again_is_predicted_again() {
     assert!(want[0].1 > 0.0, "it walked: {want:?}");
     assert_eq!(walkers(&mut clients[0]), want);
 }
+
+/// A client that stops and starts again, and then a server that does, predict and converge
+/// as in their first runs: each new run's walker is predicted at once and ends where the
+/// server has it.
+#[test]
+fn a_client_and_a_server_started_again_predict_again() {
+    let net = LoopbackNetwork::new();
+    let mut server = app();
+    common::start_server(&mut server, &net, None, 5);
+    let mut clients = vec![app()];
+    for run in 0..3 {
+        match run {
+            0 => {}
+            1 => clients[0].world_mut().net(|mp| mp.stop()),
+            _ => {
+                server.world_mut().net(|mp| mp.stop());
+                common::run(&mut server, &mut clients, 3);
+                common::start_server(&mut server, &net, None, 5);
+            }
+        }
+        common::start_client(&mut clients[0], &net, None, 9);
+        common::run(&mut server, &mut clients, 40);
+        let peer = clients[0].world().resource::<NetStatus>().local_peer;
+        let walker = (Walker::default(), Networked, NetOwner(peer));
+        server.world_mut().spawn(walker);
+        common::run(&mut server, &mut clients, 30);
+        let before = walkers(&mut clients[0]);
+        assert_eq!(before.len(), 1, "run {run}: the new walker alone");
+        clients[0].insert_resource(LocalInput(Walk { dir: 1 }));
+        clients[0].update();
+        let after = walkers(&mut clients[0]);
+        assert!(
+            after[0].1 > before[0].1,
+            "run {run}: predicted at once: {before:?} -> {after:?}"
+        );
+        common::run(&mut server, &mut clients, 20);
+        clients[0].insert_resource(LocalInput(Walk { dir: 0 }));
+        common::run(&mut server, &mut clients, 60);
+        let want = walkers(&mut server);
+        assert_eq!(
+            want.len(),
+            1,
+            "run {run}: the walker of the run before went"
+        );
+        assert!(want[0].1 > 0.0, "run {run}: it walked: {want:?}");
+        assert_eq!(walkers(&mut clients[0]), want, "run {run}");
+    }
+}

@@ -257,3 +257,37 @@ fn what_an_app_networked_offline_comes_back_when_its_client_stops() {
     assert_eq!(shown.len(), 1, "its own ship, networked again: {shown:?}");
     assert!(shown.values().all(|v| v.contains("hp: 5")), "{shown:?}");
 }
+
+/// An app that was a client, stopped, hosts a server of its own: it keeps none of the first
+/// server's entities, and serves its own, with the references and children they have.
+#[test]
+fn a_client_that_stops_can_host() {
+    let net = LoopbackNetwork::new();
+    let (mut first, _) = server(&net);
+    let mut clients = vec![client(&net)];
+    common::run(&mut first, &mut clients, 10);
+    assert_eq!(view(&mut clients[0]).len(), 3);
+    let mut host = clients.pop().unwrap();
+    host.world_mut().net(|mp| mp.stop());
+    host.update();
+    assert_eq!(view(&mut host), BTreeMap::new());
+
+    let other = LoopbackNetwork::new();
+    common::start_server(&mut host, &other, None, 0);
+    let world = host.world_mut();
+    let ship = world.spawn((Ship { hp: 4 }, Networked)).id();
+    let rock = world
+        .spawn((
+            Rock {
+                near: NetEntity::from(ship),
+            },
+            Networked,
+        ))
+        .id();
+    world.spawn((Pebble { size: 1 }, Networked, ChildOf(rock)));
+    let mut guests = vec![client(&other)];
+    common::run(&mut host, &mut guests, 10);
+    let want = view(&mut host);
+    assert_eq!(want.len(), 3, "{want:?}");
+    assert_eq!(view(&mut guests[0]), want);
+}
