@@ -564,3 +564,34 @@ fn offline_counts_as_the_server() {
     assert_eq!(mp.net_id(tank), NetId::new(1));
     assert_eq!(mp.stats().networked_nodes, 3);
 }
+
+/// The snapshot encoding changed while clients are joined applies to the clients that join
+/// after: each keeps the one its handshake named, and all converge (the clients joined
+/// bit-packed froze when the server switched to bytes: it no longer recorded their
+/// baselines).
+#[test]
+fn an_encoding_changed_mid_run_is_for_the_clients_that_join_after() {
+    use mf_net::replication::SnapshotEncoding::{Bits, Bytes};
+    let mut world = World::new(1, library);
+    let root = world.root();
+    let tanks: Vec<_> = (0..5)
+        .map(|_| world.server.spawn(TANK, root, PeerId::SERVER).unwrap())
+        .collect();
+    let go = |world: &mut World| {
+        for _ in 0..20 {
+            for &t in &tanks {
+                body(&mut world.server, t).x += 1;
+            }
+            world.step(1);
+        }
+        world.assert_converged();
+    };
+    go(&mut world);
+    for encoding in [Bytes, Bits, Bytes] {
+        world.server.config_mut().snapshot_encoding = encoding;
+        world.connect_client();
+        go(&mut world);
+    }
+    assert_eq!(world.clients.len(), 4);
+    assert_eq!(body(&mut world.server, tanks[0]).x, 80);
+}

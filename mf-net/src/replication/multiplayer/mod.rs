@@ -850,7 +850,7 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
     }
 
     /// The settings, mutably (change them before starting; the byte budget and timeouts may
-    /// change at any time).
+    /// change at any time, and the snapshot encoding for the clients that join after).
     pub fn config_mut(&mut self) -> &mut MultiplayerConfig {
         &mut self.core.shared.config
     }

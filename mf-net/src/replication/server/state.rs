@@ -1018,11 +1018,14 @@ impl ServerState {
         }
     }
 
-    /// With the bit-packed encoding configured, notes that the values of every node that
-    /// changed at this tick's capture are to be recorded, by the tick's snapshots or after them
-    /// (from nothing when recording starts, so that no gap goes unseen).
+    /// With the bit-packed encoding configured, or a client joined with it (the encoding is
+    /// each client's from its handshake on, whatever the setting became since), notes that the
+    /// values of every node that changed at this tick's capture are to be recorded, by the
+    /// tick's snapshots or after them (from nothing when recording starts, so that no gap goes
+    /// unseen).
     fn record_values(&mut self, shared: &Shared) {
-        let on = shared.config.snapshot_encoding == SnapshotEncoding::Bits;
+        let on = shared.config.snapshot_encoding == SnapshotEncoding::Bits
+            || self.clients.iter().any(|c| c.bits);
         if on != self.recording {
             self.bit_entries.clear();
             self.recording = on;

@@ -94,7 +94,8 @@ pub struct MultiplayerConfig {
     pub prediction: PredictionConfig,
     /// Server: how snapshots are encoded ([`SnapshotEncoding`]). Default
     /// [`Bits`](SnapshotEncoding::Bits). The server tells each client in the handshake;
-    /// clients read either, whatever their own setting.
+    /// clients read either, whatever their own setting. Changed while clients are joined, it
+    /// applies to the clients that join after (each keeps the encoding its handshake named).
     pub snapshot_encoding: SnapshotEncoding,
 }
 
