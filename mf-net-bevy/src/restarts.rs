@@ -1,17 +1,15 @@
 //! Starts and stops: the core forgets the nodes it networked when a server stops (they become
-//! plain nodes) and when a client starts (what the app networked offline becomes plain; a
-//! client that stops despawns the server's entities itself). The entities it forgot lose
-//! their [`NetworkId`] and node and keep [`Networked`], so that the server, or the app
-//! offline, networks them anew at the frame's end: a server started again serves them. An
-//! entity a client owned when its server stopped is despawned or handed to the server, as
-//! when that client leaves ([`despawn_owned_on_disconnect`]). The foci set for clients are
-//! forgotten with them.
-//!
-//! [`despawn_owned_on_disconnect`]: mf_net::replication::MultiplayerConfig::despawn_owned_on_disconnect
+//! plain nodes, but for what its clients owned, which goes as when each leaves) and when a
+//! client starts (what the app networked offline becomes plain; a client that stops despawns
+//! the server's entities itself). The entities it forgot lose their [`NetworkId`] and node and
+//! keep [`Networked`], so that the server, or the app offline, networks them anew at the
+//! frame's end: a server started again serves them. One still showing a client's
+//! [`NetOwner`] is the server's now (the core despawned or handed over what clients owned).
+//! The foci set for clients are forgotten with them.
 
 use bevy_ecs::entity::Entity;
 
-use crate::components::{NetOwner, NetworkId, Networked};
+use crate::components::{NetOwner, NetworkId};
 use crate::node::{entity_node, EntityNode};
 use crate::store::NetMultiplayer;
 use mf_net::transport::PeerId;
@@ -33,29 +31,17 @@ pub(crate) fn forget_stale_tags(mp: &mut NetMultiplayer) {
         .iter(world)
         .map(|(e, id, owner)| (e, *id, owner.map(|o| o.0)))
         .collect();
-    let despawn_owned = mp.config().despawn_owned_on_disconnect;
-    let server = mp.is_server();
     for (entity, id, owner) in tagged {
         if entity_node(entity).and_then(|n| mp.net_id(n)) == Some(id.0) {
             continue;
         }
         let world = mp.store_mut().world_mut();
         let Ok(mut e) = world.get_entity_mut(entity) else {
-            // Despawned with an owned parent.
             continue;
         };
         e.remove::<(NetworkId, EntityNode)>();
-        let owned = owner.is_some_and(|o| o != PeerId::SERVER);
-        if !(server && owned && e.contains::<Networked>()) {
-            continue;
-        }
-        match despawn_owned {
-            true => {
-                e.despawn();
-            }
-            false => {
-                e.insert(NetOwner(PeerId::SERVER));
-            }
+        if owner.is_some_and(|o| o != PeerId::SERVER) {
+            e.insert(NetOwner(PeerId::SERVER));
         }
     }
 }

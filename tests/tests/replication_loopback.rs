@@ -356,6 +356,36 @@ fn stopping_the_server_keeps_its_nodes_as_plain_nodes() {
     assert_eq!(world.clients[0].scene().len(), 1);
 }
 
+/// A server that stops lets each client leave as on its own: `PeerLeft`, and what it owned
+/// despawned (the default) or handed to the server (kept, as a plain node like the rest).
+#[test]
+fn stopping_the_server_despawns_what_its_clients_owned_as_their_leaving_does() {
+    for despawn_owned in [true, false] {
+        let config = MultiplayerConfig {
+            despawn_owned_on_disconnect: despawn_owned,
+            ..MultiplayerConfig::default()
+        };
+        let mut world = World::with(1, config, None, 0, library);
+        let peer = world.clients[0].local_peer_id();
+        let root = world.root();
+        let owned = world.server.spawn(TANK, root, peer).unwrap();
+        let kept = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+        world.step(3);
+        drain(&mut world.server);
+        world.server.stop();
+        let events = drain(&mut world.server);
+        let left = MultiplayerEvent::PeerLeft {
+            peer,
+            reason: DisconnectReason::Shutdown,
+        };
+        assert_eq!(events.iter().filter(|&e| *e == left).count(), 1);
+        let scene = world.server.scene();
+        assert_eq!(scene.contains(owned), !despawn_owned, "{despawn_owned}");
+        assert!(scene.contains(kept));
+        assert_eq!(world.server.net_id(kept), None);
+    }
+}
+
 /// A server stopped and started again spawns the same scenes as before: its instance names
 /// go on from where they were, so a new tank is not named as the tank the first run left
 /// (the names started again from 1: the spawn was refused as a duplicate name).

@@ -303,10 +303,13 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
         Ok(())
     }
 
-    /// Stops. A server disconnects every client ([`Shutdown`](DisconnectReason::Shutdown)) and
-    /// keeps its nodes as plain, non-networked nodes (started again, it goes on from its tick
-    /// and net ids, so new spawns take new instance names, and keeps its interest policy); a
-    /// client disconnects
+    /// Stops. A server disconnects every client ([`Shutdown`](DisconnectReason::Shutdown)),
+    /// each leaving as on its own ([`PeerLeft`](MultiplayerEvent::PeerLeft), the nodes it owned
+    /// despawned or handed to the server as
+    /// [`despawn_owned_on_disconnect`](MultiplayerConfig::despawn_owned_on_disconnect) says),
+    /// and keeps its other nodes as plain, non-networked nodes (started again, it goes on from
+    /// its tick and net ids, so new spawns take new instance names, and keeps its interest
+    /// policy); a client disconnects
     /// ([`Closed`](DisconnectReason::Closed)), frees every spawned node and raises
     /// [`Disconnected`](MultiplayerEvent::Disconnected). Either way the instance is offline
     /// afterwards.
@@ -320,11 +323,11 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
                     let peer = bus.peers()[i];
                     bus.disconnect(peer, DisconnectReason::Shutdown);
                 }
-                for peer in std::mem::take(&mut server.joined) {
-                    self.core.shared.events.push(MultiplayerEvent::PeerLeft {
-                        peer,
-                        reason: DisconnectReason::Shutdown,
-                    });
+                // Each client leaves as it would on its own: `PeerLeft`, and what it owned
+                // despawned or handed to the server.
+                while let Some(slot) = server.clients.last() {
+                    let (peer, shared) = (slot.peer, &mut self.core.shared);
+                    server.peer_left(None, shared, peer, DisconnectReason::Shutdown);
                 }
                 self.core.stop_serving();
                 info!("multiplayer server stopped");
