@@ -17,6 +17,15 @@ use mf_net::wire::NetWriter;
 
 /// The transport every harness endpoint uses.
 pub type Dyn = Box<dyn Transport>;
+/// A server's endpoint on `net` (named `game`), under `conditions` seeded from `seed`.
+fn listen(net: &LoopbackNetwork, conditions: Option<NetworkConditions>, seed: u64) -> Dyn {
+    let listen = net.listen("game", 64).expect("free name");
+    match conditions {
+        Some(c) => Box::new(SimulatedTransport::new(listen, c, seed)),
+        None => Box::new(listen),
+    }
+}
+
 /// A multiplayer instance over [`Dyn`].
 pub type Mp = Multiplayer<Dyn>;
 
@@ -37,6 +46,10 @@ pub struct World {
     pub dt: Duration,
     /// The conditions of the clients' ends.
     conditions: Option<NetworkConditions>,
+    /// The conditions of the server's end.
+    server_conditions: Option<NetworkConditions>,
+    /// How many times the server was started again ([`restart`](Self::restart)).
+    restarts: u64,
     seed: u64,
     library: fn() -> SceneLibrary,
     config: MultiplayerConfig,
@@ -123,15 +136,10 @@ impl World {
         setup: fn(&mut Mp),
     ) -> Self {
         let net = LoopbackNetwork::new();
-        let listen = net.listen("game", 64).expect("free name");
-        let transport: Dyn = match conditions {
-            Some(c) => Box::new(SimulatedTransport::new(listen, c, seed)),
-            None => Box::new(listen),
-        };
         let mut server = Mp::new(library(), config);
         setup(&mut server);
         server
-            .start_server(transport, messages())
+            .start_server(listen(&net, conditions, seed), messages())
             .expect("server starts");
         let mut world = Self {
             net,
@@ -139,6 +147,8 @@ impl World {
             clients: Vec::new(),
             dt: Duration::from_secs(1) / 30,
             conditions: client_conditions,
+            server_conditions: conditions,
+            restarts: 0,
             seed,
             library,
             config,
@@ -175,6 +185,16 @@ impl World {
     /// starts).
     pub fn connect_client_setup(&mut self, scenes: SceneLibrary, setup: fn(&mut Mp)) -> usize {
         let index = self.clients.len();
+        let mut client = Mp::new(scenes, self.config);
+        setup(&mut client);
+        self.start_client(&mut client, index as u64 + 1);
+        self.clients.push(client);
+        index
+    }
+
+    /// Starts `client` over a connection to the server, under the clients' conditions seeded
+    /// from `nth`.
+    fn start_client(&self, client: &mut Mp, nth: u64) {
         let (net, conditions, seed) = (&self.net, self.conditions, self.seed);
         let open = |data| -> Dyn {
             let inner = net.connect("game", data);
@@ -182,18 +202,35 @@ impl World {
                 Some(c) => Box::new(SimulatedTransport::new(
                     inner,
                     c,
-                    seed.wrapping_mul(31).wrapping_add(index as u64 + 1),
+                    seed.wrapping_mul(31).wrapping_add(nth),
                 )),
                 None => Box::new(inner),
             }
         };
-        let mut client = Mp::new(scenes, self.config);
-        setup(&mut client);
         client
             .start_client(open, messages())
             .expect("client starts");
-        self.clients.push(client);
-        index
+    }
+
+    /// Stops the server and every client, then starts the server again (listening anew, under
+    /// its conditions) and each client with it, the same instances: a server started again
+    /// and its players reconnecting. Step to let them join.
+    pub fn restart(&mut self) {
+        self.server.stop();
+        for client in &mut self.clients {
+            client.stop();
+        }
+        self.restarts += 1;
+        let seed = self.seed ^ self.restarts.wrapping_mul(0x9E37_79B9);
+        let transport = listen(&self.net, self.server_conditions, seed);
+        self.server
+            .start_server(transport, messages())
+            .expect("server starts again");
+        let mut clients = std::mem::take(&mut self.clients);
+        for (i, client) in clients.iter_mut().enumerate() {
+            self.start_client(client, (self.restarts << 32) + i as u64 + 1);
+        }
+        self.clients = clients;
     }
 
     /// Runs `frames` frames: the server's, then every client's.

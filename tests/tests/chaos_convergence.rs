@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used)]
 //! Seeded chaos: random spawns (at the root and under other nodes), moves and despawns, value changes
 //! of every size and member form, relevance set per client or by a grid, authority moved,
-//! clients joining, leaving and stalling, frames of varying length, tick rates, a byte budget,
+//! clients joining, leaving and stalling, the server stopping and starting again (every
+//! client with it), frames of varying length, tick rates, a byte budget,
 //! net ids and ticks near their ends, both encodings, over a bad network. Once the changes
 //! stop, every client must hold exactly what is relevant to it.
 //!
@@ -295,6 +296,12 @@ impl Chaos {
             let _ = world.server.set_authority(node, peer, self.rng.chance(50));
         }
         chaos_roster(world, &mut self.stalls, &mut self.rng, (3, 90));
+        if self.rng.chance(1) {
+            // The server starts again, every client with it: its nodes are plain nodes now
+            // (what clients owned went), and the grid, if any, decides for the next run too.
+            world.restart();
+            self.live.clear();
+        }
     }
 
     /// One frame of the server, and of every client not stalled (a stalled client runs no
