@@ -13,8 +13,11 @@ use mf_net::transport::PeerId;
 pub struct Networked;
 
 /// The peer with authority over a [`Networked`] entity, read when the server networks it
-/// (without it, the server has authority). A client's `authority` RPCs on its own entities go
-/// to the server.
+/// (without it, the server has authority); the adapter keeps it showing the authority of the
+/// entity's node, on every peer. Changed on the server once the entity is networked, it hands
+/// the entity over: its node and its replicated components (its networked children keep
+/// theirs); a peer that is not joined is refused with a warning. A client's `authority` RPCs
+/// on its own entities go to the server.
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NetOwner(pub PeerId);
 

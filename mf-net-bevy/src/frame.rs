@@ -96,9 +96,10 @@ pub(crate) fn fixed_tick(world: &mut World) {
     });
 }
 
-/// The core's frame ends: the server takes the world's changes (see [`world_changes`]),
-/// networks the new [`Networked`] entities, captures and sends, then forgets the net ids of
-/// the entities no longer networked.
+/// The core's frame ends: the server takes the world's changes (see [`world_changes`]), hands
+/// over the entities whose [`NetOwner`] the game changed (see [`owner`]), networks the new
+/// [`Networked`] entities, captures and sends, then forgets the net ids of the entities no
+/// longer networked.
 pub(crate) fn send(world: &mut World) {
     world.net(|mp| {
         restarts::forget_stale_tags(mp);
@@ -117,6 +118,7 @@ pub(crate) fn send(world: &mut World) {
         if mp.is_server() {
             // Again: the queue's calls ran game code since the world was lent.
             world_changes::take(mp);
+            owner::hand_over_written(mp);
             network_new(mp);
             world_changes::take_deferred(mp);
             sync_focus(mp);
@@ -316,7 +318,8 @@ fn tag(mp: &mut NetMultiplayer, node: NodeId) {
     };
     let owner = mp.authority(node);
     if let Ok(mut entity) = mp.store_mut().world_mut().get_entity_mut(entity) {
-        entity.insert((NetworkId(id), NetOwner(owner)));
+        entity.insert(NetworkId(id));
+        owner::show(&mut entity, owner);
     }
 }
 

@@ -1,11 +1,19 @@
-//! [`NetOwner`]: an entity's is the authority of its own node, on every peer.
+//! [`NetOwner`]: an entity's is the authority of its own node, on every peer. On the server, a
+//! `NetOwner` the game changes on a networked entity hands the entity over.
 
+use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
-
-use mf_net::store::NodeId;
+use bevy_ecs::query::Changed;
+use bevy_ecs::resource::Resource;
+use bevy_ecs::system::{Query, Res, ResMut};
+use bevy_ecs::world::EntityWorldMut;
+use mf_net::store::{NodeId, Store};
+use mf_net::transport::PeerId;
+use tracing::warn;
 
 use crate::components::NetOwner;
 use crate::node::networked_node;
+use crate::status::NetStatus;
 use crate::store::NetMultiplayer;
 
 /// Every networked entity's [`NetOwner`] (see [`set_owner`]), once a frame's authorities
@@ -31,17 +39,95 @@ pub(crate) fn set_owner(mp: &mut NetMultiplayer, entity: Entity) {
     let Some(node) = networked_entity(mp, entity) else {
         return;
     };
-    let owner = NetOwner(mp.authority(node));
+    let owner = mp.authority(node);
     let world = mp.store_mut().world_mut();
     if let Ok(mut e) = world.get_entity_mut(entity) {
-        if e.get::<NetOwner>() != Some(&owner) {
-            e.insert(owner);
+        let shown = e.get::<NetOwner>() == Some(&NetOwner(owner));
+        if !shown || e.get::<OwnerShown>() != Some(&OwnerShown(owner)) {
+            show(&mut e, owner);
         }
     }
+}
+
+/// What the adapter last showed as an entity's [`NetOwner`]: a `NetOwner` that differs was
+/// written by the game.
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OwnerShown(PeerId);
+
+/// Shows `owner` as the entity's [`NetOwner`] (the adapter's write, not the game's).
+pub(crate) fn show(entity: &mut EntityWorldMut<'_>, owner: PeerId) {
+    entity.insert((NetOwner(owner), OwnerShown(owner)));
 }
 
 /// The node of `entity`, while it is networked.
 pub(crate) fn networked_entity(mp: &NetMultiplayer, entity: Entity) -> Option<NodeId> {
     let entity = mp.store().world().get_entity(entity).ok()?;
     networked_node(&entity).filter(|&node| mp.net_id(node).is_some())
+}
+
+/// The networked entities whose [`NetOwner`] the game changed since the server last looked,
+/// with the peer it wrote, a resource (capacity kept).
+#[derive(Resource, Default)]
+pub(crate) struct OwnerWrites(Vec<(Entity, PeerId)>);
+
+/// Notes, on the server, the networked entities whose [`NetOwner`] the game changed (it no
+/// longer shows what the adapter did). Runs before the frame's receive, which may show an
+/// authority over it, and before its send, which hands them over (see
+/// [`hand_over_written`]).
+pub(crate) fn note_owner_writes(
+    status: Res<'_, NetStatus>,
+    changed: Query<'_, '_, (Entity, &NetOwner, &OwnerShown), Changed<NetOwner>>,
+    mut writes: ResMut<'_, OwnerWrites>,
+) {
+    if !status.is_server {
+        return;
+    }
+    let written = changed
+        .iter()
+        .filter(|(_, owner, shown)| owner.0 != shown.0);
+    writes.0.extend(written.map(|(e, owner, _)| (e, owner.0)));
+}
+
+/// Hands over each networked entity whose [`NetOwner`] the game set to another peer than its
+/// node's authority: its node and its replicated components, each as
+/// [`set_authority`](mf_net::replication::Multiplayer::set_authority) without `recursive`
+/// (its networked children keep theirs). A peer that is not joined is refused with a warning,
+/// and the `NetOwner` shows the authority again.
+pub(crate) fn hand_over_written(mp: &mut NetMultiplayer) {
+    let world = mp.store_mut().world_mut();
+    let Some(mut writes) = world.get_resource_mut::<OwnerWrites>() else {
+        return;
+    };
+    if writes.0.is_empty() {
+        return;
+    }
+    let mut entities = std::mem::take(&mut writes.0);
+    for &(e, owner) in &entities {
+        hand_over(mp, e, owner);
+    }
+    entities.clear();
+    if let Some(mut writes) = mp.store_mut().world_mut().get_resource_mut::<OwnerWrites>() {
+        writes.0 = entities;
+    }
+}
+
+/// [`hand_over_written`] for `entity`, to `owner`.
+fn hand_over(mp: &mut NetMultiplayer, entity: Entity, owner: PeerId) {
+    let Some(node) = networked_entity(mp, entity) else {
+        return;
+    };
+    let mut group = Vec::new();
+    mp.store().group(node, &mut group);
+    let components = group.into_iter().map(|(n, _)| n);
+    let nodes: Vec<NodeId> = std::iter::once(node)
+        .chain(components.filter(|&n| mp.net_id(n).is_some()))
+        .filter(|&n| mp.authority(n) != owner)
+        .collect();
+    for n in nodes {
+        if let Err(error) = mp.set_authority(n, owner, false) {
+            warn!(?entity, %error, "a NetOwner set on a networked entity cannot hand it over");
+            break;
+        }
+    }
+    set_owner(mp, entity);
 }

@@ -8,6 +8,7 @@ use mf_net::replication::{Multiplayer, MultiplayerConfig, TickSource};
 use crate::components::Networked;
 use crate::frame::{fixed_tick, receive, send, NetEvent, NotReplicated, UnregisteredComponent};
 use crate::net::Net;
+use crate::owner::{note_owner_writes, OwnerWrites};
 use crate::queue::NetQueue;
 use crate::removals::Removals;
 use crate::reparent::{note_insert, note_remove, Reparented};
@@ -54,6 +55,9 @@ impl Plugin for MfNetPlugin {
             .add_systems(PreUpdate, receive.in_set(NetSystems::Receive))
             .add_systems(FixedPostUpdate, fixed_tick.in_set(NetSystems::Tick))
             .add_systems(PostUpdate, send.in_set(NetSystems::Send))
+            .init_resource::<OwnerWrites>()
+            .add_systems(PreUpdate, note_owner_writes.before(NetSystems::Receive))
+            .add_systems(PostUpdate, note_owner_writes.before(NetSystems::Send))
             .add_observer(bump_on_remove::<Networked>)
             .init_resource::<Reparented>()
             .add_observer(note_insert)

@@ -11,6 +11,7 @@ use bevy_ecs::entity::Entity;
 
 use crate::components::{NetOwner, NetworkId};
 use crate::node::{entity_node, EntityNode};
+use crate::owner;
 use crate::store::NetMultiplayer;
 use mf_net::transport::PeerId;
 
@@ -41,7 +42,7 @@ pub(crate) fn forget_stale_tags(mp: &mut NetMultiplayer) {
         };
         e.remove::<(NetworkId, EntityNode)>();
         if owner.is_some_and(|o| o != PeerId::SERVER) {
-            e.insert(NetOwner(PeerId::SERVER));
+            owner::show(&mut e, PeerId::SERVER);
         }
     }
 }

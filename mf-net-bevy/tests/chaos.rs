@@ -10,7 +10,8 @@
 //! none, replicated components inserted into and removed from live entities, member values
 //! changed (plain integers, floats, bools and strings, quantized vectors, fractions and
 //! rotations, interpolated members, `NetTransform` through `Transform`, `NetEntity` references),
-//! authority handed over (recursively or not), relevance set and cleared per client, players
+//! authority handed over (recursively or not, or by writing `NetOwner`), relevance set and
+//! cleared per client, players
 //! with `NetFocus`; clients joining late, leaving and stalling (no frame for a while, then one
 //! long frame); the server stopping and starting again, every client with it; frames of
 //! varying length.
@@ -807,6 +808,36 @@ impl Chaos {
         }
         if self.rng.chance(1) && !avoid("restart") {
             self.restart();
+        }
+        if let Some(e) = self.any_live().filter(|_| self.rng.chance(3)) {
+            if !avoid("owner") {
+                self.write_owner(e);
+            }
+        }
+    }
+
+    /// Hands the networked entity `e` over by writing its `NetOwner` (a joined client's, or
+    /// the server's): at the frame's end its node and its components go to that peer (one
+    /// inserted and not networked yet, when it is), its children keeping theirs. Drawn last
+    /// in a frame, so that the peer is still joined at its end.
+    fn write_owner(&mut self, e: Entity) {
+        // Joined, and not stopped since (the server learns of that at its next frame).
+        let clients = self.peers();
+        let mut joined = self.server.world_mut().net(|mp| mp.peers().to_vec());
+        joined.retain(|p| clients.contains(p));
+        let i = self.rng.below(joined.len() as u64 + 1) as usize;
+        let peer = joined.get(i).copied().unwrap_or(PeerId::SERVER);
+        let world = self.server.world_mut();
+        // Writing the value it shows changes nothing.
+        let shown = world.get::<NetOwner>(e).map(|o| o.0);
+        if world.get::<NetworkId>(e).is_none() || shown == Some(peer) {
+            return;
+        }
+        world.entity_mut(e).insert(NetOwner(peer));
+        for (&(owned, _), owner) in &mut self.owners {
+            if owned == e {
+                *owner = peer;
+            }
         }
     }
 

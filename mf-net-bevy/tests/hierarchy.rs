@@ -1435,3 +1435,89 @@ fn networked_removed_and_inserted_in_one_frame_changes_nothing() {
         .unwrap();
     assert_eq!(towed, NetEntity::from(copy));
 }
+
+/// Each authority of `app`'s ships and turrets: the entity's `NetOwner`, and its node's and
+/// its components' authorities (sorted by kind).
+fn authorities(app: &mut App) -> Vec<(&'static str, PeerId, Vec<PeerId>)> {
+    let world = app.world_mut();
+    let mut q = world.query::<(Entity, &NetOwner, Has<Ship>)>();
+    let rows: Vec<(Entity, PeerId, bool)> = q.iter(world).map(|(e, o, s)| (e, o.0, s)).collect();
+    world.net(|mp| {
+        let types = mp.store().world().resource::<ReplicatedComponents>();
+        let mut out: Vec<_> = rows
+            .iter()
+            .map(|&(e, owner, is_ship)| {
+                let nodes = [
+                    entity_node(e),
+                    types.node_of::<Ship>(e),
+                    types.node_of::<Hull>(e),
+                    types.node_of::<Turret>(e),
+                ];
+                let world = mp.store().world();
+                let held = [
+                    true,
+                    world.get::<Ship>(e).is_some(),
+                    world.get::<Hull>(e).is_some(),
+                    world.get::<Turret>(e).is_some(),
+                ];
+                let by: Vec<PeerId> = nodes
+                    .into_iter()
+                    .zip(held)
+                    .filter(|(_, h)| *h)
+                    .map(|(n, _)| mp.authority(n.unwrap()))
+                    .collect();
+                (if is_ship { "ship" } else { "turret" }, owner, by)
+            })
+            .collect();
+        out.sort();
+        out
+    })
+}
+
+/// A `NetOwner` the server's game changes on a networked entity hands the entity over, on
+/// every peer: its node and its components (its networked children keep theirs). One naming a
+/// peer that is not joined is refused, and shows the authority again.
+#[test]
+fn a_net_owner_changed_on_the_server_hands_the_entity_over() {
+    let (mut server, mut clients) = server_and_client();
+    common::run(&mut server, &mut clients, 10);
+    let peer = clients[0].world_mut().net(|mp| mp.local_peer_id());
+    let ship = armed_ship(server.world_mut());
+    common::run(&mut server, &mut clients, 10);
+    server.world_mut().get_mut::<NetOwner>(ship).unwrap().0 = peer;
+    common::run(&mut server, &mut clients, 10);
+    let server_side = PeerId::SERVER;
+    let mut want = vec![
+        ("ship", peer, vec![peer; 3]),
+        ("turret", server_side, vec![server_side; 2]),
+    ];
+    assert_eq!(authorities(&mut server), want);
+    assert_eq!(authorities(&mut clients[0]), want);
+
+    // Written back, while a hand-over of the turret (between two frames) has the next frame
+    // show every entity's authority first.
+    let world = server.world_mut();
+    let turret = world
+        .query_filtered::<Entity, With<Turret>>()
+        .single(world)
+        .unwrap();
+    let node = entity_node(turret).unwrap();
+    world.net(|mp| mp.set_authority(node, peer, true).unwrap());
+    world.get_mut::<NetOwner>(ship).unwrap().0 = server_side;
+    common::run(&mut server, &mut clients, 10);
+    want = vec![
+        ("ship", server_side, vec![server_side; 3]),
+        ("turret", peer, vec![peer; 2]),
+    ];
+    assert_eq!(authorities(&mut server), want);
+    assert_eq!(authorities(&mut clients[0]), want);
+
+    let stranger = PeerId(peer.0 + 100);
+    server
+        .world_mut()
+        .entity_mut(ship)
+        .insert(NetOwner(stranger));
+    common::run(&mut server, &mut clients, 3);
+    assert_eq!(authorities(&mut server), want);
+    assert_eq!(authorities(&mut clients[0]), want);
+}
