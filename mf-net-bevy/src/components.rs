@@ -16,8 +16,8 @@ pub struct Networked;
 /// (without it, the server has authority); the adapter keeps it showing the authority of the
 /// entity's node, on every peer. Changed on the server once the entity is networked, it hands
 /// the entity over: its node and its replicated components (its networked children keep
-/// theirs); a peer that is not joined is refused with a warning. A client's `authority` RPCs
-/// on its own entities go to the server.
+/// theirs); a peer that is not joined is refused with a warning. Changed on a client, it is
+/// undone with a warning. A client's `authority` RPCs on its own entities go to the server.
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NetOwner(pub PeerId);
 

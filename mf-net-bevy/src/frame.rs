@@ -118,11 +118,12 @@ pub(crate) fn send(world: &mut World) {
         if mp.is_server() {
             // Again: the queue's calls ran game code since the world was lent.
             world_changes::take(mp);
-            owner::hand_over_written(mp);
+            owner::take_owner_writes(mp);
             network_new(mp);
             world_changes::take_deferred(mp);
             sync_focus(mp);
         } else {
+            owner::take_owner_writes(mp);
             world_changes::forget_notes(mp.store_mut().world_mut());
         }
         messages::send_written(mp);

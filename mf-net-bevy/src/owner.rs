@@ -1,11 +1,12 @@
 //! [`NetOwner`]: an entity's is the authority of its own node, on every peer. On the server, a
-//! `NetOwner` the game changes on a networked entity hands the entity over.
+//! `NetOwner` the game changes on a networked entity hands the entity over; on a client, it
+//! is undone.
 
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
 use bevy_ecs::query::Changed;
 use bevy_ecs::resource::Resource;
-use bevy_ecs::system::{Query, Res, ResMut};
+use bevy_ecs::system::{Query, ResMut};
 use bevy_ecs::world::EntityWorldMut;
 use mf_net::store::{NodeId, Store};
 use mf_net::transport::PeerId;
@@ -13,7 +14,6 @@ use tracing::warn;
 
 use crate::components::NetOwner;
 use crate::node::networked_node;
-use crate::status::NetStatus;
 use crate::store::NetMultiplayer;
 
 /// Every networked entity's [`NetOwner`] (see [`set_owner`]), once a frame's authorities
@@ -65,35 +65,31 @@ pub(crate) fn networked_entity(mp: &NetMultiplayer, entity: Entity) -> Option<No
     networked_node(&entity).filter(|&node| mp.net_id(node).is_some())
 }
 
-/// The networked entities whose [`NetOwner`] the game changed since the server last looked,
+/// The networked entities whose [`NetOwner`] the game changed since the adapter last looked,
 /// with the peer it wrote, a resource (capacity kept).
 #[derive(Resource, Default)]
 pub(crate) struct OwnerWrites(Vec<(Entity, PeerId)>);
 
-/// Notes, on the server, the networked entities whose [`NetOwner`] the game changed (it no
-/// longer shows what the adapter did). Runs before the frame's receive, which may show an
-/// authority over it, and before its send, which hands them over (see
-/// [`hand_over_written`]).
+/// Notes the networked entities whose [`NetOwner`] the game changed (it no longer shows what
+/// the adapter did). Runs before the frame's receive, which may show an authority over it, and
+/// before its send, which takes them (see [`take_owner_writes`]).
 pub(crate) fn note_owner_writes(
-    status: Res<'_, NetStatus>,
     changed: Query<'_, '_, (Entity, &NetOwner, &OwnerShown), Changed<NetOwner>>,
     mut writes: ResMut<'_, OwnerWrites>,
 ) {
-    if !status.is_server {
-        return;
-    }
     let written = changed
         .iter()
         .filter(|(_, owner, shown)| owner.0 != shown.0);
     writes.0.extend(written.map(|(e, owner, _)| (e, owner.0)));
 }
 
-/// Hands over each networked entity whose [`NetOwner`] the game set to another peer than its
-/// node's authority: its node and its replicated components, each as
+/// Takes the game's [`NetOwner`] writes. The server hands over each entity: its node and its
+/// replicated components, each as
 /// [`set_authority`](mf_net::replication::Multiplayer::set_authority) without `recursive`
-/// (its networked children keep theirs). A peer that is not joined is refused with a warning,
-/// and the `NetOwner` shows the authority again.
-pub(crate) fn hand_over_written(mp: &mut NetMultiplayer) {
+/// (its networked children keep theirs); a peer that is not joined is refused with a warning,
+/// and the `NetOwner` shows the authority again. A client undoes them, with a warning: the
+/// server sets authorities.
+pub(crate) fn take_owner_writes(mp: &mut NetMultiplayer) {
     let world = mp.store_mut().world_mut();
     let Some(mut writes) = world.get_resource_mut::<OwnerWrites>() else {
         return;
@@ -103,7 +99,13 @@ pub(crate) fn hand_over_written(mp: &mut NetMultiplayer) {
     }
     let mut entities = std::mem::take(&mut writes.0);
     for &(e, owner) in &entities {
-        hand_over(mp, e, owner);
+        match mp.is_server() {
+            true => hand_over(mp, e, owner),
+            false => {
+                warn!(entity = ?e, "a client's NetOwner write is undone: the server sets authorities");
+                set_owner(mp, e);
+            }
+        }
     }
     entities.clear();
     if let Some(mut writes) = mp.store_mut().world_mut().get_resource_mut::<OwnerWrites>() {
@@ -111,7 +113,7 @@ pub(crate) fn hand_over_written(mp: &mut NetMultiplayer) {
     }
 }
 
-/// [`hand_over_written`] for `entity`, to `owner`.
+/// [`take_owner_writes`] on the server, for `entity`, to `owner`.
 fn hand_over(mp: &mut NetMultiplayer, entity: Entity, owner: PeerId) {
     let Some(node) = networked_entity(mp, entity) else {
         return;

@@ -1476,7 +1476,8 @@ fn authorities(app: &mut App) -> Vec<(&'static str, PeerId, Vec<PeerId>)> {
 
 /// A `NetOwner` the server's game changes on a networked entity hands the entity over, on
 /// every peer: its node and its components (its networked children keep theirs). One naming a
-/// peer that is not joined is refused, and shows the authority again.
+/// peer that is not joined is refused, and one a client writes is undone: both show the
+/// authority again.
 #[test]
 fn a_net_owner_changed_on_the_server_hands_the_entity_over() {
     let (mut server, mut clients) = server_and_client();
@@ -1509,6 +1510,17 @@ fn a_net_owner_changed_on_the_server_hands_the_entity_over() {
         ("ship", server_side, vec![server_side; 3]),
         ("turret", peer, vec![peer; 2]),
     ];
+    assert_eq!(authorities(&mut server), want);
+    assert_eq!(authorities(&mut clients[0]), want);
+
+    // A client's write is undone.
+    let world = clients[0].world_mut();
+    let copy = world
+        .query_filtered::<Entity, With<Ship>>()
+        .single(world)
+        .unwrap();
+    world.get_mut::<NetOwner>(copy).unwrap().0 = peer;
+    common::run(&mut server, &mut clients, 3);
     assert_eq!(authorities(&mut server), want);
     assert_eq!(authorities(&mut clients[0]), want);
 
