@@ -2,8 +2,8 @@
 //! plain nodes, but for what its clients owned, which goes as when each leaves) and when a
 //! client starts (what the app networked offline becomes plain; a client that stops despawns
 //! the server's entities itself). The entities it forgot lose their [`NetworkId`] and node and
-//! keep [`Networked`], so that the server, or the app offline, networks them anew at the
-//! frame's end: a server started again serves them. One still showing a client's
+//! keep [`Networked`](crate::Networked), so that the server, or the app offline, networks them
+//! anew at the frame's end: a server started again serves them. One still showing a client's
 //! [`NetOwner`] is the server's now (the core despawned or handed over what clients owned).
 //! The foci set for clients are forgotten with them.
 
