@@ -204,11 +204,7 @@ fn a_server_started_again_keeps_its_grid_and_sets_each_focus_anew() {
     // Stopped, the player goes to the server; started again, to the new client.
     server.world_mut().net(|mp| mp.stop());
     common::run(&mut server, &mut clients, 3);
-    let listen = net.listen("game", 16).unwrap();
-    server.world_mut().net(|mp| {
-        let registry = mf_net::bus::MessageRegistry::new(1);
-        mp.start_server(Box::new(listen), registry).unwrap();
-    });
+    common::start_server(&mut server, &net, None, 0);
     common::start_client(&mut clients[0], &net, None, 0);
     common::run(&mut server, &mut clients, 5);
     let again = clients[0].world().resource::<NetStatus>().local_peer;

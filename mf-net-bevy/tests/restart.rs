@@ -93,6 +93,13 @@ fn client(net: &LoopbackNetwork) -> App {
     client
 }
 
+/// Starts the stopped `server` again on `net`, and its client, and lets it join.
+fn start_again(server: &mut App, clients: &mut [App], net: &LoopbackNetwork) {
+    common::start_server(server, net, None, 0);
+    common::start_client(&mut clients[0], net, None, 0);
+    common::run(server, clients, 10);
+}
+
 #[test]
 fn a_client_started_again_gets_the_world_once_as_it_is() {
     let net = LoopbackNetwork::new();
@@ -157,13 +164,7 @@ fn a_server_started_again_serves_what_it_has_then() {
 
     // Started again on the same network, it serves the world as it is to a client that
     // starts again.
-    let listen = net.listen("game", 16).unwrap();
-    server.world_mut().net(|mp| {
-        mp.start_server(Box::new(listen), mf_net::bus::MessageRegistry::new(1))
-            .unwrap();
-    });
-    common::start_client(&mut clients[0], &net, None, 0);
-    common::run(&mut server, &mut clients, 10);
+    start_again(&mut server, &mut clients, &net);
     let want = view(&mut server);
     assert_eq!(want.len(), 4, "{want:?}");
     assert!(want.values().any(|v| v.contains("hp: 50")), "{want:?}");
@@ -216,13 +217,7 @@ fn what_a_client_owned_when_its_server_stopped_goes_as_when_it_leaves() {
             );
         }
 
-        let listen = net.listen("game", 16).unwrap();
-        server.world_mut().net(|mp| {
-            mp.start_server(Box::new(listen), mf_net::bus::MessageRegistry::new(1))
-                .unwrap();
-        });
-        common::start_client(&mut clients[0], &net, None, 0);
-        common::run(&mut server, &mut clients, 10);
+        start_again(&mut server, &mut clients, &net);
         let want = view(&mut server);
         assert_eq!(want.len(), if despawn_owned { 1 } else { 3 }, "{want:?}");
         assert_eq!(view(&mut clients[0]), want);
