@@ -17,6 +17,14 @@ use mf_net::wire::NetWriter;
 
 /// The transport every harness endpoint uses.
 pub type Dyn = Box<dyn Transport>;
+/// A multiplayer instance over [`Dyn`].
+pub type Mp = Multiplayer<Dyn>;
+
+/// The game's message registry (empty).
+pub fn messages() -> MessageRegistry {
+    MessageRegistry::new(1)
+}
+
 /// A server's endpoint on `net` (named `game`), under `conditions` seeded from `seed`.
 fn listen(net: &LoopbackNetwork, conditions: Option<NetworkConditions>, seed: u64) -> Dyn {
     let listen = net.listen("game", 64).expect("free name");
@@ -24,14 +32,6 @@ fn listen(net: &LoopbackNetwork, conditions: Option<NetworkConditions>, seed: u6
         Some(c) => Box::new(SimulatedTransport::new(listen, c, seed)),
         None => Box::new(listen),
     }
-}
-
-/// A multiplayer instance over [`Dyn`].
-pub type Mp = Multiplayer<Dyn>;
-
-/// The game's message registry (empty).
-pub fn messages() -> MessageRegistry {
-    MessageRegistry::new(1)
 }
 
 /// A server and its clients, stepped together.

@@ -325,8 +325,9 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
                 }
                 // Each client leaves as it would on its own: `PeerLeft`, and what it owned
                 // despawned or handed to the server.
-                while let Some(slot) = server.clients.last() {
-                    let (peer, shared) = (slot.peer, &mut self.core.shared);
+                let peers: Vec<PeerId> = server.clients.iter().map(|c| c.peer).collect();
+                for peer in peers {
+                    let shared = &mut self.core.shared;
                     server.peer_left(None, shared, peer, DisconnectReason::Shutdown);
                 }
                 self.core.stop_serving();
