@@ -8,6 +8,10 @@
 //!   world's components.
 //! - `client_frames/scene` and `client_frames/bevy`: the 64 clients' `begin_frame` +
 //!   `end_frame` (apply the snapshot, ack).
+//! - `server_tick/bevy_update` and `client_frames/bevy_update`: the same frames as the apps'
+//!   whole updates, the adapter's own systems around the core (the world's changes taken,
+//!   `NetOwner` writes noted, starts and stops looked at, focus synced, messages): the
+//!   difference with `bevy` is what those systems and Bevy's schedules cost.
 //!
 //! The boxes are the same members (`BoxEntity`; `BevyBox` under Bevy), and both sides send
 //! the default snapshot encoding, so the snapshots carry the same states. Counted per box ×
@@ -74,6 +78,16 @@ mod server_tick {
             .with_inputs(|| world.borrow_mut().advance_to(Stage::ServerBegin))
             .bench_local_values(|()| world.borrow_mut().server_tick());
     }
+
+    /// The server app's whole update: `bevy` and the adapter's own systems.
+    #[divan::bench]
+    fn bevy_update(bencher: Bencher<'_, '_>) {
+        let world = RefCell::new(bevy_world());
+        bencher
+            .counter(items())
+            .with_inputs(|| world.borrow_mut().advance_to(Stage::ServerBegin))
+            .bench_local_values(|()| world.borrow_mut().server_update());
+    }
 }
 
 #[divan::bench_group(sample_count = 30, sample_size = 1)]
@@ -96,5 +110,15 @@ mod client_frames {
             .counter(items())
             .with_inputs(|| world.borrow_mut().advance_to(Stage::Clients))
             .bench_local_values(|()| world.borrow_mut().client_frames());
+    }
+
+    /// The client apps' whole updates: `bevy` and the adapter's own systems.
+    #[divan::bench]
+    fn bevy_update(bencher: Bencher<'_, '_>) {
+        let world = RefCell::new(bevy_world());
+        bencher
+            .counter(items())
+            .with_inputs(|| world.borrow_mut().advance_to(Stage::Clients))
+            .bench_local_values(|()| world.borrow_mut().client_updates());
     }
 }

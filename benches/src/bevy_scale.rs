@@ -220,6 +220,28 @@ impl BevyScaleWorld {
         sent
     }
 
+    /// The server's whole app update: the adapter's systems around the same tick (the world's
+    /// changes taken, owner writes noted, focus synced, messages). Returns the snapshots sent
+    /// in all.
+    pub fn server_update(&mut self) -> u64 {
+        assert_eq!(self.next, Stage::ServerBegin, "one iteration per sample");
+        self.server.update();
+        self.next = Stage::Clients;
+        self.server.world_mut().net(|mp| mp.stats().snapshots_sent)
+    }
+
+    /// Every client's whole app update (see [`server_update`](Self::server_update)).
+    pub fn client_updates(&mut self) -> u64 {
+        assert_eq!(self.next, Stage::Clients, "one iteration per sample");
+        for client in &mut self.clients {
+            client.update();
+        }
+        self.next = Stage::Move;
+        self.clients[0]
+            .world_mut()
+            .net(|mp| mp.stats().snapshots_applied)
+    }
+
     /// Every client's frame, with its world lent.
     pub fn client_frames(&mut self) -> u64 {
         assert_eq!(self.next, Stage::Clients, "one iteration per sample");
@@ -272,6 +294,11 @@ mod tests {
         let sent = world.server_tick();
         assert!(sent > 0);
         world.client_frames();
+        assert!(world.converged());
+        // The same through the apps' whole updates.
+        world.advance_to(Stage::ServerBegin);
+        assert!(world.server_update() > sent);
+        world.client_updates();
         assert!(world.converged());
     }
 }
