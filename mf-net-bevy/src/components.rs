@@ -28,6 +28,7 @@ pub struct NetworkId(pub NetId);
 
 /// Marks the entity a client's interest is measured from (its player), on the server: the
 /// adapter makes it the focus of its [`NetOwner`]'s client
-/// ([`set_focus`](mf_net::replication::Multiplayer::set_focus)) whenever that changes.
+/// ([`set_focus`](mf_net::replication::Multiplayer::set_focus)) whenever that changes, and
+/// clears the focus of a client left with no `NetFocus` entity.
 #[derive(Component, Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NetFocus;

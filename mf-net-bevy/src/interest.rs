@@ -72,8 +72,10 @@ impl InterestPolicy for NetGrid {
     }
 }
 
-/// The server makes each [`NetFocus`](crate::NetFocus) entity the focus of its owner's client, when it is not
-/// already (a focus set is an interest evaluation, so it is set only on a change).
+/// The server makes each [`NetFocus`](crate::NetFocus) entity the focus of its owner's client,
+/// when it is not already (a focus set is an interest evaluation, so it is set only on a
+/// change; of two for one client, the one it has stays); and a client whose focus entity lost
+/// `NetFocus`, went to another owner or is gone, and has no other, has none.
 pub(crate) fn sync_focus(mp: &mut NetMultiplayer) {
     let store = mp.store_mut();
     let query = store
@@ -83,7 +85,11 @@ pub(crate) fn sync_focus(mp: &mut NetMultiplayer) {
     wanted.clear();
     wanted.extend(query.iter(&store.world).map(|(e, owner)| (owner.0, e)));
     for &(peer, entity) in &wanted {
-        if mp.store().focused.contains(&(peer, entity)) {
+        let focused = &mp.store().focused;
+        if focused
+            .iter()
+            .any(|&(p, e)| p == peer && wanted.contains(&(p, e)))
+        {
             continue;
         }
         let entity_ref = mp.store().world().get_entity(entity).ok();
@@ -95,6 +101,14 @@ pub(crate) fn sync_focus(mp: &mut NetMultiplayer) {
             focused.retain(|&(p, _)| p != peer);
             focused.push((peer, entity));
         }
+    }
+    let stale = |mp: &NetMultiplayer| {
+        let focused = &mp.store().focused;
+        focused.iter().position(|pair| !wanted.contains(pair))
+    };
+    while let Some(i) = stale(mp) {
+        let (peer, _) = mp.store_mut().focused.swap_remove(i);
+        let _ = mp.set_focus(peer, None);
     }
     mp.store_mut().to_focus = wanted;
 }

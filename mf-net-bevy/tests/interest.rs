@@ -216,3 +216,44 @@ fn a_server_started_again_keeps_its_grid_and_sets_each_focus_anew() {
     common::run(&mut server, &mut clients, 20);
     assert_eq!(crates(&mut clients[0]), [1]);
 }
+
+/// `NetFocus` moved to another entity of the client moves its focus there; removed, the
+/// client has no focus (it sees only what it owns, as before it had one); back, it has it
+/// again.
+#[test]
+fn a_focus_follows_net_focus_moved_and_removed() {
+    let net = LoopbackNetwork::new();
+    let mut server = gridded_server(&net);
+    let mut clients = vec![app()];
+    common::start_client(&mut clients[0], &net, None, 0);
+    common::run(&mut server, &mut clients, 5);
+    let peer = clients[0].world().resource::<NetStatus>().local_peer;
+    let world = server.world_mut();
+    for (label, x) in [(1, 2.0), (2, 102.0)] {
+        let at = Transform::from_xyz(x, 0.0, 0.0);
+        world.spawn((Crate { label }, at, NetTransform::default(), Networked));
+    }
+    let owned = |x: f32| {
+        let at = Transform::from_xyz(x, 0.0, 0.0);
+        (at, NetTransform::default(), Networked, NetOwner(peer))
+    };
+    let player = world.spawn((owned(0.0), NetFocus)).id();
+    let camera = world.spawn(owned(100.0)).id();
+    common::run(&mut server, &mut clients, 20);
+    assert_eq!(crates(&mut clients[0]), [1]);
+
+    let world = server.world_mut();
+    world.entity_mut(player).remove::<NetFocus>();
+    world.entity_mut(camera).insert(NetFocus);
+    common::run(&mut server, &mut clients, 20);
+    assert_eq!(crates(&mut clients[0]), [2], "the camera's crate");
+
+    server.world_mut().entity_mut(camera).remove::<NetFocus>();
+    common::run(&mut server, &mut clients, 20);
+    assert_eq!(crates(&mut clients[0]), [] as [i32; 0], "no focus");
+    assert_eq!(networked(&mut clients[0]), 2, "its player and camera");
+
+    server.world_mut().entity_mut(player).insert(NetFocus);
+    common::run(&mut server, &mut clients, 20);
+    assert_eq!(crates(&mut clients[0]), [1]);
+}
