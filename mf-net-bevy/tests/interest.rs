@@ -257,3 +257,45 @@ fn a_focus_follows_net_focus_moved_and_removed() {
     common::run(&mut server, &mut clients, 20);
     assert_eq!(crates(&mut clients[0]), [1]);
 }
+
+/// A client whose focus entity is handed to another client has no focus left (it saw that
+/// entity's surroundings still); the other keeps the focus it had.
+#[test]
+fn a_focus_entity_handed_over_leaves_its_former_client_without_focus() {
+    let net = LoopbackNetwork::new();
+    let mut server = gridded_server(&net);
+    let mut clients = vec![app(), app()];
+    for client in &mut clients {
+        common::start_client(client, &net, None, 0);
+    }
+    common::run(&mut server, &mut clients, 5);
+    let peers: Vec<PeerId> = clients
+        .iter()
+        .map(|c| c.world().resource::<NetStatus>().local_peer)
+        .collect();
+    let world = server.world_mut();
+    for (label, x) in [(1, 2.0), (2, 102.0)] {
+        let at = Transform::from_xyz(x, 0.0, 0.0);
+        world.spawn((Crate { label }, at, NetTransform::default(), Networked));
+    }
+    let players: Vec<Entity> = peers
+        .iter()
+        .zip([0.0, 100.0])
+        .map(|(&peer, x)| {
+            let at = Transform::from_xyz(x, 0.0, 0.0);
+            let player = (at, NetTransform::default(), Networked, NetOwner(peer));
+            world.spawn((player, NetFocus)).id()
+        })
+        .collect();
+    common::run(&mut server, &mut clients, 20);
+    assert_eq!(crates(&mut clients[0]), [1]);
+    assert_eq!(crates(&mut clients[1]), [2]);
+
+    let node = entity_node(players[0]).unwrap();
+    server
+        .world_mut()
+        .net(|mp| mp.set_authority(node, peers[1], true).unwrap());
+    common::run(&mut server, &mut clients, 20);
+    assert_eq!(crates(&mut clients[0]), [] as [i32; 0], "no focus left");
+    assert_eq!(crates(&mut clients[1]), [2], "its own player's");
+}
