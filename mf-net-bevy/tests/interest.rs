@@ -60,6 +60,54 @@ fn networked(app: &mut App) -> usize {
     world.query::<&NetworkId>().iter(world).count()
 }
 
+/// Crate 1 near x = 0 and crate 2 near x = 100, on the server.
+fn spawn_crates(world: &mut bevy_ecs::world::World) {
+    for (label, x) in [(1, 2.0), (2, 102.0)] {
+        let at = Transform::from_xyz(x, 0.0, 0.0);
+        world.spawn((Crate { label }, at, NetTransform::default(), Networked));
+    }
+}
+
+/// A networked entity of `peer` at `x` (a player, with `NetFocus`).
+fn owned(peer: PeerId, x: f32) -> (Transform, NetTransform, Networked, NetOwner) {
+    let at = Transform::from_xyz(x, 0.0, 0.0);
+    (at, NetTransform::default(), Networked, NetOwner(peer))
+}
+
+/// A gridded server of `net` with one client joined: the apps and the client's peer.
+fn one_client(net: &LoopbackNetwork) -> (App, Vec<App>, PeerId) {
+    let mut server = gridded_server(net);
+    let mut clients = vec![app()];
+    common::start_client(&mut clients[0], net, None, 0);
+    common::run(&mut server, &mut clients, 5);
+    let peer = clients[0].world().resource::<NetStatus>().local_peer;
+    (server, clients, peer)
+}
+
+/// A gridded server of `net` with two clients joined, [`spawn_crates`], and each client's
+/// player (its focus), at x = 0 and x = 100, all arrived: the apps and the players.
+fn two_players(net: &LoopbackNetwork) -> (App, Vec<App>, Vec<Entity>) {
+    let mut server = gridded_server(net);
+    let mut clients = vec![app(), app()];
+    for client in &mut clients {
+        common::start_client(client, net, None, 0);
+    }
+    common::run(&mut server, &mut clients, 5);
+    let peers: Vec<PeerId> = clients
+        .iter()
+        .map(|c| c.world().resource::<NetStatus>().local_peer)
+        .collect();
+    let world = server.world_mut();
+    spawn_crates(world);
+    let players: Vec<Entity> = peers
+        .iter()
+        .zip([0.0, 100.0])
+        .map(|(&peer, x)| world.spawn((owned(peer, x), NetFocus)).id())
+        .collect();
+    common::run(&mut server, &mut clients, 20);
+    (server, clients, players)
+}
+
 /// A server of `net` whose clients see the cells of 10 units next to their player's.
 fn gridded_server(net: &LoopbackNetwork) -> App {
     let mut server = app();
@@ -81,41 +129,7 @@ fn gridded_server(net: &LoopbackNetwork) -> App {
 #[test]
 fn each_client_sees_what_is_near_its_player_and_it_follows_the_player() {
     let net = LoopbackNetwork::new();
-    let mut server = gridded_server(&net);
-    let mut clients: Vec<App> = (0..2)
-        .map(|_| {
-            let mut client = app();
-            common::start_client(&mut client, &net, None, 0);
-            client
-        })
-        .collect();
-    common::run(&mut server, &mut clients, 5);
-    let peers: Vec<PeerId> = clients
-        .iter()
-        .map(|c| c.world().resource::<NetStatus>().local_peer)
-        .collect();
-    // Crate 1 near x = 0, crate 2 near x = 100; player 0 at 0, player 1 at 100.
-    let world = server.world_mut();
-    for (label, x) in [(1, 2.0), (2, 102.0)] {
-        let at = Transform::from_xyz(x, 0.0, 0.0);
-        world.spawn((Crate { label }, at, NetTransform::default(), Networked));
-    }
-    let players: Vec<Entity> = peers
-        .iter()
-        .zip([0.0, 100.0])
-        .map(|(&peer, x)| {
-            let at = Transform::from_xyz(x, 0.0, 0.0);
-            let player = (
-                at,
-                NetTransform::default(),
-                Networked,
-                NetOwner(peer),
-                NetFocus,
-            );
-            world.spawn(player).id()
-        })
-        .collect();
-    common::run(&mut server, &mut clients, 20);
+    let (mut server, mut clients, players) = two_players(&net);
     assert_eq!(crates(&mut clients[0]), [1]);
     assert_eq!(crates(&mut clients[1]), [2]);
     // Each sees its crate and its own player, not the other player.
@@ -143,11 +157,7 @@ fn each_client_sees_what_is_near_its_player_and_it_follows_the_player() {
 #[test]
 fn a_component_inserted_later_is_relevant_as_its_entity_is() {
     let net = LoopbackNetwork::new();
-    let mut server = gridded_server(&net);
-    let mut clients = vec![app()];
-    common::start_client(&mut clients[0], &net, None, 0);
-    common::run(&mut server, &mut clients, 5);
-    let peer = clients[0].world().resource::<NetStatus>().local_peer;
+    let (mut server, mut clients, peer) = one_client(&net);
     let world = server.world_mut();
     let player = (NetTransform::default(), Networked, NetOwner(peer), NetFocus);
     world.spawn((Transform::default(), player));
@@ -182,22 +192,13 @@ fn a_component_inserted_later_is_relevant_as_its_entity_is() {
 #[test]
 fn a_server_started_again_keeps_its_grid_and_sets_each_focus_anew() {
     let net = LoopbackNetwork::new();
-    let mut server = gridded_server(&net);
+    let (mut server, mut clients, peer) = one_client(&net);
     server
         .world_mut()
         .net(|mp| mp.config_mut().despawn_owned_on_disconnect = false);
-    let mut clients = vec![app()];
-    common::start_client(&mut clients[0], &net, None, 0);
-    common::run(&mut server, &mut clients, 5);
-    let peer = clients[0].world().resource::<NetStatus>().local_peer;
     let world = server.world_mut();
-    for (label, x) in [(1, 2.0), (2, 102.0)] {
-        let at = Transform::from_xyz(x, 0.0, 0.0);
-        world.spawn((Crate { label }, at, NetTransform::default(), Networked));
-    }
-    let at = Transform::from_xyz(0.0, 0.0, 0.0);
-    let player = (at, NetTransform::default(), Networked, NetOwner(peer));
-    let player = world.spawn((player, NetFocus)).id();
+    spawn_crates(world);
+    let player = world.spawn((owned(peer, 0.0), NetFocus)).id();
     common::run(&mut server, &mut clients, 20);
     assert_eq!(crates(&mut clients[0]), [1]);
 
@@ -223,22 +224,11 @@ fn a_server_started_again_keeps_its_grid_and_sets_each_focus_anew() {
 #[test]
 fn a_focus_follows_net_focus_moved_and_removed() {
     let net = LoopbackNetwork::new();
-    let mut server = gridded_server(&net);
-    let mut clients = vec![app()];
-    common::start_client(&mut clients[0], &net, None, 0);
-    common::run(&mut server, &mut clients, 5);
-    let peer = clients[0].world().resource::<NetStatus>().local_peer;
+    let (mut server, mut clients, peer) = one_client(&net);
     let world = server.world_mut();
-    for (label, x) in [(1, 2.0), (2, 102.0)] {
-        let at = Transform::from_xyz(x, 0.0, 0.0);
-        world.spawn((Crate { label }, at, NetTransform::default(), Networked));
-    }
-    let owned = |x: f32| {
-        let at = Transform::from_xyz(x, 0.0, 0.0);
-        (at, NetTransform::default(), Networked, NetOwner(peer))
-    };
-    let player = world.spawn((owned(0.0), NetFocus)).id();
-    let camera = world.spawn(owned(100.0)).id();
+    spawn_crates(world);
+    let player = world.spawn((owned(peer, 0.0), NetFocus)).id();
+    let camera = world.spawn(owned(peer, 100.0)).id();
     common::run(&mut server, &mut clients, 20);
     assert_eq!(crates(&mut clients[0]), [1]);
 
@@ -263,31 +253,11 @@ fn a_focus_follows_net_focus_moved_and_removed() {
 #[test]
 fn a_focus_entity_handed_over_leaves_its_former_client_without_focus() {
     let net = LoopbackNetwork::new();
-    let mut server = gridded_server(&net);
-    let mut clients = vec![app(), app()];
-    for client in &mut clients {
-        common::start_client(client, &net, None, 0);
-    }
-    common::run(&mut server, &mut clients, 5);
+    let (mut server, mut clients, players) = two_players(&net);
     let peers: Vec<PeerId> = clients
         .iter()
         .map(|c| c.world().resource::<NetStatus>().local_peer)
         .collect();
-    let world = server.world_mut();
-    for (label, x) in [(1, 2.0), (2, 102.0)] {
-        let at = Transform::from_xyz(x, 0.0, 0.0);
-        world.spawn((Crate { label }, at, NetTransform::default(), Networked));
-    }
-    let players: Vec<Entity> = peers
-        .iter()
-        .zip([0.0, 100.0])
-        .map(|(&peer, x)| {
-            let at = Transform::from_xyz(x, 0.0, 0.0);
-            let player = (at, NetTransform::default(), Networked, NetOwner(peer));
-            world.spawn((player, NetFocus)).id()
-        })
-        .collect();
-    common::run(&mut server, &mut clients, 20);
     assert_eq!(crates(&mut clients[0]), [1]);
     assert_eq!(crates(&mut clients[1]), [2]);
 
