@@ -84,12 +84,19 @@ pub(crate) fn sync_focus(mp: &mut NetMultiplayer) {
     let mut wanted = std::mem::take(&mut store.to_focus);
     wanted.clear();
     wanted.extend(query.iter(&store.world).map(|(e, owner)| (owner.0, e)));
+    // The foci no longer wanted go first (so that each client left holds a wanted one); their
+    // clients lose them below unless they get another.
+    let mut lost = Vec::new();
+    let focused = &mut mp.store_mut().focused;
+    focused.retain(|pair| {
+        let keep = wanted.contains(pair);
+        if !keep {
+            lost.push(pair.0);
+        }
+        keep
+    });
     for &(peer, entity) in &wanted {
-        let focused = &mp.store().focused;
-        if focused
-            .iter()
-            .any(|&(p, e)| p == peer && wanted.contains(&(p, e)))
-        {
+        if mp.store().focused.iter().any(|&(p, _)| p == peer) {
             continue;
         }
         let entity_ref = mp.store().world().get_entity(entity).ok();
@@ -97,18 +104,13 @@ pub(crate) fn sync_focus(mp: &mut NetMultiplayer) {
             continue;
         };
         if mp.set_focus(peer, Some(node)).is_ok() {
-            let focused = &mut mp.store_mut().focused;
-            focused.retain(|&(p, _)| p != peer);
-            focused.push((peer, entity));
+            mp.store_mut().focused.push((peer, entity));
         }
     }
-    let stale = |mp: &NetMultiplayer| {
-        let focused = &mp.store().focused;
-        focused.iter().position(|pair| !wanted.contains(pair))
-    };
-    while let Some(i) = stale(mp) {
-        let (peer, _) = mp.store_mut().focused.swap_remove(i);
-        let _ = mp.set_focus(peer, None);
+    for peer in lost {
+        if !mp.store().focused.iter().any(|&(p, _)| p == peer) {
+            let _ = mp.set_focus(peer, None);
+        }
     }
     mp.store_mut().to_focus = wanted;
 }

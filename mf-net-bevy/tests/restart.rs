@@ -87,6 +87,14 @@ fn server(net: &LoopbackNetwork) -> (App, Entity) {
     (server, ship)
 }
 
+/// [`server`], and a client that has what it serves: the apps and the ship.
+fn served(net: &LoopbackNetwork) -> (App, Vec<App>, Entity) {
+    let (mut server, ship) = server(net);
+    let mut clients = vec![client(net)];
+    common::run(&mut server, &mut clients, 10);
+    (server, clients, ship)
+}
+
 fn client(net: &LoopbackNetwork) -> App {
     let mut client = app();
     common::start_client(&mut client, net, None, 0);
@@ -103,9 +111,7 @@ fn start_again(server: &mut App, clients: &mut [App], net: &LoopbackNetwork) {
 #[test]
 fn a_client_started_again_gets_the_world_once_as_it_is() {
     let net = LoopbackNetwork::new();
-    let (mut server, ship) = server(&net);
-    let mut clients = vec![client(&net)];
-    common::run(&mut server, &mut clients, 10);
+    let (mut server, mut clients, ship) = served(&net);
     let want = view(&mut server);
     assert_eq!(want.len(), 3, "{want:?}");
     assert_eq!(view(&mut clients[0]), want);
@@ -138,9 +144,7 @@ fn a_client_started_again_gets_the_world_once_as_it_is() {
 #[test]
 fn a_server_started_again_serves_what_it_has_then() {
     let net = LoopbackNetwork::new();
-    let (mut server, ship) = server(&net);
-    let mut clients = vec![client(&net)];
-    common::run(&mut server, &mut clients, 10);
+    let (mut server, mut clients, ship) = served(&net);
     assert_eq!(view(&mut clients[0]).len(), 3);
 
     // Stopped: its client is disconnected and forgets what it had; the server keeps its
@@ -258,9 +262,7 @@ fn what_an_app_networked_offline_comes_back_when_its_client_stops() {
 #[test]
 fn a_client_that_stops_can_host() {
     let net = LoopbackNetwork::new();
-    let (mut first, _) = server(&net);
-    let mut clients = vec![client(&net)];
-    common::run(&mut first, &mut clients, 10);
+    let (_first, mut clients, _) = served(&net);
     assert_eq!(view(&mut clients[0]).len(), 3);
     let mut host = clients.pop().unwrap();
     host.world_mut().net(|mp| mp.stop());
