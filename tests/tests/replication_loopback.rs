@@ -625,3 +625,33 @@ fn an_encoding_changed_mid_run_is_for_the_clients_that_join_after() {
     assert_eq!(world.clients.len(), 4);
     assert_eq!(body(&mut world.server, tanks[0]).x, 80);
 }
+
+#[test]
+fn a_tick_rate_changed_while_serving_applies_from_the_next_start() {
+    let mut world = World::new(1, library);
+    let root = world.root();
+    let tank = world.server.spawn(TANK, root, PeerId::SERVER).unwrap();
+    // A second of frames at 30 Hz: as many ticks, each tick's value on the client.
+    let second = |world: &mut World| {
+        let from = world.server.tick();
+        for _ in 0..30 {
+            body(&mut world.server, tank).x += 1;
+            world.step(1);
+        }
+        world.step(3);
+        world.assert_converged();
+        world.server.tick().wrapping_sub(from)
+    };
+    assert_eq!(second(&mut world), 33);
+    world.server.config_mut().tick_rate = 60;
+    // The server goes on at the rate its client was welcomed with (it ticked twice as fast,
+    // while the client's clock counted 30 ticks a second).
+    assert_eq!(second(&mut world), 33);
+    assert_eq!(world.server.tick_rate(), 30);
+    assert_eq!(world.clients[0].tick_rate(), 30);
+    world.restart();
+    world.step(4);
+    assert_eq!(world.server.tick_rate(), 60);
+    assert_eq!(world.clients[0].tick_rate(), 60);
+    assert_eq!(second(&mut world), 66);
+}

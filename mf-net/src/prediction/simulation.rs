@@ -174,7 +174,7 @@ impl<I> Simulation<I> {
                 // `tick_now`.
                 let due = match shared.config.tick_source {
                     TickSource::External => 1,
-                    _ => server.ticks_due(shared.now, shared.config.tick_rate).0,
+                    _ => server.ticks_due(shared.now, &shared.config).0,
                 };
                 self.run_server(
                     server,

@@ -829,7 +829,8 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
     pub fn tick_rate(&self) -> u8 {
         match &self.core.role {
             Role::Client(c) if c.welcomed => c.tick_rate,
-            _ => self.core.shared.config.tick_rate.max(1),
+            Role::Server(s) => s.tick_rate(&self.core.shared.config),
+            Role::Client(_) => self.core.shared.config.tick_rate.max(1),
         }
     }
 
@@ -854,7 +855,8 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
     }
 
     /// The settings, mutably (change them before starting; the byte budget and timeouts may
-    /// change at any time, and the snapshot encoding for the clients that join after).
+    /// change at any time, the snapshot encoding for the clients that join after, and the tick
+    /// rate from the next start).
     pub fn config_mut(&mut self) -> &mut MultiplayerConfig {
         &mut self.core.shared.config
     }

@@ -57,7 +57,7 @@ impl ServerState {
             return Ok(true);
         }
         let tick = self.tick;
-        let rate = shared.config.tick_rate.max(1);
+        let rate = self.tick_rate(&shared.config);
         let bits = shared.config.snapshot_encoding == SnapshotEncoding::Bits;
         self.clients[index].bits = bits;
         self.send_control(core, shared, peer, WELCOME, |w| {

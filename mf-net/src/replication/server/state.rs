@@ -94,6 +94,10 @@ pub(crate) struct ServerState {
     /// How many sent snapshots the server remembers per client (from the tick rate:
     /// [`snapshot_memory`]).
     ring: usize,
+    /// The tick rate the server started with (`None` offline: the configured one). Clients
+    /// learn it in their welcome, and the snapshot memory and baseline reach derive from it:
+    /// a rate changed in the settings while serving applies from the next start.
+    serving_rate: Option<u8>,
     /// Scratch for [`check_states`](Self::check_states).
     pub(crate) scratch: NetWriter,
     /// The networked nodes, in stable slots (per-client state is kept per slot).
@@ -168,6 +172,7 @@ impl ServerState {
             ran: false,
             ids: NetIds::new(first_net_id, ring),
             ring,
+            serving_rate: None,
             nodes: NodeTable::default(),
             groups: GroupTable::default(),
             changed: Vec::new(),
@@ -704,8 +709,10 @@ impl ServerState {
     /// [`baseline_depth`]. A server that has neither run a frame nor
     /// spawned anything yet starts at the configured first tick and net id.
     pub(crate) fn start_at(&mut self, config: &MultiplayerConfig) {
-        self.ring = snapshot_memory(config.tick_rate);
-        self.bit_entries.set_depth(baseline_depth(config.tick_rate));
+        let rate = config.tick_rate.max(1);
+        self.serving_rate = Some(rate);
+        self.ring = snapshot_memory(rate);
+        self.bit_entries.set_depth(baseline_depth(rate));
         if !self.ran && self.nodes.len() == 0 && self.pending.is_empty() {
             self.tick = config.first_tick;
             self.ids = NetIds::new(config.first_net_id, self.ring);
@@ -902,11 +909,17 @@ impl ServerState {
         true
     }
 
-    /// How many ticks the coming [`end_frame`](Self::end_frame) advances by at `now` and
-    /// `tick_rate` (what a simulation steps this frame), and when the tick after them is due.
-    /// The tick clock derives from the frame time alone.
-    pub(crate) fn ticks_due(&self, now: Duration, tick_rate: u8) -> (u32, Duration) {
-        let interval = Duration::from_secs(1) / u32::from(tick_rate.max(1));
+    /// Network ticks per second: the rate the server started with, or offline the one in
+    /// `config`.
+    pub(crate) fn tick_rate(&self, config: &MultiplayerConfig) -> u8 {
+        self.serving_rate.unwrap_or(config.tick_rate).max(1)
+    }
+
+    /// How many ticks the coming [`end_frame`](Self::end_frame) advances by at `now` under
+    /// `config` (what a simulation steps this frame), and when the tick after them is due.
+    /// The tick clock derives from the frame time alone, at the [rate](Self::tick_rate).
+    pub(crate) fn ticks_due(&self, now: Duration, config: &MultiplayerConfig) -> (u32, Duration) {
+        let interval = Duration::from_secs(1) / u32::from(self.tick_rate(config));
         let at = self.next_tick_at.unwrap_or(self.clock_from + interval);
         if now < at {
             return (0, at);
@@ -966,7 +979,7 @@ impl ServerState {
             None => self.moved.clear(),
         }
         if shared.config.tick_source == TickSource::OwnClock {
-            let (ticks, next) = self.ticks_due(shared.now, shared.config.tick_rate);
+            let (ticks, next) = self.ticks_due(shared.now, &shared.config);
             self.next_tick_at = Some(next);
             if ticks > 0 {
                 self.advance_ticks(ticks, core, shared);

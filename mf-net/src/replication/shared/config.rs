@@ -18,7 +18,8 @@ pub struct MultiplayerConfig {
     /// and sends snapshots, and how often clients send their ack heartbeat. Clients learn the
     /// server's rate in the handshake. Default 30. The server remembers about two seconds of
     /// the snapshots it sent each client (at least 64), which bounds the round trip a client
-    /// can acknowledge them over.
+    /// can acknowledge them over. A server keeps the rate it started with: a rate changed
+    /// while it serves applies from its next start.
     pub tick_rate: u8,
     /// What advances the server's network ticks: its own clock, from the frame times
     /// (the default), or the engine ([`TickSource::External`]).
