@@ -109,6 +109,22 @@ impl NodeList {
         self.nodes.binary_search_by_key(&net_id, |n| n.net_id).ok()
     }
 
+    /// Whether node `net_id` was spawned under node `top` (or is `top`): a walk up its net
+    /// parents, as long as the list (a cycle of parents ends it).
+    pub(crate) fn is_under(&self, net_id: u32, top: u32) -> bool {
+        let mut at = net_id;
+        for _ in 0..=self.nodes.len() {
+            if at == top {
+                return true;
+            }
+            match self.index_of(at) {
+                Some(i) if self.nodes[i].parent != 0 => at = self.nodes[i].parent,
+                _ => return false,
+            }
+        }
+        false
+    }
+
     /// The node listed at `i` (from [`index_of`](Self::index_of)), its authority set to
     /// `peer`.
     pub(crate) fn set_authority(&mut self, i: usize, peer: PeerId) -> Option<NodeId> {
@@ -314,7 +330,7 @@ mod tests {
     }
 
     #[test]
-    fn a_subtree_goes_whole_whatever_ids_its_nodes_have() {
+    fn a_subtree_goes_whole_and_is_told_from_below_whatever_ids_its_nodes_have() {
         let mut seed = 0x2545_f491_u64;
         let mut next = |n: u64| {
             seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
@@ -353,6 +369,11 @@ mod tests {
                     let listed: Vec<u32> = parents.keys().copied().collect();
                     let id = listed[next(listed.len() as u64) as usize];
                     let expected = subtree(&parents, id);
+                    for _ in 0..8 {
+                        let other = listed[next(listed.len() as u64) as usize];
+                        let under = expected.contains(&other);
+                        assert_eq!(list.is_under(other, id), under, "step {step}");
+                    }
                     let mut forgotten = Vec::new();
                     list.remove_subtree(id, |n| forgotten.push(n.net_id));
                     forgotten.sort_unstable();

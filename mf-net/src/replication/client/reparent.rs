@@ -30,7 +30,7 @@ impl ClientState {
                 None => return drop_move(shared, first, "no such parent"),
             },
         };
-        if net_parent != 0 && self.nodes.subtree(first).binary_search(&net_parent).is_ok() {
+        if net_parent != 0 && self.nodes.is_under(net_parent, first) {
             return drop_move(shared, first, "the parent is inside the group");
         }
         // The list follows the storage, which may refuse (a name taken under the parent); a
