@@ -15,6 +15,7 @@ use mf_net::store::{NodeId, Store};
 use mf_net::transport::PeerId;
 use tracing::warn;
 
+use crate::client_kept;
 use crate::components::{NetOwner, NetworkId, Networked};
 use crate::interest::sync_focus;
 use crate::late;
@@ -293,6 +294,10 @@ fn refuse(mp: &mut NetMultiplayer, entity: Entity, error: &dyn std::fmt::Display
 /// The server could not network a [`Networked`] entity (it holds no registered replicated
 /// component, or the core refused it); it is no longer `Networked`. The reason says what to do
 /// (for a `Replicated` component that was never registered: the `replicate` call to add).
+///
+/// A client reports each of its own `Networked` entities once, too: only a server networks.
+/// Such an entity keeps `Networked` and stays local while the app is a client; it is
+/// networked once the app serves (offline, or as a server).
 #[derive(Message, Debug, Clone)]
 pub struct NotReplicated {
     /// The entity.
@@ -325,7 +330,8 @@ fn tag(mp: &mut NetMultiplayer, node: NodeId) {
 }
 
 /// A client tags the entities the core made for the server's with their [`NetworkId`] and
-/// [`NetOwner`].
+/// [`NetOwner`]; the game's own [`Networked`] entities are reported once (see
+/// [`client_kept`]).
 fn tag_spawned(mp: &mut NetMultiplayer) {
     let store = mp.store_mut();
     let query = store
@@ -344,8 +350,9 @@ fn tag_spawned(mp: &mut NetMultiplayer) {
             .get_entity(entity)
             .ok()
             .and_then(|e| networked_node(&e));
-        if let Some(node) = node {
-            tag(mp, node);
+        match node {
+            Some(node) => tag(mp, node),
+            None => client_kept::report(mp.store_mut().world_mut(), entity),
         }
     }
     mp.store_mut().to_network = new;

@@ -36,6 +36,7 @@
 //!
 //! Version policy: one release of this crate per Bevy minor version (this one: Bevy 0.19).
 
+mod client_kept;
 mod components;
 mod entity_ref;
 mod frame;

@@ -10,6 +10,7 @@ use bevy_app::App;
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::ChildOf;
+use bevy_ecs::message::Messages;
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
 use mf_net::prelude::*;
 use mf_net::replication::NetId;
@@ -228,8 +229,16 @@ fn what_a_client_owned_when_its_server_stopped_goes_as_when_it_leaves() {
     }
 }
 
+/// The entities `app`'s last update reported as [`NotReplicated`].
+fn reported(app: &App) -> Vec<Entity> {
+    let messages = app.world().resource::<Messages<NotReplicated>>();
+    let reports = messages.iter_current_update_messages();
+    reports.map(|m| m.entity).collect()
+}
+
 /// What an app networked offline is plain while it runs as a client (the server's entities
-/// are what it shows), and networked again once the client stops.
+/// are what it shows), and networked again once the client stops; so is a `Networked` entity
+/// spawned while it is a client. A client reports each of its own once.
 #[test]
 fn what_an_app_networked_offline_comes_back_when_its_client_stops() {
     let net = LoopbackNetwork::new();
@@ -244,17 +253,37 @@ fn what_an_app_networked_offline_comes_back_when_its_client_stops() {
 
     let mut clients = vec![offline];
     common::start_client(&mut clients[0], &net, None, 0);
-    common::run(&mut server, &mut clients, 10);
+    let mut reports = Vec::new();
+    for _ in 0..10 {
+        common::run(&mut server, &mut clients, 1);
+        reports.extend(reported(&clients[0]));
+    }
     assert_eq!(view(&mut clients[0]), view(&mut server));
+    assert_eq!(reports, [mine], "reported once");
     let world = clients[0].world();
     assert!(world.get::<NetworkId>(mine).is_none());
     assert!(world.get::<Networked>(mine).is_some(), "still marked");
 
+    let later = clients[0]
+        .world_mut()
+        .spawn((Ship { hp: 6 }, Networked))
+        .id();
+    reports.clear();
+    for _ in 0..10 {
+        common::run(&mut server, &mut clients, 1);
+        reports.extend(reported(&clients[0]));
+    }
+    assert_eq!(reports, [later], "reported once");
+    assert_eq!(view(&mut clients[0]), view(&mut server));
+    let on_server = view(&mut server);
+    assert!(on_server.values().all(|v| !v.contains("hp: 6")));
+
     clients[0].world_mut().net(|mp| mp.stop());
     clients[0].update();
     let shown = view(&mut clients[0]);
-    assert_eq!(shown.len(), 1, "its own ship, networked again: {shown:?}");
-    assert!(shown.values().all(|v| v.contains("hp: 5")), "{shown:?}");
+    assert_eq!(shown.len(), 2, "its own ships, networked again: {shown:?}");
+    assert!(shown.values().any(|v| v.contains("hp: 5")), "{shown:?}");
+    assert!(shown.values().any(|v| v.contains("hp: 6")), "{shown:?}");
 }
 
 /// An app that was a client, stopped, hosts a server of its own: it keeps none of the first
