@@ -1,8 +1,9 @@
 //! Owner prediction under Bevy: [`NetPredictionPlugin`] runs the core's
 //! [`Simulation`] with the game's own systems as the step: the
 //! [`NetStep`] schedule, run once per simulated tick on the lent world, with the tick's inputs
-//! in [`StepInputs`]. The server steps once per fixed step (before its network tick); a client
-//! once per frame, predicting its own entities and re-simulating after a misprediction.
+//! in [`StepInputs`]. The server steps once per fixed step (before its network tick), or on its
+//! own clock once per frame before it sends (the ticks due then); a client once per frame,
+//! predicting its own entities and re-simulating after a misprediction.
 
 use std::marker::PhantomData;
 
@@ -14,7 +15,7 @@ use bevy_ecs::schedule::{IntoScheduleConfigs, Schedule, ScheduleLabel};
 use bevy_ecs::world::World;
 use mf_net::codec::NetCodec;
 use mf_net::prediction::{Simulation, Step};
-use mf_net::replication::Replicated;
+use mf_net::replication::{Replicated, TickSource};
 
 use crate::net::NetWorldExt;
 use crate::node::entity_of;
@@ -82,19 +83,35 @@ where
                 FixedPostUpdate,
                 server_step::<I, C>.before(NetSystems::Tick),
             )
-            .add_systems(PostUpdate, client_step::<I, C>.before(NetSystems::Send));
+            .add_systems(
+                PostUpdate,
+                (own_clock_server_step::<I, C>, client_step::<I, C>).before(NetSystems::Send),
+            );
         app.world_mut()
             .insert_non_send(NetSimulation::<I>(Simulation::new()));
     }
 }
 
-/// The server's tick: one step before its capture.
+/// The server's tick, a fixed step ([`TickSource::External`]): one step before its capture.
 fn server_step<I, C>(world: &mut World)
 where
     I: NetCodec + Clone + Default + Send + Sync + 'static,
     C: Component<Mutability = Mutable> + Replicated,
 {
-    if world.net(|mp| mp.is_server()) {
+    if world.net(|mp| mp.is_server() && mp.config().tick_source == TickSource::External) {
+        simulate::<I, C>(world);
+    }
+}
+
+/// A server on its own clock ([`TickSource::OwnClock`]) captures as the frame's send: the
+/// ticks due this frame are stepped once, before it (a fixed loop runs any number of times a
+/// frame, and each run would step them again).
+fn own_clock_server_step<I, C>(world: &mut World)
+where
+    I: NetCodec + Clone + Default + Send + Sync + 'static,
+    C: Component<Mutability = Mutable> + Replicated,
+{
+    if world.net(|mp| mp.is_server() && mp.config().tick_source == TickSource::OwnClock) {
         simulate::<I, C>(world);
     }
 }

@@ -15,22 +15,34 @@ use mf_net::replication::Replicated;
 use mf_net::store::{Lend, NodeId, Rows, Store};
 
 use crate::components::Networked;
-use crate::node::entity_of;
+use crate::node::{entity_of, slot_of};
 use crate::store::BevyStore;
-use crate::types::ComponentType;
+use crate::types::{ComponentType, ReplicatedComponents};
 
-/// The `C` components of a world, by node.
+/// The `C` components of a world, by node: only the nodes in `C`'s slot hold one (an
+/// entity's other nodes, its own and its other components', hold none).
 struct QueryRows<'w, 's, C: Component<Mutability = Mutable>> {
     query: Query<'w, 's, &'static mut C>,
+    slot: u32,
+}
+
+impl<C: Component<Mutability = Mutable>> QueryRows<'_, '_, C> {
+    /// The entity whose `C` `node` is, if it is `C`'s node.
+    fn entity(&self, node: NodeId) -> Option<Entity> {
+        (slot_of(node) == self.slot)
+            .then(|| entity_of(node))
+            .flatten()
+    }
 }
 
 impl<C: Component<Mutability = Mutable>> Rows<C> for QueryRows<'_, '_, C> {
     fn get(&self, node: NodeId) -> Option<&C> {
-        self.query.get(entity_of(node)?).ok()
+        self.query.get(self.entity(node)?).ok()
     }
 
     fn get_mut(&mut self, node: NodeId) -> Option<&mut C> {
-        Some(self.query.get_mut(entity_of(node)?).ok()?.into_inner())
+        let entity = self.entity(node)?;
+        Some(self.query.get_mut(entity).ok()?.into_inner())
     }
 }
 
@@ -44,6 +56,14 @@ pub(crate) fn lend_component<C: Component<Mutability = Mutable> + Replicated>(
         return;
     };
     let BevyStore { world, queries, .. } = store;
+    // A type that was never registered has no slot, and no node holds it.
+    let registered = world.get_resource::<ReplicatedComponents>();
+    let Some(node_slot) = registered
+        .and_then(|r| r.get(TypeId::of::<C>()))
+        .map(|t| t.slot)
+    else {
+        return;
+    };
     // A query belongs to the world it was made for: one made for another world (a store whose
     // world was replaced) is made again.
     let id = (TypeId::of::<C>(), world.id());
@@ -61,6 +81,7 @@ pub(crate) fn lend_component<C: Component<Mutability = Mutable> + Replicated>(
     };
     f(&mut QueryRows {
         query: state.query_mut(world),
+        slot: node_slot,
     });
 }
 

@@ -8,9 +8,12 @@ use std::time::Duration;
 
 use bevy_app::App;
 use bevy_ecs::component::Component;
-use bevy_ecs::system::{Query, Res};
+use bevy_ecs::resource::Resource;
+use bevy_ecs::schedule::IntoScheduleConfigs;
+use bevy_ecs::system::{Query, Res, ResMut};
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
 use mf_net::prelude::*;
+use mf_net::replication::{MultiplayerConfig, TickSource};
 use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net::transport::simulated::NetworkConditions;
 use mf_net_bevy::prelude::*;
@@ -37,18 +40,41 @@ fn walk(inputs: Res<'_, StepInputs<Walk>>, mut walkers: Query<'_, '_, &mut Walke
     }
 }
 
+/// Another replicated component a walker may hold.
+#[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
+struct Badge {
+    #[replicated]
+    rank: i32,
+}
+
+/// Each first run of a tick: the tick, and how many entities it listed.
+#[derive(Resource, Default)]
+struct Steps(Vec<(u32, usize)>);
+
+fn note_step(inputs: Res<'_, StepInputs<Walk>>, mut steps: ResMut<'_, Steps>) {
+    if !inputs.resimulating && !inputs.entities.is_empty() {
+        steps.0.push((inputs.tick, inputs.entities.len()));
+    }
+}
+
 fn app() -> App {
+    app_with(MultiplayerConfig::default())
+}
+
+fn app_with(config: MultiplayerConfig) -> App {
     let mut app = App::new();
     app.add_plugins((
         TimePlugin,
-        MfNetPlugin::default(),
+        MfNetPlugin { config },
         NetPredictionPlugin::<Walk, Walker>::default(),
     ))
     .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_nanos(
         33_333_333,
     )))
+    .init_resource::<Steps>()
     .replicate::<Walker>()
-    .add_systems(NetStep, walk);
+    .replicate::<Badge>()
+    .add_systems(NetStep, (walk, note_step).chain());
     app
 }
 
@@ -197,5 +223,53 @@ fn a_client_and_a_server_started_again_predict_again() {
         );
         assert!(want[0].1 > 0.0, "run {run}: it walked: {want:?}");
         assert_eq!(walkers(&mut clients[0]), want, "run {run}");
+    }
+}
+
+/// A walker with another replicated component, on a perfect link, with the server ticking on
+/// the fixed step (the default) and on its own clock: the server steps each tick once, with
+/// the walker listed once, as the client predicts it, and the client never rolls back.
+#[test]
+fn the_server_steps_each_tick_once_with_each_walker_once() {
+    for tick_source in [TickSource::External, TickSource::OwnClock] {
+        let make = || {
+            app_with(MultiplayerConfig {
+                tick_source,
+                ..MultiplayerConfig::default()
+            })
+        };
+        let net = LoopbackNetwork::new();
+        let mut server = make();
+        common::start_server(&mut server, &net, None, 5);
+        let mut clients = vec![make()];
+        common::start_client(&mut clients[0], &net, None, 9);
+        common::run(&mut server, &mut clients, 10);
+        let peer = clients[0].world().resource::<NetStatus>().local_peer;
+        let walker = (
+            Walker::default(),
+            Badge { rank: 2 },
+            Networked,
+            NetOwner(peer),
+        );
+        server.world_mut().spawn(walker);
+        common::run(&mut server, &mut clients, 20);
+        server.world_mut().resource_mut::<Steps>().0.clear();
+        let from = server.world_mut().net(|mp| mp.tick());
+        clients[0].insert_resource(LocalInput(Walk { dir: 1 }));
+        common::run(&mut server, &mut clients, 30);
+        let to = server.world_mut().net(|mp| mp.tick());
+        let steps = server.world().resource::<Steps>().0.clone();
+        let ticks: Vec<u32> = steps.iter().map(|&(tick, _)| tick).collect();
+        let want: Vec<u32> = (from + 1..=to).collect();
+        assert_eq!(ticks, want, "{tick_source:?}: each tick stepped once");
+        assert!(
+            steps.iter().all(|&(_, listed)| listed == 1),
+            "{tick_source:?}: the walker listed once a step: {steps:?}"
+        );
+        clients[0].insert_resource(LocalInput(Walk { dir: 0 }));
+        common::run(&mut server, &mut clients, 20);
+        let prediction = clients[0].world_mut().net(|mp| mp.stats().prediction);
+        assert_eq!(prediction.rollbacks, 0, "{tick_source:?}");
+        assert_eq!(walkers(&mut clients[0]), walkers(&mut server));
     }
 }
