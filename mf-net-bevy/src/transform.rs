@@ -3,7 +3,7 @@
 
 use bevy_app::{App, FixedPostUpdate, Plugin, PostUpdate, PreUpdate};
 use bevy_ecs::component::Component;
-use bevy_ecs::query::Changed;
+use bevy_ecs::query::{Added, Changed, Or};
 use bevy_ecs::schedule::IntoScheduleConfigs;
 use bevy_ecs::system::{Query, Res};
 use bevy_transform::components::Transform;
@@ -18,8 +18,8 @@ use crate::status::NetStatus;
 /// per axis over ±4096 (steps of 1/128), its rotation in the smallest-three encoding at 12 bits
 /// per component (6 bytes), both interpolated on clients. Scale is not sent.
 ///
-/// With [`NetTransformPlugin`], the server copies a `Transform` that changed into it before
-/// each capture, and clients copy it into the entity's `Transform` (which it requires) after
+/// With [`NetTransformPlugin`], the server copies a `Transform` that changed (or the
+/// entity's `Transform`, once the `NetTransform` is new) into it before each capture, and clients copy it into the entity's `Transform` (which it requires) after
 /// each receive. A game whose world is larger, or that needs finer steps, declares its own
 /// component the same way.
 #[derive(Component, Replicated, Debug, Clone, PartialEq)]
@@ -75,10 +75,16 @@ impl Plugin for NetTransformPlugin {
     }
 }
 
-/// The server: every `Transform` that changed, into its [`NetTransform`].
+/// The server: every `Transform` that changed, or whose [`NetTransform`] is new (given to a
+/// still entity, or inserted later), into its `NetTransform`.
 fn to_net(
     status: Res<'_, NetStatus>,
-    mut moved: Query<'_, '_, (&Transform, &mut NetTransform), Changed<Transform>>,
+    mut moved: Query<
+        '_,
+        '_,
+        (&Transform, &mut NetTransform),
+        Or<(Changed<Transform>, Added<NetTransform>)>,
+    >,
 ) {
     if !status.is_server {
         return;

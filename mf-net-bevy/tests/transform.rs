@@ -5,22 +5,32 @@
 use std::time::Duration;
 
 use bevy_app::{App, Update};
+use bevy_ecs::component::Component;
 use bevy_ecs::query::With;
 use bevy_ecs::system::Query;
 use bevy_math::{Quat, Vec3};
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
 use bevy_transform::components::Transform;
+use mf_net::prelude::*;
 use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net_bevy::prelude::*;
 
 mod common;
+
+/// What a ship networked before its `NetTransform` holds.
+#[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
+struct Ship {
+    #[replicated]
+    hp: i32,
+}
 
 fn app() -> App {
     let mut app = App::new();
     app.add_plugins((TimePlugin, MfNetPlugin::default(), NetTransformPlugin))
         .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_nanos(
             33_333_333,
-        )));
+        )))
+        .replicate::<Ship>();
     app
 }
 
@@ -89,5 +99,52 @@ fn the_servers_transforms_reach_the_clients_within_the_quantization() {
             a.rotation.angle_between(b.rotation) < 0.01,
             "{id}: rotation"
         );
+    }
+}
+
+/// The ships' translations on `app`.
+fn ship_translations(app: &mut App) -> Vec<Vec3> {
+    let world = app.world_mut();
+    let mut q = world.query_filtered::<&Transform, With<NetworkId>>();
+    q.iter(world).map(|t| t.translation).collect()
+}
+
+/// A still entity's place reaches the client when it gets its `NetTransform`: given with
+/// `Networked` later, or inserted after it was networked (its `Transform` never changes).
+#[test]
+fn a_net_transform_given_to_a_still_entity_carries_its_place() {
+    for later in [false, true] {
+        let net = LoopbackNetwork::new();
+        let mut server = app();
+        common::start_server(&mut server, &net, None, 0);
+        let mut clients = vec![app()];
+        common::start_client(&mut clients[0], &net, None, 0);
+        let place = Vec3::new(5.0, 6.0, 7.0);
+        let ship = server
+            .world_mut()
+            .spawn(Transform::from_translation(place))
+            .id();
+        common::run(&mut server, &mut clients, 5);
+        let mut entity = server.world_mut().entity_mut(ship);
+        match later {
+            false => entity.insert((NetTransform::default(), Networked)),
+            true => entity.insert((Ship { hp: 3 }, Networked)),
+        };
+        common::run(&mut server, &mut clients, 5);
+        if later {
+            let world = server.world_mut();
+            world.entity_mut(ship).insert(NetTransform::default());
+        }
+        common::run(&mut server, &mut clients, 30);
+        let stand_in = server.world().get::<NetTransform>(ship).unwrap();
+        assert_eq!(
+            stand_in.translation.to_array(),
+            place.to_array(),
+            "later: {later}"
+        );
+        let shown = ship_translations(&mut clients[0]);
+        assert_eq!(shown.len(), 1, "later: {later}");
+        let off = (shown[0] - place).abs().max_element();
+        assert!(off <= 1.0 / 128.0, "later: {later}: {}", shown[0]);
     }
 }
