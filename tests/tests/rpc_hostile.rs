@@ -12,7 +12,7 @@ use mf_net::prelude::*;
 use mf_net::replication::message_ids::INPUT;
 use mf_net::rpc::RpcCallError;
 use mf_net_tests::harness::{drain, World};
-use rpc_common::{copy, library, pawn, spawn_pawn, wire, PawnRpcs, RawClient};
+use rpc_common::{copy, library, pawn, spawn_pawn, wire, PawnRpcs, RawClient, PAWN};
 
 fn varint(n: u32) -> Vec<u8> {
     let mut w = NetWriter::new();
@@ -318,5 +318,45 @@ fn the_input_flood_threshold_is_configurable() {
         if !kicked {
             assert_eq!(world.server.peer_stats(peer).unwrap().input_messages, 5_120);
         }
+    }
+}
+
+/// A client that guesses the net id of a node whose spawn has not gone out (ids are handed
+/// out in order) and calls an RPC on it: the call is dropped as on a node it does not have,
+/// whether the node is hidden from it or not (no client has it yet), and so is one once the
+/// spawn went out if the node is hidden from it.
+#[test]
+fn a_call_on_a_node_whose_spawn_has_not_gone_out_is_dropped() {
+    for hidden in [true, false] {
+        let mut world = World::new(0, library);
+        let mut raw = RawClient::join(&mut world);
+        let hostile = raw.peer.unwrap();
+        raw.step(&mut world, 2);
+        let root = world.root();
+        let node = world.server.spawn(PAWN, root, PeerId::SERVER).unwrap();
+        if hidden {
+            world.server.set_relevant(node, hostile, false).unwrap();
+        }
+        let id = world.server.net_id(node).unwrap().get();
+        // Read in the server's next frame, before the spawn goes out at its end.
+        raw.rpc(id, wire::WAVE, &[]);
+        raw.step(&mut world, 1);
+        let pawn_of = |world: &World| {
+            let handle = world.server.scene().net_ref::<rpc_common::Pawn>(node);
+            pawn(&world.server, handle.unwrap()).senders.clone()
+        };
+        assert_eq!(pawn_of(&world), [], "hidden: {hidden}");
+        assert_eq!(
+            world.server.stats().rpcs_not_relevant,
+            1,
+            "hidden: {hidden}"
+        );
+        // Once the spawn went out, a call runs only where the client has the node.
+        raw.rpc(id, wire::WAVE, &[]);
+        raw.step(&mut world, 3);
+        let ran = if hidden { vec![] } else { vec![hostile] };
+        assert_eq!(pawn_of(&world), ran, "hidden: {hidden}");
+        let dropped = 1 + u64::from(hidden);
+        assert_eq!(world.server.stats().rpcs_not_relevant, dropped);
     }
 }

@@ -96,7 +96,8 @@ pub struct NetworkStats {
     pub relevance_despawns: u64,
     /// Server: RPC messages not sent to a client because it does not have the node (a call
     /// to that one client is dropped; a call to everyone skips it), and RPCs from a client on
-    /// a node it does not have (dropped unrun, also counted in `rpcs_dropped`).
+    /// a node it does not have, or whose spawn has not gone out (dropped unrun, also counted
+    /// in `rpcs_dropped`).
     pub rpcs_not_relevant: u64,
     /// Calls dropped unrun because an argument named a node the receiver refuses: one whose
     /// value is of another type than the reference's, or, on the server, one the calling client

@@ -244,7 +244,10 @@ fn server_checks<'r>(
     let Some(node) = server.node_of(net_id) else {
         return drop_call(shared, Some((server, sender)), "RPC for an unknown node");
     };
-    if !server.sees(c, net_id) {
+    // A node whose spawn has not gone out is one no client has yet (a client that names it
+    // guessed its net id).
+    let flushed = server.nodes.by_id(net_id).is_some();
+    if !flushed || !server.sees(c, net_id) {
         shared.stats.rpcs_not_relevant += 1;
         return drop_call(
             shared,
