@@ -123,3 +123,46 @@ fn clients_see_a_server_rpc_change_once_whatever_the_order() {
         );
     }
 }
+
+/// A call on a node in the frame the node is spawned, or bound, is held until its spawn went
+/// out; the spawn holds the state after the call, and comes first. Clients still see the change
+/// once (and the body's local effects), in both encodings, with and without a network tick in
+/// the frame.
+#[test]
+fn a_call_held_for_its_nodes_spawn_changes_clients_once() {
+    use mf_net::replication::SnapshotEncoding;
+    use mf_net_tests::harness::World;
+    for encoding in [SnapshotEncoding::Bits, SnapshotEncoding::Bytes] {
+        for dt in [Duration::from_secs(1) / 30, Duration::from_millis(5)] {
+            let mut world = World::with_encoding(1, encoding, scenes);
+            world.dt = dt;
+            let root = world.root();
+            let mut level = Vec::new();
+            for mp in std::iter::once(&mut world.server).chain(&mut world.clients) {
+                let scene = mp.scene_mut();
+                let node = scene.add(root, "boss").unwrap();
+                let boss = Player {
+                    health: 1000,
+                    ..Player::default()
+                };
+                scene.set_value(node, boss).unwrap();
+                level.push(node);
+            }
+            world.step(2);
+            let spawned = world.server.spawn(SceneIndex::new(0), root, PeerId::SERVER);
+            world.server.bind(level[0]).unwrap();
+            for node in [spawned.unwrap(), level[0]] {
+                let player = world.server.scene().net_ref::<Player>(node).unwrap();
+                world.server.rpc(player).hit(10).unwrap();
+            }
+            world.step(40);
+            world.assert_converged();
+            let shown: Vec<(i32, u32)> = world.clients[0]
+                .scene()
+                .iter::<Player>()
+                .map(|(_, p)| (p.health, p.flashes))
+                .collect();
+            assert_eq!(shown, [(990, 1), (990, 1)], "{encoding:?}, {dt:?}");
+        }
+    }
+}

@@ -351,7 +351,8 @@ impl ClientState {
                 Ok(true)
             }
             Kind::ToClient(ToClient::Snapshot) => self.on_snapshot(shared, tick, r),
-            Kind::ToServer(_) | Kind::Rpc => {
+            // A held RPC goes to the RPC dispatch before it could come here.
+            Kind::ToServer(_) | Kind::Rpc | Kind::ToClient(ToClient::HeldRpc) => {
                 Err(DecodeError::Protocol(ProtocolViolation::WrongDirection))
             }
         }

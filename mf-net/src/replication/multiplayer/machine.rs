@@ -265,8 +265,17 @@ fn route(
     tick: u32,
     r: &mut NetReader<'_>,
 ) -> Result<bool, DecodeError> {
+    if kind == Kind::ToClient(ToClient::HeldRpc) {
+        return match role {
+            Role::Client(client) if sender == client.server => {
+                rpc::on_rpc(role, core, shared, (sender, tick), true, r)
+            }
+            Role::Client(_) => Err(DecodeError::Protocol(ProtocolViolation::NotFromServer)),
+            Role::Server(_) => Err(DecodeError::Protocol(ProtocolViolation::WrongDirection)),
+        };
+    }
     match (kind, role) {
-        (Kind::Rpc, role) => rpc::on_rpc(role, core, shared, sender, tick, r),
+        (Kind::Rpc, role) => rpc::on_rpc(role, core, shared, (sender, tick), false, r),
         (Kind::ToServer(kind), Role::Server(server)) => {
             server.on_message(core, shared, sender, kind, r)
         }

@@ -21,8 +21,11 @@
 //! | 4089 | input | client → server | newest tick varint · count `u8` (1–32) · per input, oldest first (ticks `newest − count + 1` … `newest`): `0` (the same bytes as the input before it) or byte length + 1 varint and the input's `NetCodec` bytes (at most 256) · view: `0`, or render tick's whole ticks behind the input's tick + 1 varint (a client sends 0 to 2¹⁶ behind; the server clamps other claims) and its fraction in 256ths `u8` |
 //! | 4090 | input ack | server → client | newest input tick received varint · lead varint i32 (ticks the newest input was ahead of the ticks simulated since the last ack, at the lowest; negative: late) |
 //! | 4091 | resend | client → server | count varint (1–256) · net ids varint…: nodes whose state, as the client applied it, held a member back because it named a node the client does not have yet; the server sends each one's whole state again |
+//! | 4092 | parent | server → client | first net id varint of the group moved · parent net id varint (0: by path) · [parent path string] |
+//! | 4093 | held rpc | server → client | as rpc: a call the server made on a node whose spawn had not gone out, sent after the spawn, which holds the state after the call |
 //!
-//! Resend travels on the reliable channel. Input and input ack travel on the unreliable channel; only a
+//! Resend and parent travel on the reliable channel; a held rpc on the channel its RPC is
+//! declared for. Input and input ack travel on the unreliable channel; only a
 //! [`Simulation`](crate::prediction::Simulation) sends them. An idle snapshot is the header,
 //! the flags byte and the terminating 0: 9 bytes. The remaining reserved ids are unused.
 //!
@@ -74,6 +77,10 @@ pub const RESEND: u16 = HELLO + 11;
 /// Server → client: a networked group moved to another parent (or to none): its first net id,
 /// then the parent as a spawn names it (its net id; or 0, then its path, empty for none).
 pub const PARENT: u16 = HELLO + 12;
+/// Server → client: an RPC the server called on a node whose spawn had not gone out yet, held
+/// until it had, and sent after it (laid out as [`RPC`]). The spawn holds the node's state
+/// after the call: the client runs the body, and undoes what it changes in replicated members.
+pub const HELD_RPC: u16 = HELLO + 13;
 /// The most net ids one [`RESEND`] carries.
 pub const MAX_RESEND_IDS: usize = 256;
 
@@ -124,6 +131,8 @@ pub(crate) enum ToClient {
     InputAck,
     /// [`PARENT`].
     Parent,
+    /// [`HELD_RPC`].
+    HeldRpc,
 }
 
 /// One replication message: its id, the stable name it enters the message registry's
@@ -143,7 +152,7 @@ pub(crate) struct Message {
 /// differently is refused, the refusal naming the message; the dispatch finds a message's
 /// handler here ([`lookup`]). A new message id goes here, and a changed layout raises its
 /// `layout`.
-pub(crate) const MESSAGES: [Message; 13] = [
+pub(crate) const MESSAGES: [Message; 14] = [
     message(
         HELLO,
         "mf_net::replication::Hello",
@@ -218,6 +227,11 @@ pub(crate) const MESSAGES: [Message; 13] = [
         "mf_net::replication::Parent",
         Kind::ToClient(ToClient::Parent),
     ),
+    message(
+        HELD_RPC,
+        "mf_net::replication::HeldRpc",
+        Kind::ToClient(ToClient::HeldRpc),
+    ),
 ];
 
 /// The message with id `id`, if it is one of [`MESSAGES`]: the ids are contiguous from
@@ -252,7 +266,7 @@ mod tests {
             assert_eq!(m.id, HELLO + i, "{}", m.name);
         }
         // The last constant above is the table's last entry.
-        assert_eq!(MESSAGES.last().map(|m| m.id), Some(PARENT));
+        assert_eq!(MESSAGES.last().map(|m| m.id), Some(HELD_RPC));
     }
 
     #[test]
@@ -261,7 +275,7 @@ mod tests {
             assert_eq!(lookup(m.id), Some(m), "{}", m.name);
         }
         assert_eq!(lookup(HELLO - 1), None);
-        assert_eq!(lookup(PARENT + 1), None);
+        assert_eq!(lookup(HELD_RPC + 1), None);
         assert_eq!(lookup(0), None);
         assert_eq!(lookup(u16::MAX), None);
     }

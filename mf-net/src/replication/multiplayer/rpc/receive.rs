@@ -28,14 +28,15 @@ enum Verdict<'r> {
 }
 
 /// An RPC message from `sender` (the transport's peer; on a client, the server's transport peer
-/// is passed on as [`PeerId::SERVER`]), with the sender's `tick`. Always handled here (counted,
-/// never an error for the bus).
+/// is passed on as [`PeerId::SERVER`]), with the sender's `tick`; `held` for a
+/// [`HELD_RPC`](crate::replication::message_ids::HELD_RPC) (at a client, from its server).
+/// Always handled here (counted, never an error for the bus).
 pub(crate) fn on_rpc(
     role: &mut Role,
     core: &mut Outbox,
     shared: &mut Shared,
-    sender: PeerId,
-    tick: u32,
+    (sender, tick): (PeerId, u32),
+    held: bool,
     r: &mut NetReader<'_>,
 ) -> Result<bool, DecodeError> {
     shared.stats.rpcs_received += 1;
@@ -94,10 +95,12 @@ pub(crate) fn on_rpc(
     // A server RPC sent at `tick` is newer than the snapshots up to `tick` (captured before
     // the call): one arriving later, out of order, would undo what the call changed; it is
     // discarded. A snapshot after `tick` already applied holds the call's changes: the body's
-    // changes to replicated members are undone after it runs (`Received::invoke`).
+    // changes to replicated members are undone after it runs (`Received::invoke`). So are
+    // those of a held call (`held`: made before its node's spawn went out, which holds the
+    // state after it).
     if let Role::Client(client) = role {
         client.discard_up_to(tick);
-        ctx.set_state_newer(tick_after(client.newest_applied, tick));
+        ctx.set_state_newer(held || tick_after(client.newest_applied, tick));
     }
     // Node references among the arguments (and in calls the body queues) are the net ids of
     // this side's nodes.

@@ -7,7 +7,7 @@ use crate::refs::{with_scope, Resolve};
 use crate::replication::multiplayer::role::Role;
 use crate::replication::server::state::ServerState;
 use crate::replication::shared::outbox::Outbox;
-use crate::replication::shared::protocol::RPC;
+use crate::replication::shared::protocol::{HELD_RPC, RPC};
 use crate::replication::shared::rpc_state::{no_such_rpc, Deferred};
 use crate::replication::shared::state::Shared;
 use crate::rpc::{
@@ -125,7 +125,8 @@ pub(crate) fn send(
             }
             // (Forget an earlier message's mark: this call may encode nothing, for no peer.)
             core.take_over_limit();
-            let sent = server_send(core, server, shared, rpc.target, channel, net_id, |w| {
+            let way = (RPC, channel);
+            let sent = server_send(core, server, shared, rpc.target, way, net_id, |w| {
                 write_call(w, net_id, wire_id, encode);
             });
             if core.take_over_limit() {
@@ -228,7 +229,7 @@ fn server_send(
     server: &mut ServerState,
     shared: &mut Shared,
     target: RpcTarget,
-    channel: Channel,
+    (message, channel): (u16, Channel),
     net_id: u32,
     mut encode: impl FnMut(&mut NetWriter),
 ) -> usize {
@@ -236,7 +237,7 @@ fn server_send(
     match target {
         RpcTarget::Peer(peer) if !peer_sees(server, peer, net_id) => count_not_relevant(shared),
         RpcTarget::Peer(peer) => {
-            if core.send_with(peer, RPC, channel, &mut encode).is_ok() {
+            if core.send_with(peer, message, channel, &mut encode).is_ok() {
                 sent = 1;
                 if let Some(c) = server.clients.of_mut(peer) {
                     c.stats.rpcs_sent += 1;
@@ -247,7 +248,7 @@ fn server_send(
             && (0..server.clients.len()).all(|c| server.sees(c, net_id)) =>
         {
             // Every connection joined and has the node: encode once.
-            sent = core.broadcast_with(RPC, channel, None, encode);
+            sent = core.broadcast_with(message, channel, None, encode);
             for c in server.clients.iter_mut().filter(|c| c.ready) {
                 c.stats.rpcs_sent += 1;
             }
@@ -263,7 +264,7 @@ fn server_send(
                     continue;
                 }
                 let peer = server.clients[c].peer;
-                if core.send_with(peer, RPC, channel, &mut encode).is_ok() {
+                if core.send_with(peer, message, channel, &mut encode).is_ok() {
                     sent += 1;
                     server.clients[c].stats.rpcs_sent += 1;
                 }
@@ -299,8 +300,8 @@ pub(crate) fn flush_deferred(
                 RpcTarget::Peer(peer) if !server.joined.contains(&peer) => continue,
                 target => target,
             };
-            let net_id = call.net_id;
-            server_send(core, server, shared, target, call.channel, net_id, |w| {
+            let (net_id, way) = (call.net_id, (HELD_RPC, call.channel));
+            server_send(core, server, shared, target, way, net_id, |w| {
                 w.write_var_u32(net_id);
                 w.write_bytes(payload);
             });
