@@ -1,9 +1,14 @@
-//! Interest from components: [`NetGrid`] places each group by its root entity's
-//! [`NetTransform`], and a client's focus is the entity it owns that carries
-//! [`NetFocus`](crate::NetFocus).
+//! Interest from components: [`NetGrid`] places each group by where its root entity is in the
+//! world (its `Transform` composed with its ancestors', for an entity with a [`NetTransform`]),
+//! and a client's focus is the entity it owns that carries [`NetFocus`](crate::NetFocus),
+//! placed the same way.
 
 use std::any::Any;
 
+use bevy_ecs::hierarchy::ChildOf;
+use bevy_ecs::world::{EntityRef, World};
+use bevy_math::Vec3;
+use bevy_transform::components::Transform;
 use mf_net::replication::interest::{Cell, GridInterest, InterestPolicy, InterestQuery, Relevance};
 use mf_net::store::{NodeId, Store};
 
@@ -12,25 +17,56 @@ use crate::store::BevyStore;
 use crate::store::NetMultiplayer;
 use crate::transform::NetTransform;
 
-/// [`GridInterest`] over a Bevy world: a group's position is its root entity's
-/// [`NetTransform`] translation, and so is the focus's; a root without one is always relevant.
-/// Hysteresis, grace and distance tiers mean what they mean for `GridInterest` (whose
-/// `position` is not used). Set it with `world.net(|mp| mp.set_interest_policy(NetGrid(grid),
-/// every_ticks))`.
+/// [`GridInterest`] over a Bevy world: a group's position is its root entity's place in the
+/// world, its `Transform` composed with its ancestors' (a networked child's `Transform` is
+/// local to its parent; an ancestor without one counts as no offset), and so is the focus's
+/// (which may be a child too: a player seated in a vehicle). Only an entity with a
+/// [`NetTransform`] is placed: a root without one is always relevant, and a client whose focus
+/// has none gets no placed group. Hysteresis, grace and distance tiers mean what they mean for
+/// `GridInterest` (whose `position` is not used). Set it with `world.net(|mp|
+/// mp.set_interest_policy(NetGrid(grid), every_ticks))`.
 #[derive(Debug, Clone, Copy)]
 pub struct NetGrid(pub GridInterest);
 
-/// The position of `node`'s entity, if it has a [`NetTransform`].
+/// How many ancestors [`in_world`] composes at most: a deeper hierarchy (or a malformed one
+/// that loops) is cut there.
+const MAX_DEPTH: usize = 64;
+
+/// The position of `node`'s entity in the world, if it has a [`NetTransform`].
 fn position(query: &InterestQuery<'_>, node: NodeId) -> Option<[f32; 3]> {
     position_in(query.store, node)
 }
 
-/// The position of `node`'s entity in `store`, if it has a [`NetTransform`].
+/// The position in the world of `node`'s entity in `store`, if it has a [`NetTransform`]: its
+/// `Transform`'s translation (the `NetTransform`'s, should the `Transform` be gone) carried up
+/// through its ancestors' `Transform`s.
 fn position_in(store: &dyn Store, node: NodeId) -> Option<[f32; 3]> {
     let store: &dyn Any = store;
     let world = store.downcast_ref::<BevyStore>()?.world();
-    let transform = world.get::<NetTransform>(entity_of(node)?)?;
-    Some(transform.translation.to_array())
+    let entity = world.get_entity(entity_of(node)?).ok()?;
+    let net = entity.get::<NetTransform>()?;
+    let local = match entity.get::<Transform>() {
+        Some(transform) => transform.translation,
+        None => Vec3::from_array(net.translation.to_array()),
+    };
+    Some(in_world(world, entity, local).to_array())
+}
+
+/// `point`, given in `entity`'s parent's space, in the world's: through each ancestor's
+/// `Transform` up the `ChildOf` links (an ancestor without one is no offset), at most
+/// [`MAX_DEPTH`] of them.
+fn in_world(world: &World, entity: EntityRef<'_>, mut point: Vec3) -> Vec3 {
+    let mut up = entity.get::<ChildOf>().map(ChildOf::parent);
+    for _ in 0..MAX_DEPTH {
+        let Some(parent) = up.and_then(|e| world.get_entity(e).ok()) else {
+            break;
+        };
+        if let Some(transform) = parent.get::<Transform>() {
+            point = transform.transform_point(point);
+        }
+        up = parent.get::<ChildOf>().map(ChildOf::parent);
+    }
+    point
 }
 
 impl InterestPolicy for NetGrid {

@@ -75,16 +75,14 @@ impl Plugin for NetTransformPlugin {
     }
 }
 
+/// The entities whose `Transform` changed or whose [`NetTransform`] is new.
+type Moved = Or<(Changed<Transform>, Added<NetTransform>)>;
+
 /// The server: every `Transform` that changed, or whose [`NetTransform`] is new (given to a
 /// still entity, or inserted later), into its `NetTransform`.
 fn to_net(
     status: Res<'_, NetStatus>,
-    mut moved: Query<
-        '_,
-        '_,
-        (&Transform, &mut NetTransform),
-        Or<(Changed<Transform>, Added<NetTransform>)>,
-    >,
+    mut moved: Query<'_, '_, (&Transform, &mut NetTransform), Moved>,
 ) {
     if !status.is_server {
         return;

@@ -1,13 +1,15 @@
 #![allow(clippy::unwrap_used)]
-//! Interest from components: `NetGrid` places groups by their `NetTransform`, and each client's
-//! focus is its `NetFocus` entity; a client sees what is near its player, and what it sees
-//! follows the player as it moves.
+//! Interest from components: `NetGrid` places groups by their root entity's place in the world
+//! (its `Transform` composed with its ancestors'), and each client's focus is its `NetFocus`
+//! entity, placed the same way; a client sees what is near its player, and what it sees follows
+//! the player as it moves; a networked child is where its parent carries it.
 
 use std::time::Duration;
 
 use bevy_app::App;
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
+use bevy_ecs::hierarchy::ChildOf;
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
 use bevy_transform::components::Transform;
 use mf_net::prelude::*;
@@ -31,6 +33,20 @@ struct Paint {
     color: u32,
 }
 
+/// A ship, by its label.
+#[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
+struct Ship {
+    #[replicated]
+    label: i32,
+}
+
+/// A ship's turret, a networked child of the ship.
+#[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
+struct Turret {
+    #[replicated]
+    angle: i32,
+}
+
 fn app() -> App {
     let mut app = App::new();
     app.add_plugins((TimePlugin, MfNetPlugin::default(), NetTransformPlugin))
@@ -38,7 +54,9 @@ fn app() -> App {
             33_333_333,
         )))
         .replicate::<Crate>()
-        .replicate::<Paint>();
+        .replicate::<Paint>()
+        .replicate::<Ship>()
+        .replicate::<Turret>();
     app
 }
 
@@ -52,6 +70,37 @@ fn crates(app: &mut App) -> Vec<i32> {
         .collect();
     labels.sort_unstable();
     labels
+}
+
+/// The ships `app` has, by label.
+fn ships(app: &mut App) -> Vec<i32> {
+    let world = app.world_mut();
+    let mut labels: Vec<i32> = world
+        .query::<&Ship>()
+        .iter(world)
+        .map(|s| s.label)
+        .collect();
+    labels.sort_unstable();
+    labels
+}
+
+/// How many turrets `app` has.
+fn turrets(app: &mut App) -> usize {
+    let world = app.world_mut();
+    world.query::<&Turret>().iter(world).count()
+}
+
+/// A ship labelled `label` at `x`, with a networked turret one unit ahead of it (its
+/// `Transform` local to the ship), on the server: the ship and the turret.
+fn ship_with_turret(world: &mut bevy_ecs::world::World, label: i32, x: f32) -> (Entity, Entity) {
+    let at = Transform::from_xyz(x, 0.0, 0.0);
+    let ship = world
+        .spawn((Ship { label }, at, NetTransform::default(), Networked))
+        .id();
+    let ahead = Transform::from_xyz(1.0, 0.0, 0.0);
+    let turret = (Turret { angle: 7 }, ahead, NetTransform::default());
+    let turret = world.spawn((turret, Networked, ChildOf(ship))).id();
+    (ship, turret)
 }
 
 /// How many networked entities `app` has.
@@ -268,4 +317,67 @@ fn a_focus_entity_handed_over_leaves_its_former_client_without_focus() {
     common::run(&mut server, &mut clients, 20);
     assert_eq!(crates(&mut clients[0]), [] as [i32; 0], "no focus left");
     assert_eq!(crates(&mut clients[1]), [2], "its own player's");
+}
+
+/// A networked child's `Transform` is local to its parent: a turret one unit off a ship next to
+/// the player is next to the player too (not one unit from the world's origin), and the client
+/// gets the ship and its turret.
+#[test]
+fn a_networked_child_is_placed_where_its_parent_carries_it() {
+    let net = LoopbackNetwork::new();
+    let (mut server, mut clients, peer) = one_client(&net);
+    let world = server.world_mut();
+    world.spawn((owned(peer, 500.0), NetFocus));
+    ship_with_turret(world, 1, 502.0);
+    common::run(&mut server, &mut clients, 30);
+    assert_eq!(ships(&mut clients[0]), [1]);
+    assert_eq!(turrets(&mut clients[0]), 1, "the ship's turret");
+}
+
+/// A focus entity that is a child (a seat in a vehicle) is where its parent carries it: the
+/// client sees what is near the vehicle, not what is near the world's origin.
+#[test]
+fn a_focus_on_a_child_sees_what_is_near_its_parent() {
+    let net = LoopbackNetwork::new();
+    let (mut server, mut clients, peer) = one_client(&net);
+    let world = server.world_mut();
+    let vehicle = world.spawn(owned(peer, 500.0)).id();
+    world.spawn((owned(peer, 0.0), NetFocus, ChildOf(vehicle)));
+    for x in [2, 503] {
+        let at = Transform::from_xyz(x as f32, 0.0, 0.0);
+        world.spawn((Ship { label: x }, at, NetTransform::default(), Networked));
+    }
+    common::run(&mut server, &mut clients, 30);
+    assert_eq!(ships(&mut clients[0]), [503], "the ship near the vehicle");
+}
+
+/// A parent that moves carries its networked child, whose own `Transform` never changes: a
+/// ship coming next to the player brings its turret into the client's view, and leaving takes
+/// it away.
+#[test]
+fn a_parent_that_moves_carries_its_child_in_and_out_of_view() {
+    let net = LoopbackNetwork::new();
+    let (mut server, mut clients, peer) = one_client(&net);
+    let world = server.world_mut();
+    world.spawn((owned(peer, 500.0), NetFocus));
+    let (ship, _) = ship_with_turret(world, 1, 2.0);
+    common::run(&mut server, &mut clients, 20);
+    assert_eq!(
+        ships(&mut clients[0]),
+        [] as [i32; 0],
+        "far from the player"
+    );
+    assert_eq!(turrets(&mut clients[0]), 0);
+
+    let mut at = server.world_mut().get_mut::<Transform>(ship).unwrap();
+    at.translation.x = 502.0;
+    common::run(&mut server, &mut clients, 20);
+    assert_eq!(ships(&mut clients[0]), [1], "next to the player");
+    assert_eq!(turrets(&mut clients[0]), 1, "carried along");
+
+    let mut at = server.world_mut().get_mut::<Transform>(ship).unwrap();
+    at.translation.x = 2.0;
+    common::run(&mut server, &mut clients, 20);
+    assert_eq!(ships(&mut clients[0]), [] as [i32; 0], "gone again");
+    assert_eq!(turrets(&mut clients[0]), 0, "with its ship");
 }

@@ -2,9 +2,9 @@
 //! Interest behind the spatial index (`GridInterest` with cells): every client's view exact
 //! under 30 % loss while clients and bodies cross cells and bodies come and go; a body crossing
 //! a cell edge back and forth every tick; a client teleporting across the world; a group nested
-//! under another coming and going with it; no allocation on the server in steady state while
-//! groups enter and leave views; a policy that answers by cell distance decided from the
-//! index's cells at evaluations.
+//! under another coming and going with it, and placed again with it when it moves; no
+//! allocation on the server in steady state while groups enter and leave views; a policy that
+//! answers by cell distance decided from the index's cells at evaluations.
 //!
 //! "Exact" is checked two ways: each client has exactly the server's relevant groups with the
 //! server's states, and the server's relevance is what the grid says (a body within the radius
@@ -446,6 +446,57 @@ fn a_group_nested_under_another_comes_and_goes_with_it() {
     for c in 0..2 {
         world.assert_sees_exactly_what_is_relevant(c);
     }
+}
+
+/// [`position`], relative to the bodies above `node` (each at most 64 up): a body nested under
+/// another is where its carrier takes it.
+fn carried(scene: &Scene, node: NodeId) -> Option<[f32; 3]> {
+    let mut at = position(scene, node)?;
+    let mut up = scene.parent(node);
+    for _ in 0..64 {
+        let Some(parent) = up else {
+            break;
+        };
+        if let Some([x, _, z]) = position(scene, parent) {
+            (at[0], at[2]) = (at[0] + x, at[2] + z);
+        }
+        up = scene.parent(parent);
+    }
+    Some(at)
+}
+
+/// A nested body whose position is relative to its carrier's: the carrier moving next to the
+/// client's player (the nested body's own position never changes) puts both in the player's
+/// reach at once, though the slow sweep is far from reading the nested body's cell again.
+#[test]
+fn a_group_nested_under_a_moving_one_is_placed_again_with_it() {
+    let mut world = World::new(1, library);
+    // Turns 1000 ticks apart: the sweep reads one cell a tick.
+    let policy = GridInterest {
+        position: carried,
+        ..grid(1, 0, Duration::ZERO)
+    };
+    world.server.set_interest_policy(policy, 1000).unwrap();
+    players(&mut world, |_| (5.0, 5.0));
+    // A hundred bodies far away, ahead of the carrier in the sweep.
+    for i in 0..100 {
+        spawn(&mut world, 1000.0 + i as f32, 1000.0, PeerId::SERVER);
+    }
+    let carrier = spawn(&mut world, 505.0, 505.0, PeerId::SERVER);
+    let nested = world.server.spawn(BODY, carrier, PeerId::SERVER).unwrap();
+    world.step(3);
+    let peer = world.clients[0].local_peer_id();
+    let relevant = |world: &World, node| world.server.is_relevant(node, peer);
+    assert!(!relevant(&world, carrier) && !relevant(&world, nested));
+    // The carrier comes next to the player; its cell is read again at the capture, and the
+    // nested body's with it. An evaluation then sees both near.
+    place(&mut world, carrier, 5.0, 5.0);
+    world.step(2);
+    world.server.refresh_interest();
+    world.step(2);
+    assert!(relevant(&world, carrier), "the carrier");
+    assert!(relevant(&world, nested), "the body it carries");
+    world.assert_sees_exactly_what_is_relevant(0);
 }
 
 #[test]

@@ -44,6 +44,12 @@
 //! themselves follow from that distance can also give them by distance
 //! ([`at_distance`](InterestPolicy::at_distance)): a turn then decides the groups it asks about
 //! from the cells the index keeps, without asking the policy or reading a position.
+//!
+//! The index reads a group's cell again at each tick after a capture that changed one of its
+//! nodes, and the cells of the groups nested under it (at any depth) with it: their positions
+//! may be relative to it, as a child instance's under a moving parent, and change without a
+//! change of their own. A slow sweep over every group (all of them every `every_ticks` ticks)
+//! catches a position that changes otherwise (one read from outside the group's nodes).
 
 use std::time::Duration;
 

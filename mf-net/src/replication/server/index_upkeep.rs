@@ -1,7 +1,7 @@
 //! The spatial index's upkeep on the server (see [`SpatialIndex`]): groups placed in the cells
-//! the policy gives their roots when they are added, read again when their nodes change (and in
-//! a slow sweep over all of them), taken out when they go; and the groups nested under another
-//! group, which follow it.
+//! the policy gives their roots when they are added, read again when their nodes change (with
+//! the groups nested under them, whose place may follow theirs) and in a slow sweep over all of
+//! them, taken out when they go; and the groups nested under another group, which follow it.
 
 use crate::replication::server::node_table::GroupKey;
 use crate::replication::server::spatial_index::SpatialIndex;
@@ -36,7 +36,8 @@ impl ServerState {
     }
 
     /// Reads the cells again (with a spatial index), once per tick: of the groups with a node
-    /// that changed at the last capture, and of a slice of the others (all of them every
+    /// that changed at the last capture and the groups nested under them (see
+    /// [`place_nested`](Self::place_nested)), and of a slice of the others (all of them every
     /// [`every`](crate::replication::server::interest_state::Interest::every) ticks), in case a
     /// position changes without a captured change.
     pub(crate) fn read_cells(&mut self, shared: &Shared) {
@@ -52,6 +53,7 @@ impl ServerState {
             if last != Some(g) {
                 last = Some(g);
                 self.place(shared, g);
+                self.place_nested(shared, g);
             }
         }
         let len = self.groups.len();
@@ -64,6 +66,33 @@ impl ServerState {
             self.interest.sweep += 1;
             self.place(shared, g);
         }
+    }
+
+    /// Puts the groups nested under group `g`, at any depth, in their cells again: a nested
+    /// group's position may be relative to the group it is nested in (a child under a moving
+    /// parent), so it moves with that group without a change of its own. Walks the nested lists
+    /// with [`Interest::below`](crate::replication::server::interest_state::Interest::below) as
+    /// its stack (capacity kept), placing at most as many groups as the table holds, so that
+    /// lists that loop cannot hold it.
+    fn place_nested(&mut self, shared: &Shared, g: GroupKey) {
+        // (Most servers nest nothing: no hash of the id then.)
+        if self.interest.nested.is_empty() {
+            return;
+        }
+        let mut below = std::mem::take(&mut self.interest.below);
+        below.clear();
+        self.interest.push_nested(g, &mut below);
+        let mut left = self.groups.len();
+        while let Some(child) = below.pop() {
+            if left == 0 {
+                break;
+            }
+            left -= 1;
+            self.place(shared, child);
+            self.interest.push_nested(child, &mut below);
+        }
+        below.clear();
+        self.interest.below = below;
     }
 
     /// A group was just added to the table: placed in the spatial index, and noted under the

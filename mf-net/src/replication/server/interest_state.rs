@@ -36,6 +36,9 @@ pub(crate) struct Interest {
     pub(crate) nested: HashMap<u32, Vec<GroupKey>>,
     /// Scratch: the groups one evaluation asks about.
     pub(crate) asked: Vec<GroupKey>,
+    /// Scratch: the groups nested under a group whose cell was read again, still to read
+    /// again themselves (a stack).
+    pub(crate) below: Vec<GroupKey>,
 }
 
 impl Interest {
@@ -48,6 +51,14 @@ impl Interest {
     pub(crate) fn forget_peer(&mut self, peer: PeerId) {
         if !self.manual.is_empty() {
             self.manual.retain(|&(_, p), _| p != peer);
+        }
+    }
+
+    /// Pushes onto `stack` the groups nested under group `up` (none for a group under which
+    /// nothing is nested).
+    pub(crate) fn push_nested(&self, up: GroupKey, stack: &mut Vec<GroupKey>) {
+        if let Some(list) = self.nested.get(&up.id()) {
+            stack.extend_from_slice(list);
         }
     }
 
