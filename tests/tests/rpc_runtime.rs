@@ -258,9 +258,11 @@ fn on_the_server_and_offline_an_authority_rpc_on_its_own_node_runs_at_once_and_o
         // The server owns the node: the call's destination is itself, and it runs here, as a
         // call from the server, nothing encoded.
         mp.rpc(handle).move_by(1).unwrap();
+        // Named to the server, the destination is the same.
+        mp.rpc(handle).move_by_to(PeerId::SERVER, 1).unwrap();
         let value = mp.scene().get(handle).unwrap();
-        assert_eq!((value.effects, value.x), (2, 1));
-        assert_eq!(value.senders, [PeerId::SERVER]);
+        assert_eq!((value.effects, value.x), (2, 2));
+        assert_eq!(value.senders, [PeerId::SERVER, PeerId::SERVER]);
         assert_eq!(value.local_runs, 1, "only `hit` ran as a call_local run");
         assert_eq!(mp.stats().rpcs_sent, 0);
     }

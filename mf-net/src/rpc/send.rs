@@ -32,8 +32,8 @@ pub enum RpcDelivery {
     /// Sent to one other peer ([`RpcTarget::Peer`]): the body does not run here.
     SentToPeer,
     /// Nothing was sent: the node is not networked, there is no session (offline), or the
-    /// target is the calling peer itself. A `call_local` body runs here, and only such bodies
-    /// run.
+    /// target is the calling peer itself (but for [`Here`](Self::Here)). A `call_local` body
+    /// runs here, and only such bodies run.
     NotSent,
     /// Queued in an [`RpcContext`]: the runtime sends it, and runs a `call_local` body, when it
     /// applies the context's commands after the current dispatch. Nothing runs now.
@@ -42,8 +42,8 @@ pub enum RpcDelivery {
     /// runs.
     NotRelevant,
     /// Not sent: the call's destination is the caller itself (the server, or an offline
-    /// instance, calling an `authority` RPC on a node it has authority over: the host's own
-    /// player, or singleplayer). The body runs here now, once, as a call received from the
+    /// instance, calling an `authority` RPC on a node it has authority over, to everyone or
+    /// to itself: the host's own player, or singleplayer). The body runs here now, once, as a call received from the
     /// caller ([`RpcSink::call_here`]), with the arguments moved in: nothing is encoded.
     Here,
 }

@@ -20,7 +20,8 @@
 //! - On a node that is not networked, offline, or with the calling peer as the target, nothing is
 //!   sent and only `call_local` bodies run ([`RpcDelivery::NotSent`]), except:
 //! - An `authority` RPC the server (or an offline instance) calls on a node it has authority
-//!   over goes to itself: the host's own player on a listen server, or singleplayer. Nothing is
+//!   over, to everyone or named to [`PeerId::SERVER`], goes to itself: the host's own player
+//!   on a listen server, or singleplayer. Nothing is
 //!   encoded or sent; the body runs at once as a call received from [`PeerId::SERVER`]
 //!   ([`RpcDelivery::Here`]): `validate` first, and a rejection or a failure is counted,
 //!   raised and returned as the call's error. The RPC's `rate_limit` holds as for a client's

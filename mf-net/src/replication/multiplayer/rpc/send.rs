@@ -168,11 +168,12 @@ pub(crate) fn send(
 }
 
 /// Whether a call the server (or an offline instance) makes goes to itself: an `authority` RPC
-/// (what a node's owner sends the server) to everyone, on a node the server has authority
-/// over (the host's own player; every node offline; a node that is not networked).
+/// (what a node's owner sends the server) to everyone or to the server, on a node the server
+/// has authority over (the host's own player; every node offline; a node that is not
+/// networked).
 fn runs_here(server: &ServerState, rpc: &OutgoingRpc) -> bool {
     rpc.info.mode == RpcMode::Authority
-        && rpc.target == RpcTarget::All
+        && matches!(rpc.target, RpcTarget::All | RpcTarget::Peer(PeerId::SERVER))
         && server.authority_of(rpc.node).unwrap_or(PeerId::SERVER) == PeerId::SERVER
 }
 
