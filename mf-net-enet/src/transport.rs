@@ -826,6 +826,14 @@ impl Transport for EnetTransport {
     fn stats(&self) -> TransportStats {
         self.stats
     }
+
+    /// A server's `max_clients` (the overflow slots only ever tell a client it is refused).
+    fn capacity(&self) -> Option<usize> {
+        match self.role {
+            Role::Server { max_clients } => Some(max_clients),
+            Role::Client => None,
+        }
+    }
 }
 
 impl Drop for EnetTransport {

@@ -394,6 +394,10 @@ impl<T: Transport> Transport for SecureClient<T> {
     fn stats(&self) -> TransportStats {
         self.inner.stats()
     }
+
+    fn capacity(&self) -> Option<usize> {
+        self.inner.capacity()
+    }
 }
 
 impl<T: Transport + fmt::Debug> fmt::Debug for SecureClient<T> {

@@ -40,10 +40,12 @@ pub struct ServerConfig {
     /// to the challenge) before it is dropped. Default 3 s; at most a minute.
     pub handshake_timeout: Duration,
     /// Peers connected on the inner transport that have not completed the handshake, at most.
-    /// A peer connecting beyond this pushes out the one that has waited longest without
-    /// sending its request (or is dropped, if every pending peer was challenged), without an
-    /// answer: strangers never take an admitted client's place, and cannot keep a genuine
-    /// client, which sends its request at once, out. Default 64.
+    /// A peer connecting beyond this, or taking the inner transport's last free slot
+    /// ([`Transport::capacity`](mf_net::transport::Transport::capacity)), pushes out the one
+    /// that has waited longest without sending its request, else the challenged one that has
+    /// waited longest whose token another pending peer presented too (or, beyond this, is
+    /// dropped itself), without an answer: strangers never take an admitted client's place,
+    /// and cannot keep a genuine client, which sends its request at once, out. Default 64.
     pub max_pending: usize,
     /// How long an admitted client may send nothing that authenticates before it is
     /// disconnected with [`Timeout`](mf_net::transport::DisconnectReason::Timeout). Default

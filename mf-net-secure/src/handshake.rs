@@ -23,20 +23,12 @@ impl<T: Transport> SecureServer<T> {
         }
     }
 
-    /// A peer connected on the inner transport: it waits for its request. If the handshake is
-    /// full, the peer that has waited longest without sending a request makes room (a genuine
-    /// client sends its request at once, so only strangers are pushed out); if every pending
-    /// peer has been challenged, the newcomer is dropped. Either way without an answer.
+    /// A peer connected on the inner transport: it waits for its request, once there is room
+    /// for it (see [`make_room`](Self::make_room); a newcomer there is no room for is dropped
+    /// without an answer).
     pub(crate) fn on_connected(&mut self, peer: PeerId, connect_data: u32) {
-        if self.pending.len() >= self.config.max_pending {
-            self.stats.strangers_dropped += 1;
-            let oldest_stranger = (0..self.pending.len())
-                .filter(|&i| matches!(self.pending[i].stage, Stage::AwaitingRequest))
-                .min_by_key(|&i| self.pending[i].since);
-            match oldest_stranger {
-                Some(i) => self.drop_pending(i, DisconnectReason::ConnectFailed),
-                None => return self.inner.disconnect(peer, DisconnectReason::ConnectFailed),
-            }
+        if !self.make_room() {
+            return self.inner.disconnect(peer, DisconnectReason::ConnectFailed);
         }
         self.pending.push(Pending {
             peer,

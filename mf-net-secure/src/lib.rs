@@ -77,6 +77,7 @@ mod keys;
 mod pending;
 mod private;
 mod replay;
+mod room;
 mod server;
 mod session;
 mod stats;

@@ -12,6 +12,7 @@ use crate::challenge::Challenger;
 use crate::config::ConfigError;
 use crate::key::random_bytes;
 use crate::pending::{Pending, Stage};
+use crate::room::Presented;
 use crate::session::{Dropped, Session};
 use crate::used::UsedTokens;
 use crate::wire::{KIND_KEEPALIVE, KIND_PAYLOAD};
@@ -77,6 +78,8 @@ pub struct SecureServer<T: Transport> {
     pub(crate) scratch: Vec<u8>,
     /// The payload of the last `Received` event, lent until the next poll.
     pub(crate) opened: Vec<u8>,
+    /// Scratch: the challenged peers' tokens, when room is made (see [`crate::room`]).
+    pub(crate) repeated: Vec<Presented>,
     pub(crate) stats: SecureStats,
 }
 
@@ -126,6 +129,7 @@ impl<T: Transport> SecureServer<T> {
             events: VecDeque::with_capacity(4),
             scratch: Vec::new(),
             opened: Vec::new(),
+            repeated: Vec::new(),
             stats: SecureStats::default(),
         })
     }
@@ -381,6 +385,11 @@ impl<T: Transport> Transport for SecureServer<T> {
     /// The inner transport's totals: sealed bytes, requests included.
     fn stats(&self) -> TransportStats {
         self.inner.stats()
+    }
+
+    /// The admitted clients at most ([`max_clients`](ServerConfig::max_clients)).
+    fn capacity(&self) -> Option<usize> {
+        Some(self.config.max_clients)
     }
 }
 

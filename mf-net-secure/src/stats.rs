@@ -15,8 +15,10 @@ pub struct SecureStats {
     pub challenge_failures: u64,
     /// Admitted connections closed because nothing authenticated came for the timeout.
     pub timeouts: u64,
-    /// Peers dropped (a stranger pushed out, or the newcomer) because the handshake already
-    /// held [`max_pending`](crate::ServerConfig::max_pending) peers (server).
+    /// Peers dropped to make room in the handshake (a stranger or a repeated token's peer
+    /// pushed out, or the newcomer), because it held
+    /// [`max_pending`](crate::ServerConfig::max_pending) peers or the newcomer took the inner
+    /// transport's last free slot (server).
     pub strangers_dropped: u64,
     /// Plain mf-net clients (no token at all) refused with
     /// [`SecureRequired`](mf_net::transport::DisconnectReason::SecureRequired).

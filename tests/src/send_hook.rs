@@ -74,4 +74,8 @@ where
     fn stats(&self) -> TransportStats {
         self.inner.stats()
     }
+
+    fn capacity(&self) -> Option<usize> {
+        self.inner.capacity()
+    }
 }

@@ -66,4 +66,8 @@ impl<T: Transport> Transport for Tap<T> {
     fn stats(&self) -> TransportStats {
         self.inner.stats()
     }
+
+    fn capacity(&self) -> Option<usize> {
+        self.inner.capacity()
+    }
 }

@@ -1,8 +1,10 @@
 //! The attacks a security review ran against the secure layer, each as a test that now fails
 //! for the attacker, over loopback and over ENet on 127.0.0.1: a captured request replayed to
 //! another server that accepts the token or to a restarted server, a captured request replayed
-//! blind (without receiving at its address), slots held by peers that never present a token,
-//! one account filling the used-token history, and the server's clock stepped back. Also: an
+//! blind (without receiving at its address), slots held by peers that never present a token
+//! (with `max_pending` below the spare slots or at its default above them), one request
+//! presented from every place in the handshake, one account filling the used-token history,
+//! and the server's clock stepped back. Also: an
 //! attacker holding a full capture of a session can neither read nor inject anywhere.
 
 #![allow(clippy::unwrap_used)]
@@ -194,6 +196,61 @@ fn silent_strangers<N: Net>(net: N) {
     assert!(rig.server.secure_stats().strangers_dropped >= 3);
 }
 
+/// Attack 4 with the default `max_pending` (64), above the inner transport's spare slots:
+/// silent strangers on every free slot of the inner transport (8 clients + 4) would have it
+/// refuse the next peer itself (`ServerFull`), before the handshake could push one of them
+/// out. The newcomer that takes the last free slot pushes out the oldest stranger, so a token
+/// holder still gets in.
+fn silent_strangers_on_every_slot<N: Net>(net: N) {
+    let mut rig = Rig::new(net, 8, |c| c);
+    assert_eq!(rig.server.config().max_pending, 64);
+    for _ in 0..12 {
+        let raw = rig.join_raw();
+        rig.until("a stranger connects", |r| {
+            r.connected(raw) || r.disconnected(raw).is_some()
+        });
+    }
+    assert!(rig.server.pending_count() < 12, "one slot stays free");
+    let player = rig.join(token(1, &rig.address));
+    rig.until("the player is admitted or refused", |r| {
+        r.connected(player) || r.disconnected(player).is_some()
+    });
+    assert!(rig.connected(player), "{:?}", rig.client_logs[player]);
+    assert!(rig.server.secure_stats().strangers_dropped >= 2);
+}
+
+/// Attack 9: one token's request (the attacker's own, or one captured) presented from as many
+/// connections as the handshake holds, each challenged, and renewed as they time out: a
+/// newcomer pushes out the oldest of those that share a token, so an honest player gets in.
+fn one_request_on_every_place<N: Net>(net: N) {
+    let mut rig = Rig::new(net, 64, |c| c);
+    let log = Handle::default();
+    log.borrow_mut().hold = true;
+    let inner = Tap::new(rig.net.connect(7), Rc::clone(&log));
+    let source = rig.add(Box::new(SecureClient::new(inner, token(666, &rig.address))));
+    rig.until("the request is read", |_| !log.borrow().sent.is_empty());
+    let request = log.borrow().sent[0].clone();
+    rig.clients[source].disconnect(PeerId::SERVER, mf_net::transport::DisconnectReason::Closed);
+    for _ in 0..64 {
+        let raw = rig.join_raw();
+        rig.until("a replayer connects", |r| {
+            r.connected(raw) || r.disconnected(raw).is_some()
+        });
+        if rig.connected(raw) {
+            let _ = rig.clients[raw].send(PeerId::SERVER, request.1, &request.2);
+        }
+    }
+    for _ in 0..3 {
+        rig.step();
+    }
+    assert!(rig.server.secure_stats().challenges_sent >= 60);
+    let player = rig.join(token(1, &rig.address));
+    rig.until("the player is admitted or refused", |r| {
+        r.connected(player) || r.disconnected(player).is_some()
+    });
+    assert!(rig.connected(player), "{:?}", rig.client_logs[player]);
+}
+
 /// Attack 5: one account presenting many tokens cannot fill the used-token history and lock
 /// the others out: the history overwrites its oldest entry.
 fn one_account_many_tokens<N: Net>(net: N) {
@@ -267,6 +324,10 @@ macro_rules! over {
                 silent_strangers($make);
             }
             #[test]
+            fn silent_strangers_on_every_slot_keep_nobody_out() {
+                silent_strangers_on_every_slot($make);
+            }
+            #[test]
             fn one_account_cannot_fill_the_used_token_history() {
                 one_account_many_tokens($make);
             }
@@ -280,6 +341,13 @@ macro_rules! over {
 
 over!(loopback, Loopback::new());
 over!(enet, secure_common::Enet::default());
+
+/// Over loopback only: ENet's own limit of peers per address keeps one address from holding
+/// every place in the handshake before the secure layer is asked.
+#[test]
+fn one_request_on_every_place_keeps_nobody_out() {
+    one_request_on_every_place(Loopback::new());
+}
 
 /// Attack 2 exactly: the same server object's successor on the same network, after a restart
 /// (its listener dropped and opened again under the same name).

@@ -48,6 +48,14 @@ pub trait Transport {
 
     /// Byte and packet totals since the transport was created.
     fn stats(&self) -> TransportStats;
+
+    /// How many peers this endpoint holds at once, if it has a fixed number of slots (a
+    /// listening server's `max_clients`): a layer above that admits peers itself (the secure
+    /// layer's handshake) keeps one free with it, so that a newcomer always finds one. A
+    /// decorator passes its inner transport's on. `None` (the default): not known.
+    fn capacity(&self) -> Option<usize> {
+        None
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for Box<T> {
@@ -73,5 +81,9 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
 
     fn stats(&self) -> TransportStats {
         (**self).stats()
+    }
+
+    fn capacity(&self) -> Option<usize> {
+        (**self).capacity()
     }
 }

@@ -526,6 +526,10 @@ impl<T: Transport> Transport for SimulatedTransport<T> {
     fn stats(&self) -> TransportStats {
         self.inner.stats()
     }
+
+    fn capacity(&self) -> Option<usize> {
+        self.inner.capacity()
+    }
 }
 
 impl<T: Transport + fmt::Debug> fmt::Debug for SimulatedTransport<T> {

@@ -190,6 +190,13 @@ impl Transport for LoopbackTransport {
     fn stats(&self) -> TransportStats {
         self.stats
     }
+
+    /// A listening server's `max_clients`.
+    fn capacity(&self) -> Option<usize> {
+        let state = self.network.state.borrow();
+        let server = state.endpoint(self.endpoint)?.server.as_ref()?;
+        Some(server.max_clients)
+    }
 }
 
 impl Drop for LoopbackTransport {
