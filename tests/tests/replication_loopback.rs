@@ -10,6 +10,7 @@ use mf_net::replication::interest::{InterestPolicy, InterestQuery};
 use mf_net::replication::{MultiplayerError, MultiplayerEvent, NetId, ReplicationRegistry};
 use mf_net::scene::SceneShape;
 use mf_net::schema::hash_u64;
+use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net::transport::DisconnectReason;
 mod replication_common;
 
@@ -558,7 +559,7 @@ fn a_client_that_never_says_hello_times_out() {
 #[test]
 fn a_client_never_welcomed_gives_up() {
     // A server transport that accepts the connection but never runs replication.
-    let net = mf_net::transport::loopback::LoopbackNetwork::new();
+    let net = LoopbackNetwork::new();
     let mut mute = net.listen("mute", 4).unwrap();
     let mut client = Mp::new(library(), MultiplayerConfig::default());
     client
@@ -654,4 +655,40 @@ fn a_tick_rate_changed_while_serving_applies_from_the_next_start() {
     assert_eq!(world.server.tick_rate(), 60);
     assert_eq!(world.clients[0].tick_rate(), 60);
     assert_eq!(second(&mut world), 66);
+}
+
+/// An instance that served (or ran offline) and spawned, then ran a client session, goes on
+/// from its tick and net ids when it is offline and serves again: its instances kept as plain
+/// nodes keep their names, and new spawns take new ones.
+#[test]
+fn a_client_session_between_two_runs_of_a_server_keeps_its_instance_names() {
+    for served in [true, false] {
+        let net = LoopbackNetwork::new();
+        let mut mp = Mp::new(library(), MultiplayerConfig::default());
+        if served {
+            let listen: Dyn = Box::new(net.listen("one", 4).unwrap());
+            mp.start_server(listen, messages()).unwrap();
+        }
+        let root = mp.scene().root();
+        let first = mp.spawn(BODY, root, PeerId::SERVER).unwrap();
+        mp.begin_frame(Duration::from_millis(33));
+        mp.end_frame();
+        mp.stop();
+        // A client session that ends at once: nobody listens under this name.
+        let to = net.clone();
+        let open = move |data| -> Dyn { Box::new(to.connect("nobody", data)) };
+        mp.start_client(open, messages()).unwrap();
+        for _ in 0..3 {
+            mp.begin_frame(Duration::from_millis(33));
+            mp.end_frame();
+        }
+        assert!(!mp.is_running(), "served: {served}");
+        assert!(mp.scene().contains(first), "kept as a plain node");
+        let offline = mp.spawn(BODY, root, PeerId::SERVER);
+        assert!(offline.is_ok(), "served: {served}: {offline:?}");
+        let listen: Dyn = Box::new(net.listen("two", 4).unwrap());
+        mp.start_server(listen, messages()).unwrap();
+        let again = mp.spawn(BODY, root, PeerId::SERVER);
+        assert!(again.is_ok(), "served: {served}: {again:?}");
+    }
 }

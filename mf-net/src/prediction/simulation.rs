@@ -159,7 +159,7 @@ impl<I> Simulation<I> {
         I: NetCodec + Clone + Default,
     {
         let (outbox, machine) = mp.parts_mut();
-        let Replication { shared, role } = machine;
+        let Replication { shared, role, .. } = machine;
         if !shared.misuse.began {
             let events = &mut shared.events;
             shared

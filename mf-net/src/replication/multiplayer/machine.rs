@@ -60,12 +60,30 @@ impl Replication {
                 Duration::ZERO,
                 snapshot_memory(config.tick_rate),
             )),
+            before_client: None,
         }
     }
 
-    /// Offline again: a fresh server half at the configured first tick and net id.
+    /// A client session starts in place of the server half (offline, or stopped), which is
+    /// kept if it ran.
+    pub(crate) fn become_client(&mut self, client: ClientState) {
+        if let Role::Server(server) = std::mem::replace(&mut self.role, Role::Client(client)) {
+            if server.has_run() {
+                self.before_client = Some(Box::new(server));
+            }
+        }
+    }
+
+    /// Offline again: a fresh server half at the configured first tick and net id, or going
+    /// on from the tick and net ids of the server half a client session took the place of
+    /// (as after a server's stop: the nodes it networked, plain nodes now, keep their instance
+    /// names, which new spawns must not take again).
     pub(crate) fn go_offline(&mut self) {
-        self.role = Role::Server(self.offline_server());
+        let mut fresh = self.offline_server();
+        if let Some(before) = self.before_client.take() {
+            fresh.go_on_from(*before);
+        }
+        self.role = Role::Server(fresh);
     }
 
     /// A server stops serving: a fresh server half that goes on from its tick and net ids
@@ -124,7 +142,7 @@ impl Replication {
     /// server's despawns, spawns, timeouts and snapshots and its deferred RPCs, or the
     /// client's acks and heartbeat, out through `core` (none while offline), then flushed.
     pub(crate) fn end_frame(&mut self, mut core: Option<&mut Outbox>) {
-        let Self { shared, role } = self;
+        let Self { shared, role, .. } = self;
         let net_ids = role.net_ids().clone();
         with_scope(Some(&net_ids), Resolve::Member, || match role {
             Role::Server(server) => {
@@ -161,7 +179,7 @@ impl Replication {
     /// captures and sends its snapshots for it. A client, or a server on its own clock, does
     /// nothing.
     pub(crate) fn tick_now(&mut self, core: Option<&mut Outbox>) {
-        let Self { shared, role } = self;
+        let Self { shared, role, .. } = self;
         let Role::Server(server) = role else {
             return;
         };
@@ -199,7 +217,7 @@ impl Replication {
         let Some(message) = protocol::lookup(message_id) else {
             return Ok(false);
         };
-        let Self { shared, role } = self;
+        let Self { shared, role, .. } = self;
         // Node references in the states this message sends or carries are net ids.
         let net_ids = role.net_ids().clone();
         let result = with_scope(Some(&net_ids), Resolve::Member, || {
@@ -225,7 +243,7 @@ impl Replication {
     }
 
     fn on_event(&mut self, core: &mut Outbox, event: BusEvent) {
-        let Self { shared, role } = self;
+        let Self { shared, role, .. } = self;
         match (role, event) {
             (Role::Server(server), BusEvent::PeerConnected(peer)) => {
                 server.peer_connected(peer, shared.now);

@@ -280,7 +280,9 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
     /// `messages` with the replication messages added) and opens the transport with it, for
     /// example `|data| net.connect("game", data)` or
     /// `|data| EnetTransport::connect("127.0.0.1:7777", data)`. Nodes networked while offline
-    /// become plain nodes.
+    /// become plain nodes. Offline again after the session, the instance goes on from the tick
+    /// and net ids it had before it, if it had served or run (its plain nodes keep their
+    /// instance names, which new spawns do not take again).
     ///
     /// # Errors
     ///
@@ -296,7 +298,8 @@ impl<T: Transport + 'static, S: Store> Multiplayer<T, S> {
         }
         let transport = open(connect_data(&messages)?).into_transport()?;
         self.prepare(&mut messages)?;
-        self.core.role = Role::Client(ClientState::new(self.core.shared.now));
+        self.core
+            .become_client(ClientState::new(self.core.shared.now));
         info!("multiplayer client started");
         self.bus = Some(MessageBus::client(transport, messages));
         self.starts += 1;

@@ -30,4 +30,8 @@ impl Role {
 pub(crate) struct Replication {
     pub(crate) shared: Shared,
     pub(crate) role: Role,
+    /// The server half a client session took the place of, if it had run: the server half
+    /// after the session goes on from its tick and net ids (see
+    /// [`go_offline`](Self::go_offline)).
+    pub(crate) before_client: Option<Box<ServerState>>,
 }

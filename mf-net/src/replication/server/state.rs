@@ -720,6 +720,11 @@ impl ServerState {
         self.ids.set_hold(self.ring);
     }
 
+    /// Whether the server has run (see `ran`).
+    pub(crate) fn has_run(&self) -> bool {
+        self.ran
+    }
+
     /// A fresh server goes on from a `stopped` one: from its tick and net ids, as a server
     /// that has run (see [`start_at`](Self::start_at)), with its interest policy (its index
     /// built anew for the nodes networked from now on).

@@ -159,7 +159,7 @@ impl<T: Transport + 'static, S: crate::store::Store> RpcSink for Multiplayer<T, 
     ) -> Result<RpcDelivery, RpcSendError> {
         let registry = self.core.shared.rpc.registry_for(&rpc)?;
         let Self { bus, core, .. } = self;
-        let crate::replication::multiplayer::role::Replication { shared, role } = core;
+        let crate::replication::multiplayer::role::Replication { shared, role, .. } = core;
         send(
             crate::replication::shared::outbox::outbox(bus),
             role,
@@ -211,7 +211,7 @@ impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
             return;
         };
         let Self { bus, core, .. } = self;
-        let crate::replication::multiplayer::role::Replication { shared, role } = core;
+        let crate::replication::multiplayer::role::Replication { shared, role, .. } = core;
         apply_commands(
             crate::replication::shared::outbox::outbox(bus),
             role,
@@ -236,7 +236,7 @@ impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
         let registry = self.core.shared.rpc.registry_for(&rpc)?;
         let (caller, tick) = (self.local_peer_id(), self.tick());
         let Self { bus, core, .. } = self;
-        let crate::replication::multiplayer::role::Replication { shared, role } = core;
+        let crate::replication::multiplayer::role::Replication { shared, role, .. } = core;
         let entry = find_entry(&registry, shared, &rpc)?;
         let value = shared
             .store
