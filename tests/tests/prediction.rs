@@ -17,7 +17,10 @@
 //! - 60 ± 40 ms of jitter with loss, duplication and reordering: at most 1 % of inputs
 //!   missing, exact convergence;
 //! - an input delay, owners predicting while others interpolate, a handed-over player, and a
-//!   frozen client running on only for the repeat limit.
+//!   frozen client running on only for the repeat limit;
+//! - a client's or the server's `Simulation` replaced mid-walk (a level reload) carries on,
+//!   over a clean link and a 50 ms one, and converges exactly, its first rollback
+//!   re-simulating ticks from before it.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -26,7 +29,7 @@ use mf_net::prediction::{Simulation, Step};
 use mf_net::prelude::*;
 use mf_net::transport::simulated::NetworkConditions;
 use mf_net_tests::alloc_counter::assert_no_alloc;
-use mf_net_tests::harness::World;
+use mf_net_tests::harness::{Mp, World};
 
 mod prediction_common;
 use prediction_common::*;
@@ -651,4 +654,80 @@ fn a_player_handed_over_while_its_new_owner_walks_is_not_a_divergence() {
         assert_eq!(sims[2].divergence(), None, "seed {seed}: {stats:?}");
         assert_eq!(stats.divergences, 0, "seed {seed}");
     }
+}
+
+/// Which end's `Simulation` the game replaces mid-walk.
+#[derive(Debug, Clone, Copy)]
+enum Replaced {
+    Client,
+    Server,
+}
+
+/// Whether `mp` reported a misconfiguration (its other events are drained too).
+fn misconfigured(mp: &mut Mp) -> bool {
+    std::iter::from_fn(|| mp.next_event())
+        .any(|event| matches!(event, MultiplayerEvent::Misconfigured(_)))
+}
+
+#[test]
+fn a_simulation_replaced_mid_walk_carries_on_and_converges_exactly() {
+    let links = [
+        None,
+        Some(NetworkConditions::laggy(
+            Duration::from_millis(50),
+            Duration::ZERO,
+        )),
+    ];
+    for link in links {
+        for replaced in [Replaced::Client, Replaced::Server] {
+            let case = format!("{replaced:?} over {link:?}");
+            let mut game = Game::new(MultiplayerConfig::default(), link);
+            let start = game.server_x();
+            for _ in 0..20 {
+                game.frame(1, walk);
+            }
+            assert!(game.client().stats().prediction.ticks_predicted > 0);
+            // A level reload: the game rebuilds its state, with a fresh Simulation.
+            match replaced {
+                Replaced::Client => game.client_sim = Simulation::new(),
+                Replaced::Server => game.server_sim = Simulation::new(),
+            }
+            for _ in 0..20 {
+                game.frame(1, walk);
+            }
+            for _ in 0..60 {
+                game.frame(0, walk);
+            }
+            assert_eq!(game.client_x(), game.server_x(), "{case}: converged");
+            let walked = game.walked as f32 * SPEED;
+            assert_eq!(game.server_x(), start + walked, "{case}: every input once");
+            assert!(game.walked >= 35, "{case}: {} steps", game.walked);
+            assert!(!misconfigured(&mut game.world.clients[0]), "{case}");
+            assert!(!misconfigured(&mut game.world.server), "{case}");
+        }
+    }
+}
+
+#[test]
+fn a_client_simulation_replaced_while_mispredicting_rolls_back_into_ticks_before_it() {
+    let link = NetworkConditions::laggy(Duration::from_millis(50), Duration::ZERO);
+    let mut game = Game::new(MultiplayerConfig::default(), Some(link));
+    // Into the wall only the server knows: every confirmation corrects the client.
+    for _ in 0..40 {
+        game.frame(1, walk_into_wall);
+    }
+    let before = game.client().stats().prediction;
+    game.client_sim = Simulation::new();
+    // Its first rollback re-simulates only ticks from before it (default inputs for them).
+    game.frame(1, walk_into_wall);
+    let after = game.client().stats().prediction;
+    assert!(after.rollbacks > before.rollbacks, "{after:?}");
+    assert!(game.client_sim.last_misprediction().is_some());
+    for _ in 0..20 {
+        game.frame(1, walk_into_wall);
+    }
+    for _ in 0..60 {
+        game.frame(0, walk_into_wall);
+    }
+    assert_eq!((game.client_x(), game.server_x()), (WALL, WALL));
 }

@@ -41,6 +41,9 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         if !client.predict.active {
             self.start(client, scene, config);
         }
+        // Apart from starting: a Simulation made after prediction started (a level reload)
+        // has no ring yet, and goes on from the Multiplayer's clock.
+        self.fit_ring(client.predict.history, config);
         if let Some(mismatch) = client.predict.pending.take() {
             let smoothing = config.smoothing > Duration::ZERO;
             self.roll_back(client, scene, mismatch, smoothing, step);
@@ -96,7 +99,8 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
     }
 
     /// Client: prediction starts (a new session): the nodes it owns are predicted from the
-    /// newest snapshot on, and the input ring is made afresh. The clock starts a round trip
+    /// newest snapshot on, and the inputs kept from an earlier session are forgotten (the ring
+    /// is sized by [`fit_ring`](Self::fit_ring), then). The clock starts a round trip
     /// (as the handshake measured it) plus the margin and [`STARTUP_SLACK`] ahead of the
     /// newest snapshot:
     /// the snapshot left the server half a round trip ago, and an input sent now arrives half
@@ -126,10 +130,30 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         let ahead =
             rtt_ticks.min(u32::from(u8::MAX)) + u32::from(config.lead_margin) + STARTUP_SLACK;
         p.sync.start(tick.wrapping_add(ahead));
+        for slot in &mut self.ring {
+            slot.tick = None;
+        }
+    }
+
+    /// Client: makes the input ring hold `history` ticks and the inputs sent and delayed by
+    /// `config`, if it is smaller (the first frame of a session, of a new `Simulation`, or of
+    /// larger settings), keeping the inputs it holds. In steady state it is big enough: nothing
+    /// is allocated.
+    fn fit_ring(&mut self, history: usize, config: PredictionConfig) {
         let redundancy = usize::from(config.input_redundancy).clamp(1, MAX_INPUT_REDUNDANCY);
         let needed = (redundancy + config.input_delay as usize + 1).next_power_of_two();
-        let capacity = p.history.max(needed);
-        self.ring = (0..capacity).map(|_| TickInput::default()).collect();
+        let capacity = history.max(needed).next_power_of_two();
+        if self.ring.len() >= capacity {
+            return;
+        }
+        let mut ring: Box<[TickInput<I>]> = (0..capacity).map(|_| TickInput::default()).collect();
+        // Ticks apart in the smaller power-of-two ring are apart in the larger one.
+        for slot in std::mem::take(&mut self.ring).into_vec() {
+            if let Some(tick) = slot.tick {
+                ring[tick as usize & (capacity - 1)] = slot;
+            }
+        }
+        self.ring = ring;
     }
 
     /// Client: the clock skipped `skipped` ticks up to `base` (a stall): the predicted rows go on from the
@@ -222,12 +246,9 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         resimulating: bool,
         step: &mut impl FnMut(&mut Step<'_, I>),
     ) {
-        let slot = &self.ring[tick as usize & (self.ring.len() - 1)];
-        let input = if slot.tick == Some(tick) {
-            slot.input.clone()
-        } else {
-            I::default()
-        };
+        let input = self
+            .kept(tick)
+            .map_or_else(I::default, |slot| slot.input.clone());
         self.peers.clear();
         self.peers.push(PeerInput {
             peer: client.local_peer,
@@ -252,8 +273,9 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
             .timeline()
             .and_then(|t| t.render_tick())
             .map(|render| ViewAt::of(tick, render));
-        let mask = self.ring.len() - 1;
-        let slot = &mut self.ring[tick as usize & mask];
+        let Some(slot) = self.slot_mut(tick) else {
+            return;
+        };
         slot.tick = Some(tick);
         slot.input = input;
         slot.view = view;
@@ -269,7 +291,6 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
         newest: u32,
         redundancy: usize,
     ) {
-        let mask = self.ring.len() - 1;
         let mut batch: [(&[u8], Option<ViewAt>); MAX_INPUT_REDUNDANCY] =
             [(&[], None); MAX_INPUT_REDUNDANCY];
         let mut n = 0;
@@ -277,12 +298,11 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
             // `back < MAX_INPUT_REDUNDANCY`.
             #[allow(clippy::cast_possible_truncation)]
             let tick = newest.wrapping_sub(back as u32);
-            let slot = &self.ring[tick as usize & mask];
-            if slot.tick != Some(tick) || slot.bytes.len() > MAX_INPUT_BYTES {
+            let Some(slot) = self.kept(tick).filter(|s| s.bytes.len() <= MAX_INPUT_BYTES) else {
                 // Not sampled (before the first) or over the limit: the ones after it go.
                 n = 0;
                 continue;
-            }
+            };
             batch[n] = (slot.bytes.as_slice(), slot.view);
             n += 1;
         }
@@ -297,5 +317,19 @@ impl<I: NetCodec + Clone + Default> Simulation<I> {
             write_inputs(w, newest, batch[..n].iter().copied());
         });
         client.predict.stats.inputs_sent += 1;
+    }
+
+    /// Client: the ring's slot of `tick` (`None` while the ring is empty).
+    fn slot_mut(&mut self, tick: u32) -> Option<&mut TickInput<I>> {
+        let mask = self.ring.len().wrapping_sub(1);
+        self.ring.get_mut(tick as usize & mask)
+    }
+
+    /// Client: the input kept for `tick`, if its slot still holds it.
+    fn kept(&self, tick: u32) -> Option<&TickInput<I>> {
+        let mask = self.ring.len().wrapping_sub(1);
+        self.ring
+            .get(tick as usize & mask)
+            .filter(|slot| slot.tick == Some(tick))
     }
 }
