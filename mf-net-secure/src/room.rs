@@ -48,7 +48,7 @@ impl<T: Transport> SecureServer<T> {
     fn oldest_stranger(&self, before: Option<Duration>) -> Option<usize> {
         (0..self.pending.len())
             .filter(|&i| matches!(self.pending[i].stage, Stage::AwaitingRequest))
-            .filter(|&i| before.map_or(true, |t| self.pending[i].since < t))
+            .filter(|&i| before.is_none_or(|t| self.pending[i].since < t))
             .min_by_key(|&i| self.pending[i].since)
     }
 
