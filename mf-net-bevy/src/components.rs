@@ -7,8 +7,10 @@ use mf_net::transport::PeerId;
 /// Marks an entity for replication. On the server, an entity with `Networked` and one
 /// component of a [replicated](crate::ReplicateAppExt::replicate) type is sent to every client
 /// at the end of the frame; despawning it (or removing `Networked`) despawns it on the clients
-/// (without `Networked`, its networked children stay, as roots). Entities
-/// the clients make for the server's carry it too.
+/// (without `Networked`, its networked children stay, as roots). A component whose type derives
+/// `Replicated` but was never registered is not sent, and is reported
+/// ([`UnregisteredComponent`](crate::UnregisteredComponent)). Entities the clients make for the
+/// server's carry it too.
 #[derive(Component, Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Networked;
 

@@ -9,8 +9,7 @@ use bevy_ecs::hierarchy::Children;
 use bevy_ecs::message::Message;
 use bevy_ecs::world::World;
 use bevy_time::Time;
-use mf_net::replication::{MultiplayerEvent, ReplicationRegistry};
-use mf_net::rpc::RpcContext;
+use mf_net::replication::MultiplayerEvent;
 use mf_net::store::{NodeId, Store};
 use mf_net::transport::PeerId;
 use tracing::warn;
@@ -23,12 +22,12 @@ use crate::messages;
 use crate::net::NetWorldExt;
 use crate::node::{entity_node, entity_of, networked_node, EntityNode};
 use crate::owner;
-use crate::queue::NetQueue;
+use crate::queue;
 use crate::reparent::{self, NetParent};
 use crate::restarts;
 use crate::status::NetStatus;
 use crate::store::NetMultiplayer;
-use crate::types::ReplicatedComponents;
+use crate::unregistered;
 use crate::world_changes;
 
 /// A [`MultiplayerEvent`] of the app's replication, as a Bevy message: read them with
@@ -59,27 +58,20 @@ pub(crate) fn receive(world: &mut World) {
         if world.get_resource::<NetStatus>() != Some(&status) {
             world.insert_resource(status);
         }
-        // Calls queued since the last send (by systems in `Last` or `First`) go now; then the
-        // queue is bound to the core as it is this frame (a client that connected, one that
-        // went offline).
-        let queue = world
-            .get_non_send_mut::<NetQueue>()
-            .and_then(|mut q| q.ctx.take());
-        if let Some(mut ctx) = queue {
+        // Calls queued since the last send (by systems in `Last` or `First`) go now, the
+        // server's new entities networked first (see `send`); then the queue is bound to the
+        // core as it is this frame (a client that connected, one that went offline).
+        if let Some(mut ctx) = queue::take(mp) {
             if !ctx.commands().is_empty() {
-                mp.apply_queue(&mut ctx);
+                if mp.is_server() {
+                    network_pending(mp);
+                }
+                queue::apply(mp, &mut ctx);
             }
             mp.bind_queue(&mut ctx);
-            put_back(mp, ctx);
+            queue::put_back(mp, ctx);
         }
     });
-}
-
-/// The queue's context, back in its resource.
-fn put_back(mp: &mut NetMultiplayer, ctx: RpcContext) {
-    if let Some(mut queue) = mp.store_mut().world_mut().get_non_send_mut::<NetQueue>() {
-        queue.ctx = Some(ctx);
-    }
 }
 
 /// One of Bevy's fixed steps: with [`TickSource::External`](mf_net::replication::TickSource),
@@ -97,31 +89,26 @@ pub(crate) fn fixed_tick(world: &mut World) {
     });
 }
 
-/// The core's frame ends: the server takes the world's changes (see [`world_changes`]), hands
-/// over the entities whose [`NetOwner`] the game changed (see [`owner`]), networks the new
-/// [`Networked`] entities, captures and sends, then forgets the net ids of the entities no
-/// longer networked.
+/// The core's frame ends: the server networks what is new (see [`network_pending`]), so that
+/// the calls systems queued (see [`NetRpc`](crate::NetRpc)), applied next, find the entities
+/// spawned or made [`Networked`] in the frame networked (the core holds a call on one until its
+/// spawn goes out, and sends it after); then networks what their bodies changed, captures and
+/// sends, and forgets the net ids of the entities no longer networked. Component types that
+/// derive `Replicated` but were never registered are reported (see [`unregistered`]).
 pub(crate) fn send(world: &mut World) {
     world.net(|mp| {
         restarts::forget_stale_tags(mp);
-        let world = mp.store_mut().world_mut();
-        let queue = world
-            .get_non_send_mut::<NetQueue>()
-            .and_then(|mut q| q.ctx.take());
-        if let Some(mut ctx) = queue {
-            mp.apply_queue(&mut ctx);
-            put_back(mp, ctx);
-        }
-        if !mp.store().checked_types {
-            report_unregistered(mp.store_mut().world_mut());
-            mp.store_mut().checked_types = true;
-        }
         if mp.is_server() {
-            // Again: the queue's calls ran game code since the world was lent.
-            world_changes::take(mp);
-            owner::take_owner_writes(mp);
-            network_new(mp);
-            world_changes::take_deferred(mp);
+            network_pending(mp);
+        }
+        if let Some(mut ctx) = queue::take(mp) {
+            queue::apply(mp, &mut ctx);
+            queue::put_back(mp, ctx);
+        }
+        unregistered::report_new_types(mp);
+        if mp.is_server() {
+            // Again: the queue's calls ran game code since the first pass.
+            network_pending(mp);
             sync_focus(mp);
         } else {
             owner::take_owner_writes(mp);
@@ -134,6 +121,18 @@ pub(crate) fn send(world: &mut World) {
         }
         forward_events(mp);
     });
+}
+
+/// The server, before it applies queued calls and before it sends: takes the world's changes
+/// (see [`world_changes`]: moves are followed before new entities are networked), hands over
+/// the entities whose [`NetOwner`] the game changed (see [`owner`]), networks the new
+/// [`Networked`] entities, then moves under their new parents the entities given one networked
+/// just now.
+fn network_pending(mp: &mut NetMultiplayer) {
+    world_changes::take(mp);
+    owner::take_owner_writes(mp);
+    network_new(mp);
+    world_changes::take_deferred(mp);
 }
 
 /// Networks every [`Networked`] entity without a [`NetworkId`] as a group of its own (its
@@ -174,7 +173,7 @@ fn network_new(mp: &mut NetMultiplayer) {
 fn network_one(mp: &mut NetMultiplayer, entity: Entity, authority: PeerId) -> bool {
     let root = entity_node(entity).filter(|_| mp.store().holds_replicated(entity));
     let Some(root) = root else {
-        let why = match unregistered(mp.store().world(), entity) {
+        let why = match unregistered::unregistered(mp.store().world(), entity) {
             Some(name) => format!(
                 "its component `{name}` is `Replicated` but not registered: call \
                  `app.replicate::<{name}>()`"
@@ -225,58 +224,6 @@ fn push_waiting_children(
             below.push((child, c.get::<NetOwner>().map_or(authority, |o| o.0)));
         }
     }
-}
-
-/// The name of a component of `entity` whose type derives `Replicated` but was never
-/// [registered](crate::ReplicateAppExt::replicate).
-fn unregistered(world: &World, entity: Entity) -> Option<&'static str> {
-    let entity = world.get_entity(entity).ok()?;
-    let components = world.components();
-    let registry = ReplicationRegistry::global();
-    entity.archetype().components().iter().find_map(|&id| {
-        let ty = components.get_info(id)?.type_id()?;
-        registry
-            .iter()
-            .find(|(_, t)| t.type_id() == ty)
-            .map(|(_, t)| t.rust_name())
-    })
-}
-
-/// Once, at the end of the first frame (when every schedule's systems have registered the
-/// components they use): every component type that derives `Replicated` but was never
-/// [registered](crate::ReplicateAppExt::replicate) is warned about and reported as
-/// [`UnregisteredComponent`].
-fn report_unregistered(world: &mut World) {
-    let registry = ReplicationRegistry::global();
-    let registered = world.get_resource::<ReplicatedComponents>();
-    let missing: Vec<&'static str> = world
-        .components()
-        .iter_registered()
-        .filter_map(|info| info.type_id())
-        .filter(|&ty| !registered.is_some_and(|r| r.contains(ty)))
-        .filter_map(|ty| {
-            registry
-                .iter()
-                .find(|(_, t)| t.type_id() == ty)
-                .map(|(_, t)| t.rust_name())
-        })
-        .collect();
-    for type_name in missing {
-        warn!(
-            type_name,
-            "a component derives `Replicated` but is not replicated: call `app.replicate::<{type_name}>()`"
-        );
-        world.write_message(UnregisteredComponent { type_name });
-    }
-}
-
-/// A component type that derives `Replicated` but was never
-/// [registered](crate::ReplicateAppExt::replicate): reported once, at the end of the app's
-/// first frame, so that a forgotten `app.replicate::<T>()` shows before an entity needs it.
-#[derive(Message, Debug, Clone, PartialEq, Eq)]
-pub struct UnregisteredComponent {
-    /// The type's Rust name.
-    pub type_name: &'static str,
 }
 
 /// An entity that cannot be networked: warned about, reported as [`NotReplicated`], and no

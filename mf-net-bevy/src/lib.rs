@@ -59,11 +59,12 @@ mod status;
 mod store;
 mod transform;
 mod types;
+mod unregistered;
 mod world_changes;
 
 pub use components::{NetFocus, NetOwner, NetworkId, Networked};
 pub use entity_ref::NetEntity;
-pub use frame::{NetEvent, NotReplicated, UnregisteredComponent};
+pub use frame::{NetEvent, NotReplicated};
 pub use interest::NetGrid;
 pub use messages::{NetMessageAppExt, NetMessageTypes, NetReceived, NetSend, SendTo};
 pub use net::{Net, NetWorldExt};
@@ -77,6 +78,7 @@ pub use status::NetStatus;
 pub use store::{BevyStore, NetMultiplayer};
 pub use transform::{NetTransform, NetTransformPlugin};
 pub use types::ReplicatedComponents;
+pub use unregistered::UnregisteredComponent;
 
 /// The adapter's items for a glob import.
 pub mod prelude {

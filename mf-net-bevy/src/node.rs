@@ -26,10 +26,11 @@ pub(crate) struct EntityNode {}
 pub(crate) const ENTITY_SLOT: u32 = 0;
 
 /// The node of `entity` itself: the one to hand the entity over with (a recursive
-/// `set_authority` gives its replicated components and its networked descendants), to set its
-/// relevance with, and the one a [`NetEntity`](crate::NetEntity) names; its net id is the
-/// entity's [`NetworkId`](crate::NetworkId). `None` only for an entity index past what nodes
-/// can name.
+/// `set_authority` gives its replicated components and its networked descendants reached
+/// through networked entities; a networked entity under a plain one is a root of its own,
+/// handed over on its own), to set its relevance with, and the one a
+/// [`NetEntity`](crate::NetEntity) names; its net id is the entity's
+/// [`NetworkId`](crate::NetworkId). `None` only for an entity index past what nodes can name.
 ///
 /// ```
 /// use bevy_app::App;

@@ -6,7 +6,7 @@ use bevy_time::{Fixed, Time};
 use mf_net::replication::{Multiplayer, MultiplayerConfig, TickSource};
 
 use crate::components::Networked;
-use crate::frame::{fixed_tick, receive, send, NetEvent, NotReplicated, UnregisteredComponent};
+use crate::frame::{fixed_tick, receive, send, NetEvent, NotReplicated};
 use crate::net::Net;
 use crate::owner::{note_owner_writes, OwnerWrites};
 use crate::queue::NetQueue;
@@ -16,6 +16,7 @@ use crate::replicate::{bump_on_remove, init_components};
 use crate::schedule::NetSystems;
 use crate::status::NetStatus;
 use crate::store::BevyStore;
+use crate::unregistered::UnregisteredComponent;
 
 /// Replication for a Bevy app: the app's world is the core's storage. The app starts offline
 /// (the server role, as singleplayer); start it with

@@ -11,6 +11,6 @@ pub enum NetSystems {
     Receive,
     /// `FixedPostUpdate`: one network tick (capture, one snapshot per client).
     Tick,
-    /// `PostUpdate`: queued RPCs, new entities, sending.
+    /// `PostUpdate`: new entities, queued RPCs, sending.
     Send,
 }

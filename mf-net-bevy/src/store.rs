@@ -21,6 +21,7 @@ use crate::components::{NetOwner, NetworkId, Networked};
 use crate::node::{entity_of, networked_node, node_at, slot_of, ENTITY_SLOT};
 use crate::removals::Removals;
 use crate::types::{ComponentType, ReplicatedComponents};
+use crate::unregistered::TypeCheck;
 
 /// The app's replication: a [`Multiplayer`] whose storage is the app's world.
 pub type NetMultiplayer = Multiplayer<Box<dyn Transport>, BevyStore>;
@@ -58,8 +59,9 @@ pub struct BevyStore {
     pub(crate) to_focus: Vec<(PeerId, Entity)>,
     /// The focus set for each peer.
     pub(crate) focused: Vec<(PeerId, Entity)>,
-    /// Whether the app's component types were checked for forgotten registrations.
-    pub(crate) checked_types: bool,
+    /// What was checked of the app's component types for forgotten registrations (see
+    /// [`unregistered`](crate::unregistered)).
+    pub(crate) type_check: TypeCheck,
     /// The core's count of lost events when the adapter last looked (see `forward_events`).
     pub(crate) events_lost: u64,
     /// The core's starts, and whether it ran, when the adapter last looked (see

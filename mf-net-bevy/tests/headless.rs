@@ -8,17 +8,19 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bevy_app::{App, Update};
+use bevy_app::{App, Last, Update};
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::ChildOf;
-use bevy_ecs::message::Messages;
+use bevy_ecs::message::{MessageReader, Messages};
 use bevy_ecs::query::With;
 use bevy_ecs::resource::Resource;
-use bevy_ecs::system::{Query, Res, ResMut};
+use bevy_ecs::system::{Commands, Query, Res, ResMut};
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
 use mf_net::prelude::*;
-use mf_net::replication::{MultiplayerEvent, NetId};
+use mf_net::replication::{
+    MultiplayerConfig, MultiplayerEvent, NetId, SnapshotEncoding, TickSource,
+};
 use mf_net::transport::loopback::LoopbackNetwork;
 use mf_net::transport::simulated::NetworkConditions;
 use mf_net_bevy::prelude::*;
@@ -419,4 +421,309 @@ fn a_replicated_component_never_registered_is_reported_after_the_first_frame() {
     app.update();
     let messages = app.world().resource::<Messages<UnregisteredComponent>>();
     assert!(messages.len() <= 1, "reported once");
+}
+
+/// What an app's server was told about forgotten registrations: each `NotReplicated` and
+/// `UnregisteredComponent`, as text.
+#[derive(Resource, Default)]
+struct Reports(Vec<String>);
+
+fn note_reports(
+    mut not: MessageReader<'_, '_, NotReplicated>,
+    mut unregistered: MessageReader<'_, '_, UnregisteredComponent>,
+    mut reports: ResMut<'_, Reports>,
+) {
+    for r in not.read() {
+        reports
+            .0
+            .push(format!("NotReplicated {:?}: {}", r.entity, r.reason));
+    }
+    for r in unregistered.read() {
+        reports
+            .0
+            .push(format!("UnregisteredComponent {}", r.type_name));
+    }
+}
+
+/// A server noting its reports and a client, joined over a perfect loopback.
+fn reporting_server_and_client() -> (App, Vec<App>) {
+    let net = LoopbackNetwork::new();
+    let mut server = app();
+    server
+        .init_resource::<Reports>()
+        .add_systems(Last, note_reports);
+    common::start_server(&mut server, &net, None, 1);
+    let mut clients = vec![app()];
+    common::start_client(&mut clients[0], &net, None, 2);
+    common::run(&mut server, &mut clients, 20);
+    (server, clients)
+}
+
+/// The reports `app` noted since the last look.
+fn reports(app: &mut App) -> Vec<String> {
+    std::mem::take(&mut app.world_mut().resource_mut::<Reports>().0)
+}
+
+/// How many `Forgotten` components `app` holds.
+fn forgotten(app: &mut App) -> usize {
+    let world = app.world_mut();
+    world.query::<&Forgotten>().iter(world).count()
+}
+
+/// A `Forgotten` first used after the app's first frame, beside a registered `Ship` on a
+/// `Networked` entity, is reported once (`UnregisteredComponent`), and the entity is networked
+/// with its `Ship`. (Types were checked once, at the end of the first frame, and an entity's
+/// components only when it held no registered one: nothing named the missing
+/// `app.replicate::<Forgotten>()`, and `Forgotten` was silently never sent.)
+#[test]
+fn a_forgotten_component_beside_a_registered_one_is_reported() {
+    let (mut server, mut clients) = reporting_server_and_client();
+    reports(&mut server);
+    let ship = Ship { x: 0.0, hp: 1 };
+    server
+        .world_mut()
+        .spawn((ship, Forgotten { n: 42 }, Networked));
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(
+        reports(&mut server),
+        ["UnregisteredComponent headless::Forgotten"]
+    );
+    assert_eq!(values(&mut clients[0]).len(), 1, "the ship arrives");
+    assert_eq!(forgotten(&mut clients[0]), 0, "Forgotten is not sent");
+    server
+        .world_mut()
+        .spawn((Forgotten { n: 1 }, Ship::default(), Networked));
+    common::run(&mut server, &mut clients, 5);
+    assert!(reports(&mut server).is_empty(), "reported once");
+}
+
+/// A `Forgotten` first inserted into an entity networked already is reported once, as it
+/// first appears. (Nothing named it: it was never sent, and never reported.)
+#[test]
+fn a_forgotten_component_inserted_into_a_networked_entity_is_reported() {
+    let (mut server, mut clients) = reporting_server_and_client();
+    let ship = server
+        .world_mut()
+        .spawn((Ship { x: 0.0, hp: 1 }, Networked))
+        .id();
+    common::run(&mut server, &mut clients, 10);
+    reports(&mut server);
+    server
+        .world_mut()
+        .entity_mut(ship)
+        .insert(Forgotten { n: 42 });
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(
+        reports(&mut server),
+        ["UnregisteredComponent headless::Forgotten"]
+    );
+    assert_eq!(forgotten(&mut clients[0]), 0, "Forgotten is not sent");
+    assert!(server.world().get::<Networked>(ship).is_some());
+}
+
+/// A beacon the server calls on: `boom` for the clients only, `hit` on itself and the clients.
+#[derive(Component, Replicated, Debug, Default, Clone, PartialEq)]
+struct Beacon {
+    #[replicated]
+    hp: i32,
+    /// Local: what `boom` added on this peer.
+    booms: i32,
+    /// Local: how many times `hit` ran on this peer.
+    flashes: i32,
+}
+
+#[rpcs]
+impl Beacon {
+    /// The server tells the clients.
+    #[rpc(server)]
+    fn boom(&mut self, n: i32) {
+        self.booms += n;
+    }
+
+    /// The server hits, on itself and on the clients.
+    #[rpc(server, call_local)]
+    fn hit(&mut self, n: i32) {
+        self.hp -= n;
+        self.flashes += 1;
+    }
+}
+
+/// An app that replicates beacons, with `config`.
+fn beacon_app(config: MultiplayerConfig) -> App {
+    let mut app = App::new();
+    app.add_plugins((TimePlugin, MfNetPlugin { config }))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(FRAME))
+        .replicate::<Beacon>();
+    app
+}
+
+/// What the server's [`call_beacon`] does next: spawn a beacon (`spawn`), make the plain one
+/// `Networked` (`plain`), or call again on one networked earlier (`again`); each time it calls
+/// `boom(5)` and `hit(10)` on it in the same system.
+#[derive(Resource, Default)]
+struct BeaconPlan {
+    spawn: bool,
+    plain: Option<Entity>,
+    again: Option<Entity>,
+}
+
+fn call_beacon(
+    mut plan: ResMut<'_, BeaconPlan>,
+    mut commands: Commands<'_, '_>,
+    mut rpc: NetRpc<'_>,
+) {
+    let beacon = Beacon {
+        hp: 100,
+        ..Beacon::default()
+    };
+    let e = if std::mem::take(&mut plan.spawn) {
+        commands.spawn((beacon, Networked)).id()
+    } else if let Some(e) = plan.plain.take() {
+        commands.entity(e).insert(Networked);
+        e
+    } else if let Some(e) = plan.again.take() {
+        e
+    } else {
+        return;
+    };
+    rpc.on::<Beacon>(e).boom(5).unwrap();
+    rpc.on::<Beacon>(e).hit(10).unwrap();
+}
+
+/// Every beacon on `app`.
+fn beacons(app: &mut App) -> Vec<Beacon> {
+    let world = app.world_mut();
+    world.query::<&Beacon>().iter(world).cloned().collect()
+}
+
+/// What differs from one beacon on `server` and on `client`, each with `hp` and `flashes`, and
+/// `booms` on the client (the server's `boom` runs on clients only).
+fn beacons_differ(
+    server: &mut App,
+    client: &mut App,
+    (hp, booms, flashes): (i32, i32, i32),
+) -> Option<String> {
+    let (on_server, shown) = (beacons(server), beacons(client));
+    let ok = on_server.len() == 1
+        && (on_server[0].hp, on_server[0].flashes) == (hp, flashes)
+        && shown.len() == 1
+        && (shown[0].hp, shown[0].booms, shown[0].flashes) == (hp, booms, flashes);
+    (!ok).then(|| format!("server {on_server:?}, client {shown:?}"))
+}
+
+/// The book (RPCs and snapshots): "A call on a node spawned (or bound) in the same frame is
+/// held until the node's spawn goes out at the frame's end, and sent after it as a held call."
+/// A server system that spawns a beacon (or makes a plain one `Networked`) and calls on it in
+/// the same system reaches the client: `boom` runs there, and `hit` there and on the server,
+/// once each; a later call on it too. Both encodings, lossy or not, on either tick source.
+/// (The queue was applied before the frame's new entities were networked: `boom` was dropped
+/// silently, and `hit` ran on the server only.)
+#[test]
+fn calls_on_an_entity_networked_in_their_frame_reach_the_clients() {
+    let mut failures = Vec::new();
+    for encoding in [SnapshotEncoding::Bits, SnapshotEncoding::Bytes] {
+        for lossy in [false, true] {
+            for own_clock in [false, true] {
+                for spawn in [true, false] {
+                    let mut config = MultiplayerConfig {
+                        snapshot_encoding: encoding,
+                        ..MfNetPlugin::default().config
+                    };
+                    if own_clock {
+                        config.tick_source = TickSource::OwnClock;
+                    }
+                    let lossy = lossy.then(|| NetworkConditions::perfect().with_loss(0.2));
+                    let net = LoopbackNetwork::new();
+                    let mut server = beacon_app(config);
+                    common::start_server(&mut server, &net, lossy, 1);
+                    let mut clients = vec![beacon_app(config)];
+                    common::start_client(&mut clients[0], &net, lossy, 2);
+                    common::run(&mut server, &mut clients, 20);
+                    let plain = (!spawn).then(|| {
+                        let beacon = Beacon {
+                            hp: 100,
+                            ..Beacon::default()
+                        };
+                        server.world_mut().spawn(beacon).id()
+                    });
+                    server
+                        .insert_resource(BeaconPlan {
+                            spawn,
+                            plain,
+                            again: None,
+                        })
+                        .add_systems(Update, call_beacon);
+                    common::run(&mut server, &mut clients, 60);
+                    let case = format!(
+                        "{encoding:?} lossy={} own_clock={own_clock} spawn={spawn}",
+                        lossy.is_some()
+                    );
+                    let first = beacons_differ(&mut server, &mut clients[0], (90, 5, 1));
+                    failures.extend(first.map(|f| format!("{case}, its first frame: {f}")));
+                    let world = server.world_mut();
+                    let networked = world.query::<(Entity, &Beacon)>().single(world).unwrap().0;
+                    server.world_mut().resource_mut::<BeaconPlan>().again = Some(networked);
+                    common::run(&mut server, &mut clients, 30);
+                    let later = beacons_differ(&mut server, &mut clients[0], (80, 10, 2));
+                    failures.extend(later.map(|f| format!("{case}, a later frame: {f}")));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Calls queued after the frame's send (a system in `Last`), on a beacon spawned (or made
+/// `Networked`) in the same system, reach the client too: they are applied as the next frame
+/// starts, the beacon networked first. (They were applied before it was networked: `boom` was
+/// dropped, and `hit` ran on the server only.)
+#[test]
+fn calls_queued_in_last_on_an_entity_networked_in_their_frame_reach_the_clients() {
+    for spawn in [true, false] {
+        let config = MfNetPlugin::default().config;
+        let net = LoopbackNetwork::new();
+        let mut server = beacon_app(config);
+        common::start_server(&mut server, &net, None, 1);
+        let mut clients = vec![beacon_app(config)];
+        common::start_client(&mut clients[0], &net, None, 2);
+        common::run(&mut server, &mut clients, 20);
+        let plain = (!spawn).then(|| {
+            let beacon = Beacon {
+                hp: 100,
+                ..Beacon::default()
+            };
+            server.world_mut().spawn(beacon).id()
+        });
+        server
+            .insert_resource(BeaconPlan {
+                spawn,
+                plain,
+                again: None,
+            })
+            .add_systems(Last, call_beacon);
+        common::run(&mut server, &mut clients, 30);
+        let differ = beacons_differ(&mut server, &mut clients[0], (90, 5, 1));
+        assert!(differ.is_none(), "spawn={spawn}: {differ:?}");
+    }
+}
+
+/// Offline (the app serves no one) a call on a beacon spawned in the frame of the call runs as
+/// any offline call does: `hit` (`call_local`) runs here, `boom` nowhere; the beacon is
+/// networked.
+#[test]
+fn offline_calls_on_an_entity_spawned_in_their_frame_run_here() {
+    let mut app = beacon_app(MfNetPlugin::default().config);
+    app.insert_resource(BeaconPlan {
+        spawn: true,
+        ..BeaconPlan::default()
+    })
+    .add_systems(Update, call_beacon);
+    app.update();
+    let world = app.world_mut();
+    let (beacon, id) = world
+        .query::<(&Beacon, Option<&NetworkId>)>()
+        .single(world)
+        .unwrap();
+    assert_eq!((beacon.hp, beacon.booms, beacon.flashes), (90, 0, 1));
+    assert!(id.is_some(), "networked");
 }

@@ -414,6 +414,59 @@ fn a_child_added_under_a_networked_entity_arrives_under_it() {
     assert_eq!(world.query::<&Turret>().iter(world).count(), 0);
 }
 
+/// Every turret on `app`, by angle: its `NetOwner`, and whether it is a root (no `ChildOf`).
+fn turret_owners(app: &mut App) -> Vec<(i32, Option<PeerId>, bool)> {
+    let world = app.world_mut();
+    let mut q = world.query::<(&Turret, Option<&NetOwner>, Has<ChildOf>)>();
+    let mut out: Vec<_> = q
+        .iter(world)
+        .map(|(t, owner, child)| (t.angle, owner.map(|o| o.0), !child))
+        .collect();
+    out.sort_unstable_by_key(|(angle, ..)| *angle);
+    out
+}
+
+/// A recursive `set_authority` hands over the networked descendants reached through networked
+/// entities; a networked entity under a plain (not networked) one is a root of its own. A
+/// turret (angle 20) under a plain mount under a ship arrives as a root on clients (without
+/// `ChildOf`), stays the server's when the ship is handed over recursively (the turret right
+/// under the ship goes with it), and is handed over with its own node.
+#[test]
+fn a_networked_entity_under_a_plain_one_is_a_root_of_its_own() {
+    let (mut server, mut clients) = server_and_client();
+    common::run(&mut server, &mut clients, 10);
+    let peer = clients[0].world().resource::<NetStatus>().local_peer;
+    let world = server.world_mut();
+    let ship = world.spawn((Ship { x: 1 }, Networked)).id();
+    let mount = world.spawn(ChildOf(ship)).id();
+    let below = (Turret { angle: 20 }, Networked, ChildOf(mount));
+    let below = world.spawn(below).id();
+    world.spawn((Turret { angle: 10 }, Networked, ChildOf(ship)));
+    common::run(&mut server, &mut clients, 10);
+    let server_side = Some(PeerId::SERVER);
+    let want = [(10, server_side, false), (20, server_side, true)];
+    assert_eq!(turret_owners(&mut clients[0]), want);
+
+    server
+        .world_mut()
+        .net(|mp| mp.set_authority(entity_node(ship).unwrap(), peer, true))
+        .unwrap();
+    common::run(&mut server, &mut clients, 10);
+    assert_eq!(server.world().get::<NetOwner>(ship), Some(&NetOwner(peer)));
+    let want = [(10, Some(peer), false), (20, server_side, true)];
+    assert_eq!(turret_owners(&mut clients[0]), want);
+    let on_server: Vec<_> = turret_owners(&mut server).iter().map(|t| t.1).collect();
+    assert_eq!(on_server, [Some(peer), server_side]);
+
+    server
+        .world_mut()
+        .net(|mp| mp.set_authority(entity_node(below).unwrap(), peer, true))
+        .unwrap();
+    common::run(&mut server, &mut clients, 10);
+    let want = [(10, Some(peer), false), (20, Some(peer), true)];
+    assert_eq!(turret_owners(&mut clients[0]), want);
+}
+
 /// A networked entity given another parent, or none, is networked again where it now is:
 /// clients hold it under the new parent's copy (or as a root), and it outlives the old parent.
 /// (Clients kept it under the old parent, and despawned it with that one while the server went
