@@ -2,9 +2,10 @@
 //! wire-compatible with the C library).
 //!
 //! This is the only crate of mf-net that opens sockets and reads a clock (ENet keeps its own time
-//! for resends and timeouts; [`run()`] paces a game loop). Everything above it stays sans-IO: an
-//! [`EnetTransport`] is a [`Transport`](mf_net::transport::Transport) like the in-process
-//! loopback, polled by the game loop, and polling never blocks.
+//! for resends and timeouts; [`EnetTransport`] times handshakes and connects; [`run()`] paces a
+//! game loop). Everything above it stays sans-IO: an [`EnetTransport`] is a
+//! [`Transport`](mf_net::transport::Transport) like the in-process loopback, polled by the game
+//! loop, and polling never blocks.
 //!
 //! ```no_run
 //! use mf_net::transport::{Channel, Transport, TransportEvent};

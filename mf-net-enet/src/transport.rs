@@ -26,6 +26,13 @@ const CHANNEL_COUNT: usize = 2;
 /// The most slots one ENet host can have.
 const MAX_ENET_PEERS: usize = 4095;
 
+/// ENet's timeout (ms) for a client's connect while a
+/// [`connect_timeout`](EnetConfig::connect_timeout) bounds it: never. ENet compares times only
+/// within a day (86,400,000 ms), so it never reaches this and leaves the connect to the
+/// transport's deadline; its own check comes at CONNECT resends only (0.5, 1.5, 3.5 s…) and
+/// before it reads the socket, so it would end a connect late, or one already answered.
+const ENET_NEVER: u32 = u32::MAX;
+
 /// The most CONNECTs one [`poll_event`](Transport::poll_event) call hands ENet (one per service
 /// call, each handshake looked at before the next); the rest wait in the OS queue for the next
 /// frame (and what the OS cannot queue is lost, unanswered).
@@ -45,7 +52,9 @@ pub struct EnetConfig {
     /// [`ServerFull`](DisconnectReason::ServerFull), instead of timing out. Default 4.
     pub overflow_slots: usize,
     /// Client: how long a connect may take before it ends in
-    /// [`ConnectFailed`](DisconnectReason::ConnectFailed). `None` keeps ENet's adaptive 5 to 30 s.
+    /// [`ConnectFailed`](DisconnectReason::ConnectFailed), reported by the first
+    /// [`poll_event`](Transport::poll_event) from then on (an answer that arrived by then still
+    /// completes the connection). `None` keeps ENet's adaptive 5 to 30 s.
     pub connect_timeout: Option<Duration>,
     /// Both: ENet's peer timeout once connected, as (minimum, maximum): a peer that acknowledges
     /// nothing for `maximum` (or for `minimum` after many resends) is disconnected with
@@ -110,7 +119,8 @@ impl EnetConfig {
         self
     }
 
-    /// This config with a connect timeout.
+    /// This config with a connect timeout (see
+    /// [`connect_timeout`](Self::connect_timeout)).
     pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = Some(timeout);
         self
@@ -237,6 +247,9 @@ pub struct EnetTransport {
     accepted: usize,
     /// Client: the slot of the server connection.
     server_slot: usize,
+    /// Client: when the connect in flight ends in `ConnectFailed` (from the
+    /// [`connect_timeout`](EnetConfig::connect_timeout)); cleared once it ended either way.
+    connect_deadline: Option<Instant>,
     /// The packet lent by the last `Received` event, released at the next call.
     current: Option<Packet>,
     config: EnetConfig,
@@ -394,12 +407,12 @@ impl EnetTransport {
         let socket = bind(local)?;
         let host = new_host(socket, 1, usize::MAX)?;
         let mut transport = Self::new(host, Role::Client, 1, config);
-        let connect_timeout = transport.config.connect_timeout.map(ms);
+        let connect_timeout = transport.config.connect_timeout;
         let host = &mut transport.host;
         let slot = enet(|| {
             let peer = host.connect(remote, CHANNEL_COUNT, connect_data).ok()?;
-            if let Some(t) = connect_timeout {
-                peer.set_timeout(0, t, t);
+            if connect_timeout.is_some() {
+                peer.set_timeout(0, ENET_NEVER, ENET_NEVER);
             }
             Some(peer.id().0)
         })
@@ -408,6 +421,8 @@ impl EnetTransport {
         if let Some(s) = transport.slots.get_mut(slot) {
             s.state = SlotState::Connecting;
         }
+        // A timeout too long for the clock is no deadline.
+        transport.connect_deadline = connect_timeout.and_then(|t| Instant::now().checked_add(t));
         tracing::info!(%remote, "ENet client connecting");
         Ok(transport)
     }
@@ -426,6 +441,7 @@ impl EnetTransport {
             ],
             accepted: 0,
             server_slot: 0,
+            connect_deadline: None,
             current: None,
             config,
             closing: None,
@@ -512,6 +528,47 @@ impl EnetTransport {
         }
     }
 
+    /// Client: whether the connect is still in flight.
+    fn connecting(&self) -> bool {
+        self.role == Role::Client
+            && self
+                .slots
+                .get(self.server_slot)
+                .is_some_and(|s| s.state == SlotState::Connecting)
+    }
+
+    /// Client: whether the connect in flight is past its deadline. Read before ENet is serviced,
+    /// so that an answer that arrived by then completes the connection first.
+    fn connect_overdue(&mut self) -> bool {
+        let Some(deadline) = self.connect_deadline else {
+            return false;
+        };
+        if !self.connecting() {
+            self.connect_deadline = None;
+            return false;
+        }
+        Instant::now() >= deadline
+    }
+
+    /// Client: ends the connect in flight, past its deadline, in `ConnectFailed` (`None` if it
+    /// ended otherwise). ENet's `reset` sends nothing (the server has no id of ours to match a
+    /// DISCONNECT to yet) and leaves no peer for a late VERIFY_CONNECT, which ENet then drops.
+    fn expire_connect(&mut self) -> Option<TransportEvent<'static>> {
+        self.connect_deadline = None;
+        if !self.connecting() {
+            return None;
+        }
+        let slot = self.server_slot;
+        self.with_peer(slot, |peer| peer.reset());
+        self.retire(slot, SlotState::Free);
+        tracing::info!(timeout = ?self.config.connect_timeout, "ENet connect timed out");
+        Some(TransportEvent::Disconnected {
+            peer: PeerId::SERVER,
+            reason: DisconnectReason::ConnectFailed,
+        })
+    }
+
+    /// Sets the ENet timeouts of a connected peer from [`EnetConfig::peer_timeout`].
     fn apply_peer_timeout(&mut self, slot: usize) {
         let (min, max) = self
             .config
@@ -732,6 +789,7 @@ impl Transport for EnetTransport {
         if let Some(packet) = self.current.take() {
             enet(|| drop(packet));
         }
+        let overdue = self.connect_overdue();
         let mut rounds = 0;
         let max_rounds =
             (SLOT_LOOKS_PER_POLL / self.slots.len().max(1)).clamp(16, MAX_CONNECT_ROUNDS);
@@ -746,11 +804,13 @@ impl Transport for EnetTransport {
                 }
                 Ok(None) => {
                     self.look_at_handshakes(true);
-                    return None;
+                    // ENet took everything that arrived: a connect still in flight is overdue.
+                    return if overdue { self.expire_connect() } else { None };
                 }
                 Err(e) => {
                     tracing::warn!("ENet socket error: {e}");
-                    return None;
+                    // A socket failing at every poll must not hold the connect past its deadline.
+                    return if overdue { self.expire_connect() } else { None };
                 }
             };
             match event {
