@@ -1,8 +1,9 @@
 //! Inferred `where` bounds for generic types, serde-style.
 //!
-//! A type parameter gets a bound only when a field that the generated code uses mentions it,
-//! so `PhantomData<T>` in a skipped field or a type parameter used only by skipped fields does
-//! not force `T: NetCodec` on the user.
+//! A field type gets a bound only when it mentions a type parameter, and the bound is on the
+//! field's type (`NetRef<T>: NetCodec`, `K::Id: NetCodec`), not on the parameters it mentions,
+//! so a type parameter used only by skipped fields, or only as `NetRef<T>`, does not force
+//! `T: NetCodec` on the user.
 
 use std::collections::BTreeSet;
 
@@ -23,6 +24,17 @@ pub(crate) fn type_params_in<'g>(generics: &'g Generics, ty: &Type) -> BTreeSet<
         .into_iter()
         .map(|(name, _)| name)
         .collect()
+}
+
+/// Whether `ty` mentions one of `generics`' type or const parameters (so it cannot be named
+/// outside the item's impls).
+pub(crate) fn mentions_params(generics: &Generics, ty: &Type) -> bool {
+    let params: Vec<&Ident> = generics
+        .type_params()
+        .map(|p| &p.ident)
+        .chain(generics.const_params().map(|p| &p.ident))
+        .collect();
+    !params.is_empty() && !occurrences(ty, &params).is_empty()
 }
 
 /// Every place where one of `names` occurs in `ty`, with the span of that occurrence.
@@ -87,6 +99,37 @@ fn without_ref_arguments(tokens: TokenStream) -> TokenStream {
     out.into_iter().collect()
 }
 
+/// `ty` with every `Self` replaced by `own` (spanned at that `Self`), as serde does: generated
+/// code copies field types into items of its own (state structs, constants, other impls), where
+/// `Self` means something else or nothing.
+///
+/// `own` must be the whole self type (a type that is not generic, here): only then is the
+/// replacement the same type.
+pub(crate) fn replace_self(ty: &Type, own: &Ident) -> Type {
+    let replaced = replace_self_tokens(ty.to_token_stream(), own);
+    syn::parse2(replaced).unwrap_or_else(|_| ty.clone())
+}
+
+fn replace_self_tokens(tokens: TokenStream, own: &Ident) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|tree| match tree {
+            TokenTree::Group(group) => {
+                let mut inner =
+                    Group::new(group.delimiter(), replace_self_tokens(group.stream(), own));
+                inner.set_span(group.span());
+                TokenTree::Group(inner)
+            }
+            TokenTree::Ident(ident) if ident == "Self" => {
+                let mut replacement = own.clone();
+                replacement.set_span(ident.span());
+                TokenTree::Ident(replacement)
+            }
+            tree => tree,
+        })
+        .collect()
+}
+
 fn scan<'n>(tokens: TokenStream, names: &[&'n Ident], found: &mut Vec<(&'n Ident, Span)>) {
     // How many `:` came just before, so that `a::T` does not count as a use of `T`.
     let mut colons = 0u8;
@@ -114,21 +157,6 @@ fn scan<'n>(tokens: TokenStream, names: &[&'n Ident], found: &mut Vec<(&'n Ident
             TokenTree::Literal(_) => colons = 0,
         }
     }
-}
-
-/// `generics` with `param: bound` added to its where clause for each of `params`.
-pub(crate) fn with_param_bounds<'g>(
-    generics: &Generics,
-    params: impl IntoIterator<Item = &'g Ident>,
-    bound: &TokenStream,
-) -> Generics {
-    let mut generics = generics.clone();
-    let where_clause = generics.make_where_clause();
-    for param in params {
-        let predicate: WherePredicate = syn::parse_quote!(#param: #bound);
-        where_clause.predicates.push(predicate);
-    }
-    generics
 }
 
 /// `generics` with `ty: bound` added to its where clause for each of `types`.

@@ -31,7 +31,8 @@ mod runtime;
 /// - `#[net(skip)]` on a field: not sent, decoded as `Default::default()`, not part of the
 ///   schema hash.
 ///
-/// Every type parameter used by a sent field gets a `NetCodec` bound. Lifetime parameters and
+/// Every sent field whose type mentions a type parameter gets a `FieldTy: NetCodec` bound (so
+/// `NetRef<T>` asks for `NetRef<T>: NetCodec`, not `T: NetCodec`; `K::Id` for `K::Id`). Lifetime parameters and
 /// unions are refused: decoding produces owned values.
 #[proc_macro_derive(NetCodec, attributes(net))]
 pub fn derive_net_codec(input: TokenStream) -> TokenStream {
@@ -75,6 +76,13 @@ pub fn derive_replicated(input: TokenStream) -> TokenStream {
 /// An RPC method takes `&mut self`, optionally `&RpcContext` (or `&mut RpcContext`) next, then
 /// by-value `NetCodec` parameters, and returns `()` or `Result<(), E>` with `E: Display`. See
 /// `mf_net::rpc` for the whole story.
+///
+/// One `#[rpcs]` block per type: an RPC's wire id is its position in the block (after the
+/// flattened bases' RPCs), so all of a type's RPCs are declared together, and the same ones in
+/// every build: an RPC method cannot have `#[cfg(..)]` or `#[cfg_attr(..)]` (test the
+/// condition inside the body, `if cfg!(..) { .. }`). A second block fails to build, first with
+/// "the name `Player_takes_one_rpcs_block_merge_the_blocks` is defined multiple times".
+/// `#[deprecated]` on an RPC method is copied onto its senders.
 #[proc_macro_attribute]
 pub fn rpcs(args: TokenStream, input: TokenStream) -> TokenStream {
     rpcs::rpcs(args.into(), input.into()).into()

@@ -821,3 +821,61 @@ fn a_hand_written_codec_that_does_not_say_leaves_it_to_partial_eq() {
     );
     assert_eq!((Opaque(1), 1u8).same_encoding(&(Opaque(1), 2)), Some(false));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Inferred bounds: on the sent fields' types, not on the parameters they mention
+// ---------------------------------------------------------------------------------------------
+
+/// A node type: `Replicated`, not `NetCodec`.
+#[derive(mf_net::Replicated, Debug, Default, PartialEq)]
+struct Unit {
+    #[replicated]
+    hp: i32,
+}
+
+/// Needs `NetRef<T>: NetCodec` (any replicated `T`), not `T: NetCodec`.
+#[derive(NetCodec, Debug, Clone, PartialEq)]
+struct Targeted<T: mf_net::replication::Replicated> {
+    target: mf_net::scene::NetRef<T>,
+    damage: u8,
+}
+
+trait Kind {
+    type Id;
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Ammo;
+
+impl Kind for Ammo {
+    type Id = u16;
+}
+
+/// Needs `K::Id: NetCodec`, not `K: NetCodec` (`Ammo` is not a codec).
+#[derive(NetCodec, Debug, Clone, PartialEq)]
+struct Pick<K: Kind> {
+    id: K::Id,
+    more: Vec<<K as Kind>::Id>,
+}
+
+#[test]
+fn bounds_are_on_field_types() {
+    let targeted = Targeted::<Unit> {
+        target: mf_net::scene::NetRef::unresolved(),
+        damage: 9,
+    };
+    let back = decode::<Targeted<Unit>>(&encode(&targeted)).unwrap();
+    assert_eq!(back, targeted);
+    assert_eq!(
+        <Targeted<Unit> as NetCodec>::MIN_SIZE,
+        <mf_net::scene::NetRef<Unit> as NetCodec>::MIN_SIZE + 1
+    );
+    const { assert!(<Targeted<Unit> as NetCodec>::NODE_REFS) };
+
+    let pick = Pick::<Ammo> {
+        id: 300,
+        more: vec![1, 2, 3],
+    };
+    assert_eq!(decode::<Pick<Ammo>>(&encode(&pick)).unwrap(), pick);
+    let _ = Unit::default().hp;
+}

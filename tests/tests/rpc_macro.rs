@@ -160,6 +160,41 @@ impl Counter {
     }
 }
 
+/// RPCs at the edges of what the macro accepts: an attribute under a longer path, a
+/// deprecated method, and a method with as many arguments as clippy allows (whose one-peer
+/// sender has one more). `cargo clippy -- -D warnings` builds this file, so a warning in the
+/// generated code (`deprecated`, `clippy::too_many_arguments`) fails it.
+#[derive(Replicated, Debug, Default)]
+struct Edges {
+    #[replicated]
+    total: i64,
+    legacy_calls: u32,
+}
+
+#[rpcs]
+impl Edges {
+    #[mf_net::prelude::rpc(server)]
+    fn through_prelude(&mut self, n: i64) {
+        self.total += n;
+    }
+
+    #[mf_net::rpc::rpc(any_peer)]
+    fn through_module(&mut self, n: i64) {
+        self.total -= n;
+    }
+
+    #[deprecated = "use `through_prelude`"]
+    #[rpc]
+    fn legacy(&mut self) {
+        self.legacy_calls += 1;
+    }
+
+    #[rpc]
+    fn six(&mut self, a: i64, b: i64, c: i64, d: i64, e: i64, f: i64) {
+        self.total = a + b + c + d + e + f;
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
@@ -1074,4 +1109,31 @@ fn encode_and_dispatch_of_plain_number_arguments_do_not_allocate() {
     // add: 3 (warm-up) + Σ(i + 1); add_local_to: 2 remote only; add_local: 1 remote + 1 local.
     let sum: u64 = (0..1000u64).sum();
     assert_eq!(sink.value.n, 3 + sum + 1000 + 1000 * 2 + 1000 * 2);
+}
+
+#[test]
+fn edge_rpcs_are_generated_and_dispatch() {
+    let names: Vec<&str> = Edges::RPCS.iter().map(|rpc| rpc.name).collect();
+    assert_eq!(
+        names,
+        ["through_prelude", "through_module", "legacy", "six"]
+    );
+    assert_eq!(info::<Edges>("through_prelude").mode, RpcMode::Server);
+    assert_eq!(info::<Edges>("through_module").mode, RpcMode::AnyPeer);
+
+    let mut edges = Edges::default();
+    let mut cx = ctx(PeerId::SERVER, 1);
+    dispatch(
+        info::<Edges>("through_prelude"),
+        &mut edges,
+        &mut cx,
+        &encode(|w| 5i64.encode(w)),
+    )
+    .unwrap();
+    assert_eq!(edges.total, 5);
+    dispatch(info::<Edges>("legacy"), &mut edges, &mut cx, &[]).unwrap();
+    assert_eq!(edges.legacy_calls, 1);
+    let args = encode(|w| (1..=6i64).for_each(|n| n.encode(w)));
+    dispatch(info::<Edges>("six"), &mut edges, &mut cx, &args).unwrap();
+    assert_eq!(edges.total, 21);
 }

@@ -25,6 +25,8 @@ const CASES: &[(&str, usize)] = &[
     // An input type without `NetCodec`: one error, at `run` (not one per method).
     ("prediction/input_not_codec.rs", 1),
     ("rpcs/param_not_codec.rs", 1),
+    // One field of a struct and one of an enum variant: one error each.
+    ("net_codec/field_not_codec.rs", 2),
     ("rpcs/not_replicated.rs", 1),
 ];
 

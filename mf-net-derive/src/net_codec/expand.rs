@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use darling::ast::{Data, Fields};
 use proc_macro2::{Literal, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident, Type};
 
@@ -40,12 +40,13 @@ impl Ctx {
         }
     }
 
-    /// `<FieldTy as NetCodec>::item`, spanned at the field's type so that a missing impl is
-    /// reported there.
+    /// `__MfNetField::<FieldTy>::item` (see [`field_proxy`]), spanned at the field's type: the
+    /// `NetCodec` item for a codec type, a silent stand-in otherwise (the field's
+    /// [`field_checks`] reports it, once).
     fn codec_item(&self, ty: &Type, item: &str) -> TokenStream {
-        let p = &self.p;
         let item = Ident::new(item, ty.span());
-        quote_spanned!(ty.span()=> <#ty as #p::NetCodec>::#item)
+        let proxy = proxy_ident(ty.span());
+        quote_spanned!(ty.span()=> #proxy::<#ty>::#item)
     }
 
     /// `Default::default()` for a skipped field, spanned at its type; through `SkippedField`
@@ -55,6 +56,94 @@ impl Ctx {
         let call = quote_spanned!(ty.span()=> <#ty as #p::SkippedField>::skipped);
         quote!(#call())
     }
+}
+
+/// The field proxy's name (an item of the expansion's `const _` block).
+fn proxy_ident(span: Span) -> Ident {
+    Ident::new("__MfNetCodecField", span)
+}
+
+/// The proxy through which every use of a field's type reaches its codec, so that a field type
+/// without `NetCodec` is one error (its [`field_checks`]), not one per use: the inherent items
+/// of `__MfNetCodecField<T>` exist when `T: NetCodec`; otherwise the same names resolve to the
+/// fallback trait's, which type-check for any `T` and never run (the check failed the build).
+///
+/// The names differ from `NetCodec`'s (`FIELD_SCHEMA_HASH`, `encode_field`, ..): for a `T`
+/// without the trait, rustc would otherwise also look them up in `NetCodec`, in scope through
+/// the user's `use mf_net::prelude::*`.
+fn field_proxy(p: &TokenStream) -> TokenStream {
+    let proxy = proxy_ident(Span::call_site());
+    let fallback = Ident::new("__MfNetCodecFieldFallback", Span::call_site());
+    let (value, other, w, r) = (
+        local("__value"),
+        local("__other"),
+        local("__w"),
+        local("__r"),
+    );
+    quote! {
+        struct #proxy<T>(::core::marker::PhantomData<T>);
+
+        impl<T: #p::NetCodec> #proxy<T> {
+            const FIELD_SCHEMA_HASH: u64 = <T as #p::NetCodec>::SCHEMA_HASH;
+            const FIELD_MIN_SIZE: usize = <T as #p::NetCodec>::MIN_SIZE;
+            const FIELD_NODE_REFS: bool = <T as #p::NetCodec>::NODE_REFS;
+
+            #[inline]
+            fn encode_field(#value: &T, #w: &mut #p::NetWriter) {
+                <T as #p::NetCodec>::encode(#value, #w);
+            }
+
+            #[inline]
+            fn decode_field(#r: &mut #p::NetReader<'_>) -> #p::Result<T, #p::DecodeError> {
+                <T as #p::NetCodec>::decode(#r)
+            }
+
+            #[inline]
+            fn same_encoding_field(#value: &T, #other: &T) -> #p::Option<bool> {
+                <T as #p::NetCodec>::same_encoding(#value, #other)
+            }
+        }
+
+        trait #fallback<T> {
+            const FIELD_SCHEMA_HASH: u64 = 0;
+            const FIELD_MIN_SIZE: usize = 0;
+            const FIELD_NODE_REFS: bool = false;
+
+            fn encode_field(_: &T, _: &mut #p::NetWriter) {}
+
+            fn decode_field(_: &mut #p::NetReader<'_>) -> #p::Result<T, #p::DecodeError> {
+                #p::Result::Err(#p::DecodeError::InvalidValue)
+            }
+
+            fn same_encoding_field(_: &T, _: &T) -> #p::Option<bool> {
+                #p::Option::None
+            }
+        }
+
+        impl<T> #fallback<T> for #proxy<T> {}
+    }
+}
+
+/// For every sent field whose type mentions no type or const parameter, a use of
+/// `<FieldTy as NetCodec>::encode` spanned at that type, in a `const _` of its own: a type
+/// without `NetCodec` is reported there, once, with the trait's message. (A field type that mentions a type
+/// parameter is bounded in the impl's `where` clause instead, see [`inferred_generics`].)
+fn field_checks(input: &NetCodecInput, p: &TokenStream) -> TokenStream {
+    let checks = input
+        .all_fields()
+        .into_iter()
+        .filter(|f| f.is_sent() && !bounds::mentions_params(&input.generics, &f.ty))
+        .map(|f| {
+            let ty = &f.ty;
+            let p = runtime::located_at(p, ty.span());
+            let encode = quote_spanned!(ty.span()=> <#ty as #p::NetCodec>::encode);
+            quote! {
+                const _: () = {
+                    let _ = #encode;
+                };
+            }
+        });
+    quote!(#(#checks)*)
 }
 
 /// A local variable name that user code cannot capture or shadow.
@@ -109,11 +198,16 @@ pub(crate) fn impl_net_codec(input: &NetCodecInput) -> TokenStream {
         ),
     };
     let other = local("__other");
+    let proxy = field_proxy(p);
+    let checks = field_checks(input, p);
 
     quote! {
         #[doc(hidden)]
-        #[allow(unused_qualifications, clippy::all)]
+        #[allow(unused_qualifications, dead_code, clippy::all)]
         const _: () = {
+            #proxy
+            #checks
+
             #[automatically_derived]
             impl #impl_generics #p::NetCodec for #ident #ty_generics #where_clause {
                 const NAME: &'static str = #name;
@@ -177,23 +271,26 @@ pub(crate) fn placeholder_impl(input: &DeriveInput) -> TokenStream {
     }
 }
 
-/// The item's generics plus `T: NetCodec` for each type parameter a sent field mentions, and
-/// `FieldTy: SkippedField` (that is, `Default`) for each skipped field whose type mentions a
-/// type parameter.
+/// The item's generics plus `FieldTy: NetCodec` for each sent field whose type mentions a type
+/// parameter, and `FieldTy: SkippedField` (that is, `Default`) for each such skipped field.
+///
+/// Bounding the field's type rather than the parameters it mentions asks for exactly what the
+/// impl uses: `NetRef<T>` is a codec for any replicated `T` (which is not a codec itself), and
+/// `K::Id` is bounded as `K::Id`, not as `K`. Each type is bounded once.
 fn inferred_generics(input: &NetCodecInput, p: &TokenStream) -> syn::Generics {
     let fields = input.all_fields();
-    let codec_params: BTreeSet<&Ident> = fields
-        .iter()
-        .filter(|f| f.is_sent())
-        .flat_map(|f| bounds::type_params_in(&input.generics, &f.ty))
-        .collect();
-    let default_types: Vec<&Type> = fields
-        .iter()
-        .filter(|f| !f.is_sent() && !bounds::type_params_in(&input.generics, &f.ty).is_empty())
-        .map(|f| &f.ty)
-        .collect();
-    let generics = bounds::with_param_bounds(&input.generics, codec_params, &quote!(#p::NetCodec));
-    bounds::with_type_bounds(&generics, default_types, &quote!(#p::SkippedField))
+    let generic = |sent: bool| {
+        let mut seen = BTreeSet::new();
+        fields
+            .iter()
+            .filter(|f| f.is_sent() == sent)
+            .filter(|f| !bounds::type_params_in(&input.generics, &f.ty).is_empty())
+            .map(|f| &f.ty)
+            .filter(|ty| seen.insert(ty.to_token_stream().to_string()))
+            .collect::<Vec<&Type>>()
+    };
+    let generics = bounds::with_type_bounds(&input.generics, generic(true), &quote!(#p::NetCodec));
+    bounds::with_type_bounds(&generics, generic(false), &quote!(#p::SkippedField))
 }
 
 /// The sent fields with their declaration index (the index names tuple fields).
@@ -206,7 +303,7 @@ fn hash_fields(cx: &Ctx, fields: &Fields<NetCodecField>) -> TokenStream {
     let Ctx { p, h, .. } = cx;
     let steps = sent(fields).map(|(i, f)| {
         let name = f.schema_name(i);
-        let hash = cx.codec_item(&f.ty, "SCHEMA_HASH");
+        let hash = cx.codec_item(&f.ty, "FIELD_SCHEMA_HASH");
         quote! {
             let #h = #p::hash_str(#h, #name);
             let #h = #p::hash_u64(#h, #hash);
@@ -237,14 +334,14 @@ fn node_refs(cx: &Ctx, data: &Data<NetCodecVariant, NetCodecField>) -> TokenStre
     };
     let parts = fields
         .into_iter()
-        .flat_map(|fields| sent(fields).map(|(_, f)| cx.codec_item(&f.ty, "NODE_REFS")));
+        .flat_map(|fields| sent(fields).map(|(_, f)| cx.codec_item(&f.ty, "FIELD_NODE_REFS")));
     quote!(false #(|| #parts)*)
 }
 
 /// The sum of the sent fields' minimum sizes.
 fn struct_min_size(cx: &Ctx, fields: &Fields<NetCodecField>) -> TokenStream {
     let sizes: Vec<TokenStream> = sent(fields)
-        .map(|(_, f)| cx.codec_item(&f.ty, "MIN_SIZE"))
+        .map(|(_, f)| cx.codec_item(&f.ty, "FIELD_MIN_SIZE"))
         .collect();
     if sizes.is_empty() {
         quote!(0)
@@ -258,7 +355,7 @@ fn encode_struct(cx: &Ctx, fields: &Fields<NetCodecField>) -> TokenStream {
     let w = &cx.w;
     let steps = sent(fields).map(|(i, f)| {
         let member = f.member(i);
-        let encode = cx.codec_item(&f.ty, "encode");
+        let encode = cx.codec_item(&f.ty, "encode_field");
         quote!(#encode(&self.#member, #w);)
     });
     quote!(#(#steps)*)
@@ -271,7 +368,7 @@ fn construct(cx: &Ctx, path: TokenStream, fields: &Fields<NetCodecField>) -> Tok
     let inits = fields.iter().enumerate().map(|(i, f)| {
         let member = f.member(i);
         let value = if f.is_sent() {
-            let decode = cx.codec_item(&f.ty, "decode");
+            let decode = cx.codec_item(&f.ty, "decode_field");
             quote!(#decode(#r)?)
         } else {
             cx.skipped_value(&f.ty)
@@ -303,7 +400,7 @@ fn encode_enum(cx: &Ctx, variants: &[NetCodecVariant]) -> TokenStream {
         });
         let encodes = sent(&v.fields).map(|(i, f)| {
             let binding = field_binding(i);
-            let encode = cx.codec_item(&f.ty, "encode");
+            let encode = cx.codec_item(&f.ty, "encode_field");
             quote!(#encode(#binding, #w);)
         });
         quote! {
@@ -325,7 +422,7 @@ fn same_struct(cx: &Ctx, fields: &Fields<NetCodecField>) -> TokenStream {
     let other = local("__other");
     let parts = sent(fields).map(|(i, f)| {
         let member = f.member(i);
-        let same = cx.codec_item(&f.ty, "same_encoding");
+        let same = cx.codec_item(&f.ty, "same_encoding_field");
         quote!(#same(&self.#member, &#other.#member))
     });
     all_same(cx, parts.collect())
@@ -359,7 +456,7 @@ fn same_enum(cx: &Ctx, variants: &[NetCodecVariant]) -> TokenStream {
         });
         let parts = sent(&v.fields).map(|(i, f)| {
             let (a, b) = (field_binding(i), other_binding(i));
-            let same = cx.codec_item(&f.ty, "same_encoding");
+            let same = cx.codec_item(&f.ty, "same_encoding_field");
             quote!(#same(#a, #b))
         });
         let same = all_same(cx, parts.collect());

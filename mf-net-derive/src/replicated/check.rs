@@ -92,7 +92,8 @@ pub(crate) fn options(input: &ReplicatedInput, errors: &mut Accumulator) {
 }
 
 /// Rules on the fields: their options, the member count, member types. Returns the named
-/// fields with their roles (empty for items that [`item`] has refused).
+/// fields with their roles (empty for items that [`item`] has refused), each type with `Self`
+/// replaced by the type's name.
 pub(crate) fn fields(input: &DeriveInput, errors: &mut Accumulator) -> Vec<Field> {
     let fields = match &input.data {
         Data::Struct(data) => &data.fields,
@@ -143,7 +144,9 @@ pub(crate) fn fields(input: &DeriveInput, errors: &mut Accumulator) -> Vec<Field
         }
         out.push(Field {
             ident: ident.clone(),
-            ty: field.ty.clone(),
+            // `NetRef<Self>` is a member type like `NetRef<Player>`; the expansion copies member
+            // types into items of its own, where `Self` is not this type.
+            ty: bounds::replace_self(&field.ty, own),
             role,
         });
     }

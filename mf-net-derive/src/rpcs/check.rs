@@ -91,6 +91,22 @@ pub(crate) fn methods(item: &mut ItemImpl, errors: &mut Accumulator) -> Vec<Rpc>
                  e.g. `#[rpc(server, call_local)]`",
             ));
         }
+        if let Some(cfg) = parse::conditional_attr(&method.attrs) {
+            let name = if cfg.path().is_ident("cfg") {
+                "cfg"
+            } else {
+                "cfg_attr"
+            };
+            errors.push(error_at(
+                cfg.path().span(),
+                format!(
+                    "an RPC method cannot have `#[{name}(..)]`: RPCs are numbered by their \
+                     position in the block, and those numbers are their ids on the wire, so \
+                     every build must declare the same RPCs; remove `#[{name}(..)]` and put the \
+                     condition inside the body, e.g. `if cfg!(feature = \"cheats\") {{ .. }}`"
+                ),
+            ));
+        }
         let mode = mode(&parse::mode_words(first), errors);
         let options = errors.handle(parse::options(first)).unwrap_or_default();
         rpcs.push(method_rpc(method, mode, options, errors));
@@ -140,9 +156,16 @@ fn method_rpc(
         .filter(|a| a.path().is_ident("doc"))
         .cloned()
         .collect();
+    let deprecated = method
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("deprecated"))
+        .cloned()
+        .collect();
     Rpc {
         ident: sig.ident.clone(),
         docs,
+        deprecated,
         vis: method.vis.clone(),
         mode,
         call_local: options.call_local.is_present(),

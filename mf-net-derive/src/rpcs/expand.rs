@@ -37,17 +37,34 @@ pub(crate) fn assert_replicated(self_ty: &Type) -> TokenStream {
     }
 }
 
-/// The generated helper names of RPC `index`.
-fn invoke_name(index: usize) -> Ident {
-    format_ident!("__mf_net_rpc_invoke_{}", index)
+/// The generated helper names of an RPC: named after the method (not its position), so that
+/// a second `#[rpcs]` block on the type does not add a collision per helper to the one that
+/// explains the mistake (see [`one_block_marker`]).
+fn invoke_name(rpc: &Rpc) -> Ident {
+    format_ident!("__mf_net_rpc_invoke_{}", rpc.ident)
 }
 
-fn dispatch_name(index: usize) -> Ident {
-    format_ident!("__mf_net_rpc_dispatch_{}", index)
+fn dispatch_name(rpc: &Rpc) -> Ident {
+    format_ident!("__mf_net_rpc_dispatch_{}", rpc.ident)
 }
 
-fn read_args_name(index: usize) -> Ident {
-    format_ident!("__mf_net_rpc_read_args_{}", index)
+fn read_args_name(rpc: &Rpc) -> Ident {
+    format_ident!("__mf_net_rpc_read_args_{}", rpc.ident)
+}
+
+/// A hidden unit struct named after the rule it enforces, emitted before everything else: a
+/// second `#[rpcs]` block on the type defines it again, so the first error of that mistake is
+/// "the name `Player_takes_one_rpcs_block_merge_the_blocks` is defined multiple times", at
+/// both `#[rpcs]` attributes (the generated trait and `Rpcs` impl collide after it).
+fn one_block_marker(type_ident: &Ident) -> TokenStream {
+    let type_name = type_ident.to_string();
+    let type_name = type_name.strip_prefix("r#").unwrap_or(&type_name);
+    let marker = format_ident!("{}_takes_one_rpcs_block_merge_the_blocks", type_name);
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        struct #marker;
+    }
 }
 
 /// The whole expansion.
@@ -60,8 +77,8 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
     let vis = check::trait_visibility(&m.rpcs);
 
     let arg_checks = m.rpcs.iter().map(|rpc| arg_checks(p, rpc));
-    let helpers = m.rpcs.iter().enumerate().map(|(i, rpc)| helpers(p, i, rpc));
-    let infos = m.rpcs.iter().enumerate().map(|(i, rpc)| info(p, i, rpc));
+    let helpers = m.rpcs.iter().map(|rpc| helpers(p, rpc));
+    let infos = m.rpcs.iter().map(|rpc| info(p, rpc));
     let decls = m.rpcs.iter().map(|rpc| sender_decls(p, &m.type_ident, rpc));
     let impls = m
         .rpcs
@@ -76,10 +93,16 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
          `mp.rpc(handle).name_to(peer, ..)` to one peer."
     );
 
+    let marker = one_block_marker(&m.type_ident);
+
     quote! {
+        #marker
+
         #item
 
         #[doc = #trait_doc]
+        // `name_to` takes one more argument than the method (the peer).
+        #[allow(clippy::too_many_arguments)]
         #vis trait #trait_ident {
             #(#decls)*
         }
@@ -92,6 +115,7 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
             unused_variables,
             unused_mut,
             non_snake_case,
+            deprecated,
             clippy::all
         )]
         const _: () = {
@@ -149,16 +173,16 @@ fn arg_checks(p: &TokenStream, rpc: &Rpc) -> TokenStream {
 }
 
 /// The invoke helper (validate, then body) and the dispatcher (downcast, decode, invoke).
-fn helpers(p: &TokenStream, index: usize, rpc: &Rpc) -> TokenStream {
+fn helpers(p: &TokenStream, rpc: &Rpc) -> TokenStream {
     let (ctx, value, r, this) = (
         local("__ctx"),
         local("__value"),
         local("__r"),
         local("__this"),
     );
-    let invoke = invoke_name(index);
-    let dispatch = dispatch_name(index);
-    let read_args = read_args_name(index);
+    let invoke = invoke_name(rpc);
+    let dispatch = dispatch_name(rpc);
+    let read_args = read_args_name(rpc);
     let method = &rpc.ident;
     let names: Vec<&Ident> = rpc.params.iter().map(|param| &param.ident).collect();
     let types: Vec<&Type> = rpc.params.iter().map(|param| &param.ty).collect();
@@ -244,7 +268,7 @@ fn helpers(p: &TokenStream, index: usize, rpc: &Rpc) -> TokenStream {
 }
 
 /// The RPC's `RpcInfo` in the table.
-fn info(p: &TokenStream, index: usize, rpc: &Rpc) -> TokenStream {
+fn info(p: &TokenStream, rpc: &Rpc) -> TokenStream {
     let name = rpc.ident.to_string();
     let name = name.strip_prefix("r#").unwrap_or(&name);
     let mode = match rpc.mode {
@@ -280,8 +304,8 @@ fn info(p: &TokenStream, index: usize, rpc: &Rpc) -> TokenStream {
             },
         }
     });
-    let dispatch = dispatch_name(index);
-    let read_args = read_args_name(index);
+    let dispatch = dispatch_name(rpc);
+    let read_args = read_args_name(rpc);
     let refs = rpc
         .params
         .iter()
@@ -326,6 +350,7 @@ fn sender_decls(p: &TokenStream, type_ident: &Ident, rpc: &Rpc) -> TokenStream {
     let name_to = format_ident!("{}_to", rpc.ident);
     let peer = local("peer");
     let docs = &rpc.docs;
+    let deprecated = &rpc.deprecated;
     let params = rpc.params.iter().map(|param| {
         let (ident, ty) = (&param.ident, &param.ty);
         quote!(#ident: #ty)
@@ -365,9 +390,11 @@ fn sender_decls(p: &TokenStream, type_ident: &Ident, rpc: &Rpc) -> TokenStream {
         #(#docs)*
         #separator
         #[doc = #sends]
+        #(#deprecated)*
         fn #name(self, #(#params),*) -> #p::Result<(), #p::RpcSendError>;
 
         #[doc = #sends_to]
+        #(#deprecated)*
         fn #name_to(self, #peer: #p::PeerId, #(#params_to),*) -> #p::Result<(), #p::RpcSendError>;
     }
 }
@@ -429,7 +456,7 @@ fn sender_body(
         let encode = arg_item(p, &param.ty, "encode_arg");
         quote!(#encode(&#name, #w);)
     });
-    let invoke = invoke_name(index);
+    let invoke = invoke_name(rpc);
     let run_here = quote! {
         if #run != #p::Run::No {
             let mut #args = #p::Option::Some((#(#names,)*));

@@ -25,6 +25,8 @@ pub(crate) struct Param {
 pub(crate) struct Rpc {
     pub(crate) ident: Ident,
     pub(crate) docs: Vec<Attribute>,
+    /// The method's `#[deprecated]` attributes, copied onto its senders.
+    pub(crate) deprecated: Vec<Attribute>,
     pub(crate) vis: Visibility,
     pub(crate) mode: Mode,
     pub(crate) call_local: bool,

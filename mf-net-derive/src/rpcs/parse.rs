@@ -111,17 +111,20 @@ fn read_validate(meta: &Meta) -> darling::Result<Option<Path>> {
     }
 }
 
-/// Whether `attr` is `#[rpc]` / `#[rpc(..)]` (also written `#[mf_net::rpc::rpc(..)]`).
+/// Whether `attr` is `#[rpc]` / `#[rpc(..)]`, under any path whose last segment is `rpc`
+/// (`#[mf_net::rpc::rpc(..)]`, `#[mf_net::prelude::rpc]`, an alias's module path, ...).
 pub(crate) fn is_rpc(attr: &Attribute) -> bool {
-    let path = attr.path();
-    if path.is_ident("rpc") {
-        return true;
-    }
-    let mut segments = path.segments.iter().rev();
-    matches!(
-        (segments.next(), segments.next()),
-        (Some(last), Some(module)) if last.ident == "rpc" && module.ident == "rpc"
-    )
+    attr.path()
+        .segments
+        .last()
+        .is_some_and(|last| last.ident == "rpc" && last.arguments.is_none())
+}
+
+/// The first `#[cfg(..)]` or `#[cfg_attr(..)]` among `attrs`.
+pub(crate) fn conditional_attr(attrs: &[Attribute]) -> Option<&Attribute> {
+    attrs
+        .iter()
+        .find(|attr| attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr"))
 }
 
 /// Removes every `#[rpc]` attribute from `attrs` and returns them.
