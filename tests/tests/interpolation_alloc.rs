@@ -21,7 +21,7 @@ fn a_buffer_allocates_once_when_created_and_never_after() {
     assert!(is_counting());
     let (mut buffer, info) = measure(InterpolationBuffer::<Vec3>::new);
     assert_eq!(info.count_total, 1, "one allocation for the 32 samples");
-    assert_no_alloc("push, hold, sample and clear", || {
+    assert_no_alloc("push, hold, sample, retain the newest and clear", || {
         for tick in 1..=1000u32 {
             if tick % 7 == 0 {
                 buffer.insert_hold(tick);
@@ -35,6 +35,8 @@ fn a_buffer_allocates_once_when_created_and_never_after() {
             std::hint::black_box(buffer.sample(f64::from(tick) + 5.0, tick - 1, 15.0));
             if tick % 300 == 0 {
                 buffer.clear();
+            } else if tick % 300 == 150 {
+                buffer.retain_newest();
             }
         }
     });
@@ -93,8 +95,8 @@ fn a_hundred_interpolated_boxes_allocate_nothing_in_steady_state() {
             if update.must_clear_buffers() {
                 snaps += 1;
                 for b in &mut boxes {
-                    b.position.clear();
-                    b.rotation.clear();
+                    b.position.retain_newest();
+                    b.rotation.retain_newest();
                 }
             }
             if update != ClockUpdate::Stale {
@@ -135,7 +137,7 @@ fn a_hundred_interpolated_boxes_allocate_nothing_in_steady_state() {
                 frame(tick - 3, true);
             }
         }
-        // A server stall: the clock snaps, the buffers are cleared and refilled.
+        // A server stall: the clock snaps, the buffers keep their newest samples and refill.
         for _ in 0..150 {
             frame(360, false);
         }

@@ -169,8 +169,9 @@ fn simulate<T: Interpolate + PartialEq>(s: &Scenario<'_, T>) -> (Vec<Frame<T>>, 
                 continue; // the runtime discards stale snapshots
             }
             if update.must_clear_buffers() {
+                // As the runtime does: the newest sample stays, at its tick.
                 snaps += 1;
-                buffer.clear();
+                buffer.retain_newest();
             }
             if let Some(value) = member {
                 if s.hold {

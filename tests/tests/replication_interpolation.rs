@@ -8,7 +8,11 @@
 //!   (flattened bases included);
 //! - stop-and-go: motion resumes from the right moment (hold samples), no jump, no drift;
 //! - data stopping: extrapolation for 0.25 s, then a stop; the rotation is held;
-//! - the clock converges to the server tick, and after a 2 s stall snaps and clears the buffers;
+//! - the clock converges to the server tick, and after a 2 s stall snaps, each member to its
+//!   newest sample, which its buffer keeps: motion goes on from it, and a crate still through
+//!   the snap moves again at the right moment (its hold sample);
+//! - a client that ran no frame for 2 s receives the backlog of snapshots in one long frame
+//!   without snapping its (right) clock;
 //! - `enabled = false` snaps every snapshot; spawn state applies immediately;
 //! - zero allocations: 100 interpolated boxes moving every frame, 240 frames after warm-up.
 
@@ -385,8 +389,12 @@ fn clock_converges_and_snaps_after_a_two_second_stall() {
         client.begin_frame(FRAME);
         client.end_frame();
     }
-    // It resumes: the first snapshot snaps the clock and clears the buffers, so the client
-    // shows the newest value at once instead of sliding back through the old samples.
+    // The crate's newest sample: every snapshot carried it (it moves every tick).
+    let kept = world.clients[0].tick();
+    // It resumes: the first snapshot snaps the clock, and each member snaps to its newest
+    // sample, which its buffer keeps at its tick while the older ones go: the client shows it
+    // at once instead of sliding back through the old samples, and moves on from it with the
+    // server's motion.
     let mut frames = 0;
     while world.clients[0].stats().clock_snaps == 0 {
         t += FRAME.as_secs_f64();
@@ -409,31 +417,138 @@ fn clock_converges_and_snaps_after_a_two_second_stall() {
         render < f64::from(stalled_at),
         "the render tick jumped back"
     );
-    let shown = shown_value::<Crate>(client);
-    let at_newest = truth
-        .samples
-        .iter()
-        .find(|&&(tick, _, _)| tick == newest_applied)
-        .unwrap()
-        .1;
-    assert_eq!(
-        shown.position, at_newest,
-        "buffers cleared: the newest sample alone"
+    assert!(kept < newest_applied);
+    let shown = shown_value::<Crate>(client).position;
+    let from_kept = truth.at(render.max(f64::from(kept))).0;
+    assert!(
+        shown.distance(from_kept) < 1e-4,
+        "{shown} shown, the kept sample is {from_kept}"
     );
-    // Then smooth again, exactly on the server's motion.
+    // Then smooth again, exactly on the server's motion from the kept sample on.
     let mut error = 0f32;
     for _ in 0..120 {
         t += FRAME.as_secs_f64();
         moving_frame(&mut world, handle, &mut truth, t);
         let client = &world.clients[0];
         let render = render_tick(client);
-        if render > f64::from(newest_applied) {
+        if render >= f64::from(kept) {
             let shown = shown_value::<Crate>(client).position;
             error = error.max(shown.distance(truth.at(render).0));
         }
     }
     assert!(error < 1e-3, "after the snap: {error}");
     assert_eq!(world.clients[0].stats().clock_snaps, 1);
+}
+
+/// Sets the server's crate at `x` (along x), runs a frame, and records what the server
+/// captured.
+fn crate_at_frame(world: &mut World, handle: NetRef<Crate>, truth: &mut Truth, x: f32) {
+    let p = Vec3::new(x, 0.0, 0.0);
+    server_crate(world, handle).position = p;
+    world.frame();
+    truth.record(world.server.tick(), p, Quat::IDENTITY);
+}
+
+/// A frame of the client alone, of `dt`.
+fn client_frame(world: &mut World, dt: Duration) {
+    let client = &mut world.clients[0];
+    client.begin_frame(dt);
+    client.end_frame();
+}
+
+/// A crate moves 2 s (0.1 a frame), stands 1 s, (with `stall`: the server stalls 2 s while
+/// the client renders, and the clock snaps), stands 1 s more, then moves 1 s: the largest
+/// distance between the x shown and the server's at the render tick while it moves again.
+fn error_when_a_still_crate_moves_again(stall: bool) -> f32 {
+    let mut world = world(MultiplayerConfig::default(), None, 0);
+    let handle = spawn::<Crate>(&mut world, CRATE);
+    let mut truth = Truth::default();
+    let mut x = 0.0;
+    for _ in 0..120 {
+        x += 0.1;
+        crate_at_frame(&mut world, handle, &mut truth, x);
+    }
+    for _ in 0..60 {
+        crate_at_frame(&mut world, handle, &mut truth, x);
+    }
+    if stall {
+        for _ in 0..120 {
+            client_frame(&mut world, FRAME);
+        }
+    }
+    for _ in 0..60 {
+        crate_at_frame(&mut world, handle, &mut truth, x);
+    }
+    assert_eq!(world.clients[0].stats().clock_snaps, u64::from(stall));
+    let mut error = 0f32;
+    for frame in 0..60 {
+        x += 0.1;
+        crate_at_frame(&mut world, handle, &mut truth, x);
+        let client = &world.clients[0];
+        let render = render_tick(client);
+        let shown = shown_value::<Crate>(client).position.x;
+        let server = truth.at(render).0.x;
+        if (shown - server).abs() > 1e-3 {
+            println!("stall {stall}, frame {frame}: {shown} shown, {server} at {render}");
+        }
+        error = error.max((shown - server).abs());
+    }
+    error
+}
+
+#[test]
+fn a_crate_still_through_a_clock_snap_moves_again_at_the_right_moment() {
+    // Without a stall, the hold sample at the tick up to which the crate was known still
+    // makes it move again exactly with the server.
+    let error = error_when_a_still_crate_moves_again(false);
+    assert!(error < 1e-3, "without a stall: off by {error}");
+    // The snap keeps each member's newest sample (at its tick): the hold sample is inserted
+    // as without it, and the crate does not jump to its first new value early and wait.
+    let error = error_when_a_still_crate_moves_again(true);
+    assert!(error < 1e-3, "after a snap: off by {error}");
+}
+
+#[test]
+fn a_client_hitch_and_its_backlog_of_snapshots_keep_the_clock_right() {
+    let mut world = world(MultiplayerConfig::default(), None, 0);
+    let handle = spawn::<Crate>(&mut world, CRATE);
+    let mut truth = Truth::default();
+    let mut x = 0.0;
+    for _ in 0..180 {
+        x += 0.1;
+        crate_at_frame(&mut world, handle, &mut truth, x);
+    }
+    // The client runs no frame for 2 s while the server runs on (and the crate moves).
+    for _ in 0..120 {
+        x += 0.1;
+        let p = Vec3::new(x, 0.0, 0.0);
+        server_crate(&mut world, handle).position = p;
+        world.server.begin_frame(world.dt);
+        world.server.end_frame();
+        truth.record(world.server.tick(), p, Quat::IDENTITY);
+    }
+    // Its next frame is 2 s long and receives the 60 snapshots sent meanwhile: advanced by
+    // the true 2 s, the clock is right, and the old snapshots of the backlog do not move it.
+    client_frame(&mut world, Duration::from_secs(2));
+    let client = &world.clients[0];
+    assert_eq!(client.stats().clock_snaps, 0);
+    let estimate = client.interpolation().unwrap().clock().estimate().unwrap();
+    let server = f64::from(world.server.tick());
+    assert!(
+        (estimate - server).abs() < 2.0,
+        "estimate {estimate}, server at {server}"
+    );
+    // The backlog is in the buffers: the crate is shown on the server's path at once.
+    let mut error = 0f32;
+    for _ in 0..60 {
+        let client = &world.clients[0];
+        let shown = shown_value::<Crate>(client).position.x;
+        error = error.max((shown - truth.at(render_tick(client)).0.x).abs());
+        x += 0.1;
+        crate_at_frame(&mut world, handle, &mut truth, x);
+    }
+    assert!(error < 1e-3, "off by {error}");
+    assert_eq!(world.clients[0].stats().clock_snaps, 0);
 }
 
 #[test]

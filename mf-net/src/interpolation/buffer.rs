@@ -112,13 +112,42 @@ impl<T> InterpolationBuffer<T> {
         true
     }
 
-    /// Removes every sample and keeps the storage. Called when the [`ServerClock`] snaps
-    /// ([`ClockUpdate::Snapped`]): the samples' ticks no longer line up with render ticks.
+    /// Removes every sample and keeps the storage.
+    pub fn clear(&mut self) {
+        self.samples.clear();
+        self.head = 0;
+    }
+
+    /// Removes every sample but the newest, which stays at its tick, and keeps the storage.
+    /// Called when the [`ServerClock`] snaps ([`ClockUpdate::Snapped`]), after the member was
+    /// set to that newest value: the render tick jumped, so the member shows its newest value
+    /// rather than sliding through older samples; and as sample ticks are server ticks, the
+    /// newest one stays right: the value it holds, and the tick from which a later
+    /// [hold sample](Self::insert_hold) makes motion resume.
+    ///
+    /// ```
+    /// use mf_net::interpolation::InterpolationBuffer;
+    ///
+    /// let mut x = InterpolationBuffer::new();
+    /// x.push(10, 1.0_f32);
+    /// x.push(11, 2.0);
+    /// x.retain_newest();
+    /// assert_eq!(x.len(), 1);
+    /// assert_eq!(x.newest(), Some((11, &2.0)));
+    /// // Still until tick 40, then moving: the blend starts at 40, not at 11.
+    /// x.push_with_hold(40, 41, 3.0);
+    /// assert_eq!(x.sample(40.0, 41, 0.0), Some(2.0));
+    /// ```
     ///
     /// [`ServerClock`]: super::ServerClock
     /// [`ClockUpdate::Snapped`]: super::ClockUpdate::Snapped
-    pub fn clear(&mut self) {
-        self.samples.clear();
+    pub fn retain_newest(&mut self) {
+        let Some(last) = self.len().checked_sub(1) else {
+            return;
+        };
+        // The newest sample to the front, then everything after it dropped: no allocation.
+        self.samples.swap(0, (self.head + last) & Self::MASK);
+        self.samples.truncate(1);
         self.head = 0;
     }
 
@@ -358,6 +387,30 @@ mod tests {
         assert!(b.is_empty());
         assert_eq!(b.samples.capacity(), capacity);
         assert!(b.push(7, 7.0), "after clear any tick is new");
+    }
+
+    #[test]
+    fn retain_newest_keeps_the_newest_sample_at_its_tick() {
+        // Empty: nothing to keep.
+        let mut b = Buf::new();
+        b.retain_newest();
+        assert!(b.is_empty());
+        // While filling, and once the ring has wrapped (the newest anywhere in the ring).
+        for pushed in [1u32, 5, 32, 33, 40, 63, 64, 100] {
+            let mut b = Buf::new();
+            let capacity = b.samples.capacity();
+            for tick in 1..=pushed {
+                b.push(tick, f64::from(tick) * 0.5);
+            }
+            b.retain_newest();
+            assert_eq!(ticks(&b), [pushed], "{pushed} pushed");
+            assert_eq!(b.newest(), Some((pushed, &(f64::from(pushed) * 0.5))));
+            assert_eq!(b.samples.capacity(), capacity);
+            // Older ticks stay refused; newer ones go on after it, holds included.
+            assert!(!b.push(pushed, 0.0));
+            assert!(b.push_with_hold(pushed + 10, pushed + 11, 99.0));
+            assert_eq!(ticks(&b), [pushed, pushed + 10, pushed + 11]);
+        }
     }
 
     #[test]

@@ -10,7 +10,10 @@ use crate::tick::{tick_after, unwrap_near};
 /// [`PULL`](Self::PULL) (10 %) of the way towards the tick of every
 /// [snapshot](Self::on_snapshot). When a snapshot's tick is more than one second of ticks away
 /// from the estimate (a stall on either side), the estimate **snaps** to it and
-/// [`ClockUpdate::Snapped`] tells the caller to clear its interpolation buffers.
+/// [`ClockUpdate::Snapped`] tells the caller to snap its interpolated members to their newest
+/// samples, dropping the older ones ([`InterpolationBuffer::retain_newest`]).
+///
+/// [`InterpolationBuffer::retain_newest`]: super::InterpolationBuffer::retain_newest
 ///
 /// The estimate follows snapshot ticks as they arrive, so it runs about the one-way latency
 /// behind the server; render ticks are a delay further back, where samples exist.
@@ -51,7 +54,10 @@ pub enum ClockUpdate {
         error: f64,
     },
     /// The estimate was more than one second of ticks off, and was set to the tick. Render
-    /// ticks jumped with it: the caller **must clear** its interpolation buffers.
+    /// ticks jumped with it: the caller **must snap** each interpolated member to its newest
+    /// sample and drop the older samples
+    /// ([`InterpolationBuffer::retain_newest`](super::InterpolationBuffer::retain_newest)),
+    /// keeping the newest at its tick (a server tick, still right).
     Snapped {
         /// Snapshot tick minus the estimate before the snap, in ticks.
         error: f64,
@@ -62,7 +68,8 @@ pub enum ClockUpdate {
 }
 
 impl ClockUpdate {
-    /// Whether the interpolation buffers must be cleared ([`Snapped`](Self::Snapped)).
+    /// Whether the interpolation buffers must be snapped to their newest samples
+    /// ([`Snapped`](Self::Snapped)).
     pub fn must_clear_buffers(self) -> bool {
         matches!(self, Self::Snapped { .. })
     }
@@ -123,30 +130,63 @@ impl ServerClock {
 
     /// Takes a snapshot's tick into account: starts the estimate, pulls it
     /// [`PULL`](Self::PULL) of the way towards `tick`, or snaps to it when the error is over
-    /// one second of ticks (then the caller must clear its buffers). Ticks not newer than one
+    /// one second of ticks (then the caller must snap its buffers). Ticks not newer than one
     /// seen before (serial-number order: `0` is newer than `u32::MAX`) are
     /// [`Stale`](ClockUpdate::Stale) and ignored.
     ///
-    /// Call it for every snapshot that arrives, before applying it (so that buffers cleared
-    /// on a snap receive the snapshot's values).
+    /// Call it for every snapshot that arrives, before applying it (so that buffers snapped
+    /// to their newest samples then receive the snapshot's values after them).
     pub fn on_snapshot(&mut self, tick: u32) -> ClockUpdate {
-        if self.newest.is_some_and(|newest| !tick_after(tick, newest)) {
+        if !self.accept(tick) {
             return ClockUpdate::Stale;
         }
-        self.newest = Some(tick);
-        let Some(estimate) = &mut self.estimate else {
-            self.estimate = Some(f64::from(tick));
+        let Some(estimate) = self.estimate else {
+            self.start(tick);
             return ClockUpdate::Started;
         };
-        let target = unwrap_near(tick, *estimate);
-        let error = target - *estimate;
-        if error.abs() > f64::from(self.tick_rate) {
-            *estimate = target;
-            ClockUpdate::Snapped { error }
-        } else {
-            *estimate += Self::PULL * error;
-            ClockUpdate::Pulled { error }
+        self.correct(tick, estimate, self.one_second())
+    }
+
+    /// One second in ticks: the error beyond which the estimate snaps.
+    pub(crate) fn one_second(&self) -> f64 {
+        f64::from(self.tick_rate)
+    }
+
+    /// Records `tick` as the newest snapshot tick seen. Returns `false`, and changes nothing,
+    /// when it is not newer than one seen before (serial-number order).
+    pub(crate) fn accept(&mut self, tick: u32) -> bool {
+        if self.newest.is_some_and(|newest| !tick_after(tick, newest)) {
+            return false;
         }
+        self.newest = Some(tick);
+        true
+    }
+
+    /// Sets the estimate to `tick` where there was none (the first snapshot).
+    pub(crate) fn start(&mut self, tick: u32) {
+        self.estimate = Some(f64::from(tick));
+    }
+
+    /// Moves the estimate for a snapshot of `tick` judged against the estimate `from`: pulled
+    /// [`PULL`](Self::PULL) of the way from `from` towards the tick, or
+    /// [snapped](Self::snap_to) to it when it is more than one second of ticks ahead of `from`
+    /// or more than `behind` ticks behind.
+    pub(crate) fn correct(&mut self, tick: u32, from: f64, behind: f64) -> ClockUpdate {
+        let error = unwrap_near(tick, from) - from;
+        if error > self.one_second() || error < -behind {
+            let error = self.snap_to(tick, from);
+            return ClockUpdate::Snapped { error };
+        }
+        self.estimate = Some(from + Self::PULL * error);
+        ClockUpdate::Pulled { error }
+    }
+
+    /// Sets the estimate to `tick` (its value nearest `from`, the estimate it is judged
+    /// against). Returns the error: the tick minus `from`.
+    pub(crate) fn snap_to(&mut self, tick: u32, from: f64) -> f64 {
+        let target = unwrap_near(tick, from);
+        self.estimate = Some(target);
+        target - from
     }
 
     /// Forgets the estimate and the ticks seen, as [`new`](Self::new) (after a disconnect).

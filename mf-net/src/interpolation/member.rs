@@ -45,7 +45,9 @@ pub trait MemberInterpolate: Sized {
         max_extrapolation_ticks: f64,
     );
 
-    /// Snaps `self` to the buffer's newest sample, then clears the buffer (the clock snapped).
+    /// Snaps `self` to the buffer's newest sample, then drops every older sample (the clock
+    /// snapped): the newest stays, at its tick, so that a later change of a member still since
+    /// then resumes from it ([`InterpolationBuffer::retain_newest`]).
     fn snap_member(&mut self, buffer: &mut InterpolationBuffer<Self>);
 
     /// Moves `self` by `weight` times the offset `from − to`, with [`Interpolate`] alone (a
@@ -92,7 +94,7 @@ impl<T: Interpolate> MemberInterpolate for T {
         if let Some((_, newest)) = buffer.newest() {
             self.clone_from(newest);
         }
-        buffer.clear();
+        buffer.retain_newest();
     }
 
     #[inline]

@@ -11,8 +11,8 @@
 //!   samples of one member, a fixed ring; [`sample`](InterpolationBuffer::sample) blends, holds
 //!   or extrapolates (capped) at a render tick.
 //! - [`ServerClock`]: the client's estimate of the server tick, advanced with frame time and
-//!   pulled 10 % towards every snapshot's tick; it snaps (and says that buffers must be
-//!   cleared) when it is off by more than one second of ticks.
+//!   pulled 10 % towards every snapshot's tick; it snaps (and says that buffers must be snapped
+//!   to their newest samples) when it is off by more than one second of ticks.
 //! - [`AdaptiveDelay`]: an optional interpolation delay derived from the spacing and jitter of
 //!   snapshot arrivals, bounded by [`AdaptiveDelayConfig`].
 //! - [`InterpolationTimeline`]: the clock, the delay and the configuration together; what a
@@ -31,7 +31,7 @@
 //! for tick in 1..=30u32 {
 //!     // A snapshot of `tick` arrives and carries `x` (it moved by 0.5 per tick).
 //!     if timeline.on_snapshot(tick).must_clear_buffers() {
-//!         x.clear();
+//!         x.retain_newest();
 //!     }
 //!     x.push_with_hold(known_until, tick, tick as f32 * 0.5);
 //!     known_until = tick;
@@ -51,6 +51,12 @@
 //!   changes again, a **hold sample** (its previous value) is first inserted at the tick up to
 //!   which its node was known ([`InterpolationBuffer::push_with_hold`]), so motion resumes from
 //!   the right moment instead of drifting from when it stopped.
+//! - When the clock snaps (off by over a second of ticks: a stall), each member shows its
+//!   newest sample and its buffer keeps only that one, at its tick
+//!   ([`InterpolationBuffer::retain_newest`]), so a member still since then resumes from the
+//!   right moment through its hold sample as ever. The runtime judges the clock against the
+//!   newest snapshot of each frame, so the backlog of snapshots a long frame receives (the
+//!   client hitched while the server ran on) neither snaps it nor drags it behind.
 //! - A node is known up to the newer of the last snapshot that carried it and the last
 //!   untruncated snapshot (which proves every absent node was still). Keeping that tick per node
 //!   is the runtime's job; the buffer takes it as an argument.
@@ -65,6 +71,7 @@ mod adaptive;
 mod buffer;
 mod clock;
 mod config;
+mod frame;
 #[cfg(feature = "glam")]
 mod glam_impls;
 mod interpolate;

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use super::frame::FrameSnapshots;
 use super::{AdaptiveDelay, ClockUpdate, InterpolationConfig, ServerClock};
 
 /// A client's interpolation timeline: a [`ServerClock`], the delay (fixed, or an
@@ -14,6 +15,12 @@ use super::{AdaptiveDelay, ClockUpdate, InterpolationConfig, ServerClock};
 /// It times snapshot arrivals for the adaptive delay by its local time: the sum of the frame
 /// times given to [`advance`](Self::advance) or, inside the runtime, the runtime's one frame
 /// time (`now`) it is moved to each frame; it reads no clock and never allocates.
+///
+/// [`on_snapshot`](Self::on_snapshot) judges each snapshot on its own, as
+/// [`ServerClock::on_snapshot`] does. The runtime, which advances the clock at the start of a
+/// frame and then receives its snapshots, judges the clock against the newest snapshot of each
+/// frame instead, so that the backlog a long frame receives (after a hitch of the client) does
+/// not snap a clock that is right.
 ///
 /// ```
 /// use std::time::Duration;
@@ -32,6 +39,8 @@ pub struct InterpolationTimeline {
     config: InterpolationConfig,
     clock: ServerClock,
     adaptive: Option<AdaptiveDelay>,
+    /// The snapshots of the current frame, as the runtime takes them.
+    frame: FrameSnapshots,
     /// The time this timeline was last moved to (on the runtime's frame clock inside the
     /// runtime; the sum of the `dt`s given when driven by [`advance`](Self::advance)).
     at: Duration,
@@ -54,6 +63,7 @@ impl InterpolationTimeline {
             adaptive: config
                 .adaptive
                 .map(|adaptive| AdaptiveDelay::new(adaptive, config.delay)),
+            frame: FrameSnapshots::new(),
             at: now,
             origin: now,
         }
@@ -84,25 +94,51 @@ impl InterpolationTimeline {
     /// A frame passed: advances the local time and the server clock by `dt`.
     pub fn advance(&mut self, dt: Duration) {
         self.at = self.at.saturating_add(dt);
-        self.clock.advance(dt);
+        self.advance_clock(dt);
     }
 
     /// A frame began at `now` on the runtime's frame clock (never earlier than the last):
-    /// advances the server clock by the time since the last frame.
+    /// advances the server clock by the time since the last frame, before the frame's
+    /// snapshots arrive ([`on_frame_snapshot`](Self::on_frame_snapshot)).
     pub(crate) fn advance_to(&mut self, now: Duration) {
-        self.clock.advance(now.saturating_sub(self.at));
+        self.advance_clock(now.saturating_sub(self.at));
         self.at = now;
+    }
+
+    /// Advances the server clock by a frame of `dt`, which begins.
+    fn advance_clock(&mut self, dt: Duration) {
+        self.clock.advance(dt);
+        self.frame.begin(&self.clock, dt);
     }
 
     /// A snapshot of `tick` arrived (now): updates the server clock and, for snapshots that
     /// are not stale, the adaptive delay's arrival statistics (forgotten when the clock
     /// snaps).
     ///
-    /// When this returns [`ClockUpdate::Snapped`] the caller must clear every interpolation
-    /// buffer before applying the snapshot
-    /// ([`must_clear_buffers`](ClockUpdate::must_clear_buffers)).
+    /// When this returns [`ClockUpdate::Snapped`] the caller must snap every interpolated
+    /// member to its newest sample and drop the older samples before applying the snapshot
+    /// ([`must_clear_buffers`](ClockUpdate::must_clear_buffers),
+    /// [`InterpolationBuffer::retain_newest`](super::InterpolationBuffer::retain_newest)).
     pub fn on_snapshot(&mut self, tick: u32) -> ClockUpdate {
         let update = self.clock.on_snapshot(tick);
+        self.arrived(update);
+        update
+    }
+
+    /// [`on_snapshot`](Self::on_snapshot) as the runtime calls it, in the frame that
+    /// [`advance_to`](Self::advance_to) began: the clock is judged against the frame's newest
+    /// snapshot (see `FrameSnapshots`), so that of the backlog of snapshots a long frame
+    /// receives, the old ones do not snap it back or drag it behind. A stall of the server
+    /// still snaps it, at the first snapshot after it.
+    pub(crate) fn on_frame_snapshot(&mut self, tick: u32) -> ClockUpdate {
+        let update = self.frame.on_snapshot(&mut self.clock, tick);
+        self.arrived(update);
+        update
+    }
+
+    /// A snapshot arrived now and did `update` to the clock: unless it was stale, an arrival
+    /// for the adaptive delay, whose statistics start over when the clock snapped.
+    fn arrived(&mut self, update: ClockUpdate) {
         let now = self.now();
         if let Some(adaptive) = &mut self.adaptive {
             match update {
@@ -116,7 +152,6 @@ impl InterpolationTimeline {
                 }
             }
         }
-        update
     }
 
     /// The interpolation delay in use: adaptive when configured, else
@@ -197,6 +232,39 @@ mod tests {
         t.reset();
         assert_eq!(t.render_tick(), None);
         assert_eq!(t.now(), Duration::ZERO);
+    }
+
+    #[test]
+    fn the_runtime_judges_the_backlog_of_a_long_frame_by_its_newest_snapshot() {
+        let config = InterpolationConfig::default();
+        let mut by_frame = InterpolationTimeline::starting_at(config, 30, Duration::ZERO);
+        let mut one_by_one = by_frame.clone();
+        let tick_time = Duration::from_secs(1) / 30;
+        let mut now = Duration::ZERO;
+        for tick in 100..200 {
+            now += tick_time;
+            by_frame.advance_to(now);
+            one_by_one.advance_to(now);
+            assert!(!by_frame.on_frame_snapshot(tick).must_clear_buffers());
+            assert!(!one_by_one.on_snapshot(tick).must_clear_buffers());
+        }
+        assert_eq!(by_frame.render_tick(), one_by_one.render_tick());
+        // A frame of 2 s receives the 60 snapshots sent meanwhile.
+        now += tick_time * 60;
+        by_frame.advance_to(now);
+        one_by_one.advance_to(now);
+        let by_frame_snaps = (200..260)
+            .filter(|&tick| by_frame.on_frame_snapshot(tick).must_clear_buffers())
+            .count();
+        let one_by_one_snaps = (200..260)
+            .filter(|&tick| one_by_one.on_snapshot(tick).must_clear_buffers())
+            .count();
+        // Right where it was: pulled 10 % of the way from there towards the newest.
+        assert_eq!(by_frame_snaps, 0);
+        assert!((by_frame.clock().estimate().unwrap() - 259.0).abs() < 1.0);
+        // One by one, the oldest snaps it back and the others drag it along 9 ticks behind.
+        assert_eq!(one_by_one_snaps, 1);
+        assert!(one_by_one.clock().estimate().unwrap() < 251.0);
     }
 
     #[test]

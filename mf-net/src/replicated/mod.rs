@@ -364,8 +364,8 @@ pub trait Interpolated<I>: Apply {
         max_extrapolation_ticks: f64,
     );
 
-    /// The client's clock snapped: every interpolated member snaps to its newest sample and
-    /// its buffer is cleared.
+    /// The client's clock snapped: every interpolated member snaps to its newest sample, and
+    /// its buffer keeps that sample alone, at its tick.
     fn snap_interp(&mut self, interp: &mut I);
 }
 

@@ -106,11 +106,12 @@ pub struct NetworkStats {
     pub references_refused: u64,
     /// Client: replicated members that kept their value because the value received named a
     /// node this client did not have yet (its spawn still on the way, or not relevant to this
-    /// client). The snapshot that carried it is not acknowledged, so the server sends the
-    /// value again.
+    /// client). When that node arrives, the client asks the server for the state again, and the
+    /// member takes its value then (see [`NetRef`](crate::scene::NetRef)).
     pub references_held: u64,
-    /// Client: times the interpolation clock was over one second of ticks off a snapshot's
-    /// tick, snapped to it and cleared every interpolation buffer.
+    /// Client: times the interpolation clock was over one second of ticks off the newest
+    /// snapshot of a frame (a stall), snapped to it and cut every interpolation buffer to its
+    /// newest sample.
     pub clock_snaps: u64,
     /// Client: prediction counters (rollbacks, re-simulated ticks, input lead), while a
     /// [`Simulation`](crate::prediction::Simulation) runs.

@@ -5,8 +5,9 @@
 //! - **Spawn** ([`spawned`](ClientInterpolation::spawned), for each node a spawn networks): the
 //!   spawn state was applied already; the node's buffers start with it as their first sample,
 //!   at the spawn message's tick, which is also its known tick.
-//! - **Snapshot**: [`begin_snapshot`](ClientInterpolation::begin_snapshot) moves the clock
-//!   (when it snaps, every member snaps to its newest sample and every buffer is cleared);
+//! - **Snapshot**: [`begin_snapshot`](ClientInterpolation::begin_snapshot) moves the clock,
+//!   judged against the newest snapshot of the frame (when it snaps, every member snaps to its
+//!   newest sample, which its buffer keeps at its tick while the older samples go);
 //!   each entry is read at [`entry_at`](ClientInterpolation::entry_at)'s ticks, buffering
 //!   interpolated members with a hold sample at the node's known tick from before this
 //!   snapshot; [`end_snapshot`](ClientInterpolation::end_snapshot) records an untruncated
@@ -96,9 +97,11 @@ impl ClientInterpolation {
         }
     }
 
-    /// A snapshot of `tick` (not stale) is about to be applied: moves the clock. Returns
-    /// whether it snapped, in which case every interpolated member was snapped to its newest
-    /// sample and every buffer cleared.
+    /// A snapshot of `tick` (not stale) is about to be applied: moves the clock, judged
+    /// against the newest snapshot of this frame
+    /// ([`on_frame_snapshot`](InterpolationTimeline::on_frame_snapshot)). Returns whether it
+    /// snapped, in which case every interpolated member was snapped to its newest sample, the
+    /// only one its buffer keeps.
     pub(crate) fn begin_snapshot(
         &mut self,
         replicas: &mut Replicas,
@@ -108,7 +111,7 @@ impl ClientInterpolation {
         let Some(timeline) = &mut self.timeline else {
             return false;
         };
-        if !timeline.on_snapshot(tick).must_clear_buffers() {
+        if !timeline.on_frame_snapshot(tick).must_clear_buffers() {
             return false;
         }
         replicas.snap_interps(store);
@@ -139,7 +142,8 @@ impl ClientInterpolation {
 
     /// A frame began at `now` (the runtime's frame time): advances the clock to now, before
     /// this frame's snapshots pull it (so that in steady state the estimate is the newest
-    /// snapshot's tick, and arrivals are timed at the frame that received them).
+    /// snapshot's tick, and arrivals are timed at the frame that received them). The frame's
+    /// snapshots are judged against where this leaves the clock.
     pub(crate) fn advance_to(&mut self, now: Duration) {
         if let Some(timeline) = &mut self.timeline {
             timeline.advance_to(now);

@@ -99,8 +99,9 @@ impl<T: Replicated> RowInterp<T> {
         );
     }
 
-    /// The clock snapped: every interpolated member snaps to its newest sample and its buffer
-    /// is cleared.
+    /// The clock snapped: every interpolated member snaps to its newest sample, which its
+    /// buffer keeps at its tick while the older samples go (so that a member still since then
+    /// resumes from the right moment, through a hold sample at its known tick).
     pub(crate) fn snap(&mut self, value: &mut T) {
         value.snap_interp(&mut self.state);
         self.settled = false;
