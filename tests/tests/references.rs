@@ -540,3 +540,304 @@ fn past_the_noted_nodes_a_member_naming_a_node_before_it_was_networked_still_nam
     let got = named(client, client.scene().get(copy).unwrap().target);
     assert_eq!(got, Some(late_id));
 }
+
+/// A linked list whose links name each other as `NetRef<Self>` (the derive reads `Self` as
+/// `Link` in the code it generates).
+#[derive(Replicated, Debug, Default, Clone)]
+struct Link {
+    #[replicated]
+    value: i32,
+    #[replicated]
+    next: NetRef<Self>,
+    #[replicated]
+    earlier: Vec<NetRef<Self>>,
+}
+
+fn link_library() -> SceneLibrary {
+    let mut scenes = SceneLibrary::new();
+    scenes
+        .register("link", |scene, root| scene.set_value(root, Link::default()))
+        .unwrap();
+    scenes
+}
+
+#[test]
+fn a_list_linked_by_references_to_its_own_type_replicates() {
+    let mut world = World::new(2, link_library);
+    let root = world.root();
+    let links: Vec<NetRef<Link>> = (0..3)
+        .map(|_| {
+            let node = world
+                .server
+                .spawn(SceneIndex::new(0), root, PeerId::SERVER)
+                .unwrap();
+            world.server.scene().net_ref::<Link>(node).unwrap()
+        })
+        .collect();
+    for (i, &link) in links.iter().enumerate() {
+        let value = world.server.scene_mut().get_mut(link).unwrap();
+        value.value = i32::try_from(i).unwrap() * 10;
+        value.next = links.get(i + 1).copied().unwrap_or_default();
+        value.earlier = links[..i].to_vec();
+    }
+    world.step(10);
+    let server = &world.server;
+    let ids: Vec<NetId> = links
+        .iter()
+        .map(|l| server.net_id(l.node()).unwrap())
+        .collect();
+    for (c, client) in world.clients.iter().enumerate() {
+        let id_of = |r: NetRef<Link>| {
+            (!r.is_unresolved())
+                .then(|| client.net_id(r.node()))
+                .flatten()
+        };
+        for (i, &id) in ids.iter().enumerate() {
+            let copy = client
+                .scene()
+                .net_ref::<Link>(client.node(id).unwrap())
+                .unwrap();
+            let link = client.scene().get(copy).unwrap();
+            assert_eq!(link.value, i32::try_from(i).unwrap() * 10, "client {c}");
+            assert_eq!(
+                id_of(link.next),
+                ids.get(i + 1).copied(),
+                "client {c}: next of {i}"
+            );
+            let earlier: Vec<Option<NetId>> = link.earlier.iter().map(|&r| id_of(r)).collect();
+            let want: Vec<Option<NetId>> = ids[..i].iter().map(|&id| Some(id)).collect();
+            assert_eq!(earlier, want, "client {c}: links before {i}");
+        }
+    }
+}
+
+/// A shot: who fired it is set once, at its spawn, and never sent in snapshots.
+#[derive(Replicated, Debug, Default, Clone)]
+struct Shot {
+    #[replicated]
+    hp: i32,
+    #[replicated(initial_only)]
+    shooter: NetRef<Gunner>,
+}
+
+/// Who fires shots.
+#[derive(Replicated, Debug, Default, Clone)]
+struct Gunner {
+    #[replicated]
+    mass: i32,
+}
+
+/// A turret handed over to a client: its ammunition goes to its owner alone, its kind is set at
+/// its spawn.
+#[derive(Replicated, Debug, Default, Clone)]
+struct Turret {
+    #[replicated(owner_only)]
+    ammo: u16,
+    #[replicated(initial_only)]
+    kind: u8,
+}
+
+const SHOT: SceneIndex = SceneIndex::new(0);
+const GUNNER: SceneIndex = SceneIndex::new(1);
+const TURRET: SceneIndex = SceneIndex::new(2);
+
+fn shot_library() -> SceneLibrary {
+    let mut scenes = SceneLibrary::new();
+    scenes
+        .register("shot", |scene, root| scene.set_value(root, Shot::default()))
+        .unwrap();
+    scenes
+        .register("gunner", |scene, root| {
+            scene.set_value(root, Gunner::default())
+        })
+        .unwrap();
+    scenes
+        .register("turret", |scene, root| {
+            scene.set_value(root, Turret::default())
+        })
+        .unwrap();
+    scenes
+}
+
+/// A client's copy of the server's networked `node`.
+fn copy_of(world: &World, node: NodeId) -> Option<NodeId> {
+    world.clients[0].node(world.server.net_id(node)?)
+}
+
+/// An `initial_only` reference to a node the client gets after the state naming it (spawned
+/// after it in the same frame, or not relevant to the client for a while) takes that node once
+/// it arrives: the state the client asks for again carries it. (It never did: the state sent
+/// again left `initial_only` members out, as every snapshot does, and the member stayed
+/// unresolved for good.)
+#[test]
+fn an_initial_only_reference_to_a_node_that_arrives_later_takes_it() {
+    let mut unresolved = Vec::new();
+    for encoding in [SnapshotEncoding::Bytes, SnapshotEncoding::Bits] {
+        for hidden in [false, true] {
+            let config = MultiplayerConfig {
+                snapshot_encoding: encoding,
+                ..MultiplayerConfig::default()
+            };
+            let mut world = World::with(1, config, None, 0, shot_library);
+            let root = world.root();
+            let peer = world.clients[0].local_peer_id();
+            let shot = world.server.spawn(SHOT, root, PeerId::SERVER).unwrap();
+            let gunner = world.server.spawn(GUNNER, root, PeerId::SERVER).unwrap();
+            let shot_ref = world.server.scene().net_ref::<Shot>(shot).unwrap();
+            world.server.scene_mut().get_mut(shot_ref).unwrap().shooter = NetRef::new(gunner);
+            if hidden {
+                world.server.set_relevant(gunner, peer, false).unwrap();
+                world.step(5);
+                assert!(copy_of(&world, gunner).is_none(), "{encoding:?}: hidden");
+                world.server.set_relevant(gunner, peer, true).unwrap();
+            }
+            world.step(60);
+            let case = format!("{encoding:?}, hidden: {hidden}");
+            let held = world.clients[0].stats().references_held;
+            assert!(held > 0, "{case}: held back at first");
+            let client = &world.clients[0];
+            let on_client = client
+                .scene()
+                .net_ref::<Shot>(copy_of(&world, shot).unwrap());
+            let read = client.scene().get(on_client.unwrap()).unwrap();
+            let gunner_copy = copy_of(&world, gunner).unwrap();
+            if read.shooter != NetRef::new(gunner_copy) {
+                unresolved.push(format!("{case}: {:?}", read.shooter));
+                continue;
+            }
+            world.step(30);
+            let stats = world.clients[0].stats();
+            assert_eq!(stats.references_held, held, "{case}: held no more");
+            world.assert_converged();
+        }
+    }
+    assert!(unresolved.is_empty(), "shooter not taken: {unresolved:#?}");
+}
+
+/// A node handed over to a client owes its old and new owner everything they now receive of
+/// it; `initial_only` members are not among it: the new owner keeps the value of its spawn.
+#[test]
+fn a_hand_over_does_not_send_initial_only_members_again() {
+    for encoding in [SnapshotEncoding::Bytes, SnapshotEncoding::Bits] {
+        let mut world = World::with_encoding(1, encoding, shot_library);
+        let root = world.root();
+        let peer = world.clients[0].local_peer_id();
+        let turret = world.server.spawn(TURRET, root, PeerId::SERVER).unwrap();
+        let on_server = world.server.scene().net_ref::<Turret>(turret).unwrap();
+        world.server.scene_mut().get_mut(on_server).unwrap().kind = 3;
+        world.step(10);
+        let value = world.server.scene_mut().get_mut(on_server).unwrap();
+        (value.kind, value.ammo) = (7, 30);
+        world.step(5);
+        world.server.set_authority(turret, peer, true).unwrap();
+        world.step(30);
+        let client = &world.clients[0];
+        let copy = client
+            .scene()
+            .net_ref::<Turret>(copy_of(&world, turret).unwrap());
+        let read = client.scene().get(copy.unwrap()).unwrap();
+        assert_eq!((read.ammo, read.kind), (30, 3), "{encoding:?}");
+    }
+}
+
+/// A mark: who it marks is set once, at its spawn, and so is its kind; `x` goes to everyone
+/// but its owner (so that handing it over owes its old and new owner a resync).
+#[derive(Replicated, Debug, Default, Clone)]
+struct Mark {
+    #[replicated(skip_owner)]
+    x: i32,
+    #[replicated(initial_only)]
+    kind: u8,
+    #[replicated(initial_only)]
+    gunner: NetRef<Gunner>,
+}
+
+const MARK: SceneIndex = SceneIndex::new(3);
+
+fn mark_library() -> SceneLibrary {
+    let mut scenes = shot_library();
+    scenes
+        .register("mark", |scene, root| scene.set_value(root, Mark::default()))
+        .unwrap();
+    scenes
+}
+
+/// The state a client asks for again carries the `initial_only` members as the server holds
+/// them now, to that client alone: clients owed the node's state again at the same time for
+/// another reason (a hand-over, here one every frame) get it without them, whether the entry
+/// is shared between clients (bytes) or coded once for every client with the same baseline
+/// (bits).
+#[test]
+fn initial_only_members_sent_again_go_only_to_the_client_that_asked() {
+    for encoding in [SnapshotEncoding::Bytes, SnapshotEncoding::Bits] {
+        let mut world = World::with_encoding(3, encoding, mark_library);
+        let root = world.root();
+        let peers: Vec<PeerId> = world.clients.iter().map(|c| c.local_peer_id()).collect();
+        let mark = world.server.spawn(MARK, root, PeerId::SERVER).unwrap();
+        let gunner = world.server.spawn(GUNNER, root, PeerId::SERVER).unwrap();
+        let on_server = world.server.scene().net_ref::<Mark>(mark).unwrap();
+        world.server.scene_mut().get_mut(on_server).unwrap().gunner = NetRef::new(gunner);
+        world.server.set_relevant(gunner, peers[0], false).unwrap();
+        world.step(5);
+        world.server.scene_mut().get_mut(on_server).unwrap().kind = 9;
+        world.step(2);
+        world.server.set_relevant(gunner, peers[0], true).unwrap();
+        for frame in 0..20 {
+            world
+                .server
+                .set_authority(mark, peers[1 + frame % 2], true)
+                .unwrap();
+            world.server.scene_mut().get_mut(on_server).unwrap().x = frame as i32;
+            world.step(1);
+        }
+        world.step(20);
+        let mark_id = world.server.net_id(mark).unwrap();
+        let gunner_id = world.server.net_id(gunner).unwrap();
+        for (c, client) in world.clients.iter().enumerate() {
+            let copy = client
+                .scene()
+                .net_ref::<Mark>(client.node(mark_id).unwrap());
+            let read = client.scene().get(copy.unwrap()).unwrap();
+            let gunner_copy = NetRef::new(client.node(gunner_id).unwrap());
+            assert_eq!(read.gunner, gunner_copy, "{encoding:?}: client {c}");
+            let kind = if c == 0 { 9 } else { 0 };
+            assert_eq!(read.kind, kind, "{encoding:?}: client {c}");
+        }
+    }
+}
+
+/// An `initial_only` reference to a node that was not networked when the state naming it was
+/// sent (it went as none) takes the node once it is networked: the state sent again whole
+/// carries it.
+#[test]
+fn an_initial_only_reference_to_a_node_networked_later_takes_it() {
+    for encoding in [SnapshotEncoding::Bytes, SnapshotEncoding::Bits] {
+        let mut world = World::with_encoding(2, encoding, shot_library);
+        let root = world.root();
+        let mut late = Vec::new();
+        for mp in std::iter::once(&mut world.server).chain(&mut world.clients) {
+            let scene = mp.scene_mut();
+            let node = scene.add(root, "late").unwrap();
+            scene.set_value(node, Gunner::default()).unwrap();
+            late.push(node);
+        }
+        let shot = world.server.spawn(SHOT, root, PeerId::SERVER).unwrap();
+        let on_server = world.server.scene().net_ref::<Shot>(shot).unwrap();
+        world.server.scene_mut().get_mut(on_server).unwrap().shooter = NetRef::new(late[0]);
+        world.step(10);
+        world.server.bind(late[0]).unwrap();
+        world.step(10);
+        let shot_id = world.server.net_id(shot).unwrap();
+        for (c, client) in world.clients.iter().enumerate() {
+            let copy = client
+                .scene()
+                .net_ref::<Shot>(client.node(shot_id).unwrap());
+            let read = client.scene().get(copy.unwrap()).unwrap();
+            assert_eq!(
+                read.shooter,
+                NetRef::new(late[c + 1]),
+                "{encoding:?}: client {c}"
+            );
+        }
+    }
+}

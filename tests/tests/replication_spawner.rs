@@ -374,3 +374,100 @@ fn the_registry_dump_lists_types_scenes_and_spawners() {
         "{dump}"
     );
 }
+
+/// Spawn data naming a networked node: a follower of a leader.
+#[derive(NetCodec, Debug, Clone, PartialEq)]
+struct Follow {
+    name: String,
+    leader: NetRef<Body>,
+}
+
+/// What a follower's spawn function found its leader to be, kept in its `Body::local`: the
+/// node at `/root/level/ann` in the scene it ran in, nothing (unresolved), or anything else
+/// (a handle of another peer's).
+const NAMES_ANN: u32 = 1;
+const UNRESOLVED: u32 = 2;
+const ELSEWHERE: u32 = 3;
+
+/// The followers' spawn function: a `Body` root named after the data, noting what its leader
+/// names here.
+fn follow(scene: &mut Scene, parent: NodeId, data: &Follow) -> Result<NodeId, SceneError> {
+    let seen = match data.leader {
+        leader if leader.is_unresolved() => UNRESOLVED,
+        leader if scene.path(leader.node()).as_deref() == Some("/root/level/ann") => NAMES_ANN,
+        _ => ELSEWHERE,
+    };
+    let root = scene.add(parent, &data.name)?;
+    scene.set_value(
+        root,
+        Body {
+            local: seen,
+            ..Body::default()
+        },
+    )?;
+    Ok(root)
+}
+
+fn follow_setup(mp: &mut Mp) {
+    setup(mp);
+    mp.register_spawner("followers", "/root/level", follow)
+        .unwrap();
+}
+
+/// A node reference in spawn data reaches every client's spawn function as that client's own
+/// node, as an RPC argument does; a client that does not have the node gets it unresolved.
+/// (It travelled as none: every client's function got it unresolved.)
+#[test]
+fn a_reference_in_spawn_data_names_each_clients_own_node() {
+    let mut world = World::with_setup(
+        2,
+        MultiplayerConfig::default(),
+        None,
+        0,
+        library,
+        follow_setup,
+    );
+    // The clients number their nodes otherwise than the server: a server handle would name
+    // another node there, or none.
+    for (c, client) in world.clients.iter_mut().enumerate() {
+        let root = client.scene().root();
+        for i in 0..=c + 3 {
+            client.scene_mut().add(root, &format!("local{i}")).unwrap();
+        }
+    }
+    let ann = Loadout {
+        name: "ann".into(),
+        x: 1,
+        guns: vec![2],
+    };
+    let leader = world
+        .server
+        .spawn_with(players(&world.server), &ann, PeerId::SERVER)
+        .unwrap();
+    world.step(3);
+    let hidden_from = world.clients[1].local_peer_id();
+    world
+        .server
+        .set_relevant(leader, hidden_from, false)
+        .unwrap();
+    world.step(3);
+    let followers = world.server.spawner::<Follow>("followers").unwrap();
+    let fan = Follow {
+        name: "fan".into(),
+        leader: NetRef::new(leader),
+    };
+    let on_server = world
+        .server
+        .spawn_with(followers, &fan, PeerId::SERVER)
+        .unwrap();
+    assert_eq!(body(&mut world.server, on_server).local, NAMES_ANN);
+    world.step(3);
+    let late = world.connect_client();
+    world.step(4);
+    for (c, client) in world.clients.iter_mut().enumerate() {
+        let copy = client.scene().find("/root/level/fan").unwrap();
+        let seen = body(client, copy).local;
+        let want = if c == 1 { UNRESOLVED } else { NAMES_ANN };
+        assert_eq!(seen, want, "client {c} (late: {late})");
+    }
+}

@@ -442,7 +442,7 @@ impl ClientState {
                 .spawner
                 .as_ref()
                 .ok_or("spawner spawn without data")?;
-            spawners.spawn_remote(scene, parent, &header.name, payload)?
+            spawners.spawn_remote((scene, &self.by_node), parent, &header.name, payload)?
         } else {
             let index = u16::try_from(header.scene).map_err(|_| "unknown scene index")?;
             library

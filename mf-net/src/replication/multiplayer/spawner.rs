@@ -8,6 +8,9 @@
 //! [`Multiplayer::spawn_with`]; the spawn message (scene index −2) carries the spawner's index
 //! and the data's [`NetCodec`] encoding, and each client runs its own function with the decoded
 //! data, then applies the replicated state that follows, like any spawn (late joiners included).
+//! A node reference in the data travels as an RPC argument does: encoded to the net id of a
+//! networked node when `spawn_with` runs, decoded to the client's own node, or unresolved
+//! where the client has none.
 //! Spawner names, parent paths and data types (stable name and schema hash) are part of the
 //! replication fingerprint.
 //!
@@ -20,6 +23,7 @@
 use std::any::TypeId;
 
 use crate::codec::NetCodec;
+use crate::refs::{with_scope, Resolve};
 use crate::replication::multiplayer::Multiplayer;
 use crate::replication::shared::config::MultiplayerError;
 use crate::replication::shared::instance::as_scene_mut;
@@ -94,7 +98,12 @@ impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
     /// runs the spawner's function under its parent and networks the instance it returns (the
     /// root and each descendant holding a value take consecutive network ids, depth-first). The
     /// spawn message leaves at the end of the frame, carrying the data, with the state at that
-    /// moment; each client runs its own spawner with the data, then applies the state.
+    /// moment; each client runs its own spawner with the data, then applies the state. A
+    /// [`NetRef`](crate::scene::NetRef) in the data is encoded now, as an RPC argument is: a
+    /// networked node travels as its net id and reaches each client's function as that
+    /// client's own node, or unresolved where the client does not have it (not relevant to
+    /// it, despawned, or, for a late joiner, spawned after it); a node not networked yet
+    /// (the instance's own nodes among them) travels as none.
     ///
     /// # Errors
     ///
@@ -141,7 +150,10 @@ impl<T: Transport + 'static, S: crate::store::Store> Multiplayer<T, S> {
             return Err(error);
         }
         let mut w = NetWriter::new();
-        data.encode(&mut w);
+        // Node references in the data travel as net ids, as an RPC's arguments do.
+        with_scope(Some(&server.by_node), Resolve::Argument, || {
+            data.encode(&mut w)
+        });
         if w.over_limit() {
             store.despawn(root);
             return Err(MultiplayerError::SpawnDataOverLimit);

@@ -34,7 +34,7 @@ use crate::replication::server::slot_table::PREFETCH_AHEAD;
 use crate::replication::server::value_history::ValueHistory;
 use crate::replication::Audience;
 use crate::tick::tick_after;
-use crate::wire::BitWriter;
+use crate::wire::{BitWriter, NetWriter};
 
 /// A state coded this tick: the byte it starts at in the tick's coded states (the bits of
 /// [`BitEntries::coding`]), and how many bits it has.
@@ -99,6 +99,8 @@ pub(crate) struct BitEntries {
     /// By node slot, a bit per node whose values changed at this tick's capture and are not
     /// recorded yet.
     owed: Vec<u64>,
+    /// A whole state's byte form, coded into bits by [`append_whole`](Self::append_whole).
+    scratch: NetWriter,
 }
 
 impl BitEntries {
@@ -346,6 +348,40 @@ impl BitEntries {
         let appended = body.append_bits(self.coding.bits.flushed(), from, bits);
         debug_assert!(appended, "a coded state lies in the coded states");
         true
+    }
+
+    /// Appends to `body` the entry of `node` (the node `key`) for `audience` that a resync
+    /// carrying its `initial_only` members too carries
+    /// ([`SendState::owe_whole_resync`](crate::replication::server::send_state::SendState::owe_whole_resync)):
+    /// its whole state as a spawn has it, coded from zero, at `at`, in a snapshot whose
+    /// default baseline is `default_back` ticks back. Coded for this entry alone: neither
+    /// kept for another snapshot nor recorded as the node's values (the values a client
+    /// receives in its snapshots leave `initial_only` members out). Returns `false`, writing
+    /// nothing, if no client could read it.
+    pub(crate) fn append_whole(
+        &mut self,
+        body: &mut BitWriter,
+        states: &impl NodeStates,
+        (key, node, audience): (NodeKey, &NetNode, Audience),
+        at: &BodyCursor,
+        default_back: u32,
+    ) -> bool {
+        // Coded after the tick's states, and cut off again once copied.
+        let start = self.coding.bits.bit_len();
+        let coding = &mut self.coding;
+        let sent = states.write_bits_full_for(node, audience, &mut self.scratch, coding);
+        let bits = self.coding.bits.bit_len() - start;
+        self.coding.bits.finish();
+        if sent == Some(true) {
+            write_entry_id(body, at, (key.id(), node.type_number()));
+            write_entry_baseline(body, 0, default_back);
+            let appended = body.append_bits(self.coding.bits.flushed(), start, bits);
+            debug_assert!(appended, "a coded state lies in the coded states");
+            self.encoded += 1;
+        }
+        let cut = self.coding.bits.truncate_bits(start);
+        debug_assert!(cut, "the bits only grew");
+        sent == Some(true)
     }
 
     /// The state of `node` for `audience`, for a client whose `since` for it is `acked`, coded

@@ -33,6 +33,23 @@ pub(crate) trait NodeStates {
         coding: &mut Coding,
     ) -> Option<bool>;
 
+    /// Appends `node`'s whole state as a resync the client asked for carries it: every member
+    /// `audience` receives, `initial_only` ones included, as the server holds them now (the
+    /// state a spawn carries: [`Capture::write_full_for`](crate::replicated::Capture::write_full_for)).
+    fn write_full_for(&self, node: &NetNode, audience: Audience, w: &mut NetWriter);
+
+    /// Codes the state [`write_full_for`](Self::write_full_for) appends in its bit form from
+    /// zero (no baseline) into `coding`, its bits after those the coding holds (its values
+    /// are left as they were), with `scratch` for the byte form: whether it can be sent;
+    /// `None` if the node has no state.
+    fn write_bits_full_for(
+        &self,
+        node: &NetNode,
+        audience: Audience,
+        scratch: &mut NetWriter,
+        coding: &mut Coding,
+    ) -> Option<bool>;
+
     /// Appends the snapshot entries `requests`, all of rows of column `column`, to `w` in one
     /// pass, and what came of each to `written` (see [`Shadows::write_states`]).
     fn write_states(
@@ -70,6 +87,20 @@ impl NodeStates for Shadows {
     ) -> Option<bool> {
         let at = (node.value_at, node.node);
         Shadows::write_bits_since_for(self, at, which, base, coding)
+    }
+
+    fn write_full_for(&self, node: &NetNode, audience: Audience, w: &mut NetWriter) {
+        Shadows::write_full_for(self, node.node, audience, w);
+    }
+
+    fn write_bits_full_for(
+        &self,
+        node: &NetNode,
+        audience: Audience,
+        scratch: &mut NetWriter,
+        coding: &mut Coding,
+    ) -> Option<bool> {
+        Shadows::write_bits_full_for(self, node.node, audience, scratch, coding)
     }
 
     #[inline]

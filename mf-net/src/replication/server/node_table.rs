@@ -265,7 +265,8 @@ pub(crate) fn group_of(groups: &GroupTable, net_id: u32) -> Option<GroupKey> {
 /// stamping changes with `tick`, and replaces `changed` with the keys of the nodes whose state
 /// changed, in net id order (what the tick's snapshots start from: a node that did not change
 /// has nothing new to send). A state that names one of `renamed` (sorted) counts as changed in
-/// every member. A row's tag is its node's slot; `rows` is scratch.
+/// every member. A row's tag is its node's slot; `rows` is scratch, left holding the changed
+/// rows. Returns where in `rows` those of the states naming one of `renamed` start.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn capture(
     nodes: &mut NodeTable,
@@ -275,10 +276,11 @@ pub(crate) fn capture(
     renamed: &[NodeId],
     changed: &mut Vec<NodeKey>,
     rows: &mut Vec<Changed>,
-) {
+) -> usize {
     changed.clear();
     rows.clear();
     shadows.capture(store, tick, rows);
+    let captured = rows.len();
     if !renamed.is_empty() {
         shadows.restamp_naming(store, tick, renamed, rows);
     }
@@ -298,6 +300,7 @@ pub(crate) fn capture(
     if !renamed.is_empty() {
         changed.dedup();
     }
+    captured
 }
 
 #[cfg(test)]

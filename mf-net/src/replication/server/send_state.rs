@@ -69,6 +69,9 @@ pub(crate) struct Outgoing<'a> {
     pub(crate) pending: &'a [NodeKey],
     /// Where the client stands with each node.
     pub(crate) acks: &'a Known,
+    /// The nodes whose resync owed carries their `initial_only` members too (see
+    /// [`SendState::owe_whole_resync`]), sorted by net id: almost always none.
+    pub(crate) whole: &'a [NodeKey],
     /// The ring entry's list of the net ids of the nodes the snapshot carries (empty to begin
     /// with).
     pub(crate) carried: &'a mut Vec<u32>,
@@ -156,6 +159,10 @@ pub(crate) struct SendState {
     /// Nodes that may have become pending other than by changing (resyncs owed), unsorted,
     /// merged into `pending` at the next refresh.
     incoming: Vec<NodeKey>,
+    /// The nodes whose resync owed carries their `initial_only` members too, sorted by net id,
+    /// each once (see [`owe_whole_resync`](Self::owe_whole_resync)); a node leaves it once
+    /// it owes no resync (or the client no longer has it).
+    whole: Vec<NodeKey>,
     /// The other buffer of `pending`'s rebuild (its capacity is kept).
     spare: Vec<NodeKey>,
     /// `pending`'s changes, and the copy it was last found equal to.
@@ -210,6 +217,7 @@ impl SendState {
             cursor: 0,
             pending: Vec::new(),
             incoming: Vec::new(),
+            whole: Vec::new(),
             spare: Vec::new(),
             pending_alike: Alike::default(),
             full_at: None,
@@ -247,6 +255,7 @@ impl SendState {
         self.pending_from = None;
         self.pending_alike.changed();
         self.incoming.clear();
+        self.whole.clear();
         self.full_at = None;
         self.scanning = false;
         self.whole_at = None;
@@ -307,6 +316,9 @@ impl SendState {
     /// The client does not have the node (any more): no entries, no resync.
     pub(crate) fn hide(&mut self, key: NodeKey) {
         self.nodes.remove(key);
+        if let Ok(at) = self.whole.binary_search_by_key(&key.id(), |k| k.id()) {
+            self.whole.remove(at);
+        }
     }
 
     /// Forgets the nodes with the net ids `gone` (sorted), which left the node table.
@@ -337,6 +349,48 @@ impl SendState {
             // `incoming`.
             self.incoming.push(key);
         }
+    }
+
+    /// [`owe_resync`](Self::owe_resync), with the node's entries until it is done carrying its
+    /// `initial_only` members too, as the server holds them now: the client asked for the
+    /// state again because a member named a node it lacked ([`RESEND`]), or a node the state
+    /// names is named otherwise now (networked after a reference to it went as none, or
+    /// [renamed](crate::replication::Multiplayer::resend_states_naming)), and an
+    /// `initial_only` member may be that member. Nothing if the client does not have the node.
+    ///
+    /// [`RESEND`]: crate::replication::shared::protocol::RESEND
+    pub(crate) fn owe_whole_resync(&mut self, key: NodeKey, after: u32) {
+        self.owe_resync(key, after);
+        if self.nodes.get(key).is_none() {
+            return;
+        }
+        if let Err(at) = self.whole.binary_search_by_key(&key.id(), |k| k.id()) {
+            self.whole.insert(at, key);
+        }
+    }
+
+    /// Whether a resync owed carries a node's `initial_only` members (see
+    /// [`owe_whole_resync`](Self::owe_whole_resync)): its entries are the client's alone, so
+    /// its snapshot is neither shared with other clients nor a copy of one of theirs.
+    pub(crate) fn owes_whole(&self) -> bool {
+        !self.whole.is_empty()
+    }
+
+    /// The nodes whose resync owed carries their `initial_only` members (see
+    /// [`owe_whole_resync`](Self::owe_whole_resync)), sorted by net id.
+    pub(crate) fn whole_resyncs(&self) -> &[NodeKey] {
+        &self.whole
+    }
+
+    /// Drops from [`whole`](Self::whole) the nodes that owe no resync any more (one carried
+    /// was acknowledged) or that the client no longer has.
+    fn drop_done_whole(&mut self) {
+        if self.whole.is_empty() {
+            return;
+        }
+        let nodes = &self.nodes;
+        self.whole
+            .retain(|&key| nodes.get(key).is_some_and(|n| n.resync().is_some()));
     }
 
     /// Appends to `out`, in net id order, the nodes the client has that `changed` accepts.
@@ -410,6 +464,7 @@ impl SendState {
         self.fit();
         self.nodes.settle();
         self.apply_acks();
+        self.drop_done_whole();
         if self.cursor != 0 {
             self.scanning = true;
             // The walk over the table meets the nodes owed a resync by itself.
@@ -554,6 +609,7 @@ impl SendState {
         let outgoing = Outgoing {
             pending: pending.unwrap_or(nodes.keys()),
             acks: &self.nodes,
+            whole: &self.whole,
             carried: &mut entry.nodes,
             places: &mut entry.places,
             placing: pending.is_some_and(|p| p.len() < entry.listed) && self.nodes.places_fit(),
@@ -752,6 +808,17 @@ pub(crate) fn wants_as(node: &NetNode, ack: &NodeSend, audience: Audience) -> bo
         })
 }
 
+/// Whether the node `key` is one of `whole` (sorted by net id: a client's
+/// [`whole_resyncs`](SendState::whole_resyncs)), whose resync owed carries its
+/// `initial_only` members too. Almost always none are: one look at the length.
+#[inline]
+pub(crate) fn owes_whole(whole: &[NodeKey], key: NodeKey) -> bool {
+    !whole.is_empty() && {
+        let at = whole.binary_search_by_key(&key.id(), |k| k.id());
+        at.ok().and_then(|at| whole.get(at)) == Some(&key)
+    }
+}
+
 /// Replaces `out` with the keys of `a` and `b` (each sorted by id, without repeats) that `keep`
 /// accepts (told whether the key is in `b`), sorted by id, each once.
 fn merge(
@@ -908,6 +975,36 @@ mod tests {
         send.ack(10, Duration::ZERO);
         assert_eq!(send.node(a).unwrap().since(), Some(10));
         assert_eq!(acked(&send, b), Some(9));
+    }
+
+    #[test]
+    fn a_resync_owed_whole_stays_whole_until_it_is_done_or_the_node_is_hidden() {
+        let (table, keys) = table(3);
+        let (a, b, c) = (keys[0], keys[1], keys[2]);
+        let mut send = SendState::default();
+        send.join(table.keys().iter().copied(), 5, &table);
+        send.hide(c);
+        send.owe_whole_resync(b, 6);
+        send.owe_whole_resync(a, 6);
+        send.owe_whole_resync(a, 6);
+        // A node the client does not have owes nothing.
+        send.owe_whole_resync(c, 6);
+        assert_eq!(send.whole_resyncs(), [a, b]);
+        assert!(super::owes_whole(send.whole_resyncs(), a));
+        assert!(!super::owes_whole(send.whole_resyncs(), c));
+        assert_eq!(send.node(a).unwrap().resync(), Some(6));
+        // The snapshot of 7 carries `a`; its ack completes the resync, and `a` owes nothing
+        // whole from the next refresh on.
+        sent(&mut send, &table, 7, &[a]);
+        send.ack(7, Duration::ZERO);
+        send.refresh(&[], &table, PEER);
+        assert_eq!(send.whole_resyncs(), [b]);
+        assert!(send.owes_whole());
+        send.hide(b);
+        assert!(!send.owes_whole());
+        // Shown again, it owes a resync, not a whole one.
+        send.show(b, 8, true);
+        assert!(!send.owes_whole());
     }
 
     #[test]

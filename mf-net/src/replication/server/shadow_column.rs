@@ -8,13 +8,14 @@
 //! ([`lend`]); the writes read the shadow states alone.
 
 use crate::codec::quantize::Buckets;
+use crate::codec::state_bits;
 use crate::codec::state_coder::Coding;
 use crate::refs;
 use crate::replicated::{Audience, Capture, Replicated};
 use crate::replication::shared::columns::{RuntimeColumn, ValueAt};
 use crate::replication::shared::each_value::{each_value, Aligned, HintedRow};
 use crate::store::{lend, NodeId, Store};
-use crate::wire::NetWriter;
+use crate::wire::{NetReader, NetWriter};
 
 /// A row's change ticks as snapshots read them, for the node's owner and for any other client
 /// (in that order): the newest tick stamped on a member that a snapshot for them carries (0:
@@ -229,6 +230,17 @@ pub(crate) trait ErasedShadows: RuntimeColumn {
     );
     /// A spawn's full state of `row` ([`Capture::write_full_for`]).
     fn write_full_for(&self, row: u32, audience: Audience, w: &mut NetWriter);
+    /// The bit form of that state coded from zero (no baseline: what
+    /// [`state_bits::bytes_to_bits`] makes of it), appended to `coding`'s bits (its values
+    /// are left as they were), with `scratch` for the byte form: whether it can be sent (no
+    /// member over a limit); `None` if there is no such row.
+    fn write_bits_full_for(
+        &self,
+        row: u32,
+        audience: Audience,
+        scratch: &mut NetWriter,
+        coding: &mut Coding,
+    ) -> Option<bool>;
 }
 
 impl<T: Replicated> RuntimeColumn for ShadowColumn<T> {
@@ -422,5 +434,23 @@ impl<T: Replicated> ErasedShadows for ShadowColumn<T> {
         if let Some(row) = self.rows.get(row as usize) {
             T::write_full_for(&row.state, audience, w);
         }
+    }
+
+    fn write_bits_full_for(
+        &self,
+        row: u32,
+        audience: Audience,
+        scratch: &mut NetWriter,
+        coding: &mut Coding,
+    ) -> Option<bool> {
+        let row = self.rows.get(row as usize)?;
+        scratch.clear();
+        T::write_full_for(&row.state, audience, scratch);
+        if scratch.take_over_limit() {
+            return Some(false);
+        }
+        let mut r = NetReader::new(scratch.as_slice());
+        let coded = state_bits::bytes_to_bits(T::LAYOUT, &mut r, &[], &mut coding.bits, &mut []);
+        Some(coded.is_ok())
     }
 }

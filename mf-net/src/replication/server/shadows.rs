@@ -183,6 +183,20 @@ impl Shadows {
             column.write_full_for(row, audience, w);
         }
     }
+
+    /// The bit form of `node`'s spawn state from zero (see
+    /// [`ErasedShadows::write_bits_full_for`]), into `coding`: whether it can be sent; `None`
+    /// if the node has no shadow state.
+    pub(crate) fn write_bits_full_for(
+        &self,
+        node: NodeId,
+        audience: Audience,
+        scratch: &mut NetWriter,
+        coding: &mut Coding,
+    ) -> Option<bool> {
+        let (column, row) = self.columns.row_of(node)?;
+        column.write_bits_full_for(row, audience, scratch, coding)
+    }
 }
 
 /// The shadow column of type `ty`, from its registry entry.

@@ -10,7 +10,7 @@ use crate::replication::server::entry_cache::EntryCache;
 use crate::replication::server::known::Known;
 use crate::replication::server::node_states::NodeStates;
 use crate::replication::server::node_table::{GroupKey, GroupTable, NetNode, NodeKey, NodeTable};
-use crate::replication::server::send_state::wants;
+use crate::replication::server::send_state::{owes_whole, wants};
 use crate::replication::server::slot_table::PREFETCH_AHEAD;
 use crate::replication::server::vis_table::VisTable;
 use crate::replication::shared::protocol::SNAPSHOT_TRUNCATED;
@@ -47,6 +47,10 @@ pub(crate) struct SnapshotAt {
 /// Entries come from `entries`, this tick's shared cache, asked for with the client's since
 /// class: each distinct one is encoded once (ahead, by [`prepare`] and, under interest,
 /// [`prepare_changed`], or for the first client that needs it) and copied into every packet.
+/// A resync that carries the node's `initial_only` members too (the client asked for the
+/// state again:
+/// [`SendState::owe_whole_resync`](crate::replication::server::send_state::SendState::owe_whole_resync))
+/// is the spawn's state, written straight into this client's packet and never cached.
 /// Records the carried
 /// nodes in the ring entry of `tick`, after recording whether the snapshot that entry held left
 /// the ring acknowledged (the client's unacknowledged window). Allocates nothing once the
@@ -77,7 +81,13 @@ pub(crate) fn write(
     if budget == 0 {
         out.acks.prefetch_ids(keys.len());
     }
-    let walk = Walk::new((nodes, groups), out.acks, client.peer, tiers, tick);
+    let walk = Walk::new(
+        (nodes, groups),
+        (out.acks, out.whole),
+        client.peer,
+        tiers,
+        tick,
+    );
     let placing = out.placing();
     let mut ahead = after.iter().chain(before).skip(PREFETCH_AHEAD);
     for &key in after.iter().chain(before) {
@@ -90,35 +100,25 @@ pub(crate) fn write(
             audience,
             acked,
             place,
+            whole,
         }) = walk.entry(key)
         else {
             continue;
         };
-        let state = |w: &mut NetWriter| states.write_since_for(node, since, audience, w);
-        let fits = if entries.sharing() {
-            let range = entries.range(key, since, audience, state);
-            if range.is_empty() {
-                entries.refuse(node, key);
-                refused = true;
-                continue;
-            }
-            let fits = fits(budget, w.len() + range.len(), out.carried);
-            if fits {
-                w.write_bytes(entries.bytes(range));
-            }
-            fits
+        let so_far = (budget, out.carried.as_slice());
+        let written = if whole {
+            // The client's alone: written straight, never cached for another client.
+            let state = |w: &mut NetWriter| states.write_full_for(node, audience, w);
+            append_entry(w, entries, (key, since, audience, false), state, so_far)
         } else {
-            let entry_at = w.len();
-            if !entries.write_direct(w, key, state) {
-                entries.refuse(node, key);
-                refused = true;
-                continue;
-            }
-            let fits = fits(budget, w.len(), out.carried);
-            if !fits {
-                w.truncate(entry_at);
-            }
-            fits
+            let state = |w: &mut NetWriter| states.write_since_for(node, since, audience, w);
+            let share = entries.sharing();
+            append_entry(w, entries, (key, since, audience, share), state, so_far)
+        };
+        let Some(fits) = written else {
+            entries.refuse(node, key);
+            refused = true;
+            continue;
         };
         if !fits {
             truncated = true;
@@ -140,6 +140,42 @@ pub(crate) fn write(
         client.send.walked_whole(tick);
     }
     Written { truncated }
+}
+
+/// Appends to `w` the snapshot entry of the node `key` whose state `state` writes, for a
+/// client whose `since` class is `since` and who receives it as `audience`: copied from this
+/// tick's cache `entries` (encoded there on the first request) if `share`, else written
+/// straight. Returns `None`, writing nothing, if no client could read the entry (see
+/// [`EntryCache::refuse`]); else whether it fits the budget with the entries `carried` so far
+/// (see [`fits`]), written only if it does.
+#[inline(always)]
+fn append_entry(
+    w: &mut NetWriter,
+    entries: &mut EntryCache,
+    (key, since, audience, share): (NodeKey, Option<u32>, Audience, bool),
+    state: impl FnOnce(&mut NetWriter),
+    (budget, carried): (usize, &[u32]),
+) -> Option<bool> {
+    if share {
+        let range = entries.range(key, since, audience, state);
+        if range.is_empty() {
+            return None;
+        }
+        let fits = fits(budget, w.len() + range.len(), carried);
+        if fits {
+            w.write_bytes(entries.bytes(range));
+        }
+        return Some(fits);
+    }
+    let entry_at = w.len();
+    if !entries.write_direct(w, key, state) {
+        return None;
+    }
+    let fits = fits(budget, w.len(), carried);
+    if !fits {
+        w.truncate(entry_at);
+    }
+    Some(fits)
 }
 
 /// How many entries [`prepare`] and [`prepare_changed`] encode in one pass per column; under
@@ -165,7 +201,8 @@ pub(crate) fn prepare(
 ) {
     let (pending, acks, cursor) = client.send.pending_for(nodes);
     let tiers = client.tiered.then_some(&client.vis);
-    let walk = Walk::new((nodes, groups), acks, client.peer, tiers, at.tick);
+    let whole = client.send.whole_resyncs();
+    let walk = Walk::new((nodes, groups), (acks, whole), client.peer, tiers, at.tick);
     let (before, after) = pending.split_at(pending.partition_point(|k| k.id() < cursor));
     let per_pass = match at.budget {
         0 => PREPARED_PER_PASS,
@@ -173,7 +210,8 @@ pub(crate) fn prepare(
     };
     let mut batch = entries.batch();
     for &key in after.iter().chain(before) {
-        let Some(wanted) = walk.entry(key) else {
+        // An entry with `initial_only` members is written for its snapshot alone.
+        let Some(wanted) = walk.entry(key).filter(|w| !w.whole) else {
             continue;
         };
         batch.push(key, wanted.node, wanted.since, wanted.audience);
@@ -226,6 +264,10 @@ pub(super) struct Wanted<'a> {
     pub(super) acked: Option<u32>,
     /// Where the node stands in the client's list ([`Known::seek_placed`]).
     pub(super) place: u32,
+    /// Whether the entry is a resync that carries the node's `initial_only` members too
+    /// ([`SendState::owe_whole_resync`](super::send_state::SendState::owe_whole_resync)):
+    /// written for this client alone.
+    pub(super) whole: bool,
 }
 
 /// What decides which nodes a client's snapshot of `tick` carries.
@@ -233,6 +275,9 @@ pub(super) struct Walk<'a> {
     nodes: &'a NodeTable,
     groups: &'a GroupTable,
     acks: &'a Known,
+    /// The nodes whose resync owed carries their `initial_only` members too (sorted by net
+    /// id: [`SendState::whole_resyncs`](super::send_state::SendState::whole_resyncs)).
+    whole: &'a [NodeKey],
     /// Where the walk stands in `acks` (see [`Known::seek`]).
     at: Cell<usize>,
     peer: PeerId,
@@ -242,11 +287,12 @@ pub(super) struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
-    /// A walk over `acks` (the client's nodes) for `peer`, with its update `tiers` if it has
-    /// any, for a snapshot of `tick`.
+    /// A walk over `acks` (the client's nodes, and those of them whose resync owed carries
+    /// their `initial_only` members too, `whole`) for `peer`, with its update `tiers` if it
+    /// has any, for a snapshot of `tick`.
     pub(super) fn new(
         (nodes, groups): (&'a NodeTable, &'a GroupTable),
-        acks: &'a Known,
+        (acks, whole): (&'a Known, &'a [NodeKey]),
         peer: PeerId,
         tiers: Option<&'a VisTable>,
         tick: u32,
@@ -255,6 +301,7 @@ impl<'a> Walk<'a> {
             nodes,
             groups,
             acks,
+            whole,
             at: Cell::new(0),
             peer,
             tiers,
@@ -291,12 +338,14 @@ impl<'a> Walk<'a> {
             true => node.audience_of(self.peer),
             false => Audience::NonOwner,
         };
+        let acked = ack.since();
         Some(Wanted {
             node,
-            since: node.since_class(ack.since(), audience),
+            since: node.since_class(acked, audience),
             audience,
-            acked: ack.since(),
+            acked,
             place,
+            whole: acked.is_none() && owes_whole(self.whole, key),
         })
     }
 }

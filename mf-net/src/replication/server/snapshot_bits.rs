@@ -16,7 +16,7 @@ use crate::replication::server::client_slot::ClientSlot;
 use crate::replication::server::entry_cache::EntryCache;
 use crate::replication::server::node_states::NodeStates;
 use crate::replication::server::node_table::{GroupTable, NodeKey, NodeTable};
-use crate::replication::server::send_state::Outgoing;
+use crate::replication::server::send_state::{owes_whole, Outgoing};
 use crate::replication::server::shared_body::{BodyEntry, SharedBody};
 use crate::replication::server::shared_snapshot::copy;
 use crate::replication::server::slot_table::PREFETCH_AHEAD;
@@ -43,6 +43,9 @@ pub(crate) fn write(
     (at, alone, scattered): (SnapshotAt, bool, bool),
 ) -> Written {
     let SnapshotAt { budget, tick, now } = at;
+    // Entries carrying `initial_only` members are this client's alone: its body is not
+    // another client's, nor kept for one.
+    let alone = alone || client.send.owes_whole();
     // Most entries are coded against the newest snapshot the client acknowledged.
     let default_back = tick.wrapping_sub(client.stats.acknowledged_tick);
     let (left, mut out) = client.send.start_snapshot(tick, now, nodes);
@@ -64,7 +67,13 @@ pub(crate) fn write(
     }
     let (before, after) = keys.split_at(keys.partition_point(|k| k.id() < *out.cursor));
     let tiers = client.tiered.then_some(&client.vis);
-    let walk = Walk::new((nodes, groups), out.acks, client.peer, tiers, tick);
+    let walk = Walk::new(
+        (nodes, groups),
+        (out.acks, out.whole),
+        client.peer,
+        tiers,
+        tick,
+    );
     let order = Order {
         keys: after.iter().chain(before),
         ahead: after.iter().chain(before).skip(PREFETCH_AHEAD),
@@ -73,6 +82,7 @@ pub(crate) fn write(
     let coder = Coder {
         states,
         nodes,
+        whole: out.whole,
         tick,
         default_back,
         budget,
@@ -196,6 +206,9 @@ impl Iterator for Order<'_, '_> {
 struct Coder<'a, S> {
     states: &'a S,
     nodes: &'a NodeTable,
+    /// The nodes whose resync owed carries their `initial_only` members too (sorted by net
+    /// id: [`Outgoing::whole`]).
+    whole: &'a [NodeKey],
     tick: u32,
     default_back: u32,
     budget: usize,
@@ -235,8 +248,14 @@ impl<S: NodeStates> Coder<'_, S> {
             // Where the entry starts, for a budget to cut it (none: no cut).
             let mark = (self.budget != 0).then(|| body.bit_len());
             let which = (e.key, node, e.audience);
-            let at = (self.tick, self.default_back);
-            if !bits.append(body, self.states, which, e.acked, &so_far, at) {
+            let appended = match e.acked.is_none() && owes_whole(self.whole, e.key) {
+                false => {
+                    let at = (self.tick, self.default_back);
+                    bits.append(body, self.states, which, e.acked, &so_far, at)
+                }
+                true => bits.append_whole(body, self.states, which, &so_far, self.default_back),
+            };
+            if !appended {
                 entries.refuse(node, e.key);
                 refused = true;
                 continue;

@@ -1007,7 +1007,7 @@ impl ServerState {
         self.by_node.take_renamed(&mut self.renamed);
         self.renamed.sort_unstable();
         std::mem::swap(&mut self.changed, &mut self.previous_changed);
-        node_table::capture(
+        let restamped = node_table::capture(
             &mut self.nodes,
             &mut self.shadows,
             &mut *shared.store,
@@ -1016,6 +1016,9 @@ impl ServerState {
             &mut self.changed,
             &mut self.changed_rows,
         );
+        if restamped < self.changed_rows.len() {
+            self.owe_whole_naming(restamped);
+        }
         if self.changed != self.previous_changed {
             self.changed_version = self.changed_version.wrapping_add(1);
         }
@@ -1102,6 +1105,23 @@ impl ServerState {
         }
     }
 
+    /// The states this tick's capture gave new stamps because they name a node named
+    /// otherwise now (the rows of `changed_rows` from `from` on) go out again whole to every
+    /// client that has them, `initial_only` members included (a reference among them may have
+    /// gone as none): each is owed a resync that this tick's snapshot carries
+    /// ([`SendState::owe_whole_resync`](crate::replication::server::send_state::SendState::owe_whole_resync)).
+    fn owe_whole_naming(&mut self, from: usize) {
+        let after = self.tick.wrapping_sub(1);
+        for row in self.changed_rows.get(from..).unwrap_or_default() {
+            let Some(key) = self.nodes.key_at_slot(row.tag as usize) else {
+                continue;
+            };
+            for c in self.clients.iter_mut().filter(|c| c.ready) {
+                c.send.owe_whole_resync(key, after);
+            }
+        }
+    }
+
     fn send_snapshots(&mut self, core: &mut Outbox, shared: &mut Shared) {
         let budget = shared.config.max_snapshot_bytes;
         let (tick, now) = (self.tick, shared.now);
@@ -1170,8 +1190,11 @@ impl ServerState {
                 prepared = true;
             }
             let common = &mut self.shared_snapshot;
+            // Entries carrying `initial_only` members are this client's alone.
+            let apart = client.send.owes_whole();
             let shares = budget == 0
                 && !alone
+                && !apart
                 && !client.bits
                 && entries.sharing()
                 && SharedSnapshot::fits(client);
@@ -1189,6 +1212,8 @@ impl ServerState {
                     let tables = (scene, nodes, groups);
                     let how = (at, alone, scatter);
                     snapshot_bits::write(w, body, tables, client, entries, bits, how)
+                } else if apart {
+                    snapshot::write(w, scene, nodes, groups, client, entries, at)
                 } else if let Some(written) = common.write(w, scene, nodes, client, entries, at) {
                     copied = true;
                     written

@@ -143,6 +143,22 @@ impl NodeStates for FakeStates {
         Some(coding.code_after(empty, base, |coder| coder.mask(0, 0)))
     }
 
+    /// Its states have no `initial_only` members: the whole state is the resync's.
+    fn write_full_for(&self, node: &NetNode, audience: Audience, w: &mut NetWriter) {
+        self.write_since_for(node, None, audience, w);
+    }
+
+    /// As [`write_bits_since_for`](Self::write_bits_since_for): no bits.
+    fn write_bits_full_for(
+        &self,
+        node: &NetNode,
+        _audience: Audience,
+        _scratch: &mut NetWriter,
+        _coding: &mut crate::codec::state_coder::Coding,
+    ) -> Option<bool> {
+        self.0.get(&node.net_id).map(|_| true)
+    }
+
     fn write_states(
         &self,
         _column: u32,

@@ -8,6 +8,7 @@ use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 
 use crate::codec::{self, NetCodec};
+use crate::refs::{with_scope, NetIdMap, Resolve};
 use crate::replication::shared::protocol::SpawnerPayload;
 use crate::scene::{NodeId, Scene, SceneError, SceneShape};
 use crate::wire::DecodeError;
@@ -24,7 +25,10 @@ use crate::wire::DecodeError;
 /// [`NetCodec`] encoding, and each client runs its own function with the decoded data, then
 /// applies the replicated state that follows, like any spawn (late joiners included), and
 /// raises [`NodeSpawned`](crate::replication::multiplayer::MultiplayerEvent::NodeSpawned). Spawner names, parent paths
-/// and data types (stable name and schema hash) are part of the replication fingerprint.
+/// and data types (stable name and schema hash) are part of the replication fingerprint. A
+/// [`NetRef`](crate::scene::NetRef) in the data reaches each client's function as that
+/// client's own node, as an RPC argument does (see
+/// [`Multiplayer::spawn_with`](crate::replication::Multiplayer::spawn_with)).
 ///
 /// The function must be deterministic: given the same data it must build the same nodes, with
 /// the same names and the same networked nodes in the same depth-first order, on every peer
@@ -179,10 +183,12 @@ impl SpawnerTable {
     }
 
     /// Client: runs spawner `payload.index` with its decoded data under `parent`; the root must
-    /// be named `name`, as on the server.
+    /// be named `name`, as on the server. Node references in the data decode through
+    /// `net_ids`, the client's map, as an RPC's arguments do (a node the client does not have
+    /// is unresolved).
     pub(crate) fn spawn_remote(
         &self,
-        scene: &mut Scene,
+        (scene, net_ids): (&mut Scene, &NetIdMap),
         parent: NodeId,
         name: &str,
         payload: &SpawnerPayload,
@@ -191,7 +197,9 @@ impl SpawnerTable {
             .ok()
             .and_then(|i| self.entries.get(i))
             .ok_or("unknown spawner index")?;
-        let data = (entry.decode)(&payload.data).map_err(|_| "spawn data does not decode")?;
+        let decode = || (entry.decode)(&payload.data);
+        let data = with_scope(Some(net_ids), Resolve::Argument, decode)
+            .map_err(|_| "spawn data does not decode")?;
         let root = match Self::run(entry, scene, parent, data.as_ref()) {
             Ok(root) => root,
             Err(RunError::Function(_)) => return Err("the spawn function failed"),
