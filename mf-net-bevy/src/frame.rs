@@ -101,14 +101,18 @@ pub(crate) fn send(world: &mut World) {
         if mp.is_server() {
             network_pending(mp);
         }
+        let mut called = false;
         if let Some(mut ctx) = queue::take(mp) {
+            called = !ctx.commands().is_empty();
             queue::apply(mp, &mut ctx);
             queue::put_back(mp, ctx);
         }
         unregistered::report_new_types(mp);
         if mp.is_server() {
-            // Again: the queue's calls ran game code since the first pass.
-            network_pending(mp);
+            // Again if the queue's calls ran game code since the first pass.
+            if called {
+                network_pending(mp);
+            }
             sync_focus(mp);
         } else {
             owner::take_owner_writes(mp);
