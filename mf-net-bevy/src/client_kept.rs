@@ -8,7 +8,7 @@ use tracing::warn;
 
 #[cfg(doc)]
 use crate::components::Networked;
-use crate::frame::NotReplicated;
+use crate::not_replicated::NotReplicated;
 
 /// Marks an entity a client reported as its own [`Networked`] one.
 #[derive(Component)]

@@ -21,6 +21,7 @@ use crate::late;
 use crate::messages;
 use crate::net::NetWorldExt;
 use crate::node::{entity_node, entity_of, networked_node, EntityNode};
+use crate::not_replicated::NotReplicated;
 use crate::owner;
 use crate::queue;
 use crate::reparent::{self, NetParent};
@@ -107,7 +108,8 @@ pub(crate) fn send(world: &mut World) {
             queue::apply(mp, &mut ctx);
             queue::put_back(mp, ctx);
         }
-        unregistered::report_new_types(mp);
+        let store = mp.store_mut();
+        unregistered::report_new_types(&mut store.world, &mut store.type_check);
         if mp.is_server() {
             // Again if the queue's calls ran game code since the first pass.
             if called {
@@ -240,21 +242,6 @@ fn refuse(mp: &mut NetMultiplayer, entity: Entity, error: &dyn std::fmt::Display
         entity,
         reason: error.to_string(),
     });
-}
-
-/// The server could not network a [`Networked`] entity (it holds no registered replicated
-/// component, or the core refused it); it is no longer `Networked`. The reason says what to do
-/// (for a `Replicated` component that was never registered: the `replicate` call to add).
-///
-/// A client reports each of its own `Networked` entities once, too: only a server networks.
-/// Such an entity keeps `Networked` and stays local while the app is a client; it is
-/// networked once the app serves (offline, or as a server).
-#[derive(Message, Debug, Clone)]
-pub struct NotReplicated {
-    /// The entity.
-    pub entity: Entity,
-    /// Why.
-    pub reason: String,
 }
 
 /// Gives the entity whose node is `root` its [`NetworkId`], [`NetOwner`] and [`NetParent`]

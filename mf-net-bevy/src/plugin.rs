@@ -6,8 +6,9 @@ use bevy_time::{Fixed, Time};
 use mf_net::replication::{Multiplayer, MultiplayerConfig, TickSource};
 
 use crate::components::Networked;
-use crate::frame::{fixed_tick, receive, send, NetEvent, NotReplicated};
+use crate::frame::{fixed_tick, receive, send, NetEvent};
 use crate::net::Net;
+use crate::not_replicated::NotReplicated;
 use crate::owner::{note_owner_writes, OwnerWrites};
 use crate::queue::NetQueue;
 use crate::removals::Removals;

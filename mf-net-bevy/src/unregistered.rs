@@ -15,7 +15,6 @@ use bevy_ecs::world::World;
 use mf_net::replication::ReplicationRegistry;
 use tracing::warn;
 
-use crate::store::NetMultiplayer;
 use crate::types::ReplicatedComponents;
 
 /// A component type that derives `Replicated` but was never
@@ -42,17 +41,15 @@ pub(crate) struct TypeCheck {
 
 /// Reports each unregistered `Replicated` type the world knows and that was not reported yet
 /// (see the [module documentation](self)), if the world's component types changed since the
-/// last look.
-pub(crate) fn report_new_types(mp: &mut NetMultiplayer) {
-    let store = mp.store_mut();
-    let components = store.world.components();
+/// last look (`check`, kept in the store).
+pub(crate) fn report_new_types(world: &mut World, check: &mut TypeCheck) {
+    let components = world.components();
     let counts = (components.num_registered(), components.num_queued());
-    let check = &mut store.type_check;
     if counts == check.seen {
         return;
     }
     check.seen = counts;
-    let registered = store.world.get_resource::<ReplicatedComponents>();
+    let registered = world.get_resource::<ReplicatedComponents>();
     let missing: Vec<(TypeId, &'static str)> = components
         .iter_registered()
         .filter_map(ComponentInfo::type_id)
@@ -66,9 +63,7 @@ pub(crate) fn report_new_types(mp: &mut NetMultiplayer) {
             type_name,
             "a component derives `Replicated` but is not replicated: call `app.replicate::<{type_name}>()`"
         );
-        store
-            .world
-            .write_message(UnregisteredComponent { type_name });
+        world.write_message(UnregisteredComponent { type_name });
     }
 }
 

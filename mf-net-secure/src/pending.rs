@@ -7,6 +7,7 @@ use mf_net::transport::PeerId;
 
 use crate::admission::Ticket;
 use crate::session::Session;
+use crate::used::TokenTag;
 use crate::wire::SALT_LEN;
 
 /// A peer connected on the inner transport, not admitted yet.
@@ -32,3 +33,6 @@ pub(crate) struct Challenged {
     /// The server's salt for this connection (sent in clear with the challenge).
     pub(crate) salt: [u8; SALT_LEN],
 }
+
+/// A challenged peer's token, when it connected, and where it is in the pending list.
+pub(crate) type Presented = (TokenTag, Duration, usize);

@@ -8,7 +8,6 @@ use mf_net::transport::{DisconnectReason, Transport};
 
 use crate::pending::Stage;
 use crate::server::SecureServer;
-use crate::used::TokenTag;
 
 impl<T: Transport> SecureServer<T> {
     /// Makes room for a peer that just connected on the inner transport (not pending yet);
@@ -78,6 +77,3 @@ impl<T: Transport> SecureServer<T> {
         oldest
     }
 }
-
-/// A challenged peer's token, when it connected, and where it is in the pending list.
-pub(crate) type Presented = (TokenTag, Duration, usize);

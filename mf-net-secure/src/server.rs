@@ -11,8 +11,7 @@ use mf_net::transport::{
 use crate::challenge::Challenger;
 use crate::config::ConfigError;
 use crate::key::random_bytes;
-use crate::pending::{Pending, Stage};
-use crate::room::Presented;
+use crate::pending::{Pending, Presented, Stage};
 use crate::session::{Dropped, Session};
 use crate::used::UsedTokens;
 use crate::wire::{KIND_KEEPALIVE, KIND_PAYLOAD};
