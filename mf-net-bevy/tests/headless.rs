@@ -15,6 +15,7 @@ use bevy_ecs::hierarchy::ChildOf;
 use bevy_ecs::message::{MessageReader, Messages};
 use bevy_ecs::query::With;
 use bevy_ecs::resource::Resource;
+use bevy_ecs::schedule::ScheduleLabel;
 use bevy_ecs::system::{Commands, Query, Res, ResMut};
 use bevy_time::{TimePlugin, TimeUpdateStrategy};
 use mf_net::prelude::*;
@@ -633,26 +634,7 @@ fn calls_on_an_entity_networked_in_their_frame_reach_the_clients() {
                         config.tick_source = TickSource::OwnClock;
                     }
                     let lossy = lossy.then(|| NetworkConditions::perfect().with_loss(0.2));
-                    let net = LoopbackNetwork::new();
-                    let mut server = beacon_app(config);
-                    common::start_server(&mut server, &net, lossy, 1);
-                    let mut clients = vec![beacon_app(config)];
-                    common::start_client(&mut clients[0], &net, lossy, 2);
-                    common::run(&mut server, &mut clients, 20);
-                    let plain = (!spawn).then(|| {
-                        let beacon = Beacon {
-                            hp: 100,
-                            ..Beacon::default()
-                        };
-                        server.world_mut().spawn(beacon).id()
-                    });
-                    server
-                        .insert_resource(BeaconPlan {
-                            spawn,
-                            plain,
-                            again: None,
-                        })
-                        .add_systems(Update, call_beacon);
+                    let (mut server, mut clients) = beacon_served(config, lossy, spawn, Update);
                     common::run(&mut server, &mut clients, 60);
                     let case = format!(
                         "{encoding:?} lossy={} own_clock={own_clock} spawn={spawn}",
@@ -673,6 +655,39 @@ fn calls_on_an_entity_networked_in_their_frame_reach_the_clients() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// A server and a joined client of `config` over a link under `lossy`; the server's system in
+/// `schedule` spawns a beacon (or, unless `spawn`, makes a plain one `Networked`) and calls on it
+/// in the same frame.
+fn beacon_served(
+    config: MultiplayerConfig,
+    lossy: Option<NetworkConditions>,
+    spawn: bool,
+    schedule: impl ScheduleLabel,
+) -> (App, Vec<App>) {
+    let net = LoopbackNetwork::new();
+    let mut server = beacon_app(config);
+    common::start_server(&mut server, &net, lossy, 1);
+    let mut clients = vec![beacon_app(config)];
+    common::start_client(&mut clients[0], &net, lossy, 2);
+    common::run(&mut server, &mut clients, 20);
+    let plain = (!spawn).then(|| {
+        let beacon = Beacon {
+            hp: 100,
+            ..Beacon::default()
+        };
+        server.world_mut().spawn(beacon).id()
+    });
+    let plan = BeaconPlan {
+        spawn,
+        plain,
+        again: None,
+    };
+    server
+        .insert_resource(plan)
+        .add_systems(schedule, call_beacon);
+    (server, clients)
+}
+
 /// Calls queued after the frame's send (a system in `Last`), on a beacon spawned (or made
 /// `Networked`) in the same system, reach the client too: they are applied as the next frame
 /// starts, the beacon networked first. (They were applied before it was networked: `boom` was
@@ -681,26 +696,7 @@ fn calls_on_an_entity_networked_in_their_frame_reach_the_clients() {
 fn calls_queued_in_last_on_an_entity_networked_in_their_frame_reach_the_clients() {
     for spawn in [true, false] {
         let config = MfNetPlugin::default().config;
-        let net = LoopbackNetwork::new();
-        let mut server = beacon_app(config);
-        common::start_server(&mut server, &net, None, 1);
-        let mut clients = vec![beacon_app(config)];
-        common::start_client(&mut clients[0], &net, None, 2);
-        common::run(&mut server, &mut clients, 20);
-        let plain = (!spawn).then(|| {
-            let beacon = Beacon {
-                hp: 100,
-                ..Beacon::default()
-            };
-            server.world_mut().spawn(beacon).id()
-        });
-        server
-            .insert_resource(BeaconPlan {
-                spawn,
-                plain,
-                again: None,
-            })
-            .add_systems(Last, call_beacon);
+        let (mut server, mut clients) = beacon_served(config, None, spawn, Last);
         common::run(&mut server, &mut clients, 30);
         let differ = beacons_differ(&mut server, &mut clients[0], (90, 5, 1));
         assert!(differ.is_none(), "spawn={spawn}: {differ:?}");
