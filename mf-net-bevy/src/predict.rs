@@ -83,10 +83,7 @@ where
                 FixedPostUpdate,
                 server_step::<I, C>.before(NetSystems::Tick),
             )
-            .add_systems(
-                PostUpdate,
-                (own_clock_server_step::<I, C>, client_step::<I, C>).before(NetSystems::Send),
-            );
+            .add_systems(PostUpdate, frame_step::<I, C>.before(NetSystems::Send));
         app.world_mut()
             .insert_non_send(NetSimulation::<I>(Simulation::new()));
     }
@@ -103,26 +100,16 @@ where
     }
 }
 
-/// A server on its own clock ([`TickSource::OwnClock`]) captures as the frame's send: the
-/// ticks due this frame are stepped once, before it (a fixed loop runs any number of times a
-/// frame, and each run would step them again).
-fn own_clock_server_step<I, C>(world: &mut World)
+/// A frame's predicted ticks: a client's, or those of a server on its own clock
+/// ([`TickSource::OwnClock`]), which captures as the frame's send: the ticks due this frame are
+/// stepped once, before it (a fixed loop runs any number of times a frame, and each run would
+/// step them again).
+fn frame_step<I, C>(world: &mut World)
 where
     I: NetCodec + Clone + Default + Send + Sync + 'static,
     C: Component<Mutability = Mutable> + Replicated,
 {
-    if world.net(|mp| mp.is_server() && mp.config().tick_source == TickSource::OwnClock) {
-        simulate::<I, C>(world);
-    }
-}
-
-/// A client's frame: its predicted ticks.
-fn client_step<I, C>(world: &mut World)
-where
-    I: NetCodec + Clone + Default + Send + Sync + 'static,
-    C: Component<Mutability = Mutable> + Replicated,
-{
-    if world.net(|mp| mp.is_client()) {
+    if world.net(|mp| mp.is_client() || mp.config().tick_source == TickSource::OwnClock) {
         simulate::<I, C>(world);
     }
 }

@@ -1212,13 +1212,16 @@ impl ServerState {
                     let tables = (scene, nodes, groups);
                     let how = (at, alone, scatter);
                     snapshot_bits::write(w, body, tables, client, entries, bits, how)
-                } else if apart {
-                    snapshot::write(w, scene, nodes, groups, client, entries, at)
-                } else if let Some(written) = common.write(w, scene, nodes, client, entries, at) {
-                    copied = true;
-                    written
                 } else {
-                    snapshot::write(w, scene, nodes, groups, client, entries, at)
+                    let common =
+                        (!apart).then(|| common.write(w, scene, nodes, client, entries, at));
+                    match common.flatten() {
+                        Some(written) => {
+                            copied = true;
+                            written
+                        }
+                        None => snapshot::write(w, scene, nodes, groups, client, entries, at),
+                    }
                 };
                 truncated = written.truncated;
                 size = w.len();
